@@ -1,0 +1,343 @@
+"""Fetch one pinned source into data/corpus/<name>: verify, cache, extract safely.
+
+Kinds: pypi (sdist by name==version + sha256), git (url + full commit sha),
+url (archive + sha256), jsonl (CodeSearchNet-style dump), local (folder, zip,
+or the built-ins `stdlib` and `jdk`). Nothing fetched is ever executed or imported.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import hashlib
+import html.parser
+import json
+import logging
+import os
+import re
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow as pa
+
+from pipeline import schemas
+from pipeline.corpus.safety import Limits, Refusal, Selection, copy_folder, extract_archive, reset_dir
+from pipeline.io import write_json, write_parquet
+
+log = logging.getLogger("pipeline.corpus.fetch")
+
+NETWORK_TIMEOUT_S = 60
+LANGUAGE_EXTENSIONS = {"python": ".py", "java": ".java", "javascript": ".js"}
+
+
+class FetchError(RuntimeError):
+    """A source cannot be fetched as pinned; the message says what to change."""
+
+
+@dataclass
+class Fetched:
+    pin: dict
+    refusals: list[Refusal]
+    files: int
+    bytes: int
+    status: str = "ok"
+    origins: pa.Table | None = None
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def verify(path: Path, expected: str, what: str) -> None:
+    got = sha256_file(path)
+    if got != expected.lower():
+        raise FetchError(f"{what}: sha256 mismatch: params.yaml pins {expected.lower()} but the file has {got}")
+
+
+def download(url: str, cache_dir: Path, sha256: str, what: str) -> Path:
+    """Return the cached file for `sha256`, downloading and verifying it on a miss."""
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    target = cache_dir / sha256.lower()
+    if target.exists() and sha256_file(target) == sha256.lower():
+        log.info("%s: cached %s", what, target)
+        return target
+    log.info("%s: downloading %s", what, url)
+    fd, tmp = tempfile.mkstemp(dir=cache_dir, prefix=".dl.")
+    try:
+        with os.fdopen(fd, "wb") as out, urllib.request.urlopen(url, timeout=NETWORK_TIMEOUT_S) as resp:
+            shutil.copyfileobj(resp, out, 1 << 20)
+        verify(Path(tmp), sha256, what)
+        os.replace(tmp, target)
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+    return target
+
+
+class _Anchors(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.links: list[tuple[str, str]] = []
+        self._href: str | None = None
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "a":
+            self._href = dict(attrs).get("href")
+
+    def handle_data(self, data):
+        if self._href is not None:
+            self.links.append((self._href, data.strip()))
+            self._href = None
+
+
+def normalise_name(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def pypi_sdist_url(index_url: str, name: str, version: str) -> tuple[str, str | None]:
+    """Find the sdist of name==version on a PEP 503 simple index; return (url, index sha256)."""
+    page = f"{index_url.rstrip('/')}/{normalise_name(name)}/"
+    if page.startswith("file:"):
+        page += "index.html"
+    try:
+        with urllib.request.urlopen(page, timeout=NETWORK_TIMEOUT_S) as resp:
+            text = resp.read().decode("utf-8", "replace")
+    except OSError as exc:
+        raise FetchError(f"{name}=={version}: cannot read the package index page {page}: {exc}") from exc
+    parser = _Anchors()
+    parser.feed(text)
+    for href, filename in parser.links:
+        for ext in (".tar.gz", ".zip"):
+            if filename.endswith(ext):
+                stem = filename[: -len(ext)]
+                pkg, _, ver = stem.rpartition("-")
+                if normalise_name(pkg) == normalise_name(name) and ver == version:
+                    url = urllib.parse.urljoin(page, href)
+                    frag = urllib.parse.urlparse(url).fragment
+                    digest = frag.split("=", 1)[1] if frag.startswith("sha256=") else None
+                    return url.split("#", 1)[0], digest
+    raise FetchError(f"{name}=={version}: no source distribution on {page}; check the name and version")
+
+
+def fetch_pypi(spec: dict, dest: Path, cache: Path, limits: Limits, sel: Selection) -> Fetched:
+    name, _, version = spec["package"].partition("==")
+    sha = spec["sha256"].lower()
+    cached = cache / "downloads" / sha
+    if not (cached.exists() and sha256_file(cached) == sha):
+        url, index_sha = pypi_sdist_url(spec.get("index_url", "https://pypi.org/simple"), name, version)
+        if index_sha and index_sha != sha:
+            raise FetchError(
+                f"{spec['package']}: sha256 mismatch: params.yaml pins {sha} but the index lists {index_sha}"
+            )
+        download(url, cache / "downloads", sha, spec["package"])
+    refusals, files, size = extract_archive(cached, dest, limits, sel)
+    return Fetched({"package": spec["package"], "sha256": sha}, refusals, files, size)
+
+
+def fetch_url(spec: dict, dest: Path, cache: Path, limits: Limits, sel: Selection) -> Fetched:
+    path = download(spec["url"], cache / "downloads", spec["sha256"], spec["url"])
+    refusals, files, size = extract_archive(path, dest, limits, sel)
+    return Fetched({"url": spec["url"], "sha256": spec["sha256"].lower()}, refusals, files, size)
+
+
+def _git(*args: str, cwd: Path | None = None) -> str:
+    """Run git with hooks, templates, system config, prompts and submodules out of play."""
+    env = {
+        **os.environ,
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_TERMINAL_PROMPT": "0",
+        "GIT_TEMPLATE_DIR": "",
+        "GIT_LFS_SKIP_SMUDGE": "1",
+    }
+    cmd = ["git", "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-c", "protocol.ext.allow=never", *args]
+    res = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=3600)
+    if res.returncode:
+        raise FetchError(f"`{' '.join(cmd)}` failed: {res.stderr.strip()}")
+    return res.stdout
+
+
+def fetch_git(spec: dict, dest: Path, cache: Path, limits: Limits, sel: Selection) -> Fetched:
+    url, commit = spec["url"], spec["commit"].lower()
+    if not re.fullmatch(r"[0-9a-f]{40}", commit):
+        raise FetchError(f"{url}: commit must be a full 40-hex sha, got {commit!r}")
+    bare = cache / "git" / (hashlib.sha256(url.encode()).hexdigest()[:16] + ".git")
+    if not bare.exists():
+        bare.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(dir=bare.parent, prefix=".clone."))
+        try:
+            # bare: no checkout, so no checkout hooks, no working-tree filters, no submodules
+            _git("clone", "--bare", "--quiet", "--template=", "--no-recurse-submodules", url, str(tmp / "r.git"))
+            os.replace(tmp / "r.git", bare)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    try:
+        _git("cat-file", "-e", f"{commit}^{{commit}}", cwd=bare)
+    except FetchError:
+        _git("fetch", "--quiet", "--no-recurse-submodules", "origin", commit, cwd=bare)
+    resolved = _git("rev-parse", "--verify", f"{commit}^{{commit}}", cwd=bare).strip()
+    if resolved != commit:
+        raise FetchError(f"{url}: asked for {commit} but the repository resolves it to {resolved}")
+    with tempfile.TemporaryDirectory() as tmp:
+        tar = Path(tmp) / "tree.tar"
+        _git("archive", "--format=tar", f"--output={tar}", commit, cwd=bare)
+        refusals, files, size = extract_archive(tar, dest, limits, sel, strip_top=False)
+    return Fetched({"url": url, "commit": commit}, refusals, files, size)
+
+
+def _open_maybe_gz(path: Path):
+    with open(path, "rb") as f:
+        magic = f.read(2)
+    return gzip.open(path, "rt", encoding="utf-8") if magic == b"\x1f\x8b" else open(path, encoding="utf-8")
+
+
+def fetch_jsonl(spec: dict, dest: Path, cache: Path, limits: Limits, sel: Selection) -> Fetched:
+    if "url" in spec:
+        path = download(spec["url"], cache / "downloads", spec["sha256"], spec["url"])
+    else:
+        path = Path(spec["path"])
+        if "sha256" in spec:
+            verify(path, spec["sha256"], str(path))
+    refusals: list[Refusal] = []
+    rows = {"location": [], "repository": [], "path": [], "language": []}
+    files = total = 0
+    with _open_maybe_gz(path) as lines:
+        for lineno, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            where = f"{path.name}:{lineno}"
+            try:
+                rec = json.loads(line)
+                repo, rpath, code, lang = (rec[k] for k in ("repo", "path", "code", "language"))
+                if not all(isinstance(v, str) for v in (repo, rpath, code, lang)):
+                    raise TypeError("fields must be strings")
+            except (ValueError, KeyError, TypeError) as exc:
+                refusals.append(Refusal(where, "bad_record", str(exc)[:200]))
+                continue
+            data = code.encode("utf-8")
+            if len(data) > limits.max_file_bytes:
+                refusals.append(Refusal(where, "too_large", f"{len(data)} > {limits.max_file_bytes}", len(data)))
+                continue
+            if files >= limits.max_members:
+                refusals.append(Refusal(where, "member_limit", "later records not materialised"))
+                break
+            if not sel.keeps(rpath):
+                continue
+            location = f"{files:08d}{LANGUAGE_EXTENSIONS.get(lang.lower(), '.txt')}"
+            (dest / location).write_bytes(data)
+            for k, v in zip(rows, (location, repo, rpath, lang.lower())):
+                rows[k].append(v)
+            files += 1
+            total += len(data)
+    pin = {"path" if "path" in spec else "url": spec.get("path", spec.get("url")), "sha256": sha256_file(path)}
+    return Fetched(pin, refusals, files, total, origins=pa.table(rows, schema=schemas.ORIGINS))
+
+
+def find_jdk_src_zip() -> Path | None:
+    """JAVA_HOME's lib/src.zip, else the javac on PATH's, else the first of the usual JVM folders."""
+    candidates = []
+    if os.environ.get("JAVA_HOME"):
+        candidates.append(Path(os.environ["JAVA_HOME"]) / "lib" / "src.zip")
+    javac = shutil.which("javac")
+    if javac:
+        candidates.append(Path(javac).resolve().parent.parent / "lib" / "src.zip")
+    for folder in ("/usr/lib/jvm", "/usr/local/lib/jvm", "/Library/Java/JavaVirtualMachines"):
+        candidates.extend(sorted(Path(folder).glob("*/lib/src.zip")) if Path(folder).is_dir() else [])
+    return next((c for c in candidates if c.is_file()), None)
+
+
+def fetch_local(spec: dict, dest: Path, cache: Path, limits: Limits, sel: Selection) -> Fetched:
+    builtin = spec.get("builtin")
+    if builtin == "stdlib":
+        root = Path(sysconfig.get_paths()["stdlib"])
+        pin = {"builtin": "stdlib", "python": sys.version.split()[0], "implementation": sys.implementation.name}
+    elif builtin == "jdk":
+        root = find_jdk_src_zip()
+        if root is None:
+            return Fetched({"builtin": "jdk"}, [Refusal("lib/src.zip", "source_unavailable",
+                           "no JDK src.zip under JAVA_HOME, the javac on PATH or /usr/lib/jvm; "
+                           "install a JDK with sources (e.g. apt-get install openjdk-17-source) or set JAVA_HOME")],
+                           0, 0, status="skipped")
+        pin = {"builtin": "jdk", "src_zip": str(root), "sha256": sha256_file(root)}
+    else:
+        root = Path(spec["path"]).expanduser()
+        if not root.exists():
+            raise FetchError(f"local source {spec['name']}: {root} does not exist")
+        pin = {"path": str(root)}
+        if root.is_file():
+            pin["sha256"] = sha256_file(root)
+    if root.is_dir():
+        refusals, files, size = copy_folder(root, dest, limits, sel)
+    else:
+        refusals, files, size = extract_archive(root, dest, limits, sel, strip_top=False)
+    return Fetched(pin, refusals, files, size)
+
+
+FETCHERS = {"pypi": fetch_pypi, "git": fetch_git, "url": fetch_url, "jsonl": fetch_jsonl, "local": fetch_local}
+
+
+def fetch(spec: dict, limits: Limits, dest: Path, record: Path, rejects: Path, cache: Path) -> Fetched:
+    """Fetch `spec` into `dest`, then write its pin record and its refusals."""
+    reset_dir(dest)
+    sel = Selection(spec.get("include", []), spec.get("exclude", []))
+    result = FETCHERS[spec["kind"]](spec, dest, cache, limits, sel)
+    if result.status == "skipped":
+        log.warning("source %s skipped: %s", spec["name"], result.refusals[0].detail)
+    if result.origins is not None:
+        write_parquet(result.origins, dest / ".origins.parquet", schemas.ORIGINS)
+    repo = spec.get("repository", spec["name"])
+    table = pa.table(
+        {
+            "source": [spec["name"]] * len(result.refusals),
+            "repository": [None if repo == "top_dir" else repo] * len(result.refusals),
+            "path": [r.path for r in result.refusals],
+            "stage": ["fetch"] * len(result.refusals),
+            "reason": [r.reason for r in result.refusals],
+            "detail": [r.detail or None for r in result.refusals],
+            "bytes": [r.bytes for r in result.refusals],
+        },
+        schema=schemas.REJECTS,
+    )
+    write_parquet(table, rejects, schemas.REJECTS)
+    write_json(
+        {"name": spec["name"], "kind": spec["kind"], "status": result.status, "pin": result.pin,
+         "files": result.files, "bytes": result.bytes, "refused": len(result.refusals)},
+        record,
+    )
+    log.info("%s: %d files, %d bytes, %d refused", spec["name"], result.files, result.bytes, len(result.refusals))
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(
+        prog="python -m pipeline.corpus.fetch",
+        description="Fetch one pinned corpus source (an entry of params.yaml corpus.sources) "
+        "into a folder, verifying its pin and recording refused members.",
+    )
+    ap.add_argument("--spec", required=True, help="the source entry as JSON")
+    ap.add_argument("--limits", required=True, help="corpus.limits as JSON")
+    ap.add_argument("--cache", required=True, type=Path, help="download and clone cache (kept across runs)")
+    ap.add_argument("--dest", required=True, type=Path, help="folder to fill (emptied first)")
+    ap.add_argument("--record", required=True, type=Path, help="pin record to write (JSON)")
+    ap.add_argument("--rejects", required=True, type=Path, help="refused members to write (Parquet)")
+    args = ap.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    try:
+        fetch(json.loads(args.spec), Limits(**json.loads(args.limits)), args.dest, args.record, args.rejects, args.cache)
+    except FetchError as exc:
+        log.error("%s", exc)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,207 @@
+"""Scan one fetched source: hash, classify, decode-check every file, in parallel.
+
+Output: the source's part of the manifest (schemas.SCANNED) and its rejects.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import io
+import json
+import logging
+import os
+import sys
+import tokenize
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from tqdm import tqdm
+
+from pipeline import schemas
+from pipeline.io import write_parquet
+
+log = logging.getLogger("pipeline.manifest.scan")
+
+EXTENSIONS = {".py": "python", ".java": "java", ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript"}
+SHEBANGS = {b"python": "python", b"node": "javascript"}
+ORIGINS_FILE = ".origins.parquet"
+# Written by the fetch stage or by Snakemake into its directory outputs; not corpus files.
+BOOKKEEPING = {ORIGINS_FILE, ".snakemake_timestamp"}
+CHUNK = 256
+
+
+@dataclass(frozen=True)
+class ScanResult:
+    rel: str
+    language: str | None
+    reason: str | None = None
+    detail: str | None = None
+    sha256: str = ""
+    encoding: str = ""
+    bytes: int = 0
+    lines: int = 0
+
+
+def detect_language(rel: str, head: bytes) -> str | None:
+    """By extension; files without one by their shebang line."""
+    suffix = PurePosixPath(rel).suffix.lower()
+    if suffix in EXTENSIONS:
+        return EXTENSIONS[suffix]
+    if not suffix and head.startswith(b"#!"):
+        first = head.split(b"\n", 1)[0]
+        for word, lang in SHEBANGS.items():
+            if word in first:
+                return lang
+    return None
+
+
+def decode(data: bytes, language: str) -> tuple[str | None, str]:
+    """Return (encoding, "") if the bytes decode as the language says, else (None, why)."""
+    if language == "python":
+        try:
+            encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        except SyntaxError as exc:
+            return None, f"bad coding cookie: {exc}"
+    else:
+        encoding = "utf-8-sig" if data.startswith(b"\xef\xbb\xbf") else "utf-8"
+    try:
+        data.decode(encoding)
+    except (UnicodeDecodeError, LookupError) as exc:
+        return None, f"{encoding}: {exc}"[:300]
+    return encoding, ""
+
+
+def count_lines(data: bytes) -> int:
+    return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+
+
+def scan_file(root: str, rel: str, languages: frozenset[str], max_bytes: int, language: str | None = None) -> ScanResult:
+    path = os.path.join(root, rel)
+    size = os.path.getsize(path)
+    with open(path, "rb") as f:
+        head = f.read(4096)
+        language = language or detect_language(rel, head)
+        if language is None:
+            return ScanResult(rel, None, "not_source", bytes=size)
+        if language not in languages:
+            return ScanResult(rel, language, "language_not_selected", language, bytes=size)
+        if size > max_bytes:
+            return ScanResult(rel, language, "too_large", f"{size} > {max_bytes}", bytes=size)
+        data = head + f.read()
+    if b"\x00" in data:
+        return ScanResult(rel, language, "binary", bytes=size)
+    encoding, why = decode(data, language)
+    if encoding is None:
+        return ScanResult(rel, language, "undecodable", why, bytes=size)
+    return ScanResult(rel, language, None, None, hashlib.sha256(data).hexdigest(), encoding, len(data), count_lines(data))
+
+
+def _scan_chunk(args) -> list[ScanResult]:
+    root, items, languages, max_bytes = args
+    return [scan_file(root, rel, languages, max_bytes, lang) for rel, lang in items]
+
+
+def list_files(root: Path) -> list[str]:
+    """Every regular file under root (the fetch stage materialised no links), sorted."""
+    out = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames.sort()
+        rel_dir = os.path.relpath(dirpath, root)
+        for name in filenames:
+            rel = name if rel_dir == "." else f"{rel_dir}/{name}".replace(os.sep, "/")
+            if rel not in BOOKKEEPING:
+                out.append(rel)
+    out.sort()
+    return out
+
+
+def repository_of(rel: str) -> str:
+    """`top_dir` groups a source by its first path component (stdlib: one repo per package)."""
+    head = rel.split("/", 1)[0]
+    return head[:-3] if head.endswith(".py") and "/" not in rel else head
+
+
+def scan_source(
+    name: str,
+    root: Path,
+    repository: str,
+    languages: list[str],
+    max_bytes: int,
+    workers: int = 1,
+    location_prefix: str | None = None,
+) -> tuple[pa.Table, pa.Table]:
+    """Scan a fetched source folder. Returns (scanned rows, reject rows), each sorted by path."""
+    origins = {}
+    if (root / ORIGINS_FILE).exists():
+        t = pq.read_table(root / ORIGINS_FILE).to_pylist()
+        origins = {r["location"]: r for r in t}
+    rels = list_files(root)
+    langs = frozenset(languages)
+    items = [(rel, origins[rel]["language"] if rel in origins else None) for rel in rels]
+    chunks = [(str(root), items[i : i + CHUNK], langs, max_bytes) for i in range(0, len(items), CHUNK)]
+    results: list[ScanResult] = []
+    bar = tqdm(total=len(items), desc=f"scan {name}", unit="file", disable=None, file=sys.stderr)
+    if workers > 1 and len(chunks) > 1:
+        with ProcessPoolExecutor(workers) as pool:
+            for part in pool.map(_scan_chunk, chunks):
+                results.extend(part)
+                bar.update(len(part))
+    else:
+        for chunk in chunks:
+            part = _scan_chunk(chunk)
+            results.extend(part)
+            bar.update(len(part))
+    bar.close()
+    prefix = location_prefix if location_prefix is not None else root.as_posix()
+    good, bad = [], []
+    for r in results:
+        if r.rel in origins:
+            repo, path = origins[r.rel]["repository"], origins[r.rel]["path"]
+        else:
+            repo = repository_of(r.rel) if repository == "top_dir" else repository
+            path = r.rel
+        if r.reason:
+            bad.append({"source": name, "repository": repo, "path": path, "stage": "manifest",
+                        "reason": r.reason, "detail": r.detail, "bytes": r.bytes})
+        else:
+            location = f"{prefix}/{r.rel}"
+            good.append({
+                "file_id": hashlib.sha256(f"{name}\0{location}".encode()).hexdigest()[:16],
+                "sha256": r.sha256, "source": name, "repository": repo, "path": path, "location": location,
+                "language": r.language, "encoding": r.encoding, "bytes": r.bytes, "lines": r.lines,
+            })
+    good.sort(key=lambda r: (r["repository"], r["path"], r["location"]))
+    bad.sort(key=lambda r: (r["repository"] or "", r["path"]))
+    return pa.Table.from_pylist(good, schemas.SCANNED), pa.Table.from_pylist(bad, schemas.REJECTS)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(
+        prog="python -m pipeline.manifest.scan",
+        description="Scan one fetched source folder: hash, detect language, check decoding; "
+        "write its manifest part and its rejects.",
+    )
+    ap.add_argument("--name", required=True, help="source name")
+    ap.add_argument("--root", required=True, type=Path, help="the fetched folder (data/corpus/<name>)")
+    ap.add_argument("--repository", required=True, help="repository name, or top_dir for one per top-level folder")
+    ap.add_argument("--languages", required=True, help="JSON list of languages to keep")
+    ap.add_argument("--max-file-bytes", required=True, type=int)
+    ap.add_argument("--workers", type=int, default=1, help="processes")
+    ap.add_argument("--out", required=True, type=Path)
+    ap.add_argument("--rejects", required=True, type=Path)
+    args = ap.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    files, rejects = scan_source(args.name, args.root, args.repository, json.loads(args.languages),
+                                 args.max_file_bytes, args.workers)
+    write_parquet(files, args.out, schemas.SCANNED)
+    write_parquet(rejects, args.rejects, schemas.REJECTS)
+    log.info("%s: %d files kept, %d rejected", args.name, files.num_rows, rejects.num_rows)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,23 @@
+# Stage 1: fetch every pinned source into data/corpus/<source>, verified and cached.
+
+
+rule fetch_source:
+    output:
+        tree=directory("data/corpus/{source}"),
+        record="data/sources/{source}.json",
+        rejects="data/sources/{source}.rejects.parquet",
+    params:
+        spec=source_spec,
+        limits=as_json(config["corpus"]["limits"]),
+        cache=config["corpus"]["cache_dir"],
+    log:
+        "logs/fetch/{source}.log",
+    shell:
+        "{PYTHON} -m pipeline.corpus.fetch --spec {params.spec:q} --limits {params.limits:q}"
+        " --cache {params.cache:q} --dest {output.tree:q} --record {output.record:q}"
+        " --rejects {output.rejects:q} 2> {log:q}"
+
+
+rule corpus:
+    input:
+        expand("data/sources/{source}.json", source=SOURCES),
