@@ -3,11 +3,13 @@
 
 configfile: "params.yaml"
 
-
 include: "rules/common.smk"
+
+wildcard_constraints:
+    source="|".join(re.escape(n) for n in SOURCES),
+
 include: "rules/corpus.smk"
 include: "rules/manifest.smk"
-
 
 rule all:
     default_target: True

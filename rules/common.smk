@@ -1,5 +1,6 @@
-# Helpers shared by every rule file: config validation, source lookup, the interpreter.
+# Helpers shared by all rules: config validation, source lookup, the interpreter.
 import json
+import os
 import re
 import sys
 
@@ -9,16 +10,19 @@ min_version("9.0")
 
 validate(config, "../schemas/params.schema.yaml")
 
-# Rules run the interpreter Snakemake runs under, so a virtualenv needs no activation.
-PYTHON = sys.executable
+# Rules call `python -m pipeline.<module>`: jobs get the interpreter Snakemake runs under
+# first on PATH (a virtualenv needs no activation) and import this workflow's `pipeline`
+# package, also when --directory points elsewhere.
+os.environ.update(
+    PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""),
+    PYTHONPATH=workflow.basedir,
+)
+# Software for `--use-conda` / `--sdm conda` (clusters); ignored otherwise.
+CONDA_ENV = "../envs/pipeline.yaml"
 
 SOURCES = {s["name"]: s for s in config["corpus"]["sources"]}
 if len(SOURCES) != len(config["corpus"]["sources"]):
     raise ValueError("params.yaml: corpus.sources has two entries with the same name; names must be unique")
-
-
-wildcard_constraints:
-    source="|".join(re.escape(n) for n in SOURCES),
 
 
 def source_spec(wildcards):
