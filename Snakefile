@@ -10,8 +10,10 @@ wildcard_constraints:
 
 include: "rules/corpus.smk"
 include: "rules/manifest.smk"
+include: "rules/aggregate.smk"
 
 rule all:
     default_target: True
     input:
         rules.manifest.output,
+        rules.warehouse.output,

@@ -1,4 +1,5 @@
 # Helpers shared by all rules: config validation, source lookup, the interpreter.
+import glob
 import json
 import os
 import re
