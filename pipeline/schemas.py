@@ -66,3 +66,35 @@ REJECT_REASONS = {
 
 def empty(schema: pa.Schema) -> pa.Table:
     return schema.empty_table()
+
+# Inference (pipeline.infer.apiquiz): one row per (quiz, model, protocol). `fill_mask` ranks the
+# gold token over the vocabulary (masked LMs, single-token answers); `rank` ranks the quiz's
+# candidates by log-likelihood. status: ok / multi_token / too_long / not_applicable.
+APIQUIZ_PREDICTIONS = pa.schema(
+    [
+        pa.field("quiz_id", pa.string(), nullable=False),
+        pa.field("model", pa.string(), nullable=False),
+        pa.field("protocol", pa.string(), nullable=False),
+        pa.field("status", pa.string(), nullable=False),
+        pa.field("gold_rank", pa.int32(), nullable=True),  # 1-based
+        pa.field("n_ranked", pa.int32(), nullable=True),  # vocabulary size or number of candidates
+        pa.field("top", pa.list_(pa.string()), nullable=False),  # best first: top-50 fill-ins / top-20 candidates
+        pa.field("gold_logprob", pa.float64(), nullable=True),
+    ]
+)
+
+# Inference (pipeline.infer.codesyntax): attention hit counts per model, relation, layer and head.
+SYNTAX_ATTENTION_HITS = pa.schema(
+    [
+        pa.field("model", pa.string(), nullable=False),
+        pa.field("language", pa.string(), nullable=False),
+        pa.field("eval_split", pa.string(), nullable=False),  # dev / test
+        pa.field("relation", pa.string(), nullable=False),
+        pa.field("metric", pa.string(), nullable=False),  # first / last / any token of the dependent
+        pa.field("k", pa.int32(), nullable=False),
+        pa.field("layer", pa.int32(), nullable=False),  # 0-based
+        pa.field("head", pa.int32(), nullable=False),
+        pa.field("hits", pa.int64(), nullable=False),
+        pa.field("total", pa.int64(), nullable=False),
+    ]
+)

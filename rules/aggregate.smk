@@ -13,4 +13,5 @@ rule warehouse:
     log:
         "logs/warehouse.log",
     shell:
-        "python -m pipeline.warehouse.build --out {output:q} 2> {log:q}"
+        "python -m pipeline.warehouse.build --out {output:q}"
+        " --table manifest {input.manifest:q} --table rejects {input.rejects:q} 2> {log:q}"

@@ -67,7 +67,7 @@ def test_a_moved_project_is_a_clear_error(tmp_path):
     root = tmp_path / "proj"
     (root / "data").mkdir(parents=True)
     db = tmp_path / "w.duckdb"
-    build(db, root)
+    build(db, {}, root)
     assert run(connect(db), "SELECT count(*) FROM manifest").fetchall() == [(0,)]  # empty, typed, not an error
     root.rename(tmp_path / "moved")
     with pytest.raises(FileNotFoundError, match="forcerun warehouse"):

@@ -1,6 +1,7 @@
 """Build data/warehouse.duckdb: a view per Parquet table, then the metric views in sql/*.sql.
 
-Views read the Parquet files in place (nothing is copied), by absolute paths: the same
+Views read exactly the Parquet files the workflow names (nothing is copied; a stale shard
+left from an earlier shard count is never picked up), by absolute paths: the same
 answers from any working directory. The project root is recorded in `warehouse_info`;
 `python -m pipeline query` refuses a warehouse whose root has moved (rebuild it with
 `snakemake warehouse --forcerun warehouse`). Tables whose files do not exist yet
@@ -11,7 +12,6 @@ always resolves.
 from __future__ import annotations
 
 import argparse
-import glob
 import logging
 import sys
 from pathlib import Path
@@ -30,32 +30,31 @@ def quote(s: str) -> str:
     return "'" + s.replace("'", "''") + "'"
 
 
-def create_table_view(con: duckdb.DuckDBPyConnection, table: WarehouseTable, root: Path) -> int:
-    """A view over the table's files; returns how many files it covers."""
-    pattern = str(root.resolve() / table.pattern)
-    files = sorted(glob.glob(pattern))
+def create_table_view(con: duckdb.DuckDBPyConnection, table: WarehouseTable, files: list[Path]) -> None:
+    """A view over exactly these files (absolute paths), or an empty typed table if there are none."""
     if files:
-        con.execute(f"CREATE VIEW {table.name} AS SELECT * FROM read_parquet({quote(pattern)}, union_by_name = true)")
+        paths = ", ".join(quote(str(f.resolve())) for f in files)
+        con.execute(f"CREATE VIEW {table.name} AS SELECT * FROM read_parquet([{paths}], union_by_name = true)")
     else:
         empty = table.schema.empty_table()  # noqa: F841 (read by DuckDB's replacement scan)
         con.execute(f"CREATE TABLE {table.name} AS SELECT * FROM empty")
     con.execute(f"COMMENT ON {'VIEW' if files else 'TABLE'} {table.name} IS {quote(table.description)}")
-    return len(files)
 
 
-def build(out: Path, root: Path = Path(".")) -> dict[str, int]:
-    counts = {}
+def build(out: Path, files: dict[str, list[Path]], root: Path = Path(".")) -> None:
+    unknown = set(files) - set(TABLES)
+    if unknown:
+        raise ValueError(f"no such warehouse table(s): {sorted(unknown)}; declare them in pipeline/warehouse/tables.py")
     with atomic_path(out) as tmp:
         tmp.unlink()  # DuckDB creates the file itself
         con = duckdb.connect(str(tmp))
         con.execute("CREATE TABLE warehouse_info AS SELECT ? AS root", [str(root.resolve())])
-        for table in TABLES:
-            counts[table.name] = create_table_view(con, table, root)
+        for table in TABLES.values():
+            create_table_view(con, table, files.get(table.name, []))
         for sql in sorted(SQL_DIR.glob("*.sql")):
             log.info("metric views: %s", sql.name)
             con.execute(sql.read_text())
         con.close()
-    return counts
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -64,12 +63,14 @@ def main(argv: list[str] | None = None) -> int:
         description="Build the DuckDB warehouse: views over every Parquet table and the SQL metric views.",
     )
     ap.add_argument("--out", type=Path, default=Path("data/warehouse.duckdb"))
-    ap.add_argument("--root", type=Path, default=Path("."), help="project root the table paths are relative to")
+    ap.add_argument("--table", nargs="+", action="append", default=[], metavar=("NAME", "FILE"),
+                    help="a table and its Parquet files (repeat for each table; tables not given are empty)")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
-    counts = build(args.out, args.root)
-    for name, n in counts.items():
-        log.info("%-24s %d file(s)", name, n)
+    files = {name: [Path(f) for f in paths] for name, *paths in args.table}
+    build(args.out, files)
+    for name in TABLES:
+        log.info("%-24s %d file(s)", name, len(files.get(name, [])))
     return 0
 
 

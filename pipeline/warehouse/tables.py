@@ -1,4 +1,5 @@
-"""The tables the warehouse exposes: one entry per Parquet table, declared once."""
+"""The tables the warehouse exposes, declared once: name, schema, description.
+Which files make up each table is the workflow's business (rules/aggregate.smk passes them)."""
 
 from __future__ import annotations
 
@@ -12,12 +13,14 @@ from pipeline import schemas
 @dataclass(frozen=True)
 class WarehouseTable:
     name: str  # the view's name in DuckDB
-    pattern: str  # file or glob, relative to the project root
     schema: pa.Schema
     description: str
 
 
-TABLES: list[WarehouseTable] = [
-    WarehouseTable("manifest", "data/manifest.parquet", schemas.MANIFEST, "one row per source file"),
-    WarehouseTable("rejects", "data/rejects.parquet", schemas.REJECTS, "every file or item left out, with stage and reason"),
-]
+TABLES: dict[str, WarehouseTable] = {
+    t.name: t
+    for t in [
+        WarehouseTable("manifest", schemas.MANIFEST, "one row per source file"),
+        WarehouseTable("rejects", schemas.REJECTS, "every file or item left out, with stage and reason"),
+    ]
+}
