@@ -313,7 +313,7 @@ def label_file(text: str, max_tokens: int, with_newlines: bool, parser: tree_sit
     source = text.replace("\r\n", "\n").encode("utf-8")
     tree = parser.parse(source)
     out: list[Sample | Failure] = []
-    for name, node in methods(tree.root_node):
+    for name, node in sorted(methods(tree.root_node), key=lambda m: m[1].start_byte):
         result = label_method(name, node, source, max_tokens, with_newlines)
         if result is not None:
             out.append(result)
