@@ -3,17 +3,23 @@
 
 configfile: "params.yaml"
 
+
 include: "rules/common.smk"
+
 
 wildcard_constraints:
     source="|".join(re.escape(n) for n in SOURCES),
 
+
 include: "rules/corpus.smk"
 include: "rules/manifest.smk"
+include: "rules/codesyntax.smk"
 include: "rules/aggregate.smk"
+
 
 rule all:
     default_target: True
     input:
         rules.manifest.output,
+        rules.codesyntax.output,
         rules.warehouse.output,
