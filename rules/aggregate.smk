@@ -5,6 +5,12 @@ rule warehouse:
     input:
         manifest=rules.manifest.output.manifest,
         rejects=rules.manifest.output.rejects,
+        syntax_samples=expand(rules.codesyntax_label.output.samples, cs_variant=CODESYNTAX["variants"],
+                              cs_language=CODESYNTAX["languages"]),
+        syntax_relations=expand(rules.codesyntax_label.output.relations, cs_variant=CODESYNTAX["variants"],
+                                cs_language=CODESYNTAX["languages"]),
+        syntax_baselines=expand(rules.codesyntax_baselines.output.baselines, cs_variant=CODESYNTAX["variants"],
+                                cs_language=CODESYNTAX["languages"]),
         sql=sorted(glob.glob(os.path.join(workflow.basedir, "pipeline/warehouse/sql/*.sql"))),
     output:
         "data/warehouse.duckdb",
@@ -14,4 +20,6 @@ rule warehouse:
         "logs/warehouse.log",
     shell:
         "python -m pipeline.warehouse.build --out {output:q}"
-        " --table manifest {input.manifest:q} --table rejects {input.rejects:q} 2> {log:q}"
+        " --table manifest {input.manifest:q} --table rejects {input.rejects:q}"
+        " --table syntax_samples {input.syntax_samples:q} --table syntax_relations {input.syntax_relations:q}"
+        " --table syntax_baselines {input.syntax_baselines:q} 2> {log:q}"

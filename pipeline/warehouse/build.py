@@ -34,10 +34,15 @@ def create_table_view(con: duckdb.DuckDBPyConnection, table: WarehouseTable, fil
     """A view over exactly these files (absolute paths), or an empty typed table if there are none."""
     if files:
         paths = ", ".join(quote(str(f.resolve())) for f in files)
-        con.execute(f"CREATE VIEW {table.name} AS SELECT * FROM read_parquet([{paths}], union_by_name = true)")
+        if table.derived:
+            select = f"SELECT * EXCLUDE (filename), {table.derived} FROM read_parquet([{paths}], filename = true)"
+        else:
+            select = f"SELECT * FROM read_parquet([{paths}], union_by_name = true)"
+        con.execute(f"CREATE VIEW {table.name} AS {select}")
     else:
         empty = table.schema.empty_table()  # noqa: F841 (read by DuckDB's replacement scan)
-        con.execute(f"CREATE TABLE {table.name} AS SELECT * FROM empty")
+        derived = f", {table.derived.replace('filename', 'NULL::VARCHAR')}" if table.derived else ""
+        con.execute(f"CREATE TABLE {table.name} AS SELECT *{derived} FROM empty")
     con.execute(f"COMMENT ON {'VIEW' if files else 'TABLE'} {table.name} IS {quote(table.description)}")
 
 

@@ -15,12 +15,22 @@ class WarehouseTable:
     name: str  # the view's name in DuckDB
     schema: pa.Schema
     description: str
+    # extra columns derived from each row's file path (`filename`), for tables split over folders
+    derived: str = ""
 
+
+VARIANT_FROM_PATH = "regexp_extract(filename, '/codesyntax/([^/]+)/', 1) AS variant"
 
 TABLES: dict[str, WarehouseTable] = {
     t.name: t
     for t in [
         WarehouseTable("manifest", schemas.MANIFEST, "one row per source file"),
         WarehouseTable("rejects", schemas.REJECTS, "every file or item left out, with stage and reason"),
+        WarehouseTable("syntax_samples", schemas.SYNTAX_SAMPLES, "CodeSyntax samples: functions with their tokens",
+                       VARIANT_FROM_PATH),
+        WarehouseTable("syntax_relations", schemas.SYNTAX_RELATIONS, "CodeSyntax relation edges (token indices)",
+                       VARIANT_FROM_PATH),
+        WarehouseTable("syntax_baselines", schemas.SYNTAX_BASELINES,
+                       "CodeSyntax offset/keyword/combined baseline hits per relation and k"),
     ]
 }
