@@ -30,7 +30,7 @@ import torch
 from tqdm import tqdm
 
 from pipeline import schemas
-from pipeline.infer.batching import length_sorted_batches, shard_of
+from pipeline.infer.batching import length_sorted_batches, select_shard
 from pipeline.io import read_parquet, write_parquet
 
 log = logging.getLogger("pipeline.infer.apiquiz")
@@ -220,10 +220,9 @@ def rank_candidates(scorer: Scorer, family: str, quizzes: list[Quiz], model: str
 
 
 def score_shard(quizzes: pa.Table, loaded, shard: int, shards: int, token_budget: int, fill_top_k: int,
-                rank_top_k: int) -> pa.Table:
+                rank_top_k: int, max_items: int = 0, seed: int = 0) -> pa.Table:
     ids = quizzes.column("quiz_id").to_pylist()
-    keep = [shard_of(i, shards) == shard for i in ids]
-    mine = quizzes.filter(pa.array(keep))
+    mine = quizzes.filter(pa.array(select_shard(ids, shard, shards, max_items, seed)))
     items = [Quiz(r["quiz_id"], r["prefix"], r["answer"], r["suffix"], tuple(r["candidates"]))
              for r in mine.select(["quiz_id", "prefix", "answer", "suffix", "candidates"]).to_pylist()]
     model, family = loaded.entry.name, loaded.entry.family
@@ -258,6 +257,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--models-dir", type=Path, default=Path("data/models"))
     ap.add_argument("--shard", required=True, type=int)
     ap.add_argument("--shards", required=True, type=int)
+    ap.add_argument("--max-items", type=int, default=0, help="score a seeded subset of this many quizzes (0: all)")
+    ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--token-budget", type=int, default=8192, help="padded tokens per batch")
     ap.add_argument("--fill-top-k", type=int, default=50)
     ap.add_argument("--rank-top-k", type=int, default=20)
@@ -273,7 +274,8 @@ def main(argv: list[str] | None = None) -> int:
     entry = parse_zoo(json.loads(args.zoo))[args.model]
     loaded = load_model(entry, device=None if args.device == "auto" else args.device, models_dir=args.models_dir)
     quizzes = read_parquet(args.quizzes, schemas.QUIZZES)
-    table = score_shard(quizzes, loaded, args.shard, args.shards, args.token_budget, args.fill_top_k, args.rank_top_k)
+    table = score_shard(quizzes, loaded, args.shard, args.shards, args.token_budget, args.fill_top_k, args.rank_top_k,
+                        args.max_items, args.seed)
     write_parquet(table, args.out, schemas.APIQUIZ_PREDICTIONS)
     ok = pc.sum(pc.equal(table.column("status"), "ok")).as_py() or 0
     log.info("%s shard %d/%d: %d rows, %d scored", args.model, args.shard, args.shards, table.num_rows, ok)

@@ -7,6 +7,7 @@ not the last), and capped by a padded-token budget as well as a row count.
 
 from __future__ import annotations
 
+import hashlib
 from typing import Iterator, Sequence, TypeVar
 
 T = TypeVar("T")
@@ -31,3 +32,17 @@ def length_sorted_batches(items: Sequence[T], lengths: Sequence[int], max_rows: 
         batch.append(i)
     if batch:
         yield [items[j] for j in batch]
+
+
+def seeded_subset(ids: Sequence[str], cap: int, seed: int) -> set[str]:
+    """The `cap` ids first in a seeded hash order (all ids when cap is 0): the same subset
+    whatever the shard count, and stable when other ids are added."""
+    if not cap or cap >= len(ids):
+        return set(ids)
+    return set(sorted(ids, key=lambda i: hashlib.sha256(f"{seed}:{i}".encode()).digest())[:cap])
+
+
+def select_shard(ids: Sequence[str], shard: int, shards: int, cap: int, seed: int) -> list[bool]:
+    """Which rows this shard scores: the seeded subset, split by a stable hash of the id."""
+    keep = seeded_subset(ids, cap, seed)
+    return [i in keep and shard_of(i, shards) == shard for i in ids]

@@ -25,11 +25,12 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import torch
 from tqdm import tqdm
 
 from pipeline import schemas
-from pipeline.infer.batching import length_sorted_batches, shard_of
+from pipeline.infer.batching import length_sorted_batches, select_shard
 from pipeline.io import read_parquet, write_parquet
 
 log = logging.getLogger("pipeline.infer.codesyntax")
@@ -164,14 +165,14 @@ class AttentionEvaluator:
         return pa.table(rows, schema=schemas.SYNTAX_ATTENTION_HITS)
 
 
-def load_samples(samples: pa.Table, relations: pa.Table, shard: int, shards: int) -> list[Sample]:
+def load_samples(samples: pa.Table, relations: pa.Table, shard: int, shards: int, max_items: int = 0,
+                 seed: int = 0) -> list[Sample]:
     ids = samples.column("sample_id").to_pylist()
-    mine = samples.filter(pa.array([shard_of(i, shards) == shard for i in ids]))
+    mine = samples.filter(pa.array(select_shard(ids, shard, shards, max_items, seed)))
     edges: dict[str, list] = defaultdict(list)
-    wanted = set(mine.column("sample_id").to_pylist())
-    for r in relations.to_pylist():
-        if r["sample_id"] in wanted:
-            edges[r["sample_id"]].append((r["relation"], r["head"], r["dep_start"], r["dep_end"]))
+    mine_edges = relations.filter(pc.is_in(relations.column("sample_id"), mine.column("sample_id")))
+    for r in mine_edges.to_pylist():
+        edges[r["sample_id"]].append((r["relation"], r["head"], r["dep_start"], r["dep_end"]))
     out = []
     for r in mine.select(["sample_id", "language", "eval_split", "code", "tokens", "token_lines", "token_cols"]).to_pylist():
         if edges[r["sample_id"]]:
@@ -194,7 +195,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--models-dir", type=Path, default=Path("data/models"))
     ap.add_argument("--shard", required=True, type=int)
     ap.add_argument("--shards", required=True, type=int)
-    ap.add_argument("--token-budget", type=int, default=8192)
+    ap.add_argument("--max-items", type=int, default=0, help="evaluate a seeded subset of this many samples (0: all)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--token-budget", type=int, default=8192, help="padded tokens per batch")
     ap.add_argument("--device", default="auto")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--out", required=True, type=Path)
@@ -213,7 +216,8 @@ def main(argv: list[str] | None = None) -> int:
     loaded = load_model(entry, attentions=True, device=None if args.device == "auto" else args.device,
                         models_dir=args.models_dir)
     samples = load_samples(read_parquet(args.samples, schemas.SYNTAX_SAMPLES),
-                           read_parquet(args.relations, schemas.SYNTAX_RELATIONS), args.shard, args.shards)
+                           read_parquet(args.relations, schemas.SYNTAX_RELATIONS), args.shard, args.shards,
+                           args.max_items, args.seed)
     evaluator = AttentionEvaluator(loaded, args.token_budget)
     evaluator.run(samples, f"codesyntax {args.model} shard {args.shard}")
     write_parquet(evaluator.table(entry.name), args.out, schemas.SYNTAX_ATTENTION_HITS)
