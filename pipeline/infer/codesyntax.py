@@ -22,6 +22,7 @@ import sys
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 import numpy as np
 import pyarrow as pa
@@ -75,6 +76,51 @@ def align(offsets: list[tuple[int, int]], words: list[tuple[int, int]], length: 
     return out
 
 
+def sample_hits(s: Sample, att: torch.Tensor, offsets) -> Iterator[tuple[tuple, torch.Tensor, int]]:
+    """Hit counts of one sample: ((language, eval split, relation, metric, k), hits [layers, heads], edges).
+
+    `att` is the model's attention for this sample, [layers, heads, subtokens, subtokens]."""
+    owner = align(offsets, s.words, len(s.code))
+    n_words = len(s.words)
+    member = torch.zeros((n_words, len(owner)))
+    valid = owner >= 0
+    member[owner[valid], np.nonzero(valid)[0]] = 1.0
+    has_sub = member.sum(1) > 0
+    usable = [e for e in s.edges if has_sub[e[1]]]
+    if not usable:
+        return
+    heads = torch.tensor([e[1] for e in usable])
+    from_rows = member[heads] / member[heads].sum(1, keepdim=True)  # mean over the head word's subtokens
+    word_att = torch.einsum("et,lhts,ws->lhew", from_rows, att, member)  # [L, H, E, W]: sum over the target's
+    word_att[..., ~has_sub] = -1.0  # words without subtokens are never candidates
+    word_att[:, :, torch.arange(len(usable)), heads] = -1.0  # self-attention ignored
+    k_max = min(max(KS), n_words)
+    top = torch.topk(word_att, k_max, dim=-1).indices  # [L, H, E, K]
+    for metric in METRICS:
+        targets, eligible = [], []
+        for e, (_, _, a, b) in enumerate(usable):
+            span = [a] if metric == "first" else [b] if metric == "last" else list(range(a, b + 1))
+            span = [t for t in span if has_sub[t]]
+            if span:
+                eligible.append(e)
+                targets.append(span)
+        if not eligible:
+            continue
+        width = max(len(t) for t in targets)
+        tgt = torch.full((len(eligible), width), -2, dtype=torch.long)
+        for r, t in enumerate(targets):
+            tgt[r, : len(t)] = torch.tensor(t)
+        match = (top[:, :, eligible][..., :, None] == tgt[None, None, :, None, :]).any(-1)  # [L, H, E', K]
+        never = torch.full(match.shape[:-1], k_max + 1)
+        first_hit = torch.where(match.any(-1), match.float().argmax(-1), never)  # 0-based rank of the first hit
+        relations = [usable[e][0] for e in eligible]
+        for rel in sorted(set(relations)):
+            idx = torch.tensor([r for r, name in enumerate(relations) if name == rel])
+            fh = first_hit[:, :, idx]
+            for k in KS:
+                yield (s.language, s.eval_split, rel, metric, k), (fh < k).sum(-1).to(torch.int64), len(idx)
+
+
 class AttentionEvaluator:
     def __init__(self, loaded, token_budget: int):
         self.model, self.tok, self.device = loaded.model, loaded.tokenizer, loaded.device
@@ -107,50 +153,10 @@ class AttentionEvaluator:
             self.layers, self.heads = att.shape[1], att.shape[2]
             for j, i in enumerate(batch):
                 n = len(encs[i]["input_ids"])
-                self._score(samples[i], att[j, :, :, :n, :n].cpu(), encs[i]["offset_mapping"])
+                for key, hits, total in sample_hits(samples[i], att[j, :, :, :n, :n].cpu(), encs[i]["offset_mapping"]):
+                    self._add(key, hits, total)
             bar.update(len(batch))
         bar.close()
-
-    def _score(self, s: Sample, att: torch.Tensor, offsets) -> None:
-        owner = align(offsets, s.words, len(s.code))
-        n_words = len(s.words)
-        member = torch.zeros((n_words, len(owner)))
-        valid = owner >= 0
-        member[owner[valid], np.nonzero(valid)[0]] = 1.0
-        has_sub = member.sum(1) > 0
-        usable = [e for e in s.edges if has_sub[e[1]]]
-        if not usable:
-            return
-        heads = torch.tensor([e[1] for e in usable])
-        from_rows = member[heads] / member[heads].sum(1, keepdim=True)  # mean over the head word's subtokens
-        word_att = torch.einsum("et,lhts,ws->lhew", from_rows, att, member)  # [L, H, E, W]
-        word_att[..., ~has_sub] = -1.0  # words without subtokens are never candidates
-        word_att[:, :, torch.arange(len(usable)), heads] = -1.0  # self-attention ignored
-        k_max = min(max(KS), n_words)
-        top = torch.topk(word_att, k_max, dim=-1).indices  # [L, H, E, K]
-        for metric in METRICS:
-            targets, eligible = [], []
-            for e, (_, _, a, b) in enumerate(usable):
-                span = [a] if metric == "first" else [b] if metric == "last" else list(range(a, b + 1))
-                span = [t for t in span if has_sub[t]]
-                if span:
-                    eligible.append(e)
-                    targets.append(span)
-            if not eligible:
-                continue
-            width = max(len(t) for t in targets)
-            tgt = torch.full((len(eligible), width), -2, dtype=torch.long)
-            for r, t in enumerate(targets):
-                tgt[r, : len(t)] = torch.tensor(t)
-            sub = top[:, :, eligible]  # [L, H, E', K]
-            match = (sub[..., :, None] == tgt[None, None, :, None, :]).any(-1)  # [L, H, E', K]
-            first_hit = torch.where(match.any(-1), match.float().argmax(-1), torch.full(match.shape[:-1], 10**6))
-            relations = [usable[e][0] for e in eligible]
-            for rel in set(relations):
-                idx = torch.tensor([r for r, name in enumerate(relations) if name == rel])
-                fh = first_hit[:, :, idx]  # [L, H, n]
-                for k in KS:
-                    self._add((s.language, s.eval_split, rel, metric, k), (fh < k).sum(-1).to(torch.int64), len(idx))
 
     def table(self, model: str) -> pa.Table:
         rows = {name: [] for name in schemas.SYNTAX_ATTENTION_HITS.names}
