@@ -7,9 +7,13 @@ configfile: "params.yaml"
 include: "rules/common.smk"
 include: "rules/corpus.smk"
 include: "rules/manifest.smk"
+include: "rules/extract.smk"
+include: "rules/apiquiz.smk"
 
 
 rule all:
     default_target: True
     input:
         rules.manifest.output,
+        rules.extract.output,
+        rules.apiquiz.output,
