@@ -43,9 +43,10 @@ def _syntax_detail(exc: BaseException) -> str:
     return (f"line {line}: " if line else "") + str(getattr(exc, "msg", exc))[:300]
 
 
-def analyse_source(text: str) -> FileResult:
+def analyse_source(text: str, libcst_positions: bool = False) -> FileResult:
     """Parse with CPython first: it rejects Python 2 code and excessive nesting cheaply and safely
-    (libcst's native parser overflows its stack on a 10,000-deep expression), and gives positions."""
+    (libcst's native parser overflows its stack on a 10,000-deep expression), and gives positions.
+    `libcst_positions` takes them from libcst's PositionProvider instead (the slow reference)."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -69,7 +70,7 @@ def analyse_source(text: str) -> FileResult:
         analysis = ex.analyse(module)
     except RecursionError as exc:
         raise Rejected("too_deep", f"extract: {exc}"[:300]) from None
-    pos = positions.match(tree, text, ex.tails)
+    pos = None if libcst_positions else positions.match(tree, text, ex.tails)
     source = "ast"
     if pos is None:
         source = "libcst"
