@@ -313,7 +313,7 @@ def test_inventory_definitions():
             Details."""
             def run(self, n: int = 1, *args, **kw) -> bool:
                 """Run it! Then stop."""
-            def _hidden(self): ...
+            def _hidden(self): ...  # private: not in the inventory
         def helper(x, /, y=2):
             def inner(): ...
         '''))
@@ -321,7 +321,6 @@ def test_inventory_definitions():
         ("", "module", "", "Tools."),
         ("Base", "class", "(object, metaclass=M)", "A base class."),
         ("Base.run", "method", "(self, n: int = 1, *args, **kw) -> bool", "Run it!"),
-        ("Base._hidden", "method", "(self)", None),
         ("helper", "function", "(x, /, y=2)", None),
     )
 

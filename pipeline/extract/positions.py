@@ -29,30 +29,52 @@ def _tail(node: ast.AST) -> str | None:
     return None
 
 
+_AST_FIELDS: dict[type, tuple[str, ...]] = {}
+_NO_CODE = frozenset({"ctx", "type_comment", "kind"})
+
+
+def _ast_fields(cls: type) -> tuple[str, ...]:
+    names = _AST_FIELDS.get(cls)
+    if names is None:
+        names = _AST_FIELDS[cls] = tuple(f for f in cls._fields if f not in _NO_CODE)
+    return names
+
+
 def ast_sequences(tree: ast.Module) -> list[list[ast.AST]]:
     """Calls, maximal attribute chains that are not called, bare-name decorators, import statements."""
-    seqs: list[list[ast.AST]] = [[], [], [], []]
-    calls, attrs, decos, imports = seqs
-    stack: list[tuple[ast.AST, bool]] = [(tree, False)]
+    calls: list[ast.AST] = []
+    attrs: list[ast.AST] = []
+    decos: list[ast.AST] = []
+    imports: list[ast.AST] = []
+    inner: set[int] = set()  # attributes that are a call's callee or another attribute's value
+    AST, Call, Attribute, Name = ast.AST, ast.Call, ast.Attribute, ast.Name
+    defs = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    stack: list[ast.AST] = [tree]
+    pop, push, extend = stack.pop, stack.append, stack.extend
     while stack:
-        node, skip_attr = stack.pop()
-        if isinstance(node, ast.Call):
+        node = pop()
+        cls = node.__class__
+        if cls is Call:
             calls.append(node)
-            stack.append((node.func, True))
-            stack.extend((a, False) for a in node.args)
-            stack.extend((k, False) for k in node.keywords)
+            inner.add(id(node.func))
+        elif cls is Attribute:
+            attrs.append(node)
+            inner.add(id(node.value))
+            push(node.value)
             continue
-        if isinstance(node, ast.Attribute):
-            if not skip_attr:
-                attrs.append(node)
-            stack.append((node.value, True) if isinstance(node.value, ast.Attribute) else (node.value, False))
-            continue
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
+        elif cls is ast.Import or cls is ast.ImportFrom:
             imports.append(node)
             continue
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            decos.extend(d for d in node.decorator_list if isinstance(d, ast.Name))
-        stack.extend((child, False) for child in ast.iter_child_nodes(node))
+        elif cls in defs:
+            decos.extend(d for d in node.decorator_list if d.__class__ is Name)
+        for name in _ast_fields(cls):
+            value = getattr(node, name)
+            if value.__class__ is list:
+                extend(v for v in value if isinstance(v, AST))
+            elif isinstance(value, AST):
+                push(value)
+    attrs = [a for a in attrs if id(a) not in inner]
+    seqs = [calls, attrs, decos, imports]
     for seq in seqs:
         seq.sort(key=_key)
     return seqs

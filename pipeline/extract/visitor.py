@@ -41,6 +41,18 @@ _SOURCE_ORDER = {
 _FIELDS: dict[type, tuple[str, ...]] = {}
 
 
+def _subclasses(cls: type) -> set[type]:
+    out = set()
+    for sub in cls.__subclasses__():
+        out.add(sub)
+        out |= _subclasses(sub)
+    return out
+
+
+# Exact-type lookup: isinstance against the CSTNode ABC costs more than the walk itself.
+_NODE_TYPES = frozenset(_subclasses(cst.CSTNode))
+
+
 def _code_fields(cls: type) -> tuple[str, ...]:
     names = _FIELDS.get(cls)
     if names is None:
@@ -52,10 +64,10 @@ def _code_fields(cls: type) -> tuple[str, ...]:
 def dotted(node: cst.BaseExpression) -> tuple[str, ...] | None:
     """`a.b.c` as ("a", "b", "c"); None when the chain does not start at a plain name."""
     parts = []
-    while isinstance(node, cst.Attribute):
+    while node.__class__ is cst.Attribute:
         parts.append(node.attr.value)
         node = node.value
-    if not isinstance(node, cst.Name):
+    if node.__class__ is not cst.Name:
         return None
     parts.append(node.value)
     parts.reverse()
@@ -63,7 +75,7 @@ def dotted(node: cst.BaseExpression) -> tuple[str, ...] | None:
 
 
 def chain_base(node: cst.BaseExpression) -> cst.BaseExpression:
-    while isinstance(node, cst.Attribute):
+    while node.__class__ is cst.Attribute:
         node = node.value
     return node
 
@@ -73,11 +85,11 @@ def target_names(node: cst.CSTNode) -> list[str]:
     out, stack = [], [node]
     while stack:
         n = stack.pop()
-        if isinstance(n, cst.Name):
+        if n.__class__ is cst.Name:
             out.append(n.value)
-        elif isinstance(n, (cst.Tuple, cst.List)):
+        elif n.__class__ is cst.Tuple or n.__class__ is cst.List:
             stack.extend(e.value for e in n.elements)
-        elif isinstance(n, cst.StarredElement):
+        elif n.__class__ is cst.StarredElement:
             stack.append(n.value)
     return out
 
@@ -145,7 +157,7 @@ class Scope:
 class FileAnalysis:
     imports: list[ImportRecord]
     usages: list[UsageRecord]
-    definitions: list[Definition]
+    definitions: list[Definition]  # public ones (no part starting with "_")
     star_import: bool
 
 
@@ -210,7 +222,7 @@ class Extractor:
         handlers = self.handlers
         while stack:
             item = stack.pop()
-            if isinstance(item, _Event):
+            if item.__class__ is _Event:
                 self._event(item)
                 continue
             handler = handlers.get(type(item))
@@ -226,10 +238,11 @@ class Extractor:
         kids = []
         for name in names:
             value = getattr(node, name)
-            if isinstance(value, cst.CSTNode):
+            cls = value.__class__
+            if cls in _NODE_TYPES:
                 kids.append(value)
-            elif isinstance(value, (list, tuple)):
-                kids.extend(v for v in value if isinstance(v, cst.CSTNode))
+            elif cls is tuple or cls is list:
+                kids.extend(v for v in value if v.__class__ in _NODE_TYPES)
         kids.reverse()
         stack.extend(kids)
 
@@ -327,7 +340,7 @@ class Extractor:
         if chain is not None:
             self._usage("call" if len(chain) == 1 else "method", chain, None, SEQ_CALL, node, chain[-1])
         else:
-            attr = func.attr.value if isinstance(func, cst.Attribute) else None
+            attr = func.attr.value if func.__class__ is cst.Attribute else None
             self._usage("method" if attr else "call", None, attr, SEQ_CALL, node, attr)
         kids = [a.value for a in node.args]
         kids.reverse()
@@ -345,7 +358,7 @@ class Extractor:
 
     def _decorator(self, node: cst.Decorator, stack: list) -> None:
         expr = node.decorator
-        if isinstance(expr, cst.Name):
+        if expr.__class__ is cst.Name:
             self._usage("decorator", (expr.value,), None, SEQ_DECORATOR_NAME, expr, expr.value)
         else:
             stack.append(expr)
@@ -391,7 +404,7 @@ class Extractor:
     def _function(self, node: cst.FunctionDef, stack: list) -> None:
         qual = self._child_qualname(node.name.value)
         in_def_scope = self.scope.kind in ("module", "class")
-        if in_def_scope:
+        if in_def_scope and not _private(qual):
             kind = "method" if self.scope.kind == "class" else "function"
             sig = _EMPTY_MODULE.code_for_node(node.params)
             ret = f" -> {_EMPTY_MODULE.code_for_node(node.returns.annotation)}" if node.returns else ""
@@ -413,7 +426,7 @@ class Extractor:
     def _class(self, node: cst.ClassDef, stack: list) -> None:
         qual = self._child_qualname(node.name.value)
         in_def_scope = self.scope.kind in ("module", "class")
-        if in_def_scope:
+        if in_def_scope and not _private(qual):
             bases = ", ".join(_EMPTY_MODULE.code_for_node(a).strip().rstrip(",") for a in (*node.bases, *node.keywords))
             self.definitions.append(Definition(qual, "class", f"({' '.join(bases.split())})",
                                                first_sentence(node.get_docstring())))
@@ -492,6 +505,11 @@ class Extractor:
 
     def _declare(self, node, stack: list) -> None:
         self.scope.declared_outer.update(n.name.value for n in node.names)
+
+
+def _private(qualname: str) -> bool:
+    """Inventory lists public names only: no part starting with an underscore."""
+    return any(part.startswith("_") for part in qualname.split("."))
 
 
 def _all_params(params: cst.Parameters) -> list[cst.Param]:
