@@ -34,8 +34,6 @@ _SKIP_FIELD = re.compile(
 # libcst declares a few nodes' fields out of source order; positions need source order.
 _SOURCE_ORDER = {
     cst.IfExp: ("body", "test", "orelse"),
-    cst.ExceptHandler: ("type", "name", "body"),
-    cst.ExceptStarHandler: ("type", "name", "body"),
     cst.MatchCase: ("pattern", "guard", "body"),
 }
 _FIELDS: dict[type, tuple[str, ...]] = {}
