@@ -113,7 +113,8 @@ def analyse_all(tasks: list[tuple[str, str, str]], workers: int, timeout_s: floa
         else:
             todo.append(task)
     hits = len(outcomes)
-    chunks = [(todo[i : i + CHUNK], timeout_s) for i in range(0, len(todo), CHUNK)]
+    size = max(1, min(CHUNK, len(todo) // (4 * workers)))  # small corpora still spread over the pool
+    chunks = [(todo[i : i + size], timeout_s) for i in range(0, len(todo), size)]
     bar = tqdm(total=len(todo), desc="extract", unit="file", disable=None, file=sys.stderr)
 
     def take(part):
