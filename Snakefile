@@ -14,6 +14,8 @@ wildcard_constraints:
 include: "rules/corpus.smk"
 include: "rules/manifest.smk"
 include: "rules/codesyntax.smk"
+include: "rules/extract.smk"
+include: "rules/apiquiz.smk"
 include: "rules/aggregate.smk"
 
 
@@ -22,4 +24,6 @@ rule all:
     input:
         rules.manifest.output,
         rules.codesyntax.output,
+        rules.extract.output,
+        rules.apiquiz.output,
         rules.warehouse.output,

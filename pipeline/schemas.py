@@ -110,12 +110,117 @@ REJECT_REASONS = {
     "language_not_selected": "source file of a language not in manifest.languages",
     "binary": "contains NUL bytes",
     "undecodable": "bytes do not decode in the declared or default encoding",
-    # codesyntax (per file or per function)
-    "syntax_error": "the file or the cut function does not parse or tokenize",
+    # extract and codesyntax (per file or per function; too_large is reused with each stage's cap)
+    "syntax_error": "CPython's, libcst's or tokenize's parser rejects the file or the cut function (e.g. Python 2 syntax)",
+    "too_deep": "nesting too deep to parse or label safely (RecursionError, too many nested parentheses)",
+    "timeout": "analysis ran past extract.timeout_s (not cached: depends on machine load)",
+    "worker_crash": "the analysing process died on this file (not cached)",
     "parse_error": "tree-sitter found ERROR or MISSING nodes inside the method",
     "too_many_tokens": "the function has more tokens than codesyntax.max_tokens",
-    "too_deep": "nesting too deep for the parser or the labeller (RecursionError)",
 }
+
+# Stage 3, static API extraction (pipeline.extract). One row per (manifest row, usage): files
+# with the same content share one analysis but each keeps its own rows, module and split.
+USAGES = pa.schema(
+    [
+        pa.field("file_id", pa.string(), nullable=False),
+        pa.field("sha256", pa.string(), nullable=False),
+        pa.field("source", pa.string(), nullable=False),
+        pa.field("repository", pa.string(), nullable=False),
+        pa.field("path", pa.string(), nullable=False),
+        pa.field("split", pa.string(), nullable=False),
+        pa.field("module", pa.string(), nullable=False),  # the file's dotted module name inside its repository
+        pa.field("line", pa.int32(), nullable=False),  # 1-based
+        pa.field("col", pa.int32(), nullable=False),  # 0-based, in characters
+        pa.field("kind", pa.string(), nullable=False),  # call (name()), method (a.b()), reference (a.b), decorator (@name)
+        pa.field("chain", pa.string(), nullable=True),  # the name chain as written; null when the callee is no chain
+        pa.field("attr", pa.string(), nullable=True),  # called attribute of a non-chain callee (`a.b().c()` -> c)
+        pa.field("fqn", pa.string(), nullable=True),  # fully qualified name; null when unresolved
+        pa.field("category", pa.string(), nullable=False),  # stdlib / user_defined / third_party / unknown
+        pa.field("via", pa.string(), nullable=True),  # import / def / builtin: what resolved the chain's head
+        pa.field("import_target", pa.string(), nullable=True),  # what the imported head name denotes (via import)
+        pa.field("alias", pa.string(), nullable=True),  # the head name when it comes from `import ... as alias`
+        pa.field("import_statement", pa.string(), nullable=True),  # that aliasing import, normalised
+        pa.field("enclosing_class", pa.string(), nullable=True),  # qualname of the innermost class
+        pa.field("enclosing_function", pa.string(), nullable=True),  # qualname of the innermost function
+    ]
+)
+
+IMPORTS = pa.schema(
+    [
+        pa.field("file_id", pa.string(), nullable=False),
+        pa.field("source", pa.string(), nullable=False),
+        pa.field("repository", pa.string(), nullable=False),
+        pa.field("path", pa.string(), nullable=False),
+        pa.field("split", pa.string(), nullable=False),
+        pa.field("module", pa.string(), nullable=False),  # the importing file's module
+        pa.field("line", pa.int32(), nullable=False),
+        pa.field("kind", pa.string(), nullable=False),  # import / from
+        pa.field("imported", pa.string(), nullable=False),  # module as written, leading dots included
+        pa.field("level", pa.int32(), nullable=False),  # number of leading dots
+        pa.field("name", pa.string(), nullable=True),  # from-imports: the name ("*" for star imports)
+        pa.field("asname", pa.string(), nullable=True),
+        pa.field("bound", pa.string(), nullable=True),  # the local name bound; null for star imports
+        pa.field("target", pa.string(), nullable=True),  # absolute dotted name `bound` denotes; null if unresolvable
+        pa.field("scope", pa.string(), nullable=False),  # qualname of the enclosing function/class, "" at module level
+        pa.field("fallback", pa.bool_(), nullable=False),  # inside an except handler (try/except ImportError)
+        pa.field("star", pa.bool_(), nullable=False),
+        pa.field("resolvable", pa.bool_(), nullable=False),  # false: star import, or relative beyond the top package
+    ]
+)
+
+INVENTORY = pa.schema(
+    [
+        pa.field("library", pa.string(), nullable=False),  # top-level module
+        pa.field("source", pa.string(), nullable=False),
+        pa.field("repository", pa.string(), nullable=False),
+        pa.field("path", pa.string(), nullable=False),
+        pa.field("module", pa.string(), nullable=False),
+        pa.field("qualname", pa.string(), nullable=False),  # "" for the module itself
+        pa.field("fqn", pa.string(), nullable=False),  # unique
+        pa.field("kind", pa.string(), nullable=False),  # module / class / function / method
+        pa.field("signature", pa.string(), nullable=False),  # "(a, b=1) -> int"; bases for classes; "" for modules
+        pa.field("doc", pa.string(), nullable=True),  # first sentence of the docstring
+    ]
+)
+
+# apiquiz (INK cloze quizzes, pipeline.bench.apiquiz). `text` is `prefix + MASK + suffix`;
+# `answer` is what the mask hides, so `prefix + answer + suffix` is the original code.
+MASK = "<mask>"
+
+QUIZZES = pa.schema(
+    [
+        pa.field("quiz_id", pa.string(), nullable=False),  # hash of (setting, api, level, mask_position, alias)
+        pa.field("api", pa.string(), nullable=False),  # fully qualified name found in the corpus's calls
+        pa.field("library", pa.string(), nullable=False),  # top-level module
+        pa.field("category", pa.string(), nullable=False),  # stdlib / user_defined / third_party
+        pa.field("setting", pa.string(), nullable=False),  # call / import / alias / adversarial_alias / nl
+        pa.field("level", pa.int32(), nullable=False),  # 0-based index of the masked dot-separated level
+        pa.field("n_levels", pa.int32(), nullable=False),
+        pa.field("level_name", pa.string(), nullable=False),  # the whole masked level
+        pa.field("mask_position", pa.string(), nullable=False),  # first / last token of the level, or whole level
+        pa.field("alias", pa.string(), nullable=True),  # alias settings: the alias in the text
+        pa.field("context", pa.string(), nullable=True),  # nl setting: the docstring sentence in front
+        pa.field("text", pa.string(), nullable=False),  # prefix + "<mask>" + suffix
+        pa.field("prefix", pa.string(), nullable=False),
+        pa.field("suffix", pa.string(), nullable=False),
+        pa.field("answer", pa.string(), nullable=False),  # gold
+        pa.field("candidates", pa.list_(pa.string()), nullable=False),  # names seen at this level; gold included
+        pa.field("seen", pa.bool_(), nullable=False),  # the API occurs in a train-split file
+        pa.field("uses", pa.int64(), nullable=False),  # calls of the API in the corpus
+    ]
+)
+
+# Per quiz and tokenizer: how many tokens the answer takes in context (the paper keeps quizzes
+# whose answer is one token for every model).
+QUIZ_TOKENS = pa.schema(
+    [
+        pa.field("quiz_id", pa.string(), nullable=False),
+        pa.field("tokenizer", pa.string(), nullable=False),  # as listed in apiquiz.tokenizers
+        pa.field("answer_tokens", pa.int32(), nullable=False),
+        pa.field("single_token", pa.bool_(), nullable=False),  # exactly one token spanning exactly the answer
+    ]
+)
 
 
 def empty(schema: pa.Schema) -> pa.Table:
