@@ -4,7 +4,14 @@
 rule warehouse:
     input:
         manifest=rules.manifest.output.manifest,
-        rejects=rules.manifest.output.rejects,
+        rejects=[rules.manifest.output.rejects, rules.extract.output.rejects]
+        + expand(rules.codesyntax_label.output.rejects, cs_variant=CODESYNTAX["variants"],
+                 cs_language=CODESYNTAX["languages"]),
+        usages=rules.extract.output.usages,
+        imports=rules.extract.output.imports,
+        inventory=rules.extract.output.inventory,
+        quizzes=rules.apiquiz.output.quizzes,
+        quiz_tokens=rules.apiquiz.output.tokens,
         syntax_samples=expand(rules.codesyntax_label.output.samples, cs_variant=CODESYNTAX["variants"],
                               cs_language=CODESYNTAX["languages"]),
         syntax_relations=expand(rules.codesyntax_label.output.relations, cs_variant=CODESYNTAX["variants"],
@@ -21,5 +28,7 @@ rule warehouse:
     shell:
         "python -m pipeline.warehouse.build --out {output:q}"
         " --table manifest {input.manifest:q} --table rejects {input.rejects:q}"
+        " --table usages {input.usages:q} --table imports {input.imports:q} --table inventory {input.inventory:q}"
+        " --table quizzes {input.quizzes:q} --table quiz_tokens {input.quiz_tokens:q}"
         " --table syntax_samples {input.syntax_samples:q} --table syntax_relations {input.syntax_relations:q}"
         " --table syntax_baselines {input.syntax_baselines:q} 2> {log:q}"
