@@ -7,9 +7,11 @@ configfile: "params.yaml"
 include: "rules/common.smk"
 include: "rules/corpus.smk"
 include: "rules/manifest.smk"
+include: "rules/models.smk"
 
 
 rule all:
     default_target: True
     input:
         rules.manifest.output,
+        rules.models.output,

@@ -1,0 +1,141 @@
+# Stage 6: the model zoo. Trained code LMs, random twins and cards of packaged/hub/path models,
+# each in data/models/<name>/ (card.json inside); test perplexities in reports/metrics/models.json.
+import sys as _sys
+
+_sys.path.insert(0, workflow.basedir)
+from pipeline.models.entries import parse_zoo  # noqa: E402
+
+ZOO = parse_zoo(config.get("models", {}).get("zoo", []))
+TRAINED = [n for n, e in ZOO.items() if e.kind == "trained"]
+RANDOM = [n for n, e in ZOO.items() if e.kind == "random"]
+EXTERNAL = [n for n, e in ZOO.items() if e.kind in ("package", "hub", "path")]
+LMS = [n for n, e in ZOO.items() if e.family in ("masked-lm", "causal-lm")]
+
+
+def _names(names):
+    """A wildcard pattern matching exactly these names (one that matches nothing when empty)."""
+    return "|".join(re.escape(n) for n in names) or "(?!)"
+
+
+def zoo_subset(wildcards):
+    """The model's own zoo entry, plus its twin's for a random one: editing one entry reruns only its rules."""
+    entries = {e["name"]: e for e in config["models"]["zoo"]}
+    entry = entries[wildcards.model]
+    twin = [entries[ZOO[wildcards.model].value]] if ZOO[wildcards.model].kind == "random" else []
+    return json.dumps(twin + [entry], sort_keys=True)
+
+
+def twin_inputs(wildcards):
+    """A random twin of a pipeline-made model needs that model's folder (config and tokenizer)."""
+    twin = ZOO[ZOO[wildcards.model].value]
+    return [f"data/models/{twin.name}"] if twin.pipeline_made else []
+
+
+rule train_tokenizer:
+    input:
+        manifest="data/manifest.parquet",
+    output:
+        directory("data/tokenizer"),
+    params:
+        data=lambda wildcards: as_json(config["training"]["data"]),
+        tokenizer=lambda wildcards: as_json(config["training"]["tokenizer"]),
+        seed=config["seed"],
+    log:
+        "logs/models/tokenizer.log",
+    shell:
+        "{PYTHON} -m pipeline.models.tokenizer_train --manifest {input.manifest:q} --data {params.data:q}"
+        " --tokenizer {params.tokenizer:q} --seed {params.seed} --out {output:q} 2> {log:q}"
+
+
+rule train_model:
+    input:
+        manifest="data/manifest.parquet",
+        tokenizer="data/tokenizer",
+    output:
+        model=directory("data/models/{model}"),
+        figure="reports/figures/loss_{model}.png",
+    wildcard_constraints:
+        model=_names(TRAINED),
+    params:
+        entry=zoo_subset,
+        data=lambda wildcards: as_json(config["training"]["data"]),
+        model=lambda wildcards: as_json(config["training"]["model"]),
+        device=lambda wildcards: config["models"]["device"],
+        seed=config["seed"],
+    threads: lambda wildcards: config["training"]["threads"]
+    resources:
+        gpu=1,
+    log:
+        "logs/models/train_{model}.log",
+    shell:
+        "{PYTHON} -m pipeline.models.train train --zoo {params.entry:q} --name {wildcards.model:q}"
+        " --manifest {input.manifest:q} --tokenizer {input.tokenizer:q} --data {params.data:q}"
+        " --params {params.model:q} --seed {params.seed} --threads {threads} --device {params.device:q}"
+        " --out {output.model:q} --figure {output.figure:q} 2> {log:q}"
+
+
+rule random_model:
+    input:
+        twin_inputs,
+    output:
+        directory("data/models/{model}"),
+    wildcard_constraints:
+        model=_names(RANDOM),
+    params:
+        entry=zoo_subset,
+        seed=config["seed"],
+    log:
+        "logs/models/random_{model}.log",
+    shell:
+        "{PYTHON} -m pipeline.models.train random --zoo {params.entry:q} --name {wildcards.model:q}"
+        " --seed {params.seed} --out {output:q} 2> {log:q}"
+
+
+rule external_model:
+    output:
+        directory("data/models/{model}"),
+    wildcard_constraints:
+        model=_names(EXTERNAL),
+    params:
+        entry=zoo_subset,
+    log:
+        "logs/models/external_{model}.log",
+    shell:
+        "{PYTHON} -m pipeline.models.cards describe --zoo {params.entry:q} --name {wildcards.model:q}"
+        " --out {output:q} 2> {log:q}"
+
+
+rule evaluate_model:
+    input:
+        manifest="data/manifest.parquet",
+        model="data/models/{model}",
+    output:
+        "data/models-eval/{model}.json",
+    wildcard_constraints:
+        model=_names(LMS),
+    params:
+        entry=zoo_subset,
+        data=lambda wildcards: as_json(config["training"]["data"]),
+        evaluation=lambda wildcards: as_json(config["training"]["evaluation"]),
+        device=lambda wildcards: config["models"]["device"],
+        seed=config["seed"],
+    threads: lambda wildcards: config["training"]["threads"]
+    log:
+        "logs/models/evaluate_{model}.log",
+    shell:
+        "{PYTHON} -m pipeline.models.evaluate --zoo {params.entry:q} --name {wildcards.model:q}"
+        " --manifest {input.manifest:q} --data {params.data:q} --evaluation {params.evaluation:q}"
+        " --seed {params.seed} --device {params.device:q} --threads {threads} --out {output:q} 2> {log:q}"
+
+
+rule models:
+    input:
+        models=expand("data/models/{model}", model=ZOO),
+        evals=expand("data/models-eval/{model}.json", model=LMS),
+    output:
+        "reports/metrics/models.json",
+    log:
+        "logs/models/report.log",
+    shell:
+        "{PYTHON} -m pipeline.models.cards report --models {input.models:q} --evals {input.evals:q}"
+        " --out {output:q} 2> {log:q}"
