@@ -58,12 +58,13 @@ def select_files(manifest: str | Path, split: str, languages: list[str], max_byt
                      tuple(r["encoding"] for r in kept), total)
 
 
-def token_stream(tokenizer, texts: Iterator[str], separator_id: int) -> list[int]:
-    """All texts tokenized (no special tokens) and joined by the separator token."""
+def token_stream(tokenizer, texts: Iterator[str], separator_id: int | None) -> list[int]:
+    """All texts tokenized (no special tokens), each followed by the separator token if there is one."""
     ids: list[int] = []
     for text in texts:
-        ids.extend(tokenizer.encode(text, add_special_tokens=False))
-        ids.append(separator_id)
+        ids.extend(tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"])  # whole files: no length warning
+        if separator_id is not None:
+            ids.append(separator_id)
     return ids
 
 

@@ -37,19 +37,28 @@ def eval_mask(batch: torch.Tensor, special: torch.Tensor, probability: float, ma
     return inputs, torch.where(picked, batch, torch.full_like(batch, -100))
 
 
+def framing_of(tok) -> tuple[list[int], list[int]]:
+    """The special tokens a tokenizer puts before and after one text (<s> … </s>, [CLS] … [SEP]), read
+    off by encoding a probe with and without them (transformers 5 tokenizers expose no such method)."""
+    bare = tok("x", add_special_tokens=False)["input_ids"]
+    full = tok("x", add_special_tokens=True)["input_ids"]
+    start = next(i for i in range(len(full) - len(bare) + 1) if full[i: i + len(bare)] == bare)
+    return full[:start], full[start + len(bare):]
+
+
 def perplexity(lm: LoadedModel, texts, block_length: int, max_blocks: int, seed: int, mlm_probability: float) -> dict:
     tok = lm.tokenizer
     masked = lm.family == "masked-lm"
     separator = tok.sep_token_id if masked else tok.eos_token_id
-    ids = []
-    for text in texts:  # token_stream with an optional separator (some tokenizers have none)
-        ids.extend(token_stream(tok, [text], separator) if separator is not None else tok.encode(text, add_special_tokens=False))
-    framing = len(tok.build_inputs_with_special_tokens([])) if masked else 0
-    content = blocks(ids, block_length - framing, max_blocks)
+    prefix, suffix = framing_of(tok) if masked else ([], [])
+    content = blocks(token_stream(tok, texts, separator), block_length - len(prefix) - len(suffix), max_blocks)
     if masked:
-        rows = [tok.build_inputs_with_special_tokens(r) for r in content.tolist()]
-        data = torch.tensor(rows, dtype=torch.long)
-        special = torch.tensor([tok.get_special_tokens_mask(r, already_has_special_tokens=True) for r in rows]).bool()
+        n = content.shape[0]
+        data = torch.cat([torch.tensor([prefix] * n, dtype=torch.long).view(n, -1), content,
+                          torch.tensor([suffix] * n, dtype=torch.long).view(n, -1)], dim=1)
+        special = torch.zeros(data.shape, dtype=torch.bool)
+        special[:, : len(prefix)] = True
+        special[:, data.shape[1] - len(suffix):] = True
     else:
         data = content
     generator = torch.Generator().manual_seed(seed)
