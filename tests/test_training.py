@@ -17,7 +17,7 @@ from safetensors.torch import load_file
 from pipeline.models.entries import parse_zoo
 from pipeline.models.evaluate import eval_mask, perplexity
 from pipeline.models.train import MASK, TrainParams, make_random_twin, mask_for_training, run_training
-from pipeline.models.zoo import LoadedModel, load_model
+from pipeline.models.zoo import load_model
 
 REPO = Path(__file__).resolve().parent.parent
 SEED = 7

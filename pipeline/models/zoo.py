@@ -13,7 +13,7 @@ from urllib.parse import urlparse
 
 import torch
 
-from pipeline.models.entries import FAMILIES, ModelEntry, parse_zoo  # noqa: F401  (re-exported: the zoo API)
+from pipeline.models.entries import ModelEntry, parse_zoo  # noqa: F401  (parse_zoo re-exported: the zoo API)
 
 WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin", "model.safetensors.index.json", "pytorch_model.bin.index.json")
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
