@@ -16,6 +16,8 @@ include: "rules/manifest.smk"
 include: "rules/codesyntax.smk"
 include: "rules/extract.smk"
 include: "rules/apiquiz.smk"
+include: "rules/models.smk"
+include: "rules/inference.smk"
 include: "rules/aggregate.smk"
 
 
@@ -26,4 +28,5 @@ rule all:
         rules.codesyntax.output,
         rules.extract.output,
         rules.apiquiz.output,
+        rules.models.output,
         rules.warehouse.output,

@@ -7,6 +7,10 @@ import sys
 
 from snakemake.utils import min_version, validate
 
+# The Snakefile reads the zoo with the pipeline's own parser (no torch import: a no-op run stays fast).
+sys.path.insert(0, workflow.basedir)
+from pipeline.models.entries import parse_zoo  # noqa: E402
+
 min_version("9.0")
 
 validate(config, "../schemas/params.schema.yaml")
@@ -33,3 +37,30 @@ def source_spec(wildcards):
 
 def as_json(value):
     return json.dumps(value, sort_keys=True)
+
+
+# The model zoo (params.yaml models.zoo), parsed and checked once.
+ZOO = parse_zoo(config.get("models", {}).get("zoo", []))
+TRAINED = [n for n, e in ZOO.items() if e.kind == "trained"]
+RANDOM = [n for n, e in ZOO.items() if e.kind == "random"]
+EXTERNAL = [n for n, e in ZOO.items() if e.kind in ("package", "hub", "path")]
+LMS = [n for n, e in ZOO.items() if e.family in ("masked-lm", "causal-lm")]
+
+
+def _names(names):
+    """A wildcard pattern matching exactly these names (one that matches nothing when empty)."""
+    return "|".join(re.escape(n) for n in names) or "(?!)"
+
+
+def zoo_subset(wildcards):
+    """The model's own zoo entry, plus its twin's for a random one: editing one entry reruns only its rules."""
+    entries = {e["name"]: e for e in config["models"]["zoo"]}
+    entry = entries[wildcards.model]
+    twin = [entries[ZOO[wildcards.model].value]] if ZOO[wildcards.model].kind == "random" else []
+    return json.dumps(twin + [entry], sort_keys=True)
+
+
+def twin_inputs(wildcards):
+    """A random twin of a pipeline-made model needs that model's folder (config and tokenizer)."""
+    twin = ZOO[ZOO[wildcards.model].value]
+    return [f"data/models/{twin.name}"] if twin.pipeline_made else []

@@ -1,0 +1,145 @@
+"""Model cards: one small JSON record per zoo model (where it came from, a hash of its weights,
+its size and shape, what it was trained on) that later tables join on by model name."""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import importlib.metadata
+import json
+import logging
+import sys
+from pathlib import Path
+
+from pipeline.io import write_json
+from pipeline.models.zoo import WEIGHT_FILES, ModelEntry, load_model, parse_zoo
+
+log = logging.getLogger("pipeline.models.cards")
+
+CARD_FILE = "card.json"
+TRAINING_FILE = "training.json"  # loss curve and wall time of a pipeline-trained model
+
+
+def weights_sha256(folder: str | Path) -> str:
+    """sha256 over the folder's weight files (names and bytes, in name order): equal weights, equal hash."""
+    h = hashlib.sha256()
+    files = sorted(p for p in Path(folder).iterdir() if p.name in WEIGHT_FILES or p.name.endswith(".safetensors"))
+    for p in files:
+        h.update(p.name.encode() + b"\0")
+        with open(p, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                h.update(chunk)
+    return h.hexdigest()
+
+
+def shape_of(config) -> dict:
+    """Layers, heads, sizes from any config (GPT-2 and T5 name them differently; attribute_map covers most)."""
+    def first(*names):
+        return next((getattr(config, n) for n in names if getattr(config, n, None) is not None), None)
+
+    return {
+        "model_type": config.model_type,
+        "architectures": list(config.architectures or []),
+        "layers": first("num_hidden_layers", "num_layers", "n_layer"),
+        "decoder_layers": first("num_decoder_layers", "decoder_layers") if config.is_encoder_decoder else None,
+        "heads": first("num_attention_heads", "n_head"),
+        "hidden_size": first("hidden_size", "d_model", "n_embd"),
+        "vocab_size": config.vocab_size,
+        "max_positions": first("max_position_embeddings", "n_positions"),
+    }
+
+
+def origin_of(entry: ModelEntry, location: str) -> dict:
+    """Machine-independent provenance: package name+version, hub id+commit, or a folder."""
+    if entry.kind == "package":
+        return {"package": entry.value, "version": importlib.metadata.version(entry.value)}
+    if entry.kind == "hub":
+        parts = Path(location).parts
+        commit = parts[parts.index("snapshots") + 1] if "snapshots" in parts else entry.revision
+        return {"hub_id": entry.value, "revision": commit}
+    if entry.kind == "path":
+        return {"path": entry.value}
+    return {"folder": f"data/models/{entry.name}"}
+
+
+def card_for(entry: ModelEntry, model, location: str, extra: dict | None = None) -> dict:
+    parameters = sum(p.numel() for p in model.parameters())
+    return {
+        "name": entry.name,
+        "source": entry.source,
+        "family": entry.family,
+        "max_length": entry.max_length,
+        "origin": origin_of(entry, location),
+        "weights_sha256": weights_sha256(location),
+        "parameters": parameters,
+        **shape_of(model.config),
+        "random": entry.kind == "random",
+        **(extra or {}),
+    }
+
+
+def local_folder(entry: ModelEntry, location: str) -> str:
+    """The folder holding the weights: a hub id resolves to its snapshot in the local cache."""
+    if entry.kind != "hub":
+        return location
+    from huggingface_hub import snapshot_download
+
+    return snapshot_download(entry.value, revision=entry.revision, local_files_only=True)
+
+
+def describe_external(entry: ModelEntry, out: Path) -> dict:
+    """Card of a model the pipeline does not build (package, hub, path): loaded once to count its parameters."""
+    loaded = load_model(entry, device="cpu", dtype="float32")
+    card = card_for(entry, loaded.model, local_folder(entry, loaded.location), {"train_data": None})
+    write_json(card, out / CARD_FILE)
+    return card
+
+
+def report(model_dirs: list[Path], evals: list[Path]) -> dict:
+    """reports/metrics/models.json: per model its size and test perplexity, and for each random
+    twin the ratio of its perplexity to its trained counterpart's."""
+    models = {}
+    for folder in model_dirs:
+        path = folder / CARD_FILE
+        card = json.loads(path.read_text())
+        models[card["name"]] = {"source": card["source"], "family": card["family"], "parameters": card["parameters"],
+                                "vocab_size": card["vocab_size"], "layers": card["layers"], "heads": card["heads"]}
+        training = path.parent / TRAINING_FILE
+        if training.is_file():
+            models[card["name"]]["train_seconds"] = round(json.loads(training.read_text())["seconds"], 1)
+    for path in evals:
+        ev = json.loads(path.read_text())
+        models[ev["name"]].update({"test_perplexity": ev["perplexity"], "test_tokens_scored": ev["tokens_scored"]})
+    for name, m in models.items():
+        if m["source"].startswith("random:"):
+            twin = models.get(m["source"].split(":", 1)[1], {})
+            if m.get("test_perplexity") and twin.get("test_perplexity"):
+                m["perplexity_ratio_to_twin"] = m["test_perplexity"] / twin["test_perplexity"]
+    return {"models": dict(sorted(models.items()))}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m pipeline.models.cards",
+                                 description="Write model cards of external zoo models, or the zoo's metrics report.")
+    sub = ap.add_subparsers(dest="command", required=True)
+    d = sub.add_parser("describe", help="card of a package/hub/path model: <out>/card.json")
+    d.add_argument("--zoo", required=True, help="models.zoo as JSON")
+    d.add_argument("--name", required=True)
+    d.add_argument("--out", required=True, type=Path, help="the model's folder under data/models")
+    r = sub.add_parser("report", help="aggregate cards and evaluations into reports/metrics/models.json")
+    r.add_argument("--models", nargs="+", required=True, type=Path, help="model folders (each with card.json)")
+    r.add_argument("--evals", nargs="*", default=[], type=Path)
+    r.add_argument("--out", required=True, type=Path)
+    args = ap.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    if args.command == "describe":
+        entry = parse_zoo(json.loads(args.zoo))[args.name]
+        card = describe_external(entry, args.out)
+        log.info("%s: %d parameters", entry.name, card["parameters"])
+    else:
+        write_json(report(args.models, args.evals), args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,76 @@
+"""What the pipeline-trained models read: manifest files of one split, in a seeded order,
+up to a byte cap, cut into fixed-length token blocks."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import torch
+
+from pipeline import schemas
+from pipeline.io import read_parquet
+from pipeline.manifest import read_text
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The files a model learned from (or is scored on): recorded in its card, so "seen" is exact."""
+
+    split: str
+    file_ids: tuple[str, ...]
+    locations: tuple[str, ...]
+    encodings: tuple[str, ...]
+    bytes: int
+
+    def texts(self, root: str | Path = ".") -> Iterator[str]:
+        for location, encoding in zip(self.locations, self.encodings):
+            yield read_text({"location": location, "encoding": encoding}, root)
+
+    def digest(self) -> str:
+        """Content-free fingerprint of the selection: sha256 of its sorted file ids."""
+        return hashlib.sha256("\n".join(sorted(self.file_ids)).encode()).hexdigest()
+
+    def describe(self, languages: list[str]) -> dict:
+        return {"split": self.split, "languages": languages, "files": len(self.file_ids), "bytes": self.bytes,
+                "file_ids_sha256": self.digest()}
+
+
+def select_files(manifest: str | Path, split: str, languages: list[str], max_bytes: int, seed: int) -> Selection:
+    """Non-duplicate files of `split` in the given languages, ordered by a seeded hash of their
+    id (languages and repositories interleave) and kept while the total stays within `max_bytes`."""
+    table = read_parquet(manifest, schemas.MANIFEST)
+    mask = pc.and_(pc.and_(pc.equal(table["split"], split), pc.invert(table["duplicate"])),
+                   pc.is_in(table["language"], value_set=pa.array(languages, pa.string())))
+    rows = table.filter(mask).select(["file_id", "location", "encoding", "bytes"]).to_pylist()
+    rows.sort(key=lambda r: hashlib.sha256(f"{seed}\0{r['file_id']}".encode()).hexdigest())
+    kept, total = [], 0
+    for r in rows:
+        if total + r["bytes"] > max_bytes:
+            continue
+        kept.append(r)
+        total += r["bytes"]
+    return Selection(split, tuple(r["file_id"] for r in kept), tuple(r["location"] for r in kept),
+                     tuple(r["encoding"] for r in kept), total)
+
+
+def token_stream(tokenizer, texts: Iterator[str], separator_id: int | None) -> list[int]:
+    """All texts tokenized (no special tokens), each followed by the separator token if there is one."""
+    ids: list[int] = []
+    for text in texts:
+        ids.extend(tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"])  # whole files: no length warning
+        if separator_id is not None:
+            ids.append(separator_id)
+    return ids
+
+
+def blocks(ids: list[int], length: int, max_blocks: int | None = None) -> torch.Tensor:
+    """Consecutive non-overlapping blocks of `length` tokens (the ragged tail is dropped)."""
+    n = len(ids) // length
+    if max_blocks is not None:
+        n = min(n, max_blocks)
+    return torch.tensor(ids[: n * length], dtype=torch.long).view(n, length)

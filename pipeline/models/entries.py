@@ -1,0 +1,71 @@
+"""Zoo entries of params.yaml, parsed and checked without importing torch (Snakemake reads them
+at every start, so a no-op rebuild stays fast)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+FAMILIES = ("masked-lm", "causal-lm", "encoder-decoder", "encoder-only")
+SOURCE_KINDS = ("package", "trained", "random", "hub", "path")
+OBJECTIVES = {"mlm": "masked-lm", "causal": "causal-lm"}
+
+
+@dataclass(frozen=True)
+class ModelEntry:
+    """One `models.zoo` entry of params.yaml, with its source split into kind and value."""
+
+    name: str
+    source: str
+    family: str
+    max_length: int
+    batch_size: int
+    dtype: str = "auto"
+    revision: str | None = None
+
+    @property
+    def kind(self) -> str:
+        return self.source.split(":", 1)[0]
+
+    @property
+    def value(self) -> str:
+        return self.source.split(":", 1)[1]
+
+    @property
+    def pipeline_made(self) -> bool:
+        """Weights the pipeline writes itself into data/models/<name> (trained models and random twins)."""
+        return self.kind in ("trained", "random")
+
+
+def parse_zoo(entries: list[dict]) -> dict[str, ModelEntry]:
+    """Validate the zoo as a whole: unique names, known families, twins of existing entries.
+
+    A `random:` entry may leave out `family`, `max_length` and `batch_size`: they default to its twin's.
+    """
+    raw = {}
+    for e in entries:
+        if e["name"] in raw:
+            raise ValueError(f"models.zoo: two entries are named {e['name']!r}")
+        raw[e["name"]] = e
+    zoo: dict[str, ModelEntry] = {}
+    for name, e in raw.items():
+        kind, _, value = e["source"].partition(":")
+        if kind not in SOURCE_KINDS or not value:
+            raise ValueError(f"models.zoo[{name}]: source {e['source']!r} is not one of {', '.join(k + ':...' for k in SOURCE_KINDS)}")
+        base = e
+        if kind == "random":
+            if value not in raw or value == name:
+                raise ValueError(f"models.zoo[{name}]: random:{value} names no other zoo entry")
+            if raw[value]["source"].startswith("random:"):
+                raise ValueError(f"models.zoo[{name}]: a random twin of a random twin is the same model; twin {value}'s source")
+            base = {**raw[value], **e}
+        if kind == "trained" and value not in OBJECTIVES:
+            raise ValueError(f"models.zoo[{name}]: trained:{value} is not one of trained:{', trained:'.join(OBJECTIVES)}")
+        family = base.get("family") or (OBJECTIVES[value] if kind == "trained" else None)
+        if family not in FAMILIES:
+            raise ValueError(f"models.zoo[{name}]: family {family!r} is not one of {FAMILIES}")
+        if kind == "trained" and family != OBJECTIVES[value]:
+            raise ValueError(f"models.zoo[{name}]: trained:{value} gives a {OBJECTIVES[value]}, not a {family}")
+        zoo[name] = ModelEntry(name=name, source=e["source"], family=family, max_length=int(base["max_length"]),
+                               batch_size=int(base["batch_size"]), dtype=base.get("dtype", "auto"),
+                               revision=e.get("revision"))
+    return zoo

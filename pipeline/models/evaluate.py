@@ -1,0 +1,114 @@
+"""Held-out perplexity of a zoo model on the test split, each model with its own tokenizer.
+
+Causal LMs: exp of the mean next-token cross-entropy over every predicted position.
+Masked LMs: exp of the mean cross-entropy over masked positions, with a fixed seeded masking
+(15% of non-special tokens, all replaced by the mask token), so a model and its random twin
+(same tokenizer) are scored on exactly the same masks. Encoder-only and encoder-decoder models
+get no perplexity (no LM head / no single-sequence objective): null with the reason.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import math
+import sys
+from pathlib import Path
+
+import torch
+
+from pipeline.io import write_json
+from pipeline.models.data import blocks, select_files, token_stream
+from pipeline.models.zoo import LoadedModel, load_model, parse_zoo
+
+log = logging.getLogger("pipeline.models.evaluate")
+
+
+def eval_mask(batch: torch.Tensor, special: torch.Tensor, probability: float, mask_id: int, generator: torch.Generator):
+    """Seeded masking for scoring: every picked token becomes the mask token; at least one per row."""
+    picked = (torch.rand(batch.shape, generator=generator) < probability) & ~special
+    none = ~picked.any(dim=1)
+    if none.any():  # the first non-special token of a row that drew no mask
+        first = (~special).int().argmax(dim=1)
+        picked[none, first[none]] = True
+    inputs = batch.clone()
+    inputs[picked] = mask_id
+    return inputs, torch.where(picked, batch, torch.full_like(batch, -100))
+
+
+def framing_of(tok) -> tuple[list[int], list[int]]:
+    """The special tokens a tokenizer puts before and after one text (<s> … </s>, [CLS] … [SEP]), read
+    off by encoding a probe with and without them (transformers 5 tokenizers expose no such method)."""
+    bare = tok("x", add_special_tokens=False)["input_ids"]
+    full = tok("x", add_special_tokens=True)["input_ids"]
+    start = next(i for i in range(len(full) - len(bare) + 1) if full[i: i + len(bare)] == bare)
+    return full[:start], full[start + len(bare):]
+
+
+def perplexity(lm: LoadedModel, texts, block_length: int, max_blocks: int, seed: int, mlm_probability: float) -> dict:
+    tok = lm.tokenizer
+    masked = lm.family == "masked-lm"
+    separator = tok.sep_token_id if masked else tok.eos_token_id
+    prefix, suffix = framing_of(tok) if masked else ([], [])
+    content = blocks(token_stream(tok, texts, separator), block_length - len(prefix) - len(suffix), max_blocks)
+    if masked:
+        n = content.shape[0]
+        data = torch.cat([torch.tensor([prefix] * n, dtype=torch.long).view(n, -1), content,
+                          torch.tensor([suffix] * n, dtype=torch.long).view(n, -1)], dim=1)
+        special = torch.zeros(data.shape, dtype=torch.bool)
+        special[:, : len(prefix)] = True
+        special[:, data.shape[1] - len(suffix):] = True
+    else:
+        data = content
+    generator = torch.Generator().manual_seed(seed)
+    nll, count = 0.0, 0
+    for i in range(0, data.shape[0], lm.entry.batch_size):
+        batch = data[i: i + lm.entry.batch_size]
+        if masked:
+            inputs, labels = eval_mask(batch, special[i: i + lm.entry.batch_size], mlm_probability, tok.mask_token_id, generator)
+        else:
+            inputs, labels = batch, batch
+        logits = lm(input_ids=inputs).logits.float().cpu()
+        if not masked:  # position t predicts token t+1
+            logits, labels = logits[:, :-1], labels[:, 1:]
+        picked = labels != -100
+        nll += torch.nn.functional.cross_entropy(logits[picked], labels[picked], reduction="sum").item()
+        count += int(picked.sum())
+    return {"perplexity": math.exp(nll / count) if count else None, "tokens_scored": count, "blocks": int(data.shape[0]),
+            "block_length": block_length}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m pipeline.models.evaluate",
+                                 description="Test-split perplexity of one zoo model (null for families without an LM objective).")
+    ap.add_argument("--zoo", required=True, help="models.zoo as JSON")
+    ap.add_argument("--name", required=True)
+    ap.add_argument("--manifest", required=True, type=Path)
+    ap.add_argument("--data", required=True, help="training.data as JSON (languages, max_eval_bytes)")
+    ap.add_argument("--evaluation", required=True, help="training.evaluation as JSON (max_blocks, mlm_probability)")
+    ap.add_argument("--seed", required=True, type=int)
+    ap.add_argument("--models-dir", default=Path("data/models"), type=Path)
+    ap.add_argument("--device", default="auto")
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--out", required=True, type=Path)
+    args = ap.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    torch.set_num_threads(args.threads)
+    entry = parse_zoo(json.loads(args.zoo))[args.name]
+    data, ev = json.loads(args.data), json.loads(args.evaluation)
+    result = {"name": entry.name, "split": "test", "perplexity": None, "tokens_scored": 0}
+    if entry.family in ("masked-lm", "causal-lm"):
+        lm = load_model(entry, device=args.device, models_dir=args.models_dir)
+        selection = select_files(args.manifest, "test", data["languages"], data["max_eval_bytes"], args.seed)
+        result.update(perplexity(lm, selection.texts(), entry.max_length, ev["max_blocks"], args.seed, ev["mlm_probability"]))
+        result["test_data"] = selection.describe(data["languages"])
+        log.info("%s: test perplexity %.3f over %d tokens", entry.name, result["perplexity"] or float("nan"), result["tokens_scored"])
+    else:
+        result["reason"] = f"no perplexity for the {entry.family} family"
+    write_json(result, args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

