@@ -30,3 +30,4 @@ rule all:
         rules.apiquiz.output,
         rules.models.output,
         rules.warehouse.output,
+        rules.report.output,

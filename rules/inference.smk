@@ -71,6 +71,6 @@ rule codesyntax_predict:
 
 rule inference:
     input:
-        expand(rules.apiquiz_predict.output, model=QUIZ_MODELS, shard=SHARDS),
-        expand(rules.codesyntax_predict.output, model=SYNTAX_MODELS, cs_language=CODESYNTAX["languages"],
-               shard=SHARDS),
+        apiquiz=expand(rules.apiquiz_predict.output, model=QUIZ_MODELS, shard=SHARDS),
+        codesyntax=expand(rules.codesyntax_predict.output, model=SYNTAX_MODELS, cs_language=CODESYNTAX["languages"],
+                          shard=SHARDS),

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 from pathlib import Path
 
@@ -50,7 +51,7 @@ def section_corpus(con) -> str:
             + "\n\nLeft out, by stage and reason:\n\n" + markdown_table(["stage", "reason", "items"], rejects) + "\n")
 
 
-def section_apiquiz(con, figures: Path) -> str:
+def section_apiquiz(con, figures: Path, link: str) -> str:
     rows = con.sql("SELECT model, protocol, setting, scored, p_at_1, p_at_5, p_at_10 FROM apiquiz_by_setting "
                    "ORDER BY protocol, model, setting").fetchall()
     out = ["## apiquiz (INK, Table III)\n",
@@ -80,11 +81,11 @@ def section_apiquiz(con, figures: Path) -> str:
         ax.set_title("apiquiz: precision at k")
         ax.legend(fontsize=7)
         save(fig, figures / "apiquiz_p_at_k.png")
-        out.append("\n![P@k per model](figures/apiquiz_p_at_k.png)\n")
+        out.append(f"\n![P@k per model]({link}/apiquiz_p_at_k.png)\n")
     return "\n".join(out) + "\n"
 
 
-def section_codesyntax(con, figures: Path) -> str:
+def section_codesyntax(con, figures: Path, link: str) -> str:
     rows = con.sql("SELECT system, chosen_on, language, k, score FROM syntax_scores WHERE metric = 'first' "
                    "ORDER BY system, chosen_on, language, k").fetchall()
     table: dict[tuple, dict] = {}
@@ -106,7 +107,7 @@ def section_codesyntax(con, figures: Path) -> str:
     for model, language in con.sql("SELECT DISTINCT model, language FROM syntax_head_scores ORDER BY ALL").fetchall():
         path = figures / f"codesyntax_heads_{model}_{language}.png"
         if heatmaps(con, model, language, path):
-            out.append(f"\n![{model} {language}](figures/{path.name})\n")
+            out.append(f"\n![{model} {language}]({link}/{path.name})\n")
     return "\n".join(out) + "\n"
 
 
@@ -153,16 +154,16 @@ def save(fig, path: Path) -> None:
     plt.close(fig)
 
 
-def build(db: Path, out: Path, models_metrics: Path | None = None) -> None:
+def build(db: Path, out: Path, figures: Path, models_metrics: Path | None = None) -> None:
     con = connect(db)
-    figures = out.parent / "figures"
     figures.mkdir(parents=True, exist_ok=True)
+    link = os.path.relpath(figures, out.parent)  # image links relative to the Markdown file
     text = "\n".join([
         "# Benchmark report\n",
         "Regenerated from `data/warehouse.duckdb` by `snakemake report`; every number is a view you can query "
         "with `python -m pipeline query`.\n",
-        section_corpus(con), section_models(models_metrics), section_apiquiz(con, figures),
-        section_codesyntax(con, figures)])
+        section_corpus(con), section_models(models_metrics), section_apiquiz(con, figures, link),
+        section_codesyntax(con, figures, link)])
     with atomic_path(out) as tmp:
         tmp.write_text(text, encoding="utf-8")
 
@@ -173,9 +174,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--db", type=Path, default=Path("data/warehouse.duckdb"))
     ap.add_argument("--models-metrics", type=Path, default=None, help="reports/metrics/models.json")
     ap.add_argument("--out", type=Path, default=Path("reports/index.md"))
+    ap.add_argument("--figures", type=Path, default=Path("reports/figures/report"))
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
-    build(args.db, args.out, args.models_metrics)
+    build(args.db, args.out, args.figures, args.models_metrics)
     return 0
 
 
