@@ -21,6 +21,7 @@ rule apiquiz_predict:
         zoo=zoo_subset,
         shards=INFERENCE["shards"],
         max_items=INFERENCE["apiquiz_max_quizzes"],
+        max_candidates=INFERENCE["rank_max_candidates"],
         seed=config["seed"],
         token_budget=INFERENCE["token_budget"],
         fill_top_k=INFERENCE["fill_top_k"],
@@ -36,8 +37,8 @@ rule apiquiz_predict:
     shell:
         "python -m pipeline.infer.apiquiz --quizzes {input.quizzes:q} --model {wildcards.model:q}"
         " --zoo {params.zoo:q} --shard {wildcards.shard} --shards {params.shards}"
-        " --max-items {params.max_items} --seed {params.seed} --token-budget {params.token_budget}"
-        " --fill-top-k {params.fill_top_k} --rank-top-k {params.rank_top_k} --device {params.device:q}"
+        " --max-items {params.max_items} --max-candidates {params.max_candidates} --seed {params.seed}"
+        " --token-budget {params.token_budget} --fill-top-k {params.fill_top_k} --rank-top-k {params.rank_top_k} --device {params.device:q}"
         " --threads {threads} --out {output:q} 2> {log:q}"
 
 

@@ -18,6 +18,7 @@ depend on batch size, shard count or device.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import logging
 import sys
@@ -219,11 +220,20 @@ def rank_candidates(scorer: Scorer, family: str, quizzes: list[Quiz], model: str
     return rows
 
 
+def ranked_candidates(quiz_id: str, answer: str, candidates: list[str], cap: int, seed: int) -> tuple[str, ...]:
+    """The gold plus a seeded sample of the other candidates, `cap` in all (0: every candidate), sorted."""
+    others = [c for c in candidates if c != answer]
+    if cap and len(others) >= cap:
+        others = sorted(others, key=lambda c: hashlib.sha256(f"{seed}:{quiz_id}:{c}".encode()).digest())[: cap - 1]
+    return tuple(sorted([answer, *others]))
+
+
 def score_shard(quizzes: pa.Table, loaded, shard: int, shards: int, token_budget: int, fill_top_k: int,
-                rank_top_k: int, max_items: int = 0, seed: int = 0) -> pa.Table:
+                rank_top_k: int, max_items: int = 0, seed: int = 0, max_candidates: int = 0) -> pa.Table:
     ids = quizzes.column("quiz_id").to_pylist()
     mine = quizzes.filter(pa.array(select_shard(ids, shard, shards, max_items, seed)))
-    items = [Quiz(r["quiz_id"], r["prefix"], r["answer"], r["suffix"], tuple(r["candidates"]))
+    items = [Quiz(r["quiz_id"], r["prefix"], r["answer"], r["suffix"],
+                  ranked_candidates(r["quiz_id"], r["answer"], r["candidates"], max_candidates, seed))
              for r in mine.select(["quiz_id", "prefix", "answer", "suffix", "candidates"]).to_pylist()]
     model, family = loaded.entry.name, loaded.entry.family
     rows: list[dict] = []
@@ -236,7 +246,7 @@ def score_shard(quizzes: pa.Table, loaded, shard: int, shards: int, token_budget
         scorer = Scorer(loaded, token_budget)
         chunk = 256  # quizzes per progress step; batches are formed inside each chunk
         for start in tqdm(range(0, len(items), chunk), desc=f"apiquiz {model} shard {shard}", unit="chunk",
-                          file=sys.stderr, disable=None):
+                          file=sys.stderr, mininterval=5):
             part = items[start : start + chunk]
             if family == "masked-lm":
                 rows += fill_mask(scorer, part, model, fill_top_k)
@@ -259,6 +269,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--shards", required=True, type=int)
     ap.add_argument("--max-items", type=int, default=0, help="score a seeded subset of this many quizzes (0: all)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--max-candidates", type=int, default=0,
+                    help="rank the gold among a seeded sample of this many candidates (0: the quiz's whole list)")
     ap.add_argument("--token-budget", type=int, default=8192, help="padded tokens per batch")
     ap.add_argument("--fill-top-k", type=int, default=50)
     ap.add_argument("--rank-top-k", type=int, default=20)
@@ -275,7 +287,7 @@ def main(argv: list[str] | None = None) -> int:
     loaded = load_model(entry, device=None if args.device == "auto" else args.device, models_dir=args.models_dir)
     quizzes = read_parquet(args.quizzes, schemas.QUIZZES)
     table = score_shard(quizzes, loaded, args.shard, args.shards, args.token_budget, args.fill_top_k, args.rank_top_k,
-                        args.max_items, args.seed)
+                        args.max_items, args.seed, args.max_candidates)
     write_parquet(table, args.out, schemas.APIQUIZ_PREDICTIONS)
     ok = pc.sum(pc.equal(table.column("status"), "ok")).as_py() or 0
     log.info("%s shard %d/%d: %d rows, %d scored", args.model, args.shard, args.shards, table.num_rows, ok)

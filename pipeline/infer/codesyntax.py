@@ -139,7 +139,7 @@ class AttentionEvaluator:
         encs = [self.tok(s.code, return_offsets_mapping=True, truncation=True, max_length=self.max_length)
                 for s in samples]
         order = list(range(len(samples)))
-        bar = tqdm(total=len(samples), desc=desc, unit="fn", file=sys.stderr, disable=None)
+        bar = tqdm(total=len(samples), desc=desc, unit="fn", file=sys.stderr, mininterval=5)
         for batch in length_sorted_batches(order, [len(e["input_ids"]) for e in encs], self.batch_size, self.budget):
             width = max(len(encs[i]["input_ids"]) for i in batch)
             ids = torch.full((len(batch), width), self.pad, dtype=torch.long)

@@ -1,0 +1,78 @@
+"""apiquiz candidate ranking: ours (all candidates of many quizzes in length-sorted batches under a
+token budget) against a per-candidate unbatched loop, same quizzes, same model, one run.
+
+Usage: python -m bench.quiz_ranking [--model code-mlm] [--quizzes 40]
+(needs the default build: `snakemake models apiquiz --cores 2`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+
+def unbatched(loaded, family: str, quizzes) -> list[int]:
+    """Every candidate (and, for a masked LM, every masked copy) through the model alone."""
+    from pipeline.infer.apiquiz import encode, rank_of
+
+    tok, ranks = loaded.tokenizer, []
+    for q in quizzes:
+        scores = []
+        for c in q.candidates:
+            e = encode(tok, q.prefix, c, q.suffix)
+            total = 0.0
+            if family == "masked-lm":
+                for pos in e.span:
+                    ids = list(e.ids)
+                    ids[pos] = tok.mask_token_id
+                    logits = loaded(input_ids=torch.tensor([ids])).logits[0, pos].float()
+                    total += float(torch.log_softmax(logits, -1)[e.ids[pos]])
+            else:
+                ids = torch.tensor([e.ids])
+                logp = torch.log_softmax(loaded(input_ids=ids).logits.float(), -1)
+                total = float(logp[0, :-1].gather(-1, ids[0, 1:, None]).sum())
+            scores.append(total)
+        ranks.append(rank_of(scores, list(q.candidates), q.candidates.index(q.answer))[0])
+    return ranks
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--model", nargs="+", default=["code-mlm", "code-clm"])
+    ap.add_argument("--quizzes", type=int, default=40)
+    args = ap.parse_args(argv)
+    import pyarrow.parquet as pq
+    import yaml
+
+    from pipeline.infer.apiquiz import Quiz, Scorer, rank_candidates
+    from pipeline.infer.batching import seeded_subset
+    from pipeline.models.entries import parse_zoo
+    from pipeline.models.zoo import load_model
+
+    torch.set_num_threads(1)
+    table = pq.read_table("data/bench/apiquiz/quizzes.parquet", columns=["quiz_id", "prefix", "answer", "suffix", "candidates"])
+    keep = seeded_subset(table.column("quiz_id").to_pylist(), args.quizzes, 1)
+    quizzes = [Quiz(r["quiz_id"], r["prefix"], r["answer"], r["suffix"], tuple(r["candidates"]))
+               for r in table.to_pylist() if r["quiz_id"] in keep]
+    zoo = parse_zoo(yaml.safe_load(Path("params.yaml").read_text())["models"]["zoo"])
+    print(f"{'model':10s} {'variant':12s} {'quizzes/s':>9s} {'speed-up':>8s}  same ranks")
+    for name in args.model:
+        loaded = load_model(zoo[name], device="cpu")
+        start = time.perf_counter()
+        base = unbatched(loaded, zoo[name].family, quizzes)
+        t_base = time.perf_counter() - start
+        start = time.perf_counter()
+        rows = rank_candidates(Scorer(loaded, 8192), zoo[name].family, quizzes, name, 20)
+        t_ours = time.perf_counter() - start
+        ours = [r["gold_rank"] for r in sorted(rows, key=lambda r: [q.quiz_id for q in quizzes].index(r["quiz_id"]))]
+        print(f"{name:10s} {'unbatched':12s} {len(quizzes) / t_base:9.2f} {1.0:7.1f}x")
+        print(f"{name:10s} {'ours':12s} {len(quizzes) / t_ours:9.2f} {t_base / t_ours:7.1f}x  {ours == base}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
