@@ -1,6 +1,7 @@
 """The pipeline-trained code LMs: the real Snakemake rules on a fixture corpus, determinism,
 random twins, and perplexity against hand-computed values."""
 
+import dataclasses
 import json
 import os
 from contextlib import chdir
@@ -108,6 +109,9 @@ def test_training_rule_builds_model_folders_cards_and_curves(project):
         assert card["layers"] == 1 and card["heads"] == 2 and card["hidden_size"] == 32 and card["vocab_size"] == vocab
         assert card["train_data"]["split"] == "train" and card["train_data"]["files"] > 0
         assert card["training"]["steps"] == 40 and card["seed"] == SEED
+        blocks = card["train_data"]["tokens"] // 32
+        assert card["train_data"]["full_epoch"] == (40 * 8 >= blocks)
+        assert card["train_data"]["epochs"] == round(40 * 8 / blocks, 3)
         curve = json.loads((folder / "training.json").read_text())
         assert len(curve["train_loss"]) == 40 and curve["eval_step"] == [20, 40]
         assert curve["train_loss"][-1] < curve["train_loss"][0]
@@ -127,6 +131,19 @@ def test_trained_model_beats_its_random_twin_on_the_test_split(project):
            for name in ("tiny-clm", "tiny-clm-random")}
     assert got["tiny-clm"]["tokens_scored"] == got["tiny-clm-random"]["tokens_scored"] > 0
     assert got["tiny-clm"]["perplexity"] < 0.5 * got["tiny-clm-random"]["perplexity"]
+
+
+def test_perplexity_does_not_depend_on_batch_size(project):
+    zoo = parse_zoo(ZOO)
+    texts = [(project / "corpus/repo03/util.py").read_text(), (project / "corpus/repo03/Counter3.java").read_text()]
+    got = []
+    for name in ("tiny-mlm", "tiny-clm"):
+        for batch_size in (1, 7):
+            entry = dataclasses.replace(zoo[name], batch_size=batch_size)
+            got.append(perplexity(load_model(entry, device="cpu", models_dir=project / "data/models"), texts, 32, 12, SEED, 0.15))
+    assert got[0]["tokens_scored"] == got[1]["tokens_scored"] > 0 and got[2]["tokens_scored"] == got[3]["tokens_scored"] > 0
+    assert got[0]["perplexity"] == pytest.approx(got[1]["perplexity"], rel=1e-5)
+    assert got[2]["perplexity"] == pytest.approx(got[3]["perplexity"], rel=1e-5)
 
 
 @pytest.mark.slow

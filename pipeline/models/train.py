@@ -215,8 +215,11 @@ def run_training(entry: ModelEntry, manifest: Path, tokenizer_dir: Path, data: d
     tokens_seen = p.steps * p.batch_size * p.seq_length
     card = cards.card_for(entry, model, str(out), {
         "seed": seed,
+        # full_epoch: every block was in some batch, so every selected file was seen (all but the stream's
+        # ragged tail of < seq_length tokens): "seen vs unseen" is then exact at file level.
         "train_data": {**train_sel.describe(data["languages"]), "tokens": int(train_blocks.numel()),
-                       "tokens_seen": tokens_seen, "epochs": round(tokens_seen / train_blocks.numel(), 3)},
+                       "tokens_seen": tokens_seen, "epochs": round(tokens_seen / train_blocks.numel(), 3),
+                       "full_epoch": p.steps * p.batch_size >= train_blocks.shape[0]},
         "tokenizer": {"kind": "byte-level BPE", "vocab_size": record["vocab_size"], "train_data": record["train_data"]},
         "training": {"objective": objective, **vars(p)},
     })
