@@ -1,24 +1,33 @@
-# Helpers shared by every rule file: config validation, source lookup, the interpreter.
+# Helpers shared by all rules: config validation, source lookup, the interpreter.
+import glob
 import json
+import os
 import re
 import sys
 
 from snakemake.utils import min_version, validate
 
+# The Snakefile reads the zoo with the pipeline's own parser (no torch import: a no-op run stays fast).
+sys.path.insert(0, workflow.basedir)
+from pipeline.models.entries import parse_zoo  # noqa: E402
+
 min_version("9.0")
 
 validate(config, "../schemas/params.schema.yaml")
 
-# Rules run the interpreter Snakemake runs under, so a virtualenv needs no activation.
-PYTHON = sys.executable
+# Rules call `python -m pipeline.<module>`: jobs get the interpreter Snakemake runs under
+# first on PATH (a virtualenv needs no activation) and import this workflow's `pipeline`
+# package, also when --directory points elsewhere.
+os.environ.update(
+    PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""),
+    PYTHONPATH=workflow.basedir,
+)
+# Software for `--use-conda` / `--sdm conda` (clusters); ignored otherwise.
+CONDA_ENV = "../envs/pipeline.yaml"
 
 SOURCES = {s["name"]: s for s in config["corpus"]["sources"]}
 if len(SOURCES) != len(config["corpus"]["sources"]):
     raise ValueError("params.yaml: corpus.sources has two entries with the same name; names must be unique")
-
-
-wildcard_constraints:
-    source="|".join(re.escape(n) for n in SOURCES),
 
 
 def source_spec(wildcards):
@@ -28,3 +37,30 @@ def source_spec(wildcards):
 
 def as_json(value):
     return json.dumps(value, sort_keys=True)
+
+
+# The model zoo (params.yaml models.zoo), parsed and checked once.
+ZOO = parse_zoo(config.get("models", {}).get("zoo", []))
+TRAINED = [n for n, e in ZOO.items() if e.kind == "trained"]
+RANDOM = [n for n, e in ZOO.items() if e.kind == "random"]
+EXTERNAL = [n for n, e in ZOO.items() if e.kind in ("package", "hub", "path")]
+LMS = [n for n, e in ZOO.items() if e.family in ("masked-lm", "causal-lm")]
+
+
+def _names(names):
+    """A wildcard pattern matching exactly these names (one that matches nothing when empty)."""
+    return "|".join(re.escape(n) for n in names) or "(?!)"
+
+
+def zoo_subset(wildcards):
+    """The model's own zoo entry, plus its twin's for a random one: editing one entry reruns only its rules."""
+    entries = {e["name"]: e for e in config["models"]["zoo"]}
+    entry = entries[wildcards.model]
+    twin = [entries[ZOO[wildcards.model].value]] if ZOO[wildcards.model].kind == "random" else []
+    return json.dumps(twin + [entry], sort_keys=True)
+
+
+def twin_inputs(wildcards):
+    """A random twin of a pipeline-made model needs that model's folder (config and tokenizer)."""
+    twin = ZOO[ZOO[wildcards.model].value]
+    return [f"data/models/{twin.name}"] if twin.pipeline_made else []

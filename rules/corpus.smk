@@ -10,10 +10,12 @@ rule fetch_source:
         spec=source_spec,
         limits=as_json(config["corpus"]["limits"]),
         cache=config["corpus"]["cache_dir"],
+    conda:
+        CONDA_ENV
     log:
         "logs/fetch/{source}.log",
     shell:
-        "{PYTHON} -m pipeline.corpus.fetch --spec {params.spec:q} --limits {params.limits:q}"
+        "python -m pipeline.corpus.fetch --spec {params.spec:q} --limits {params.limits:q}"
         " --cache {params.cache:q} --dest {output.tree:q} --record {output.record:q}"
         " --rejects {output.rejects:q} 2> {log:q}"
 

@@ -13,10 +13,12 @@ rule scan_source:
         languages=as_json(config["manifest"]["languages"]),
         max_file_bytes=config["corpus"]["limits"]["max_file_bytes"],
     threads: config["manifest"]["workers"]
+    conda:
+        CONDA_ENV
     log:
         "logs/scan/{source}.log",
     shell:
-        "{PYTHON} -m pipeline.manifest.scan --name {wildcards.source:q} --root {input.tree:q}"
+        "python -m pipeline.manifest.scan --name {wildcards.source:q} --root {input.tree:q}"
         " --repository {params.repository:q} --languages {params.languages:q}"
         " --max-file-bytes {params.max_file_bytes} --workers {threads}"
         " --out {output.files:q} --rejects {output.rejects:q} 2> {log:q}"
@@ -34,10 +36,12 @@ rule manifest:
     params:
         seed=config["seed"],
         split=as_json(config["manifest"]["split"]),
+    conda:
+        CONDA_ENV
     log:
         "logs/manifest.log",
     shell:
-        "{PYTHON} -m pipeline.manifest.build --scanned {input.files:q}"
+        "python -m pipeline.manifest.build --scanned {input.files:q}"
         " --rejects-in {input.fetch_rejects:q} {input.scan_rejects:q}"
         " --seed {params.seed} --split {params.split:q}"
         " --out {output.manifest:q} --rejects {output.rejects:q} --metrics {output.metrics:q} 2> {log:q}"

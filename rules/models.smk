@@ -1,34 +1,5 @@
 # Stage 6: the model zoo. Trained code LMs, random twins and cards of packaged/hub/path models,
 # each in data/models/<name>/ (card.json inside); test perplexities in reports/metrics/models.json.
-import sys as _sys
-
-_sys.path.insert(0, workflow.basedir)
-from pipeline.models.entries import parse_zoo  # noqa: E402
-
-ZOO = parse_zoo(config.get("models", {}).get("zoo", []))
-TRAINED = [n for n, e in ZOO.items() if e.kind == "trained"]
-RANDOM = [n for n, e in ZOO.items() if e.kind == "random"]
-EXTERNAL = [n for n, e in ZOO.items() if e.kind in ("package", "hub", "path")]
-LMS = [n for n, e in ZOO.items() if e.family in ("masked-lm", "causal-lm")]
-
-
-def _names(names):
-    """A wildcard pattern matching exactly these names (one that matches nothing when empty)."""
-    return "|".join(re.escape(n) for n in names) or "(?!)"
-
-
-def zoo_subset(wildcards):
-    """The model's own zoo entry, plus its twin's for a random one: editing one entry reruns only its rules."""
-    entries = {e["name"]: e for e in config["models"]["zoo"]}
-    entry = entries[wildcards.model]
-    twin = [entries[ZOO[wildcards.model].value]] if ZOO[wildcards.model].kind == "random" else []
-    return json.dumps(twin + [entry], sort_keys=True)
-
-
-def twin_inputs(wildcards):
-    """A random twin of a pipeline-made model needs that model's folder (config and tokenizer)."""
-    twin = ZOO[ZOO[wildcards.model].value]
-    return [f"data/models/{twin.name}"] if twin.pipeline_made else []
 
 
 rule train_tokenizer:
@@ -40,10 +11,12 @@ rule train_tokenizer:
         data=lambda wildcards: as_json(config["training"]["data"]),
         tokenizer=lambda wildcards: as_json(config["training"]["tokenizer"]),
         seed=config["seed"],
+    conda:
+        CONDA_ENV
     log:
         "logs/models/tokenizer.log",
     shell:
-        "{PYTHON} -m pipeline.models.tokenizer_train --manifest {input.manifest:q} --data {params.data:q}"
+        "python -m pipeline.models.tokenizer_train --manifest {input.manifest:q} --data {params.data:q}"
         " --tokenizer {params.tokenizer:q} --seed {params.seed} --out {output:q} 2> {log:q}"
 
 
@@ -65,10 +38,12 @@ rule train_model:
     threads: lambda wildcards: config["training"]["threads"]
     resources:
         gpu=1,
+    conda:
+        CONDA_ENV
     log:
         "logs/models/train_{model}.log",
     shell:
-        "{PYTHON} -m pipeline.models.train train --zoo {params.entry:q} --name {wildcards.model:q}"
+        "python -m pipeline.models.train train --zoo {params.entry:q} --name {wildcards.model:q}"
         " --manifest {input.manifest:q} --tokenizer {input.tokenizer:q} --data {params.data:q}"
         " --params {params.model:q} --seed {params.seed} --threads {threads} --device {params.device:q}"
         " --out {output.model:q} --figure {output.figure:q} 2> {log:q}"
@@ -84,10 +59,12 @@ rule random_model:
     params:
         entry=zoo_subset,
         seed=config["seed"],
+    conda:
+        CONDA_ENV
     log:
         "logs/models/random_{model}.log",
     shell:
-        "{PYTHON} -m pipeline.models.train random --zoo {params.entry:q} --name {wildcards.model:q}"
+        "python -m pipeline.models.train random --zoo {params.entry:q} --name {wildcards.model:q}"
         " --seed {params.seed} --out {output:q} 2> {log:q}"
 
 
@@ -98,10 +75,12 @@ rule external_model:
         model=_names(EXTERNAL),
     params:
         entry=zoo_subset,
+    conda:
+        CONDA_ENV
     log:
         "logs/models/external_{model}.log",
     shell:
-        "{PYTHON} -m pipeline.models.cards describe --zoo {params.entry:q} --name {wildcards.model:q}"
+        "python -m pipeline.models.cards describe --zoo {params.entry:q} --name {wildcards.model:q}"
         " --out {output:q} 2> {log:q}"
 
 
@@ -120,10 +99,12 @@ rule evaluate_model:
         device=lambda wildcards: config["models"]["device"],
         seed=config["seed"],
     threads: lambda wildcards: config["training"]["threads"]
+    conda:
+        CONDA_ENV
     log:
         "logs/models/evaluate_{model}.log",
     shell:
-        "{PYTHON} -m pipeline.models.evaluate --zoo {params.entry:q} --name {wildcards.model:q}"
+        "python -m pipeline.models.evaluate --zoo {params.entry:q} --name {wildcards.model:q}"
         " --manifest {input.manifest:q} --data {params.data:q} --evaluation {params.evaluation:q}"
         " --seed {params.seed} --device {params.device:q} --threads {threads} --out {output:q} 2> {log:q}"
 
@@ -134,8 +115,10 @@ rule models:
         evals=expand("data/models-eval/{model}.json", model=LMS),
     output:
         "reports/metrics/models.json",
+    conda:
+        CONDA_ENV
     log:
         "logs/models/report.log",
     shell:
-        "{PYTHON} -m pipeline.models.cards report --models {input.models:q} --evals {input.evals:q}"
+        "python -m pipeline.models.cards report --models {input.models:q} --evals {input.evals:q}"
         " --out {output:q} 2> {log:q}"

@@ -35,6 +35,7 @@ log = logging.getLogger("pipeline.corpus.fetch")
 
 NETWORK_TIMEOUT_S = 60
 LANGUAGE_EXTENSIONS = {"python": ".py", "java": ".java", "javascript": ".js"}
+JVM_FOLDERS = ("/usr/lib/jvm", "/usr/local/lib/jvm", "/Library/Java/JavaVirtualMachines")
 
 
 class FetchError(RuntimeError):
@@ -250,7 +251,7 @@ def find_jdk_src_zip() -> Path | None:
     javac = shutil.which("javac")
     if javac:
         candidates.append(Path(javac).resolve().parent.parent / "lib" / "src.zip")
-    for folder in ("/usr/lib/jvm", "/usr/local/lib/jvm", "/Library/Java/JavaVirtualMachines"):
+    for folder in JVM_FOLDERS:
         candidates.extend(sorted(Path(folder).glob("*/lib/src.zip")) if Path(folder).is_dir() else [])
     return next((c for c in candidates if c.is_file()), None)
 
@@ -298,7 +299,7 @@ def fetch(spec: dict, limits: Limits, dest: Path, record: Path, rejects: Path, c
     table = pa.table(
         {
             "source": [spec["name"]] * len(result.refusals),
-            "repository": [None if repo == "top_dir" else repo] * len(result.refusals),
+            "repository": [None if repo == "top_dir" or repo.startswith("dir:") else repo] * len(result.refusals),
             "path": [r.path for r in result.refusals],
             "stage": ["fetch"] * len(result.refusals),
             "reason": [r.reason for r in result.refusals],

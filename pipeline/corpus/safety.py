@@ -187,11 +187,12 @@ def zip_members(zf: zipfile.ZipFile) -> list[Member]:
     out = []
     for info in zf.infolist():
         mode = info.external_attr >> 16
+        file_type = stat.S_IFMT(mode)  # 0 when the archiver recorded permissions only
         if info.is_dir():
             kind, target = "dir", ""
         elif stat.S_ISLNK(mode):
             kind, target = "symlink", zf.read(info)[:4096].decode("utf-8", "replace")
-        elif mode and not stat.S_ISREG(mode):
+        elif file_type and file_type != stat.S_IFREG:
             kind, target = "special", ""
         else:
             kind, target = "file", ""

@@ -1,0 +1,371 @@
+"""Stage 3: static API extraction over every Python file of the manifest.
+
+Each distinct content hash is analysed once, in a process pool (one Snakemake job: the
+deduplication and the cache are corpus-wide, and a pool balances files of very different
+sizes better than fixed hash-prefix shards). Analyses are cached on disk by content hash
+under a key that changes with the extractor's code, so a rerun re-parses only new files.
+The path-dependent part (module name, relative imports, categories, split) is applied per
+manifest row afterwards, which is cheap.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import logging
+import pickle
+import signal
+import sys
+from collections import Counter
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from importlib.metadata import version as package_version
+from pathlib import Path, PurePosixPath
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from tqdm import tqdm
+
+from pipeline import schemas
+from pipeline.extract import analyse
+from pipeline.extract.analyse import FileResult, Rejected
+from pipeline.io import atomic_path, read_parquet, write_json, write_parquet
+
+log = logging.getLogger("pipeline.extract.build")
+
+CHUNK = 16
+STDLIB = frozenset(sys.stdlib_module_names) | {"builtins"}
+_CODE = ("visitor.py", "positions.py", "analyse.py")
+
+
+def extractor_version() -> str:
+    """Changes whenever the analysis code, libcst or the interpreter changes: the cache key."""
+    h = hashlib.sha256(f"{package_version('libcst')}\0{sys.version}".encode())
+    for name in _CODE:
+        h.update((Path(__file__).parent / name).read_bytes())
+    return h.hexdigest()[:16]
+
+
+class _Timeout(Exception):
+    pass
+
+
+def _alarm(signum, frame):
+    raise _Timeout()
+
+
+def analyse_file(location: str, encoding: str, timeout_s: float) -> tuple:
+    """("ok", FileResult) or ("rejected", reason, detail, cacheable)."""
+    previous = signal.signal(signal.SIGALRM, _alarm)
+    signal.setitimer(signal.ITIMER_REAL, timeout_s)
+    try:
+        try:
+            text = Path(location).read_bytes().decode(encoding)
+        except (UnicodeDecodeError, LookupError) as exc:
+            return ("rejected", "undecodable", f"{encoding}: {exc}"[:300], True)
+        return ("ok", analyse.analyse_source(text))
+    except Rejected as exc:
+        return ("rejected", exc.reason, exc.detail, True)
+    except _Timeout:
+        return ("rejected", "timeout", f"> {timeout_s} s", False)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _analyse_chunk(args) -> list[tuple[str, tuple]]:
+    items, timeout_s = args
+    return [(sha, analyse_file(location, encoding, timeout_s)) for sha, location, encoding in items]
+
+
+class Cache:
+    """One pickle per content hash, under the extractor version; written atomically."""
+
+    def __init__(self, root: Path | None):
+        self.root = root / extractor_version() if root else None
+
+    def _path(self, sha: str) -> Path:
+        return self.root / sha[:2] / f"{sha}.pkl"
+
+    def get(self, sha: str) -> tuple | None:
+        if self.root is None:
+            return None
+        try:
+            return pickle.loads(self._path(sha).read_bytes())
+        except (FileNotFoundError, EOFError, pickle.UnpicklingError):
+            return None
+
+    def put(self, sha: str, outcome: tuple) -> None:
+        if self.root is None or (outcome[0] == "rejected" and not outcome[3]):
+            return
+        with atomic_path(self._path(sha)) as tmp:
+            tmp.write_bytes(pickle.dumps(outcome, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+def analyse_all(tasks: list[tuple[str, str, str]], workers: int, timeout_s: float, cache: Cache) -> tuple[dict, int]:
+    """Outcome per content hash. Returns (outcomes, cache hits)."""
+    outcomes: dict[str, tuple] = {}
+    todo = []
+    for task in tasks:
+        hit = cache.get(task[0])
+        if hit is not None:
+            outcomes[task[0]] = hit
+        else:
+            todo.append(task)
+    hits = len(outcomes)
+    size = max(1, min(CHUNK, len(todo) // (4 * workers)))  # small corpora still spread over the pool
+    chunks = [(todo[i : i + size], timeout_s) for i in range(0, len(todo), size)]
+    bar = tqdm(total=len(todo), desc="extract", unit="file", disable=None, file=sys.stderr)
+
+    def take(part):
+        for sha, outcome in part:
+            outcomes[sha] = outcome
+            cache.put(sha, outcome)
+        bar.update(len(part))
+
+    if workers > 1 and len(chunks) > 1:
+        try:
+            with ProcessPoolExecutor(workers) as pool:
+                for part in pool.map(_analyse_chunk, chunks):
+                    take(part)
+        except BrokenProcessPool:
+            log.warning("a worker died; analysing the remaining files one process each")
+            for sha, location, encoding in todo:
+                if sha not in outcomes:
+                    take([(sha, _isolated(location, encoding, timeout_s))])
+    else:
+        for chunk in chunks:
+            take(_analyse_chunk(chunk))
+    bar.close()
+    return outcomes, hits
+
+
+def _isolated(location: str, encoding: str, timeout_s: float) -> tuple:
+    try:
+        with ProcessPoolExecutor(1) as pool:
+            return pool.submit(analyse_file, location, encoding, timeout_s).result()
+    except BrokenProcessPool:
+        return ("rejected", "worker_crash", "the analysing process died", False)
+
+
+# -- per manifest row -------------------------------------------------------------------------
+def package_dirs(paths: list[str]) -> set[str]:
+    """Package folders of one repository: those with an __init__.py, and folders of Python files
+    inside a package (implicit namespace subpackages such as flask's `sansio/`)."""
+    packages = {str(PurePosixPath(p).parent) for p in paths if PurePosixPath(p).name == "__init__.py"}
+    dirs = sorted({PurePosixPath(p).parent for p in paths}, key=lambda d: len(d.parts))
+    for d in dirs:  # parents first, so nested namespace folders chain up
+        if str(d) not in packages and str(d.parent) in packages and str(d) != ".":
+            packages.add(str(d))
+    return packages
+
+
+def module_name(path: str, packages: set[str]) -> tuple[str, bool]:
+    """Dotted module of a file: climb while the parent folder is a package (`src/a/b.py` -> `a.b`).
+    Returns (module, is_package)."""
+    p = PurePosixPath(path)
+    is_package = p.name == "__init__.py"
+    parts = [] if is_package else [p.stem]
+    d = p.parent
+    while str(d) in packages and str(d) != ".":
+        parts.append(d.name)
+        d = d.parent
+    if is_package and not parts:  # an __init__.py whose folder is the root
+        parts = [p.parent.name or "__init__"]
+    return ".".join(reversed(parts)), is_package
+
+
+def absolute(target: str, level: int, module: str, is_package: bool) -> str | None:
+    """Resolve a relative name against the importing module; None beyond the top package."""
+    if level == 0:
+        return target
+    package = module.split(".") if is_package else module.split(".")[:-1]
+    keep = len(package) - (level - 1)
+    if keep <= 0:
+        return None
+    base = ".".join(package[:keep])
+    return f"{base}.{target}" if target else base
+
+
+def category(fqn: str | None, via: str | None, repo_tops: set[str]) -> str:
+    if fqn is None:
+        return "unknown"
+    top = fqn.split(".", 1)[0]
+    if via == "def" or top in repo_tops:
+        return "user_defined"
+    if top in STDLIB:
+        return "stdlib"
+    return "third_party"
+
+
+def import_statement(imp: tuple) -> str | None:
+    kind, module, level, name, asname = imp[:5]
+    if asname is None:
+        return None
+    written = "." * level + module
+    return f"import {written} as {asname}" if kind == "import" else f"from {written} import {name} as {asname}"
+
+
+def finalize(row: dict, module: str, is_package: bool, result: FileResult, repo_tops: set[str]):
+    base = {k: row[k] for k in ("file_id", "source", "repository", "path", "split")}
+    base["module"] = module
+    targets = []
+    imports = []
+    for imp in result.imports:
+        kind, mod, level, name, asname, bound, target, scope, fallback, line = imp
+        star = name == "*"
+        abs_target = None if star else absolute(target, level, module, is_package)
+        targets.append(abs_target)
+        imports.append({**base, "line": line, "kind": kind, "imported": "." * level + mod, "level": level,
+                        "name": name, "asname": asname, "bound": bound, "target": abs_target, "scope": scope,
+                        "fallback": fallback, "star": star, "resolvable": abs_target is not None})
+    usages = []
+    for kind, chain, attr, line, col, cls, fn, via, payload in result.usages:
+        fqn = import_target = alias = statement = None
+        rest = chain.split(".", 1)[1] if chain and "." in chain else None
+        if via == "import":
+            import_target = targets[payload]
+            if import_target is not None:
+                fqn = f"{import_target}.{rest}" if rest else import_target
+            imp = result.imports[payload]
+            if imp[4] is not None:
+                alias, statement = imp[4], import_statement(imp)
+        elif via == "def":
+            fqn = f"{module}.{payload}" + (f".{rest}" if rest else "")
+        elif via == "builtin":
+            fqn = f"builtins.{chain}"
+        usages.append({**base, "sha256": row["sha256"], "line": line, "col": col, "kind": kind, "chain": chain,
+                       "attr": attr, "fqn": fqn, "category": category(fqn, via, repo_tops), "via": via,
+                       "import_target": import_target, "alias": alias, "import_statement": statement,
+                       "enclosing_class": cls, "enclosing_function": fn})
+    return imports, usages
+
+
+def inventory_rows(row: dict, module: str, result: FileResult) -> list[dict]:
+    out = []
+    if any(part.startswith("_") for part in module.split(".")):
+        return out
+    for qualname, kind, signature, doc in result.definitions:
+        if any(part.startswith("_") for part in qualname.split(".") if part):
+            continue
+        out.append({"library": module.split(".")[0], "source": row["source"], "repository": row["repository"],
+                    "path": row["path"], "module": module, "qualname": qualname,
+                    "fqn": f"{module}.{qualname}" if qualname else module, "kind": kind,
+                    "signature": signature, "doc": doc})
+    return out
+
+
+def build(manifest: pa.Table, workers: int, timeout_s: float, max_file_bytes: int, cache: Cache):
+    rows = manifest.filter(pc.equal(manifest.column("language"), "python")).to_pylist()
+    by_repo: dict[tuple[str, str], list[str]] = {}
+    for r in rows:
+        by_repo.setdefault((r["source"], r["repository"]), []).append(r["path"])
+    packages = {k: package_dirs(v) for k, v in by_repo.items()}
+    modules = {r["file_id"]: module_name(r["path"], packages[(r["source"], r["repository"])]) for r in rows}
+    repo_tops: dict[tuple[str, str], set[str]] = {}
+    for r in rows:
+        repo_tops.setdefault((r["source"], r["repository"]), set()).add(modules[r["file_id"]][0].split(".")[0])
+
+    tasks, seen = [], set()
+    for r in rows:
+        if r["bytes"] <= max_file_bytes and r["sha256"] not in seen:
+            seen.add(r["sha256"])
+            tasks.append((r["sha256"], r["location"], r["encoding"]))
+    outcomes, hits = analyse_all(tasks, workers, timeout_s, cache)
+
+    imports, usages, inventory, rejects = [], [], {}, []
+    positions_fallback = 0
+    for r in rows:
+        reject = None
+        if r["bytes"] > max_file_bytes:
+            reject = ("too_large", f"{r['bytes']} > extract.max_file_bytes={max_file_bytes}")
+        else:
+            outcome = outcomes[r["sha256"]]
+            if outcome[0] == "rejected":
+                reject = outcome[1:3]
+        if reject:
+            rejects.append({"source": r["source"], "repository": r["repository"], "path": r["path"],
+                            "stage": "extract", "reason": reject[0], "detail": reject[1], "bytes": r["bytes"]})
+            continue
+        result: FileResult = outcome[1]
+        positions_fallback += result.positions_from != "ast" and not r["duplicate"]
+        module, is_package = modules[r["file_id"]]
+        imp, use = finalize(r, module, is_package, result, repo_tops[(r["source"], r["repository"])])
+        imports += imp
+        usages += use
+        if not r["duplicate"]:
+            for inv in inventory_rows(r, module, result):
+                inventory.setdefault(inv["fqn"], inv)  # rows come in (source, repository, path) order
+    usages.sort(key=lambda u: (u["source"], u["repository"], u["path"], u["line"], u["col"], u["kind"], u["chain"] or ""))
+    imports.sort(key=lambda i: (i["source"], i["repository"], i["path"], i["line"], i["name"] or "", i["imported"]))
+    rejects.sort(key=lambda x: (x["source"], x["repository"], x["path"]))
+    tables = {
+        "usages": pa.Table.from_pylist(usages, schemas.USAGES),
+        "imports": pa.Table.from_pylist(imports, schemas.IMPORTS),
+        "inventory": pa.Table.from_pylist([inventory[k] for k in sorted(inventory)], schemas.INVENTORY),
+        "rejects": pa.Table.from_pylist(rejects, schemas.REJECTS),
+    }
+    stats = summary(rows, tasks, positions_fallback, tables)
+    return tables, stats, hits
+
+
+def summary(rows, tasks, positions_fallback, tables) -> dict:
+    """The metrics file: a function of the inputs only (cache hits go to the log)."""
+    usages = tables["usages"]
+    calls = usages.filter(pc.is_in(usages.column("kind"), pa.array(["call", "method"])))
+    resolved = calls.filter(pc.is_valid(calls.column("fqn")))
+    fqns = set(resolved.column("fqn").to_pylist())
+    return {
+        "python_files": len(rows),
+        "unique_contents": len(tasks),
+        "files_analysed": len(rows) - tables["rejects"].num_rows,
+        "rejects": tables["rejects"].num_rows,
+        "rejects_by_reason": dict(sorted(Counter(tables["rejects"].column("reason").to_pylist()).items())),
+        "positions_from_libcst_fallback": int(positions_fallback),
+        "usages": usages.num_rows,
+        "usages_by_kind": dict(sorted(Counter(usages.column("kind").to_pylist()).items())),
+        "usages_by_category": dict(sorted(Counter(usages.column("category").to_pylist()).items())),
+        "calls": calls.num_rows,
+        "calls_resolved": resolved.num_rows,
+        "unique_call_apis": len(fqns),
+        "unique_call_apis_without_builtins": sum(1 for f in fqns if not f.startswith("builtins.")),
+        "imports": tables["imports"].num_rows,
+        "star_imports": int(pc.sum(tables["imports"].column("star")).as_py() or 0),
+        "inventory": tables["inventory"].num_rows,
+        "inventory_by_kind": dict(sorted(Counter(tables["inventory"].column("kind").to_pylist()).items())),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(
+        prog="python -m pipeline.extract.build",
+        description="Static API extraction (libcst): imports, resolved call/attribute usages and the library "
+        "inventory of every Python file of the manifest; unparsable, too large, too deep or too slow files "
+        "go to the rejects table. Each content hash is analysed once and cached.",
+    )
+    ap.add_argument("--manifest", required=True, type=Path, help="data/manifest.parquet")
+    ap.add_argument("--workers", type=int, default=1, help="processes")
+    ap.add_argument("--timeout-s", type=float, required=True, help="per-file analysis time cap")
+    ap.add_argument("--max-file-bytes", type=int, required=True, help="larger files are rejected (too_large)")
+    ap.add_argument("--cache", type=Path, default=None, help="per-content-hash cache folder (none: no cache)")
+    ap.add_argument("--usages", required=True, type=Path)
+    ap.add_argument("--imports", required=True, type=Path)
+    ap.add_argument("--inventory", required=True, type=Path)
+    ap.add_argument("--rejects", required=True, type=Path)
+    ap.add_argument("--metrics", required=True, type=Path)
+    args = ap.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    manifest = read_parquet(args.manifest, schemas.MANIFEST)
+    tables, stats, hits = build(manifest, args.workers, args.timeout_s, args.max_file_bytes, Cache(args.cache))
+    write_parquet(tables["usages"], args.usages, schemas.USAGES)
+    write_parquet(tables["imports"], args.imports, schemas.IMPORTS)
+    write_parquet(tables["inventory"], args.inventory, schemas.INVENTORY)
+    write_parquet(tables["rejects"], args.rejects, schemas.REJECTS)
+    write_json(stats, args.metrics)
+    log.info("extract: %d files analysed (%d cached), %d rejects, %d usages, %d unique call APIs",
+             stats["files_analysed"], hits, stats["rejects"], stats["usages"], stats["unique_call_apis"])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,535 @@
+"""One pass over a libcst tree: imports, call and attribute-chain usages resolved through
+them, and the definitions a library exposes.
+
+libcst's QualifiedNameProvider and PositionProvider build metadata for every node and cost
+many times the parse; this walker is an explicit stack over the dataclass fields that can
+hold code (whitespace and punctuation fields are never entered), and it resolves names
+lazily: a usage waits in its scope until the scope closes, when every binding of that scope
+is known. That gives Python's rule "a name bound anywhere in a function is local to it"
+without a second pass. Positions come from `pipeline.extract.positions`.
+
+Results are path-independent (relative imports keep their level, local definitions their
+qualname), so one analysis per content hash serves every file with those bytes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+# Sequences of nodes that `positions` matches against CPython's ast, in source order.
+SEQ_CALL, SEQ_ATTRIBUTE, SEQ_DECORATOR_NAME, SEQ_IMPORT = range(4)
+
+BIND_IMPORT, BIND_DEF, BIND_LOCAL = range(3)
+
+# Fields that never contain code (whitespace, punctuation, brackets): not entered.
+_SKIP_FIELD = re.compile(
+    r"whitespace|^(lpar|rpar|leading_lines|lines_after_decorators|comma|dot|semicolon|colon|equal|operator"
+    r"|header|footer|newline|asynchronous|star|star_tok|default_indicator|lbracket|rbracket|lbrace|rbrace"
+    r"|between|encoding|default_newline|has_trailing_newline|indent|trailing_whitespace|conversion)$"
+)
+# libcst declares a few nodes' fields out of source order; positions need source order.
+_SOURCE_ORDER = {
+    cst.IfExp: ("body", "test", "orelse"),
+    cst.MatchCase: ("pattern", "guard", "body"),
+}
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _subclasses(cls: type) -> set[type]:
+    out = set()
+    for sub in cls.__subclasses__():
+        out.add(sub)
+        out |= _subclasses(sub)
+    return out
+
+
+# Exact-type lookup: isinstance against the CSTNode ABC costs more than the walk itself.
+_NODE_TYPES = frozenset(_subclasses(cst.CSTNode))
+
+
+def _code_fields(cls: type) -> tuple[str, ...]:
+    names = _FIELDS.get(cls)
+    if names is None:
+        order = _SOURCE_ORDER.get(cls) or tuple(f.name for f in dataclasses.fields(cls))
+        names = _FIELDS[cls] = tuple(n for n in order if not _SKIP_FIELD.search(n))
+    return names
+
+
+def dotted(node: cst.BaseExpression) -> tuple[str, ...] | None:
+    """`a.b.c` as ("a", "b", "c"); None when the chain does not start at a plain name."""
+    parts = []
+    while node.__class__ is cst.Attribute:
+        parts.append(node.attr.value)
+        node = node.value
+    if node.__class__ is not cst.Name:
+        return None
+    parts.append(node.value)
+    parts.reverse()
+    return tuple(parts)
+
+
+def chain_base(node: cst.BaseExpression) -> cst.BaseExpression:
+    while node.__class__ is cst.Attribute:
+        node = node.value
+    return node
+
+
+def target_names(node: cst.CSTNode) -> list[str]:
+    """Names an assignment target binds (`a`, `a, (b, *c)`); attributes and subscripts bind none."""
+    out, stack = [], [node]
+    while stack:
+        n = stack.pop()
+        if n.__class__ is cst.Name:
+            out.append(n.value)
+        elif n.__class__ is cst.Tuple or n.__class__ is cst.List:
+            stack.extend(e.value for e in n.elements)
+        elif n.__class__ is cst.StarredElement:
+            stack.append(n.value)
+    return out
+
+
+def first_sentence(doc: str | None, limit: int = 300) -> str | None:
+    """The first sentence of a docstring's first paragraph (the INK NL context)."""
+    if not doc:
+        return None
+    para = " ".join(doc.strip().split("\n\n", 1)[0].split())
+    m = re.match(r"(.+?[.!?])(\s|$)", para)
+    text = (m.group(1) if m else para)[:limit]
+    return text or None
+
+
+@dataclass(slots=True)
+class ImportRecord:
+    kind: str  # "import" or "from"
+    module: str  # as written, without leading dots ("" for `from . import x`)
+    level: int  # leading dots
+    name: str | None  # from-imports: the imported name ("*" for a star import)
+    asname: str | None
+    bound: str | None  # the name the statement binds (None for a star import)
+    target: str  # what `bound` denotes, relative to `level`: "a" for `import a.b`, "a.b" for `import a.b as c`
+    scope: str  # enclosing qualname, "" at module level
+    fallback: bool  # inside an except handler (e.g. `except ImportError: import b`)
+    seq_index: int  # index of its statement in the SEQ_IMPORT sequence
+
+
+@dataclass(slots=True)
+class UsageRecord:
+    kind: str  # call (plain name), method (attribute chain), reference (chain, not called), decorator
+    chain: tuple[str, ...] | None  # the written name chain; None when the callee is not a name chain
+    attr: str | None  # last attribute of a callee that is not a name chain (`a.b().c()` -> "c")
+    seq: int
+    index: int
+    enclosing_class: str | None
+    enclosing_function: str | None
+    order: int
+    node: cst.CSTNode
+    inner: bool = False  # passed up from a nested scope: sees the scope's final bindings
+    via: int = -1  # BIND_IMPORT / BIND_DEF / -2 builtin / -1 unresolved
+    payload: object = None  # import index or def qualname or builtin name
+
+
+@dataclass(slots=True)
+class Definition:
+    qualname: str
+    kind: str  # module, class, function, method
+    signature: str
+    doc: str | None
+
+
+@dataclass(slots=True, eq=False)
+class Scope:
+    kind: str  # module, class, function, lambda, comprehension
+    qualname: str
+    parent: "Scope | None"
+    bindings: dict[str, list[tuple[int, int, object]]] = field(default_factory=dict)
+    pending: list[UsageRecord] = field(default_factory=list)
+    declared_outer: set[str] = field(default_factory=set)  # global / nonlocal
+    star: bool = False
+
+
+@dataclass(slots=True)
+class FileAnalysis:
+    imports: list[ImportRecord]
+    usages: list[UsageRecord]
+    definitions: list[Definition]  # public ones (no part starting with "_")
+    star_import: bool
+
+
+class _Event:
+    __slots__ = ("code", "a", "b", "c")
+
+    def __init__(self, code: int, a: object = None, b: object = None, c: object = None):
+        self.code, self.a, self.b, self.c = code, a, b, c
+
+
+_BIND, _ENTER, _EXIT, _EXCEPT_IN, _EXCEPT_OUT = range(5)
+_EMPTY_MODULE = cst.Module(body=[])
+
+
+class Extractor:
+    """Walks one module once. Use `analyse(module)`; an instance serves one file."""
+
+    def __init__(self, builtins: frozenset[str]):
+        self.builtins = builtins
+        self.imports: list[ImportRecord] = []
+        self.usages: list[UsageRecord] = []
+        self.definitions: list[Definition] = []
+        # per position sequence, the name each entry ends in (checked against ast by `positions`)
+        self.tails: list[list[str | None]] = [[], [], [], []]
+        self.order = 0
+        self.except_depth = 0
+        self.module_scope = Scope("module", "", None)
+        self.scope = self.module_scope
+        self.star = False
+        self.handlers = {
+            cst.Call: self._call,
+            cst.Attribute: self._attribute,
+            cst.Import: self._import,
+            cst.ImportFrom: self._import_from,
+            cst.FunctionDef: self._function,
+            cst.ClassDef: self._class,
+            cst.Lambda: self._lambda,
+            cst.Assign: self._assign,
+            cst.AugAssign: self._assign,
+            cst.AnnAssign: self._assign,
+            cst.NamedExpr: self._assign,
+            cst.For: self._for,
+            cst.With: self._with,
+            cst.ExceptHandler: self._except,
+            cst.ExceptStarHandler: self._except,
+            cst.ListComp: self._comprehension,
+            cst.SetComp: self._comprehension,
+            cst.GeneratorExp: self._comprehension,
+            cst.DictComp: self._comprehension,
+            cst.CompFor: self._comp_for,
+            cst.Global: self._declare,
+            cst.Nonlocal: self._declare,
+            cst.Decorator: self._decorator,
+        }
+
+    # -- driver ---------------------------------------------------------------------------
+    def analyse(self, module: cst.Module) -> FileAnalysis:
+        doc = first_sentence(module.get_docstring())
+        self.definitions.append(Definition("", "module", "", doc))
+        stack: list[object] = [_Event(_EXIT)]
+        stack.extend(reversed(module.body))
+        handlers = self.handlers
+        while stack:
+            item = stack.pop()
+            if item.__class__ is _Event:
+                self._event(item)
+                continue
+            handler = handlers.get(type(item))
+            if handler is not None:
+                handler(item, stack)
+            else:
+                self._children(item, _code_fields(type(item)), stack)
+        return FileAnalysis(self.imports, self.usages, self.definitions, self.star)
+
+    @staticmethod
+    def _children(node: cst.CSTNode, names: tuple[str, ...], stack: list) -> None:
+        """Push the code-bearing children of `node` so they pop in source order."""
+        kids = []
+        for name in names:
+            value = getattr(node, name)
+            cls = value.__class__
+            if cls in _NODE_TYPES:
+                kids.append(value)
+            elif cls is tuple or cls is list:
+                kids.extend(v for v in value if v.__class__ in _NODE_TYPES)
+        kids.reverse()
+        stack.extend(kids)
+
+    def _event(self, ev: _Event) -> None:
+        if ev.code == _BIND:
+            for name in ev.a:
+                self._bind(name, ev.b, ev.c)
+        elif ev.code == _ENTER:
+            self.scope = ev.a
+            for name in ev.b or ():
+                self._bind(name, BIND_LOCAL, None)
+        elif ev.code == _EXIT:
+            self._close(self.scope)
+            self.scope = self.scope.parent
+        elif ev.code == _EXCEPT_IN:
+            self.except_depth += 1
+        else:
+            self.except_depth -= 1
+
+    def _next(self) -> int:
+        self.order += 1
+        return self.order
+
+    def _bind(self, name: str, kind: int, payload: object) -> None:
+        scope = self.scope
+        if name in scope.declared_outer:
+            scope = self.module_scope
+        scope.bindings.setdefault(name, []).append((self._next(), kind, payload))
+
+    def _enclosing(self) -> tuple[str | None, str | None]:
+        cls = fn = None
+        s = self.scope
+        while s is not None and s.kind != "module":
+            if s.kind == "function" and fn is None:
+                fn = s.qualname
+            elif s.kind == "class" and cls is None:
+                cls = s.qualname
+            s = s.parent
+        return cls, fn
+
+    def _usage(self, kind, chain, attr, seq, node, tail) -> None:
+        index = len(self.tails[seq])
+        self.tails[seq].append(tail)
+        cls, fn = self._enclosing()
+        u = UsageRecord(kind, chain, attr, seq, index, cls, fn, self._next(), node)
+        self.usages.append(u)
+        if chain is not None:
+            self.scope.pending.append(u)
+
+    def _child_qualname(self, name: str) -> str:
+        s = self.scope
+        if s.kind == "module":
+            return name
+        if s.kind == "class":
+            return f"{s.qualname}.{name}"
+        return f"{s.qualname}.<locals>.{name}"
+
+    # -- resolution when a scope closes -------------------------------------------------------
+    def _close(self, scope: Scope) -> None:
+        if scope.star:
+            self.star = True
+        parent = scope.parent
+        while parent is not None and parent.kind == "class":  # class bodies are invisible to nested scopes
+            parent = parent.parent
+        for u in scope.pending:
+            head = u.chain[0]
+            bound = scope.bindings.get(head)
+            if bound and head not in scope.declared_outer:
+                if u.inner:
+                    _, kind, payload = bound[-1]
+                else:
+                    before = [b for b in bound if b[0] < u.order]
+                    if not before:
+                        if scope.kind == "module":
+                            self._resolve_builtin(u, head)
+                        continue  # bound in this function, but later: an unbound local
+                    _, kind, payload = before[-1]
+                u.via, u.payload = kind, payload
+            elif parent is not None:
+                # a function body runs after its enclosing scope is complete; a comprehension at once
+                u.inner = u.inner or scope.kind in ("function", "lambda")
+                target = self.module_scope if head in scope.declared_outer else parent
+                target.pending.append(u)
+            else:
+                self._resolve_builtin(u, head)
+
+    def _resolve_builtin(self, u: UsageRecord, head: str) -> None:
+        if head in self.builtins:
+            u.via, u.payload = -2, head
+
+    # -- handlers ---------------------------------------------------------------------------
+    def _call(self, node: cst.Call, stack: list) -> None:
+        func = node.func
+        chain = dotted(func)
+        if chain is not None:
+            self._usage("call" if len(chain) == 1 else "method", chain, None, SEQ_CALL, node, chain[-1])
+        else:
+            attr = func.attr.value if func.__class__ is cst.Attribute else None
+            self._usage("method" if attr else "call", None, attr, SEQ_CALL, node, attr)
+        kids = [a.value for a in node.args]
+        kids.reverse()
+        stack.extend(kids)
+        if chain is None:
+            stack.append(chain_base(func))
+
+    def _attribute(self, node: cst.Attribute, stack: list) -> None:
+        chain = dotted(node)
+        if chain is not None:
+            self._usage("reference", chain, None, SEQ_ATTRIBUTE, node, chain[-1])
+        else:
+            self.tails[SEQ_ATTRIBUTE].append(node.attr.value)
+            stack.append(chain_base(node))
+
+    def _decorator(self, node: cst.Decorator, stack: list) -> None:
+        expr = node.decorator
+        if expr.__class__ is cst.Name:
+            self._usage("decorator", (expr.value,), None, SEQ_DECORATOR_NAME, expr, expr.value)
+        else:
+            stack.append(expr)
+
+    def _import(self, node: cst.Import, stack: list) -> None:
+        index = len(self.tails[SEQ_IMPORT])
+        self.tails[SEQ_IMPORT].append(None)
+        for alias in node.names:
+            parts = dotted(alias.name)
+            full = ".".join(parts)
+            asname = alias.asname.name.value if alias.asname else None
+            bound = asname or parts[0]
+            target = full if asname else parts[0]
+            self._add_import(ImportRecord("import", full, 0, None, asname, bound, target, self.scope.qualname,
+                                          self.except_depth > 0, index))
+
+    def _import_from(self, node: cst.ImportFrom, stack: list) -> None:
+        index = len(self.tails[SEQ_IMPORT])
+        self.tails[SEQ_IMPORT].append(None)
+        module = ".".join(dotted(node.module)) if node.module is not None else ""
+        level = len(node.relative)
+        if isinstance(node.names, cst.ImportStar):
+            self.scope.star = True
+            self.imports.append(ImportRecord("from", module, level, "*", None, None, module, self.scope.qualname,
+                                             self.except_depth > 0, index))
+            return
+        for alias in node.names:
+            name = alias.name.value
+            asname = alias.asname.name.value if alias.asname else None
+            target = f"{module}.{name}" if module else name
+            self._add_import(ImportRecord("from", module, level, name, asname, asname or name, target,
+                                          self.scope.qualname, self.except_depth > 0, index))
+
+    def _add_import(self, rec: ImportRecord) -> None:
+        self.imports.append(rec)
+        existing = self.scope.bindings.get(rec.bound)
+        if rec.fallback and existing and existing[-1][1] == BIND_IMPORT:
+            return  # `try: import a as x / except ImportError: import b as x`: x stays a
+        if rec.bound == "__future__" or rec.module == "__future__":
+            return
+        self._bind(rec.bound, BIND_IMPORT, len(self.imports) - 1)
+
+    def _function(self, node: cst.FunctionDef, stack: list) -> None:
+        qual = self._child_qualname(node.name.value)
+        in_def_scope = self.scope.kind in ("module", "class")
+        if in_def_scope and not _private(qual):
+            kind = "method" if self.scope.kind == "class" else "function"
+            sig = _EMPTY_MODULE.code_for_node(node.params)
+            ret = f" -> {_EMPTY_MODULE.code_for_node(node.returns.annotation)}" if node.returns else ""
+            self.definitions.append(Definition(qual, kind, " ".join(f"({sig}){ret}".split()),
+                                               first_sentence(node.get_docstring())))
+        scope = Scope("function", qual, self.scope)
+        params = [p.name.value for p in _all_params(node.params)]
+        items: list[object] = list(node.decorators)
+        items.extend(_param_exprs(node.params))
+        if node.returns is not None:
+            items.append(node.returns.annotation)
+        items.append(_Event(_BIND, (node.name.value,), BIND_DEF if in_def_scope else BIND_LOCAL, qual))
+        items.append(_Event(_ENTER, scope, params))
+        items.append(node.body)
+        items.append(_Event(_EXIT))
+        items.reverse()
+        stack.extend(items)
+
+    def _class(self, node: cst.ClassDef, stack: list) -> None:
+        qual = self._child_qualname(node.name.value)
+        in_def_scope = self.scope.kind in ("module", "class")
+        if in_def_scope and not _private(qual):
+            bases = ", ".join(_EMPTY_MODULE.code_for_node(a).strip().rstrip(",") for a in (*node.bases, *node.keywords))
+            self.definitions.append(Definition(qual, "class", f"({' '.join(bases.split())})",
+                                               first_sentence(node.get_docstring())))
+        items: list[object] = list(node.decorators)
+        items.extend(a.value for a in node.bases)
+        items.extend(a.value for a in node.keywords)
+        items.append(_Event(_ENTER, Scope("class", qual, self.scope), ()))
+        items.append(node.body)
+        items.append(_Event(_EXIT))
+        items.append(_Event(_BIND, (node.name.value,), BIND_DEF if in_def_scope else BIND_LOCAL, qual))
+        items.reverse()
+        stack.extend(items)
+
+    def _lambda(self, node: cst.Lambda, stack: list) -> None:
+        scope = Scope("lambda", self.scope.qualname, self.scope)
+        items: list[object] = list(_param_exprs(node.params))
+        items += [_Event(_ENTER, scope, [p.name.value for p in _all_params(node.params)]), node.body, _Event(_EXIT)]
+        items.reverse()
+        stack.extend(items)
+
+    def _assign(self, node, stack: list) -> None:
+        """Targets bind after the statement: `json = json.loads(s)` reads the old `json`."""
+        if isinstance(node, cst.Assign):
+            names = [n for t in node.targets for n in target_names(t.target)]
+        else:
+            names = target_names(node.target)
+        stack.append(_Event(_BIND, names, BIND_LOCAL, None))
+        self._children(node, _code_fields(type(node)), stack)
+
+    def _for(self, node: cst.For, stack: list) -> None:
+        items = [node.target, node.iter, _Event(_BIND, target_names(node.target), BIND_LOCAL, None), node.body]
+        if node.orelse is not None:
+            items.append(node.orelse)
+        items.reverse()
+        stack.extend(items)
+
+    def _with(self, node: cst.With, stack: list) -> None:
+        names = [n for item in node.items if item.asname for n in target_names(item.asname.name)]
+        items: list[object] = []
+        for item in node.items:
+            items.append(item.item)
+            if item.asname:
+                items.append(item.asname.name)
+        items += [_Event(_BIND, names, BIND_LOCAL, None), node.body]
+        items.reverse()
+        stack.extend(items)
+
+    def _except(self, node, stack: list) -> None:
+        items: list[object] = []
+        if node.type is not None:
+            items.append(node.type)
+        if node.name is not None:
+            items.append(_Event(_BIND, target_names(node.name.name), BIND_LOCAL, None))
+        items += [_Event(_EXCEPT_IN), node.body, _Event(_EXCEPT_OUT)]
+        items.reverse()
+        stack.extend(items)
+
+    def _comprehension(self, node, stack: list) -> None:
+        scope = Scope("comprehension", self.scope.qualname, self.scope)
+        items: list[object] = [_Event(_ENTER, scope, ())]
+        if isinstance(node, cst.DictComp):
+            items += [node.key, node.value]
+        else:
+            items.append(node.elt)
+        items += [node.for_in, _Event(_EXIT)]
+        items.reverse()
+        stack.extend(items)
+
+    def _comp_for(self, node: cst.CompFor, stack: list) -> None:
+        items: list[object] = [node.target, node.iter, _Event(_BIND, target_names(node.target), BIND_LOCAL, None)]
+        items.extend(node.ifs)
+        if node.inner_for_in is not None:
+            items.append(node.inner_for_in)
+        items.reverse()
+        stack.extend(items)
+
+    def _declare(self, node, stack: list) -> None:
+        self.scope.declared_outer.update(n.name.value for n in node.names)
+
+
+def _private(qualname: str) -> bool:
+    """Inventory lists public names only: no part starting with an underscore."""
+    return any(part.startswith("_") for part in qualname.split("."))
+
+
+def _all_params(params: cst.Parameters) -> list[cst.Param]:
+    out = [*params.posonly_params, *params.params, *params.kwonly_params]
+    for p in (params.star_arg, params.star_kwarg):
+        if isinstance(p, cst.Param):
+            out.append(p)
+    return out
+
+
+def _param_exprs(params: cst.Parameters) -> list[cst.BaseExpression]:
+    """Annotations and defaults, in source order: evaluated in the enclosing scope."""
+    out = []
+    ordered = [*params.posonly_params, *params.params]
+    if isinstance(params.star_arg, cst.Param):
+        ordered.append(params.star_arg)
+    ordered += params.kwonly_params
+    if params.star_kwarg is not None:
+        ordered.append(params.star_kwarg)
+    for p in ordered:
+        if p.annotation is not None:
+            out.append(p.annotation.annotation)
+        if p.default is not None:
+            out.append(p.default)
+    return out

@@ -1,0 +1,286 @@
+"""Score apiquiz quizzes with one model, for one shard.
+
+Two protocols:
+- `fill_mask` (the paper's, masked LMs): the answer must be one token of this model's
+  tokenizer in context; the mask replaces it and the row keeps the gold token's rank over the
+  whole vocabulary and the top-k fill-ins.
+- `rank` (beyond the paper, every family with an LM head): each candidate completes the text
+  and is scored by log-likelihood; masked LMs by pseudo-log-likelihood of the candidate's
+  tokens (each masked in turn, the rest visible), causal LMs by the log-probability of the whole
+  sequence, encoder-decoder models by the log-probability of the candidate as the target for
+  the masked input. Multi-token answers work the same as single-token ones.
+Encoder-only models (no LM head) get `not_applicable` rows, never silently nothing.
+
+Scores are rounded to 1e-4 and ties broken by candidate text before ranking, so ranks do not
+depend on batch size, shard count or device.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import torch
+from tqdm import tqdm
+
+from pipeline import schemas
+from pipeline.infer.batching import length_sorted_batches, select_shard
+from pipeline.io import read_parquet, write_parquet
+
+log = logging.getLogger("pipeline.infer.apiquiz")
+
+SCORE_DECIMALS = 4
+
+
+@dataclass(frozen=True)
+class Quiz:
+    quiz_id: str
+    prefix: str
+    answer: str
+    suffix: str
+    candidates: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Encoded:
+    """A completed text, tokenized, with the token positions that cover the filled-in part."""
+
+    ids: list[int]
+    span: list[int]  # token positions overlapping the answer's characters
+    exact: bool  # one token covering exactly the answer's characters
+
+
+def encode(tokenizer, prefix: str, fill: str, suffix: str) -> Encoded:
+    text = prefix + fill + suffix
+    enc = tokenizer(text, return_offsets_mapping=True, add_special_tokens=True)
+    start, end = len(prefix), len(prefix) + len(fill)
+    span = [i for i, (a, b) in enumerate(enc["offset_mapping"]) if b > a and a < end and b > start]
+    exact = len(span) == 1 and tuple(enc["offset_mapping"][span[0]]) == (start, end)
+    return Encoded(enc["input_ids"], span, exact)
+
+
+def rank_of(scores: list[float], names: list[str], gold: int) -> tuple[int, list[int]]:
+    """1-based rank of `gold` and the order of all items: by rounded score, then by name."""
+    order = sorted(range(len(scores)), key=lambda i: (-round(scores[i], SCORE_DECIMALS), names[i]))
+    return order.index(gold) + 1, order
+
+
+class Scorer:
+    """Runs one model over batches of token id lists; every method returns log-probabilities."""
+
+    def __init__(self, loaded, token_budget: int):
+        self.model = loaded.model
+        self.tok = loaded.tokenizer
+        self.device = loaded.device
+        self.batch_size = loaded.entry.batch_size
+        self.max_length = loaded.entry.max_length
+        self.budget = token_budget
+        self.pad = self.tok.pad_token_id if self.tok.pad_token_id is not None else 0
+
+    def _pad(self, rows: list[list[int]]) -> tuple[torch.Tensor, torch.Tensor]:
+        width = max(len(r) for r in rows)
+        ids = torch.full((len(rows), width), self.pad, dtype=torch.long)
+        mask = torch.zeros((len(rows), width), dtype=torch.long)
+        for i, r in enumerate(rows):
+            ids[i, : len(r)] = torch.tensor(r)
+            mask[i, : len(r)] = 1
+        return ids.to(self.device), mask.to(self.device)
+
+    def _batches(self, jobs: list, lengths: list[int]):
+        return length_sorted_batches(jobs, lengths, self.batch_size, self.budget)
+
+    @torch.inference_mode()
+    def masked_position_logprobs(self, jobs: list[tuple[list[int], int]]) -> list[torch.Tensor]:
+        """For (ids with the mask in place, position): the log-softmax over the vocabulary there."""
+        out: list[torch.Tensor | None] = [None] * len(jobs)
+        indexed = list(range(len(jobs)))
+        for batch in self._batches(indexed, [len(jobs[i][0]) for i in indexed]):
+            ids, mask = self._pad([jobs[i][0] for i in batch])
+            logits = self.model(input_ids=ids, attention_mask=mask).logits.float()
+            pos = torch.tensor([jobs[i][1] for i in batch], device=logits.device)
+            rows = torch.log_softmax(logits[torch.arange(len(batch)), pos], dim=-1).cpu()
+            for j, i in enumerate(batch):
+                out[i] = rows[j]
+        return out  # type: ignore[return-value]
+
+    @torch.inference_mode()
+    def sequence_logprob(self, rows: list[list[int]]) -> list[float]:
+        """Causal LMs: sum of log p(token | tokens before it) over each sequence."""
+        out = [0.0] * len(rows)
+        indexed = list(range(len(rows)))
+        for batch in self._batches(indexed, [len(rows[i]) for i in indexed]):
+            ids, mask = self._pad([rows[i] for i in batch])
+            logp = torch.log_softmax(self.model(input_ids=ids, attention_mask=mask).logits.float(), dim=-1)
+            tok = logp[:, :-1].gather(-1, ids[:, 1:, None]).squeeze(-1) * mask[:, 1:]
+            for j, i in enumerate(batch):
+                out[i] = float(tok[j].sum())
+        return out
+
+    @torch.inference_mode()
+    def seq2seq_logprob(self, jobs: list[tuple[list[int], list[int]]]) -> list[float]:
+        """Encoder-decoder models: log p(target | source) summed over the target tokens."""
+        out = [0.0] * len(jobs)
+        indexed = list(range(len(jobs)))
+        for batch in self._batches(indexed, [len(jobs[i][0]) + len(jobs[i][1]) for i in indexed]):
+            src, src_mask = self._pad([jobs[i][0] for i in batch])
+            tgt, tgt_mask = self._pad([jobs[i][1] for i in batch])
+            labels = tgt.masked_fill(tgt_mask == 0, -100)
+            logits = self.model(input_ids=src, attention_mask=src_mask, labels=labels).logits.float()
+            logp = torch.log_softmax(logits, dim=-1).gather(-1, tgt[..., None]).squeeze(-1) * tgt_mask
+            for j, i in enumerate(batch):
+                out[i] = float(logp[j].sum())
+        return out
+
+
+def fill_mask(scorer: Scorer, quizzes: list[Quiz], model: str, top_k: int) -> list[dict]:
+    rows, jobs, owners = [], [], []
+    for q in quizzes:
+        enc = encode(scorer.tok, q.prefix, q.answer, q.suffix)
+        base = {"quiz_id": q.quiz_id, "model": model, "protocol": "fill_mask", "gold_rank": None,
+                "n_ranked": None, "top": [], "gold_logprob": None}
+        if not enc.exact:
+            rows.append({**base, "status": "multi_token"})
+        elif len(enc.ids) > scorer.max_length:
+            rows.append({**base, "status": "too_long"})
+        else:
+            ids = list(enc.ids)
+            gold = ids[enc.span[0]]
+            ids[enc.span[0]] = scorer.tok.mask_token_id
+            jobs.append((ids, enc.span[0]))
+            owners.append((base, gold))
+    for (base, gold), logp in zip(owners, scorer.masked_position_logprobs(jobs)):
+        rounded = torch.round(logp, decimals=SCORE_DECIMALS)
+        g = rounded[gold]
+        rank = int((rounded > g).sum()) + int((rounded[:gold] == g).sum()) + 1  # ties: lower id first
+        top = torch.topk(logp, top_k).indices.tolist()
+        rows.append({**base, "status": "ok", "gold_rank": rank, "n_ranked": int(logp.numel()),
+                     "top": [scorer.tok.decode([t]).strip() for t in top], "gold_logprob": float(logp[gold])})
+    return rows
+
+
+def candidate_scores(scorer: Scorer, family: str, q: Quiz) -> tuple[list[tuple], list[int]] | None:
+    """The scoring jobs of one quiz's candidates; None when a completed text is too long."""
+    encs = [encode(scorer.tok, q.prefix, c, q.suffix) for c in q.candidates]
+    if any(len(e.ids) > scorer.max_length for e in encs):
+        return None
+    if family == "masked-lm":
+        jobs, owner = [], []
+        for c, e in enumerate(encs):
+            for pos in e.span:
+                ids = list(e.ids)
+                ids[pos] = scorer.tok.mask_token_id
+                jobs.append((ids, pos, e.ids[pos]))
+                owner.append(c)
+        return jobs, owner
+    if family == "causal-lm":
+        bos = scorer.tok.bos_token_id
+        return [([bos] + e.ids if bos is not None and e.ids[:1] != [bos] else e.ids,) for e in encs], list(range(len(encs)))
+    # encoder-decoder: the candidate is the target for the text with the sentinel in its place
+    sentinel = scorer.tok.additional_special_tokens[0] if scorer.tok.additional_special_tokens else scorer.tok.mask_token
+    source = scorer.tok(q.prefix + sentinel + q.suffix)["input_ids"]
+    return [(source, scorer.tok(sentinel + c)["input_ids"]) for c in q.candidates], list(range(len(q.candidates)))
+
+
+def rank_candidates(scorer: Scorer, family: str, quizzes: list[Quiz], model: str, top_k: int) -> list[dict]:
+    rows, plans = [], []
+    for q in quizzes:
+        base = {"quiz_id": q.quiz_id, "model": model, "protocol": "rank", "gold_rank": None, "n_ranked": None,
+                "top": [], "gold_logprob": None}
+        plan = candidate_scores(scorer, family, q)
+        if plan is None:
+            rows.append({**base, "status": "too_long"})
+        else:
+            plans.append((q, base, plan))
+    # one pass over every job of every quiz, so batches mix quizzes and stay full
+    flat = [job for _, _, (jobs, _) in plans for job in jobs]
+    if family == "masked-lm":
+        logps = scorer.masked_position_logprobs([(ids, pos) for ids, pos, _ in flat])
+        values = [float(lp[gold]) for lp, (_, _, gold) in zip(logps, flat)]
+    elif family == "causal-lm":
+        values = scorer.sequence_logprob([job[0] for job in flat])
+    else:
+        values = scorer.seq2seq_logprob(flat)
+    at = 0
+    for q, base, (jobs, owner) in plans:
+        scores = [0.0] * len(q.candidates)
+        for c, v in zip(owner, values[at : at + len(jobs)]):
+            scores[c] += v
+        at += len(jobs)
+        gold = q.candidates.index(q.answer)
+        rank, order = rank_of(scores, list(q.candidates), gold)
+        rows.append({**base, "status": "ok", "gold_rank": rank, "n_ranked": len(q.candidates),
+                     "top": [q.candidates[i] for i in order[:top_k]], "gold_logprob": scores[gold]})
+    return rows
+
+
+def score_shard(quizzes: pa.Table, loaded, shard: int, shards: int, token_budget: int, fill_top_k: int,
+                rank_top_k: int, max_items: int = 0, seed: int = 0) -> pa.Table:
+    ids = quizzes.column("quiz_id").to_pylist()
+    mine = quizzes.filter(pa.array(select_shard(ids, shard, shards, max_items, seed)))
+    items = [Quiz(r["quiz_id"], r["prefix"], r["answer"], r["suffix"], tuple(r["candidates"]))
+             for r in mine.select(["quiz_id", "prefix", "answer", "suffix", "candidates"]).to_pylist()]
+    model, family = loaded.entry.name, loaded.entry.family
+    rows: list[dict] = []
+    if family == "encoder-only":
+        for q in items:
+            for protocol in ("fill_mask", "rank"):
+                rows.append({"quiz_id": q.quiz_id, "model": model, "protocol": protocol, "status": "not_applicable",
+                             "gold_rank": None, "n_ranked": None, "top": [], "gold_logprob": None})
+    else:
+        scorer = Scorer(loaded, token_budget)
+        chunk = 256  # quizzes per progress step; batches are formed inside each chunk
+        for start in tqdm(range(0, len(items), chunk), desc=f"apiquiz {model} shard {shard}", unit="chunk",
+                          file=sys.stderr, disable=None):
+            part = items[start : start + chunk]
+            if family == "masked-lm":
+                rows += fill_mask(scorer, part, model, fill_top_k)
+            rows += rank_candidates(scorer, family, part, model, rank_top_k)
+    table = pa.Table.from_pylist(rows, schemas.APIQUIZ_PREDICTIONS)
+    return table.sort_by([("quiz_id", "ascending"), ("protocol", "ascending")])
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(
+        prog="python -m pipeline.infer.apiquiz",
+        description="Score one shard of the apiquiz quizzes with one zoo model: fill-mask ranks over the "
+        "vocabulary (masked LMs) and candidate ranking by log-likelihood (every LM family).",
+    )
+    ap.add_argument("--quizzes", required=True, type=Path)
+    ap.add_argument("--model", required=True, help="zoo entry name")
+    ap.add_argument("--zoo", required=True, help="models.zoo as JSON")
+    ap.add_argument("--models-dir", type=Path, default=Path("data/models"))
+    ap.add_argument("--shard", required=True, type=int)
+    ap.add_argument("--shards", required=True, type=int)
+    ap.add_argument("--max-items", type=int, default=0, help="score a seeded subset of this many quizzes (0: all)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--token-budget", type=int, default=8192, help="padded tokens per batch")
+    ap.add_argument("--fill-top-k", type=int, default=50)
+    ap.add_argument("--rank-top-k", type=int, default=20)
+    ap.add_argument("--device", default="auto")
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--out", required=True, type=Path)
+    args = ap.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    from pipeline.models.entries import parse_zoo
+    from pipeline.models.zoo import load_model
+
+    torch.set_num_threads(args.threads)
+    entry = parse_zoo(json.loads(args.zoo))[args.model]
+    loaded = load_model(entry, device=None if args.device == "auto" else args.device, models_dir=args.models_dir)
+    quizzes = read_parquet(args.quizzes, schemas.QUIZZES)
+    table = score_shard(quizzes, loaded, args.shard, args.shards, args.token_budget, args.fill_top_k, args.rank_top_k,
+                        args.max_items, args.seed)
+    write_parquet(table, args.out, schemas.APIQUIZ_PREDICTIONS)
+    ok = pc.sum(pc.equal(table.column("status"), "ok")).as_py() or 0
+    log.info("%s shard %d/%d: %d rows, %d scored", args.model, args.shard, args.shards, table.num_rows, ok)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Reports: paper-style tables and figures regenerated from the warehouse."""

@@ -1,0 +1,1 @@
+"""Stage 8: the DuckDB warehouse. Views over every Parquet table, metrics as SQL views."""

@@ -1,0 +1,26 @@
+# Stage 3: static API extraction (libcst) over the manifest's Python files.
+
+
+rule extract:
+    input:
+        manifest="data/manifest.parquet",
+    output:
+        usages="data/extract/usages.parquet",
+        imports="data/extract/imports.parquet",
+        inventory="data/extract/inventory.parquet",
+        rejects="data/extract/rejects.parquet",
+        metrics="reports/metrics/extract.json",
+    params:
+        timeout_s=config["extract"]["timeout_s"],
+        max_file_bytes=config["extract"]["max_file_bytes"],
+        cache=config["extract"]["cache_dir"],
+    threads: config["extract"]["workers"]
+    conda:
+        CONDA_ENV
+    log:
+        "logs/extract/build.log",
+    shell:
+        "python -m pipeline.extract.build --manifest {input.manifest:q} --workers {threads}"
+        " --timeout-s {params.timeout_s} --max-file-bytes {params.max_file_bytes} --cache {params.cache:q}"
+        " --usages {output.usages:q} --imports {output.imports:q} --inventory {output.inventory:q}"
+        " --rejects {output.rejects:q} --metrics {output.metrics:q} 2> {log:q}"

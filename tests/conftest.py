@@ -1,0 +1,58 @@
+"""Shared fixtures: run the real Snakemake workflow on corpora that tests build locally."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+
+
+def snakemake(workdir: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+    """Run this repository's Snakefile with `workdir` as working directory and its params.yaml."""
+    cmd = [str(BIN / "snakemake"), "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir),
+           "--configfile", str(workdir / "params.yaml"), "--cores", "2", *args]
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    if check and res.returncode:
+        logs = "\n".join(f"--- {p}\n{p.read_text()[-3000:]}" for p in sorted((workdir / "logs").rglob("*.log")))
+        raise AssertionError(f"snakemake failed ({res.returncode}):\n{res.stdout[-4000:]}\n{res.stderr[-6000:]}\n{logs}")
+    return res
+
+
+def default_params() -> dict:
+    return yaml.safe_load((REPO / "params.yaml").read_text())
+
+
+def write_params(workdir: Path, sources: list[dict], **overrides) -> dict:
+    """A params.yaml for `workdir`: the defaults with these sources and small limits."""
+    params = default_params()
+    params["corpus"]["sources"] = sources
+    params["corpus"]["limits"] = {"max_file_bytes": 2000, "max_total_bytes": 10_000_000, "max_members": 1000}
+    for dotted, value in overrides.items():
+        node = params
+        *parents, leaf = dotted.split("__")
+        for key in parents:
+            node = node[key]
+        node[leaf] = value
+    workdir.mkdir(parents=True, exist_ok=True)
+    (workdir / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    return params
+
+
+def git(*args: str, cwd: Path, env: dict | None = None) -> str:
+    base = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+            "GIT_COMMITTER_EMAIL": "t@t", "GIT_AUTHOR_DATE": "2020-01-01T00:00:00Z",
+            "GIT_COMMITTER_DATE": "2020-01-01T00:00:00Z", "GIT_CONFIG_NOSYSTEM": "1"}
+    return subprocess.run(["git", *args], cwd=cwd, env={**base, **(env or {})}, check=True,
+                          capture_output=True, text=True).stdout.strip()
+
+
+@pytest.fixture
+def repo_root() -> Path:
+    return REPO

@@ -1,0 +1,125 @@
+"""A small corpus built entirely on this machine: one source of every kind, with the
+bad inputs a real corpus has. Used by the manifest, determinism and DVC tests."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import json
+import tarfile
+import zipfile
+from pathlib import Path
+
+from tests.conftest import git
+
+LATIN1 = "# -*- coding: latin-1 -*-\nname = 'caf\xe9'\n".encode("latin-1")
+NOT_UTF8 = b"x = '\xff\xfe not utf-8'\n"
+SETUP_PY = b"open('EXECUTED', 'w').write('corpus code ran')\n"  # must never run
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def add_tar_file(tar: tarfile.TarFile, name: str, data: bytes, **attrs) -> None:
+    info = tarfile.TarInfo(name)
+    info.size = len(data)
+    info.mtime = 0
+    for k, v in attrs.items():
+        setattr(info, k, v)
+    tar.addfile(info, io.BytesIO(data))
+
+
+def make_git_repo(root: Path) -> tuple[Path, str]:
+    """Two commits; the first is the pinned one."""
+    repo = root / "gitrepo"
+    (repo / "pkg").mkdir(parents=True)
+    git("init", "-q", "-b", "main", cwd=repo)
+    (repo / "pkg" / "__init__.py").write_text("")
+    (repo / "pkg" / "mod.py").write_text("import os\n\n\ndef f():\n    return os.getcwd()\n")
+    (repo / "Main.java").write_text("class Main {\n  int f() { return 1; }\n}\n")
+    git("add", "-A", cwd=repo)
+    git("commit", "-qm", "one", cwd=repo)
+    pinned = git("rev-parse", "HEAD", cwd=repo)
+    (repo / "pkg" / "mod.py").write_text("changed after the pin\n")
+    (repo / "pkg" / "later.py").write_text("x = 2\n")
+    git("add", "-A", cwd=repo)
+    git("commit", "-qm", "two", cwd=repo)
+    return repo, pinned
+
+
+def make_sdist_index(root: Path) -> tuple[str, str]:
+    """A PEP 503 simple index on disk serving demo-1.0.tar.gz; returns (index url, sha256)."""
+    files = root / "files"
+    files.mkdir(parents=True)
+    sdist = files / "demo-1.0.tar.gz"
+    with tarfile.open(sdist, "w:gz", format=tarfile.PAX_FORMAT) as tar:
+        add_tar_file(tar, "demo-1.0/PKG-INFO", b"Metadata-Version: 2.1\nName: demo\nVersion: 1.0\n")
+        add_tar_file(tar, "demo-1.0/setup.py", SETUP_PY)
+        add_tar_file(tar, "demo-1.0/src/demo/__init__.py", b"from .core import run\n")
+        add_tar_file(tar, "demo-1.0/src/demo/core.py", b"def run():\n    return 1\n")
+    digest = sha256(sdist)
+    page = root / "simple" / "demo"
+    page.mkdir(parents=True)
+    (page / "index.html").write_text(
+        f'<html><body><a href="../../files/demo-1.0.tar.gz#sha256={digest}">demo-1.0.tar.gz</a></body></html>')
+    return (root / "simple").as_uri(), digest
+
+
+def make_zip(root: Path) -> Path:
+    path = root / "zipproj.zip"
+    with zipfile.ZipFile(path, "w") as zf:
+        for name, data in [
+            ("zipproj/a.py", b"def a():\n    return 1\n"),
+            ("zipproj/b.py", b"def a():\n    return 1\n"),  # same content as a.py: a duplicate
+            ("zipproj/latin.py", LATIN1),
+            ("zipproj/notutf8.py", NOT_UTF8),
+            ("zipproj/nul.py", b"x = 1\x00\n"),
+            ("zipproj/big.py", b"#" * 5000 + b"\n"),
+            ("zipproj/README.md", b"# readme\n"),
+            ("zipproj/tool", b"#!/usr/bin/env python3\nprint('hi')\n"),
+            ("zipproj/web/app.js", b"console.log(1);\n"),
+        ]:
+            info = zipfile.ZipInfo(name, (2020, 1, 1, 0, 0, 0))
+            zf.writestr(info, data)
+    return path
+
+
+def make_evil_tar(root: Path) -> tuple[str, str]:
+    path = root / "evil.tar.gz"
+    with tarfile.open(path, "w:gz") as tar:
+        add_tar_file(tar, "ok/good.py", b"y = 1\n")
+        add_tar_file(tar, "ok/../../escape.py", b"bad = 1\n")
+        add_tar_file(tar, "/abs.py", b"bad = 1\n")
+        add_tar_file(tar, "ok/link", b"", type=tarfile.SYMTYPE, linkname="../../../etc/passwd")
+    return path.as_uri(), sha256(path)
+
+
+def make_jsonl(root: Path) -> Path:
+    path = root / "functions.jsonl.gz"
+    lines = [
+        json.dumps({"repo": "octo/alpha", "path": "src/util.py", "code": "def g(x):\n    return x + 1\n",
+                    "language": "python", "func_name": "g"}),
+        json.dumps({"repo": "octo/beta", "path": "src/Util.java", "code": "int h() { return 2; }\n",
+                    "language": "java"}),
+        "{not json",
+    ]
+    with gzip.open(path, "wt", encoding="utf-8") as f:
+        f.write("\n".join(lines) + "\n")
+    return path
+
+
+def build_sources(root: Path) -> list[dict]:
+    """Every source kind, all local. Returns the corpus.sources entries."""
+    root.mkdir(parents=True, exist_ok=True)
+    repo, pinned = make_git_repo(root)
+    index, sdist_sha = make_sdist_index(root)
+    evil_url, evil_sha = make_evil_tar(root)
+    return [
+        {"name": "gitsrc", "kind": "git", "url": repo.as_uri(), "commit": pinned},
+        {"name": "demo", "kind": "pypi", "package": "demo==1.0", "sha256": sdist_sha, "index_url": index},
+        {"name": "zipsrc", "kind": "local", "path": str(make_zip(root))},
+        {"name": "dump", "kind": "jsonl", "path": str(make_jsonl(root))},
+        {"name": "evil", "kind": "url", "url": evil_url, "sha256": evil_sha},
+    ]

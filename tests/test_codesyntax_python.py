@@ -1,0 +1,120 @@
+"""Python CodeSyntax labels against hand-written expectations (the paper's rules)."""
+
+from pipeline.syntax.python import label_file
+
+
+def edges(src: str, relation_prefix: str = "", with_newlines: bool = False) -> tuple[list[str], set]:
+    (sample,) = label_file(src, 512, with_newlines)
+    out = {(e.relation, e.head, e.dep_start, e.dep_end) for e in sample.edges if e.relation.startswith(relation_prefix)}
+    return sample.tokens, out
+
+
+def test_if_elif_else_chain_and_nested_if():
+    src = "def f(a, b):\n    if a:\n        x = 1\n    elif b:\n        if a:\n            pass\n    else:\n        y = 2\n"
+    tokens, got = edges(src, "If:")
+    # tokens: 0 def 1 f 2 ( 3 a 4 , 5 b 6 ) 7 : 8 \n 9 INDENT 10 if 11 a 12 : 13 \n 14 INDENT 15 x 16 = 17 1 18 \n
+    # 19 DEDENT 20 elif 21 b 22 : 23 \n 24 INDENT 25 if 26 a 27 : 28 \n 29 INDENT 30 pass 31 \n 32 DEDENT 33 DEDENT
+    # 34 else 35 : 36 \n 37 INDENT 38 y 39 = 40 2 41 \n ...
+    assert tokens[10] == "if" and tokens[20] == "elif" and tokens[25] == "if" and tokens[34] == "else"
+    assert got == {
+        ("If:if->else", 10, 20, 20), ("If:if->test", 10, 11, 11), ("If:if->body", 10, 15, 17),
+        ("If:test->body", 11, 15, 17), ("If:test->orelse", 11, 20, 40), ("If:body->orelse", 15, 20, 40),
+        ("If:if->else", 20, 34, 34), ("If:if->test", 20, 21, 21), ("If:if->body", 20, 25, 30),
+        ("If:test->body", 21, 25, 30), ("If:test->orelse", 21, 38, 40), ("If:body->orelse", 25, 38, 40),
+        ("If:if->test", 25, 26, 26), ("If:if->body", 25, 30, 30), ("If:test->body", 26, 30, 30),
+    }
+
+
+def test_multiline_call_with_keywords_and_method_callee():
+    src = "def f():\n    obj.fn(a,\n           b, key=(1),\n           other=2)\n"
+    tokens, got = edges(src, "Call:")
+    # 7 obj 8 . 9 fn 10 ( 11 a 12 , 13 NL 14 b 15 , 16 key 17 = 18 ( 19 1 20 ) 21 , 22 NL 23 other 24 = 25 2 26 )
+    assert tokens[9] == "fn" and tokens[13] == "\n" and tokens[25] == "2"
+    assert got == {("Call:func->args", 9, 11, 14), ("Call:func->keywords", 9, 16, 25),
+                   ("Call:args->keywords", 11, 16, 25)}
+
+
+def test_tuple_target_assign_augassign_attribute():
+    src = "def f():\n    (a, b) = c.d\n    a += [1]\n"
+    tokens, got = edges(src)
+    # 6 INDENT 7 ( 8 a 9 , 10 b 11 ) 12 = 13 c 14 . 15 d 16 \n 17 a 18 += 19 [ 20 1 21 ] 22 \n
+    assert tokens[7] == "(" and tokens[20] == "1"
+    assert got == {("Assign:target->value", 8, 13, 15),  # the tuple's bracket is not its first token
+                   ("Attribute:value->attr", 13, 15, 15), ("AugAssign:target->value", 17, 20, 20),  # `[1]` unwrapped
+                   ("children:parent->child", 8, 10, 10),  # Tuple -> b (Tuple -> a has head == dependent)
+                   ("children:parent->child", 8, 13, 15), ("children:parent->child", 17, 20, 20)}
+
+
+def test_decorators_are_in_the_sample_but_not_labelled():
+    src = "@dec(1)\ndef f(x=g(2)):\n    return h(x)\n"
+    tokens, got = edges(src)
+    assert tokens[:2] == ["@", "dec"]
+    assert {e[0] for e in got} == {"Call:func->args", "children:parent->child"}
+    call = tokens.index("h")
+    assert got == {("Call:func->args", call, call + 2, call + 2), ("children:parent->child", call - 1, call, call + 2),
+                   ("children:parent->child", call, call + 2, call + 2)}
+
+
+def test_comprehension_with_several_fors_and_dict_comp():
+    src = "def f():\n    return [x for y in z for x in y if x], {k: v for k, v in w}\n"
+    tokens, got = edges(src)
+    i = tokens.index("[")  # [ x for y in z for x in y if x ]
+    assert ("ListComp:elt->generator", i + 1, i + 3, i + 9) in got  # first target .. last iterable (not the if)
+    assert ("comprehension:target->iter", i + 3, i + 5, i + 5) in got
+    assert ("comprehension:target->iter", i + 7, i + 9, i + 9) in got
+    j = tokens.index("{")  # { k : v for k , v in w }
+    assert {("DictComp:key->value", j + 1, j + 3, j + 3), ("DictComp:key->generator", j + 1, j + 5, j + 9),
+            ("DictComp:value->generator", j + 3, j + 5, j + 9)} <= got
+
+
+def test_try_except_else_finally():
+    src = ("def f():\n    try:\n        a()\n    except E:\n        b()\n    except F:\n        c()\n"
+           "    else:\n        d()\n        e()\n    finally:\n        g()\n")
+    tokens, got = edges(src, "Try:")
+    a, exc, d, e, g = tokens.index("a"), tokens.index("except"), tokens.index("d"), tokens.index("e"), tokens.index("g")
+    c = tokens.index("c")
+    assert got == {("Try:body->handler", a, exc, c + 1), ("Try:handler->orelse", exc, d, e + 1),
+                   ("Try:handler->finalbody", exc, g, g + 1), ("Try:body->orelse", a, d, e + 1),
+                   ("Try:body->finalbody", a, g, g + 1)}
+
+
+def test_loops_with_ifexp_boolop_compare_binop_slice_dict():
+    src = ("def f():\n    for i, j in z:\n        while i < 3 and j:\n            q = a if b else c\n"
+           "    with o as p:\n        r = s[1:n] + {1: 2}\n")
+    tokens, got = edges(src)
+    t = tokens
+    fo, wh = t.index("for"), t.index("while")
+    assert {("For:for->target", fo, fo + 1, fo + 3), ("For:for->iter", fo, fo + 5, fo + 5),
+            ("For:target->iter", fo + 1, fo + 5, fo + 5), ("For:for->body", fo, wh, t.index("c")),
+            ("For:target->body", fo + 1, wh, t.index("c")), ("For:iter->body", fo + 5, wh, t.index("c"))} <= got
+    assert {("While:while->test", wh, wh + 1, wh + 5), ("While:test->body", wh + 1, t.index("q"), t.index("c")),
+            ("BoolOp:value->value", wh + 1, wh + 5, wh + 5), ("Compare:left->comparator", wh + 1, wh + 3, wh + 3)} <= got
+    a = t.index("a")
+    assert {("IfExp:body->test", a, a + 2, a + 2), ("IfExp:test->orelse", a + 2, a + 4, a + 4),
+            ("IfExp:body->orelse", a, a + 4, a + 4)} <= got
+    s = t.index("s")  # s [ 1 : n ] + { 1 : 2 }
+    assert {("Subscript:value->slice", s, s + 2, s + 4), ("Slice:lower->upper", s + 2, s + 4, s + 4),
+            ("BinOp:left->right", s, s + 8, s + 10), ("Dict:key->value", s + 8, s + 10, s + 10),
+            ("With:item->body", t.index("o"), t.index("r"), s + 10)} <= got
+
+
+def test_with_newlines_variant_ends_spans_on_the_newline():
+    src = "def f():\n    x = g(1)\n"
+    tokens, plain = edges(src, "Assign")
+    _, nl = edges(src, "Assign", with_newlines=True)
+    x = tokens.index("x")
+    assert plain == {("Assign:target->value", x, x + 2, x + 4)}  # g ( 1
+    assert nl == {("Assign:target->value", x, x + 2, x + 6)} and tokens[x + 6] == "\n"
+
+
+def test_robustness_syntax_errors_tabs_unicode_caps():
+    bad = label_file("def f(:\n    pass\n", 512, False)
+    assert [(f.reason, f.function) for f in bad] == [("syntax_error", "")]
+    tabs = label_file("class A:\n\tdef m(self):\n\t\tif x:\n\t\t\treturn 1\n", 512, False)
+    assert tabs[0].tokens[:2] == ["def", "m"] and any(e.relation == "If:if->body" for e in tabs[0].edges)
+    uni = label_file("def f():\n    ñame = 'é' + ü.attr\n", 512, False)[0]
+    n = uni.tokens.index("ñame")
+    assert ("Attribute:value->attr", n + 4, n + 6, n + 6) in {(e.relation, e.head, e.dep_start, e.dep_end)
+                                                              for e in uni.edges}
+    long = label_file("def f():\n" + "    x = 1\n" * 200, 512, False)
+    assert long[0].reason == "too_many_tokens"

@@ -1,0 +1,114 @@
+"""dvc.yaml mirrors the Snakemake DAG, and `dvc repro` reruns exactly what a param change touches."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.conftest import BIN, REPO, git, write_params
+from tests.fixture_corpus import build_sources
+
+STAGES = yaml.safe_load((REPO / "dvc.yaml").read_text())["stages"]
+
+
+def summary(*targets: str) -> dict[str, str]:
+    """output file -> rule, for the jobs the targets need (works on a fresh checkout)."""
+    res = subprocess.run([str(BIN / "snakemake"), "--summary", *targets], cwd=REPO, capture_output=True,
+                         text=True, check=True)
+    rows = [line.split("\t") for line in res.stdout.splitlines()[1:] if "\t" in line]
+    return {r[0]: r[2] for r in rows}
+
+
+def targets_of(stage: dict) -> list[str]:
+    m = re.fullmatch(r"snakemake (?P<targets>[\w./ -]+?) --cores all", stage["cmd"])
+    assert m, f"stage command must be `snakemake <targets> --cores all`, got {stage['cmd']!r}"
+    return m.group("targets").split()
+
+
+def outs_of(stage: dict) -> list[str]:
+    paths = []
+    for key in ("outs", "metrics", "plots"):
+        for item in stage.get(key, []):
+            paths.append(next(iter(item)) if isinstance(item, dict) else item)
+    return paths
+
+
+def under(path: str, roots: list[str]) -> bool:
+    return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
+
+
+def test_every_rule_belongs_to_exactly_one_stage_and_outs_cover_it():
+    claimed: dict[str, str] = {}
+    seen_files: set[str] = set()
+    for name, stage in STAGES.items():
+        files = summary(*targets_of(stage))
+        own = {f: r for f, r in files.items() if f not in seen_files}
+        seen_files |= set(files)
+        assert own, f"stage {name} runs no rule of its own"
+        outs = outs_of(stage)
+        for f, rule in own.items():
+            assert under(f, outs), f"{rule} writes {f}, which stage {name} does not list in outs/metrics/plots"
+            assert claimed.setdefault(rule, name) == name, f"rule {rule} is in stages {claimed[rule]} and {name}"
+        for out in outs:
+            assert any(under(f, [out]) for f in own), f"stage {name} lists {out}, which none of its rules writes"
+        upstream = {o for s in list(STAGES)[: list(STAGES).index(name)] for o in outs_of(STAGES[s])}
+        for dep in stage.get("deps", []):
+            if dep.startswith("data/"):
+                assert dep in upstream, f"stage {name} depends on {dep}, which no earlier stage produces"
+    listed = subprocess.run([str(BIN / "snakemake"), "--list-rules"], cwd=REPO, capture_output=True, text=True,
+                            check=True).stdout.split()
+    file_rules = set(claimed)
+    target_rules = {r for r in listed if r not in file_rules}
+    assert target_rules <= {"all"} | {t for s in STAGES.values() for t in targets_of(s)}
+
+
+def test_stage_code_deps_cover_the_modules_their_rules_run():
+    for name, stage in STAGES.items():
+        res = subprocess.run([str(BIN / "snakemake"), "-n", "-p", "--forceall", *targets_of(stage)], cwd=REPO,
+                             capture_output=True, text=True, check=True)
+        modules = set(re.findall(r"python -m (pipeline[\w.]*)", res.stdout))
+        assert modules
+        deps = [d for s in list(STAGES)[: list(STAGES).index(name) + 1] for d in STAGES[s].get("deps", [])]
+        for module in modules:
+            path = module.replace(".", "/")
+            assert under(path + ".py", deps) or under(path, deps), f"stage {name} runs {module} but has no dep on it"
+
+
+def dvc(workdir: Path, *args: str) -> str:
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}", "DVC_NO_ANALYTICS": "1"}
+    res = subprocess.run([str(BIN / "dvc"), *args], cwd=workdir, env=env, capture_output=True, text=True)
+    assert res.returncode == 0, res.stdout + res.stderr
+    return res.stdout + res.stderr
+
+
+def test_dvc_repro_reruns_only_the_changed_stage(tmp_path):
+    project = tmp_path / "project"
+    files = subprocess.run(["git", "ls-files"], cwd=REPO, capture_output=True, text=True, check=True).stdout.split()
+    for rel in files:
+        if (REPO / rel).exists():
+            (project / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / rel, project / rel)
+    sources = build_sources(tmp_path / "sources")
+    write_params(project, sources)
+    git("init", "-q", cwd=project)
+    git("add", "-A", cwd=project)
+    git("commit", "-qm", "fixture project", cwd=project)
+    first = dvc(project, "repro")
+    assert "Running stage 'corpus'" in first and "Running stage 'manifest'" in first
+    lock = yaml.safe_load((project / "dvc.lock").read_text())
+    assert {"corpus", "manifest"} <= set(lock["stages"])
+    manifest_md5 = {o["path"]: o["md5"] for o in lock["stages"]["manifest"]["outs"]}["data/manifest.parquet"]
+    assert "up to date" in dvc(project, "repro")
+    write_params(project, sources, manifest__split={"train": 0.0, "valid": 0.0, "test": 1.0})
+    second = dvc(project, "repro")
+    assert "Running stage 'manifest'" in second
+    assert "Running stage 'corpus'" not in second and "Stage 'corpus' didn't change" in second
+    lock = yaml.safe_load((project / "dvc.lock").read_text())
+    assert {o["path"]: o["md5"] for o in lock["stages"]["manifest"]["outs"]}["data/manifest.parquet"] != manifest_md5

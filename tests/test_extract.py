@@ -1,0 +1,349 @@
+"""Static API extraction: hand-written files, each expected FQN written out."""
+
+from __future__ import annotations
+
+import sysconfig
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from pipeline.extract.analyse import Rejected, analyse_source
+from pipeline.extract.build import absolute, analyse_file, finalize, module_name, package_dirs
+
+REPO_PATHS = ["pkg/__init__.py", "pkg/top.py", "pkg/sub/__init__.py", "pkg/sub/mod.py", "pkg/sub/sibling.py",
+              "pkg/other.py", "pkg/ns/plain.py", "script.py"]
+
+
+def usages(src: str, path: str = "pkg/sub/mod.py", **kw) -> list[dict]:
+    rows, _ = resolve(src, path, **kw)
+    return rows
+
+
+def resolve(src: str, path: str = "pkg/sub/mod.py", libcst_positions: bool = False):
+    result = analyse_source(textwrap.dedent(src), libcst_positions=libcst_positions)
+    module, is_package = module_name(path, package_dirs(REPO_PATHS))
+    row = {"file_id": "f", "source": "s", "repository": "r", "path": path, "split": "train", "sha256": "0" * 64}
+    imports, uses = finalize(row, module, is_package, result, {"pkg", "script"})
+    return uses, imports
+
+
+def calls(src: str, **kw) -> list[tuple]:
+    return [(u["line"], u["kind"], u["chain"], u["fqn"]) for u in usages(src, **kw)]
+
+
+def test_module_names_and_relative_resolution():
+    packages = package_dirs(REPO_PATHS)
+    assert module_name("pkg/sub/mod.py", packages) == ("pkg.sub.mod", False)
+    assert module_name("pkg/sub/__init__.py", packages) == ("pkg.sub", True)
+    assert module_name("pkg/ns/plain.py", packages) == ("pkg.ns.plain", False)  # namespace subpackage
+    assert module_name("script.py", packages) == ("script", False)
+    assert module_name("src/requests/api.py", {"src/requests"}) == ("requests.api", False)
+    assert absolute("x", 1, "pkg.sub.mod", False) == "pkg.sub.x"
+    assert absolute("x", 2, "pkg.sub.mod", False) == "pkg.x"
+    assert absolute("x", 1, "pkg.sub", True) == "pkg.sub.x"
+    assert absolute("x", 3, "pkg.sub.mod", False) is None
+
+
+def test_aliases():
+    src = """\
+        import numpy as np
+        import os.path as osp
+        from os import path as p
+        import xml.etree.ElementTree
+        np.linalg.norm(x)
+        p.join(a, b)
+        osp.exists(b)
+        xml.etree.ElementTree.parse(f)
+        """
+    assert calls(src) == [
+        (5, "method", "np.linalg.norm", "numpy.linalg.norm"),
+        (6, "method", "p.join", "os.path.join"),
+        (7, "method", "osp.exists", "os.path.exists"),
+        (8, "method", "xml.etree.ElementTree.parse", "xml.etree.ElementTree.parse"),
+    ]
+    rows = usages(src)
+    assert [(u["alias"], u["import_target"], u["import_statement"], u["category"]) for u in rows] == [
+        ("np", "numpy", "import numpy as np", "third_party"),
+        ("p", "os.path", "from os import path as p", "stdlib"),
+        ("osp", "os.path", "import os.path as osp", "stdlib"),
+        (None, "xml", None, "stdlib"),
+    ]
+
+
+def test_nested_attribute_chains_and_references():
+    src = """\
+        import a
+        a.b.c.d.e(1)
+        x = a.b.c
+        y = a.b.f(a.g.h)
+        self.x.y()
+        """
+    assert calls(src) == [
+        (2, "method", "a.b.c.d.e", "a.b.c.d.e"),
+        (3, "reference", "a.b.c", "a.b.c"),
+        (4, "method", "a.b.f", "a.b.f"),
+        (4, "reference", "a.g.h", "a.g.h"),
+        (5, "method", "self.x.y", None),  # unresolved name: kept, category unknown
+    ]
+    rows = usages(src)
+    assert [u["col"] for u in rows] == [0, 4, 4, 10, 0]
+    assert rows[-1]["category"] == "unknown"
+
+
+def test_relative_imports_at_two_depths():
+    src = """\
+        from . import sibling
+        from .sibling import helper as h
+        from .. import top
+        from ..other import thing as th
+        from ... import beyond
+        sibling.f()
+        h()
+        top.g.k()
+        th()
+        beyond.x()
+        """
+    assert calls(src) == [
+        (6, "method", "sibling.f", "pkg.sub.sibling.f"),
+        (7, "call", "h", "pkg.sub.sibling.helper"),
+        (8, "method", "top.g.k", "pkg.top.g.k"),
+        (9, "call", "th", "pkg.other.thing"),
+        (10, "method", "beyond.x", None),  # three dots from pkg.sub.mod leave the top package
+    ]
+    assert {u["category"] for u in usages(src)[:4]} == {"user_defined"}
+    _, imports = resolve(src)
+    assert [(i["imported"], i["level"], i["name"], i["target"], i["resolvable"]) for i in imports] == [
+        (".", 1, "sibling", "pkg.sub.sibling", True),
+        (".sibling", 1, "helper", "pkg.sub.sibling.helper", True),
+        ("..", 2, "top", "pkg.top", True),
+        ("..other", 2, "thing", "pkg.other.thing", True),
+        ("...", 3, "beyond", None, False),
+    ]
+
+
+def test_relative_import_in_package_init():
+    assert calls("from .mod import run\nrun()\n", path="pkg/sub/__init__.py") == [(2, "call", "run", "pkg.sub.mod.run")]
+
+
+def test_star_import_is_unresolvable():
+    src = """\
+        from os.path import *
+        import json
+        join(a, b)
+        json.dumps(1)
+        """
+    assert calls(src) == [(3, "call", "join", None), (4, "method", "json.dumps", "json.dumps")]
+    _, imports = resolve(src)
+    assert [(i["name"], i["star"], i["resolvable"], i["target"]) for i in imports] == [
+        ("*", True, False, None), (None, False, True, "json")]
+
+
+def test_shadowing_by_assignment():
+    src = """\
+        import json
+        def f(s):
+            out = json.loads(s)
+            json = make()
+            json.loads(s)
+            return out
+        json.dumps(1)
+        json = json.loads(text)
+        json.dumps(2)
+        """
+    assert calls(src) == [
+        (3, "method", "json.loads", None),  # `json` is local to f (assigned below): not the import
+        (4, "call", "make", None),
+        (5, "method", "json.loads", None),
+        (7, "method", "json.dumps", "json.dumps"),
+        (8, "method", "json.loads", "json.loads"),  # the right-hand side reads the old binding
+        (9, "method", "json.dumps", None),  # rebound at module level to a value
+    ]
+
+
+def test_shadowing_by_parameter_and_loop_variable():
+    src = """\
+        import os
+        def f(os, *, path=os.getcwd()):
+            return os.getcwd()
+        def g():
+            return os.getcwd()
+        lam = lambda os: os.sep
+        def h(items):
+            for os in items:
+                os.getcwd()
+        """
+    assert calls(src) == [
+        (2, "method", "os.getcwd", "os.getcwd"),  # a default is evaluated outside the function
+        (3, "method", "os.getcwd", None),
+        (5, "method", "os.getcwd", "os.getcwd"),
+        (9, "method", "os.getcwd", None),
+    ]  # `os.sep` in the lambda names its parameter: not an import, so no reference row
+
+
+def test_function_bodies_see_the_final_module_binding():
+    src = """\
+        import os
+        def g():
+            return os.getcwd()
+        os = None
+        """
+    assert calls(src) == [(3, "method", "os.getcwd", None)]
+
+
+def test_imports_inside_functions():
+    src = """\
+        def f():
+            import json as j
+            from os import path
+            return j.dumps(path.join("a", "b"))
+        def g():
+            return j.dumps(2)
+        """
+    assert calls(src) == [
+        (4, "method", "j.dumps", "json.dumps"),
+        (4, "method", "path.join", "os.path.join"),
+        (6, "method", "j.dumps", None),
+    ]
+    rows = usages(src)
+    assert [u["enclosing_function"] for u in rows] == ["f", "f", "g"]
+    _, imports = resolve(src)
+    assert [i["scope"] for i in imports] == ["f", "f"]
+
+
+def test_try_import_except_import_error_prefers_the_try_branch():
+    src = """\
+        try:
+            import simplejson as json
+        except ImportError:
+            import json
+        json.loads(s)
+        """
+    assert calls(src) == [(5, "method", "json.loads", "simplejson.loads")]
+    _, imports = resolve(src)
+    assert [(i["imported"], i["fallback"]) for i in imports] == [("simplejson", False), ("json", True)]
+
+
+def test_decorators_and_enclosing_scopes():
+    src = """\
+        import functools
+        from dataclasses import dataclass
+        @dataclass
+        class A:
+            @functools.lru_cache(maxsize=None)
+            def m(self):
+                return helper()
+            @staticmethod
+            def s():
+                return A.m
+            @functools.cached_property
+            def p(self): ...
+        def helper():
+            pass
+        """
+    rows = usages(src)
+    assert [(u["line"], u["kind"], u["chain"], u["fqn"], u["enclosing_class"], u["enclosing_function"]) for u in rows] == [
+        (3, "decorator", "dataclass", "dataclasses.dataclass", None, None),
+        (5, "method", "functools.lru_cache", "functools.lru_cache", "A", None),
+        (7, "call", "helper", "pkg.sub.mod.helper", "A", "A.m"),  # a module-level def, found after the class
+        (8, "decorator", "staticmethod", "builtins.staticmethod", "A", None),
+        (11, "reference", "functools.cached_property", "functools.cached_property", "A", None),
+    ]
+    assert [u["category"] for u in rows] == ["stdlib", "stdlib", "user_defined", "stdlib", "stdlib"]
+
+
+def test_calls_on_call_results():
+    """`a.b().c()`: `a.b` is resolved; `.c` is kept as a method call on a call result, unresolved
+    (no type inference), with its attribute name."""
+    rows = usages("import requests\nrequests.Session().get(url).json()\n")
+    assert [(u["kind"], u["chain"], u["attr"], u["fqn"], u["col"]) for u in rows] == [
+        ("method", None, "json", None, 0),
+        ("method", None, "get", None, 0),
+        ("method", "requests.Session", None, "requests.Session", 0),
+    ]
+
+
+def test_builtins_and_columns_in_characters():
+    rows = usages("s = 'ünïcödé'; len(s); print(s)\n")
+    assert [(u["chain"], u["fqn"], u["col"], u["category"]) for u in rows] == [
+        ("len", "builtins.len", 15, "stdlib"), ("print", "builtins.print", 23, "stdlib")]
+
+
+TRICKY = """\
+    import os, functools as ft
+    @ft.wraps(os.path.join)
+    @ft.total_ordering
+    class K(os.PathLike, metaclass=ft.reduce(f, [])):
+        x = [os.fspath(p) for p in os.listdir(".") if os.path.isdir(p)]
+        def m(self, a=os.getcwd(), *b: ft.partial(g) , **c) -> os.sep.join(""):
+            return (os.sep if os.name() else ft.reduce(h)) + {k: os.path.basename(v) for k, v in d}
+    lam = lambda q=os.getpid(): os.getppid()
+    try:
+        pass
+    except os.error(1) as e:
+        os.abort()
+    with os.scandir(os.curdir) as it, open(os.devnull) as fh:
+        print(f"{os.getcwd()!r:>{os.sep}}")
+    """
+
+
+def test_ast_positions_equal_libcst_positions():
+    fast, _ = resolve(TRICKY)
+    slow, _ = resolve(TRICKY, libcst_positions=True)
+    assert len(fast) > 20
+    assert fast == slow
+    result = analyse_source(textwrap.dedent(TRICKY))
+    assert result.positions_from == "ast"
+
+
+@pytest.mark.parametrize("name", ["json/decoder.py", "argparse.py", "dataclasses.py"])
+def test_ast_positions_equal_libcst_positions_on_stdlib(name):
+    text = (Path(sysconfig.get_paths()["stdlib"]) / name).read_text(encoding="utf-8")
+    fast, slow = analyse_source(text), analyse_source(text, libcst_positions=True)
+    assert (fast.positions_from, slow.positions_from) == ("ast", "libcst")
+    assert fast.usages == slow.usages and fast.imports == slow.imports
+
+
+def test_inventory_definitions():
+    result = analyse_source(textwrap.dedent('''\
+        """Tools. More text."""
+        class Base(object, metaclass=M):
+            """A base class.
+
+            Details."""
+            def run(self, n: int = 1, *args, **kw) -> bool:
+                """Run it! Then stop."""
+            def _hidden(self): ...  # private: not in the inventory
+        def helper(x, /, y=2):
+            def inner(): ...
+        '''))
+    assert result.definitions == (
+        ("", "module", "", "Tools."),
+        ("Base", "class", "(object, metaclass=M)", "A base class."),
+        ("Base.run", "method", "(self, n: int = 1, *args, **kw) -> bool", "Run it!"),
+        ("helper", "function", "(x, /, y=2)", None),
+    )
+
+
+@pytest.mark.parametrize("src, reason", [
+    ("def f(:\n    pass\n", "syntax_error"),
+    ('print "hello"\n', "syntax_error"),  # Python 2 only
+    ("exec 'code' in ns\n", "syntax_error"),
+    ("x = " + "(" * 10_000 + "1" + ")" * 10_000 + "\n", "too_deep"),
+    ("x = " + "-" * 10_000 + "1\n", "too_deep"),  # crashes libcst's native parser if it gets there
+    ("x = " + "a." * 10_000 + "a\n", "too_deep"),
+])
+def test_rejects(src, reason):
+    with pytest.raises(Rejected) as info:
+        analyse_source(src)
+    assert info.value.reason == reason
+
+
+def test_undecodable_file_and_timeout(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_bytes(b"x = '\xff\xfe'\n")
+    outcome = analyse_file(str(bad), "utf-8", 10)
+    assert outcome[:2] == ("rejected", "undecodable") and outcome[3] is True
+    slow = tmp_path / "slow.py"
+    slow.write_text("x = 1\n" * 200_000)
+    assert analyse_file(str(slow), "utf-8", 0.001)[:2] == ("rejected", "timeout")

@@ -1,0 +1,83 @@
+"""Inference building blocks, checked on hand-computed cases."""
+
+from __future__ import annotations
+
+import hashlib
+
+import torch
+
+from pipeline.infer.apiquiz import rank_of
+from pipeline.infer.batching import length_sorted_batches, select_shard
+from pipeline.infer.codesyntax import Sample, align, sample_hits, word_spans
+
+
+def test_batches_are_length_sorted_and_respect_both_caps():
+    lengths = [5, 40, 12, 40, 3, 100, 7]
+    items = list(range(len(lengths)))
+    batches = list(length_sorted_batches(items, lengths, max_rows=3, token_budget=90))
+    assert sorted(i for b in batches for i in b) == items  # every item exactly once
+    assert batches[0] == [5]  # 100 tokens: over budget alone, still its own batch, and first
+    assert batches[1] == [1, 3]  # 3 x 40 would pass the budget of 90
+    assert all(len(b) <= 3 and len(b) * max(lengths[i] for i in b) <= 90 for b in batches[1:])
+    flat = [lengths[i] for b in batches for i in b]
+    assert flat == sorted(flat, reverse=True)
+
+
+def test_shards_partition_the_same_seeded_subset():
+    ids = [hashlib.sha256(str(i).encode()).hexdigest() for i in range(1000)]
+    one = {i for i, keep in zip(ids, select_shard(ids, 0, 1, 300, 7)) if keep}
+    four = [{i for i, keep in zip(ids, select_shard(ids, s, 4, 300, 7)) if keep} for s in range(4)]
+    assert len(one) == 300 and set().union(*four) == one
+    assert sum(len(s) for s in four) == 300 and all(40 < len(s) < 110 for s in four)
+    assert one != {i for i, keep in zip(ids, select_shard(ids, 0, 1, 300, 8)) if keep}
+    assert all(select_shard(ids, 0, 1, 0, 7))  # cap 0: everything
+
+
+def test_rank_of_rounds_scores_and_breaks_ties_by_name():
+    scores = [-1.00001, -1.00002, -0.5, -3.0]
+    names = ["b", "a", "c", "d"]
+    rank, order = rank_of(scores, names, gold=0)
+    assert order == [2, 1, 0, 3]  # -1.00001 and -1.00002 tie after rounding: "a" before "b"
+    assert rank == 3
+
+
+def test_word_spans_and_alignment():
+    code = "def f(x):\n    return x\n"
+    tokens = ["def", "f", "(", "x", ")", ":", "\n", "    ", "return", "x", "\n", ""]
+    lines = [1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 3]
+    cols = [0, 4, 5, 6, 7, 8, 9, 0, 4, 11, 12, 0]
+    spans = word_spans(code, tokens, lines, cols)
+    assert spans[:4] == [(0, 3), (4, 5), (5, 6), (6, 7)]
+    assert spans[6] == (9, 9) and spans[7] == (10, 10)  # whitespace tokens own no characters
+    assert code[slice(*spans[8])] == "return" and code[slice(*spans[9])] == "x"
+    # subtokens: [CLS], "de", "f" (both in word 0), "f", "(x", "):" and a subtoken over the indentation
+    offsets = [(0, 0), (0, 2), (2, 3), (4, 5), (5, 7), (7, 9), (10, 14), (14, 20)]
+    assert align(offsets, spans, len(code)).tolist() == [-1, 0, 0, 1, 2, 4, -1, 8]
+
+
+def test_sample_hits_by_hand():
+    # words: aa bb cc dd; subtokens: [CLS] aa b b cc dd [SEP] (bb is two subtokens)
+    s = Sample("s1", "python", "test", "aa bb cc dd", [(0, 2), (3, 5), (6, 8), (9, 11)],
+               [("R", 0, 2, 3), ("Q", 1, 3, 3)])
+    offsets = [(0, 0), (0, 2), (3, 4), (4, 5), (6, 8), (9, 11), (0, 0)]
+    att = torch.zeros(1, 2, 7, 7)
+    # head 0, from "aa": cc 0.5 > bb 0.2 + 0.2 > dd 0.1
+    att[0, 0, 1, [2, 3, 4, 5]] = torch.tensor([0.2, 0.2, 0.5, 0.1])
+    # head 1, from "aa": bb 0.3 + 0.3 > dd 0.3 > cc 0.1 (word attention is the SUM over the target's subtokens)
+    att[0, 1, 1, [2, 3, 4, 5]] = torch.tensor([0.3, 0.3, 0.1, 0.3])
+    # from "bb" = MEAN of its two subtokens' rows; head 0: dd (0.6) > aa (0.4); head 1: aa (0.7) > cc (0.2) > dd (0.1)
+    att[0, 0, 2, 5], att[0, 0, 3, 1], att[0, 0, 3, 5] = 1.0, 0.8, 0.2
+    att[0, 1, 2, 1], att[0, 1, 3, 1], att[0, 1, 2, 4], att[0, 1, 3, 4], att[0, 1, 3, 5] = 0.7, 0.7, 0.2, 0.2, 0.2
+    hits = {key: (h.tolist(), total) for key, h, total in sample_hits(s, att, offsets)}
+    # rank of the target per head -> hit at k = 1, 3, 10, 20
+    expected = {
+        ("R", "first"): ([1, 3], 1),  # cc: head 0 rank 1, head 1 rank 3
+        ("R", "last"): ([3, 2], 1),  # dd
+        ("R", "any"): ([1, 2], 1),  # best of cc, dd
+        ("Q", "first"): ([1, 3], 1),  # dd: head 0 rank 1, head 1 rank 3
+        ("Q", "last"): ([1, 3], 1),
+        ("Q", "any"): ([1, 3], 1),
+    }
+    for (rel, metric), (ranks, total) in expected.items():
+        for k in (1, 3, 10, 20):
+            assert hits[("python", "test", rel, metric, k)] == ([[int(r <= k) for r in ranks]], total), (rel, metric, k)

@@ -1,0 +1,72 @@
+"""The workflow as users meet it: lint, dry run, config validation, pinned environments, --help."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from tests.conftest import BIN, REPO, default_params, snakemake, write_params
+
+
+def test_snakemake_lint_is_clean():
+    res = subprocess.run([str(BIN / "snakemake"), "--lint"], cwd=REPO, capture_output=True, text=True)
+    assert res.returncode == 0 and "Congratulations" in res.stdout + res.stderr, res.stdout + res.stderr
+
+
+def test_dry_run_on_fresh_checkout_lists_expected_jobs(tmp_path):
+    work = tmp_path / "fresh"
+    write_params(work, default_params()["corpus"]["sources"])
+    res = snakemake(work, "-n")
+    n = len(default_params()["corpus"]["sources"])
+    counts = dict(re.findall(r"^(\w+)\s+(\d+)$", res.stdout, flags=re.M))
+    expected = {"fetch_source": n, "scan_source": n, "manifest": 1, "all": 1}
+    assert {k: int(counts.get(k, 0)) for k in expected} == expected, res.stdout
+
+
+@pytest.mark.parametrize(
+    "edit,needle",
+    [
+        (lambda p: p["corpus"]["limits"].update(max_members=0), "max_members"),
+        (lambda p: p["corpus"]["sources"][2].update(sha256="nothex"), "sha256"),
+        (lambda p: p["corpus"]["sources"][2].pop("package"), "package"),
+        (lambda p: p["manifest"].update(languages=["cobol"]), "cobol"),
+        (lambda p: p["manifest"].update(colour="red"), "colour"),
+    ],
+)
+def test_bad_params_fail_naming_the_key(tmp_path, edit, needle):
+    params = default_params()
+    edit(params)
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    res = snakemake(tmp_path, "-n", check=False)
+    assert res.returncode != 0
+    assert needle in res.stdout + res.stderr
+
+
+def test_duplicate_source_names_are_refused(tmp_path):
+    source = default_params()["corpus"]["sources"][2]
+    write_params(tmp_path, [source, source])
+    res = snakemake(tmp_path, "-n", check=False)
+    assert res.returncode != 0 and "same name" in res.stdout + res.stderr
+
+
+def test_conda_env_mirrors_requirements():
+    pins = [l.strip() for l in (REPO / "requirements.txt").read_text().splitlines() if l.strip() and l[0] != "#"]
+    env = yaml.safe_load((REPO / "envs/pipeline.yaml").read_text())
+    pip = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))
+    assert pip == pins
+    assert all("==" in p for p in pins), "every direct dependency is pinned"
+    lock = {l.split("==")[0].lower() for l in (REPO / "requirements.lock").read_text().splitlines() if "==" in l}
+    assert {p.split("==")[0].lower() for p in pins} <= lock
+
+
+@pytest.mark.parametrize("module", ["pipeline.corpus.fetch", "pipeline.manifest.scan", "pipeline.manifest.build"])
+def test_cli_help_explains(module):
+    res = subprocess.run([sys.executable, "-m", module, "--help"], cwd=REPO, capture_output=True, text=True)
+    assert res.returncode == 0 and "usage:" in res.stdout and len(res.stdout) > 300
+
+
+

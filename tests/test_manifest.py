@@ -1,0 +1,155 @@
+"""The spine end to end: real Snakemake over a fixture corpus of every source kind."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from pipeline import schemas
+from pipeline.io import read_parquet
+from pipeline.manifest.build import split_of
+from tests.conftest import snakemake, write_params
+from tests.fixture_corpus import LATIN1, SETUP_PY, build_sources
+
+MOD_PY = b"import os\n\n\ndef f():\n    return os.getcwd()\n"
+MAIN_JAVA = b"class Main {\n  int f() { return 1; }\n}\n"
+
+# (source, repository, path, language, encoding, bytes, lines, duplicate), in manifest order
+EXPECTED_FILES = [
+    ("demo", "demo", "setup.py", "python", "utf-8", len(SETUP_PY), 1, False),
+    ("demo", "demo", "src/demo/__init__.py", "python", "utf-8", 22, 1, False),
+    ("demo", "demo", "src/demo/core.py", "python", "utf-8", 24, 2, False),
+    ("dump", "octo/alpha", "src/util.py", "python", "utf-8", 27, 2, False),
+    ("dump", "octo/beta", "src/Util.java", "java", "utf-8", 22, 1, False),
+    ("evil", "evil", "good.py", "python", "utf-8", 6, 1, False),
+    ("gitsrc", "gitsrc", "Main.java", "java", "utf-8", len(MAIN_JAVA), 3, False),
+    ("gitsrc", "gitsrc", "pkg/__init__.py", "python", "utf-8", 0, 0, False),
+    ("gitsrc", "gitsrc", "pkg/mod.py", "python", "utf-8", len(MOD_PY), 5, False),
+    ("zipsrc", "zipsrc", "zipproj/a.py", "python", "utf-8", 22, 2, False),
+    ("zipsrc", "zipsrc", "zipproj/b.py", "python", "utf-8", 22, 2, True),
+    ("zipsrc", "zipsrc", "zipproj/latin.py", "python", "iso-8859-1", len(LATIN1), 2, False),
+    ("zipsrc", "zipsrc", "zipproj/tool", "python", "utf-8", 35, 2, False),
+]
+
+# (source, path, stage, reason)
+EXPECTED_REJECTS = [
+    ("demo", "PKG-INFO", "manifest", "not_source"),
+    ("dump", "functions.jsonl.gz:3", "fetch", "bad_record"),
+    ("evil", "/abs.py", "fetch", "absolute_path"),
+    ("evil", "link", "fetch", "link_escapes_tree"),
+    ("evil", "ok/../../escape.py", "fetch", "parent_traversal"),
+    ("zipsrc", "zipproj/big.py", "fetch", "too_large"),
+    ("zipsrc", "zipproj/README.md", "manifest", "not_source"),
+    ("zipsrc", "zipproj/notutf8.py", "manifest", "undecodable"),
+    ("zipsrc", "zipproj/nul.py", "manifest", "binary"),
+    ("zipsrc", "zipproj/web/app.js", "manifest", "language_not_selected"),
+]
+
+
+@pytest.fixture(scope="module")
+def fixture_sources(tmp_path_factory) -> list[dict]:
+    return build_sources(tmp_path_factory.mktemp("sources"))
+
+
+def build(workdir: Path, sources: list[dict]) -> Path:
+    write_params(workdir, sources)
+    snakemake(workdir)
+    return workdir
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory, fixture_sources) -> Path:
+    return build(tmp_path_factory.mktemp("build1"), fixture_sources)
+
+
+def test_manifest_rows_exact(built):
+    table = read_parquet(built / "data/manifest.parquet", schemas.MANIFEST)
+    rows = [(r["source"], r["repository"], r["path"], r["language"], r["encoding"], r["bytes"], r["lines"],
+             r["duplicate"]) for r in table.to_pylist()]
+    assert rows == EXPECTED_FILES
+    for r in table.to_pylist():
+        data = (built / r["location"]).read_bytes()
+        assert len(data) == r["bytes"]
+    # the git source is the pinned first commit, not HEAD
+    mod = next(r for r in table.to_pylist() if r["path"] == "pkg/mod.py")
+    assert (built / mod["location"]).read_bytes() == MOD_PY
+    assert not any(r["path"] == "pkg/later.py" for r in table.to_pylist())
+
+
+def test_rejects_exact(built):
+    table = read_parquet(built / "data/rejects.parquet", schemas.REJECTS)
+    rows = sorted((r["source"], r["path"], r["stage"], r["reason"]) for r in table.to_pylist())
+    assert rows == sorted(EXPECTED_REJECTS)
+    assert set(table.column("reason").to_pylist()) <= set(schemas.REJECT_REASONS)
+
+
+def test_nothing_escaped_or_executed(built, fixture_sources):
+    assert not (built / "data" / "escape.py").exists()
+    assert not list(built.rglob("escape.py"))
+    assert not list(built.rglob("abs.py"))
+    assert not list(built.rglob("EXECUTED")) and not list(Path.cwd().glob("EXECUTED"))
+    assert not [p for p in (built / "data/corpus").rglob("*") if p.is_symlink()]
+
+
+def test_splits_by_repository(built):
+    table = pq.read_table(built / "data/manifest.parquet").to_pylist()
+    seed = 20261122
+    fractions = {"train": 0.8, "valid": 0.1, "test": 0.1}
+    by_repo: dict[tuple, set] = {}
+    for r in table:
+        by_repo.setdefault((r["source"], r["repository"]), set()).add(r["split"])
+        assert r["split"] == split_of(seed, r["source"], r["repository"], fractions)
+    assert all(len(s) == 1 for s in by_repo.values())
+
+
+def test_split_function_is_stable_and_proportional():
+    fractions = {"train": 0.8, "valid": 0.1, "test": 0.1}
+    repos = [f"repo{i}" for i in range(4000)]
+    splits = [split_of(7, "src", r, fractions) for r in repos]
+    share = {s: splits.count(s) / len(splits) for s in ("train", "valid", "test")}
+    assert abs(share["train"] - 0.8) < 0.03 and abs(share["valid"] - 0.1) < 0.02
+    # a repository keeps its split whatever else is in the corpus, and the seed matters
+    assert splits[:100] == [split_of(7, "src", r, fractions) for r in repos[:100]]
+    assert splits != [split_of(8, "src", r, fractions) for r in repos]
+    assert {split_of(7, "src", r, {"train": 0.0, "valid": 0.0, "test": 1.0}) for r in repos[:50]} == {"test"}
+
+
+def test_metrics_summary(built):
+    import json
+
+    metrics = json.loads((built / "reports/metrics/manifest.json").read_text())
+    assert metrics["files"] == len(EXPECTED_FILES)
+    assert metrics["unique_files"] == len(EXPECTED_FILES) - 1
+    assert metrics["rejects"] == len(EXPECTED_REJECTS)
+    assert metrics["files_by_language"] == {"java": 2, "python": 11}
+    assert metrics["bytes"] == sum(r[5] for r in EXPECTED_FILES)
+
+
+def test_two_clean_builds_are_byte_identical(built, tmp_path, fixture_sources):
+    second = build(tmp_path / "build2", fixture_sources)
+    for name in ("data/manifest.parquet", "data/rejects.parquet", "reports/metrics/manifest.json"):
+        assert (built / name).read_bytes() == (second / name).read_bytes(), name
+
+
+def test_noop_rerun_does_nothing_quickly(built):
+    start = time.perf_counter()
+    res = snakemake(built)
+    elapsed = time.perf_counter() - start
+    print(f"no-op rerun: {elapsed:.2f} s")
+    assert "Nothing to be done" in res.stdout + res.stderr
+
+
+def test_param_change_reruns_only_manifest(tmp_path, fixture_sources):
+    work = build(tmp_path / "w", fixture_sources)
+    write_params(work, fixture_sources, manifest__split={"train": 0.0, "valid": 0.0, "test": 1.0})
+    res = snakemake(work, "--summary", check=True)
+    plan = {line.split("\t")[0]: line.split("\t")[-1] for line in res.stdout.splitlines()[1:] if "\t" in line}
+    assert plan["data/manifest.parquet"] == "update pending"  # the manifest must be rebuilt
+    upstream = [p for p in plan if p.startswith(("data/corpus/", "data/sources/", "data/manifest/parts/"))]
+    assert len(upstream) == 5 * 5 and all(plan[p] == "no update" for p in upstream)
+    snakemake(work)
+    table = pq.read_table(work / "data/manifest.parquet")
+    assert set(table.column("split").to_pylist()) == {"test"}
