@@ -54,8 +54,8 @@ def perplexity(lm: LoadedModel, texts, block_length: int, max_blocks: int, seed:
     content = blocks(token_stream(tok, texts, separator), block_length - len(prefix) - len(suffix), max_blocks)
     if masked:
         n = content.shape[0]
-        data = torch.cat([torch.tensor([prefix] * n, dtype=torch.long).view(n, -1), content,
-                          torch.tensor([suffix] * n, dtype=torch.long).view(n, -1)], dim=1)
+        data = torch.cat([torch.tensor([prefix] * n, dtype=torch.long).view(n, len(prefix)), content,
+                          torch.tensor([suffix] * n, dtype=torch.long).view(n, len(suffix))], dim=1)
         special = torch.zeros(data.shape, dtype=torch.bool)
         special[:, : len(prefix)] = True
         special[:, data.shape[1] - len(suffix):] = True
