@@ -14,7 +14,7 @@ import torch
 from pipeline.models.entries import parse_zoo
 from pipeline.models.zoo import ModelUnavailable, load_model, package_model_dir, pick_dtype
 
-REPO = Path(__file__).resolve().parent.parent
+from tests.conftest import REPO
 
 
 def run_offline(code: str, tmp_path: Path, **env) -> subprocess.CompletedProcess:

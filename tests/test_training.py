@@ -1,11 +1,9 @@
 """The pipeline-trained code LMs: the real Snakemake rules on a fixture corpus, determinism,
 random twins, and perplexity against hand-computed values."""
 
+import dataclasses
 import json
-import os
 from contextlib import chdir
-import subprocess
-import sys
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -19,7 +17,8 @@ from pipeline.models.evaluate import eval_mask, perplexity
 from pipeline.models.train import MASK, TrainParams, make_random_twin, mask_for_training, run_training
 from pipeline.models.zoo import load_model
 
-REPO = Path(__file__).resolve().parent.parent
+from tests.conftest import REPO, snakemake
+
 SEED = 7
 
 TINY_MODEL = {"layers": 1, "hidden_size": 32, "heads": 2, "intermediate_size": 64, "seq_length": 32, "batch_size": 8,
@@ -61,17 +60,6 @@ def write_corpus(root: Path) -> None:
         (repo / f"Counter{i}.java").write_text(java_class(i))
 
 
-def build(root: Path, *targets: str) -> None:
-    """Run the real Snakefile on the project folder `root` (rules run `python -m pipeline...`: PYTHONPATH)."""
-    proc = subprocess.run(
-        [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", str(root),
-         "--configfile", str(root / "params.yaml"), "--cores", "2", *targets],
-        capture_output=True, text=True, timeout=600, env={**os.environ, "PYTHONPATH": str(REPO)},
-    )
-    failed = [p.read_text()[-3000:] for p in sorted((root / "logs").rglob("*.log")) if "Traceback" in p.read_text()]
-    assert proc.returncode == 0, "\n".join(failed) or proc.stderr[-4000:]
-
-
 @pytest.fixture(scope="module")
 def project(tmp_path_factory) -> Path:
     """A fixture corpus taken through the real rules to a trained tiny causal LM (the training rule);
@@ -88,7 +76,7 @@ def project(tmp_path_factory) -> Path:
     params["training"]["model"] = TINY_MODEL
     params["training"]["evaluation"] = {"max_blocks": 16, "mlm_probability": 0.15}
     (root / "params.yaml").write_text(yaml.safe_dump(params))
-    build(root, "data/models/tiny-clm")
+    snakemake(root, "data/models/tiny-clm")
     zoo = parse_zoo(ZOO)
     with chdir(root):  # manifest locations are relative to the project folder
         run_training(zoo["tiny-mlm"], Path("data/manifest.parquet"), Path("data/tokenizer"), params["training"]["data"],
@@ -108,6 +96,9 @@ def test_training_rule_builds_model_folders_cards_and_curves(project):
         assert card["layers"] == 1 and card["heads"] == 2 and card["hidden_size"] == 32 and card["vocab_size"] == vocab
         assert card["train_data"]["split"] == "train" and card["train_data"]["files"] > 0
         assert card["training"]["steps"] == 40 and card["seed"] == SEED
+        blocks = card["train_data"]["tokens"] // 32
+        assert card["train_data"]["full_epoch"] == (40 * 8 >= blocks)
+        assert card["train_data"]["epochs"] == round(40 * 8 / blocks, 3)
         curve = json.loads((folder / "training.json").read_text())
         assert len(curve["train_loss"]) == 40 and curve["eval_step"] == [20, 40]
         assert curve["train_loss"][-1] < curve["train_loss"][0]
@@ -129,10 +120,23 @@ def test_trained_model_beats_its_random_twin_on_the_test_split(project):
     assert got["tiny-clm"]["perplexity"] < 0.5 * got["tiny-clm-random"]["perplexity"]
 
 
+def test_perplexity_does_not_depend_on_batch_size(project):
+    zoo = parse_zoo(ZOO)
+    texts = [(project / "corpus/repo03/util.py").read_text(), (project / "corpus/repo03/Counter3.java").read_text()]
+    got = []
+    for name in ("tiny-mlm", "tiny-clm"):
+        for batch_size in (1, 7):
+            entry = dataclasses.replace(zoo[name], batch_size=batch_size)
+            got.append(perplexity(load_model(entry, device="cpu", models_dir=project / "data/models"), texts, 32, 12, SEED, 0.15))
+    assert got[0]["tokens_scored"] == got[1]["tokens_scored"] > 0 and got[2]["tokens_scored"] == got[3]["tokens_scored"] > 0
+    assert got[0]["perplexity"] == pytest.approx(got[1]["perplexity"], rel=1e-5)
+    assert got[2]["perplexity"] == pytest.approx(got[3]["perplexity"], rel=1e-5)
+
+
 @pytest.mark.slow
 def test_models_target_writes_the_metrics_report(project):
     """The whole stage through Snakemake: random twin and evaluation rules, and the DVC metric."""
-    build(project, "models")
+    snakemake(project, "models")
     metrics = json.loads((project / "reports/metrics/models.json").read_text())["models"]
     assert set(metrics) == {"tiny-mlm", "tiny-clm", "tiny-clm-random"}
     assert metrics["tiny-clm"]["test_perplexity"] < metrics["tiny-clm-random"]["test_perplexity"]
@@ -219,3 +223,13 @@ def test_perplexity_of_a_uniform_model_is_the_vocabulary_size(project):
         got = perplexity(lm, texts, 32, 4, SEED, 0.15)
         assert got["tokens_scored"] > 0
         assert got["perplexity"] == pytest.approx(lm.model.config.vocab_size, rel=1e-4)
+
+
+def test_short_stream_gives_one_padded_block_and_empty_test_split_no_perplexity(project):
+    from pipeline.models.data import blocks
+
+    assert blocks([5, 6, 7], 5, pad_id=1).tolist() == [[5, 6, 7, 1, 1]]
+    assert blocks([5, 6, 7], 5).shape == (0, 5)
+    assert blocks(list(range(12)), 5, pad_id=1).tolist() == [list(range(5)), list(range(5, 10))]
+    lm = load_model(parse_zoo(ZOO)["tiny-mlm"], device="cpu", models_dir=project / "data/models")
+    assert perplexity(lm, [], 32, 4, SEED, 0.15) == {"perplexity": None, "tokens_scored": 0, "blocks": 0, "block_length": 32}

@@ -68,8 +68,11 @@ def token_stream(tokenizer, texts: Iterator[str], separator_id: int | None) -> l
     return ids
 
 
-def blocks(ids: list[int], length: int, max_blocks: int | None = None) -> torch.Tensor:
-    """Consecutive non-overlapping blocks of `length` tokens (the ragged tail is dropped)."""
+def blocks(ids: list[int], length: int, max_blocks: int | None = None, pad_id: int | None = None) -> torch.Tensor:
+    """Consecutive non-overlapping blocks of `length` tokens (the ragged tail is dropped). With `pad_id`,
+    a stream shorter than one block still gives one block, padded (a tiny corpus trains, it does not crash)."""
+    if pad_id is not None and 0 < len(ids) < length:
+        return torch.tensor([ids + [pad_id] * (length - len(ids))], dtype=torch.long)
     n = len(ids) // length
     if max_blocks is not None:
         n = min(n, max_blocks)

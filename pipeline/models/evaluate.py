@@ -54,28 +54,26 @@ def perplexity(lm: LoadedModel, texts, block_length: int, max_blocks: int, seed:
     content = blocks(token_stream(tok, texts, separator), block_length - len(prefix) - len(suffix), max_blocks)
     if masked:
         n = content.shape[0]
-        data = torch.cat([torch.tensor([prefix] * n, dtype=torch.long).view(n, -1), content,
-                          torch.tensor([suffix] * n, dtype=torch.long).view(n, -1)], dim=1)
+        data = torch.cat([torch.tensor([prefix] * n, dtype=torch.long).view(n, len(prefix)), content,
+                          torch.tensor([suffix] * n, dtype=torch.long).view(n, len(suffix))], dim=1)
         special = torch.zeros(data.shape, dtype=torch.bool)
         special[:, : len(prefix)] = True
         special[:, data.shape[1] - len(suffix):] = True
+        # masks drawn once for all blocks, so the score does not depend on the batch size
+        inputs_all, labels_all = eval_mask(data, special, mlm_probability, tok.mask_token_id,
+                                           torch.Generator().manual_seed(seed))
     else:
-        data = content
-    generator = torch.Generator().manual_seed(seed)
+        inputs_all = labels_all = content
     nll, count = 0.0, 0
-    for i in range(0, data.shape[0], lm.entry.batch_size):
-        batch = data[i: i + lm.entry.batch_size]
-        if masked:
-            inputs, labels = eval_mask(batch, special[i: i + lm.entry.batch_size], mlm_probability, tok.mask_token_id, generator)
-        else:
-            inputs, labels = batch, batch
+    for i in range(0, inputs_all.shape[0], lm.entry.batch_size):
+        inputs, labels = inputs_all[i: i + lm.entry.batch_size], labels_all[i: i + lm.entry.batch_size]
         logits = lm(input_ids=inputs).logits.float().cpu()
         if not masked:  # position t predicts token t+1
             logits, labels = logits[:, :-1], labels[:, 1:]
         picked = labels != -100
         nll += torch.nn.functional.cross_entropy(logits[picked], labels[picked], reduction="sum").item()
         count += int(picked.sum())
-    return {"perplexity": math.exp(nll / count) if count else None, "tokens_scored": count, "blocks": int(data.shape[0]),
+    return {"perplexity": math.exp(nll / count) if count else None, "tokens_scored": count, "blocks": int(inputs_all.shape[0]),
             "block_length": block_length}
 
 

@@ -110,10 +110,11 @@ def wrap_for_mlm(content: torch.Tensor, bos: int, eos: int) -> torch.Tensor:
 
 
 def loss_of(model, objective: str, batch: torch.Tensor, p: TrainParams, vocab_size: int, generator: torch.Generator):
+    attention_mask = (batch != PAD).long()  # padding only occurs in the one block of a tiny corpus
     if objective == "mlm":
         inputs, labels = mask_for_training(batch, p.mlm_probability, vocab_size, generator)
-        return model(input_ids=inputs, labels=labels).loss
-    return model(input_ids=batch, labels=batch).loss
+        return model(input_ids=inputs, attention_mask=attention_mask, labels=labels).loss
+    return model(input_ids=batch, attention_mask=attention_mask, labels=batch.masked_fill(batch == PAD, -100)).loss
 
 
 def train(objective: str, p: TrainParams, train_blocks: torch.Tensor, valid_blocks: torch.Tensor, vocab_size: int,
@@ -132,7 +133,7 @@ def train(objective: str, p: TrainParams, train_blocks: torch.Tensor, valid_bloc
     order: list[int] = []
     curve = {"step": [], "train_loss": [], "eval_step": [], "valid_loss": []}
     for step in tqdm(range(p.steps), desc=f"train {objective}", file=sys.stderr, mininterval=5):
-        if len(order) < p.batch_size:
+        while len(order) < p.batch_size:  # full batches, also when there are fewer blocks than a batch
             order.extend(torch.randperm(train_blocks.shape[0], generator=order_gen).tolist())
         idx, order = order[: p.batch_size], order[p.batch_size:]
         batch = train_blocks[idx].to(device)
@@ -197,12 +198,12 @@ def run_training(entry: ModelEntry, manifest: Path, tokenizer_dir: Path, data: d
     content_length = p.seq_length - 2 if objective == "mlm" else p.seq_length
     train_sel = select_files(manifest, "train", data["languages"], data["max_train_bytes"], seed)
     valid_sel = select_files(manifest, "valid", data["languages"], data["max_eval_bytes"], seed)
-    train_blocks = blocks(token_stream(tokenizer, train_sel.texts(), EOS), content_length)
+    train_blocks = blocks(token_stream(tokenizer, train_sel.texts(), EOS), content_length, pad_id=PAD)
     valid_blocks = blocks(token_stream(tokenizer, valid_sel.texts(), EOS), content_length, p.eval_blocks)
     if objective == "mlm":
         train_blocks, valid_blocks = wrap_for_mlm(train_blocks, BOS, EOS), wrap_for_mlm(valid_blocks, BOS, EOS)
     if train_blocks.shape[0] == 0:
-        raise SystemExit(f"{entry.name}: the train split yields no block of {content_length} tokens")
+        raise SystemExit(f"{entry.name}: the train split has no text in {data['languages']} to train on")
     log.info("%s: %d train blocks, %d valid blocks of %d tokens, %d steps on %s", entry.name, train_blocks.shape[0],
              valid_blocks.shape[0], p.seq_length, p.steps, dev)
     started = time.perf_counter()
@@ -215,8 +216,11 @@ def run_training(entry: ModelEntry, manifest: Path, tokenizer_dir: Path, data: d
     tokens_seen = p.steps * p.batch_size * p.seq_length
     card = cards.card_for(entry, model, str(out), {
         "seed": seed,
+        # full_epoch: every block was in some batch, so every selected file was seen (all but the stream's
+        # ragged tail of < seq_length tokens): "seen vs unseen" is then exact at file level.
         "train_data": {**train_sel.describe(data["languages"]), "tokens": int(train_blocks.numel()),
-                       "tokens_seen": tokens_seen, "epochs": round(tokens_seen / train_blocks.numel(), 3)},
+                       "tokens_seen": tokens_seen, "epochs": round(tokens_seen / train_blocks.numel(), 3),
+                       "full_epoch": p.steps * p.batch_size >= train_blocks.shape[0]},
         "tokenizer": {"kind": "byte-level BPE", "vocab_size": record["vocab_size"], "train_data": record["train_data"]},
         "training": {"objective": objective, **vars(p)},
     })
