@@ -216,7 +216,11 @@ def test_killed_run_resumes_with_only_the_missing_shards(project, tmp_path):
     root = tmp_path / "resume"
     shutil.copytree(project, root, ignore=shutil.ignore_patterns("predictions", "warehouse.duckdb", "report*",
                                                                  ".snakemake"))
-    reference = {p.relative_to(project): p.read_bytes() for p in (project / "data/predictions").rglob("*.parquet")}
+    params = yaml.safe_load((root / "params.yaml").read_text())
+    params["inference"]["models"] = ["tiny-mlm", "tiny-clm"]  # fewer jobs; nothing upstream depends on this
+    (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    reference = {p.relative_to(project): p.read_bytes() for p in (project / "data/predictions").rglob("*.parquet")
+                 if p.relative_to(project).parts[3] in ("tiny-mlm", "tiny-clm")}
     cmd = [str(BIN / "snakemake"), "--snakefile", str(REPO / "Snakefile"), "--directory", str(root),
            "--configfile", str(root / "params.yaml"), "--cores", "1", "inference"]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
@@ -229,9 +233,12 @@ def test_killed_run_resumes_with_only_the_missing_shards(project, tmp_path):
     assert 2 <= len(done) < len(reference), "the run was not interrupted mid-way"
     for rel in done:  # atomic writes: a shard that exists is whole, and the same as in the uninterrupted run
         assert (root / rel).read_bytes() == reference[rel]
+    snakemake(root, "--unlock")  # a killed Snakemake leaves its lock behind: the documented way out
     res = snakemake(root, "inference", "--rerun-incomplete")
     reran = res.stdout.count("rule apiquiz_predict") + res.stdout.count("rule codesyntax_predict") + \
         res.stderr.count("rule apiquiz_predict") + res.stderr.count("rule codesyntax_predict")
-    assert reran == len(reference) - len(done)
+    # the missing shards, plus the one job Snakemake saw running when killed (--cores 1), if it had
+    # already written its file: Snakemake cannot know that file is whole and reruns it
+    assert len(reference) - len(done) <= reran <= len(reference) - len(done) + 1
     final = {p.relative_to(root): p.read_bytes() for p in (root / "data/predictions").rglob("*.parquet")}
     assert final == reference  # byte-identical to the uninterrupted run
