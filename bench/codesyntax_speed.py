@@ -46,11 +46,11 @@ def baseline_label(code: str) -> int:
     return n
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--manifest", default="data/manifest.parquet")
     ap.add_argument("--files", type=int, default=60)
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     m = read_parquet(args.manifest, schemas.MANIFEST)
     m = m.filter(pc.and_(pc.equal(m.column("language"), "python"), pc.invert(m.column("duplicate"))))
     rows = m.sort_by("file_id").to_pylist()[: args.files]

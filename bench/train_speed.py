@@ -68,12 +68,12 @@ def inference_speed(texts: list[str], batch_size: int, max_length: int) -> tuple
     return batched, unbatched
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--steps", type=int, default=8, help="training steps timed per objective and mode")
     ap.add_argument("--snippets", type=int, default=256)
     ap.add_argument("--threads", type=int, default=2)
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     params = yaml.safe_load(Path("params.yaml").read_text())
     p = TrainParams(**{**params["training"]["model"], "steps": args.steps, "eval_every": 10**9})
     results = {}

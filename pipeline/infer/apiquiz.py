@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import logging
 import sys
 from dataclasses import dataclass
@@ -31,6 +30,7 @@ import torch
 from tqdm import tqdm
 
 from pipeline import schemas
+from pipeline.infer.cli import add_shard_arguments, device, zoo_entry
 from pipeline.infer.batching import length_sorted_batches, select_shard
 from pipeline.io import read_parquet, write_parquet
 
@@ -262,29 +262,17 @@ def main(argv: list[str] | None = None) -> int:
         "vocabulary (masked LMs) and candidate ranking by log-likelihood (every LM family).",
     )
     ap.add_argument("--quizzes", required=True, type=Path)
-    ap.add_argument("--model", required=True, help="zoo entry name")
-    ap.add_argument("--zoo", required=True, help="models.zoo as JSON")
-    ap.add_argument("--models-dir", type=Path, default=Path("data/models"))
-    ap.add_argument("--shard", required=True, type=int)
-    ap.add_argument("--shards", required=True, type=int)
-    ap.add_argument("--max-items", type=int, default=0, help="score a seeded subset of this many quizzes (0: all)")
-    ap.add_argument("--seed", type=int, default=0)
+    add_shard_arguments(ap, "quizzes")
     ap.add_argument("--max-candidates", type=int, default=0,
                     help="rank the gold among a seeded sample of this many candidates (0: the quiz's whole list)")
-    ap.add_argument("--token-budget", type=int, default=8192, help="padded tokens per batch")
     ap.add_argument("--fill-top-k", type=int, default=50)
     ap.add_argument("--rank-top-k", type=int, default=20)
-    ap.add_argument("--device", default="auto")
-    ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--out", required=True, type=Path)
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
-    from pipeline.models.entries import parse_zoo
     from pipeline.models.zoo import load_model
 
     torch.set_num_threads(args.threads)
-    entry = parse_zoo(json.loads(args.zoo))[args.model]
-    loaded = load_model(entry, device=None if args.device == "auto" else args.device, models_dir=args.models_dir)
+    loaded = load_model(zoo_entry(args), device=device(args), models_dir=args.models_dir)
     quizzes = read_parquet(args.quizzes, schemas.QUIZZES)
     table = score_shard(quizzes, loaded, args.shard, args.shards, args.token_budget, args.fill_top_k, args.rank_top_k,
                         args.max_items, args.seed, args.max_candidates)

@@ -16,7 +16,6 @@ is not counted for that metric; `total` says how many were.
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import sys
 from collections import defaultdict
@@ -31,6 +30,7 @@ import torch
 from tqdm import tqdm
 
 from pipeline import schemas
+from pipeline.infer.cli import add_shard_arguments, device, zoo_entry
 from pipeline.infer.batching import length_sorted_batches, select_shard
 from pipeline.io import read_parquet, write_parquet
 
@@ -196,31 +196,19 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--samples", required=True, type=Path)
     ap.add_argument("--relations", required=True, type=Path)
-    ap.add_argument("--model", required=True)
-    ap.add_argument("--zoo", required=True, help="models.zoo as JSON")
-    ap.add_argument("--models-dir", type=Path, default=Path("data/models"))
-    ap.add_argument("--shard", required=True, type=int)
-    ap.add_argument("--shards", required=True, type=int)
-    ap.add_argument("--max-items", type=int, default=0, help="evaluate a seeded subset of this many samples (0: all)")
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--token-budget", type=int, default=8192, help="padded tokens per batch")
-    ap.add_argument("--device", default="auto")
-    ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--out", required=True, type=Path)
+    add_shard_arguments(ap, "samples")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
-    from pipeline.models.entries import parse_zoo
     from pipeline.models.zoo import load_model
 
     torch.set_num_threads(args.threads)
-    entry = parse_zoo(json.loads(args.zoo))[args.model]
+    entry = zoo_entry(args)
     if entry.family == "causal-lm":
         log.warning("%s is a causal LM: its attention cannot look ahead from a head to its dependent, "
                     "so CodeSyntax does not apply; writing an empty shard", entry.name)
         write_parquet(schemas.SYNTAX_ATTENTION_HITS.empty_table(), args.out, schemas.SYNTAX_ATTENTION_HITS)
         return 0
-    loaded = load_model(entry, attentions=True, device=None if args.device == "auto" else args.device,
-                        models_dir=args.models_dir)
+    loaded = load_model(entry, attentions=True, device=device(args), models_dir=args.models_dir)
     samples = load_samples(read_parquet(args.samples, schemas.SYNTAX_SAMPLES),
                            read_parquet(args.relations, schemas.SYNTAX_RELATIONS), args.shard, args.shards,
                            args.max_items, args.seed)
