@@ -53,12 +53,15 @@ def section_corpus(con) -> str:
 
 def section_apiquiz(con, figures: Path, link: str) -> str:
     rows = con.sql("SELECT model, protocol, setting, scored, p_at_1, p_at_5, p_at_10 FROM apiquiz_by_setting "
-                   "ORDER BY protocol, model, setting").fetchall()
+                   "WHERE scored > 0 ORDER BY protocol, model, setting").fetchall()
+    not_applicable = [m for (m,) in con.sql("SELECT DISTINCT model FROM apiquiz_predictions GROUP BY model "
+                                             "HAVING bool_and(status = 'not_applicable') ORDER BY 1").fetchall()]
     out = ["## apiquiz (INK, Table III)\n",
            "P@k in percent over scored quizzes. `fill_mask` is the paper's protocol (masked LMs, answers that are "
            "one token of the model's tokenizer); `rank` ranks the quiz's candidates by log-likelihood "
            "(every LM family, multi-token answers included).\n",
            markdown_table(["model", "protocol", "setting", "scored", "P@1", "P@5", "P@10"], rows),
+           f"\nNot applicable (no LM head): {', '.join(not_applicable) or 'none'}.\n",
            "\nPaper, P@1 (call / import):\n",
            markdown_table(["model", "call", "import"], APIQUIZ_PAPER)]
     seen = con.sql("SELECT model, protocol, seen, sum(scored)::BIGINT, round(sum(p_at_1 * scored) / sum(scored), 2) "
@@ -143,9 +146,11 @@ def section_models(models_metrics: Path | None) -> str:
     if not models_metrics or not models_metrics.exists():
         return ""
     data = json.loads(models_metrics.read_text())
-    rows = [(name, *(m.get(k) for k in ("family", "parameters", "test_perplexity", "random_twin_perplexity")))
-            for name, m in sorted(data.get("models", data).items()) if isinstance(m, dict)]
-    return "## Models\n\n" + markdown_table(["model", "family", "parameters", "test perplexity", "random twin"], rows) + "\n"
+    rows = [(name, *(m.get(k) for k in ("source", "family", "parameters", "test_perplexity", "perplexity_ratio_to_twin")))
+            for name, m in sorted(data["models"].items())]
+    return ("## Models\n\nTest-split perplexity (masked-token perplexity for masked LMs; none for encoders without an "
+            "LM head); a random twin's last column is its perplexity over its trained model's.\n\n"
+            + markdown_table(["model", "source", "family", "parameters", "test perplexity", "twin / trained"], rows) + "\n")
 
 
 def save(fig, path: Path) -> None:
