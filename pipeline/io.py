@@ -23,10 +23,18 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     os.close(fd)
     try:
         yield Path(tmp)
+        if os.path.exists(tmp):  # mkstemp makes it private; give it the usual permissions
+            os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def write_parquet(table: pa.Table, path: str | os.PathLike, schema: pa.Schema) -> None:

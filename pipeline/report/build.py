@@ -135,7 +135,7 @@ def heatmaps(con, model: str, language: str, path: Path) -> bool:
         im = ax.imshow(grid, vmin=0, vmax=100, cmap="viridis", aspect="auto")
         ax.set_title(rel, fontsize=8)
         ax.set_xlabel("head")
-        ax.set_ylabel("layer")
+    axes[0][0].set_ylabel("layer")
     fig.colorbar(im, ax=axes[0].tolist(), label="top-1 (%)")
     fig.suptitle(f"{model}, {language}: attention top-1 per head (test)", fontsize=9)
     save(fig, path)
