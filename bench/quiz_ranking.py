@@ -17,7 +17,7 @@ import torch
 
 def unbatched(loaded, family: str, quizzes) -> list[int]:
     """Every candidate (and, for a masked LM, every masked copy) through the model alone."""
-    from pipeline.infer.apiquiz import encode, rank_of
+    from pipeline.infer.apiquiz import encode, rank_of, with_bos
 
     tok, ranks = loaded.tokenizer, []
     for q in quizzes:
@@ -32,7 +32,7 @@ def unbatched(loaded, family: str, quizzes) -> list[int]:
                     logits = loaded(input_ids=torch.tensor([ids])).logits[0, pos].float()
                     total += float(torch.log_softmax(logits, -1)[e.ids[pos]])
             else:
-                ids = torch.tensor([e.ids])
+                ids = torch.tensor([with_bos(tok, e.ids)])
                 logp = torch.log_softmax(loaded(input_ids=ids).logits.float(), -1)
                 total = float(logp[0, :-1].gather(-1, ids[0, 1:, None]).sum())
             scores.append(total)

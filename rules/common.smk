@@ -9,7 +9,7 @@ from snakemake.utils import min_version, validate
 
 # The Snakefile reads the zoo with the pipeline's own parser (no torch import: a no-op run stays fast).
 sys.path.insert(0, workflow.basedir)
-from pipeline.models.entries import parse_zoo  # noqa: E402
+from pipeline.models.entries import INFERENCE_ONLY, parse_zoo  # noqa: E402
 
 min_version("9.0")
 
@@ -58,6 +58,12 @@ def zoo_subset(wildcards):
     entry = entries[wildcards.model]
     twin = [entries[ZOO[wildcards.model].value]] if ZOO[wildcards.model].kind == "random" else []
     return json.dumps(twin + [entry], sort_keys=True)
+
+
+def zoo_subset_for_models(wildcards):
+    """zoo_subset without the fields only inference reads (batch size, dtype): they never retrain a model."""
+    entries = json.loads(zoo_subset(wildcards))
+    return json.dumps([{k: v for k, v in e.items() if k not in INFERENCE_ONLY} for e in entries], sort_keys=True)
 
 
 def twin_inputs(wildcards):

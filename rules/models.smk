@@ -30,7 +30,7 @@ rule train_model:
     wildcard_constraints:
         model=_names(TRAINED),
     params:
-        entry=zoo_subset,
+        entry=zoo_subset_for_models,
         data=lambda wildcards: as_json(config["training"]["data"]),
         model=lambda wildcards: as_json(config["training"]["model"]),
         device=lambda wildcards: config["models"]["device"],
@@ -57,7 +57,7 @@ rule random_model:
     wildcard_constraints:
         model=_names(RANDOM),
     params:
-        entry=zoo_subset,
+        entry=zoo_subset_for_models,
         seed=config["seed"],
     conda:
         CONDA_ENV
@@ -74,7 +74,7 @@ rule external_model:
     wildcard_constraints:
         model=_names(EXTERNAL),
     params:
-        entry=zoo_subset,
+        entry=zoo_subset_for_models,
     conda:
         CONDA_ENV
     log:
@@ -93,7 +93,7 @@ rule evaluate_model:
     wildcard_constraints:
         model=_names(LMS),
     params:
-        entry=zoo_subset,
+        entry=zoo_subset_for_models,
         data=lambda wildcards: as_json(config["training"]["data"]),
         evaluation=lambda wildcards: as_json(config["training"]["evaluation"]),
         device=lambda wildcards: config["models"]["device"],

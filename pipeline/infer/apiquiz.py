@@ -66,6 +66,12 @@ def encode(tokenizer, prefix: str, fill: str, suffix: str) -> Encoded:
     return Encoded(enc["input_ids"], span, exact)
 
 
+def with_bos(tokenizer, ids: list[int]) -> list[int]:
+    """Causal LMs score every token given the ones before it: start with BOS so the first one counts too."""
+    bos = tokenizer.bos_token_id
+    return [bos] + ids if bos is not None and ids[:1] != [bos] else ids
+
+
 def rank_of(scores: list[float], names: list[str], gold: int) -> tuple[int, list[int]]:
     """1-based rank of `gold` and the order of all items: by rounded score, then by name."""
     order = sorted(range(len(scores)), key=lambda i: (-round(scores[i], SCORE_DECIMALS), names[i]))
@@ -180,8 +186,7 @@ def candidate_scores(scorer: Scorer, family: str, q: Quiz) -> tuple[list[tuple],
                 owner.append(c)
         return jobs, owner
     if family == "causal-lm":
-        bos = scorer.tok.bos_token_id
-        return [([bos] + e.ids if bos is not None and e.ids[:1] != [bos] else e.ids,) for e in encs], list(range(len(encs)))
+        return [(with_bos(scorer.tok, e.ids),) for e in encs], list(range(len(encs)))
     # encoder-decoder: the candidate is the target for the text with the sentinel in its place
     sentinel = scorer.tok.additional_special_tokens[0] if scorer.tok.additional_special_tokens else scorer.tok.mask_token
     source = scorer.tok(q.prefix + sentinel + q.suffix)["input_ids"]

@@ -128,7 +128,6 @@ class AttentionEvaluator:
         self.pad = self.tok.pad_token_id if self.tok.pad_token_id is not None else 0
         self.hits: dict[tuple, torch.Tensor] = {}
         self.totals: dict[tuple, int] = defaultdict(int)
-        self.layers = self.heads = 0
 
     def _add(self, key: tuple, hits: torch.Tensor, total: int) -> None:
         self.hits[key] = self.hits[key] + hits if key in self.hits else hits
@@ -149,12 +148,13 @@ class AttentionEvaluator:
                 ids[j, :n] = torch.tensor(encs[i]["input_ids"])
                 mask[j, :n] = 1
             out = self.model(input_ids=ids.to(self.device), attention_mask=mask.to(self.device), output_attentions=True)
-            att = torch.stack(out.attentions, dim=1).float()  # [B, L, H, T, T]
-            self.layers, self.heads = att.shape[1], att.shape[2]
             for j, i in enumerate(batch):
                 n = len(encs[i]["input_ids"])
-                for key, hits, total in sample_hits(samples[i], att[j, :, :, :n, :n].cpu(), encs[i]["offset_mapping"]):
+                # one sample's [layers, heads, n, n] at a time: no batch-sized copy of the attentions
+                att = torch.stack([layer[j, :, :n, :n] for layer in out.attentions]).float().cpu()
+                for key, hits, total in sample_hits(samples[i], att, encs[i]["offset_mapping"]):
                     self._add(key, hits, total)
+            del out
             bar.update(len(batch))
         bar.close()
 

@@ -8,6 +8,10 @@ from dataclasses import dataclass
 FAMILIES = ("masked-lm", "causal-lm", "encoder-decoder", "encoder-only")
 SOURCE_KINDS = ("package", "trained", "random", "hub", "path")
 OBJECTIVES = {"mlm": "masked-lm", "causal": "causal-lm"}
+# Fields that only inference reads: the model rules get entries without them, so changing a
+# batch size or dtype reruns inference, never training.
+INFERENCE_ONLY = ("batch_size", "dtype")
+DEFAULT_BATCH_SIZE = 32
 
 
 @dataclass(frozen=True)
@@ -66,6 +70,6 @@ def parse_zoo(entries: list[dict]) -> dict[str, ModelEntry]:
         if kind == "trained" and family != OBJECTIVES[value]:
             raise ValueError(f"models.zoo[{name}]: trained:{value} gives a {OBJECTIVES[value]}, not a {family}")
         zoo[name] = ModelEntry(name=name, source=e["source"], family=family, max_length=int(base["max_length"]),
-                               batch_size=int(base["batch_size"]), dtype=base.get("dtype", "auto"),
+                               batch_size=int(base.get("batch_size", DEFAULT_BATCH_SIZE)), dtype=base.get("dtype", "auto"),
                                revision=e.get("revision"))
     return zoo
