@@ -18,9 +18,15 @@ from tests.fixture_corpus import build_sources
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory):
+    """The fixture corpus's manifest and rejects (real Snakemake), in a real DuckDB warehouse.
+    The `warehouse` rule itself, over every table, runs in test_end_to_end."""
+    from pipeline.warehouse.build import build
+
     work = tmp_path_factory.mktemp("wh")
     write_params(work, build_sources(tmp_path_factory.mktemp("src")))
-    snakemake(work, "warehouse")
+    snakemake(work, "manifest")
+    build(work / "data/warehouse.duckdb", {"manifest": [work / "data/manifest.parquet"],
+                                           "rejects": [work / "data/rejects.parquet"]}, work)
     return work
 
 
