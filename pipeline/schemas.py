@@ -223,9 +223,6 @@ QUIZ_TOKENS = pa.schema(
 )
 
 
-def empty(schema: pa.Schema) -> pa.Table:
-    return schema.empty_table()
-
 # Inference (pipeline.infer.apiquiz): one row per (quiz, model, protocol). `fill_mask` ranks the
 # gold token over the vocabulary (masked LMs, single-token answers); `rank` ranks the quiz's
 # candidates by log-likelihood. status: ok / multi_token / too_long / not_applicable.
