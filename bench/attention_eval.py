@@ -41,7 +41,8 @@ def load(model_name: str, n: int):
 
 def straightforward(loaded, samples) -> dict:
     """Batch 1, every attention tensor to numpy and kept, then scored with numpy."""
-    from pipeline.infer.codesyntax import KS, align
+    from pipeline.infer.codesyntax import KS
+    from pipeline.runtime.align import align
 
     kept = []
     for s in samples:

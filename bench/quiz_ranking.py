@@ -17,7 +17,7 @@ import torch
 
 def unbatched(loaded, family: str, quizzes) -> list[int]:
     """Every candidate (and, for a masked LM, every masked copy) through the model alone."""
-    from pipeline.infer.apiquiz import encode, rank_of, with_bos
+    from pipeline.runtime.scoring import encode, rank_of, with_bos
 
     tok, ranks = loaded.tokenizer, []
     for q in quizzes:
@@ -48,8 +48,9 @@ def main(argv: list[str] | None = None) -> int:
     import pyarrow.parquet as pq
     import yaml
 
-    from pipeline.infer.apiquiz import Quiz, Scorer, rank_candidates
-    from pipeline.infer.batching import seeded_subset
+    from pipeline.infer.apiquiz import Quiz, rank_candidates
+    from pipeline.runtime.scoring import Scorer
+    from pipeline.runtime.batching import seeded_subset
     from pipeline.models.entries import parse_zoo
     from pipeline.models.zoo import load_model
 

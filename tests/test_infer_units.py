@@ -6,9 +6,10 @@ import hashlib
 
 import torch
 
-from pipeline.infer.apiquiz import rank_of
-from pipeline.infer.batching import length_sorted_batches, select_shard
-from pipeline.infer.codesyntax import Sample, align, sample_hits, word_spans
+from pipeline.runtime.scoring import rank_of
+from pipeline.runtime.batching import length_sorted_batches, select_shard
+from pipeline.infer.codesyntax import Sample, sample_hits
+from pipeline.runtime.align import align, word_spans
 
 
 def test_batches_are_length_sorted_and_respect_both_caps():

@@ -30,8 +30,9 @@ import torch
 from tqdm import tqdm
 
 from pipeline import schemas
-from pipeline.infer.cli import add_shard_arguments, device, zoo_entry
-from pipeline.infer.batching import length_sorted_batches, select_shard
+from pipeline.runtime.align import align, word_spans
+from pipeline.runtime.batching import length_sorted_batches, select_shard
+from pipeline.runtime.cli import add_shard_arguments, device, zoo_entry
 from pipeline.io import read_parquet, write_parquet
 
 log = logging.getLogger("pipeline.infer.codesyntax")
@@ -48,32 +49,6 @@ class Sample:
     code: str
     words: list[tuple[int, int]]  # character span of each word (token) in `code`
     edges: list[tuple[str, int, int, int]]  # relation, head, dep_start, dep_end
-
-
-def word_spans(code: str, tokens: list[str], lines: list[int], cols: list[int]) -> list[tuple[int, int]]:
-    starts = [0]
-    for line in code.splitlines(keepends=True):
-        starts.append(starts[-1] + len(line))
-    spans = []
-    for tok, line, col in zip(tokens, lines, cols):
-        a = starts[min(line - 1, len(starts) - 1)] + col
-        spans.append((a, a + len(tok)) if tok.strip() else (a, a))  # whitespace tokens get no characters
-    return spans
-
-
-def align(offsets: list[tuple[int, int]], words: list[tuple[int, int]], length: int) -> np.ndarray:
-    """word index of each subtoken (-1: special token or nothing to align to)."""
-    owner = np.full(length + 1, -1, dtype=np.int64)
-    for w, (a, b) in enumerate(words):
-        owner[a:b] = w
-    out = np.full(len(offsets), -1, dtype=np.int64)
-    for t, (a, b) in enumerate(offsets):
-        if b > a:
-            hits = owner[a:b]
-            hits = hits[hits >= 0]
-            if hits.size:
-                out[t] = hits[0]
-    return out
 
 
 def sample_hits(s: Sample, att: torch.Tensor, offsets) -> Iterator[tuple[tuple, torch.Tensor, int]]:

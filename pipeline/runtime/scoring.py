@@ -1,0 +1,117 @@
+"""Log-likelihood scoring primitives shared by every family that scores text with an LM.
+
+- `Scorer.masked_position_logprobs`: the log-softmax over the vocabulary at a masked position
+  (fill-mask ranks; pseudo-log-likelihood is the sum of these at each masked candidate token);
+- `Scorer.sequence_logprob`: causal LMs, sum of log p(token | prefix) over a sequence;
+- `Scorer.seq2seq_logprob`: encoder-decoder models, log p(target | source);
+- `encode`: a completed text tokenized, with the token positions covering the filled-in part;
+- `rank_of`: ranks that do not depend on batch size or device (scores rounded, ties by name).
+Batches are length-sorted under the token budget (pipeline.runtime.batching).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from pipeline.runtime.batching import length_sorted_batches
+
+SCORE_DECIMALS = 4
+
+
+@dataclass(frozen=True)
+class Encoded:
+    """A completed text, tokenized, with the token positions that cover the filled-in part."""
+
+    ids: list[int]
+    span: list[int]  # token positions overlapping the answer's characters
+    exact: bool  # one token covering exactly the answer's characters
+
+
+def encode(tokenizer, prefix: str, fill: str, suffix: str) -> Encoded:
+    text = prefix + fill + suffix
+    enc = tokenizer(text, return_offsets_mapping=True, add_special_tokens=True)
+    start, end = len(prefix), len(prefix) + len(fill)
+    span = [i for i, (a, b) in enumerate(enc["offset_mapping"]) if b > a and a < end and b > start]
+    exact = len(span) == 1 and tuple(enc["offset_mapping"][span[0]]) == (start, end)
+    return Encoded(enc["input_ids"], span, exact)
+
+
+def with_bos(tokenizer, ids: list[int]) -> list[int]:
+    """Causal LMs score every token given the ones before it: start with BOS so the first one counts too."""
+    bos = tokenizer.bos_token_id
+    return [bos] + ids if bos is not None and ids[:1] != [bos] else ids
+
+
+def rank_of(scores: list[float], names: list[str], gold: int) -> tuple[int, list[int]]:
+    """1-based rank of `gold` and the order of all items: by rounded score, then by name."""
+    order = sorted(range(len(scores)), key=lambda i: (-round(scores[i], SCORE_DECIMALS), names[i]))
+    return order.index(gold) + 1, order
+
+
+class Scorer:
+    """Runs one model over batches of token id lists; every method returns log-probabilities."""
+
+    def __init__(self, loaded, token_budget: int):
+        self.model = loaded.model
+        self.tok = loaded.tokenizer
+        self.device = loaded.device
+        self.batch_size = loaded.entry.batch_size
+        self.max_length = loaded.entry.max_length
+        self.budget = token_budget
+        self.pad = self.tok.pad_token_id if self.tok.pad_token_id is not None else 0
+
+    def _pad(self, rows: list[list[int]]) -> tuple[torch.Tensor, torch.Tensor]:
+        width = max(len(r) for r in rows)
+        ids = torch.full((len(rows), width), self.pad, dtype=torch.long)
+        mask = torch.zeros((len(rows), width), dtype=torch.long)
+        for i, r in enumerate(rows):
+            ids[i, : len(r)] = torch.tensor(r)
+            mask[i, : len(r)] = 1
+        return ids.to(self.device), mask.to(self.device)
+
+    def _batches(self, jobs: list, lengths: list[int]):
+        return length_sorted_batches(jobs, lengths, self.batch_size, self.budget)
+
+    @torch.inference_mode()
+    def masked_position_logprobs(self, jobs: list[tuple[list[int], int]]) -> list[torch.Tensor]:
+        """For (ids with the mask in place, position): the log-softmax over the vocabulary there."""
+        out: list[torch.Tensor | None] = [None] * len(jobs)
+        indexed = list(range(len(jobs)))
+        for batch in self._batches(indexed, [len(jobs[i][0]) for i in indexed]):
+            ids, mask = self._pad([jobs[i][0] for i in batch])
+            logits = self.model(input_ids=ids, attention_mask=mask).logits.float()
+            pos = torch.tensor([jobs[i][1] for i in batch], device=logits.device)
+            rows = torch.log_softmax(logits[torch.arange(len(batch)), pos], dim=-1).cpu()
+            for j, i in enumerate(batch):
+                out[i] = rows[j]
+        return out  # type: ignore[return-value]
+
+    @torch.inference_mode()
+    def sequence_logprob(self, rows: list[list[int]]) -> list[float]:
+        """Causal LMs: sum of log p(token | tokens before it) over each sequence."""
+        out = [0.0] * len(rows)
+        indexed = list(range(len(rows)))
+        for batch in self._batches(indexed, [len(rows[i]) for i in indexed]):
+            ids, mask = self._pad([rows[i] for i in batch])
+            logp = torch.log_softmax(self.model(input_ids=ids, attention_mask=mask).logits.float(), dim=-1)
+            tok = logp[:, :-1].gather(-1, ids[:, 1:, None]).squeeze(-1) * mask[:, 1:]
+            for j, i in enumerate(batch):
+                out[i] = float(tok[j].sum())
+        return out
+
+    @torch.inference_mode()
+    def seq2seq_logprob(self, jobs: list[tuple[list[int], list[int]]]) -> list[float]:
+        """Encoder-decoder models: log p(target | source) summed over the target tokens."""
+        out = [0.0] * len(jobs)
+        indexed = list(range(len(jobs)))
+        for batch in self._batches(indexed, [len(jobs[i][0]) + len(jobs[i][1]) for i in indexed]):
+            src, src_mask = self._pad([jobs[i][0] for i in batch])
+            tgt, tgt_mask = self._pad([jobs[i][1] for i in batch])
+            labels = tgt.masked_fill(tgt_mask == 0, -100)
+            logits = self.model(input_ids=src, attention_mask=src_mask, labels=labels).logits.float()
+            logp = torch.log_softmax(logits, dim=-1).gather(-1, tgt[..., None]).squeeze(-1) * tgt_mask
+            for j, i in enumerate(batch):
+                out[i] = float(logp[j].sum())
+        return out
