@@ -22,14 +22,15 @@ class QueryRefused(ValueError):
 
 
 def connect(db: Path) -> duckdb.DuckDBPyConnection:
-    """Open the warehouse read-only, checking that the project it points at is still there."""
-    if not db.exists():
+    """Open the warehouse read-only. Its views read Parquet by paths relative to the project root,
+    which is found from where the warehouse file sits (data/warehouse.duckdb in the project), so
+    a moved or copied project still opens."""
+    if not Path(db).exists():
         raise FileNotFoundError(f"{db} does not exist: build it with `snakemake warehouse --cores 2`")
     con = duckdb.connect(str(db), read_only=True)
-    root = con.sql("SELECT root FROM warehouse_info").fetchall()[0][0]
-    if not Path(root).is_dir():
-        raise FileNotFoundError(f"{db} reads the tables of {root}, which is gone; rebuild it in this project with "
-                                "`snakemake warehouse --forcerun warehouse --cores 2`")
+    where = Path(con.sql("SELECT db_path FROM warehouse_info").fetchall()[0][0])
+    root = Path(db).resolve().parents[len(where.parts) - 1]
+    con.execute("SET file_search_path = ?", [str(root)])
     return con
 
 

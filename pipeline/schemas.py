@@ -44,55 +44,6 @@ ORIGINS = pa.schema(
     ]
 )
 
-# CodeSyntax (stage 4): one row per function or method, its tokens as the paper has them.
-SYNTAX_SAMPLES = pa.schema(
-    [
-        pa.field("sample_id", pa.string(), nullable=False),  # hash of (file sha256, language, start line, name)
-        pa.field("language", pa.string(), nullable=False),
-        pa.field("file_id", pa.string(), nullable=False),
-        pa.field("source", pa.string(), nullable=False),
-        pa.field("repository", pa.string(), nullable=False),
-        pa.field("path", pa.string(), nullable=False),
-        pa.field("function", pa.string(), nullable=False),  # qualified name in the file, e.g. Class.method
-        pa.field("start_line", pa.int32(), nullable=False),  # first line (decorators included) in the file
-        pa.field("file_split", pa.string(), nullable=False),  # the manifest's train/valid/test split
-        pa.field("eval_split", pa.string(), nullable=False),  # dev / test: where baselines and heads are chosen
-        pa.field("code", pa.string(), nullable=False),  # the function's text (methods dedented)
-        pa.field("tokens", pa.list_(pa.string()), nullable=False),
-        pa.field("token_kinds", pa.list_(pa.string()), nullable=False),  # tokenize name / tree-sitter type
-        pa.field("token_lines", pa.list_(pa.int32()), nullable=False),  # 1-based, in `code`
-        pa.field("token_cols", pa.list_(pa.int32()), nullable=False),  # 0-based characters, in `code`
-        pa.field("n_tokens", pa.int32(), nullable=False),
-    ]
-)
-
-# One row per relation edge: token indices into SYNTAX_SAMPLES.tokens; head < dep_start <= dep_end.
-SYNTAX_RELATIONS = pa.schema(
-    [
-        pa.field("sample_id", pa.string(), nullable=False),
-        pa.field("relation", pa.string(), nullable=False),  # Node:head_field->dependent_field
-        pa.field("head", pa.int32(), nullable=False),
-        pa.field("dep_start", pa.int32(), nullable=False),
-        pa.field("dep_end", pa.int32(), nullable=False),
-    ]
-)
-
-# Offset / keyword / combined baselines: a score is avg(hits / total) over relations.
-SYNTAX_BASELINES = pa.schema(
-    [
-        pa.field("language", pa.string(), nullable=False),
-        pa.field("variant", pa.string(), nullable=False),  # plain / with_newlines
-        pa.field("chosen_on", pa.string(), nullable=False),  # dev (held out) or test (as the paper did); scored on test
-        pa.field("baseline", pa.string(), nullable=False),  # offset / keyword / combined
-        pa.field("metric", pa.string(), nullable=False),  # first / last / any token of the dependent
-        pa.field("relation", pa.string(), nullable=False),
-        pa.field("k", pa.int32(), nullable=False),
-        pa.field("chosen", pa.list_(pa.string()), nullable=False),  # e.g. ["offset=2", "offset=1"]
-        pa.field("hits", pa.int64(), nullable=False),
-        pa.field("total", pa.int64(), nullable=False),
-    ]
-)
-
 REJECT_REASONS = {
     # fetch: archive and folder extraction
     "absolute_path": "member path is absolute",
@@ -184,73 +135,57 @@ INVENTORY = pa.schema(
     ]
 )
 
-# apiquiz (INK cloze quizzes, pipeline.bench.apiquiz). `text` is `prefix + MASK + suffix`;
-# `answer` is what the mask hides, so `prefix + answer + suffix` is the original code.
-MASK = "<mask>"
 
-QUIZZES = pa.schema(
+# Provenance in the warehouse (pipeline.warehouse): what every prediction row joins to.
+def _described(name: str, type_: pa.DataType, description: str, nullable: bool = True) -> pa.Field:
+    return pa.field(name, type_, nullable=nullable, metadata={"description": description})
+
+
+FAMILIES = pa.schema(
     [
-        pa.field("quiz_id", pa.string(), nullable=False),  # hash of (setting, api, level, mask_position, alias)
-        pa.field("api", pa.string(), nullable=False),  # fully qualified name found in the corpus's calls
-        pa.field("library", pa.string(), nullable=False),  # top-level module
-        pa.field("category", pa.string(), nullable=False),  # stdlib / user_defined / third_party
-        pa.field("setting", pa.string(), nullable=False),  # call / import / alias / adversarial_alias / nl
-        pa.field("level", pa.int32(), nullable=False),  # 0-based index of the masked dot-separated level
-        pa.field("n_levels", pa.int32(), nullable=False),
-        pa.field("level_name", pa.string(), nullable=False),  # the whole masked level
-        pa.field("mask_position", pa.string(), nullable=False),  # first / last token of the level, or whole level
-        pa.field("alias", pa.string(), nullable=True),  # alias settings: the alias in the text
-        pa.field("context", pa.string(), nullable=True),  # nl setting: the docstring sentence in front
-        pa.field("text", pa.string(), nullable=False),  # prefix + "<mask>" + suffix
-        pa.field("prefix", pa.string(), nullable=False),
-        pa.field("suffix", pa.string(), nullable=False),
-        pa.field("answer", pa.string(), nullable=False),  # gold
-        pa.field("candidates", pa.list_(pa.string()), nullable=False),  # names seen at this level; gold included
-        pa.field("seen", pa.bool_(), nullable=False),  # the API occurs in a train-split file
-        pa.field("uses", pa.int64(), nullable=False),  # calls of the API in the corpus
+        _described("name", pa.string(), "the family's name (= params key, table prefix)", False),
+        _described("title", pa.string(), "the report section's title"),
+        _described("paper", pa.string(), "the paper the family rebuilds"),
+        _described("version", pa.string(), "bumped when the family's outputs change meaning; in its predictions' metadata"),
+        _described("subsets", pa.list_(pa.string()), "subsets with their own inference jobs (e.g. languages)"),
+        _described("model_families", pa.list_(pa.string()), "model families the family's inference applies to"),
     ]
 )
 
-# Per quiz and tokenizer: how many tokens the answer takes in context (the paper keeps quizzes
-# whose answer is one token for every model).
-QUIZ_TOKENS = pa.schema(
+MODEL_CARDS = pa.schema(
     [
-        pa.field("quiz_id", pa.string(), nullable=False),
-        pa.field("tokenizer", pa.string(), nullable=False),  # as listed in apiquiz.tokenizers
-        pa.field("answer_tokens", pa.int32(), nullable=False),
-        pa.field("single_token", pa.bool_(), nullable=False),  # exactly one token spanning exactly the answer
+        _described("name", pa.string(), "zoo name; predictions' `model` column", False),
+        _described("source", pa.string(), "package: / trained: / random: / hub: / path:"),
+        _described("model_family", pa.string(), "masked-lm / causal-lm / encoder-decoder / encoder-only"),
+        _described("parameters", pa.int64(), "number of weights"),
+        _described("random", pa.bool_(), "a randomly initialised twin"),
+        _described("card", pa.string(), "the whole card.json (training data, seed, tokenizer, origin)"),
     ]
 )
 
-
-# Inference (pipeline.infer.apiquiz): one row per (quiz, model, protocol). `fill_mask` ranks the
-# gold token over the vocabulary (masked LMs, single-token answers); `rank` ranks the quiz's
-# candidates by log-likelihood. status: ok / multi_token / too_long / not_applicable.
-APIQUIZ_PREDICTIONS = pa.schema(
+SOURCE_PINS = pa.schema(
     [
-        pa.field("quiz_id", pa.string(), nullable=False),
-        pa.field("model", pa.string(), nullable=False),
-        pa.field("protocol", pa.string(), nullable=False),
-        pa.field("status", pa.string(), nullable=False),
-        pa.field("gold_rank", pa.int32(), nullable=True),  # 1-based
-        pa.field("n_ranked", pa.int32(), nullable=True),  # vocabulary size or number of candidates
-        pa.field("top", pa.list_(pa.string()), nullable=False),  # best first: top-50 fill-ins / top-20 candidates
-        pa.field("gold_logprob", pa.float64(), nullable=True),
+        _described("name", pa.string(), "the source's name in params.yaml corpus.sources", False),
+        _described("kind", pa.string(), "pypi / git / url / jsonl / local"),
+        _described("status", pa.string(), "ok, or why the source is missing"),
+        _described("files", pa.int64(), "files materialised"),
+        _described("bytes", pa.int64(), "bytes materialised"),
+        _described("pin", pa.string(), "what was verified: sha256, commit, interpreter version, ... (JSON)"),
     ]
 )
 
-# Inference (pipeline.infer.codesyntax): attention hit counts per model, relation, layer and head.
-SYNTAX_ATTENTION_HITS = pa.schema(
+RUN_PARAMS = pa.schema(
     [
-        pa.field("model", pa.string(), nullable=False),
-        pa.field("language", pa.string(), nullable=False),
-        pa.field("eval_split", pa.string(), nullable=False),  # dev / test
-        pa.field("relation", pa.string(), nullable=False),
-        pa.field("metric", pa.string(), nullable=False),  # first / last / any token of the dependent
-        pa.field("k", pa.int32(), nullable=False),
-        pa.field("layer", pa.int32(), nullable=False),  # 0-based
-        pa.field("head", pa.int32(), nullable=False),
-        pa.field("hits", pa.int64(), nullable=False),
-        pa.field("total", pa.int64(), nullable=False),
+        _described("key", pa.string(), "dotted path in params.yaml", False),
+        _described("value", pa.string(), "the value as JSON", False),
+    ]
+)
+
+NOT_APPLICABLE = pa.schema(
+    [
+        _described("family", pa.string(), "benchmark family", False),
+        _described("model", pa.string(), "zoo name", False),
+        _described("model_family", pa.string(), "the model's family", False),
+        _described("reason", pa.string(), "why the family does not apply", False),
     ]
 )

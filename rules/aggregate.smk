@@ -1,26 +1,51 @@
-# Stage 8: the DuckDB warehouse over every Parquet table, with the metric views.
+# The DuckDB warehouse over every Parquet table (core, each family's, predictions, provenance)
+# with the metric views; then the report. Everything family-specific comes from the registry.
+
+
+def warehouse_tables():
+    """Warehouse table -> the files the workflow builds for it."""
+    tables = {
+        "manifest": [rules.manifest.output.manifest],
+        "rejects": [rules.manifest.output.rejects, rules.extract.output.rejects]
+        + [path for f in FAMILIES for path in f.rejects(config)],
+        "usages": [rules.extract.output.usages],
+        "imports": [rules.extract.output.imports],
+        "inventory": [rules.extract.output.inventory],
+    }
+    for f in FAMILIES:
+        for t in f.tables:
+            tables[f.view(t.name)] = t.files(config)
+        if f.inference is not None:
+            tables[f.view("predictions")] = prediction_paths(f)
+    return tables
+
+
+WAREHOUSE_TABLES = warehouse_tables()
+
+
+rule warehouse_spec:
+    input:
+        sources=expand("data/sources/{source}.json", source=SOURCES),
+        models=expand("data/models/{model}", model=ZOO),
+    output:
+        "data/warehouse.spec.json",
+    params:
+        tables=WAREHOUSE_TABLES,
+        not_applicable=registry.not_applicable(FAMILIES, INFERENCE_MODELS),
+        params=config,
+    run:
+        from pipeline.io import write_json
+
+        write_json({"tables": params.tables, "params": params.params, "not_applicable": params.not_applicable,
+                    "models": list(input.models), "sources": list(input.sources)}, output[0])
 
 
 rule warehouse:
     input:
-        manifest=rules.manifest.output.manifest,
-        rejects=[rules.manifest.output.rejects, rules.extract.output.rejects]
-        + expand(rules.codesyntax_label.output.rejects, cs_variant=CODESYNTAX["variants"],
-                 cs_language=CODESYNTAX["languages"]),
-        usages=rules.extract.output.usages,
-        imports=rules.extract.output.imports,
-        inventory=rules.extract.output.inventory,
-        quizzes=rules.apiquiz.output.quizzes,
-        quiz_tokens=rules.apiquiz.output.tokens,
-        syntax_samples=expand(rules.codesyntax_label.output.samples, cs_variant=CODESYNTAX["variants"],
-                              cs_language=CODESYNTAX["languages"]),
-        syntax_relations=expand(rules.codesyntax_label.output.relations, cs_variant=CODESYNTAX["variants"],
-                                cs_language=CODESYNTAX["languages"]),
-        syntax_baselines=expand(rules.codesyntax_baselines.output.baselines, cs_variant=CODESYNTAX["variants"],
-                                cs_language=CODESYNTAX["languages"]),
-        apiquiz_predictions=rules.inference.input.apiquiz,
-        syntax_attention=rules.inference.input.codesyntax,
-        sql=sorted(glob.glob(os.path.join(workflow.basedir, "pipeline/warehouse/sql/*.sql"))),
+        spec=rules.warehouse_spec.output[0],
+        tables=[path for paths in WAREHOUSE_TABLES.values() for path in paths],
+        sql=sorted(glob.glob(os.path.join(workflow.basedir, "pipeline/warehouse/sql/*.sql")))
+        + [str(p) for f in FAMILIES for p in f.sql],
     output:
         "data/warehouse.duckdb",
     conda:
@@ -28,14 +53,7 @@ rule warehouse:
     log:
         "logs/warehouse.log",
     shell:
-        "python -m pipeline.warehouse.build --out {output:q}"
-        " --table manifest {input.manifest:q} --table rejects {input.rejects:q}"
-        " --table usages {input.usages:q} --table imports {input.imports:q} --table inventory {input.inventory:q}"
-        " --table quizzes {input.quizzes:q} --table quiz_tokens {input.quiz_tokens:q}"
-        " --table syntax_samples {input.syntax_samples:q} --table syntax_relations {input.syntax_relations:q}"
-        " --table syntax_baselines {input.syntax_baselines:q}"
-        " --table apiquiz_predictions {input.apiquiz_predictions:q} --table syntax_attention {input.syntax_attention:q}"
-        " 2> {log:q}"
+        "python -m pipeline.warehouse.build --out {output:q} --spec {input.spec:q} 2> {log:q}"
 
 
 rule report:
@@ -45,10 +63,15 @@ rule report:
     output:
         index="reports/index.md",
         figures=directory("reports/figures/report"),
+        scores="reports/metrics/scores.json",
+        plots=[f"reports/plots/{name}" for f in FAMILIES for name in f.plots],
+    params:
+        families=[f.name for f in FAMILIES],
     conda:
         CONDA_ENV
     log:
         "logs/report.log",
     shell:
         "python -m pipeline.report.build --db {input.warehouse:q} --models-metrics {input.models:q}"
-        " --out {output.index:q} --figures {output.figures:q} 2> {log:q}"
+        " --out {output.index:q} --figures {output.figures:q} --scores {output.scores:q}"
+        " --plots reports/plots 2> {log:q}"

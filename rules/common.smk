@@ -5,25 +5,32 @@ import os
 import re
 import sys
 
-from snakemake.utils import min_version, validate
+from snakemake.exceptions import WorkflowError
+from snakemake.utils import min_version
 
-# The Snakefile reads the zoo with the pipeline's own parser (no torch import: a no-op run stays fast).
+# The Snakefile reads the zoo and the family registry with the pipeline's own code (no torch
+# import: a no-op run stays fast).
 sys.path.insert(0, workflow.basedir)
+from pipeline import families as registry  # noqa: E402
+from pipeline.config import ParamsError, validate  # noqa: E402
 from pipeline.models.entries import INFERENCE_ONLY, parse_zoo  # noqa: E402
 
 min_version("9.0")
 
-validate(config, "../schemas/params.schema.yaml")
+try:
+    validate(config)  # schemas/params.schema.yaml + each family's params.schema.yaml
+except ParamsError as exc:
+    raise WorkflowError(str(exc)) from None
 
 # Rules call `python -m pipeline.<module>`: jobs get the interpreter Snakemake runs under
 # first on PATH (a virtualenv needs no activation) and import this workflow's `pipeline`
 # package, also when --directory points elsewhere.
 os.environ.update(
     PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""),
-    PYTHONPATH=workflow.basedir,
+    PYTHONPATH=os.pathsep.join([workflow.basedir, *filter(None, [os.environ.get("PYTHONPATH")])]),
 )
 # Software for `--use-conda` / `--sdm conda` (clusters); ignored otherwise.
-CONDA_ENV = "../envs/pipeline.yaml"
+CONDA_ENV = os.path.join(workflow.basedir, "envs", "pipeline.yaml")
 
 SOURCES = {s["name"]: s for s in config["corpus"]["sources"]}
 if len(SOURCES) != len(config["corpus"]["sources"]):
@@ -70,3 +77,9 @@ def twin_inputs(wildcards):
     """A random twin of a pipeline-made model needs that model's folder (config and tokenizer)."""
     twin = ZOO[ZOO[wildcards.model].value]
     return [f"data/models/{twin.name}"] if twin.pipeline_made else []
+
+
+# The benchmark families params.yaml selects (pipeline/families/<name>/), in report order.
+FAMILIES = registry.enabled(config)
+MODEL_FAMILY = {n: e.family for n, e in ZOO.items()}  # zoo name -> model family
+INFERENCE_MODELS = {n: MODEL_FAMILY[n] for n in (config["inference"]["models"] or ZOO)}

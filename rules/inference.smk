@@ -1,77 +1,59 @@
-# Stage 7: inference in shards. One job per (benchmark, model, shard), each writing one
-# Parquet file atomically; a rerun after an interruption computes only the missing shards.
+# Inference in shards: one job per (family, subset, model, shard), all through one rule and one
+# runner (pipeline.runtime.predict), each writing one Parquet file atomically; a rerun after an
+# interruption computes only the missing shards. A model a family does not apply to gets no job
+# (the warehouse lists it once in `not_applicable`).
 
-INFERENCE = config["inference"]
-SHARDS = list(range(INFERENCE["shards"]))
-QUIZ_MODELS = [n for n in INFERENCE["models"] or ZOO]
-SYNTAX_MODELS = [n for n in QUIZ_MODELS if ZOO[n].family != "causal-lm"]
+SHARDS = config["inference"]["shards"]
+FAMILY_BY_NAME = {f.name: f for f in FAMILIES}
+PREDICTED = [f for f in FAMILIES if f.inference is not None]
 
 
 wildcard_constraints:
+    family=_names(FAMILY_BY_NAME),
     shard=r"\d+",
 
 
-rule apiquiz_predict:
+def predict_inputs(wildcards):
+    inputs = FAMILY_BY_NAME[wildcards.family].inference.inputs(config, wildcards.subset)
+    return {**inputs, "model": f"data/models/{wildcards.model}"}
+
+
+def predict_task_inputs(wildcards):
+    return as_json(FAMILY_BY_NAME[wildcards.family].inference.inputs(config, wildcards.subset))
+
+
+rule predict:
     input:
-        quizzes=rules.apiquiz.output.quizzes,
-        model="data/models/{model}",
+        unpack(predict_inputs),
     output:
-        "data/predictions/apiquiz/{model}/{shard}.parquet",
+        "data/predictions/{family}/{subset}/{model}/{shard}.parquet",
     params:
         zoo=zoo_subset,
-        shards=INFERENCE["shards"],
-        max_items=INFERENCE["apiquiz_max_quizzes"],
-        max_candidates=INFERENCE["rank_max_candidates"],
+        inputs=predict_task_inputs,
+        block=lambda wildcards: as_json(FAMILY_BY_NAME[wildcards.family].inference.params(config)),
+        shards=SHARDS,
         seed=config["seed"],
-        token_budget=INFERENCE["token_budget"],
-        fill_top_k=INFERENCE["fill_top_k"],
-        rank_top_k=INFERENCE["rank_top_k"],
+        token_budget=config["inference"]["token_budget"],
         device=config["models"]["device"],
-    threads: INFERENCE["threads"]
+    threads: config["inference"]["threads"]
     resources:
         gpu=1,
     conda:
         CONDA_ENV
     log:
-        "logs/inference/apiquiz_{model}_{shard}.log",
+        "logs/predict/{family}/{subset}/{model}/{shard}.log",
     shell:
-        "python -m pipeline.infer.apiquiz --quizzes {input.quizzes:q} --model {wildcards.model:q}"
-        " --zoo {params.zoo:q} --shard {wildcards.shard} --shards {params.shards}"
-        " --max-items {params.max_items} --max-candidates {params.max_candidates} --seed {params.seed}"
-        " --token-budget {params.token_budget} --fill-top-k {params.fill_top_k} --rank-top-k {params.rank_top_k} --device {params.device:q}"
-        " --threads {threads} --out {output:q} 2> {log:q}"
+        "python -m pipeline.runtime.predict --family {wildcards.family} --subset {wildcards.subset:q}"
+        " --inputs {params.inputs:q} --params {params.block:q} --model {wildcards.model:q} --zoo {params.zoo:q}"
+        " --shard {wildcards.shard} --shards {params.shards} --seed {params.seed}"
+        " --token-budget {params.token_budget} --device {params.device:q} --threads {threads}"
+        " --out {output:q} 2> {log:q}"
 
 
-rule codesyntax_predict:
-    input:
-        samples=f"data/codesyntax/{INFERENCE['codesyntax_variant']}/{{cs_language}}/samples.parquet",
-        relations=f"data/codesyntax/{INFERENCE['codesyntax_variant']}/{{cs_language}}/relations.parquet",
-        model="data/models/{model}",
-    output:
-        "data/predictions/codesyntax/{model}/{cs_language}/{shard}.parquet",
-    params:
-        zoo=zoo_subset,
-        shards=INFERENCE["shards"],
-        max_items=INFERENCE["codesyntax_max_samples"],
-        seed=config["seed"],
-        token_budget=INFERENCE["token_budget"],
-        device=config["models"]["device"],
-    threads: INFERENCE["threads"]
-    resources:
-        gpu=1,
-    conda:
-        CONDA_ENV
-    log:
-        "logs/inference/codesyntax_{model}_{cs_language}_{shard}.log",
-    shell:
-        "python -m pipeline.infer.codesyntax --samples {input.samples:q} --relations {input.relations:q}"
-        " --model {wildcards.model:q} --zoo {params.zoo:q} --shard {wildcards.shard} --shards {params.shards}"
-        " --max-items {params.max_items} --seed {params.seed} --token-budget {params.token_budget}"
-        " --device {params.device:q} --threads {threads} --out {output:q} 2> {log:q}"
+def prediction_paths(family):
+    return [p.path for p in registry.prediction_files(family, config, INFERENCE_MODELS)]
 
 
 rule inference:
     input:
-        apiquiz=expand(rules.apiquiz_predict.output, model=QUIZ_MODELS, shard=SHARDS),
-        codesyntax=expand(rules.codesyntax_predict.output, model=SYNTAX_MODELS, cs_language=CODESYNTAX["languages"],
-                          shard=SHARDS),
+        [path for f in PREDICTED for path in prediction_paths(f)],

@@ -1,39 +1,61 @@
-"""Build data/warehouse.duckdb: a view per Parquet table, then the metric views in sql/*.sql.
+"""Build data/warehouse.duckdb from a spec the workflow computes from the family registry.
 
-Views read exactly the Parquet files the workflow names (nothing is copied; a stale shard
-left from an earlier shard count is never picked up), by absolute paths: the same
-answers from any working directory. The project root is recorded in `warehouse_info`;
-`python -m pipeline query` refuses a warehouse whose root has moved (rebuild it with
-`snakemake warehouse --forcerun warehouse`). Tables whose files do not exist yet
-(e.g. no predictions) become empty tables of the declared schema, so every metric view
-always resolves.
+- Core tables (manifest, rejects, usages, imports, inventory; pipeline/warehouse/tables.py).
+- Each family's tables, as views `<family>_<table>`, and its predictions, `<family>_predictions`.
+- Provenance: `families` (name, paper, version), `models` (every zoo model's card), `sources`
+  (every corpus source's verified pin), `run_params` (params.yaml by leaf), `not_applicable`
+  (one line per family and model that got no job, with the reason). Every prediction row joins
+  its model card (`model` = `models.name`) and its family's version.
+- The metric library's macros (pipeline.metrics, when present), the core views in sql/*.sql,
+  then each family's sql/*.sql.
+
+Views read exactly the Parquet files the workflow names (nothing is copied; a stale shard left
+from an earlier shard count is never picked up), by paths RELATIVE to the project root:
+`pipeline.query.connect` sets DuckDB's file_search_path to the root the warehouse sits in, so the
+warehouse still opens after the project folder is moved. Tables whose files do not exist yet
+become empty tables of the declared schema, so every metric view always resolves.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import logging
+import os
 import sys
 from pathlib import Path
 
 import duckdb
+import pyarrow as pa
 
+from pipeline import families
 from pipeline.io import atomic_path
-from pipeline.warehouse.tables import TABLES, WarehouseTable
+from pipeline.warehouse.tables import PROVENANCE, TABLES, WarehouseTable
 
 log = logging.getLogger("pipeline.warehouse.build")
 
 SQL_DIR = Path(__file__).parent / "sql"
+DB_IN_ROOT = "data/warehouse.duckdb"  # where the warehouse sits in the project (the root is found from it)
 
 
 def quote(s: str) -> str:
     return "'" + s.replace("'", "''") + "'"
 
 
-def create_table_view(con: duckdb.DuckDBPyConnection, table: WarehouseTable, files: list[Path]) -> None:
-    """A view over exactly these files (absolute paths), or an empty typed table if there are none."""
+def relative(path: str | Path, root: Path) -> str:
+    """A path as the views store it: relative to the project root when inside it."""
+    p = Path(path)
+    absolute = p if p.is_absolute() else (root / p)
+    try:
+        return absolute.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return str(absolute.resolve())
+
+
+def create_table_view(con: duckdb.DuckDBPyConnection, table: WarehouseTable, files: list[str]) -> None:
+    """A view over exactly these files, or an empty typed table if there are none."""
     if files:
-        paths = ", ".join(quote(str(f.resolve())) for f in files)
+        paths = ", ".join(quote(f) for f in files)
         if table.derived:
             select = f"SELECT * EXCLUDE (filename), {table.derived} FROM read_parquet([{paths}], filename = true)"
         else:
@@ -44,20 +66,89 @@ def create_table_view(con: duckdb.DuckDBPyConnection, table: WarehouseTable, fil
         derived = f", {table.derived.replace('filename', 'NULL::VARCHAR')}" if table.derived else ""
         con.execute(f"CREATE TABLE {table.name} AS SELECT *{derived} FROM empty")
     con.execute(f"COMMENT ON {'VIEW' if files else 'TABLE'} {table.name} IS {quote(table.description)}")
+    for field in table.schema:
+        comment = (field.metadata or {}).get(b"description")
+        if comment:
+            con.execute(f"COMMENT ON COLUMN {table.name}.{field.name} IS {quote(comment.decode())}")
 
 
-def build(out: Path, files: dict[str, list[Path]], root: Path = Path(".")) -> None:
-    unknown = set(files) - set(TABLES)
+def family_tables(family: families.Family) -> list[WarehouseTable]:
+    tables = [WarehouseTable(family.view(t.name), t.schema, t.description, t.derived) for t in family.tables]
+    if family.inference is not None:
+        tables.append(WarehouseTable(family.view("predictions"), family.inference.schema, family.inference.description))
+    return tables
+
+
+def create_provenance(con: duckdb.DuckDBPyConnection, name: str, rows: list[dict]) -> None:
+    table = PROVENANCE[name]
+    data = pa.Table.from_pylist(rows, schema=table.schema)  # noqa: F841 (read by DuckDB's replacement scan)
+    con.execute(f"CREATE TABLE {name} AS SELECT * FROM data")
+    con.execute(f"COMMENT ON TABLE {name} IS {quote(table.description)}")
+
+
+def flatten(value, prefix: str = "") -> list[dict]:
+    """params.yaml by leaf: one row per scalar or list, keyed by its dotted path."""
+    if isinstance(value, dict):
+        return [row for k in sorted(value) for row in flatten(value[k], f"{prefix}.{k}" if prefix else k)]
+    return [{"key": prefix, "value": json.dumps(value, sort_keys=True)}]
+
+
+def provenance_rows(spec: dict, root: Path) -> dict[str, list[dict]]:
+    cards = []
+    for folder in spec.get("models", []):
+        card_path = root / folder / "card.json"
+        card = json.loads(card_path.read_text()) if card_path.exists() else {}
+        cards.append({"name": Path(folder).name, "source": card.get("source"), "model_family": card.get("family"),
+                      "parameters": card.get("parameters"), "random": card.get("random"),
+                      "card": json.dumps(card, sort_keys=True)})
+    sources = []
+    for record in spec.get("sources", []):
+        data = json.loads((root / record).read_text())
+        sources.append({"name": data.get("name", Path(record).stem), "kind": data.get("kind"),
+                        "status": data.get("status"), "files": data.get("files"), "bytes": data.get("bytes"),
+                        "pin": json.dumps(data.get("pin"), sort_keys=True)})
+    fams = [{"name": f.name, "title": f.title, "paper": f.paper, "version": f.version,
+             "subsets": f.subsets(spec["params"]), "model_families": list(f.inference.model_families) if f.inference
+             else []} for f in families.enabled(spec["params"])]
+    return {"families": fams, "models": cards, "sources": sources, "run_params": flatten(spec["params"]),
+            "not_applicable": spec.get("not_applicable", [])}
+
+
+def install_macros(con: duckdb.DuckDBPyConnection) -> None:
+    try:
+        from pipeline import metrics
+    except ImportError:
+        return
+    install = getattr(metrics, "install", None)
+    if install is not None:
+        install(con)
+
+
+def build(out: Path, spec: dict, root: Path = Path(".")) -> None:
+    """`spec`: {"tables": {core table: [files]}, "params": params.yaml, "models": [model folders],
+    "sources": [source records], "not_applicable": [rows]}; family tables come from the registry."""
+    fams = families.enabled(spec["params"])
+    tables = dict(TABLES)
+    for family in fams:
+        for t in family_tables(family):
+            tables[t.name] = t
+    files = spec.get("tables", {})
+    unknown = set(files) - set(tables)
     if unknown:
-        raise ValueError(f"no such warehouse table(s): {sorted(unknown)}; declare them in pipeline/warehouse/tables.py")
+        raise ValueError(f"no such warehouse table(s): {sorted(unknown)}; declare them in pipeline/warehouse/tables.py "
+                         "or in a family's FAMILY.tables")
     with atomic_path(out) as tmp:
         tmp.unlink()  # DuckDB creates the file itself
         con = duckdb.connect(str(tmp))
-        con.execute("CREATE TABLE warehouse_info AS SELECT ? AS root", [str(root.resolve())])
-        for table in TABLES.values():
-            create_table_view(con, table, files.get(table.name, []))
-        for sql in sorted(SQL_DIR.glob("*.sql")):
-            log.info("metric views: %s", sql.name)
+        con.execute("SET file_search_path = ?", [str(root.resolve())])  # relative view paths resolve while building
+        con.execute("CREATE TABLE warehouse_info AS SELECT ? AS db_path", [DB_IN_ROOT])
+        for name, rows in provenance_rows(spec, root).items():
+            create_provenance(con, name, rows)
+        for table in tables.values():
+            create_table_view(con, table, [relative(f, root) for f in files.get(table.name, [])])
+        install_macros(con)
+        for sql in [*sorted(SQL_DIR.glob("*.sql")), *(p for f in fams for p in f.sql)]:
+            log.info("views: %s", sql)
             con.execute(sql.read_text())
         con.close()
 
@@ -65,17 +156,17 @@ def build(out: Path, files: dict[str, list[Path]], root: Path = Path(".")) -> No
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         prog="python -m pipeline.warehouse.build",
-        description="Build the DuckDB warehouse: views over every Parquet table and the SQL metric views.",
+        description="Build the DuckDB warehouse: views over every Parquet table (core and each family's), "
+        "provenance tables, and the SQL metric views. The spec is JSON the workflow computes from the registry.",
     )
-    ap.add_argument("--out", type=Path, default=Path("data/warehouse.duckdb"))
-    ap.add_argument("--table", nargs="+", action="append", default=[], metavar=("NAME", "FILE"),
-                    help="a table and its Parquet files (repeat for each table; tables not given are empty)")
+    ap.add_argument("--out", type=Path, default=Path(DB_IN_ROOT))
+    ap.add_argument("--spec", required=True, type=Path, help="JSON: tables, params, models, sources, not_applicable")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
-    files = {name: [Path(f) for f in paths] for name, *paths in args.table}
-    build(args.out, files)
-    for name in TABLES:
-        log.info("%-24s %d file(s)", name, len(files.get(name, [])))
+    spec = json.loads(args.spec.read_text())
+    build(args.out, spec, Path(os.getcwd()))
+    for name, paths in spec.get("tables", {}).items():
+        log.info("%-28s %d file(s)", name, len(paths))
     return 0
 
 

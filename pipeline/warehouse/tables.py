@@ -1,5 +1,6 @@
-"""The tables the warehouse exposes, declared once: name, schema, description.
-Which files make up each table is the workflow's business (rules/aggregate.smk passes them)."""
+"""The warehouse's own tables, declared once: the core (spine and shared analyses) and the
+provenance tables. Each family declares its tables in its FAMILY (pipeline/families/<name>/);
+which files make up each table is the workflow's business (rules/aggregate.smk computes them)."""
 
 from __future__ import annotations
 
@@ -19,8 +20,6 @@ class WarehouseTable:
     derived: str = ""
 
 
-VARIANT_FROM_PATH = "regexp_extract(filename, '/codesyntax/([^/]+)/', 1) AS variant"
-
 TABLES: dict[str, WarehouseTable] = {
     t.name: t
     for t in [
@@ -29,17 +28,18 @@ TABLES: dict[str, WarehouseTable] = {
         WarehouseTable("usages", schemas.USAGES, "every call/attribute chain of the Python files, resolved to an FQN"),
         WarehouseTable("imports", schemas.IMPORTS, "imports and aliases of the Python files"),
         WarehouseTable("inventory", schemas.INVENTORY, "what each library defines: modules, classes, functions, methods"),
-        WarehouseTable("quizzes", schemas.QUIZZES, "apiquiz cloze quizzes"),
-        WarehouseTable("quiz_tokens", schemas.QUIZ_TOKENS, "per quiz and tokenizer: is the answer one token"),
-        WarehouseTable("syntax_samples", schemas.SYNTAX_SAMPLES, "CodeSyntax samples: functions with their tokens",
-                       VARIANT_FROM_PATH),
-        WarehouseTable("syntax_relations", schemas.SYNTAX_RELATIONS, "CodeSyntax relation edges (token indices)",
-                       VARIANT_FROM_PATH),
-        WarehouseTable("syntax_baselines", schemas.SYNTAX_BASELINES,
-                       "CodeSyntax offset/keyword/combined baseline hits per relation and k"),
-        WarehouseTable("apiquiz_predictions", schemas.APIQUIZ_PREDICTIONS,
-                       "apiquiz: gold rank and top-k per quiz, model and protocol"),
-        WarehouseTable("syntax_attention", schemas.SYNTAX_ATTENTION_HITS,
-                       "CodeSyntax: attention hit counts per model, relation, layer and head"),
+    ]
+}
+
+PROVENANCE: dict[str, WarehouseTable] = {
+    t.name: t
+    for t in [
+        WarehouseTable("families", schemas.FAMILIES, "the benchmark families built: paper, version, subsets"),
+        WarehouseTable("models", schemas.MODEL_CARDS,
+                       "every zoo model's card; predictions join on model = models.name"),
+        WarehouseTable("sources", schemas.SOURCE_PINS, "every corpus source with the pin it was verified against"),
+        WarehouseTable("run_params", schemas.RUN_PARAMS, "params.yaml of the run that built the warehouse, by leaf"),
+        WarehouseTable("not_applicable", schemas.NOT_APPLICABLE,
+                       "(family, model) pairs that got no inference job, with the reason"),
     ]
 }

@@ -1,0 +1,22 @@
+import os
+import json
+from collections import OrderedDict
+
+
+def load_14(path):
+    full = os.path.join("data", path)
+    if os.path.exists(full):
+        with open(full) as f:
+            return json.load(f)
+    return OrderedDict()
+
+
+class Store14:
+    def __init__(self, root):
+        self.root = root
+
+    def save(self, name, value):
+        text = json.dumps(value, indent=2)
+        for k in range(14):
+            text = text + str(k) if k > 1 else text
+        return os.path.join(self.root, name), text

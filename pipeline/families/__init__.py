@@ -1,0 +1,172 @@
+"""The benchmark-family registry: every family declares itself once, in its own folder.
+
+A family is a package (`pipeline/families/<name>/`, or any importable package `<name>`) whose
+`__init__.py` defines `FAMILY = Family(...)`. `params.yaml` lists the families to build
+(`families: [...]`) and gives each its own params block, validated by the family's
+`params.schema.yaml`. Everything central is computed from here: `rule all`, the inference
+jobs (one predict rule keyed by family, subset, model and shard), the warehouse tables and
+views, the report sections, the DVC stages and the params schema.
+
+This module imports neither torch nor the families' heavy modules: the Snakefile reads it on
+every run, and a no-op run must stay fast. "Family" alone always means a benchmark family;
+the kind of model (masked LM, causal LM, ...) is a "model family".
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Mapping
+
+import pyarrow as pa
+import yaml
+
+MODEL_FAMILIES = ("masked-lm", "causal-lm", "encoder-decoder", "encoder-only")
+
+Config = Mapping[str, object]
+
+
+@dataclass(frozen=True)
+class Table:
+    """A table a family writes: its warehouse view `<family>_<name>` over `files(config)`."""
+
+    name: str
+    schema: pa.Schema
+    description: str
+    files: Callable[[Config], list[str]]  # paths (relative to the project) the view reads
+    derived: str = ""  # extra SQL columns derived from each row's file path (`filename`)
+
+
+@dataclass(frozen=True)
+class Inference:
+    """What a family asks of every model it applies to: one job per (subset, model, shard)."""
+
+    task: str  # module with `predict(ctx: pipeline.runtime.predict.ShardContext) -> pa.Table`
+    schema: pa.Schema  # the predictions table, view `<family>_predictions`
+    description: str
+    inputs: Callable[[Config, str], dict[str, str]]  # the subset's input files, by name
+    params: Callable[[Config], dict]  # the params the task reads (a change reruns only its jobs)
+    model_families: tuple[str, ...]  # model families it applies to; other models get no job
+    not_applicable: str  # the one line the warehouse shows for the others
+    attentions: bool = False  # the model must return attention weights
+    hidden_states: bool = False  # the model must return hidden states
+
+
+@dataclass(frozen=True)
+class Family:
+    name: str  # = params key, data folder, table and view prefix, report section
+    title: str
+    paper: str  # the paper (file in ../shared/seeds/) and its arXiv id
+    version: str  # bumped when the family's outputs change meaning; stored with its predictions
+    folder: Path
+    subsets: Callable[[Config], list[str]]  # e.g. languages; one inference job set per subset
+    targets: Callable[[Config], list[str]]  # the family's benchmark outputs (`rule <name>` builds them)
+    tables: tuple[Table, ...] = ()
+    rejects: Callable[[Config], list[str]] = lambda config: []  # files in the core REJECTS schema, for `rejects`
+    inference: Inference | None = None
+    report: str = ""  # module with `section(con, figures: Path, link: str, config) -> str`
+    headline: str = ""  # SQL returning (model, metric, value) rows: the family's scores in reports/metrics/scores.json
+    plots: tuple[str, ...] = ()  # CSV files under reports/plots/ the report writes (DVC plots)
+    metrics: tuple[str, ...] = ()  # JSON files under reports/metrics/ the family's rules write (DVC metrics)
+
+    @property
+    def rules(self) -> Path:
+        return self.folder / "rules.smk"
+
+    @property
+    def sql(self) -> list[Path]:
+        return sorted((self.folder / "sql").glob("*.sql"))
+
+    @property
+    def params_schema(self) -> Path:
+        return self.folder / "params.schema.yaml"
+
+    @property
+    def module(self) -> str:
+        return _MODULES[self.name]
+
+    def applies_to(self, model_family: str) -> bool:
+        return self.inference is not None and model_family in self.inference.model_families
+
+    def view(self, table: str) -> str:
+        return f"{self.name}_{table}"
+
+
+_MODULES: dict[str, str] = {}
+
+
+def load(name: str) -> Family:
+    """The family called `name`: `pipeline.families.<name>` if that folder exists, else the
+    importable package `<name>` (a family living outside this repository)."""
+    candidates = [f"pipeline.families.{name}"] if (Path(__file__).parent / name).is_dir() else [name]
+    for module in candidates:
+        try:
+            mod = importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            if exc.name == module:
+                continue
+            raise
+        family = getattr(mod, "FAMILY", None)
+        if not isinstance(family, Family):
+            raise TypeError(f"{module} has no FAMILY = Family(...) declaration")
+        if family.name != name:
+            raise ValueError(f"{module} declares the family {family.name!r}, but params.yaml calls it {name!r}")
+        _MODULES[name] = module
+        return family
+    raise ValueError(f"params.yaml families: no family {name!r}; create pipeline/families/{name}/ with a FAMILY "
+                     f"declaration (see docs/architecture.md), or put a package {name!r} on PYTHONPATH")
+
+
+def enabled(config: Config) -> list[Family]:
+    """The families params.yaml selects, in its order."""
+    return [load(name) for name in config.get("families", [])]
+
+
+def params_schema(base: Path, config: Config) -> dict:
+    """The params schema: the central one plus each selected family's fragment under its name."""
+    schema = yaml.safe_load(base.read_text())
+    schema["additionalProperties"] = False
+    for family in enabled(config):
+        fragment = yaml.safe_load(family.params_schema.read_text())
+        schema["properties"][family.name] = fragment
+        schema["required"] = [*schema["required"], family.name]
+    # blocks of families not selected are allowed (switching one off keeps its params)
+    for key in config:
+        if key not in schema["properties"] and _is_family_folder(key):
+            schema["properties"][key] = {"type": "object"}
+    return schema
+
+
+def _is_family_folder(name: str) -> bool:
+    return (Path(__file__).parent / name / "__init__.py").is_file()
+
+
+@dataclass(frozen=True)
+class PredictionFile:
+    family: str
+    subset: str
+    model: str
+    shard: int
+
+    @property
+    def path(self) -> str:
+        return f"data/predictions/{self.family}/{self.subset}/{self.model}/{self.shard}.parquet"
+
+
+def prediction_files(family: Family, config: Config, models: Mapping[str, str]) -> list[PredictionFile]:
+    """Every shard file of `family` over `models` (name -> model family) it applies to."""
+    shards = int(config["inference"]["shards"])
+    return [PredictionFile(family.name, subset, model, shard)
+            for subset in family.subsets(config)
+            for model, model_family in models.items() if family.applies_to(model_family)
+            for shard in range(shards)]
+
+
+def not_applicable(families: list[Family], models: Mapping[str, str]) -> list[dict]:
+    """One row per (family, model) that gets no inference job, with the family's reason."""
+    return [{"family": f.name, "model": model, "model_family": mf,
+             "reason": f.inference.not_applicable if f.inference else "the family runs no model"}
+            for f in families for model, mf in models.items() if not f.applies_to(mf)]
+
+

@@ -1,0 +1,41 @@
+"""apiquiz (INK, "Pop Quiz! Do Pre-trained Code Models Possess Knowledge of Correct Usage of
+APIs?"): cloze quizzes on the fully qualified names the corpus calls. See README.md here."""
+
+from pathlib import Path
+
+from pipeline.families import Family, Inference, Table
+from pipeline.families.apiquiz import schemas
+
+FOLDER = Path(__file__).parent
+QUIZZES = "data/apiquiz/quizzes.parquet"
+QUIZ_TOKENS = "data/apiquiz/quiz_tokens.parquet"
+
+FAMILY = Family(
+    name="apiquiz",
+    title="apiquiz (INK, Table III)",
+    paper="Pop Quiz! Do Pre-trained Code Models Possess Knowledge of Correct Usage of APIs? (arXiv 2309.07804; "
+          "seeds/000_*)",
+    version="1",
+    folder=FOLDER,
+    subsets=lambda config: ["all"],
+    targets=lambda config: [QUIZZES, QUIZ_TOKENS, "reports/metrics/apiquiz.json"],
+    tables=(
+        Table("quizzes", schemas.QUIZZES, "apiquiz cloze quizzes", lambda config: [QUIZZES]),
+        Table("quiz_tokens", schemas.QUIZ_TOKENS, "per quiz and tokenizer: is the answer one token",
+              lambda config: [QUIZ_TOKENS]),
+    ),
+    inference=Inference(
+        task="pipeline.families.apiquiz.infer",
+        schema=schemas.APIQUIZ_PREDICTIONS,
+        description="apiquiz: gold rank and top-k per quiz, model and protocol",
+        inputs=lambda config, subset: {"quizzes": QUIZZES},
+        params=lambda config: {"inference": config["apiquiz"]["inference"]},
+        model_families=("masked-lm", "causal-lm", "encoder-decoder"),
+        not_applicable="no LM head: neither fill-mask nor likelihood ranking can be scored",
+    ),
+    report="pipeline.families.apiquiz.report",
+    headline="SELECT model, 'p_at_1_' || protocol || '_' || setting AS metric, p_at_1 AS value "
+             "FROM apiquiz_by_setting WHERE scored > 0",
+    plots=("apiquiz_p_at_k.csv",),
+    metrics=("apiquiz.json",),
+)

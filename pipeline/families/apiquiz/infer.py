@@ -1,0 +1,168 @@
+"""Score apiquiz quizzes with one model, for one shard.
+
+Two protocols:
+- `fill_mask` (the paper's, masked LMs): the answer must be one token of this model's
+  tokenizer in context; the mask replaces it and the row keeps the gold token's rank over the
+  whole vocabulary and the top-k fill-ins.
+- `rank` (beyond the paper, every model family with an LM head): each candidate completes the text
+  and is scored by log-likelihood; masked LMs by pseudo-log-likelihood of the candidate's
+  tokens (each masked in turn, the rest visible), causal LMs by the log-probability of the whole
+  sequence, encoder-decoder models by the log-probability of the candidate as the target for
+  the masked input. Multi-token answers work the same as single-token ones.
+Encoder-only models (no LM head) get no job: the warehouse lists them once in `not_applicable`.
+
+Scores are rounded to 1e-4 and ties broken by candidate text before ranking, so ranks do not
+depend on batch size, shard count or device.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import sys
+from dataclasses import dataclass
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import torch
+from tqdm import tqdm
+
+from pipeline.families.apiquiz import schemas
+from pipeline.runtime.batching import select_shard
+from pipeline.runtime.scoring import SCORE_DECIMALS, Scorer, encode, rank_of, with_bos
+from pipeline.io import read_parquet
+
+log = logging.getLogger("pipeline.families.apiquiz.infer")
+
+APPLIES_TO = ("masked-lm", "causal-lm", "encoder-decoder")  # every model family with an LM head
+
+
+@dataclass(frozen=True)
+class Quiz:
+    quiz_id: str
+    prefix: str
+    answer: str
+    suffix: str
+    candidates: tuple[str, ...]
+
+
+def fill_mask(scorer: Scorer, quizzes: list[Quiz], model: str, top_k: int) -> list[dict]:
+    rows, jobs, owners = [], [], []
+    for q in quizzes:
+        enc = encode(scorer.tok, q.prefix, q.answer, q.suffix)
+        base = {"quiz_id": q.quiz_id, "model": model, "protocol": "fill_mask", "gold_rank": None,
+                "n_ranked": None, "top": [], "gold_logprob": None}
+        if not enc.exact:
+            rows.append({**base, "status": "multi_token"})
+        elif len(enc.ids) > scorer.max_length:
+            rows.append({**base, "status": "too_long"})
+        else:
+            ids = list(enc.ids)
+            gold = ids[enc.span[0]]
+            ids[enc.span[0]] = scorer.tok.mask_token_id
+            jobs.append((ids, enc.span[0]))
+            owners.append((base, gold))
+    for (base, gold), logp in zip(owners, scorer.masked_position_logprobs(jobs)):
+        rounded = torch.round(logp, decimals=SCORE_DECIMALS)
+        g = rounded[gold]
+        rank = int((rounded > g).sum()) + int((rounded[:gold] == g).sum()) + 1  # ties: lower id first
+        top = torch.topk(logp, top_k).indices.tolist()
+        rows.append({**base, "status": "ok", "gold_rank": rank, "n_ranked": int(logp.numel()),
+                     "top": [scorer.tok.decode([t]).strip() for t in top], "gold_logprob": float(logp[gold])})
+    return rows
+
+
+def candidate_scores(scorer: Scorer, family: str, q: Quiz) -> tuple[list[tuple], list[int]] | None:
+    """The scoring jobs of one quiz's candidates; None when a completed text is too long."""
+    encs = [encode(scorer.tok, q.prefix, c, q.suffix) for c in q.candidates]
+    if any(len(e.ids) > scorer.max_length for e in encs):
+        return None
+    if family == "masked-lm":
+        jobs, owner = [], []
+        for c, e in enumerate(encs):
+            for pos in e.span:
+                ids = list(e.ids)
+                ids[pos] = scorer.tok.mask_token_id
+                jobs.append((ids, pos, e.ids[pos]))
+                owner.append(c)
+        return jobs, owner
+    if family == "causal-lm":
+        return [(with_bos(scorer.tok, e.ids),) for e in encs], list(range(len(encs)))
+    # encoder-decoder: the candidate is the target for the text with the sentinel in its place
+    sentinel = scorer.tok.additional_special_tokens[0] if scorer.tok.additional_special_tokens else scorer.tok.mask_token
+    source = scorer.tok(q.prefix + sentinel + q.suffix)["input_ids"]
+    return [(source, scorer.tok(sentinel + c)["input_ids"]) for c in q.candidates], list(range(len(q.candidates)))
+
+
+def rank_candidates(scorer: Scorer, family: str, quizzes: list[Quiz], model: str, top_k: int) -> list[dict]:
+    rows, plans = [], []
+    for q in quizzes:
+        base = {"quiz_id": q.quiz_id, "model": model, "protocol": "rank", "gold_rank": None, "n_ranked": None,
+                "top": [], "gold_logprob": None}
+        plan = candidate_scores(scorer, family, q)
+        if plan is None:
+            rows.append({**base, "status": "too_long"})
+        else:
+            plans.append((q, base, plan))
+    # one pass over every job of every quiz, so batches mix quizzes and stay full
+    flat = [job for _, _, (jobs, _) in plans for job in jobs]
+    if family == "masked-lm":
+        logps = scorer.masked_position_logprobs([(ids, pos) for ids, pos, _ in flat])
+        values = [float(lp[gold]) for lp, (_, _, gold) in zip(logps, flat)]
+    elif family == "causal-lm":
+        values = scorer.sequence_logprob([job[0] for job in flat])
+    else:
+        values = scorer.seq2seq_logprob(flat)
+    at = 0
+    for q, base, (jobs, owner) in plans:
+        scores = [0.0] * len(q.candidates)
+        for c, v in zip(owner, values[at : at + len(jobs)]):
+            scores[c] += v
+        at += len(jobs)
+        gold = q.candidates.index(q.answer)
+        rank, order = rank_of(scores, list(q.candidates), gold)
+        rows.append({**base, "status": "ok", "gold_rank": rank, "n_ranked": len(q.candidates),
+                     "top": [q.candidates[i] for i in order[:top_k]], "gold_logprob": scores[gold]})
+    return rows
+
+
+def ranked_candidates(quiz_id: str, answer: str, candidates: list[str], cap: int, seed: int) -> tuple[str, ...]:
+    """The gold plus a seeded sample of the other candidates, `cap` in all (0: every candidate), sorted."""
+    others = [c for c in candidates if c != answer]
+    if cap and len(others) >= cap:
+        others = sorted(others, key=lambda c: hashlib.sha256(f"{seed}:{quiz_id}:{c}".encode()).digest())[: cap - 1]
+    return tuple(sorted([answer, *others]))
+
+
+def score_shard(quizzes: pa.Table, loaded, shard: int, shards: int, token_budget: int, fill_top_k: int,
+                rank_top_k: int, max_items: int = 0, seed: int = 0, max_candidates: int = 0) -> pa.Table:
+    ids = quizzes.column("quiz_id").to_pylist()
+    mine = quizzes.filter(pa.array(select_shard(ids, shard, shards, max_items, seed)))
+    items = [Quiz(r["quiz_id"], r["prefix"], r["answer"], r["suffix"],
+                  ranked_candidates(r["quiz_id"], r["answer"], r["candidates"], max_candidates, seed))
+             for r in mine.select(["quiz_id", "prefix", "answer", "suffix", "candidates"]).to_pylist()]
+    model, family = loaded.entry.name, loaded.entry.family
+    if family not in APPLIES_TO:
+        raise ValueError(f"apiquiz needs an LM head; {model} is {family}")
+    rows: list[dict] = []
+    scorer = Scorer(loaded, token_budget)
+    chunk = 256  # quizzes per progress step; batches are formed inside each chunk
+    for start in tqdm(range(0, len(items), chunk), desc=f"apiquiz {model} shard {shard}", unit="chunk",
+                      file=sys.stderr, mininterval=5):
+        part = items[start : start + chunk]
+        if family == "masked-lm":
+            rows += fill_mask(scorer, part, model, fill_top_k)
+        rows += rank_candidates(scorer, family, part, model, rank_top_k)
+    table = pa.Table.from_pylist(rows, schemas.APIQUIZ_PREDICTIONS)
+    return table.sort_by([("quiz_id", "ascending"), ("protocol", "ascending")])
+
+
+def predict(ctx) -> pa.Table:
+    """The shared runner's entry point (pipeline.runtime.predict)."""
+    p = ctx.params["inference"]
+    quizzes = read_parquet(ctx.inputs["quizzes"], schemas.QUIZZES)
+    table = score_shard(quizzes, ctx.loaded, ctx.shard, ctx.shards, ctx.token_budget, p["fill_top_k"], p["rank_top_k"],
+                        p["max_items"], ctx.seed, p["max_candidates"])
+    ok = pc.sum(pc.equal(table.column("status"), "ok")).as_py() or 0
+    log.info("%s: %d rows, %d scored", ctx.description, table.num_rows, ok)
+    return table

@@ -1,0 +1,48 @@
+"""The apiquiz section of reports/index.md: the paper's Table III with our numbers beside it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pipeline.families.apiquiz.paper import P_AT_1_CALL_IMPORT
+from pipeline.report.common import markdown_table, plt, save, write_plot
+
+
+def section(con, figures: Path, link: str, config, plots: Path | None = None) -> str:
+    rows = con.sql("SELECT model, protocol, setting, scored, p_at_1, p_at_5, p_at_10 FROM apiquiz_by_setting "
+                   "WHERE scored > 0 ORDER BY protocol, model, setting").fetchall()
+    not_applicable = [f"{m} ({r})" for m, r in con.sql("SELECT model, reason FROM not_applicable "
+                                                        "WHERE family = 'apiquiz' ORDER BY model").fetchall()]
+    out = ["## apiquiz (INK, Table III)\n",
+           "P@k in percent over scored quizzes. `fill_mask` is the paper's protocol (masked LMs, answers that are "
+           "one token of the model's tokenizer); `rank` ranks the quiz's candidates by log-likelihood "
+           "(every LM family, multi-token answers included).\n",
+           markdown_table(["model", "protocol", "setting", "scored", "P@1", "P@5", "P@10"], rows),
+           f"\nNot applicable: {'; '.join(not_applicable) or 'none'}.\n",
+           "\nPaper, P@1 (call / import):\n",
+           markdown_table(["model", "call", "import"], P_AT_1_CALL_IMPORT)]
+    seen = con.sql("SELECT model, protocol, seen, sum(scored)::BIGINT, round(sum(p_at_1 * scored) / sum(scored), 2) "
+                   "FROM apiquiz_precision WHERE scored > 0 GROUP BY ALL ORDER BY ALL").fetchall()
+    if seen:
+        out += ["\nSeen vs unseen in the train split (P@1):\n",
+                markdown_table(["model", "protocol", "seen", "scored", "P@1"], seen)]
+    curves = con.sql("SELECT model, protocol, p_at_1, p_at_5, p_at_10, p_at_20, p_at_50, scored FROM ("
+                     "SELECT p.model, p.protocol, count(*) FILTER (WHERE status = 'ok') AS scored, "
+                     + ", ".join(f"100 * avg((gold_rank <= {k})::INT) FILTER (WHERE status = 'ok') AS p_at_{k}"
+                                 for k in (1, 5, 10, 20, 50))
+                     + " FROM apiquiz_predictions p GROUP BY ALL) WHERE scored > 0 ORDER BY ALL").fetchall()
+    if plots is not None:
+        write_plot(plots / "apiquiz_p_at_k.csv", ["model", "protocol", "k", "p_at_k", "scored"],
+                   [(m, p, k, v, n) for m, p, *ps, n in curves for k, v in zip((1, 5, 10, 20, 50), ps)])
+    if curves:
+        fig, ax = plt.subplots(figsize=(6, 4))
+        for model, protocol, *ps, _ in curves:
+            ax.plot([1, 5, 10, 20, 50], ps, marker="o", label=f"{model} ({protocol})")
+        ax.set_xscale("log")
+        ax.set_xlabel("k")
+        ax.set_ylabel("P@k (%)")
+        ax.set_title("apiquiz: precision at k")
+        ax.legend(fontsize=7)
+        save(fig, figures / "apiquiz_p_at_k.png")
+        out.append(f"\n![P@k per model]({link}/apiquiz_p_at_k.png)\n")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,27 @@
+# apiquiz (INK): cloze quizzes on the fully qualified names the corpus calls.
+
+
+rule apiquiz:
+    input:
+        usages="data/extract/usages.parquet",
+        inventory="data/extract/inventory.parquet",
+    output:
+        quizzes="data/apiquiz/quizzes.parquet",
+        tokens="data/apiquiz/quiz_tokens.parquet",
+        metrics="reports/metrics/apiquiz.json",
+    params:
+        tokenizers=config["apiquiz"]["tokenizers"],
+        settings=config["apiquiz"]["settings"],
+        max_candidates=config["apiquiz"]["max_candidates"],
+        adversarial_aliases=config["apiquiz"]["adversarial_aliases"],
+        seed=config["seed"],
+    conda:
+        CONDA_ENV
+    log:
+        "logs/apiquiz/generate.log",
+    shell:
+        "python -m pipeline.families.apiquiz.generate --usages {input.usages:q} --inventory {input.inventory:q}"
+        " --tokenizers {params.tokenizers:q} --settings {params.settings:q}"
+        " --max-candidates {params.max_candidates} --adversarial-aliases {params.adversarial_aliases}"
+        " --seed {params.seed} --quizzes {output.quizzes:q} --tokens {output.tokens:q}"
+        " --metrics {output.metrics:q} 2> {log:q}"

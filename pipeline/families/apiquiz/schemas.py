@@ -1,0 +1,58 @@
+"""apiquiz tables, declared once: the generator, the inference task, the warehouse and the tests use these."""
+
+import pyarrow as pa
+
+# apiquiz (INK cloze quizzes, generate.py). `text` is `prefix + MASK + suffix`;
+# `answer` is what the mask hides, so `prefix + answer + suffix` is the original code.
+MASK = "<mask>"
+
+QUIZZES = pa.schema(
+    [
+        pa.field("quiz_id", pa.string(), nullable=False),  # hash of (setting, api, level, mask_position, alias)
+        pa.field("api", pa.string(), nullable=False),  # fully qualified name found in the corpus's calls
+        pa.field("library", pa.string(), nullable=False),  # top-level module
+        pa.field("category", pa.string(), nullable=False),  # stdlib / user_defined / third_party
+        pa.field("setting", pa.string(), nullable=False),  # call / import / alias / adversarial_alias / nl
+        pa.field("level", pa.int32(), nullable=False),  # 0-based index of the masked dot-separated level
+        pa.field("n_levels", pa.int32(), nullable=False),
+        pa.field("level_name", pa.string(), nullable=False),  # the whole masked level
+        pa.field("mask_position", pa.string(), nullable=False),  # first / last token of the level, or whole level
+        pa.field("alias", pa.string(), nullable=True),  # alias settings: the alias in the text
+        pa.field("context", pa.string(), nullable=True),  # nl setting: the docstring sentence in front
+        pa.field("text", pa.string(), nullable=False),  # prefix + "<mask>" + suffix
+        pa.field("prefix", pa.string(), nullable=False),
+        pa.field("suffix", pa.string(), nullable=False),
+        pa.field("answer", pa.string(), nullable=False),  # gold
+        pa.field("candidates", pa.list_(pa.string()), nullable=False),  # names seen at this level; gold included
+        pa.field("seen", pa.bool_(), nullable=False),  # the API occurs in a train-split file
+        pa.field("uses", pa.int64(), nullable=False),  # calls of the API in the corpus
+    ]
+)
+
+# Per quiz and tokenizer: how many tokens the answer takes in context (the paper keeps quizzes
+# whose answer is one token for every model).
+QUIZ_TOKENS = pa.schema(
+    [
+        pa.field("quiz_id", pa.string(), nullable=False),
+        pa.field("tokenizer", pa.string(), nullable=False),  # as listed in apiquiz.tokenizers
+        pa.field("answer_tokens", pa.int32(), nullable=False),
+        pa.field("single_token", pa.bool_(), nullable=False),  # exactly one token spanning exactly the answer
+    ]
+)
+
+
+# Inference (infer.py): one row per (quiz, model, protocol). `fill_mask` ranks the
+# gold token over the vocabulary (masked LMs, single-token answers); `rank` ranks the quiz's
+# candidates by log-likelihood. status: ok / multi_token / too_long / not_applicable.
+APIQUIZ_PREDICTIONS = pa.schema(
+    [
+        pa.field("quiz_id", pa.string(), nullable=False),
+        pa.field("model", pa.string(), nullable=False),
+        pa.field("protocol", pa.string(), nullable=False),
+        pa.field("status", pa.string(), nullable=False),
+        pa.field("gold_rank", pa.int32(), nullable=True),  # 1-based
+        pa.field("n_ranked", pa.int32(), nullable=True),  # vocabulary size or number of candidates
+        pa.field("top", pa.list_(pa.string()), nullable=False),  # best first: top-50 fill-ins / top-20 candidates
+        pa.field("gold_logprob", pa.float64(), nullable=True),
+    ]
+)

@@ -1,0 +1,61 @@
+"""codesyntax (CodeSyntax, "Benchmarking Language Models for Code Syntax Understanding"): do
+attention heads find the AST relations of code? See README.md here."""
+
+from pathlib import Path
+
+from pipeline.families import Family, Inference, Table
+from pipeline.families.codesyntax import schemas
+
+FOLDER = Path(__file__).parent
+LABELS = "data/codesyntax/{variant}/{language}/{table}.parquet"
+VARIANT_FROM_PATH = "regexp_extract(filename, '/codesyntax/([^/]+)/', 1) AS variant"
+
+
+def labelled(table: str, config) -> list[str]:
+    block = config["codesyntax"]
+    return [LABELS.format(variant=v, language=lang, table=table) for v in block["variants"] for lang in block["languages"]]
+
+
+def targets(config) -> list[str]:
+    return ["reports/metrics/codesyntax.json", "reports/codesyntax_stats.md",
+            *labelled("samples", config), *labelled("relations", config), *labelled("baselines", config)]
+
+
+FAMILY = Family(
+    name="codesyntax",
+    title="CodeSyntax (Table 3)",
+    paper="Benchmarking Language Models for Code Syntax Understanding (EMNLP Findings 2022; seeds/001_*)",
+    version="2",  # 2: predictions carry the labelled variant they were evaluated on
+    folder=FOLDER,
+    subsets=lambda config: list(config["codesyntax"]["languages"]),
+    targets=targets,
+    rejects=lambda config: labelled("rejects", config),
+    tables=(
+        Table("samples", schemas.SYNTAX_SAMPLES, "CodeSyntax samples: functions with their tokens",
+              lambda config: labelled("samples", config), VARIANT_FROM_PATH),
+        Table("relations", schemas.SYNTAX_RELATIONS, "CodeSyntax relation edges (token indices)",
+              lambda config: labelled("relations", config), VARIANT_FROM_PATH),
+        Table("baselines", schemas.SYNTAX_BASELINES,
+              "CodeSyntax offset/keyword/combined baseline hits per relation and k",
+              lambda config: labelled("baselines", config)),
+    ),
+    inference=Inference(
+        task="pipeline.families.codesyntax.infer",
+        schema=schemas.SYNTAX_ATTENTION_HITS,
+        description="CodeSyntax: attention hit counts per model, variant, relation, layer and head",
+        inputs=lambda config, subset: {
+            "samples": LABELS.format(variant=config["codesyntax"]["inference"]["variant"], language=subset,
+                                     table="samples"),
+            "relations": LABELS.format(variant=config["codesyntax"]["inference"]["variant"], language=subset,
+                                       table="relations")},
+        params=lambda config: {"inference": config["codesyntax"]["inference"], "ks": config["codesyntax"]["ks"]},
+        model_families=("masked-lm", "encoder-decoder", "encoder-only"),
+        not_applicable="causal attention cannot look ahead from a head word to its dependent",
+        attentions=True,
+    ),
+    report="pipeline.families.codesyntax.report",
+    headline="SELECT system AS model, 'top1_first_' || language || '_chosen_on_' || chosen_on AS metric, score AS value "
+             "FROM codesyntax_scores WHERE metric = 'first' AND k = 1",
+    plots=("codesyntax_layers.csv",),
+    metrics=("codesyntax.json",),
+)

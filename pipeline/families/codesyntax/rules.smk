@@ -1,0 +1,71 @@
+# codesyntax: CodeSyntax samples, relation edges, baselines and the paper-style statistics.
+
+CODESYNTAX = config["codesyntax"]
+
+
+wildcard_constraints:
+    language="python|java",
+    variant="plain|with_newlines",
+
+
+rule codesyntax_label:
+    input:
+        manifest="data/manifest.parquet",
+    output:
+        samples="data/codesyntax/{variant}/{language}/samples.parquet",
+        relations="data/codesyntax/{variant}/{language}/relations.parquet",
+        rejects="data/codesyntax/{variant}/{language}/rejects.parquet",
+        summary="data/codesyntax/{variant}/{language}/summary.json",
+    params:
+        max_tokens=CODESYNTAX["max_tokens"],
+        max_samples=CODESYNTAX["max_samples_per_language"],
+        dev_fraction=CODESYNTAX["dev_fraction"],
+        seed=config["seed"],
+    threads: CODESYNTAX["workers"]
+    conda:
+        CONDA_ENV
+    log:
+        "logs/codesyntax/label_{variant}_{language}.log",
+    shell:
+        "python -m pipeline.families.codesyntax.label --manifest {input.manifest:q} --language {wildcards.language}"
+        " --variant {wildcards.variant} --max-tokens {params.max_tokens} --max-samples {params.max_samples}"
+        " --dev-fraction {params.dev_fraction} --seed {params.seed} --workers {threads}"
+        " --samples {output.samples:q} --relations {output.relations:q} --rejects {output.rejects:q}"
+        " --summary {output.summary:q} 2> {log:q}"
+
+
+rule codesyntax_baselines:
+    input:
+        samples="data/codesyntax/{variant}/{language}/samples.parquet",
+        relations="data/codesyntax/{variant}/{language}/relations.parquet",
+    output:
+        baselines="data/codesyntax/{variant}/{language}/baselines.parquet",
+        stats="data/codesyntax/{variant}/{language}/stats.json",
+    params:
+        ks=as_json(CODESYNTAX["ks"]),
+    conda:
+        CONDA_ENV
+    log:
+        "logs/codesyntax/baselines_{variant}_{language}.log",
+    shell:
+        "python -m pipeline.families.codesyntax.stats baselines --samples {input.samples:q} --relations {input.relations:q}"
+        " --language {wildcards.language} --variant {wildcards.variant} --ks {params.ks:q}"
+        " --out {output.baselines:q} --stats {output.stats:q} 2> {log:q}"
+
+
+rule codesyntax:
+    input:
+        stats=expand("data/codesyntax/{variant}/{language}/stats.json",
+                     variant=CODESYNTAX["variants"], language=CODESYNTAX["languages"]),
+        summaries=expand("data/codesyntax/{variant}/{language}/summary.json",
+                         variant=CODESYNTAX["variants"], language=CODESYNTAX["languages"]),
+    output:
+        metrics="reports/metrics/codesyntax.json",
+        markdown="reports/codesyntax_stats.md",
+    conda:
+        CONDA_ENV
+    log:
+        "logs/codesyntax/report.log",
+    shell:
+        "python -m pipeline.families.codesyntax.stats report --stats {input.stats:q} --summaries {input.summaries:q}"
+        " --metrics {output.metrics:q} --markdown {output.markdown:q} 2> {log:q}"

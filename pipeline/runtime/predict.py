@@ -1,0 +1,107 @@
+"""The one shard runner: `python -m pipeline.runtime.predict --family F --subset S --model M --shard I ...`.
+
+One Snakemake job per (family, subset, model, shard) runs this. It loads the model once (with
+attentions or hidden states when the family asks), hands the family's task a `ShardContext`
+(inputs, params, the loaded model, shard selection, token budget), and writes the task's table
+atomically in the family's predictions schema, with the family's name and version in the
+Parquet metadata. Items are selected by `ctx.select(ids, max_items)`: a seeded subset, split
+by a stable hash of each id, so 1 or 4 shards give the same rows in total.
+
+Models a family does not apply to never reach this: they get no job (see
+`pipeline.families.not_applicable`), and the runner refuses them with a clear message.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import logging
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow as pa
+
+from pipeline import families
+from pipeline.io import write_parquet
+from pipeline.runtime.batching import select_shard
+from pipeline.runtime.cli import add_shard_arguments, device, zoo_entry
+
+log = logging.getLogger("pipeline.runtime.predict")
+
+
+@dataclass(frozen=True)
+class ShardContext:
+    family: families.Family
+    subset: str
+    inputs: dict[str, Path]  # the subset's input files, by the names the family declared
+    params: dict  # the family's params block
+    loaded: object  # pipeline.models.zoo.LoadedModel
+    shard: int
+    shards: int
+    seed: int
+    token_budget: int
+
+    @property
+    def description(self) -> str:
+        return f"{self.family.name}/{self.subset} {self.loaded.entry.name} shard {self.shard}/{self.shards}"
+
+    def select(self, ids: list[str], max_items: int = 0) -> pa.Array:
+        """Which of these rows this shard scores (a boolean mask)."""
+        return pa.array(select_shard(ids, self.shard, self.shards, max_items, self.seed), type=pa.bool_())
+
+
+def run_shard(family: families.Family, subset: str, inputs: dict[str, Path], params: dict, loaded, shard: int,
+              shards: int, seed: int, token_budget: int) -> pa.Table:
+    """Run the family's task on one shard; the table comes back in the family's predictions schema."""
+    if not family.applies_to(loaded.entry.family):
+        raise ValueError(f"{family.name} does not apply to {loaded.entry.name} ({loaded.entry.family}): "
+                         f"{family.inference.not_applicable if family.inference else 'the family runs no model'}")
+    task = importlib.import_module(family.inference.task)
+    ctx = ShardContext(family, subset, inputs, params, loaded, shard, shards, seed, token_budget)
+    table = task.predict(ctx)
+    return table.select(family.inference.schema.names).cast(family.inference.schema)
+
+
+def predictions_schema(family: families.Family) -> pa.Schema:
+    """The family's predictions schema with its name and version in the file's metadata."""
+    return family.inference.schema.with_metadata({"family": family.name, "family_version": family.version})
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(
+        prog="python -m pipeline.runtime.predict",
+        description="Run one benchmark family's inference task on one shard with one zoo model, and write "
+        "the shard's predictions atomically (the family's predictions schema). Snakemake's `predict` rule "
+        "runs one of these per (family, subset, model, shard).",
+    )
+    ap.add_argument("--family", required=True, help="benchmark family (params.yaml families)")
+    ap.add_argument("--subset", required=True, help="the family's subset, e.g. a language")
+    ap.add_argument("--inputs", required=True, help="the subset's input files as JSON {name: path}")
+    ap.add_argument("--params", required=True, help="the family's params block as JSON")
+    add_shard_arguments(ap, "items")
+    args = ap.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    import torch
+
+    from pipeline.models.zoo import load_model
+
+    family = families.load(args.family)
+    if family.inference is None:
+        ap.error(f"{family.name} runs no model")
+    torch.set_num_threads(args.threads)
+    entry = zoo_entry(args)
+    loaded = load_model(entry, attentions=family.inference.attentions, hidden_states=family.inference.hidden_states,
+                        device=device(args), models_dir=args.models_dir)
+    inputs = {k: Path(v) for k, v in json.loads(args.inputs).items()}
+    table = run_shard(family, args.subset, inputs, json.loads(args.params), loaded, args.shard, args.shards,
+                      args.seed, args.token_budget)
+    write_parquet(table, args.out, predictions_schema(family))
+    log.info("%s/%s %s shard %d/%d: %d rows", family.name, args.subset, entry.name, args.shard, args.shards,
+             table.num_rows)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
