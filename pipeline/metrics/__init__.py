@@ -27,7 +27,7 @@ from pipeline.metrics.bootstrap import (
     poisson_paired_bootstrap,
     poisson_weight,
     poisson_weights,
-    quantile_cont,
+    quantile_linear,
 )
 from pipeline.metrics.correlation import Spearman, avg_ranks, spearman, spearman_rho
 from pipeline.metrics.ranking import (
@@ -98,5 +98,5 @@ __all__ = [
     "Spearman", "spearman", "spearman_rho", "avg_ranks",
     "BootstrapCI", "PairedBootstrap", "bootstrap_mean", "paired_bootstrap",
     "poisson_bootstrap_mean", "poisson_paired_bootstrap", "poisson_weight", "poisson_weights",
-    "bootstrap_hash52", "POISSON_THRESHOLDS", "quantile_cont",
+    "bootstrap_hash52", "POISSON_THRESHOLDS", "quantile_linear",
 ]

@@ -12,8 +12,9 @@ Two schemes, same result types:
   is sum(w * v) / sum(w); replicates with sum(w) = 0 are skipped.
 
 CIs are percentile intervals: the alpha/2 and 1 - alpha/2 quantiles of the replicate means,
-linearly interpolated exactly as DuckDB's quantile_cont does (lo + (hi - lo) * frac at index
-q * (n - 1)). The paired p-value is two-sided: twice the share of replicates whose difference
+linearly interpolated (type 7, numpy's default) as lo + (hi - lo) * frac at index q * (n - 1),
+exactly as the SQL macro quantile_linear computes it (DuckDB's own quantile_cont is not used:
+some builds compile its interpolation to a fused multiply-add, which Python cannot reproduce). The paired p-value is two-sided: twice the share of replicates whose difference
 does not have the observed difference's sign (<= 0 when it is positive, >= 0 when negative),
 capped at 1; 1 when the observed difference is 0.
 """
@@ -56,8 +57,8 @@ class PairedBootstrap:
     p_value: float
 
 
-def quantile_cont(values: np.ndarray, q: float) -> float:
-    """DuckDB's quantile_cont: linear interpolation at index q * (n - 1) of the sorted values."""
+def quantile_linear(values: np.ndarray, q: float) -> float:
+    """Linear interpolation at index q * (n - 1) of the sorted values (the SQL quantile_linear)."""
     s = np.sort(np.asarray(values, dtype=np.float64))
     if len(s) == 0:
         return math.nan
@@ -68,7 +69,7 @@ def quantile_cont(values: np.ndarray, q: float) -> float:
 
 
 def _interval(reps: np.ndarray, alpha: float) -> tuple[float, float]:
-    return quantile_cont(reps, alpha / 2), quantile_cont(reps, 1 - alpha / 2)
+    return quantile_linear(reps, alpha / 2), quantile_linear(reps, 1 - alpha / 2)
 
 
 def _p_value(diff: float, reps: np.ndarray) -> float:

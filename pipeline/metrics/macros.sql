@@ -146,8 +146,17 @@ CREATE OR REPLACE MACRO spearman(tbl) AS TABLE
 -- u = the first 13 hex digits (52 bits) of md5('<seed>:<b>:<item_id>') as an integer, and
 -- w = the number of thresholds T_k <= u, T_k = ceil(P(Poisson(1) <= k) * 2^52) (inverse CDF).
 -- A replicate's mean is sum(w * value) / sum(w) (replicates with sum(w) = 0 are skipped); the
--- CI is the alpha/2 and 1 - alpha/2 quantiles (quantile_cont: linear interpolation).
+-- CI is the alpha/2 and 1 - alpha/2 quantiles by quantile_linear below (not quantile_cont, whose
+-- interpolation may be compiled to a fused multiply-add on some platforms: not portable to Python).
 -- item_id must be an INTEGER or VARCHAR (its text is hashed, as Python's str() writes it).
+
+-- Linear interpolation (type 7) of a SORTED list without NULLs at index q * (len - 1):
+-- lo + (hi - lo) * frac, each operation a separate IEEE double operation (NULL for an empty list).
+CREATE OR REPLACE MACRO quantile_linear(s, q) AS
+    list_transform([(len(s) - 1) * q::DOUBLE], lambda rn:
+        CASE WHEN len(s) = 0 THEN NULL
+             ELSE s[floor(rn)::BIGINT + 1]
+                  + (s[ceil(rn)::BIGINT + 1] - s[floor(rn)::BIGINT + 1]) * (rn - floor(rn)) END)[1];
 
 CREATE OR REPLACE MACRO poisson_thresholds() AS [
     1656781714176974, 3313563428353948, 4141954285442435, 4418084571138598, 4487117142562638,
@@ -176,14 +185,19 @@ CREATE OR REPLACE MACRO poisson_bootstrap_mean(tbl, replicates := 1000, seed := 
         SELECT COLUMNS(* EXCLUDE (item_id, value, w)), count(*) AS n,
                sum(w * value::DOUBLE) / nullif(sum(w), 0) AS m
         FROM weighted GROUP BY ALL
+    ),
+    summary AS (
+        SELECT COLUMNS(* EXCLUDE (rep, n, m)),
+               coalesce(any_value(n) FILTER (WHERE rep < 0), 0) AS n,
+               any_value(m) FILTER (WHERE rep < 0) AS mean,
+               list(m ORDER BY m) FILTER (WHERE rep >= 0 AND m IS NOT NULL) AS _ms
+        FROM reps GROUP BY ALL
     )
-    SELECT COLUMNS(* EXCLUDE (rep, n, m)),
-           coalesce(any_value(n) FILTER (WHERE rep < 0), 0) AS n,
-           any_value(m) FILTER (WHERE rep < 0) AS mean,
-           quantile_cont(m, alpha::DOUBLE / 2) FILTER (WHERE rep >= 0) AS lo,
-           quantile_cont(m, 1 - alpha::DOUBLE / 2) FILTER (WHERE rep >= 0) AS hi,
-           count(m) FILTER (WHERE rep >= 0) AS replicates
-    FROM reps GROUP BY ALL;
+    SELECT * EXCLUDE (_ms),
+           quantile_linear(_ms, alpha::DOUBLE / 2) AS lo,
+           quantile_linear(_ms, 1 - alpha::DOUBLE / 2) AS hi,
+           coalesce(len(_ms), 0) AS replicates
+    FROM summary;
 
 -- Paired: tbl has columns item_id, a, b (two systems' per-item values on the same items; items
 -- with a NULL on either side are dropped) and any group columns. diff = mean(a) - mean(b), its
@@ -208,16 +222,16 @@ CREATE OR REPLACE MACRO poisson_paired_bootstrap(tbl, replicates := 1000, seed :
                any_value(mean_a) FILTER (WHERE rep < 0) AS mean_a,
                any_value(mean_b) FILTER (WHERE rep < 0) AS mean_b,
                any_value(m) FILTER (WHERE rep < 0) AS diff,
-               quantile_cont(m, alpha::DOUBLE / 2) FILTER (WHERE rep >= 0) AS lo,
-               quantile_cont(m, 1 - alpha::DOUBLE / 2) FILTER (WHERE rep >= 0) AS hi,
-               count(m) FILTER (WHERE rep >= 0) AS _nrep,
-               list(m) FILTER (WHERE rep >= 0 AND m IS NOT NULL) AS _ms
+               list(m ORDER BY m) FILTER (WHERE rep >= 0 AND m IS NOT NULL) AS _ms
         FROM reps GROUP BY ALL
     )
-    SELECT * EXCLUDE (_ms, _nrep), _nrep AS replicates,
-           CASE WHEN _nrep = 0 THEN NULL
+    SELECT * EXCLUDE (_ms),
+           quantile_linear(_ms, alpha::DOUBLE / 2) AS lo,
+           quantile_linear(_ms, 1 - alpha::DOUBLE / 2) AS hi,
+           coalesce(len(_ms), 0) AS replicates,
+           CASE WHEN coalesce(len(_ms), 0) = 0 THEN NULL
                 WHEN diff = 0 THEN 1::DOUBLE
                 ELSE least(1::DOUBLE, (2 * len(list_filter(_ms, lambda d:
-                         CASE WHEN diff > 0 THEN d <= 0 ELSE d >= 0 END)))::DOUBLE / _nrep)
+                         CASE WHEN diff > 0 THEN d <= 0 ELSE d >= 0 END)))::DOUBLE / len(_ms))
            END AS p_value
     FROM summary;
