@@ -48,7 +48,8 @@ def test_single_gold_hand_cases(con):
     assert mrr5 == pytest.approx(4 / 15) and mrr == pytest.approx((1 + 1 / 3 + 1 / 6 + 1 / 10) / 5)
     assert one(con, "SELECT first_rank([0, 1, 2]), first_rank([0, 1, 2], 2), first_rank([0, 0]), first_rank(NULL)") \
         == (2, 3, None, None)
-    assert [M.first_rank(r, g) for r, g in (([0, 1, 2], 1), ([0, 1, 2], 2), ([0, 0], 1), (None, 1))] == [2, 3, None, None]
+    cases = (([0, 1, 2], 1), ([0, 1, 2], 2), ([0, 0], 1), (None, 1))
+    assert [M.first_rank(r, g) for r, g in cases] == [2, 3, None, None]
 
 
 def test_map_two_denominators(con):
@@ -374,3 +375,16 @@ def test_quantile_linear_sql_equals_python(con):
             assert one(con, "SELECT quantile_linear(?::DOUBLE[], ?)", [v.tolist(), q])[0] == M.quantile_linear(v, q)
             assert M.quantile_linear(v, q) == pytest.approx(float(np.quantile(v, q)), abs=1e-12)
     assert one(con, "SELECT quantile_linear([]::DOUBLE[], 0.5)")[0] is None and math.isnan(M.quantile_linear([], 0.5))
+
+
+def test_macros_persist_for_views_in_a_read_only_warehouse(tmp_path):
+    db = tmp_path / "w.duckdb"
+    c = duckdb.connect(str(db))
+    M.install(c)
+    c.execute("CREATE TABLE preds AS SELECT * FROM (VALUES (1), (4), (NULL)) t(gold_rank)")
+    c.execute("CREATE VIEW p_at_5 AS SELECT avg(success_at_k(gold_rank, 5)) AS p, "
+              "avg(reciprocal_rank(gold_rank)) AS mrr FROM preds")
+    c.close()
+    c = duckdb.connect(str(db), read_only=True)
+    assert c.execute("SELECT * FROM p_at_5").fetchone() == (pytest.approx(2 / 3), pytest.approx(1.25 / 3))
+    c.close()

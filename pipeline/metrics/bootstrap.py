@@ -14,7 +14,8 @@ Two schemes, same result types:
 CIs are percentile intervals: the alpha/2 and 1 - alpha/2 quantiles of the replicate means,
 linearly interpolated (type 7, numpy's default) as lo + (hi - lo) * frac at index q * (n - 1),
 exactly as the SQL macro quantile_linear computes it (DuckDB's own quantile_cont is not used:
-some builds compile its interpolation to a fused multiply-add, which Python cannot reproduce). The paired p-value is two-sided: twice the share of replicates whose difference
+some builds compile its interpolation to a fused multiply-add, which Python cannot reproduce).
+The paired p-value is two-sided: twice the share of replicates whose difference
 does not have the observed difference's sign (<= 0 when it is positive, >= 0 when negative),
 capped at 1; 1 when the observed difference is 0.
 """
