@@ -1,0 +1,237 @@
+-- The shared metric library: DuckDB macros. Installed by pipeline.metrics.install(con)
+-- (every statement is CREATE OR REPLACE, so installing twice is harmless). Each macro has a
+-- Python twin in pipeline/metrics/{ranking,correlation,bootstrap}.py giving the same number;
+-- pipeline/metrics/README.md documents the definitions.
+--
+-- Conventions
+--   gold_rank  INTEGER, 1-based rank of the single gold answer, NULL when it was not ranked.
+--   rels       INTEGER[], relevance grade of each returned item in rank order (APIBench:
+--              2 = exact API, 1 = right class, 0 = wrong). NULL = nothing returned.
+--   ideal      INTEGER[], the grades of every relevant item that exists for the query.
+--   n_relevant number of items with grade >= min_grade that exist for the query.
+--   k          cutoff; NULL means no cutoff. min_grade: relevant means grade >= min_grade.
+-- Per-item macros return one number per row: average them with avg() to get the metric.
+
+-- ---------------------------------------------------------------------------------------
+-- Single-gold rankings
+
+-- 1 if the gold is in the top k, else 0 (NULL rank -> 0). P@k of INK = SR@k of APIBench.
+CREATE OR REPLACE MACRO success_at_k(gold_rank, k) AS
+    CASE WHEN gold_rank IS NOT NULL AND (k IS NULL OR gold_rank <= k) THEN 1 ELSE 0 END;
+
+-- 1/gold_rank if the gold is in the top k (k NULL: no cutoff), else 0. avg() = MRR@k.
+CREATE OR REPLACE MACRO reciprocal_rank(gold_rank, k := NULL) AS
+    CASE WHEN gold_rank IS NOT NULL AND (k IS NULL OR gold_rank <= k) THEN 1::DOUBLE / gold_rank
+         ELSE 0::DOUBLE END;
+
+-- The 1-based rank of the first item with grade >= min_grade in a graded list (NULL if none):
+-- turns a graded list into a gold_rank (method level: min_grade 2, class level: 1).
+CREATE OR REPLACE MACRO first_rank(rels, min_grade := 1) AS
+    list_position(list_transform(rels, lambda g: g >= min_grade), true);
+
+-- ---------------------------------------------------------------------------------------
+-- Graded rankings (helpers)
+
+-- The top k of a list (k NULL: the whole list; a NULL list is empty).
+CREATE OR REPLACE MACRO _top_k(rels, k) AS
+    list_slice(coalesce(rels, []::INTEGER[]), 1, coalesce(k, len(coalesce(rels, []::INTEGER[]))));
+
+-- Sum over relevant ranks i <= k of precision@i (the numerator of AP@k).
+CREATE OR REPLACE MACRO _sum_precision_at_hits(rels, k, min_grade) AS
+    coalesce(list_sum(list_transform(_top_k(rels, k), lambda g, i:
+        CASE WHEN g >= min_grade
+             THEN len(list_filter(list_slice(rels, 1, i), lambda h: h >= min_grade))::DOUBLE / i
+             ELSE 0::DOUBLE END)), 0::DOUBLE);
+
+-- Number of relevant items within the top k.
+CREATE OR REPLACE MACRO _hits_at_k(rels, k, min_grade) AS
+    len(list_filter(_top_k(rels, k), lambda g: g >= min_grade));
+
+-- DCG@k with gain = grade and discount log2(rank + 1) (trec_eval's ndcg_cut).
+CREATE OR REPLACE MACRO _dcg_at_k(rels, k) AS
+    coalesce(list_sum(list_transform(_top_k(rels, k), lambda g, i: g::DOUBLE / log2(i + 1))), 0::DOUBLE);
+
+-- ---------------------------------------------------------------------------------------
+-- AP@k (average AP@k over items = MAP@k)
+
+-- Standard (trec_eval map_cut): sum of precision@i over relevant ranks i <= k, divided by ALL
+-- relevant items of the query (n_relevant). 0 when n_relevant is 0 or NULL.
+CREATE OR REPLACE MACRO ap_at_k_standard(rels, k, n_relevant, min_grade := 1) AS
+    CASE WHEN coalesce(n_relevant, 0) > 0
+         THEN _sum_precision_at_hits(rels, k, min_grade) / n_relevant ELSE 0::DOUBLE END;
+
+-- APIBench paper: the same sum divided by m = the relevant items found WITHIN the top k (0 if m = 0).
+CREATE OR REPLACE MACRO ap_at_k_apibench(rels, k, min_grade := 1) AS
+    CASE WHEN _hits_at_k(rels, k, min_grade) > 0
+         THEN _sum_precision_at_hits(rels, k, min_grade) / _hits_at_k(rels, k, min_grade)
+         ELSE 0::DOUBLE END;
+
+-- ---------------------------------------------------------------------------------------
+-- NDCG@k
+
+-- Standard (trec_eval ndcg_cut): DCG@k / IDCG@k, IDCG from the ideal grades sorted descending.
+-- 0 when IDCG is 0; NULL when ideal is NULL.
+CREATE OR REPLACE MACRO ndcg_at_k_standard(rels, k, ideal) AS
+    CASE WHEN ideal IS NULL THEN NULL
+         WHEN _dcg_at_k(list_reverse_sort(ideal), k) > 0
+         THEN _dcg_at_k(rels, k) / _dcg_at_k(list_reverse_sort(ideal), k)
+         ELSE 0::DOUBLE END;
+
+-- APIBench paper: IDCG from the returned top k itself, re-sorted descending (so a list whose
+-- relevant items are already in the best order scores 1, whatever it misses). 0 if no gain.
+CREATE OR REPLACE MACRO ndcg_at_k_apibench(rels, k) AS
+    CASE WHEN _dcg_at_k(list_reverse_sort(_top_k(rels, k)), k) > 0
+         THEN _dcg_at_k(rels, k) / _dcg_at_k(list_reverse_sort(_top_k(rels, k)), k)
+         ELSE 0::DOUBLE END;
+
+-- ---------------------------------------------------------------------------------------
+-- Classification and regression (probing)
+
+-- 1 if the prediction differs from the gold (a NULL prediction is an error). avg() = error rate.
+CREATE OR REPLACE MACRO is_error(pred, gold) AS
+    CASE WHEN pred IS NOT DISTINCT FROM gold THEN 0 ELSE 1 END;
+
+-- |pred - gold| (NULL if either is NULL, so avg() skips it). avg() = MAE.
+CREATE OR REPLACE MACRO abs_error(pred, gold) AS abs(pred::DOUBLE - gold::DOUBLE);
+
+-- ---------------------------------------------------------------------------------------
+-- Spearman rank correlation (average ranks for ties, on DOUBLE; pairs with a NULL or NaN
+-- on either side are dropped). Over lists, so it composes with GROUP BY:
+--     SELECT size, spearman_rho(list(x), list(y)), spearman_n(list(x), list(y)) FROM t GROUP BY size
+-- Cost is O(n^2) per group in C++ list code (fine to ~20k pairs per group).
+
+-- The 1-based positions of complete pairs.
+CREATE OR REPLACE MACRO _complete_pairs(xs, ys) AS
+    list_filter(range(1, len(xs) + 1), lambda i:
+        xs[i] IS NOT NULL AND ys[i] IS NOT NULL
+        AND NOT isnan(xs[i]::DOUBLE) AND NOT isnan(ys[i]::DOUBLE));
+
+-- Average ranks (ties share the mean of their positions) of a list of DOUBLE without NULLs.
+CREATE OR REPLACE MACRO avg_ranks(xs) AS
+    list_transform([list_sort(xs)], lambda s:
+        list_transform(xs, lambda v:
+            (list_position(s, v) + (len(s) + 1 - list_position(list_reverse(s), v)))::DOUBLE / 2))[1];
+
+-- Pearson correlation of two equal-length lists (NULL when fewer than 2 or a side is constant).
+CREATE OR REPLACE MACRO _pearson(a, b) AS
+    list_transform([[list_avg(a), list_avg(b)]], lambda m:
+        CASE WHEN len(a) < 2 THEN NULL ELSE
+        list_sum(list_transform(a, lambda u, i: (u - m[1]) * (b[i] - m[2])))
+        / nullif(sqrt(list_sum(list_transform(a, lambda u: (u - m[1]) * (u - m[1])))
+                    * list_sum(list_transform(b, lambda u: (u - m[2]) * (u - m[2])))), 0)
+        END)[1];
+
+-- Number of complete pairs.
+CREATE OR REPLACE MACRO spearman_n(xs, ys) AS len(_complete_pairs(xs, ys));
+
+-- Spearman's rho of two aligned lists.
+CREATE OR REPLACE MACRO spearman_rho(xs, ys) AS
+    list_transform([_complete_pairs(xs, ys)], lambda p:
+        _pearson(avg_ranks(list_transform(p, lambda i: xs[i]::DOUBLE)),
+                 avg_ranks(list_transform(p, lambda i: ys[i]::DOUBLE))))[1];
+
+-- Table form: tbl (a table or view name) has columns x, y and any number of group columns;
+-- one row per group: the group columns, n (complete pairs), excluded (pairs dropped), rho.
+--     SELECT * FROM spearman(idbench_scores_long)
+CREATE OR REPLACE MACRO spearman(tbl) AS TABLE
+    SELECT COLUMNS(* EXCLUDE (x, y)),
+           coalesce(spearman_n(list(x), list(y)), 0) AS n,
+           count(*) - coalesce(spearman_n(list(x), list(y)), 0) AS excluded,
+           spearman_rho(list(x), list(y)) AS rho
+    FROM query_table(tbl)
+    GROUP BY ALL;
+
+-- ---------------------------------------------------------------------------------------
+-- Deterministic Poisson bootstrap. In replicate b (0-based) item i gets weight w ~ Poisson(1):
+-- u = the first 13 hex digits (52 bits) of md5('<seed>:<b>:<item_id>') as an integer, and
+-- w = the number of thresholds T_k <= u, T_k = ceil(P(Poisson(1) <= k) * 2^52) (inverse CDF).
+-- A replicate's mean is sum(w * value) / sum(w) (replicates with sum(w) = 0 are skipped); the
+-- CI is the alpha/2 and 1 - alpha/2 quantiles by quantile_linear below (not quantile_cont, whose
+-- interpolation may be compiled to a fused multiply-add on some platforms: not portable to Python).
+-- item_id must be an INTEGER or VARCHAR (its text is hashed, as Python's str() writes it).
+
+-- Linear interpolation (type 7) of a SORTED list without NULLs at index q * (len - 1):
+-- lo + (hi - lo) * frac, each operation a separate IEEE double operation (NULL for an empty list).
+CREATE OR REPLACE MACRO quantile_linear(s, q) AS
+    list_transform([(len(s) - 1) * q::DOUBLE], lambda rn:
+        CASE WHEN len(s) = 0 THEN NULL
+             ELSE s[floor(rn)::BIGINT + 1]
+                  + (s[ceil(rn)::BIGINT + 1] - s[floor(rn)::BIGINT + 1]) * (rn - floor(rn)) END)[1];
+
+CREATE OR REPLACE MACRO poisson_thresholds() AS [
+    1656781714176974, 3313563428353948, 4141954285442435, 4418084571138598, 4487117142562638,
+    4500923656847446, 4503224742561581, 4503553469092172, 4503594559908496, 4503599125554754,
+    4503599582119380, 4503599623625255, 4503599627084078, 4503599627350141, 4503599627369145,
+    4503599627370412, 4503599627370492]::BIGINT[];
+
+CREATE OR REPLACE MACRO bootstrap_hash52(seed, b, item_id) AS
+    ('0x' || substr(md5(concat_ws(':', seed, b, item_id)), 1, 13))::BIGINT;
+
+CREATE OR REPLACE MACRO poisson_weight(seed, b, item_id) AS
+    list_transform([bootstrap_hash52(seed, b, item_id)], lambda u:
+        len(list_filter(poisson_thresholds(), lambda t: t <= u)))[1];
+
+-- tbl has columns item_id, value (NULL values are dropped) and any group columns; one row per
+-- group: the group columns, n, mean, lo, hi, replicates (those with sum(w) > 0).
+--     SELECT * FROM poisson_bootstrap_mean(hits, replicates := 1000, seed := 0, alpha := 0.05)
+CREATE OR REPLACE MACRO poisson_bootstrap_mean(tbl, replicates := 1000, seed := 0, alpha := 0.05) AS TABLE
+    WITH src AS (SELECT * FROM query_table(tbl) WHERE value IS NOT NULL),
+    weighted AS (
+        SELECT s.*, r.rep,
+               CASE WHEN r.rep < 0 THEN 1 ELSE poisson_weight(seed, r.rep, s.item_id) END AS w
+        FROM src s CROSS JOIN range(-1, replicates) r(rep)
+    ),
+    reps AS (
+        SELECT COLUMNS(* EXCLUDE (item_id, value, w)), count(*) AS n,
+               sum(w * value::DOUBLE) / nullif(sum(w), 0) AS m
+        FROM weighted GROUP BY ALL
+    ),
+    summary AS (
+        SELECT COLUMNS(* EXCLUDE (rep, n, m)),
+               coalesce(any_value(n) FILTER (WHERE rep < 0), 0) AS n,
+               any_value(m) FILTER (WHERE rep < 0) AS mean,
+               list(m ORDER BY m) FILTER (WHERE rep >= 0 AND m IS NOT NULL) AS _ms
+        FROM reps GROUP BY ALL
+    )
+    SELECT * EXCLUDE (_ms),
+           quantile_linear(_ms, alpha::DOUBLE / 2) AS lo,
+           quantile_linear(_ms, 1 - alpha::DOUBLE / 2) AS hi,
+           coalesce(len(_ms), 0) AS replicates
+    FROM summary;
+
+-- Paired: tbl has columns item_id, a, b (two systems' per-item values on the same items; items
+-- with a NULL on either side are dropped) and any group columns. diff = mean(a) - mean(b), its
+-- CI, and a two-sided p-value: twice the share of replicates whose difference does not have the
+-- observed sign (<= 0 for a positive diff, >= 0 for a negative one; 1 when diff = 0), capped at 1.
+CREATE OR REPLACE MACRO poisson_paired_bootstrap(tbl, replicates := 1000, seed := 0, alpha := 0.05) AS TABLE
+    WITH src AS (SELECT * FROM query_table(tbl) WHERE a IS NOT NULL AND b IS NOT NULL),
+    weighted AS (
+        SELECT s.*, r.rep,
+               CASE WHEN r.rep < 0 THEN 1 ELSE poisson_weight(seed, r.rep, s.item_id) END AS w
+        FROM src s CROSS JOIN range(-1, replicates) r(rep)
+    ),
+    reps AS (
+        SELECT COLUMNS(* EXCLUDE (item_id, a, b, w)), count(*) AS n,
+               sum(a::DOUBLE) / count(*) AS mean_a, sum(b::DOUBLE) / count(*) AS mean_b,
+               sum(w * (a::DOUBLE - b::DOUBLE)) / nullif(sum(w), 0) AS m
+        FROM weighted GROUP BY ALL
+    ),
+    summary AS (
+        SELECT COLUMNS(* EXCLUDE (rep, n, mean_a, mean_b, m)),
+               coalesce(any_value(n) FILTER (WHERE rep < 0), 0) AS n,
+               any_value(mean_a) FILTER (WHERE rep < 0) AS mean_a,
+               any_value(mean_b) FILTER (WHERE rep < 0) AS mean_b,
+               any_value(m) FILTER (WHERE rep < 0) AS diff,
+               list(m ORDER BY m) FILTER (WHERE rep >= 0 AND m IS NOT NULL) AS _ms
+        FROM reps GROUP BY ALL
+    )
+    SELECT * EXCLUDE (_ms),
+           quantile_linear(_ms, alpha::DOUBLE / 2) AS lo,
+           quantile_linear(_ms, 1 - alpha::DOUBLE / 2) AS hi,
+           coalesce(len(_ms), 0) AS replicates,
+           CASE WHEN coalesce(len(_ms), 0) = 0 THEN NULL
+                WHEN diff = 0 THEN 1::DOUBLE
+                ELSE least(1::DOUBLE, (2 * len(list_filter(_ms, lambda d:
+                         CASE WHEN diff > 0 THEN d <= 0 ELSE d >= 0 END)))::DOUBLE / len(_ms))
+           END AS p_value
+    FROM summary;

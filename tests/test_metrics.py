@@ -1,0 +1,390 @@
+"""The shared metric library: hand-computed cases, SQL macro == Python twin == reference
+(pytrec_eval, scipy), and the bootstrap (determinism, SQL Poisson == Python Poisson exactly)."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import random
+from decimal import Decimal, getcontext
+
+import duckdb
+import numpy as np
+import pytest
+import pytrec_eval
+import scipy.stats
+
+from pipeline import metrics as M
+
+KS = (1, 3, 5, 10)
+
+
+@pytest.fixture(scope="module")
+def con():
+    c = duckdb.connect()
+    M.install(c)
+    M.install(c)  # idempotent
+    yield c
+    c.close()
+
+
+def one(con, sql, params=None):
+    return con.execute(sql, params or []).fetchone()
+
+
+# --------------------------------------------------------------------------------- hand cases
+
+def test_single_gold_hand_cases(con):
+    ranks = [1, 3, None, 6, 10]
+    # success@5: 1, 1, 0, 0, 0 -> 0.4; MRR@5: 1 + 1/3 -> 0.2667; MRR (no cutoff): 1 + 1/3 + 1/6 + 1/10
+    assert M.success_at_k(ranks, 5).tolist() == [1, 1, 0, 0, 0]
+    assert M.success_at_k(ranks, None).tolist() == [1, 1, 0, 1, 1]
+    assert M.reciprocal_rank(ranks, 5).tolist() == pytest.approx([1, 1 / 3, 0, 0, 0])
+    assert M.reciprocal_rank(ranks).mean() == pytest.approx((1 + 1 / 3 + 1 / 6 + 1 / 10) / 5)
+    con.execute("CREATE OR REPLACE TEMP TABLE r AS SELECT unnest([1, 3, NULL, 6, 10]::INTEGER[]) AS gold_rank")
+    assert one(con, "SELECT avg(success_at_k(gold_rank, 5)), avg(success_at_k(gold_rank, NULL)), "
+                    "avg(success_at_k(gold_rank, 1)) FROM r") == (0.4, 0.8, 0.2)
+    mrr5, mrr = one(con, "SELECT avg(reciprocal_rank(gold_rank, 5)), avg(reciprocal_rank(gold_rank)) FROM r")
+    assert mrr5 == pytest.approx(4 / 15) and mrr == pytest.approx((1 + 1 / 3 + 1 / 6 + 1 / 10) / 5)
+    assert one(con, "SELECT first_rank([0, 1, 2]), first_rank([0, 1, 2], 2), first_rank([0, 0]), first_rank(NULL)") \
+        == (2, 3, None, None)
+    cases = (([0, 1, 2], 1), ([0, 1, 2], 2), ([0, 0], 1), (None, 1))
+    assert [M.first_rank(r, g) for r, g in cases] == [2, 3, None, None]
+
+
+def test_map_two_denominators(con):
+    # 2 hits in the top 5 (ranks 2 and 4) of 3 relevant items: sum of precision@hit = 1/2 + 2/4 = 1.0
+    rels = [0, 1, 0, 1, 0, 1]
+    assert one(con, "SELECT ap_at_k_standard(?, 5, 3), ap_at_k_apibench(?, 5)", [rels, rels]) \
+        == pytest.approx((1.0 / 3, 1.0 / 2))
+    assert M.ap_at_k_standard([rels], 5, [3])[0] == pytest.approx(1 / 3)
+    assert M.ap_at_k_apibench([rels], 5)[0] == pytest.approx(1 / 2)
+    # cutoff 1: no hit -> 0 for both; no cutoff: (1/2 + 2/4 + 3/6) / 3 = 0.5 for both
+    assert one(con, "SELECT ap_at_k_standard(?, 1, 3), ap_at_k_apibench(?, 1), ap_at_k_standard(?, NULL, 3), "
+                    "ap_at_k_apibench(?, NULL)", [rels] * 4) == pytest.approx((0, 0, 0.5, 0.5))
+    # method level (grade >= 2): [1, 2, 0, 2] -> hits at 2 and 4: (1/2 + 2/4); 2 exact APIs exist.
+    # class level (grade >= 1): hits at 1, 2, 4: (1 + 1 + 3/4) / 3
+    g = [1, 2, 0, 2]
+    assert one(con, "SELECT ap_at_k_standard(?, 5, 2, min_grade := 2), ap_at_k_apibench(?, 5, min_grade := 2), "
+                    "ap_at_k_apibench(?, 5)", [g, g, g]) == pytest.approx((0.5, 0.5, (1 + 1 + 3 / 4) / 3))
+    assert M.ap_at_k_apibench([g], 5, min_grade=2)[0] == pytest.approx(0.5)
+    # nothing returned / nothing relevant
+    assert one(con, "SELECT ap_at_k_standard(NULL, 5, 3), ap_at_k_standard([1], 5, 0), ap_at_k_apibench([], 5)") \
+        == (0, 0, 0)
+    assert M.ap_at_k_standard([None, [1]], 5, [3, 0]).tolist() == [0, 0]
+
+
+def test_ndcg_class_only_hit(con):
+    # top-1 is the right class only (grade 1), the exact API (grade 2) is never returned.
+    rels, ideal = [1, 0, 0], [2, 1]
+    # APIBench: IDCG from the returned list itself = 1 -> 1.0
+    assert one(con, "SELECT ndcg_at_k_apibench(?, 3)", [rels])[0] == 1.0
+    assert M.ndcg_at_k_apibench([rels], 3)[0] == 1.0
+    # standard: DCG = 1, IDCG = 2/log2(2) + 1/log2(3) = 2.6309..., NDCG = 0.38009...
+    expected = 1 / (2 + 1 / math.log2(3))
+    assert expected == pytest.approx(0.3800937667)
+    assert one(con, "SELECT ndcg_at_k_standard(?, 3, ?)", [rels, ideal])[0] == pytest.approx(expected, abs=1e-12)
+    assert M.ndcg_at_k_standard([rels], 3, [ideal])[0] == pytest.approx(expected, abs=1e-12)
+    # k = 1: standard 1/2, APIBench 1
+    assert one(con, "SELECT ndcg_at_k_standard(?, 1, ?), ndcg_at_k_apibench(?, 1)", [rels, ideal, rels]) == (0.5, 1.0)
+    # a badly ordered list: [0, 2, 1] k=3: DCG = 2/log2(3) + 1/2; APIBench IDCG = 2 + 1/log2(3)
+    dcg = 2 / math.log2(3) + 0.5
+    assert one(con, "SELECT ndcg_at_k_apibench([0, 2, 1], 3)")[0] == pytest.approx(dcg / (2 + 1 / math.log2(3)))
+    # no gain anywhere -> 0; ideal NULL -> NULL
+    assert one(con, "SELECT ndcg_at_k_apibench([0, 0], 3), ndcg_at_k_standard([0], 3, []), "
+                    "ndcg_at_k_standard([1], 3, NULL)") == (0, 0, None)
+    assert np.isnan(M.ndcg_at_k_standard([[1]], 3, [None])[0])
+
+
+def test_error_rate_and_mae(con):
+    pred, gold = ["a", "b", None, "c"], ["a", "c", "x", "c"]
+    assert M.error_rate(pred, gold) == 0.5
+    assert one(con, "SELECT avg(is_error(p, g)) FROM (SELECT unnest(?::VARCHAR[]) p, unnest(?::VARCHAR[]) g)",
+               [pred, gold])[0] == 0.5
+    p, g = [1.0, 2.5, None, 4.0], [2.0, 2.0, 3.0, 4.0]
+    assert M.mae(p, g) == pytest.approx(0.5)  # (1 + 0.5 + 0) / 3
+    assert one(con, "SELECT avg(abs_error(p, g)) FROM (SELECT unnest(?::DOUBLE[]) p, unnest(?::DOUBLE[]) g)",
+               [p, g])[0] == pytest.approx(0.5)
+
+
+def test_spearman_hand_case(con):
+    # ties in x: ranks of [1, 2, 2, 3] are [1, 2.5, 2.5, 4]; the pair with None is dropped
+    x, y = [1, 2, 2, 3, None], [10, 20, 30, 40, 50]
+    r = M.spearman(x, y)
+    assert (r.n, r.excluded) == (4, 1)
+    assert r.rho == pytest.approx(0.9486832980505138)  # = 3 / sqrt(10)
+    assert one(con, "SELECT spearman_rho(?, ?), spearman_n(?, ?)", [x, y, x, y]) == (pytest.approx(3 / 10 ** 0.5), 4)
+    assert one(con, "SELECT avg_ranks([3.0, 1, 3, 2])")[0] == [3.5, 1.0, 3.5, 2.0]
+    assert M.avg_ranks(np.array([3.0, 1, 3, 2])).tolist() == [3.5, 1.0, 3.5, 2.0]
+    # constant side or fewer than 2 pairs -> NULL / NaN
+    assert one(con, "SELECT spearman_rho([1, 1, 1], [1, 2, 3]), spearman_rho([1], [2])") == (None, None)
+    assert math.isnan(M.spearman_rho([1, 1, 1], [1, 2, 3]))
+
+
+# --------------------------------------------------------------------------------- vs pytrec_eval
+
+def _random_queries(n=200, seed=7):
+    rnd = random.Random(seed)
+    qrels, runs, rows = {}, {}, []
+    for q in range(n):
+        docs = [f"d{i}" for i in range(rnd.randint(3, 25))]
+        qrel = {d: rnd.choices([0, 1, 2], weights=[6, 2, 1])[0] for d in docs if rnd.random() < 0.7}
+        if not qrel:
+            qrel = {docs[0]: 0}
+        ret = rnd.sample(docs, rnd.randint(0, len(docs)))
+        qid = f"q{q}"
+        qrels[qid] = qrel
+        runs[qid] = {d: float(len(ret) - i) for i, d in enumerate(ret)}
+        rows.append((qid, [qrel.get(d, 0) for d in ret], list(qrel.values())))
+    return qrels, runs, rows
+
+
+@pytest.mark.parametrize("level", [1, 2])
+def test_standard_variants_equal_pytrec_eval(con, level):
+    qrels, runs, rows = _random_queries()
+    cut = ",".join(map(str, KS))
+    ev = pytrec_eval.RelevanceEvaluator(qrels, {f"map_cut.{cut}", f"ndcg_cut.{cut}", f"success.{cut}", "recip_rank"},
+                                        relevance_level=level)
+    ref = ev.evaluate({q: r for q, r in runs.items() if r})
+    con.execute("CREATE OR REPLACE TEMP TABLE q (qid VARCHAR, rels INTEGER[], ideal INTEGER[])")
+    con.executemany("INSERT INTO q VALUES (?, ?, ?)", rows)
+    rels = [r for _, r, _ in rows]
+    ideal = [i for _, _, i in rows]
+    n_rel = [sum(g >= level for g in i) for i in ideal]
+    checked = 0
+    for k in KS:
+        sql = dict((qid, vals) for qid, *vals in con.execute(
+            "SELECT qid, ap_at_k_standard(rels, $k, len(list_filter(ideal, lambda g: g >= $lvl)), min_grade := $lvl), "
+            "ndcg_at_k_standard(rels, $k, ideal), success_at_k(first_rank(rels, $lvl), $k), "
+            "reciprocal_rank(first_rank(rels, $lvl)) FROM q", {"k": k, "lvl": level}).fetchall())
+        py = zip(M.ap_at_k_standard(rels, k, n_rel, min_grade=level), M.ndcg_at_k_standard(rels, k, ideal),
+                 M.success_at_k([M.first_rank(r, level) for r in rels], k),
+                 M.reciprocal_rank([M.first_rank(r, level) for r in rels]), strict=True)
+        for (qid, _, _), p in zip(rows, py, strict=True):
+            t = ref.get(qid)
+            # a query with an empty run is left out by trec_eval: every measure is 0
+            want = (0.0, 0.0, 0.0, 0.0) if t is None else (
+                t[f"map_cut_{k}"], t[f"ndcg_cut_{k}"], t[f"success_{k}"], t["recip_rank"])
+            assert sql[qid] == pytest.approx(want, abs=1e-9), (qid, k)
+            assert list(p) == pytest.approx(want, abs=1e-9), (qid, k)
+            checked += 1
+    assert checked == 4 * 200
+
+
+def test_apibench_variants_sql_equals_python(con):
+    _, _, rows = _random_queries(seed=11)
+    con.execute("CREATE OR REPLACE TEMP TABLE q (qid VARCHAR, rels INTEGER[], ideal INTEGER[])")
+    con.executemany("INSERT INTO q VALUES (?, ?, ?)", rows)
+    rels = [r for _, r, _ in rows]
+    for k in (*KS, None):
+        for lvl in (1, 2):
+            sql = con.execute("SELECT ap_at_k_apibench(rels, $k, min_grade := $l), ndcg_at_k_apibench(rels, $k) "
+                              "FROM q ORDER BY rowid", {"k": k, "l": lvl}).fetchall()
+            ap, nd = M.ap_at_k_apibench(rels, k, min_grade=lvl), M.ndcg_at_k_apibench(rels, k)
+            assert [s[0] for s in sql] == pytest.approx(ap.tolist(), abs=1e-12)
+            assert [s[1] for s in sql] == pytest.approx(nd.tolist(), abs=1e-12)
+            assert ((0 <= ap) & (ap <= 1)).all() and ((0 <= nd) & (nd <= 1 + 1e-12)).all()
+
+
+# --------------------------------------------------------------------------------- Spearman
+
+def test_spearman_vs_scipy(con):
+    rng = np.random.default_rng(3)
+    rows = []
+    for g, n in enumerate((5, 40, 300)):
+        x = rng.integers(0, 8, n).astype(float)  # many ties
+        y = np.round(x + rng.normal(0, 3, n), 1)
+        x[rng.random(n) < 0.1] = np.nan
+        y[rng.random(n) < 0.1] = np.nan
+        keep = ~(np.isnan(x) | np.isnan(y))
+        want = scipy.stats.spearmanr(x[keep], y[keep]).statistic
+        xs = [None if np.isnan(v) else float(v) for v in x]
+        ys = [None if np.isnan(v) else float(v) for v in y]
+        r = M.spearman(xs, ys)
+        assert r.rho == pytest.approx(want, abs=1e-12) and r.n == keep.sum() and r.excluded == n - keep.sum()
+        assert M.spearman(x, y).rho == pytest.approx(want, abs=1e-12)  # NaN is missing too
+        rows += [(f"s{g}", a, b, want, int(keep.sum())) for a, b in zip(xs, ys, strict=True)]
+    con.execute("CREATE OR REPLACE TEMP TABLE sp (size VARCHAR, x DOUBLE, y DOUBLE, want DOUBLE, nk INT)")
+    con.executemany("INSERT INTO sp VALUES (?, ?, ?, ?, ?)", rows)
+    got = con.execute("SELECT size, spearman_rho(list(x), list(y)), spearman_n(list(x), list(y)), "
+                      "any_value(want), any_value(nk) FROM sp GROUP BY size ORDER BY size").fetchall()
+    assert len(got) == 3
+    for _, rho, n, want, nk in got:
+        assert rho == pytest.approx(want, abs=1e-12) and n == nk
+    con.execute("CREATE OR REPLACE TEMP TABLE sp2 AS SELECT size, x, y FROM sp")
+    table = con.execute("SELECT * FROM spearman(sp2) ORDER BY size").fetchall()
+    assert [(s, n, e) for s, n, e, _ in table] == [(s, nk, c - nk) for s, _, nk, c in con.execute(
+        "SELECT size, 0, any_value(nk), count(*) FROM sp GROUP BY size ORDER BY size").fetchall()]
+    assert [t[3] for t in table] == pytest.approx([g[1] for g in got], abs=1e-15)
+    # NaN counts as missing in SQL too
+    assert one(con, "SELECT spearman_n([1, 'nan'::DOUBLE, 3], [1, 2, 3])")[0] == 2
+
+
+# --------------------------------------------------------------------------------- bootstrap
+
+def test_poisson_thresholds_are_the_inverse_cdf(con):
+    getcontext().prec = 60
+    e1, cdf, fact, want = Decimal(-1).exp(), Decimal(0), 1, []
+    for k in range(40):
+        fact *= max(k, 1)
+        cdf += e1 / fact
+        t = math.ceil(cdf * 2 ** 52)
+        if t >= 2 ** 52:
+            break
+        want.append(t)
+    assert tuple(want) == M.POISSON_THRESHOLDS
+    assert one(con, "SELECT poisson_thresholds()")[0] == list(M.POISSON_THRESHOLDS)
+    # the hash and the weights agree item by item, and weights look Poisson(1)
+    sql = con.execute("SELECT bootstrap_hash52(7, b, i), poisson_weight(7, b, i) FROM range(20) t(b), "
+                      "range(200) s(i) ORDER BY b, i").fetchall()
+    py = [(M.bootstrap_hash52(7, b, i), M.poisson_weight(7, b, i)) for b in range(20) for i in range(200)]
+    assert sql == py
+    w = np.array([p[1] for p in py])
+    assert abs(w.mean() - 1) < 0.05 and abs(w.var() - 1) < 0.1 and abs((w == 0).mean() - math.exp(-1)) < 0.03
+    assert one(con, "SELECT poisson_weight(1, 2, 'item-x')")[0] == M.poisson_weight(1, 2, "item-x")
+
+
+def _items(con, n=300, seed=5):
+    rng = np.random.default_rng(seed)
+    hits = (rng.random(n) < 0.6).astype(int)
+    floats = np.round(rng.normal(0.5, 0.2, n), 3)
+    a = (rng.random(n) < 0.7).astype(int)
+    b = np.where(rng.random(n) < 0.8, a, 1 - a) * (rng.random(n) < 0.8)
+    con.execute("CREATE OR REPLACE TEMP TABLE items (grp VARCHAR, item_id INTEGER, value DOUBLE)")
+    con.executemany("INSERT INTO items VALUES (?, ?, ?)",
+                    [("hits", i, float(h)) for i, h in enumerate(hits)]
+                    + [("floats", i, float(f)) for i, f in enumerate(floats)])
+    con.execute("CREATE OR REPLACE TEMP TABLE pairs (item_id VARCHAR, a INTEGER, b INTEGER)")
+    con.executemany("INSERT INTO pairs VALUES (?, ?, ?)", [(f"it{i}", int(x), int(y)) for i, (x, y) in
+                                                            enumerate(zip(a, b, strict=True))])
+    return hits, floats, a, b
+
+
+def test_sql_poisson_equals_python_twin(con):
+    hits, floats, a, b = _items(con)
+    res = {g: rest for g, *rest in con.execute(
+        "SELECT * FROM poisson_bootstrap_mean(items, replicates := 200, seed := 11) ORDER BY grp").fetchall()}
+    ids = list(range(len(hits)))
+    for g, vals in (("hits", hits), ("floats", floats)):
+        py = M.poisson_bootstrap_mean(ids, vals, replicates=200, seed=11)
+        n, mean, lo, hi, reps = res[g]
+        assert (n, reps) == (py.n, py.replicates) == (len(vals), 200)
+        if g == "hits":  # integer values: every sum is exact, so the CI is bit for bit the same
+            assert (mean, lo, hi) == (py.mean, py.lo, py.hi)
+        else:  # float sums may differ in the last bit with the summation order
+            assert (mean, lo, hi) == pytest.approx((py.mean, py.lo, py.hi), rel=1e-12)
+        assert lo < mean < hi
+    sql = one(con, "SELECT n, mean_a, mean_b, diff, lo, hi, replicates, p_value "
+                   "FROM poisson_paired_bootstrap(pairs, replicates := 300, seed := 2)")
+    py = M.poisson_paired_bootstrap([f"it{i}" for i in range(len(a))], a, b, replicates=300, seed=2)
+    assert sql == (py.n, py.mean_a, py.mean_b, py.diff, py.lo, py.hi, py.replicates, py.p_value)
+    # determinism, and another seed gives another CI
+    assert con.execute("SELECT * FROM poisson_bootstrap_mean(items, replicates := 200, seed := 11) ORDER BY grp"
+                       ).fetchall() == [(g, *res[g]) for g in sorted(res)]
+    other = one(con, "SELECT lo FROM poisson_bootstrap_mean(items, replicates := 200, seed := 12) WHERE grp = 'hits'")
+    assert other[0] != res["hits"][2]
+
+
+def test_numpy_bootstrap_determinism_and_coverage():
+    rng = np.random.default_rng(0)
+    v = (rng.random(500) < 0.3).astype(float)
+    ci = M.bootstrap_mean(v, replicates=500, seed=4)
+    assert ci == M.bootstrap_mean(v, replicates=500, seed=4)
+    assert ci != M.bootstrap_mean(v, replicates=500, seed=5)
+    assert ci.lo < ci.mean < ci.hi and ci.mean == v.mean() and ci.n == 500
+    # the normal-approximation half-width of a proportion
+    se = math.sqrt(v.mean() * (1 - v.mean()) / len(v))
+    assert (ci.hi - ci.lo) / 2 == pytest.approx(1.96 * se, rel=0.15)
+    assert M.bootstrap_mean([None, 1.0, 0.0, 1.0], replicates=50).n == 3
+
+
+def test_poisson_and_multinomial_agree_on_a_large_sample(con):
+    n = 4000
+    rng = np.random.default_rng(9)
+    v = rng.exponential(1.0, n)
+    con.execute("CREATE OR REPLACE TEMP TABLE big AS SELECT unnest(range(?)) AS item_id, unnest(?::DOUBLE[]) AS value",
+                [n, v.tolist()])
+    _, mean, lo, hi, _ = one(con, "SELECT * FROM poisson_bootstrap_mean(big, replicates := 400, seed := 1)")
+    ref = M.bootstrap_mean(v, replicates=2000, seed=1)
+    assert mean == pytest.approx(ref.mean, rel=1e-12)
+    se = v.std() / math.sqrt(n)  # ~0.016; endpoints agree to Monte-Carlo error
+    assert abs(lo - ref.lo) < 0.25 * 1.96 * se * 2 and abs(hi - ref.hi) < 0.25 * 1.96 * se * 2
+    assert (hi - lo) == pytest.approx(ref.hi - ref.lo, rel=0.12)
+
+
+def test_paired_bootstrap_p_values(con):
+    rng = np.random.default_rng(1)
+    n = 400
+    better = (rng.random(n) < 0.75).astype(float)
+    worse = np.where(rng.random(n) < 0.6, better, 0.0)  # loses a share of the hits
+    p = M.paired_bootstrap(better, worse, replicates=1000, seed=0)
+    assert p.diff > 0.2 and p.p_value < 0.01 and p.lo > 0
+    q = M.paired_bootstrap(worse, better, replicates=1000, seed=0)
+    assert q.diff == -p.diff and q.p_value < 0.01 and q.hi < 0
+    same = M.paired_bootstrap(better, better, replicates=200)
+    assert (same.diff, same.lo, same.hi, same.p_value) == (0, 0, 0, 1.0)
+    noise = M.paired_bootstrap(better, rng.permutation(better), replicates=1000, seed=0)
+    assert noise.p_value > 0.2 and noise.lo < 0 < noise.hi
+    con.execute("CREATE OR REPLACE TEMP TABLE pp (sys VARCHAR, item_id INTEGER, a DOUBLE, b DOUBLE)")
+    con.executemany("INSERT INTO pp VALUES (?, ?, ?, ?)",
+                    [("clear", i, x, y) for i, (x, y) in enumerate(zip(better, worse, strict=True))]
+                    + [("same", i, x, x) for i, x in enumerate(better)])
+    got = {s: (diff, pv) for s, diff, pv in con.execute(
+        "SELECT sys, diff, p_value FROM poisson_paired_bootstrap(pp, replicates := 300)").fetchall()}
+    assert got["clear"][0] > 0.2 and got["clear"][1] < 0.01 and got["same"] == (0, 1.0)
+
+
+# --------------------------------------------------------------------------------- registry, empty tables
+
+def test_registry_and_empty_tables(con):
+    assert set(M.METRICS) >= {"success_at_k", "mrr_at_k", "map_at_k_standard", "map_at_k_apibench",
+                              "ndcg_at_k_standard", "ndcg_at_k_apibench", "error_rate", "mae", "spearman"}
+    macros = {r[0] for r in con.execute("SELECT function_name FROM duckdb_functions() "
+                                        "WHERE function_type LIKE '%macro%'").fetchall()}
+    for m in M.METRICS.values():
+        assert m.sql in macros and callable(m.python) and m.description and m.kind in ("per_item", "lists")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        M.METRICS["mae"].name = "other"
+    con.execute("CREATE OR REPLACE TEMP TABLE empty (gold_rank INTEGER, rels INTEGER[], ideal INTEGER[], "
+                "n_relevant INTEGER, pred VARCHAR, gold VARCHAR, x DOUBLE, y DOUBLE, item_id INTEGER, "
+                "value DOUBLE, a DOUBLE, b DOUBLE)")
+    row = one(con, "SELECT count(*), avg(success_at_k(gold_rank, 5)), avg(reciprocal_rank(gold_rank, 5)), "
+                   "avg(ap_at_k_standard(rels, 5, n_relevant)), avg(ap_at_k_apibench(rels, 5)), "
+                   "avg(ndcg_at_k_standard(rels, 5, ideal)), avg(ndcg_at_k_apibench(rels, 5)), "
+                   "avg(is_error(pred, gold)), avg(abs_error(x, y)), spearman_rho(list(x), list(y)) FROM empty")
+    assert row == (0, *[None] * 9)
+    con.execute("CREATE OR REPLACE TEMP TABLE e1 AS SELECT x, y FROM empty")
+    con.execute("CREATE OR REPLACE TEMP TABLE e2 AS SELECT item_id, value FROM empty")
+    con.execute("CREATE OR REPLACE TEMP TABLE e3 AS SELECT item_id, a, b FROM empty")
+    assert con.execute("SELECT * FROM spearman(e1)").fetchall() == [(0, 0, None)]
+    assert con.execute("SELECT * FROM poisson_bootstrap_mean(e2)").fetchall() == [(0, None, None, None, 0)]
+    assert con.execute("SELECT n, diff, replicates, p_value FROM poisson_paired_bootstrap(e3)").fetchall() \
+        == [(0, None, 0, None)]
+    # a NULL row scores 0 where a score is defined, as the Python twins do
+    con.execute("INSERT INTO empty (gold_rank) VALUES (NULL)")
+    assert one(con, "SELECT success_at_k(gold_rank, 5), reciprocal_rank(gold_rank), ap_at_k_apibench(rels, 5), "
+                    "ndcg_at_k_apibench(rels, 5), ap_at_k_standard(rels, 5, n_relevant) FROM empty") == (0, 0, 0, 0, 0)
+    assert M.success_at_k([None], 5).tolist() == [0] and M.ap_at_k_apibench([None], 5).tolist() == [0]
+
+
+def test_quantile_linear_sql_equals_python(con):
+    rng = np.random.default_rng(2)
+    for _ in range(50):
+        v = np.sort(rng.normal(size=rng.integers(1, 80)))
+        for q in (0.0, 0.025, 0.3, 0.5, 0.975, 1.0):
+            assert one(con, "SELECT quantile_linear(?::DOUBLE[], ?)", [v.tolist(), q])[0] == M.quantile_linear(v, q)
+            assert M.quantile_linear(v, q) == pytest.approx(float(np.quantile(v, q)), abs=1e-12)
+    assert one(con, "SELECT quantile_linear([]::DOUBLE[], 0.5)")[0] is None and math.isnan(M.quantile_linear([], 0.5))
+
+
+def test_macros_persist_for_views_in_a_read_only_warehouse(tmp_path):
+    db = tmp_path / "w.duckdb"
+    c = duckdb.connect(str(db))
+    M.install(c)
+    c.execute("CREATE TABLE preds AS SELECT * FROM (VALUES (1), (4), (NULL)) t(gold_rank)")
+    c.execute("CREATE VIEW p_at_5 AS SELECT avg(success_at_k(gold_rank, 5)) AS p, "
+              "avg(reciprocal_rank(gold_rank)) AS mrr FROM preds")
+    c.close()
+    c = duckdb.connect(str(db), read_only=True)
+    assert c.execute("SELECT * FROM p_at_5").fetchone() == (pytest.approx(2 / 3), pytest.approx(1.25 / 3))
+    c.close()
