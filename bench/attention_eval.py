@@ -27,7 +27,7 @@ def load(model_name: str, n: int):
     import pyarrow.parquet as pq
     import yaml
 
-    from pipeline.infer.codesyntax import load_samples
+    from pipeline.families.codesyntax.infer import load_samples
     from pipeline.models.entries import parse_zoo
     from pipeline.models.zoo import load_model
 
@@ -41,7 +41,7 @@ def load(model_name: str, n: int):
 
 def straightforward(loaded, samples) -> dict:
     """Batch 1, every attention tensor to numpy and kept, then scored with numpy."""
-    from pipeline.infer.codesyntax import KS
+    from pipeline.families.codesyntax.infer import KS
     from pipeline.runtime.align import align
 
     kept = []
@@ -72,7 +72,7 @@ def straightforward(loaded, samples) -> dict:
 
 
 def ours(loaded, samples) -> dict:
-    from pipeline.infer.codesyntax import AttentionEvaluator
+    from pipeline.families.codesyntax.infer import AttentionEvaluator
 
     ev = AttentionEvaluator(loaded, 8192)
     ev.run(samples, "bench")

@@ -48,14 +48,14 @@ def main(argv: list[str] | None = None) -> int:
     import pyarrow.parquet as pq
     import yaml
 
-    from pipeline.infer.apiquiz import Quiz, rank_candidates
+    from pipeline.families.apiquiz.infer import Quiz, rank_candidates
     from pipeline.runtime.scoring import Scorer
     from pipeline.runtime.batching import seeded_subset
     from pipeline.models.entries import parse_zoo
     from pipeline.models.zoo import load_model
 
     torch.set_num_threads(1)
-    table = pq.read_table("data/bench/apiquiz/quizzes.parquet", columns=["quiz_id", "prefix", "answer", "suffix", "candidates"])
+    table = pq.read_table("data/apiquiz/quizzes.parquet", columns=["quiz_id", "prefix", "answer", "suffix", "candidates"])
     keep = seeded_subset(table.column("quiz_id").to_pylist(), args.quizzes, 1)
     quizzes = [Quiz(r["quiz_id"], r["prefix"], r["answer"], r["suffix"], tuple(r["candidates"]))
                for r in table.to_pylist() if r["quiz_id"] in keep]
@@ -64,10 +64,10 @@ def main(argv: list[str] | None = None) -> int:
     for name in args.model:
         loaded = load_model(zoo[name], device="cpu")
         start = time.perf_counter()
-        base = unbatched(loaded, zoo[name].family, quizzes)
+        base = unbatched(loaded, zoo[name].model_family, quizzes)
         t_base = time.perf_counter() - start
         start = time.perf_counter()
-        rows = rank_candidates(Scorer(loaded, 8192), zoo[name].family, quizzes, name, 20)
+        rows = rank_candidates(Scorer(loaded, 8192), zoo[name].model_family, quizzes, name, 20)
         t_ours = time.perf_counter() - start
         ours = [r["gold_rank"] for r in sorted(rows, key=lambda r: [q.quiz_id for q in quizzes].index(r["quiz_id"]))]
         print(f"{name:10s} {'unbatched':12s} {len(quizzes) / t_base:9.2f} {1.0:7.1f}x")

@@ -51,7 +51,7 @@ ZOO = parse_zoo(config.get("models", {}).get("zoo", []))
 TRAINED = [n for n, e in ZOO.items() if e.kind == "trained"]
 RANDOM = [n for n, e in ZOO.items() if e.kind == "random"]
 EXTERNAL = [n for n, e in ZOO.items() if e.kind in ("package", "hub", "path")]
-LMS = [n for n, e in ZOO.items() if e.family in ("masked-lm", "causal-lm")]
+LMS = [n for n, e in ZOO.items() if e.model_family in ("masked-lm", "causal-lm")]
 
 
 def _names(names):
@@ -81,5 +81,5 @@ def twin_inputs(wildcards):
 
 # The benchmark families params.yaml selects (pipeline/families/<name>/), in report order.
 FAMILIES = registry.enabled(config)
-MODEL_FAMILY = {n: e.family for n, e in ZOO.items()}  # zoo name -> model family
+MODEL_FAMILY = {n: e.model_family for n, e in ZOO.items()}  # zoo name -> model family
 INFERENCE_MODELS = {n: MODEL_FAMILY[n] for n in (config["inference"]["models"] or ZOO)}

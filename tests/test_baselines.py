@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from pipeline.syntax.baselines import Edges, greedy_offsets, next_keyword_positions, score_relation
+from pipeline.families.codesyntax.baselines import Edges, greedy_offsets, next_keyword_positions, score_relation
 
 
 def make(heads, starts, ends, dev, tokens_per_edge, keywords):

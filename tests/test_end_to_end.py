@@ -21,8 +21,8 @@ import pytest
 import yaml
 
 from pipeline import schemas
-from pipeline.infer import apiquiz as infer_apiquiz
-from pipeline.infer import codesyntax as infer_codesyntax
+from pipeline.families.apiquiz import infer as infer_apiquiz
+from pipeline.families.codesyntax import infer as infer_codesyntax
 from pipeline.models.entries import parse_zoo
 from pipeline.models.zoo import load_model
 from pipeline.query import connect, run
@@ -120,7 +120,7 @@ def predictions(root: Path, bench: str) -> pa.Table:
 
 def test_apiquiz_precision_view_matches_hand_computation(project):
     preds = predictions(project, "apiquiz").to_pylist()
-    quizzes = {q["quiz_id"]: q for q in pq.read_table(project / "data/bench/apiquiz/quizzes.parquet").to_pylist()}
+    quizzes = {q["quiz_id"]: q for q in pq.read_table(project / "data/apiquiz/quizzes.parquet").to_pylist()}
     assert {p["model"] for p in preds} == {"tiny-mlm", "tiny-clm", "tiny-mlm-random", "minilm"}
     assert {p["status"] for p in preds if p["model"] == "minilm"} == {"not_applicable"}  # listed, not dropped
     assert {p["protocol"] for p in preds if p["model"] == "tiny-clm"} == {"rank"}
@@ -187,7 +187,7 @@ def test_report_has_tables_figures_and_paper_numbers(project):
 
 def test_scores_do_not_depend_on_shards_or_batch_size(project):
     zoo = parse_zoo(ZOO)
-    quizzes = pq.read_table(project / "data/bench/apiquiz/quizzes.parquet")
+    quizzes = pq.read_table(project / "data/apiquiz/quizzes.parquet")
     with chdir(project):
         for name in ("tiny-mlm", "tiny-clm"):
             results = []

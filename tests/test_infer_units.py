@@ -8,7 +8,7 @@ import torch
 
 from pipeline.runtime.scoring import rank_of
 from pipeline.runtime.batching import length_sorted_batches, select_shard
-from pipeline.infer.codesyntax import Sample, sample_hits
+from pipeline.families.codesyntax.infer import Sample, sample_hits
 from pipeline.runtime.align import align, word_spans
 
 

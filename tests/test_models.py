@@ -32,7 +32,7 @@ def test_parse_zoo_fills_random_twins_from_their_model():
         {"name": "enc-random", "source": "random:enc"},
         {"name": "clm", "source": "trained:causal", "family": "causal-lm", "max_length": 32, "batch_size": 4, "dtype": "float32"},
     ])
-    assert zoo["enc-random"].family == "encoder-only"
+    assert zoo["enc-random"].model_family == "encoder-only"
     assert (zoo["enc-random"].max_length, zoo["enc-random"].batch_size) == (64, 8)
     assert zoo["enc-random"].kind == "random" and zoo["enc-random"].value == "enc" and zoo["enc-random"].pipeline_made
     assert zoo["clm"].dtype == "float32" and zoo["enc"].dtype == "auto" and not zoo["enc"].pipeline_made
@@ -83,7 +83,7 @@ print(json.dumps({
     "inference": out.last_hidden_state.is_inference(), "grad": any(p.requires_grad for p in lm.model.parameters()),
     "plain_attentions": out_plain.attentions is None, "plain_hidden": out_plain.hidden_states is None,
     "same_last": float((out.last_hidden_state - out_plain.last_hidden_state)[batch["attention_mask"].bool()].abs().max()),
-    "family": lm.family, "dtype": str(lm.dtype), "location": lm.location,
+    "family": lm.model_family, "dtype": str(lm.dtype), "location": lm.location,
 }))
 """
 

@@ -22,7 +22,7 @@ from typing import Callable, Mapping
 import pyarrow as pa
 import yaml
 
-MODEL_FAMILIES = ("masked-lm", "causal-lm", "encoder-decoder", "encoder-only")
+from pipeline.models.entries import MODEL_FAMILIES  # noqa: F401 (the kinds of model a family may apply to)
 
 Config = Mapping[str, object]
 

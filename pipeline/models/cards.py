@@ -67,7 +67,7 @@ def card_for(entry: ModelEntry, model, location: str, extra: dict | None = None)
     return {
         "name": entry.name,
         "source": entry.source,
-        "family": entry.family,
+        "family": entry.model_family,
         "max_length": entry.max_length,
         "origin": origin_of(entry, location),
         "weights_sha256": weights_sha256(location),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-FAMILIES = ("masked-lm", "causal-lm", "encoder-decoder", "encoder-only")
+MODEL_FAMILIES = ("masked-lm", "causal-lm", "encoder-decoder", "encoder-only")
 SOURCE_KINDS = ("package", "trained", "random", "hub", "path")
 OBJECTIVES = {"mlm": "masked-lm", "causal": "causal-lm"}
 # Fields that only inference reads: the model rules get entries without them, so changing a
@@ -20,7 +20,7 @@ class ModelEntry:
 
     name: str
     source: str
-    family: str
+    model_family: str  # masked-lm / causal-lm / encoder-decoder / encoder-only (params key: family)
     max_length: int
     batch_size: int
     dtype: str = "auto"
@@ -65,11 +65,11 @@ def parse_zoo(entries: list[dict]) -> dict[str, ModelEntry]:
         if kind == "trained" and value not in OBJECTIVES:
             raise ValueError(f"models.zoo[{name}]: trained:{value} is not one of trained:{', trained:'.join(OBJECTIVES)}")
         family = base.get("family") or (OBJECTIVES[value] if kind == "trained" else None)
-        if family not in FAMILIES:
-            raise ValueError(f"models.zoo[{name}]: family {family!r} is not one of {FAMILIES}")
+        if family not in MODEL_FAMILIES:
+            raise ValueError(f"models.zoo[{name}]: family {family!r} is not one of {MODEL_FAMILIES}")
         if kind == "trained" and family != OBJECTIVES[value]:
             raise ValueError(f"models.zoo[{name}]: trained:{value} gives a {OBJECTIVES[value]}, not a {family}")
-        zoo[name] = ModelEntry(name=name, source=e["source"], family=family, max_length=int(base["max_length"]),
+        zoo[name] = ModelEntry(name=name, source=e["source"], model_family=family, max_length=int(base["max_length"]),
                                batch_size=int(base.get("batch_size", DEFAULT_BATCH_SIZE)), dtype=base.get("dtype", "auto"),
                                revision=e.get("revision"))
     return zoo

@@ -48,7 +48,7 @@ def framing_of(tok) -> tuple[list[int], list[int]]:
 
 def perplexity(lm: LoadedModel, texts, block_length: int, max_blocks: int, seed: int, mlm_probability: float) -> dict:
     tok = lm.tokenizer
-    masked = lm.family == "masked-lm"
+    masked = lm.model_family == "masked-lm"
     separator = tok.sep_token_id if masked else tok.eos_token_id
     prefix, suffix = framing_of(tok) if masked else ([], [])
     content = blocks(token_stream(tok, texts, separator), block_length - len(prefix) - len(suffix), max_blocks)
@@ -96,14 +96,14 @@ def main(argv: list[str] | None = None) -> int:
     entry = parse_zoo(json.loads(args.zoo))[args.name]
     data, ev = json.loads(args.data), json.loads(args.evaluation)
     result = {"name": entry.name, "split": "test", "perplexity": None, "tokens_scored": 0}
-    if entry.family in ("masked-lm", "causal-lm"):
+    if entry.model_family in ("masked-lm", "causal-lm"):
         lm = load_model(entry, device=args.device, models_dir=args.models_dir)
         selection = select_files(args.manifest, "test", data["languages"], data["max_eval_bytes"], args.seed)
         result.update(perplexity(lm, selection.texts(), entry.max_length, ev["max_blocks"], args.seed, ev["mlm_probability"]))
         result["test_data"] = selection.describe(data["languages"])
         log.info("%s: test perplexity %.3f over %d tokens", entry.name, result["perplexity"] or float("nan"), result["tokens_scored"])
     else:
-        result["reason"] = f"no perplexity for the {entry.family} family"
+        result["reason"] = f"no perplexity for the {entry.model_family} family"
     write_json(result, args.out)
     return 0
 

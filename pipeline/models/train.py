@@ -240,7 +240,7 @@ def make_random_twin(entry: ModelEntry, twin: ModelEntry, seed: int, models_dir:
     config = AutoConfig.from_pretrained(loc.target, local_files_only=loc.local_files_only, revision=loc.revision)
     tokenizer = AutoTokenizer.from_pretrained(loc.target, local_files_only=loc.local_files_only, revision=loc.revision)
     torch.manual_seed(seed)
-    model = auto_class(entry.family).from_config(config)
+    model = auto_class(entry.model_family).from_config(config)
     out.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out)
     tokenizer.save_pretrained(out)

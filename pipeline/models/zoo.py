@@ -129,8 +129,8 @@ class LoadedModel:
     card: dict = field(default_factory=dict)
 
     @property
-    def family(self) -> str:
-        return self.entry.family
+    def model_family(self) -> str:
+        return self.entry.model_family
 
     @property
     def name(self) -> str:
@@ -161,7 +161,7 @@ def load_model(
     options = {"local_files_only": loc.local_files_only, "revision": loc.revision}
     try:
         tokenizer = transformers.AutoTokenizer.from_pretrained(loc.target, **options)
-        model = auto_class(entry.family).from_pretrained(
+        model = auto_class(entry.model_family).from_pretrained(
             loc.target,
             dtype=dt,
             attn_implementation="eager" if attentions else None,

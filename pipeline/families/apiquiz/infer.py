@@ -141,7 +141,7 @@ def score_shard(quizzes: pa.Table, loaded, shard: int, shards: int, token_budget
     items = [Quiz(r["quiz_id"], r["prefix"], r["answer"], r["suffix"],
                   ranked_candidates(r["quiz_id"], r["answer"], r["candidates"], max_candidates, seed))
              for r in mine.select(["quiz_id", "prefix", "answer", "suffix", "candidates"]).to_pylist()]
-    model, family = loaded.entry.name, loaded.entry.family
+    model, family = loaded.entry.name, loaded.entry.model_family
     if family not in APPLIES_TO:
         raise ValueError(f"apiquiz needs an LM head; {model} is {family}")
     rows: list[dict] = []
