@@ -34,8 +34,8 @@ def load(model_name: str, n: int):
     params = yaml.safe_load(Path("params.yaml").read_text())
     entry = parse_zoo(params["models"]["zoo"])[model_name]
     loaded = load_model(entry, attentions=True, device="cpu")
-    samples = load_samples(pq.read_table("data/codesyntax/plain/python/samples.parquet"),
-                           pq.read_table("data/codesyntax/plain/python/relations.parquet"), 0, 1, n, 1)
+    samples = load_samples(pq.read_table("data/families/codesyntax/plain/python/samples.parquet"),
+                           pq.read_table("data/families/codesyntax/plain/python/relations.parquet"), 0, 1, n, 1)
     return loaded, samples
 
 

@@ -55,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     from pipeline.models.zoo import load_model
 
     torch.set_num_threads(1)
-    table = pq.read_table("data/apiquiz/quizzes.parquet", columns=["quiz_id", "prefix", "answer", "suffix", "candidates"])
+    table = pq.read_table("data/families/apiquiz/quizzes.parquet", columns=["quiz_id", "prefix", "answer", "suffix", "candidates"])
     keep = seeded_subset(table.column("quiz_id").to_pylist(), args.quizzes, 1)
     quizzes = [Quiz(r["quiz_id"], r["prefix"], r["answer"], r["suffix"], tuple(r["candidates"]))
                for r in table.to_pylist() if r["quiz_id"] in keep]

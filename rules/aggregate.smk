@@ -64,7 +64,7 @@ rule report:
         index="reports/index.md",
         figures=directory("reports/figures/report"),
         scores="reports/metrics/scores.json",
-        plots=[f"reports/plots/{name}" for f in FAMILIES for name in f.plots],
+        plots=directory("reports/plots"),
     params:
         families=[f.name for f in FAMILIES],
     conda:
@@ -74,4 +74,4 @@ rule report:
     shell:
         "python -m pipeline.report.build --db {input.warehouse:q} --models-metrics {input.models:q}"
         " --out {output.index:q} --figures {output.figures:q} --scores {output.scores:q}"
-        " --plots reports/plots 2> {log:q}"
+        " --plots {output.plots:q} 2> {log:q}"

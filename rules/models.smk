@@ -26,7 +26,7 @@ rule train_model:
         tokenizer="data/tokenizer",
     output:
         model=directory("data/models/{model}"),
-        figure="reports/figures/loss_{model}.png",
+        figure="reports/figures/models/loss_{model}.png",
     wildcard_constraints:
         model=_names(TRAINED),
     params:

@@ -56,3 +56,26 @@ def git(*args: str, cwd: Path, env: dict | None = None) -> str:
 @pytest.fixture
 def repo_root() -> Path:
     return REPO
+
+
+TEST_CONFIG = REPO / ".test"  # the checked-in tiny configuration CI lints and runs (see its params.yaml)
+
+
+def make_project(root: Path, shards: int = 2) -> Path:
+    """A project folder running .test/params.yaml on .test/corpus (copied, so runs never share outputs)."""
+    import shutil
+
+    root.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(TEST_CONFIG / "corpus", root / "corpus", dirs_exist_ok=True)
+    params = yaml.safe_load((TEST_CONFIG / "params.yaml").read_text())
+    params["inference"]["shards"] = shards
+    (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    return root
+
+
+@pytest.fixture(scope="session")
+def e2e_project(tmp_path_factory) -> Path:
+    """The whole DAG on the .test configuration (tiny trained models, every family), built once per session."""
+    root = make_project(tmp_path_factory.mktemp("e2e"))
+    snakemake(root)
+    return root

@@ -72,12 +72,12 @@ def test_extract_and_apiquiz_rules(tmp_path):
     assert (metrics["python_files"], metrics["unique_contents"], metrics["files_analysed"]) == (10, 7, 7)
     assert metrics["rejects_by_reason"] == {"syntax_error": 2, "too_deep": 1}
 
-    quizzes = pq.read_table(work / "data/apiquiz/quizzes.parquet")
+    quizzes = pq.read_table(work / "data/families/apiquiz/quizzes.parquet")
     assert set(quizzes.column("api").to_pylist()) == {"json.dumps", "pkg.a.core.run", "pkg.b.core.run"}
     texts = set(quizzes.column("text").to_pylist())
     assert {"import json as js\njs.<mask>(", "# Run A.\npkg.a.core.<mask>(", "from pkg.b.core import <mask>"} <= texts
-    first = {p: (work / p).read_bytes() for p in ("data/extract/usages.parquet", "data/apiquiz/quizzes.parquet",
-                                                 "data/apiquiz/quiz_tokens.parquet")}
+    first = {p: (work / p).read_bytes() for p in ("data/extract/usages.parquet", "data/families/apiquiz/quizzes.parquet",
+                                                 "data/families/apiquiz/quiz_tokens.parquet")}
 
     assert "7 files analysed (0 cached)" in (work / "logs/extract/build.log").read_text()
     run_snakemake(work, "apiquiz", "--forcerun", "extract")

@@ -55,6 +55,11 @@ class Inference:
 
 @dataclass(frozen=True)
 class Family:
+    """A benchmark family. Its folder holds `rules.smk` (a rule named after the family that builds
+    its benchmark under data/families/<name>/ and reports/metrics/<name>.json), `params.schema.yaml`
+    (its params block), `sql/*.sql` (its views, run after the tables exist), its report module and
+    a README with the paper-conformance checklist."""
+
     name: str  # = params key, data folder, table and view prefix, report section
     title: str
     paper: str  # the paper (file in ../shared/seeds/) and its arXiv id
@@ -67,8 +72,7 @@ class Family:
     inference: Inference | None = None
     report: str = ""  # module with `section(con, figures: Path, link: str, config) -> str`
     headline: str = ""  # SQL returning (model, metric, value) rows: the family's scores in reports/metrics/scores.json
-    plots: tuple[str, ...] = ()  # CSV files under reports/plots/ the report writes (DVC plots)
-    metrics: tuple[str, ...] = ()  # JSON files under reports/metrics/ the family's rules write (DVC metrics)
+    plots: tuple[str, ...] = ()  # CSV files under reports/plots/ its report section writes (DVC plots)
 
     @property
     def rules(self) -> Path:

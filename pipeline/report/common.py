@@ -32,7 +32,8 @@ def save(fig, path: Path) -> None:
 
 
 def write_plot(path: Path, columns: list[str], rows: list[tuple]) -> None:
-    """A CSV that `dvc plots show/diff` draws (declared under `plots:` in dvc.yaml)."""
+    """A CSV that `dvc plots show/diff` draws (reports/plots/ is a plots output in dvc.yaml, drawn with
+    x: x and y: y, so every family names its two plotted columns `x` and `y`)."""
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(columns)

@@ -114,6 +114,22 @@ def provenance_rows(spec: dict, root: Path) -> dict[str, list[dict]]:
             "not_applicable": spec.get("not_applicable", [])}
 
 
+def create_prediction_provenance(con: duckdb.DuckDBPyConnection, predicted: list[families.Family]) -> None:
+    """One view over every family's predictions: rows per (family, model), with the family's version
+    and the model's card, so any score can be traced to what produced it."""
+    parts = [f"SELECT {quote(f.name)} AS family, model, count(*) AS rows FROM {f.view('predictions')} GROUP BY model"
+             for f in predicted] or ["SELECT NULL::VARCHAR AS family, NULL::VARCHAR AS model, 0::BIGINT AS rows WHERE false"]
+    con.execute(f"""
+        CREATE VIEW predictions_with_provenance AS
+        SELECT p.family, p.model, p.rows, f.version AS family_version, m.model_family, m.source AS model_source,
+               m.random AS random_twin, m.card AS model_card
+        FROM ({' UNION ALL '.join(parts)}) p
+        LEFT JOIN families f ON f.name = p.family
+        LEFT JOIN models m ON m.name = p.model""")
+    con.execute("COMMENT ON VIEW predictions_with_provenance IS 'predictions per family and model with the "
+                "family version and the model card'")
+
+
 def install_macros(con: duckdb.DuckDBPyConnection) -> None:
     try:
         from pipeline import metrics
@@ -147,6 +163,7 @@ def build(out: Path, spec: dict, root: Path = Path(".")) -> None:
         for table in tables.values():
             create_table_view(con, table, [relative(f, root) for f in files.get(table.name, [])])
         install_macros(con)
+        create_prediction_provenance(con, [f for f in fams if f.inference is not None])
         for sql in [*sorted(SQL_DIR.glob("*.sql")), *(p for f in fams for p in f.sql)]:
             log.info("views: %s", sql)
             con.execute(sql.read_text())

@@ -7,8 +7,8 @@ from pipeline.families import Family, Inference, Table
 from pipeline.families.apiquiz import schemas
 
 FOLDER = Path(__file__).parent
-QUIZZES = "data/apiquiz/quizzes.parquet"
-QUIZ_TOKENS = "data/apiquiz/quiz_tokens.parquet"
+QUIZZES = "data/families/apiquiz/quizzes.parquet"
+QUIZ_TOKENS = "data/families/apiquiz/quiz_tokens.parquet"
 
 FAMILY = Family(
     name="apiquiz",
@@ -37,5 +37,4 @@ FAMILY = Family(
     headline="SELECT model, 'p_at_1_' || protocol || '_' || setting AS metric, p_at_1 AS value "
              "FROM apiquiz_by_setting WHERE scored > 0",
     plots=("apiquiz_p_at_k.csv",),
-    metrics=("apiquiz.json",),
 )

@@ -9,15 +9,22 @@ from pipeline.report.common import markdown_table, plt, save, write_plot
 
 
 def section(con, figures: Path, link: str, config, plots: Path | None = None) -> str:
-    rows = con.sql("SELECT model, protocol, setting, scored, p_at_1, p_at_5, p_at_10 FROM apiquiz_by_setting "
-                   "WHERE scored > 0 ORDER BY protocol, model, setting").fetchall()
+    rows = con.sql("SELECT b.model, b.protocol, b.setting, b.scored, b.p_at_1, "
+                   "'[' || ci.lo || ', ' || ci.hi || ']', b.p_at_5, b.p_at_10 "
+                   "FROM apiquiz_by_setting b LEFT JOIN apiquiz_p_at_1_ci ci USING (model, protocol, setting) "
+                   "WHERE b.scored > 0 ORDER BY b.protocol, b.model, b.setting").fetchall()
+    twins = con.sql("SELECT model, protocol, setting, n, p_at_1, twin_p_at_1, diff, "
+                    "'[' || lo || ', ' || hi || ']', p_value FROM apiquiz_vs_twin ORDER BY ALL").fetchall()
     not_applicable = [f"{m} ({r})" for m, r in con.sql("SELECT model, reason FROM not_applicable "
                                                         "WHERE family = 'apiquiz' ORDER BY model").fetchall()]
     out = ["## apiquiz (INK, Table III)\n",
            "P@k in percent over scored quizzes. `fill_mask` is the paper's protocol (masked LMs, answers that are "
            "one token of the model's tokenizer); `rank` ranks the quiz's candidates by log-likelihood "
            "(every LM family, multi-token answers included).\n",
-           markdown_table(["model", "protocol", "setting", "scored", "P@1", "P@5", "P@10"], rows),
+           markdown_table(["model", "protocol", "setting", "scored", "P@1", "95% CI", "P@5", "P@10"], rows),
+           "\nTrained models against their random twins on the same quizzes (P@1, paired Poisson bootstrap):\n",
+           markdown_table(["model", "protocol", "setting", "quizzes", "P@1", "twin P@1", "difference", "95% CI",
+                           "p"], twins),
            f"\nNot applicable: {'; '.join(not_applicable) or 'none'}.\n",
            "\nPaper, P@1 (call / import):\n",
            markdown_table(["model", "call", "import"], P_AT_1_CALL_IMPORT)]
@@ -26,13 +33,10 @@ def section(con, figures: Path, link: str, config, plots: Path | None = None) ->
     if seen:
         out += ["\nSeen vs unseen in the train split (P@1):\n",
                 markdown_table(["model", "protocol", "seen", "scored", "P@1"], seen)]
-    curves = con.sql("SELECT model, protocol, p_at_1, p_at_5, p_at_10, p_at_20, p_at_50, scored FROM ("
-                     "SELECT p.model, p.protocol, count(*) FILTER (WHERE status = 'ok') AS scored, "
-                     + ", ".join(f"100 * avg((gold_rank <= {k})::INT) FILTER (WHERE status = 'ok') AS p_at_{k}"
-                                 for k in (1, 5, 10, 20, 50))
-                     + " FROM apiquiz_predictions p GROUP BY ALL) WHERE scored > 0 ORDER BY ALL").fetchall()
+    curves = con.sql("SELECT model, protocol, p_at_1, p_at_5, p_at_10, p_at_20, p_at_50, scored FROM apiquiz_p_at_k "
+                     "ORDER BY ALL").fetchall()
     if plots is not None:
-        write_plot(plots / "apiquiz_p_at_k.csv", ["model", "protocol", "k", "p_at_k", "scored"],
+        write_plot(plots / "apiquiz_p_at_k.csv", ["model", "protocol", "x", "y", "scored"],  # x: k, y: P@k (%)
                    [(m, p, k, v, n) for m, p, *ps, n in curves for k, v in zip((1, 5, 10, 20, 50), ps)])
     if curves:
         fig, ax = plt.subplots(figsize=(6, 4))

@@ -6,8 +6,8 @@ rule apiquiz:
         usages="data/extract/usages.parquet",
         inventory="data/extract/inventory.parquet",
     output:
-        quizzes="data/apiquiz/quizzes.parquet",
-        tokens="data/apiquiz/quiz_tokens.parquet",
+        quizzes="data/families/apiquiz/quizzes.parquet",
+        tokens="data/families/apiquiz/quiz_tokens.parquet",
         metrics="reports/metrics/apiquiz.json",
     params:
         tokenizers=config["apiquiz"]["tokenizers"],

@@ -7,7 +7,7 @@ from pipeline.families import Family, Inference, Table
 from pipeline.families.codesyntax import schemas
 
 FOLDER = Path(__file__).parent
-LABELS = "data/codesyntax/{variant}/{language}/{table}.parquet"
+LABELS = "data/families/codesyntax/{variant}/{language}/{table}.parquet"
 VARIANT_FROM_PATH = "regexp_extract(filename, '/codesyntax/([^/]+)/', 1) AS variant"
 
 
@@ -17,7 +17,7 @@ def labelled(table: str, config) -> list[str]:
 
 
 def targets(config) -> list[str]:
-    return ["reports/metrics/codesyntax.json", "reports/codesyntax_stats.md",
+    return ["reports/metrics/codesyntax.json", "data/families/codesyntax/stats.md",
             *labelled("samples", config), *labelled("relations", config), *labelled("baselines", config)]
 
 
@@ -57,5 +57,4 @@ FAMILY = Family(
     headline="SELECT system AS model, 'top1_first_' || language || '_chosen_on_' || chosen_on AS metric, score AS value "
              "FROM codesyntax_scores WHERE metric = 'first' AND k = 1",
     plots=("codesyntax_layers.csv",),
-    metrics=("codesyntax.json",),
 )

@@ -31,7 +31,7 @@ def section(con, figures: Path, link: str, config, plots: Path | None = None) ->
            "\nPaper, top-1 (Python / Java):\n",
            markdown_table(["system", "python", "java"], [(k, *v) for k, v in TOP1_FIRST_TOKEN.items()])]
     stats = con.sql("SELECT language, variant, samples, tokens FROM codesyntax_dataset_stats ORDER BY ALL").fetchall()
-    out += ["\nDataset (Tables 1-2; per-relation counts in codesyntax_stats.md):\n",
+    out += ["\nDataset (Tables 1-2; per-relation counts in data/families/codesyntax/stats.md):\n",
             markdown_table(["language", "variant", "samples", "tokens"], stats)]
     missing = [lang for lang in languages if not any(r[0] == lang for r in stats)]
     if missing:
@@ -44,7 +44,8 @@ def section(con, figures: Path, link: str, config, plots: Path | None = None) ->
             WHERE eval_split = 'test' AND metric = 'first' AND k = 1 AND variant = ?
             GROUP BY ALL) GROUP BY ALL ORDER BY ALL""", params=[variant]).fetchall()
     if plots is not None:
-        write_plot(plots / "codesyntax_layers.csv", ["model", "language", "layer", "score", "relations"], curve)
+        # x: layer, y: top-1 (%) of its best head, averaged over relations
+        write_plot(plots / "codesyntax_layers.csv", ["model", "language", "x", "y", "relations"], curve)
     for model, language in con.sql("SELECT DISTINCT model, language FROM codesyntax_head_scores WHERE variant = ? "
                                    "ORDER BY ALL", params=[variant]).fetchall():
         path = figures / f"codesyntax_heads_{model}_{language}.png"

@@ -12,10 +12,10 @@ rule codesyntax_label:
     input:
         manifest="data/manifest.parquet",
     output:
-        samples="data/codesyntax/{variant}/{language}/samples.parquet",
-        relations="data/codesyntax/{variant}/{language}/relations.parquet",
-        rejects="data/codesyntax/{variant}/{language}/rejects.parquet",
-        summary="data/codesyntax/{variant}/{language}/summary.json",
+        samples="data/families/codesyntax/{variant}/{language}/samples.parquet",
+        relations="data/families/codesyntax/{variant}/{language}/relations.parquet",
+        rejects="data/families/codesyntax/{variant}/{language}/rejects.parquet",
+        summary="data/families/codesyntax/{variant}/{language}/summary.json",
     params:
         max_tokens=CODESYNTAX["max_tokens"],
         max_samples=CODESYNTAX["max_samples_per_language"],
@@ -36,11 +36,11 @@ rule codesyntax_label:
 
 rule codesyntax_baselines:
     input:
-        samples="data/codesyntax/{variant}/{language}/samples.parquet",
-        relations="data/codesyntax/{variant}/{language}/relations.parquet",
+        samples="data/families/codesyntax/{variant}/{language}/samples.parquet",
+        relations="data/families/codesyntax/{variant}/{language}/relations.parquet",
     output:
-        baselines="data/codesyntax/{variant}/{language}/baselines.parquet",
-        stats="data/codesyntax/{variant}/{language}/stats.json",
+        baselines="data/families/codesyntax/{variant}/{language}/baselines.parquet",
+        stats="data/families/codesyntax/{variant}/{language}/stats.json",
     params:
         ks=as_json(CODESYNTAX["ks"]),
     conda:
@@ -55,13 +55,13 @@ rule codesyntax_baselines:
 
 rule codesyntax:
     input:
-        stats=expand("data/codesyntax/{variant}/{language}/stats.json",
+        stats=expand("data/families/codesyntax/{variant}/{language}/stats.json",
                      variant=CODESYNTAX["variants"], language=CODESYNTAX["languages"]),
-        summaries=expand("data/codesyntax/{variant}/{language}/summary.json",
+        summaries=expand("data/families/codesyntax/{variant}/{language}/summary.json",
                          variant=CODESYNTAX["variants"], language=CODESYNTAX["languages"]),
     output:
         metrics="reports/metrics/codesyntax.json",
-        markdown="reports/codesyntax_stats.md",
+        markdown="data/families/codesyntax/stats.md",
     conda:
         CONDA_ENV
     log:

@@ -1,15 +1,15 @@
 -- apiquiz precision at k (percent of scored quizzes whose gold is in the top k), per model,
 -- protocol, setting, mask position and seen/unseen. `scored` < `quizzes` when answers are
--- multi-token (fill_mask), texts too long, or the model has no LM head (not_applicable).
+-- multi-token (fill_mask) or texts too long. P@k = success_at_k (pipeline/metrics).
 CREATE VIEW apiquiz_precision AS
 SELECT p.model, p.protocol, q.setting, q.mask_position, q.seen,
        count(*) AS quizzes,
        count(*) FILTER (WHERE p.status = 'ok') AS scored,
-       round(100 * avg((p.gold_rank <= 1)::INT) FILTER (WHERE p.status = 'ok'), 2) AS p_at_1,
-       round(100 * avg((p.gold_rank <= 5)::INT) FILTER (WHERE p.status = 'ok'), 2) AS p_at_5,
-       round(100 * avg((p.gold_rank <= 10)::INT) FILTER (WHERE p.status = 'ok'), 2) AS p_at_10,
-       round(100 * avg((p.gold_rank <= 20)::INT) FILTER (WHERE p.status = 'ok'), 2) AS p_at_20,
-       round(100 * avg((p.gold_rank <= 50)::INT) FILTER (WHERE p.status = 'ok'), 2) AS p_at_50
+       round(100 * avg(success_at_k(p.gold_rank, 1)) FILTER (WHERE p.status = 'ok'), 2) AS p_at_1,
+       round(100 * avg(success_at_k(p.gold_rank, 5)) FILTER (WHERE p.status = 'ok'), 2) AS p_at_5,
+       round(100 * avg(success_at_k(p.gold_rank, 10)) FILTER (WHERE p.status = 'ok'), 2) AS p_at_10,
+       round(100 * avg(success_at_k(p.gold_rank, 20)) FILTER (WHERE p.status = 'ok'), 2) AS p_at_20,
+       round(100 * avg(success_at_k(p.gold_rank, 50)) FILTER (WHERE p.status = 'ok'), 2) AS p_at_50
 FROM apiquiz_predictions p JOIN apiquiz_quizzes q USING (quiz_id)
 GROUP BY ALL
 ORDER BY ALL;
@@ -18,10 +18,48 @@ ORDER BY ALL;
 CREATE VIEW apiquiz_by_setting AS
 SELECT p.model, p.protocol, q.setting,
        count(*) FILTER (WHERE p.status = 'ok') AS scored,
-       round(100 * avg((p.gold_rank <= 1)::INT) FILTER (WHERE p.status = 'ok'), 2) AS p_at_1,
-       round(100 * avg((p.gold_rank <= 5)::INT) FILTER (WHERE p.status = 'ok'), 2) AS p_at_5,
-       round(100 * avg((p.gold_rank <= 10)::INT) FILTER (WHERE p.status = 'ok'), 2) AS p_at_10
+       round(100 * avg(success_at_k(p.gold_rank, 1)) FILTER (WHERE p.status = 'ok'), 2) AS p_at_1,
+       round(100 * avg(success_at_k(p.gold_rank, 5)) FILTER (WHERE p.status = 'ok'), 2) AS p_at_5,
+       round(100 * avg(success_at_k(p.gold_rank, 10)) FILTER (WHERE p.status = 'ok'), 2) AS p_at_10
 FROM apiquiz_predictions p JOIN apiquiz_quizzes q USING (quiz_id)
 GROUP BY ALL
 ORDER BY ALL;
 
+-- P@k over all scored quizzes per model and protocol (the P@k curves).
+CREATE VIEW apiquiz_p_at_k AS
+SELECT model, protocol, count(*) AS scored,
+       100 * avg(success_at_k(gold_rank, 1)) AS p_at_1, 100 * avg(success_at_k(gold_rank, 5)) AS p_at_5,
+       100 * avg(success_at_k(gold_rank, 10)) AS p_at_10, 100 * avg(success_at_k(gold_rank, 20)) AS p_at_20,
+       100 * avg(success_at_k(gold_rank, 50)) AS p_at_50
+FROM apiquiz_predictions
+WHERE status = 'ok'
+GROUP BY ALL
+ORDER BY ALL;
+
+-- Per-quiz hits at 1, the input of the bootstrap confidence intervals below.
+CREATE VIEW apiquiz_hits_at_1 AS
+SELECT p.model, p.protocol, q.setting, p.quiz_id AS item_id, success_at_k(p.gold_rank, 1) AS value
+FROM apiquiz_predictions p JOIN apiquiz_quizzes q USING (quiz_id)
+WHERE p.status = 'ok';
+
+-- P@1 with its sample count and a 95% Poisson-bootstrap confidence interval (1000 replicates, seed 0).
+CREATE VIEW apiquiz_p_at_1_ci AS
+SELECT model, protocol, setting, n, round(100 * mean, 2) AS p_at_1, round(100 * lo, 2) AS lo, round(100 * hi, 2) AS hi
+FROM poisson_bootstrap_mean(apiquiz_hits_at_1)
+ORDER BY ALL;
+
+-- A model against its random twin (models.card says which) on the same quizzes: the difference in
+-- P@1, its 95% CI and the paired bootstrap p-value.
+CREATE VIEW apiquiz_twin_pairs AS
+SELECT t.model, t.protocol, t.setting, t.item_id, t.value AS a, r.value AS b
+FROM apiquiz_hits_at_1 t
+JOIN models m ON m.name = t.model AND NOT m.random
+JOIN models twin ON twin.random AND json_extract_string(twin.card, '$.twin_of') = m.name
+JOIN apiquiz_hits_at_1 r ON r.model = twin.name AND r.protocol = t.protocol AND r.setting = t.setting
+                        AND r.item_id = t.item_id;
+
+CREATE VIEW apiquiz_vs_twin AS
+SELECT model, protocol, setting, n, round(100 * mean_a, 2) AS p_at_1, round(100 * mean_b, 2) AS twin_p_at_1,
+       round(100 * diff, 2) AS diff, round(100 * lo, 2) AS lo, round(100 * hi, 2) AS hi, p_value
+FROM poisson_paired_bootstrap(apiquiz_twin_pairs)
+ORDER BY ALL;

