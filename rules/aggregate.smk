@@ -2,24 +2,6 @@
 # with the metric views; then the report. Everything family-specific comes from the registry.
 
 
-def warehouse_tables():
-    """Warehouse table -> the files the workflow builds for it."""
-    tables = {
-        "manifest": [rules.manifest.output.manifest],
-        "rejects": [rules.manifest.output.rejects, rules.extract.output.rejects]
-        + [path for f in FAMILIES for path in f.rejects(config)],
-        "usages": [rules.extract.output.usages],
-        "imports": [rules.extract.output.imports],
-        "inventory": [rules.extract.output.inventory],
-    }
-    for f in FAMILIES:
-        for t in f.tables:
-            tables[f.view(t.name)] = t.files(config)
-        if f.inference is not None:
-            tables[f.view("predictions")] = prediction_paths(f)
-    return tables
-
-
 WAREHOUSE_TABLES = warehouse_tables()
 
 
@@ -33,6 +15,8 @@ rule warehouse_spec:
         tables=WAREHOUSE_TABLES,
         not_applicable=registry.not_applicable(FAMILIES, INFERENCE_MODELS),
         params=config,
+    log:
+        "logs/warehouse_spec.log",
     run:
         from pipeline.io import write_json
 

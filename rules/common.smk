@@ -83,3 +83,37 @@ def twin_inputs(wildcards):
 FAMILIES = registry.enabled(config)
 MODEL_FAMILY = {n: e.model_family for n, e in ZOO.items()}  # zoo name -> model family
 INFERENCE_MODELS = {n: MODEL_FAMILY[n] for n in (config["inference"]["models"] or ZOO)}
+FAMILY_BY_NAME = {f.name: f for f in FAMILIES}
+PREDICTED = [f for f in FAMILIES if f.inference is not None]
+SHARDS = config["inference"]["shards"]
+
+
+def predict_inputs(wildcards):
+    inputs = FAMILY_BY_NAME[wildcards.family].inference.inputs(config, wildcards.subset)
+    return {**inputs, "model": f"data/models/{wildcards.model}"}
+
+
+def predict_task_inputs(wildcards):
+    return as_json(FAMILY_BY_NAME[wildcards.family].inference.inputs(config, wildcards.subset))
+
+
+def prediction_paths(family):
+    return [p.path for p in registry.prediction_files(family, config, INFERENCE_MODELS)]
+
+
+def warehouse_tables():
+    """Warehouse table -> the files the workflow builds for it."""
+    tables = {
+        "manifest": [rules.manifest.output.manifest],
+        "rejects": [rules.manifest.output.rejects, rules.extract.output.rejects]
+        + [path for f in FAMILIES for path in f.rejects(config)],
+        "usages": [rules.extract.output.usages],
+        "imports": [rules.extract.output.imports],
+        "inventory": [rules.extract.output.inventory],
+    }
+    for f in FAMILIES:
+        for t in f.tables:
+            tables[f.view(t.name)] = t.files(config)
+        if f.inference is not None:
+            tables[f.view("predictions")] = prediction_paths(f)
+    return tables

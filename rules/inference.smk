@@ -3,23 +3,9 @@
 # interruption computes only the missing shards. A model a family does not apply to gets no job
 # (the warehouse lists it once in `not_applicable`).
 
-SHARDS = config["inference"]["shards"]
-FAMILY_BY_NAME = {f.name: f for f in FAMILIES}
-PREDICTED = [f for f in FAMILIES if f.inference is not None]
-
-
 wildcard_constraints:
     family=_names(FAMILY_BY_NAME),
     shard=r"\d+",
-
-
-def predict_inputs(wildcards):
-    inputs = FAMILY_BY_NAME[wildcards.family].inference.inputs(config, wildcards.subset)
-    return {**inputs, "model": f"data/models/{wildcards.model}"}
-
-
-def predict_task_inputs(wildcards):
-    return as_json(FAMILY_BY_NAME[wildcards.family].inference.inputs(config, wildcards.subset))
 
 
 rule predict:
@@ -48,10 +34,6 @@ rule predict:
         " --shard {wildcards.shard} --shards {params.shards} --seed {params.seed}"
         " --token-budget {params.token_budget} --device {params.device:q} --threads {threads}"
         " --out {output:q} 2> {log:q}"
-
-
-def prediction_paths(family):
-    return [p.path for p in registry.prediction_files(family, config, INFERENCE_MODELS)]
 
 
 rule inference:
