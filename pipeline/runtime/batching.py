@@ -11,11 +11,9 @@ from typing import Iterator, Sequence, TypeVar
 
 from pipeline.core.ids import seeded_order_key, shard_of
 
-__all__ = ["shard_of", "length_sorted_batches", "seeded_subset", "select_shard"]
+__all__ = ["shard_of", "length_sorted_batches", "seeded_subset", "select_shard"]  # shard_of: from core.ids
 
 T = TypeVar("T")
-
-
 
 
 def length_sorted_batches(items: Sequence[T], lengths: Sequence[int], max_rows: int, token_budget: int) -> Iterator[list[T]]:
