@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.extract.analyse import Rejected, analyse_source
+from pipeline.extract.analyse import Failed, FileDefinition, Rejected, analyse_source
 from pipeline.extract.build import absolute, analyse_file, finalize, module_name, package_dirs
 
 REPO_PATHS = ["pkg/__init__.py", "pkg/top.py", "pkg/sub/__init__.py", "pkg/sub/mod.py", "pkg/sub/sibling.py",
@@ -318,10 +318,10 @@ def test_inventory_definitions():
             def inner(): ...
         '''))
     assert result.definitions == (
-        ("", "module", "", "Tools."),
-        ("Base", "class", "(object, metaclass=M)", "A base class."),
-        ("Base.run", "method", "(self, n: int = 1, *args, **kw) -> bool", "Run it!"),
-        ("helper", "function", "(x, /, y=2)", None),
+        FileDefinition("", "module", "", "Tools."),
+        FileDefinition("Base", "class", "(object, metaclass=M)", "A base class."),
+        FileDefinition("Base.run", "method", "(self, n: int = 1, *args, **kw) -> bool", "Run it!"),
+        FileDefinition("helper", "function", "(x, /, y=2)", None),
     )
 
 
@@ -343,7 +343,8 @@ def test_undecodable_file_and_timeout(tmp_path):
     bad = tmp_path / "bad.py"
     bad.write_bytes(b"x = '\xff\xfe'\n")
     outcome = analyse_file(str(bad), "utf-8", 10)
-    assert outcome[:2] == ("rejected", "undecodable") and outcome[3] is True
+    assert isinstance(outcome, Failed) and outcome.reason == "undecodable" and outcome.cacheable is True
     slow = tmp_path / "slow.py"
     slow.write_text("x = 1\n" * 200_000)
-    assert analyse_file(str(slow), "utf-8", 0.001)[:2] == ("rejected", "timeout")
+    outcome = analyse_file(str(slow), "utf-8", 0.001)
+    assert isinstance(outcome, Failed) and (outcome.reason, outcome.cacheable) == ("timeout", False)

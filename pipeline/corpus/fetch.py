@@ -28,6 +28,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from pipeline import schemas
+from pipeline.core import logs
 from pipeline.corpus.safety import Limits, Refusal, Selection, copy_folder, extract_archive, reset_dir
 from pipeline.io import write_json, write_parquet
 
@@ -331,7 +332,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--record", required=True, type=Path, help="pin record to write (JSON)")
     ap.add_argument("--rejects", required=True, type=Path, help="refused members to write (Parquet)")
     args = ap.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    logs.setup()
     try:
         fetch(json.loads(args.spec), Limits(**json.loads(args.limits)), args.dest, args.record, args.rejects, args.cache)
     except FetchError as exc:

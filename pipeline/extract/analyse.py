@@ -13,11 +13,12 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from pipeline.extract import positions
-from pipeline.extract.visitor import BIND_DEF, BIND_IMPORT, SEQ_IMPORT, Extractor
+from pipeline.extract.visitor import BIND_BUILTIN, BIND_DEF, BIND_IMPORT, SEQ_IMPORT, Extractor
 
 BUILTINS = frozenset(dir(builtins))
 
-VIA = {BIND_IMPORT: "import", BIND_DEF: "def", -2: "builtin"}
+# `UsageRecord.via` -> `FileUsage.via`; local bindings and unresolved names map to None.
+VIA = {BIND_IMPORT: "import", BIND_DEF: "def", BIND_BUILTIN: "builtin"}
 
 
 class Rejected(Exception):
@@ -28,16 +29,76 @@ class Rejected(Exception):
         self.reason, self.detail = reason, detail
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
+class FileImport:
+    """One name an import statement binds (a star import: one record, name "*")."""
+
+    kind: str  # "import" or "from"
+    module: str  # as written, without leading dots ("" for `from . import x`)
+    level: int  # leading dots
+    name: str | None  # from-imports: the imported name ("*" for a star import)
+    asname: str | None
+    bound: str | None  # the name the statement binds (None for a star import)
+    target: str  # what `bound` denotes, relative to `level`
+    scope: str  # enclosing qualname, "" at module level
+    fallback: bool  # inside an except handler
+    line: int
+
+
+@dataclass(frozen=True, slots=True)
+class FileUsage:
+    """One call, method call, decorator or imported-member reference."""
+
+    kind: str  # call, method, reference, decorator
+    chain: str | None  # the written dotted name chain; None when the callee is not a name chain
+    attr: str | None  # last attribute of a callee that is not a name chain
+    line: int
+    col: int
+    enclosing_class: str | None
+    enclosing_function: str | None
+    via: str | None  # "import", "def", "builtin" or None (a local or unresolved name)
+    payload: object  # via "import": index into FileResult.imports; "def": qualname; "builtin": name
+
+
+@dataclass(frozen=True, slots=True)
+class FileDefinition:
+    """One public definition (no part of its qualname starts with "_")."""
+
+    qualname: str  # "" for the module itself
+    kind: str  # module, class, function, method
+    signature: str
+    doc: str | None  # first docstring sentence
+
+
+@dataclass(frozen=True, slots=True)
 class FileResult:
-    # (kind, module, level, name, asname, bound, target, scope, fallback, line)
-    imports: tuple[tuple, ...]
-    # (kind, chain, attr, line, col, enclosing_class, enclosing_function, via, payload)
-    usages: tuple[tuple, ...]
-    # (qualname, kind, signature, doc)
-    definitions: tuple[tuple, ...]
+    """Everything path-independent about one file's text: what the per-content-hash cache holds."""
+
+    imports: tuple[FileImport, ...]
+    usages: tuple[FileUsage, ...]
+    definitions: tuple[FileDefinition, ...]
     star_import: bool
     positions_from: str  # "ast" (matched) or "libcst" (PositionProvider fallback)
+
+
+@dataclass(frozen=True, slots=True)
+class Analysed:
+    """The file was analysed (one outcome of `pipeline.extract.build.analyse_file`; the cache holds these)."""
+
+    result: FileResult
+
+
+@dataclass(frozen=True, slots=True)
+class Failed:
+    """The file goes to the rejects table; `cacheable` failures depend on the bytes only (not on
+    a time limit or a crash), so the cache keeps them."""
+
+    reason: str  # a schemas.REJECT_REASONS code
+    detail: str
+    cacheable: bool
+
+
+Outcome = Analysed | Failed
 
 
 def _syntax_detail(exc: BaseException) -> str:
@@ -113,13 +174,14 @@ def _analyse(text: str, libcst_positions: bool) -> FileResult:
             continue
         line, col = pos[u.seq][u.index]
         chain = ".".join(u.chain) if u.chain else None
-        usages.append((u.kind, chain, u.attr, line, col, u.enclosing_class, u.enclosing_function, via, u.payload))
+        usages.append(FileUsage(u.kind, chain, u.attr, line, col, u.enclosing_class, u.enclosing_function, via,
+                                u.payload))
     imports = tuple(
-        (r.kind, r.module, r.level, r.name, r.asname, r.bound, r.target, r.scope, r.fallback,
-         import_lines[r.seq_index][0])
+        FileImport(r.kind, r.module, r.level, r.name, r.asname, r.bound, r.target, r.scope, r.fallback,
+                   import_lines[r.seq_index][0])
         for r in analysis.imports
     )
-    definitions = tuple((d.qualname, d.kind, d.signature, d.doc) for d in analysis.definitions)
+    definitions = tuple(FileDefinition(d.qualname, d.kind, d.signature, d.doc) for d in analysis.definitions)
     return FileResult(imports, tuple(usages), definitions, analysis.star_import, source)
 
 

@@ -17,18 +17,19 @@ import pickle
 import signal
 import sys
 from collections import Counter
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from functools import partial
 from importlib.metadata import version as package_version
 from pathlib import Path, PurePosixPath
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from tqdm import tqdm
 
 from pipeline import schemas
+from pipeline.core import logs
+from pipeline.core.pool import imap_files
 from pipeline.extract import analyse
-from pipeline.extract.analyse import FileResult, Rejected
+from pipeline.extract.analyse import Analysed, Failed, FileImport, FileResult, Outcome, Rejected
 from pipeline.io import atomic_path, read_parquet, write_json, write_parquet
 
 log = logging.getLogger("pipeline.extract.build")
@@ -54,28 +55,40 @@ def _alarm(signum, frame):
     raise _Timeout()
 
 
-def analyse_file(location: str, encoding: str, timeout_s: float) -> tuple:
-    """("ok", FileResult) or ("rejected", reason, detail, cacheable)."""
+@dataclass(frozen=True, slots=True)
+class Task:
+    """One distinct content to analyse: its hash and one file that has it."""
+
+    sha256: str
+    location: str
+    encoding: str
+
+
+def analyse_file(location: str, encoding: str, timeout_s: float) -> Outcome:
+    """Analyse one file under a time limit (SIGALRM)."""
     previous = signal.signal(signal.SIGALRM, _alarm)
     signal.setitimer(signal.ITIMER_REAL, timeout_s)
     try:
         try:
             text = Path(location).read_bytes().decode(encoding)
         except (UnicodeDecodeError, LookupError) as exc:
-            return ("rejected", "undecodable", f"{encoding}: {exc}"[:300], True)
-        return ("ok", analyse.analyse_source(text))
+            return Failed("undecodable", f"{encoding}: {exc}"[:300], True)
+        return Analysed(analyse.analyse_source(text))
     except Rejected as exc:
-        return ("rejected", exc.reason, exc.detail, True)
+        return Failed(exc.reason, exc.detail, True)
     except _Timeout:
-        return ("rejected", "timeout", f"> {timeout_s} s", False)
+        return Failed("timeout", f"> {timeout_s} s", False)
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
 
 
-def _analyse_chunk(args) -> list[tuple[str, tuple]]:
-    items, timeout_s = args
-    return [(sha, analyse_file(location, encoding, timeout_s)) for sha, location, encoding in items]
+def _analyse_task(timeout_s: float, task: Task) -> Outcome:
+    return analyse_file(task.location, task.encoding, timeout_s)
+
+
+def _crashed(task: Task) -> Outcome:
+    return Failed("worker_crash", "the analysing process died", False)
 
 
 class Cache:
@@ -87,7 +100,7 @@ class Cache:
     def _path(self, sha: str) -> Path:
         return self.root / sha[:2] / f"{sha}.pkl"
 
-    def get(self, sha: str) -> tuple | None:
+    def get(self, sha: str) -> Outcome | None:
         if self.root is None:
             return None
         try:
@@ -95,57 +108,32 @@ class Cache:
         except (FileNotFoundError, EOFError, pickle.UnpicklingError):
             return None
 
-    def put(self, sha: str, outcome: tuple) -> None:
-        if self.root is None or (outcome[0] == "rejected" and not outcome[3]):
+    def put(self, sha: str, outcome: Outcome) -> None:
+        if self.root is None or (isinstance(outcome, Failed) and not outcome.cacheable):
             return
         with atomic_path(self._path(sha)) as tmp:
             tmp.write_bytes(pickle.dumps(outcome, protocol=pickle.HIGHEST_PROTOCOL))
 
 
-def analyse_all(tasks: list[tuple[str, str, str]], workers: int, timeout_s: float, cache: Cache) -> tuple[dict, int]:
-    """Outcome per content hash. Returns (outcomes, cache hits)."""
-    outcomes: dict[str, tuple] = {}
+def analyse_all(tasks: list[Task], workers: int, timeout_s: float, cache: Cache) -> tuple[dict[str, Outcome], int]:
+    """Outcome per content hash. Returns (outcomes, cache hits). A worker that dies (a native
+    crash) costs only its own file: that one is rejected as `worker_crash`, the rest goes on."""
+    outcomes: dict[str, Outcome] = {}
     todo = []
     for task in tasks:
-        hit = cache.get(task[0])
+        hit = cache.get(task.sha256)
         if hit is not None:
-            outcomes[task[0]] = hit
+            outcomes[task.sha256] = hit
         else:
             todo.append(task)
     hits = len(outcomes)
     size = max(1, min(CHUNK, len(todo) // (4 * workers)))  # small corpora still spread over the pool
-    chunks = [(todo[i : i + size], timeout_s) for i in range(0, len(todo), size)]
-    bar = tqdm(total=len(todo), desc="extract", unit="file", disable=None, file=sys.stderr)
-
-    def take(part):
-        for sha, outcome in part:
-            outcomes[sha] = outcome
-            cache.put(sha, outcome)
-        bar.update(len(part))
-
-    if workers > 1 and len(chunks) > 1:
-        try:
-            with ProcessPoolExecutor(workers) as pool:
-                for part in pool.map(_analyse_chunk, chunks):
-                    take(part)
-        except BrokenProcessPool:
-            log.warning("a worker died; analysing the remaining files one process each")
-            for sha, location, encoding in todo:
-                if sha not in outcomes:
-                    take([(sha, _isolated(location, encoding, timeout_s))])
-    else:
-        for chunk in chunks:
-            take(_analyse_chunk(chunk))
-    bar.close()
+    done = imap_files(partial(_analyse_task, timeout_s), todo, workers, chunksize=size, desc="extract",
+                      on_crash=_crashed)
+    for task, outcome in zip(todo, done):
+        outcomes[task.sha256] = outcome
+        cache.put(task.sha256, outcome)
     return outcomes, hits
-
-
-def _isolated(location: str, encoding: str, timeout_s: float) -> tuple:
-    try:
-        with ProcessPoolExecutor(1) as pool:
-            return pool.submit(analyse_file, location, encoding, timeout_s).result()
-    except BrokenProcessPool:
-        return ("rejected", "worker_crash", "the analysing process died", False)
 
 
 # -- per manifest row -------------------------------------------------------------------------
@@ -198,12 +186,13 @@ def category(fqn: str | None, via: str | None, repo_tops: set[str]) -> str:
     return "third_party"
 
 
-def import_statement(imp: tuple) -> str | None:
-    kind, module, level, name, asname = imp[:5]
-    if asname is None:
+def import_statement(imp: FileImport) -> str | None:
+    if imp.asname is None:
         return None
-    written = "." * level + module
-    return f"import {written} as {asname}" if kind == "import" else f"from {written} import {name} as {asname}"
+    written = "." * imp.level + imp.module
+    if imp.kind == "import":
+        return f"import {written} as {imp.asname}"
+    return f"from {written} import {imp.name} as {imp.asname}"
 
 
 def finalize(row: dict, module: str, is_package: bool, result: FileResult, repo_tops: set[str]):
@@ -212,32 +201,33 @@ def finalize(row: dict, module: str, is_package: bool, result: FileResult, repo_
     targets = []
     imports = []
     for imp in result.imports:
-        kind, mod, level, name, asname, bound, target, scope, fallback, line = imp
-        star = name == "*"
-        abs_target = None if star else absolute(target, level, module, is_package)
+        star = imp.name == "*"
+        abs_target = None if star else absolute(imp.target, imp.level, module, is_package)
         targets.append(abs_target)
-        imports.append({**base, "line": line, "kind": kind, "imported": "." * level + mod, "level": level,
-                        "name": name, "asname": asname, "bound": bound, "target": abs_target, "scope": scope,
-                        "fallback": fallback, "star": star, "resolvable": abs_target is not None})
+        imports.append({**base, "line": imp.line, "kind": imp.kind, "imported": "." * imp.level + imp.module,
+                        "level": imp.level, "name": imp.name, "asname": imp.asname, "bound": imp.bound,
+                        "target": abs_target, "scope": imp.scope, "fallback": imp.fallback, "star": star,
+                        "resolvable": abs_target is not None})
     usages = []
-    for kind, chain, attr, line, col, cls, fn, via, payload in result.usages:
+    for u in result.usages:
         fqn = import_target = alias = statement = None
+        chain, via = u.chain, u.via
         rest = chain.split(".", 1)[1] if chain and "." in chain else None
         if via == "import":
-            import_target = targets[payload]
+            import_target = targets[u.payload]
             if import_target is not None:
                 fqn = f"{import_target}.{rest}" if rest else import_target
-            imp = result.imports[payload]
-            if imp[4] is not None:
-                alias, statement = imp[4], import_statement(imp)
+            imp = result.imports[u.payload]
+            if imp.asname is not None:
+                alias, statement = imp.asname, import_statement(imp)
         elif via == "def":
-            fqn = f"{module}.{payload}" + (f".{rest}" if rest else "")
+            fqn = f"{module}.{u.payload}" + (f".{rest}" if rest else "")
         elif via == "builtin":
             fqn = f"builtins.{chain}"
-        usages.append({**base, "sha256": row["sha256"], "line": line, "col": col, "kind": kind, "chain": chain,
-                       "attr": attr, "fqn": fqn, "category": category(fqn, via, repo_tops), "via": via,
+        usages.append({**base, "sha256": row["sha256"], "line": u.line, "col": u.col, "kind": u.kind, "chain": chain,
+                       "attr": u.attr, "fqn": fqn, "category": category(fqn, via, repo_tops), "via": via,
                        "import_target": import_target, "alias": alias, "import_statement": statement,
-                       "enclosing_class": cls, "enclosing_function": fn})
+                       "enclosing_class": u.enclosing_class, "enclosing_function": u.enclosing_function})
     return imports, usages
 
 
@@ -245,13 +235,13 @@ def inventory_rows(row: dict, module: str, result: FileResult) -> list[dict]:
     out = []
     if any(part.startswith("_") for part in module.split(".")):
         return out
-    for qualname, kind, signature, doc in result.definitions:
-        if any(part.startswith("_") for part in qualname.split(".") if part):
+    for d in result.definitions:
+        if any(part.startswith("_") for part in d.qualname.split(".") if part):
             continue
         out.append({"library": module.split(".")[0], "source": row["source"], "repository": row["repository"],
-                    "path": row["path"], "module": module, "qualname": qualname,
-                    "fqn": f"{module}.{qualname}" if qualname else module, "kind": kind,
-                    "signature": signature, "doc": doc})
+                    "path": row["path"], "module": module, "qualname": d.qualname,
+                    "fqn": f"{module}.{d.qualname}" if d.qualname else module, "kind": d.kind,
+                    "signature": d.signature, "doc": d.doc})
     return out
 
 
@@ -270,7 +260,7 @@ def build(manifest: pa.Table, workers: int, timeout_s: float, max_file_bytes: in
     for r in rows:
         if r["bytes"] <= max_file_bytes and r["sha256"] not in seen:
             seen.add(r["sha256"])
-            tasks.append((r["sha256"], r["location"], r["encoding"]))
+            tasks.append(Task(r["sha256"], r["location"], r["encoding"]))
     outcomes, hits = analyse_all(tasks, workers, timeout_s, cache)
 
     imports, usages, inventory, rejects = [], [], {}, []
@@ -281,13 +271,13 @@ def build(manifest: pa.Table, workers: int, timeout_s: float, max_file_bytes: in
             reject = ("too_large", f"{r['bytes']} > extract.max_file_bytes={max_file_bytes}")
         else:
             outcome = outcomes[r["sha256"]]
-            if outcome[0] == "rejected":
-                reject = outcome[1:3]
+            if isinstance(outcome, Failed):
+                reject = (outcome.reason, outcome.detail)
         if reject:
             rejects.append({"source": r["source"], "repository": r["repository"], "path": r["path"],
                             "stage": "extract", "reason": reject[0], "detail": reject[1], "bytes": r["bytes"]})
             continue
-        result: FileResult = outcome[1]
+        result: FileResult = outcome.result
         positions_fallback += result.positions_from != "ast" and not r["duplicate"]
         module, is_package = modules[r["file_id"]]
         imp, use = finalize(r, module, is_package, result, repo_tops[(r["source"], r["repository"])])
@@ -354,7 +344,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rejects", required=True, type=Path)
     ap.add_argument("--metrics", required=True, type=Path)
     args = ap.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    logs.setup()
     manifest = read_parquet(args.manifest, schemas.MANIFEST)
     tables, stats, hits = build(manifest, args.workers, args.timeout_s, args.max_file_bytes, Cache(args.cache))
     write_parquet(tables["usages"], args.usages, schemas.USAGES)

@@ -23,7 +23,11 @@ import libcst as cst
 # Sequences of nodes that `positions` matches against CPython's ast, in source order.
 SEQ_CALL, SEQ_ATTRIBUTE, SEQ_DECORATOR_NAME, SEQ_IMPORT = range(4)
 
+# What a usage's head name is bound to (`UsageRecord.via`): the kinds of binding a scope
+# records, then the two outcomes that are not bindings.
 BIND_IMPORT, BIND_DEF, BIND_LOCAL = range(3)
+BIND_BUILTIN = -2  # not bound in any enclosing scope, and a builtin name
+UNRESOLVED = -1  # not resolved (yet): bound nowhere visible, or an unbound local
 
 # Fields that never contain code (whitespace, punctuation, brackets): not entered.
 _SKIP_FIELD = re.compile(
@@ -128,7 +132,7 @@ class UsageRecord:
     order: int
     node: cst.CSTNode
     inner: bool = False  # passed up from a nested scope: sees the scope's final bindings
-    via: int = -1  # BIND_IMPORT / BIND_DEF / -2 builtin / -1 unresolved
+    via: int = UNRESOLVED  # BIND_IMPORT / BIND_DEF / BIND_LOCAL / BIND_BUILTIN / UNRESOLVED
     payload: object = None  # import index or def qualname or builtin name
 
 
@@ -329,7 +333,7 @@ class Extractor:
 
     def _resolve_builtin(self, u: UsageRecord, head: str) -> None:
         if head in self.builtins:
-            u.via, u.payload = -2, head
+            u.via, u.payload = BIND_BUILTIN, head
 
     # -- handlers ---------------------------------------------------------------------------
     def _call(self, node: cst.Call, stack: list) -> None:

@@ -4,7 +4,6 @@ and one rejects table from every stage so far."""
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import logging
 import sys
@@ -14,6 +13,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline import schemas
+from pipeline.core import ids, logs
 from pipeline.io import read_parquet, write_json, write_parquet
 
 log = logging.getLogger("pipeline.manifest.build")
@@ -27,8 +27,7 @@ def split_of(seed: int, source: str, repository: str, fractions: dict[str, float
     Hashing each repository on its own (rather than shuffling the list) keeps every
     repository's split unchanged when other repositories are added or removed.
     """
-    digest = hashlib.sha256(f"{seed}\0{source}\0{repository}".encode()).digest()
-    u = int.from_bytes(digest[:8], "big") / 2**64
+    u = ids.unit_float(seed, source, repository)
     edge = 0.0
     for name in SPLITS:
         edge += fractions[name]
@@ -91,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rejects", required=True, type=Path)
     ap.add_argument("--metrics", required=True, type=Path)
     args = ap.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    logs.setup()
     manifest = build([read_parquet(p, schemas.SCANNED) for p in args.scanned], args.seed, json.loads(args.split))
     rejects = pa.concat_tables([read_parquet(p, schemas.REJECTS) for p in args.rejects_in] or [schemas.REJECTS.empty_table()])
     rejects = rejects.sort_by([("source", "ascending"), ("stage", "ascending"), ("path", "ascending"), ("reason", "ascending")])

@@ -13,16 +13,17 @@ import logging
 import os
 import sys
 import tokenize
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path, PurePosixPath
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
-from tqdm import tqdm
 
 from pipeline import schemas
+from pipeline.core import ids, logs
+from pipeline.core.pool import map_files
 from pipeline.io import write_parquet
 
 log = logging.getLogger("pipeline.manifest.scan")
@@ -105,9 +106,9 @@ def scan_file(root: str, rel: str, languages: frozenset[str], max_bytes: int, la
     return ScanResult(rel, language, None, None, hashlib.sha256(data).hexdigest(), encoding, len(data), count_lines(data))
 
 
-def _scan_chunk(args) -> list[ScanResult]:
-    root, items, languages, max_bytes = args
-    return [scan_file(root, rel, languages, max_bytes, lang) for rel, lang in items]
+def _scan_item(root: str, languages: frozenset[str], max_bytes: int, item: tuple[str, str | None]) -> ScanResult:
+    rel, language = item
+    return scan_file(root, rel, languages, max_bytes, language)
 
 
 def list_files(root: Path) -> list[str]:
@@ -159,21 +160,9 @@ def scan_source(
     rels = list_files(root)
     langs = frozenset(languages)
     items = [(rel, origins[rel]["language"] if rel in origins else None) for rel in rels]
-    chunks = [(str(root), items[i : i + CHUNK], langs, max_bytes) for i in range(0, len(items), CHUNK)]
-    results: list[ScanResult] = []
-    bar = tqdm(total=len(items), desc=f"scan {name}", unit="file", disable=None, file=sys.stderr)
     workers = min(workers, len(items) // MIN_FILES_PER_WORKER)
-    if workers > 1:
-        with ProcessPoolExecutor(workers) as pool:
-            for part in pool.map(_scan_chunk, chunks):
-                results.extend(part)
-                bar.update(len(part))
-    else:
-        for chunk in chunks:
-            part = _scan_chunk(chunk)
-            results.extend(part)
-            bar.update(len(part))
-    bar.close()
+    results: list[ScanResult] = map_files(partial(_scan_item, str(root), langs, max_bytes), items, workers,
+                                          chunksize=CHUNK, desc=f"scan {name}")
     prefix = location_prefix if location_prefix is not None else root.as_posix()
     good, bad = [], []
     for r in results:
@@ -188,7 +177,7 @@ def scan_source(
         else:
             location = f"{prefix}/{r.rel}"
             good.append({
-                "file_id": hashlib.sha256(f"{name}\0{location}".encode()).hexdigest()[:16],
+                "file_id": ids.stable_id(name, location),
                 "sha256": r.sha256, "source": name, "repository": repo, "path": path, "location": location,
                 "language": r.language, "encoding": r.encoding, "bytes": r.bytes, "lines": r.lines,
             })
@@ -213,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", required=True, type=Path)
     ap.add_argument("--rejects", required=True, type=Path)
     args = ap.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    logs.setup()
     files, rejects = scan_source(args.name, args.root, args.repository, json.loads(args.languages),
                                  args.max_file_bytes, args.workers)
     write_parquet(files, args.out, schemas.SCANNED)

@@ -11,6 +11,7 @@ import logging
 import sys
 from pathlib import Path
 
+from pipeline.core import logs
 from pipeline.io import write_json
 from pipeline.models.zoo import WEIGHT_FILES, ModelEntry, load_model, parse_zoo
 
@@ -131,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--evals", nargs="*", default=[], type=Path)
     r.add_argument("--out", required=True, type=Path)
     args = ap.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    logs.setup()
     if args.command == "describe":
         entry = parse_zoo(json.loads(args.zoo))[args.name]
         card = describe_external(entry, args.out)

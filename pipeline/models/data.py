@@ -3,7 +3,6 @@ up to a byte cap, cut into fixed-length token blocks."""
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
@@ -13,6 +12,7 @@ import pyarrow.compute as pc
 import torch
 
 from pipeline import schemas
+from pipeline.core.ids import stable_id
 from pipeline.io import read_parquet
 from pipeline.manifest import read_text
 
@@ -33,7 +33,7 @@ class Selection:
 
     def digest(self) -> str:
         """Content-free fingerprint of the selection: sha256 of its sorted file ids."""
-        return hashlib.sha256("\n".join(sorted(self.file_ids)).encode()).hexdigest()
+        return stable_id(*sorted(self.file_ids), length=None, sep="\n")
 
     def describe(self, languages: list[str]) -> dict:
         return {"split": self.split, "languages": languages, "files": len(self.file_ids), "bytes": self.bytes,
@@ -47,7 +47,7 @@ def select_files(manifest: str | Path, split: str, languages: list[str], max_byt
     mask = pc.and_(pc.and_(pc.equal(table["split"], split), pc.invert(table["duplicate"])),
                    pc.is_in(table["language"], value_set=pa.array(languages, pa.string())))
     rows = table.filter(mask).select(["file_id", "location", "encoding", "bytes"]).to_pylist()
-    rows.sort(key=lambda r: hashlib.sha256(f"{seed}\0{r['file_id']}".encode()).hexdigest())
+    rows.sort(key=lambda r: stable_id(seed, r["file_id"], length=None))
     kept, total = [], 0
     for r in rows:
         if total + r["bytes"] > max_bytes:

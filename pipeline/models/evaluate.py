@@ -18,6 +18,7 @@ from pathlib import Path
 
 import torch
 
+from pipeline.core import logs
 from pipeline.io import write_json
 from pipeline.models.data import blocks, select_files, token_stream
 from pipeline.models.zoo import LoadedModel, load_model, parse_zoo
@@ -91,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--out", required=True, type=Path)
     args = ap.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    logs.setup()
     torch.set_num_threads(args.threads)
     entry = parse_zoo(json.loads(args.zoo))[args.name]
     data, ev = json.loads(args.data), json.loads(args.evaluation)

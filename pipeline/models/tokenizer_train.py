@@ -10,6 +10,7 @@ from pathlib import Path
 
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
+from pipeline.core import logs
 from pipeline.io import atomic_path, write_json
 from pipeline.models.data import select_files
 
@@ -49,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", required=True, type=int)
     ap.add_argument("--out", required=True, type=Path, help="output folder")
     args = ap.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    logs.setup()
     data, params = json.loads(args.data), json.loads(args.tokenizer)
     selection = select_files(args.manifest, "train", data["languages"], data["max_train_bytes"], args.seed)
     if not selection.file_ids:

@@ -19,6 +19,7 @@ from pathlib import Path
 import torch
 from tqdm import tqdm
 
+from pipeline.core import logs
 from pipeline.io import atomic_path, write_json
 from pipeline.models import cards
 from pipeline.models.data import blocks, select_files, token_stream
@@ -272,7 +273,7 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--models-dir", default=Path("data/models"), type=Path)
     r.add_argument("--out", required=True, type=Path)
     args = ap.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    logs.setup()
     zoo = parse_zoo(json.loads(args.zoo))
     entry = zoo[args.name]
     if args.command == "train":

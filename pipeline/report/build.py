@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 from pipeline import families
+from pipeline.core import logs
 from pipeline.io import atomic_path, write_json
 from pipeline.query import connect
 from pipeline.report.common import markdown_table
@@ -98,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--scores", type=Path, default=None, help="reports/metrics/scores.json (a DVC metric)")
     ap.add_argument("--plots", type=Path, default=None, help="folder for the DVC plot CSVs (reports/plots)")
     args = ap.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    logs.setup()
     build(args.db, args.out, args.figures, args.models_metrics, args.scores, args.plots)
     return 0
 

@@ -7,15 +7,13 @@ not the last), and capped by a padded-token budget as well as a row count.
 
 from __future__ import annotations
 
-import hashlib
 from typing import Iterator, Sequence, TypeVar
 
+from pipeline.core.ids import seeded_order_key, shard_of
+
+__all__ = ["shard_of", "length_sorted_batches", "seeded_subset", "select_shard"]  # shard_of: from core.ids
+
 T = TypeVar("T")
-
-
-def shard_of(item_id: str, shards: int) -> int:
-    """Stable shard of a hex id (ids are content hashes, so shards are balanced)."""
-    return int(item_id[:12], 16) % shards
 
 
 def length_sorted_batches(items: Sequence[T], lengths: Sequence[int], max_rows: int, token_budget: int) -> Iterator[list[T]]:
@@ -39,7 +37,7 @@ def seeded_subset(ids: Sequence[str], cap: int, seed: int) -> set[str]:
     whatever the shard count, and stable when other ids are added."""
     if not cap or cap >= len(ids):
         return set(ids)
-    return set(sorted(ids, key=lambda i: hashlib.sha256(f"{seed}:{i}".encode()).digest())[:cap])
+    return set(sorted(ids, key=lambda i: seeded_order_key(seed, i))[:cap])
 
 
 def select_shard(ids: Sequence[str], shard: int, shards: int, cap: int, seed: int) -> list[bool]:

@@ -24,6 +24,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from pipeline import families
+from pipeline.core import logs
 from pipeline.io import write_parquet
 from pipeline.runtime.batching import select_shard
 from pipeline.runtime.cli import add_shard_arguments, device, zoo_entry
@@ -82,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--params", required=True, help="the family's params block as JSON")
     add_shard_arguments(ap, "items")
     args = ap.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    logs.setup()
     import torch
 
     from pipeline.models.zoo import load_model

@@ -29,6 +29,7 @@ import duckdb
 import pyarrow as pa
 
 from pipeline import families
+from pipeline.core import logs
 from pipeline.io import atomic_path
 from pipeline.warehouse.tables import PROVENANCE, TABLES, WarehouseTable
 
@@ -179,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=Path(DB_IN_ROOT))
     ap.add_argument("--spec", required=True, type=Path, help="JSON: tables, params, models, sources, not_applicable")
     args = ap.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    logs.setup()
     spec = json.loads(args.spec.read_text())
     build(args.out, spec, Path(os.getcwd()))
     for name, paths in spec.get("tables", {}).items():

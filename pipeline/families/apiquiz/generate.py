@@ -13,11 +13,9 @@ candidate list for ranking and, per tokenizer, whether the answer is a single to
 from __future__ import annotations
 
 import argparse
-import hashlib
 import importlib.resources
 import logging
 import os
-import random
 import sys
 from collections import Counter, defaultdict
 from dataclasses import dataclass
@@ -28,6 +26,7 @@ import pyarrow.compute as pc
 from tqdm import tqdm
 
 from pipeline import schemas as core_schemas
+from pipeline.core import ids, logs
 from pipeline.families.apiquiz import schemas
 from pipeline.io import read_parquet, write_json, write_parquet
 
@@ -135,7 +134,7 @@ def adversarial_aliases(api: Api, pool: list[tuple[str, str]], k: int, seed: int
     own_alias, target, _ = api.alias
     names = set(api.fqn.split("."))
     choices = sorted({a for a, t in pool if t != target and a != own_alias and a not in names})
-    rng = random.Random(int.from_bytes(hashlib.sha256(f"{seed}\0{api.fqn}".encode()).digest()[:8], "big"))
+    rng = ids.seeded_rng(seed, api.fqn)
     return sorted(rng.sample(choices, min(k, len(choices))))
 
 
@@ -181,7 +180,7 @@ def overlapping(spans: list[tuple[int, int]], start: int, end: int) -> list[tupl
 
 
 def quiz_id(setting: str, api: str, level: int, position: str, alias: str | None) -> str:
-    return hashlib.sha256(f"apiquiz\0{setting}\0{api}\0{level}\0{position}\0{alias or ''}".encode()).hexdigest()[:16]
+    return ids.stable_id("apiquiz", setting, api, level, position, alias or "")
 
 
 def candidate_pools(apis: list[Api], split_token) -> dict[tuple[int, str], list[str]]:
@@ -310,7 +309,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tokens", required=True, type=Path, help="per-tokenizer answer token counts")
     ap.add_argument("--metrics", required=True, type=Path)
     args = ap.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    logs.setup()
     quizzes, flags, stats = generate(read_parquet(args.usages, core_schemas.USAGES),
                                      read_parquet(args.inventory, core_schemas.INVENTORY), args.tokenizers,
                                      args.settings, args.max_candidates, args.adversarial_aliases, args.seed)

@@ -17,7 +17,6 @@ depend on batch size, shard count or device.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import sys
 from dataclasses import dataclass
@@ -27,6 +26,7 @@ import pyarrow.compute as pc
 import torch
 from tqdm import tqdm
 
+from pipeline.core.ids import seeded_order_key
 from pipeline.families.apiquiz import schemas
 from pipeline.runtime.batching import select_shard
 from pipeline.runtime.scoring import SCORE_DECIMALS, Scorer, encode, rank_of, with_bos
@@ -130,7 +130,7 @@ def ranked_candidates(quiz_id: str, answer: str, candidates: list[str], cap: int
     """The gold plus a seeded sample of the other candidates, `cap` in all (0: every candidate), sorted."""
     others = [c for c in candidates if c != answer]
     if cap and len(others) >= cap:
-        others = sorted(others, key=lambda c: hashlib.sha256(f"{seed}:{quiz_id}:{c}".encode()).digest())[: cap - 1]
+        others = sorted(others, key=lambda c: seeded_order_key(seed, quiz_id, c))[: cap - 1]
     return tuple(sorted([answer, *others]))
 
 

@@ -8,18 +8,19 @@ the tables are sorted, so the bytes do not depend on the number of workers.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import logging
 import sys
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from functools import lru_cache, partial
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from tqdm import tqdm
 
 from pipeline import schemas as core_schemas
+from pipeline.core import logs
+from pipeline.core.ids import stable_id, unit_float
+from pipeline.core.pool import map_files
 from pipeline.families.codesyntax import schemas
 from pipeline.io import read_parquet, write_json, write_parquet
 from pipeline.manifest import read_text
@@ -39,53 +40,43 @@ class Options:
     root: str
 
 
-def unit_hash(*parts: object) -> float:
-    digest = hashlib.sha256("\0".join(map(str, parts)).encode()).digest()
-    return int.from_bytes(digest[:8], "big") / 2**64
-
-
 def label_text(text: str, opts: Options, parser=None) -> list[Sample | Failure]:
     if opts.language == "python":
         return python.label_file(text, opts.max_tokens, opts.with_newlines)
     return java.label_file(text, opts.max_tokens, opts.with_newlines, parser or java.java_parser())
 
 
-def _label_chunk(args: tuple[list[dict], Options]) -> list[tuple[dict, list[Sample | Failure]]]:
-    rows, opts = args
-    parser = java.java_parser() if opts.language == "java" else None
-    out = []
-    for row in rows:
-        try:
-            text = read_text(row, opts.root)
-        except (OSError, UnicodeDecodeError) as exc:
-            out.append((row, [Failure("", 0, "syntax_error", f"unreadable: {exc}"[:300])]))
-            continue
-        out.append((row, label_text(text, opts, parser)))
-    return out
+@lru_cache(maxsize=None)
+def _java_parser():
+    """One tree-sitter parser per process, reused file after file."""
+    return java.java_parser()
+
+
+def _label_row(opts: Options, row: dict) -> list[Sample | Failure]:
+    try:
+        text = read_text(row, opts.root)
+    except (OSError, UnicodeDecodeError) as exc:
+        return [Failure("", 0, "syntax_error", f"unreadable: {exc}"[:300])]
+    return label_text(text, opts, _java_parser() if opts.language == "java" else None)
 
 
 def label_corpus(files: list[dict], opts: Options, workers: int) -> tuple[list[tuple[dict, Sample]], list[tuple[dict, Failure]]]:
-    chunks = [(files[i:i + CHUNK], opts) for i in range(0, len(files), CHUNK)]
     samples, failures = [], []
-    bar = tqdm(total=len(files), desc=f"codesyntax {opts.language}", unit="file", file=sys.stderr)
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        for result in pool.map(_label_chunk, chunks):
-            for row, items in result:
-                for item in items:
-                    (samples if isinstance(item, Sample) else failures).append((row, item))
-            bar.update(len(result))
-    bar.close()
+    labelled = map_files(partial(_label_row, opts), files, workers, chunksize=CHUNK,
+                         desc=f"codesyntax {opts.language}", progress=True)
+    for row, items in zip(files, labelled):
+        for item in items:
+            (samples if isinstance(item, Sample) else failures).append((row, item))
     return samples, failures
 
 
 def build_tables(samples: list[tuple[dict, Sample]], failures: list[tuple[dict, Failure]], language: str,
                  seed: int, dev_fraction: float, max_samples: int) -> tuple[pa.Table, pa.Table, pa.Table, dict]:
-    ids = [hashlib.sha256(f"{row['sha256']}\0{language}\0{s.start_line}\0{s.function}".encode()).hexdigest()[:16]
-           for row, s in samples]
+    ids = [stable_id(row["sha256"], language, s.start_line, s.function) for row, s in samples]
     order = sorted(range(len(samples)), key=lambda i: ids[i])
     found = len(order)
     if max_samples and len(order) > max_samples:  # a seeded, id-based subset: stable when the corpus grows
-        keep = sorted(order, key=lambda i: unit_hash(seed, "codesyntax-cap", ids[i]))[:max_samples]
+        keep = sorted(order, key=lambda i: unit_float(seed, "codesyntax-cap", ids[i]))[:max_samples]
         order = sorted(keep, key=lambda i: ids[i])
     cols: dict[str, list] = {name: [] for name in schemas.SYNTAX_SAMPLES.names}
     rel: dict[str, list] = {name: [] for name in schemas.SYNTAX_RELATIONS.names}
@@ -94,7 +85,7 @@ def build_tables(samples: list[tuple[dict, Sample]], failures: list[tuple[dict, 
         for name, value in (("sample_id", ids[i]), ("language", language), ("file_id", row["file_id"]),
                             ("source", row["source"]), ("repository", row["repository"]), ("path", row["path"]),
                             ("function", s.function), ("start_line", s.start_line), ("file_split", row["split"]),
-                            ("eval_split", "dev" if unit_hash(seed, "codesyntax-split", row["file_id"]) < dev_fraction
+                            ("eval_split", "dev" if unit_float(seed, "codesyntax-split", row["file_id"]) < dev_fraction
                              else "test"),
                             ("code", s.code), ("tokens", s.tokens), ("token_kinds", s.kinds),
                             ("token_lines", s.lines), ("token_cols", s.cols), ("n_tokens", len(s.tokens))):
@@ -150,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rejects", required=True, type=Path)
     ap.add_argument("--summary", required=True, type=Path, help="JSON counts for the report")
     args = ap.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    logs.setup()
     manifest = read_parquet(args.manifest, core_schemas.MANIFEST)
     manifest = manifest.filter(pc.and_(pc.equal(manifest.column("language"), args.language),
                                        pc.invert(manifest.column("duplicate"))))

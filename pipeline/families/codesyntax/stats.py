@@ -14,6 +14,7 @@ import numpy as np
 import pyarrow as pa
 from tqdm import tqdm
 
+from pipeline.core import logs
 from pipeline.families.codesyntax import schemas
 from pipeline.io import atomic_path, read_parquet, write_json, write_parquet
 from pipeline.families.codesyntax.baselines import KEYWORDS, Edges, next_keyword_positions, score_relation
@@ -140,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--metrics", required=True, type=Path)
     r.add_argument("--markdown", required=True, type=Path)
     args = ap.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    logs.setup()
     if args.command == "baselines":
         samples = read_parquet(args.samples, schemas.SYNTAX_SAMPLES)
         edges = relation_edges(samples, read_parquet(args.relations, schemas.SYNTAX_RELATIONS), args.language)
