@@ -143,6 +143,8 @@ def encode(tokenizer, texts: Sequence[str], max_length: int) -> list[Encoded]:
 
 def span_subtokens(e: Encoded, a: int, b: int) -> np.ndarray:
     """Positions of the non-special subtokens overlapping characters [a, b)."""
+    if b <= a:
+        return np.zeros(0, dtype=np.int64)
     hit = e.content & (e.ends > e.starts) & (e.starts < b) & (e.ends > a)
     return np.nonzero(hit)[0]
 
@@ -280,21 +282,30 @@ def pooled_features(loaded, requests: Iterable[FeatureRequest], token_budget: in
     requests = list(requests)
     vectors, failed, names, keep = pooled_vectors(loaded, requests, token_budget, layers, side)
     pooling = {r.item_id: r.pooling_name for r in requests}
+    table = features_table(loaded.name, vectors, pooling, keep)
+    return FeatureResult(table, dict(sorted(failed.items())), names)
+
+
+def features_table(model: str, vectors: Mapping[str, np.ndarray], pooling: Mapping[str, str],
+                   layers: Sequence[int]) -> pa.Table:
+    """The FEATURES table of float32 vectors {item_id: [len(layers), dim]}: rows ordered by
+    (item_id, layer), vectors cast to float16."""
     items = sorted(vectors)
-    n_layers = len(keep)
-    flat = [vectors[i].astype(np.float16) for i in items]  # [layers, dim] each
-    dims = np.repeat([v.shape[1] for v in flat], n_layers)
-    offsets = np.zeros(len(dims) + 1, dtype=np.int32)
+    n_layers = len(layers)
+    flat = [np.asarray(vectors[i], dtype=np.float32).astype(np.float16) for i in items]
+    if any(v.shape[0] != n_layers for v in flat):
+        raise ValueError(f"every vector needs one row per layer ({n_layers})")
+    dims = np.repeat([v.shape[1] for v in flat], n_layers).astype(np.int64)
+    offsets = np.zeros(len(dims) + 1, dtype=np.int64)
     np.cumsum(dims, out=offsets[1:])
     values = pa.array(np.concatenate([v.reshape(-1) for v in flat]) if flat else np.zeros(0, np.float16))
-    table = pa.table({
-        "item_id": pa.array(np.repeat(items, n_layers) if items else [], type=pa.string()),
-        "model": pa.array([loaded.name] * (len(items) * n_layers), type=pa.string()),
-        "layer": pa.array(np.tile(np.asarray(keep, dtype=np.int16), len(items)), type=pa.int16()),
-        "pooling": pa.array(np.repeat([pooling[i] for i in items], n_layers) if items else [], type=pa.string()),
-        "vector": pa.ListArray.from_arrays(pa.array(offsets), values),
+    return pa.table({
+        "item_id": pa.array([i for i in items for _ in range(n_layers)], type=pa.string()),
+        "model": pa.array([model] * (len(items) * n_layers), type=pa.string()),
+        "layer": pa.array(np.tile(np.asarray(layers, dtype=np.int16), len(items)), type=pa.int16()),
+        "pooling": pa.array([pooling[i] for i in items for _ in range(n_layers)], type=pa.string()),
+        "vector": pa.LargeListArray.from_arrays(pa.array(offsets), values).cast(pa.list_(pa.float16())),
     }).cast(schemas.FEATURES)
-    return FeatureResult(table, dict(sorted(failed.items())), names)
 
 
 def read_layer(paths: str | Path | Sequence[str | Path], layer: int, pooling: str | None = None,
