@@ -97,8 +97,9 @@ def test_vectors_equal_hand_computation_from_hidden_states(minilm):
     reqs = [FeatureRequest("s", CODE, "snippet"), FeatureRequest("s1", CODE, "snippet", pooling="first"),
             FeatureRequest("w", CODE, "word", (WORD,)), FeatureRequest("w1", CODE, "word", (WORD,), "first"),
             FeatureRequest("v", CODE, "span", tuple(RV)), FeatureRequest("p", CODE, "pair", (WORD, RV[1]))]
-    vec, failed, _, _ = pooled_vectors(minilm, reqs, 4096)
-    assert not failed and all(v.dtype == np.float32 for v in vec.values())
+    got = pooled_vectors(minilm, reqs, 4096)
+    vec = got.vectors
+    assert not got.failed and all(v.dtype == np.float32 for v in vec.values())
     tol = dict(rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(vec["s"], h[:, 1:-1].mean(1), **tol)  # every subtoken but [CLS] / [SEP]
     np.testing.assert_array_equal(vec["s1"], h[:, 0])  # CLS
@@ -138,14 +139,14 @@ def assert_batch_invariant(v1: dict, v32: dict) -> None:
 
 
 def test_batch_size_and_padding_do_not_change_features(minilm):
-    snippets = stdlib_snippets(40)[::2]  # 20 functions, 12 to 300 tokens
+    snippets = [s for s in stdlib_snippets(60) if len(s) < 700][:12]  # 12 functions, ~15 to 200 tokens
     reqs = []
     for k, s in enumerate(snippets):
         reqs.append(FeatureRequest(f"s{k:02d}", s, "snippet"))
         reqs.append(FeatureRequest(f"w{k:02d}", s, "word", ((4, s.index("(")),)))  # the function's name
-    v1, f1, _, keep = pooled_vectors(with_batch(minilm, 1), reqs, 4096)
-    v32, f32, _, _ = pooled_vectors(with_batch(minilm, 32), reqs, 100_000)
-    assert f1 == f32 == {} and set(v1) == set(v32) == {r.item_id for r in reqs}
+    p1, p32 = pooled_vectors(with_batch(minilm, 1), reqs, 4096), pooled_vectors(with_batch(minilm, 32), reqs, 100_000)
+    v1, v32, keep = p1.vectors, p32.vectors, p32.layers
+    assert p1.failed == p32.failed == {} and set(v1) == set(v32) == {r.item_id for r in reqs}
     assert_batch_invariant(v1, v32)
     pooling = {r.item_id: r.pooling_name for r in reqs}
     t1, t32 = features_table("m", v1, pooling, keep), features_table("m", v32, pooling, keep)
@@ -183,6 +184,8 @@ def test_too_long_text_reports_failed_items_and_keeps_the_others(minilm):
         FeatureRequest("bad", "abc", "pair", ((0, 1),))
     with pytest.raises(ValueError, match="two feature requests"):
         pooled_features(minilm, [reqs[0], reqs[0]], 4096)
+    empty = pooled_features(minilm, [], 4096)
+    assert empty.table.num_rows == 0 and empty.table.schema.equals(schemas.FEATURES) and empty.failed == {}
 
 
 def test_read_layer_reads_one_layer_across_files(minilm, tmp_path):
@@ -241,8 +244,8 @@ def test_tiny_random_models_work_and_are_batch_invariant(family, minilm, tmp_pat
     assert res.layer_names == ("embeddings", "layer.1", "layer.2")
     assert res.table.num_rows == 3 * (len(reqs) - len(res.failed))
     assert all(r.startswith("truncated") for r in res.failed.values())  # snippets over 128 tokens only
-    v1, _, _, _ = pooled_vectors(with_batch(lm, 1), reqs, 4096)
-    v32, _, _, _ = pooled_vectors(lm, reqs, 100_000)
+    v1 = pooled_vectors(with_batch(lm, 1), reqs, 4096).vectors
+    v32 = pooled_vectors(lm, reqs, 100_000).vectors
     assert_batch_invariant(v1, v32)
     # hand check of one word on the model's own hidden states (no padding)
     r = next(r for r in reqs[len(snippets):] if "s" + r.item_id[1:] in v32)  # a text that was not truncated
@@ -278,8 +281,8 @@ def test_bench_script_runs_small(tmp_path):
 
     from tests.conftest import REPO
 
-    proc = subprocess.run([sys.executable, "-m", "bench.features_size", "--n", "20", "--json"], cwd=REPO,
+    proc = subprocess.run([sys.executable, "-m", "bench.features_size", "--n", "12", "--max-length", "256", "--json"], cwd=REPO,
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
     got = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert got["samples"] + got["failed"] == 20 and got["samples"] > 10 and got["ratio"] > 10
+    assert got["samples"] + got["failed"] == 12 and got["samples"] >= 6 and got["ratio"] > 10

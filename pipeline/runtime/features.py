@@ -17,7 +17,7 @@ Kinds (every vector is computed in float32, stored as float16):
   words, or every occurrence of an identifier);
 - `pair`: two character ranges, each pooled on its own, concatenated (2 x hidden size).
 
-`first` pooling takes the first subtoken of the (first) range instead of the mean. The table's
+`first` pooling takes the first subtoken (in text order) of the range(s) instead of the mean. The table's
 `pooling` column says which: `mean`, `first`, and for pairs `concat` (of means) or `concat-first`.
 
 Subtokens of a span: the subtokens whose character offsets (fast tokenizer offset_mapping)
@@ -33,7 +33,7 @@ Le+1+Ld the decoder's (its embedding output first); `FeatureResult.layer_names` 
 number out ("encoder.0", ..., "decoder.3").
 
 Texts longer than the model's max_length are truncated (special tokens kept); a request whose
-characters reach into the cut-off part, that covers no subtoken, or whose vector is not finite
+characters reach into the cut-off part (a snippet of a truncated text always does), that covers no subtoken, or whose vector is not finite
 in float16 is not produced but reported in `FeatureResult.failed` with its reason.
 """
 
@@ -104,6 +104,16 @@ class FeatureResult:
 
 
 @dataclass(frozen=True)
+class PooledVectors:
+    """The float32 vectors before they become a table."""
+
+    vectors: dict[str, np.ndarray]  # item_id -> [len(layers), dim]
+    failed: dict[str, str]  # item_id -> reason
+    layer_names: tuple[str, ...]  # what every layer number of the model means
+    layers: tuple[int, ...]  # the layer numbers kept, the rows of each vector
+
+
+@dataclass(frozen=True)
 class Encoded:
     """A text tokenized for one model, truncated to its max_length."""
 
@@ -132,8 +142,8 @@ def encode(tokenizer, texts: Sequence[str], max_length: int) -> list[Encoded]:
             lead = int(np.argmin(special)) if not special.all() else n
             trail = int(np.argmin(special[::-1])) if not special.all() else 0
             keep = max(max_length - lead - trail, 0)
-            dropped = [t for t in range(lead + keep, n - trail) if offs[t, 1] > offs[t, 0]]
-            cut_at = int(offs[dropped[0], 0]) if dropped else None
+            dropped = next((t for t in range(lead + keep, n - trail) if offs[t, 1] > offs[t, 0]), None)
+            cut_at = None if dropped is None else int(offs[dropped, 0])
             idx = list(range(lead + keep)) + list(range(n - trail, n))
             ids = [ids[t] for t in idx]
             offs, special = offs[idx], special[idx]
@@ -213,9 +223,8 @@ def _hidden_states(loaded, ids: torch.Tensor, mask: torch.Tensor, side: str | No
 
 def pooled_vectors(loaded, requests: Iterable[FeatureRequest], token_budget: int,
                    layers: Sequence[int] | None = None, side: str | None = None,
-                   ) -> tuple[dict[str, np.ndarray], dict[str, str], tuple[str, ...], tuple[int, ...]]:
-    """The float32 vectors: ({item_id: [len(layers), dim]}, failed {item_id: reason},
-    layer names, the layer numbers kept). See `pooled_features`."""
+                   ) -> PooledVectors:
+    """The float32 vectors, failures and layer names; `pooled_features` makes them a table."""
     requests = list(requests)
     names = layer_names(loaded, side)
     keep = tuple(range(len(names))) if layers is None else tuple(sorted(set(int(x) for x in layers)))
@@ -255,12 +264,14 @@ def pooled_vectors(loaded, requests: Iterable[FeatureRequest], token_budget: int
                 ids[j, :n] = torch.tensor(encs[t].ids)
                 mask[j, :n] = 1
             hs = _hidden_states(loaded, ids.to(loaded.device), mask.to(loaded.device), side)
+            if len(hs) != len(names):
+                raise RuntimeError(f"{loaded.name} returned {len(hs)} hidden states, expected {len(names)}: {names}")
             for j, t in enumerate(batch):
                 n = len(encs[t].ids)
-                h = torch.stack([hs[k][j, :n] for k in keep]).float().cpu()  # [layers, n, dim], one text
+                h = torch.stack([hs[k][j, :n] for k in keep]).float()  # [layers, n, dim], one text, on the device
                 reqs = plans[t]
-                w = torch.from_numpy(np.stack([row for _, rows in reqs for row in rows]))  # [parts, n]
-                pooled = torch.einsum("pn,lnd->lpd", w, h).numpy()
+                w = torch.from_numpy(np.stack([row for _, rows in reqs for row in rows])).to(h.device)  # [parts, n]
+                pooled = torch.einsum("pn,lnd->lpd", w, h).cpu().numpy()
                 at = 0
                 for r, rows in reqs:
                     v = pooled[:, at: at + len(rows)].reshape(len(keep), -1)  # a pair's parts side by side
@@ -270,7 +281,7 @@ def pooled_vectors(loaded, requests: Iterable[FeatureRequest], token_budget: int
                     else:
                         vectors[r.item_id] = v
             del hs
-    return vectors, failed, names, keep
+    return PooledVectors(vectors, failed, names, keep)
 
 
 def pooled_features(loaded, requests: Iterable[FeatureRequest], token_budget: int,
@@ -280,10 +291,10 @@ def pooled_features(loaded, requests: Iterable[FeatureRequest], token_budget: in
     by (item_id, layer), vectors float16 (computed in float32). `layers`: the layer numbers to
     keep (all by default); `side`: encoder (default) / decoder / both for encoder-decoders."""
     requests = list(requests)
-    vectors, failed, names, keep = pooled_vectors(loaded, requests, token_budget, layers, side)
+    pooled = pooled_vectors(loaded, requests, token_budget, layers, side)
     pooling = {r.item_id: r.pooling_name for r in requests}
-    table = features_table(loaded.name, vectors, pooling, keep)
-    return FeatureResult(table, dict(sorted(failed.items())), names)
+    table = features_table(loaded.name, pooled.vectors, pooling, pooled.layers)
+    return FeatureResult(table, dict(sorted(pooled.failed.items())), pooled.layer_names)
 
 
 def features_table(model: str, vectors: Mapping[str, np.ndarray], pooling: Mapping[str, str],
