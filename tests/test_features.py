@@ -275,14 +275,9 @@ def test_encoder_decoder_sides(minilm, tmp_path):
         layer_names(minilm, "decoder")
 
 
-def test_bench_script_runs_small(tmp_path):
-    import subprocess
-    import sys
+def test_bench_script_runs_small(capsys):
+    from bench.features_size import main
 
-    from tests.conftest import REPO
-
-    proc = subprocess.run([sys.executable, "-m", "bench.features_size", "--n", "12", "--max-length", "256", "--json"], cwd=REPO,
-                          capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert main(["--n", "12", "--max-length", "256", "--json"]) == 0
+    got = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert got["samples"] + got["failed"] == 12 and got["samples"] >= 6 and got["ratio"] > 10
