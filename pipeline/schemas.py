@@ -189,3 +189,10 @@ NOT_APPLICABLE = pa.schema(
         _described("reason", pa.string(), "why the family does not apply", False),
     ]
 )
+
+# Per-layer pooled features (pipeline.runtime.features): one row per (item, layer) of a model.
+FEATURES = pa.schema([pa.field("item_id", pa.string(), nullable=False),   # the family's stable id of a sample/word/pair
+                      pa.field("model", pa.string(), nullable=False),
+                      pa.field("layer", pa.int16(), nullable=False),       # 0 = embedding output, 1..L = layers
+                      pa.field("pooling", pa.string(), nullable=False),    # mean / first / concat ...
+                      pa.field("vector", pa.list_(pa.float16()), nullable=False)])
