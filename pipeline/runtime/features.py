@@ -185,18 +185,12 @@ def _weights(r: FeatureRequest, e: Encoded) -> tuple[list[np.ndarray], str | Non
     return rows, None
 
 
-def _model_family(loaded) -> str:
-    """masked-lm / causal-lm / encoder-decoder / encoder-only (`LoadedModel.family`, renamed
-    `model_family` on the main line)."""
-    return getattr(loaded, "model_family", None) or loaded.family
-
-
 def layer_names(loaded, side: str | None = None) -> tuple[str, ...]:
     """What each layer number means for this model and side."""
     cfg = loaded.model.config
-    if _model_family(loaded) != "encoder-decoder":
+    if loaded.model_family != "encoder-decoder":
         if side not in (None, "encoder"):
-            raise ValueError(f"{loaded.name} is a {_model_family(loaded)}: side {side!r} applies to encoder-decoders only")
+            raise ValueError(f"{loaded.name} is a {loaded.model_family}: side {side!r} applies to encoder-decoders only")
         return ("embeddings",) + tuple(f"layer.{i}" for i in range(1, cfg.num_hidden_layers + 1))
     side = side or "encoder"
     if side not in SIDES:
@@ -214,7 +208,7 @@ def layer_names(loaded, side: str | None = None) -> tuple[str, ...]:
 def _hidden_states(loaded, ids: torch.Tensor, mask: torch.Tensor, side: str | None) -> list[torch.Tensor]:
     """Every hidden state of one batch, [batch, tokens, dim] each, in layer-number order."""
     model = loaded.model
-    if _model_family(loaded) != "encoder-decoder":
+    if loaded.model_family != "encoder-decoder":
         base = getattr(model, "base_model", model)  # no LM head: logits are never computed
         return list(base(input_ids=ids, attention_mask=mask, output_hidden_states=True).hidden_states)
     side = side or "encoder"
