@@ -89,8 +89,10 @@ SHARDS = config["inference"]["shards"]
 
 
 def predict_inputs(wildcards):
+    """The files a predict job reads (a plain list: the names families give their inputs could
+    clash with Snakemake's reserved ones; the task gets them by name through --inputs)."""
     inputs = FAMILY_BY_NAME[wildcards.family].inference.inputs(config, wildcards.subset)
-    return {**inputs, "model": f"data/models/{wildcards.model}"}
+    return [*inputs.values(), f"data/models/{wildcards.model}"]
 
 
 def predict_task_inputs(wildcards):

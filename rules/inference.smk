@@ -10,7 +10,7 @@ wildcard_constraints:
 
 rule predict:
     input:
-        unpack(predict_inputs),
+        predict_inputs,
     output:
         "data/predictions/{family}/{subset}/{model}/{shard}.parquet",
     params:

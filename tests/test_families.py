@@ -92,7 +92,7 @@ def test_views_compile_on_an_empty_warehouse(family, empty_warehouse):
     assert expected <= set(own)
     assert len(own) > len(expected), f"{family.name} defines no views of its own"
     for name in own:
-        assert run(con, f"SELECT count(*) FROM {name}").fetchone() == (0,), name
+        assert run(con, f"SELECT count(*) FROM {name}").fetchall() == [(0,)], name
 
 
 @pytest.mark.parametrize("family", FAMILIES, ids=IDS)
@@ -104,6 +104,20 @@ def test_report_section_renders_on_an_empty_warehouse(family, empty_warehouse, t
     assert section.startswith("## ") and len(section) > 100
     scores = run(connect(empty_warehouse), family.headline).fetchall()
     assert scores == []
+
+
+def merged(table: pa.Table) -> pa.Table:
+    """Shard tables as the warehouse sees them: counts summed over shards per key, in a fixed order.
+    Float columns (log-probabilities summed in padded batches) are equal to a tolerance only, and
+    left out; ranks and counts must be equal exactly."""
+    table = table.drop_columns([f.name for f in table.schema if pa.types.is_floating(f.type)])
+    for i, f in enumerate(table.schema):  # lists as text, so they can be group keys
+        if pa.types.is_list(f.type):
+            table = table.set_column(i, f.name, pa.array(["\x1f".join(v) for v in table.column(i).to_pylist()]))
+    keys = [f.name for f in table.schema if not pa.types.is_integer(f.type) or f.name in ("layer", "head", "k")]
+    counts = [f.name for f in table.schema if f.name not in keys]
+    out = table.group_by(keys).aggregate([(c, "sum") for c in counts]) if counts else table.group_by(keys).aggregate([])
+    return out.sort_by([(c, "ascending") for c in out.column_names])
 
 
 @pytest.mark.parametrize("family", [f for f in FAMILIES if f.inference], ids=[f.name for f in FAMILIES if f.inference])
@@ -129,11 +143,7 @@ def test_inference_does_not_depend_on_batch_size_or_shards(family, e2e_project):
                                         hidden_states=family.inference.hidden_states, models_dir=Path("data/models"))
                     parts = [run_shard(family, subset, inputs, params, loaded, s, shards, config["seed"], 4096)
                              for s in range(shards)]
-                    table = pa.concat_tables(parts)
-                    float_cols = [f.name for f in table.schema if pa.types.is_floating(f.type)]
-                    table = table.drop_columns(float_cols)  # summed in padded batches: equal to a tolerance only
-                    keys = [(c, "ascending") for c in table.column_names if not pa.types.is_list(table.schema.field(c).type)]
-                    tables.append(table.sort_by(keys))
+                    tables.append(merged(pa.concat_tables(parts)))
                 assert tables[0].num_rows > 0 and tables[0].equals(tables[1]), (family.name, name, subset)
                 checked += 1
     assert checked >= 2
@@ -172,12 +182,12 @@ rule dummyfam:
     input:
         manifest="data/manifest.parquet",
     output:
-        items="data/families/dummyfam/items.parquet",
+        table="data/families/dummyfam/items.parquet",
         metrics="reports/metrics/dummyfam.json",
     params:
         limit=config["dummyfam"]["limit"],
     shell:
-        "python -m dummyfam.generate {input.manifest:q} {params.limit} {output.items:q} {output.metrics:q}"
+        "python -m dummyfam.generate {input.manifest:q} {params.limit} {output.table:q} {output.metrics:q}"
 '''
 
 DUMMY_GENERATE = '''
@@ -268,11 +278,12 @@ def test_a_family_from_one_folder_gets_rule_jobs_views_and_report(tmp_path):
     assert sorted(p.relative_to(project).as_posix() for p in (project / "data/predictions").rglob("*.parquet")) == [
         "data/predictions/dummyfam/all/minilm/0.parquet", "data/predictions/dummyfam/all/minilm/1.parquet"]
     con = connect(project / "data/warehouse.duckdb")
-    assert run(con, "SELECT count(*) FROM dummyfam_items").fetchone() == (3,)
+    assert run(con, "SELECT count(*) FROM dummyfam_items").fetchall() == [(3,)]
     (model, items, mean), = run(con, "SELECT * FROM dummyfam_summary").fetchall()
     assert (model, items) == ("minilm", 3) and mean > 5
     assert run(con, "SELECT name, version FROM families").fetchall() == [("dummyfam", "1")]
-    assert run(con, "SELECT count(*) FROM predictions_with_provenance WHERE family = 'dummyfam'").fetchone() == (3,)
+    assert run(con, "SELECT model, rows, family_version, model_family FROM predictions_with_provenance "
+               "WHERE family = 'dummyfam'").fetchall() == [("minilm", 3, "1", "encoder-only")]
     assert "## Dummy" in (project / "reports/index.md").read_text()
     scores = yaml.safe_load((project / "reports/metrics/scores.json").read_text())
     assert scores["dummyfam"]["minilm"]["mean_subtokens"] == pytest.approx(mean, abs=1e-4)

@@ -81,7 +81,7 @@ def project(tmp_path_factory) -> Path:
     with chdir(root):  # manifest locations are relative to the project folder
         run_training(zoo["tiny-mlm"], Path("data/manifest.parquet"), Path("data/tokenizer"), params["training"]["data"],
                      TrainParams(**TINY_MODEL), SEED, 1, "cpu", Path("data/models/tiny-mlm"),
-                     Path("reports/figures/loss_tiny-mlm.png"))
+                     Path("reports/figures/models/loss_tiny-mlm.png"))
         make_random_twin(zoo["tiny-clm-random"], zoo["tiny-clm"], SEED, Path("data/models"), Path("data/models/tiny-clm-random"))
     return root
 
@@ -102,7 +102,7 @@ def test_training_rule_builds_model_folders_cards_and_curves(project):
         curve = json.loads((folder / "training.json").read_text())
         assert len(curve["train_loss"]) == 40 and curve["eval_step"] == [20, 40]
         assert curve["train_loss"][-1] < curve["train_loss"][0]
-        assert (project / f"reports/figures/loss_{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert (project / f"reports/figures/models/loss_{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     manifest = pq.read_table(project / "data/manifest.parquet").to_pylist()
     train_ids = sorted(r["file_id"] for r in manifest if r["split"] == "train" and not r["duplicate"])
     card = json.loads((project / "data/models/tiny-clm/card.json").read_text())

@@ -10,9 +10,10 @@ import sys
 
 import pyarrow.parquet as pq
 import pytest
+import yaml
 
 from pipeline.query import QueryRefused, connect, run
-from tests.conftest import REPO, snakemake, write_params
+from tests.conftest import REPO, default_params, snakemake, write_params
 from tests.fixture_corpus import build_sources
 
 
@@ -25,8 +26,10 @@ def project(tmp_path_factory):
     work = tmp_path_factory.mktemp("wh")
     write_params(work, build_sources(tmp_path_factory.mktemp("src")))
     snakemake(work, "manifest")
-    build(work / "data/warehouse.duckdb", {"manifest": [work / "data/manifest.parquet"],
-                                           "rejects": [work / "data/rejects.parquet"]}, work)
+    spec = {"tables": {"manifest": ["data/manifest.parquet"], "rejects": ["data/rejects.parquet"]},
+            "params": yaml.safe_load((work / "params.yaml").read_text()), "sources": sorted(f"data/sources/{p.name}" for p in (work / "data/sources").glob("*.json")),
+            "models": [], "not_applicable": []}
+    build(work / "data/warehouse.duckdb", spec, work)
     return work
 
 
@@ -67,14 +70,30 @@ def test_query_command_rejects_writes(project, sql):
     assert query(project, "SELECT count(*) FROM manifest", "--csv").stdout.splitlines()[1] == "13"
 
 
-def test_a_moved_project_is_a_clear_error(tmp_path):
-    from pipeline.warehouse.build import build
+def test_a_moved_project_still_opens(project, tmp_path):
+    """Views read their Parquet relative to the project the warehouse sits in: a copy answers the same."""
+    import shutil
 
-    root = tmp_path / "proj"
-    (root / "data").mkdir(parents=True)
-    db = tmp_path / "w.duckdb"
-    build(db, {}, root)
-    assert run(connect(db), "SELECT count(*) FROM manifest").fetchall() == [(0,)]  # empty, typed, not an error
-    root.rename(tmp_path / "moved")
-    with pytest.raises(FileNotFoundError, match="forcerun warehouse"):
-        connect(db)
+    copy = tmp_path / "moved"
+    shutil.copytree(project / "data", copy / "data", ignore=shutil.ignore_patterns("cache", "corpus"))
+    before = run(connect(project / "data/warehouse.duckdb"), "SELECT count(*), sum(bytes) FROM manifest").fetchall()
+    after = run(connect(copy / "data/warehouse.duckdb"), "SELECT count(*), sum(bytes) FROM manifest").fetchall()
+    assert before == after and before[0][0] > 0
+    # and it reads the copy's files, not the original's
+    (copy / "data/manifest.parquet").unlink()
+    with pytest.raises(Exception, match="manifest.parquet"):
+        run(connect(copy / "data/warehouse.duckdb"), "SELECT count(*) FROM manifest").fetchall()
+
+
+def test_provenance_tables_and_column_comments(project):
+    con = connect(project / "data/warehouse.duckdb")
+    sources = dict(run(con, "SELECT name, status FROM sources").fetchall())
+    assert sources and set(sources.values()) <= {"ok", "unavailable"} and "demo" in sources
+    params = dict(run(con, "SELECT key, value FROM run_params").fetchall())
+    assert json.loads(params["seed"]) == default_params()["seed"]
+    assert json.loads(params["corpus.limits.max_file_bytes"]) == 2000
+    comments = dict(run(con, "SELECT column_name, comment FROM duckdb_columns() WHERE table_name = 'manifest' "
+                             "AND comment IS NOT NULL").fetchall())
+    assert comments["sha256"] == "content hash" and comments["split"].startswith("train / valid / test")
+    fams = run(con, "SELECT name FROM families ORDER BY name").fetchall()
+    assert [f for (f,) in fams] == sorted(default_params()["families"])

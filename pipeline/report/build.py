@@ -72,6 +72,8 @@ def build(db: Path, out: Path, figures: Path, models_metrics: Path | None = None
     config = run_params(con)
     fams = families.enabled(config)
     figures.mkdir(parents=True, exist_ok=True)
+    if plots is not None:
+        plots.mkdir(parents=True, exist_ok=True)  # a family without plots still leaves the (DVC plots) folder
     link = os.path.relpath(figures, out.parent)  # image links relative to the Markdown file
     sections = [section_corpus(con), section_models(models_metrics)]
     for family in fams:

@@ -31,6 +31,7 @@ import pyarrow as pa
 from pipeline import families
 from pipeline.core import logs
 from pipeline.io import atomic_path
+from pipeline.warehouse.comments import column_comments
 from pipeline.warehouse.tables import PROVENANCE, TABLES, WarehouseTable
 
 log = logging.getLogger("pipeline.warehouse.build")
@@ -67,10 +68,8 @@ def create_table_view(con: duckdb.DuckDBPyConnection, table: WarehouseTable, fil
         derived = f", {table.derived.replace('filename', 'NULL::VARCHAR')}" if table.derived else ""
         con.execute(f"CREATE TABLE {table.name} AS SELECT *{derived} FROM empty")
     con.execute(f"COMMENT ON {'VIEW' if files else 'TABLE'} {table.name} IS {quote(table.description)}")
-    for field in table.schema:
-        comment = (field.metadata or {}).get(b"description")
-        if comment:
-            con.execute(f"COMMENT ON COLUMN {table.name}.{field.name} IS {quote(comment.decode())}")
+    for column, comment in column_comments(table.schema).items():
+        con.execute(f"COMMENT ON COLUMN {table.name}.{column} IS {quote(comment)}")
 
 
 def family_tables(family: families.Family) -> list[WarehouseTable]:
@@ -85,6 +84,8 @@ def create_provenance(con: duckdb.DuckDBPyConnection, name: str, rows: list[dict
     data = pa.Table.from_pylist(rows, schema=table.schema)  # noqa: F841 (read by DuckDB's replacement scan)
     con.execute(f"CREATE TABLE {name} AS SELECT * FROM data")
     con.execute(f"COMMENT ON TABLE {name} IS {quote(table.description)}")
+    for column, comment in column_comments(table.schema).items():
+        con.execute(f"COMMENT ON COLUMN {name}.{column} IS {quote(comment)}")
 
 
 def flatten(value, prefix: str = "") -> list[dict]:
