@@ -12,6 +12,7 @@ wildcard_constraints:
 
 
 include: "rules/corpus.smk"
+include: "rules/datasets.smk"
 include: "rules/manifest.smk"
 include: "rules/codesyntax.smk"
 include: "rules/extract.smk"
@@ -25,6 +26,7 @@ rule all:
     default_target: True
     input:
         rules.manifest.output,
+        rules.datasets.input,
         rules.codesyntax.output,
         rules.extract.output,
         rules.apiquiz.output,
