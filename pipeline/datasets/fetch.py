@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from pipeline.corpus.fetch import FetchError, download
-from pipeline.corpus.safety import Limits, extract_archive
+from pipeline.corpus.safety import Limits, materialise, tar_members, zip_members
 from pipeline.io import write_json
 
 log = logging.getLogger("pipeline.datasets.fetch")
@@ -88,6 +88,18 @@ def _listing(root: Path) -> list[str]:
     return sorted(str(p.relative_to(root).as_posix()) for p in root.rglob("*") if p.is_file())
 
 
+def _extract(archive: Path, dest: Path, strip_top: bool) -> list:
+    """pipeline.corpus.safety's safe extraction, minus directory entries: with them, a tar made by
+    `tar czf x.tgz top` lists `top` itself and safety._common_top finds no single top folder to strip."""
+    if zipfile.is_zipfile(archive):
+        with zipfile.ZipFile(archive) as zf:
+            members = [m for m in zip_members(zf) if m.kind != "dir"]
+            return materialise(members, dest, ARCHIVE_LIMITS, strip_top=strip_top)[0]
+    with tarfile.open(archive, "r:*") as tar:
+        members = [m for m in tar_members(tar) if m.kind != "dir"]
+        return materialise(members, dest, ARCHIVE_LIMITS, strip_top=strip_top)[0]
+
+
 def _origin_tree(spec: dict, cache: Path, bases: list[Path], scratch: Path) -> tuple[Path, dict]:
     """The folder (or single file) the pinned files are read from, and the record's origin."""
     name = spec["name"]
@@ -110,7 +122,7 @@ def _origin_tree(spec: dict, cache: Path, bases: list[Path], scratch: Path) -> t
         origin = {"url": spec["url"], "sha256": spec["sha256"].lower(), "cached": str(archive)}
         if zipfile.is_zipfile(archive) or tarfile.is_tarfile(archive):
             tree = scratch / "extracted"
-            refusals, _, _ = extract_archive(archive, tree, ARCHIVE_LIMITS, strip_top=spec.get("strip_top", True))
+            refusals = _extract(archive, tree, spec.get("strip_top", True))
             if refusals:
                 log.warning("dataset %s: %d archive members refused (links, odd paths): %s", name, len(refusals),
                             ", ".join(f"{r.path} ({r.reason})" for r in refusals[:5]))
