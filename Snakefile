@@ -14,6 +14,7 @@ wildcard_constraints:
 
 
 include: "rules/corpus.smk"
+include: "rules/datasets.smk"
 include: "rules/manifest.smk"
 include: "rules/extract.smk"
 include: "rules/models.smk"
@@ -32,6 +33,7 @@ rule all:
     default_target: True
     input:
         rules.manifest.output,
+        rules.datasets.input,
         rules.extract.output,
         [path for f in FAMILIES for path in f.targets(config)],
         rules.models.output,

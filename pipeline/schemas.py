@@ -190,9 +190,47 @@ NOT_APPLICABLE = pa.schema(
     ]
 )
 
-# Per-layer pooled features (pipeline.runtime.features): one row per (item, layer) of a model.
-FEATURES = pa.schema([pa.field("item_id", pa.string(), nullable=False),   # the family's stable id of a sample/word/pair
-                      pa.field("model", pa.string(), nullable=False),
-                      pa.field("layer", pa.int16(), nullable=False),       # 0 = embedding output, 1..L = layers
-                      pa.field("pooling", pa.string(), nullable=False),    # mean / first / concat ...
-                      pa.field("vector", pa.list_(pa.float16()), nullable=False)])
+# Pooled features (the shared features runtime): one vector per (item, model, layer, pooling).
+FEATURES = pa.schema(
+    [
+        pa.field("item_id", pa.string(), nullable=False),  # the family's stable id of a sample/word/pair
+        pa.field("model", pa.string(), nullable=False),
+        pa.field("layer", pa.int16(), nullable=False),  # 0 = embedding output, 1..L = layers
+        pa.field("pooling", pa.string(), nullable=False),  # mean / first / concat ...
+        pa.field("vector", pa.list_(pa.float16()), nullable=False),
+    ]
+)
+
+# What a probe is fitted to (pipeline.fit): classification tasks fill `label`, regression tasks
+# `target`; `group` keeps the samples of one snippet in one cross-validation fold. Families may
+# add columns (e.g. a scalar for the regression baseline); the fit reads only those it needs.
+PROBE_LABELS = pa.schema(
+    [
+        pa.field("item_id", pa.string(), nullable=False),
+        pa.field("label", pa.string(), nullable=True),  # classification
+        pa.field("target", pa.float64(), nullable=True),  # regression
+        pa.field("group", pa.string(), nullable=False),  # e.g. the snippet id
+    ]
+)
+
+# Fit results (pipeline.fit): one row per (task, model, pooling, layer, fold, probe). Baselines have
+# model = probe = the baseline's name and a null layer. `selected` marks every fold of the layer
+# chosen on fold 0; the headline is the mean of the other folds' `error` at that layer.
+FIT_RESULTS = pa.schema(
+    [
+        pa.field("task", pa.string(), nullable=False),
+        pa.field("task_type", pa.string(), nullable=False),  # classification / regression
+        pa.field("model", pa.string(), nullable=False),
+        pa.field("pooling", pa.string(), nullable=False),
+        pa.field("probe", pa.string(), nullable=False),  # ridge / lbfgs / sgd / majority / linreg
+        pa.field("layer", pa.int16(), nullable=True),
+        pa.field("fold", pa.int16(), nullable=False),  # 0 chooses the layer; 1..K-1 give the headline
+        pa.field("metric", pa.string(), nullable=False),  # error (1 - accuracy) / mae
+        pa.field("error", pa.float64(), nullable=False),
+        pa.field("n_train", pa.int64(), nullable=False),
+        pa.field("n_test", pa.int64(), nullable=False),
+        pa.field("alpha", pa.float64(), nullable=True),  # regularisation chosen on the train folds
+        pa.field("selected", pa.bool_(), nullable=False),
+        pa.field("n_dropped", pa.int64(), nullable=False),  # items left out: no label or not in every layer's features
+    ]
+)

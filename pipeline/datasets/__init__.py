@@ -1,0 +1,1 @@
+"""Pinned non-code datasets (IdBench CSVs, the algorithm-probing JSON, ...): `python -m pipeline.datasets.fetch`."""

@@ -1,0 +1,5 @@
+import sys
+
+from pipeline.fit.cli import main
+
+sys.exit(main())

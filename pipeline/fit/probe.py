@@ -1,0 +1,307 @@
+"""Linear probes on frozen features, with the probing paper's protocol (Karmakar & Robbes 2021, sec. 4.2).
+
+K-fold cross-validation (K = 4) with folds grouped by `group` (the samples of one snippet never
+straddle folds; groups are assigned to folds by a seeded, size-balanced draw). For every layer a
+linear probe is fitted on the train folds (features standardised on the train folds only) and
+scored on the test fold: error = 1 - accuracy for classification, MAE for regression. The best
+layer is chosen on fold 0 only; the headline is the mean over folds 1..K-1 at that layer, with a
+95% t-interval (and min/max) across those folds. Per-layer curves over all folds are kept.
+
+Probes: `ridge` (default, fast: RidgeClassifierCV / RidgeCV, efficient leave-one-out over the
+alpha grid), `lbfgs` (logistic regression, C = 1/alpha, alpha chosen by an inner grouped CV) and
+`sgd` (the paper's SGDClassifier with log loss, tol 1e-4, alpha grid-searched on an inner grouped
+split; slow). Regression tasks always use ridge (the paper's RidgeCV).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass, field
+from typing import Iterable, Sequence
+
+import numpy as np
+import pyarrow as pa
+
+ALPHAS: tuple[float, ...] = (1e-4, 1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0)  # the paper's grid
+PROBES = ("ridge", "lbfgs", "sgd")
+TASK_TYPES = ("classification", "regression")
+
+
+@dataclass(frozen=True)
+class ProbeConfig:
+    task_type: str = "classification"
+    probe: str = "ridge"
+    folds: int = 4
+    alphas: tuple[float, ...] = ALPHAS
+    seed: int = 0
+    inner_folds: int = 3  # lbfgs / sgd: grouped inner split of the train folds for the alpha search
+    max_iter: int = 1000
+
+    def __post_init__(self):
+        if self.task_type not in TASK_TYPES:
+            raise ValueError(f"task_type must be one of {TASK_TYPES}, got {self.task_type!r}")
+        if self.probe not in PROBES:
+            raise ValueError(f"probe must be one of {PROBES}, got {self.probe!r}")
+        if self.task_type == "regression" and self.probe != "ridge":
+            raise ValueError("regression tasks are fitted with ridge (RidgeCV); use --probe ridge")
+        if self.folds < 2 or self.inner_folds < 2:
+            raise ValueError("folds and inner_folds must be at least 2")
+        if not self.alphas or any(a <= 0 for a in self.alphas):
+            raise ValueError("alphas must be a non-empty list of positive numbers")
+
+    @property
+    def metric(self) -> str:
+        return "error" if self.task_type == "classification" else "mae"
+
+
+@dataclass(frozen=True)
+class FoldScore:
+    """One probe (or baseline) fitted on the other folds and scored on `fold`."""
+
+    layer: int | None  # None for baselines
+    fold: int
+    error: float  # 1 - accuracy, or MAE
+    n_train: int
+    n_test: int
+    alpha: float | None = None
+
+
+@dataclass(frozen=True)
+class Headline:
+    """The protocol's summary: layer chosen on fold 0, statistics over folds 1..K-1 at that layer."""
+
+    layer: int | None
+    mean: float
+    ci_low: float  # 95% Student-t interval of the mean across the headline folds
+    ci_high: float
+    min: float
+    max: float
+    n_folds: int
+    interval: str = "t95 over folds 1..K-1"
+
+
+@dataclass(frozen=True)
+class ProbeResult:
+    scores: tuple[FoldScore, ...]
+    selected_layer: int | None
+    headline: Headline
+
+    def curve(self) -> dict[int | None, float]:
+        """Mean error per layer over all folds (the per-layer curve)."""
+        by: dict[int | None, list[float]] = {}
+        for s in self.scores:
+            by.setdefault(s.layer, []).append(s.error)
+        return {layer: float(np.mean(v)) for layer, v in sorted(by.items(), key=lambda kv: (kv[0] is None, kv[0]))}
+
+
+# ---------------------------------------------------------------- folds
+
+
+def assign_folds(groups: Sequence[str], k: int, seed: int) -> np.ndarray:
+    """Fold index (0..k-1) per sample; every group lands in exactly one fold.
+
+    Deterministic and independent of row order: the distinct groups are sorted, shuffled with
+    `seed`, then (largest first, shuffled order among equal sizes) given to the fold with the
+    fewest samples so far, ties to the lowest fold.
+    """
+    groups = np.asarray(groups, dtype=object).astype(str)
+    names, inverse, counts = np.unique(groups, return_inverse=True, return_counts=True)
+    if len(names) < k:
+        raise ValueError(f"{len(names)} groups cannot fill {k} folds; need at least {k} distinct groups")
+    order = np.random.default_rng(seed).permutation(len(names))
+    order = order[np.argsort(-counts[order], kind="stable")]
+    load = np.zeros(k, dtype=np.int64)
+    fold_of_group = np.empty(len(names), dtype=np.int64)
+    for g in order:
+        f = int(np.argmin(load))
+        fold_of_group[g] = f
+        load[f] += counts[g]
+    return fold_of_group[inverse]
+
+
+def fold_splits(folds: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(train indices, test indices) for each fold, in fold order."""
+    return [(np.flatnonzero(folds != f), np.flatnonzero(folds == f)) for f in range(int(folds.max()) + 1)]
+
+
+# ---------------------------------------------------------------- one probe
+
+
+def _standardise(x_train: np.ndarray, x_test: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    x_train = x_train.astype(np.float64, copy=False)
+    x_test = x_test.astype(np.float64, copy=False)
+    mean = x_train.mean(axis=0)
+    std = x_train.std(axis=0)
+    std[std == 0] = 1.0
+    return (x_train - mean) / std, (x_test - mean) / std
+
+
+def fit_and_score(x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, y_test: np.ndarray,
+                  groups_train: Sequence[str], config: ProbeConfig) -> tuple[float, float]:
+    """Fit `config.probe` on the train part (alpha chosen on it only); return (error on test, alpha)."""
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.linear_model import LogisticRegressionCV, RidgeClassifierCV, RidgeCV, SGDClassifier
+    from sklearn.model_selection import GridSearchCV
+
+    x_train, x_test = _standardise(x_train, x_test)
+    alphas = list(config.alphas)
+    if config.task_type == "regression":
+        model = RidgeCV(alphas=alphas).fit(x_train, y_train)  # efficient leave-one-out over the grid
+        return float(np.mean(np.abs(model.predict(x_test) - y_test))), float(model.alpha_)
+    if config.probe == "ridge":
+        model = RidgeClassifierCV(alphas=alphas).fit(x_train, y_train)
+        alpha = float(model.alpha_)
+    else:
+        inner = fold_splits(assign_folds(groups_train, config.inner_folds, config.seed + 1))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            if config.probe == "lbfgs":
+                cs = [1.0 / a for a in alphas]
+                model = LogisticRegressionCV(Cs=cs, cv=inner, max_iter=config.max_iter, scoring="accuracy",
+                                             l1_ratios=(0.0,), use_legacy_attributes=False)
+                model.fit(x_train, y_train)
+                alpha = float(1.0 / np.ravel(model.C_)[0])
+            else:
+                sgd = SGDClassifier(loss="log_loss", tol=1e-4, max_iter=config.max_iter, random_state=config.seed)
+                model = GridSearchCV(sgd, {"alpha": alphas}, cv=inner, scoring="accuracy", refit=True)
+                model.fit(x_train, y_train)
+                alpha = float(model.best_params_["alpha"])
+    return float(1.0 - np.mean(model.predict(x_test) == y_test)), alpha
+
+
+def cross_validate(x: np.ndarray, y: np.ndarray, groups: Sequence[str], folds: np.ndarray, config: ProbeConfig,
+                   layer: int | None = None) -> list[FoldScore]:
+    """One layer: a probe per fold, fitted on the other folds."""
+    groups = np.asarray(groups, dtype=object)
+    out = []
+    for f, (tr, te) in enumerate(fold_splits(folds)):
+        err, alpha = fit_and_score(x[tr], y[tr], x[te], y[te], groups[tr], config)
+        out.append(FoldScore(layer, f, err, len(tr), len(te), alpha))
+    return out
+
+
+# ---------------------------------------------------------------- protocol
+
+
+def headline(scores: Iterable[FoldScore], layer: int | None) -> Headline:
+    """Mean, 95% t-interval, min and max over folds 1..K-1 at `layer`."""
+    from scipy import stats
+
+    vals = np.array([s.error for s in scores if s.layer == layer and s.fold != 0], dtype=np.float64)
+    if len(vals) == 0:
+        raise ValueError(f"no fold other than 0 scored at layer {layer}")
+    mean = float(vals.mean())
+    if len(vals) > 1 and vals.std() > 0:
+        half = float(stats.t.ppf(0.975, len(vals) - 1) * vals.std(ddof=1) / math.sqrt(len(vals)))
+    else:
+        half = 0.0
+    return Headline(layer, mean, mean - half, mean + half, float(vals.min()), float(vals.max()), len(vals))
+
+
+def select_layer(scores: Iterable[FoldScore]) -> int | None:
+    """The layer with the lowest fold-0 error (ties: the lowest layer)."""
+    first = sorted((s.error, s.layer) for s in scores if s.fold == 0)
+    if not first:
+        raise ValueError("no fold-0 score to choose a layer on")
+    return first[0][1]
+
+
+def summarise(scores: Sequence[FoldScore]) -> ProbeResult:
+    layer = select_layer(scores)
+    return ProbeResult(tuple(scores), layer, headline(scores, layer))
+
+
+def probe_layers(layers: Iterable[tuple[int, np.ndarray]], y: np.ndarray, groups: Sequence[str],
+                 folds: np.ndarray, config: ProbeConfig) -> ProbeResult:
+    """The whole protocol over (layer, features) pairs, consumed one at a time (memory: one layer)."""
+    scores: list[FoldScore] = []
+    for layer, x in layers:
+        if len(x) != len(y):
+            raise ValueError(f"layer {layer}: {len(x)} feature rows for {len(y)} labels")
+        scores.extend(cross_validate(x, y, groups, folds, config, layer))
+    return summarise(scores)
+
+
+# ---------------------------------------------------------------- baselines and control tasks
+
+
+def majority_baseline(labels: Sequence[str], folds: np.ndarray) -> ProbeResult:
+    """Predict the train folds' most frequent label (ties: the smallest label) on the test fold."""
+    labels = np.asarray(labels, dtype=object)
+    scores = []
+    for f, (tr, te) in enumerate(fold_splits(folds)):
+        values, counts = np.unique(labels[tr].astype(str), return_counts=True)
+        top = values[np.argmax(counts)]  # np.unique sorts, argmax takes the first maximum
+        scores.append(FoldScore(None, f, float(np.mean(labels[te].astype(str) != top)), len(tr), len(te)))
+    return summarise(scores)
+
+
+def regression_baseline(feature: Sequence[float], target: Sequence[float], folds: np.ndarray) -> ProbeResult:
+    """Ordinary least squares of the target on one scalar feature (e.g. token count); MAE."""
+    x = np.asarray(feature, dtype=np.float64)
+    t = np.asarray(target, dtype=np.float64)
+    scores = []
+    for f, (tr, te) in enumerate(fold_splits(folds)):
+        design = np.column_stack([np.ones(len(tr)), x[tr]])
+        coef, *_ = np.linalg.lstsq(design, t[tr], rcond=None)
+        pred = coef[0] + coef[1] * x[te]
+        scores.append(FoldScore(None, f, float(np.mean(np.abs(pred - t[te]))), len(tr), len(te)))
+    return summarise(scores)
+
+
+def control_labels(word_types: Sequence[str], labels: Sequence[str], seed: int) -> np.ndarray:
+    """Hewitt & Liang (2019) control task: each word type gets one label drawn (seeded) from the
+    task's empirical label distribution; every item of that type carries it. Independent of item order."""
+    word_types = np.asarray(word_types, dtype=object).astype(str)
+    values, counts = np.unique(np.asarray(labels, dtype=object).astype(str), return_counts=True)
+    types, inverse = np.unique(word_types, return_inverse=True)
+    drawn = np.random.default_rng(seed).choice(len(values), size=len(types), p=counts / counts.sum())
+    return values[drawn][inverse].astype(object)
+
+
+def selectivity(task: ProbeResult, control: ProbeResult) -> dict[int | None, float]:
+    """Per layer: control error - task error (mean over all folds). High: the probe reads the representation."""
+    t, c = task.curve(), control.curve()
+    return {layer: c[layer] - t[layer] for layer in t if layer in c}
+
+
+# ---------------------------------------------------------------- results table
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """What identifies a set of scores in FIT_RESULTS."""
+
+    task: str
+    task_type: str
+    model: str
+    pooling: str
+    probe: str
+    n_dropped: int = 0
+    extra: dict = field(default_factory=dict)
+
+
+def results_table(result: ProbeResult, info: RunInfo) -> pa.Table:
+    """FIT_RESULTS rows for one result, sorted by (layer, fold)."""
+    from pipeline import schemas
+
+    metric = "error" if info.task_type == "classification" else "mae"
+    rows = sorted(result.scores, key=lambda s: (-1 if s.layer is None else s.layer, s.fold))
+    cols = {
+        "task": [info.task] * len(rows),
+        "task_type": [info.task_type] * len(rows),
+        "model": [info.model] * len(rows),
+        "pooling": [info.pooling] * len(rows),
+        "probe": [info.probe] * len(rows),
+        "layer": [s.layer for s in rows],
+        "fold": [s.fold for s in rows],
+        "metric": [metric] * len(rows),
+        "error": [s.error for s in rows],
+        "n_train": [s.n_train for s in rows],
+        "n_test": [s.n_test for s in rows],
+        "alpha": [s.alpha for s in rows],
+        "selected": [s.layer == result.selected_layer for s in rows],
+        "n_dropped": [info.n_dropped] * len(rows),
+    }
+    return pa.table(cols, schema=schemas.FIT_RESULTS)

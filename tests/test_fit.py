@@ -1,0 +1,194 @@
+"""pipeline.fit: the probing protocol on synthetic features (fast)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from pipeline import schemas
+from pipeline.fit.probe import (
+    ProbeConfig, RunInfo, assign_folds, control_labels, fold_splits, majority_baseline, probe_layers,
+    regression_baseline, results_table, selectivity,
+)
+from pipeline.io import write_parquet
+from tests.conftest import REPO
+
+CLASSES = ["a", "b", "c"]
+
+
+def synthetic(n_groups=40, per_group=5, dim=8, layers=3, good=1, seed=0):
+    """Labels depend on the group's class; layer `good` carries a clean class signal, the others noise."""
+    rng = np.random.default_rng(seed)
+    groups = np.repeat([f"g{i:03d}" for i in range(n_groups)], per_group).astype(object)
+    y = rng.choice(CLASSES, size=len(groups)).astype(object)
+    feats = {}
+    for layer in range(layers):
+        x = rng.normal(size=(len(y), dim)).astype(np.float32)
+        if layer == good:
+            x[:, :3] += 6.0 * np.eye(3, dtype=np.float32)[[CLASSES.index(c) for c in y]]
+        feats[layer] = x
+    return feats, y, groups
+
+
+@pytest.mark.parametrize("probe", ["ridge", "lbfgs", "sgd"])
+def test_separable_layer_is_chosen_and_noise_is_near_chance(probe):
+    feats, y, groups = synthetic()
+    config = ProbeConfig(probe=probe, seed=3)
+    folds = assign_folds(groups, 4, 3)
+    result = probe_layers(feats.items(), y, groups, folds, config)
+    assert result.selected_layer == 1
+    assert result.headline.mean < 0.02 and result.headline.n_folds == 3
+    assert result.headline.ci_low <= result.headline.mean <= result.headline.ci_high
+    curve = result.curve()
+    assert curve[0] > 0.45 and curve[2] > 0.45  # chance is 2/3
+    assert len(result.scores) == 3 * 4
+
+
+def test_grouped_folds_never_split_a_group_and_are_deterministic():
+    groups = np.array([f"s{i % 37}" for i in range(500)], dtype=object)
+    folds = assign_folds(groups, 4, 11)
+    for g in np.unique(groups):
+        assert len(set(folds[groups == g])) == 1
+    assert set(folds) == {0, 1, 2, 3}
+    sizes = np.bincount(folds)
+    assert sizes.max() - sizes.min() <= 14  # balanced to within one group
+    perm = np.random.default_rng(0).permutation(len(groups))  # row order does not matter
+    assert (assign_folds(groups[perm], 4, 11) == folds[perm]).all()
+    assert not (assign_folds(groups, 4, 12) == folds).all()
+    with pytest.raises(ValueError, match="groups"):
+        assign_folds(["a", "b"], 4, 0)
+
+
+def test_majority_and_regression_baselines_match_hand_computation():
+    folds = np.array([0, 0, 1, 1])
+    labels = np.array(["x", "y", "x", "x"], dtype=object)
+    res = majority_baseline(labels, folds)
+    # fold 0: train on fold 1 (x, x) -> predicts x; test (x, y) -> error 0.5. fold 1: train (x, y) tie -> x; error 0
+    assert [s.error for s in res.scores] == [0.5, 0.0]
+    assert res.headline.mean == 0.0 and res.selected_layer is None
+    feature = np.array([1.0, 2.0, 3.0, 5.0])
+    target = np.array([2.0, 4.0, 5.0, 9.0])
+    res = regression_baseline(feature, target, folds)
+    # fold 0: fit on (3,5),(5,9): t = 2x - 1 -> preds 1, 3 vs 2, 4: MAE 1. fold 1: fit on (1,2),(2,4): t = 2x -> 6, 10 vs 5, 9: MAE 1
+    assert np.allclose([s.error for s in res.scores], [1.0, 1.0])
+
+
+def test_control_labels_are_consistent_per_word_type_and_seeded():
+    words = np.array(["i", "j", "i", "x", "y", "j", "i"] * 10, dtype=object)
+    labels = np.array(["VAR", "VAR", "FN", "VAR", "CLS", "FN", "VAR"] * 10, dtype=object)
+    a = control_labels(words, labels, 5)
+    for w in set(words):
+        assert len(set(a[words == w])) == 1
+    assert set(a) <= set(labels)
+    assert (control_labels(words, labels, 5) == a).all()
+    perm = np.random.default_rng(1).permutation(len(words))
+    assert (control_labels(words[perm], labels[perm], 5) == a[perm]).all()
+    many = {tuple(control_labels(words, labels, s)) for s in range(20)}
+    assert len(many) > 1
+
+
+def test_selectivity_is_control_minus_task_error():
+    feats, y, groups = synthetic(layers=2, good=1)
+    folds = assign_folds(groups, 4, 0)
+    task = probe_layers(feats.items(), y, groups, folds, ProbeConfig())
+    control = probe_layers(feats.items(), control_labels(groups, y, 1), groups, folds, ProbeConfig())
+    sel = selectivity(task, control)
+    assert set(sel) == {0, 1} and sel[1] == pytest.approx(control.curve()[1] - task.curve()[1])
+
+
+def test_ridge_and_lbfgs_agree_on_the_easy_task():
+    feats, y, groups = synthetic(good=0, layers=1)
+    folds = assign_folds(groups, 4, 0)
+    r = probe_layers(feats.items(), y, groups, folds, ProbeConfig(probe="ridge"))
+    l = probe_layers(feats.items(), y, groups, folds, ProbeConfig(probe="lbfgs"))
+    assert abs(r.headline.mean - l.headline.mean) < 0.02
+
+
+def test_regression_task_uses_ridge_mae():
+    rng = np.random.default_rng(0)
+    groups = np.repeat([f"g{i}" for i in range(30)], 4).astype(object)
+    x = rng.normal(size=(120, 5))
+    t = 3 * x[:, 0] + 1.0
+    res = probe_layers([(0, x), (1, rng.normal(size=(120, 5)))], t, groups, assign_folds(groups, 4, 0),
+                       ProbeConfig(task_type="regression"))
+    assert res.selected_layer == 0 and res.headline.mean < 0.05
+    with pytest.raises(ValueError, match="ridge"):
+        ProbeConfig(task_type="regression", probe="sgd")
+
+
+def write_inputs(tmp_path, feats, y, groups, drop_label=2, drop_feature=3):
+    items = [f"it{i:04d}" for i in range(len(y))]
+    rows = {"item_id": [], "model": [], "layer": [], "pooling": [], "vector": []}
+    for model in ("m1", "m2"):
+        for layer, x in feats.items():
+            for i, item in enumerate(items):
+                if model == "m2" and i < drop_feature:  # m2 lacks these items: dropped for every model
+                    continue
+                rows["item_id"].append(item)
+                rows["model"].append(model)
+                rows["layer"].append(layer)
+                rows["pooling"].append("mean")
+                rows["vector"].append(x[i].tolist())
+    half = len(rows["item_id"]) // 2
+    f1, f2 = tmp_path / "f1.parquet", tmp_path / "f2.parquet"
+    table = pa.table(rows, schema=schemas.FEATURES)
+    write_parquet(table.slice(0, half), f1, schemas.FEATURES)
+    write_parquet(table.slice(half), f2, schemas.FEATURES)
+    labels = pa.table({"item_id": items, "label": [None if i >= len(y) - drop_label else v for i, v in enumerate(y)],
+                       "target": [None] * len(y), "group": list(groups)}, schema=schemas.PROBE_LABELS)
+    lp = tmp_path / "labels.parquet"
+    write_parquet(labels, lp, schemas.PROBE_LABELS)
+    return [f1, f2], lp
+
+
+def test_cli_end_to_end_and_deterministic(tmp_path):
+    feats, y, groups = synthetic(n_groups=24, per_group=4)
+    features, labels = write_inputs(tmp_path, feats, y, groups)
+    outs = []
+    for run in ("a", "b"):
+        out, metrics = tmp_path / f"{run}.parquet", tmp_path / f"{run}.json"
+        res = subprocess.run([sys.executable, "-m", "pipeline.fit", "--features", *map(str, features), "--labels",
+                              str(labels), "--task", "toy", "--task-type", "classification", "--probe", "ridge",
+                              "--folds", "4", "--alphas", "[1e-4,1e-2,1,100]", "--seed", "7", "--majority",
+                              "--out", str(out), "--metrics", str(metrics)],
+                             cwd=REPO, capture_output=True, text=True)
+        assert res.returncode == 0, res.stderr
+        outs.append(out.read_bytes())
+    assert outs[0] == outs[1]
+    assert "dropped 5" in res.stderr
+    table = pq.read_table(tmp_path / "a.parquet")
+    assert table.schema.equals(schemas.FIT_RESULTS, check_metadata=False)
+    assert table.num_rows == 2 * 3 * 4 + 4  # 2 models x 3 layers x 4 folds + majority
+    rows = table.to_pylist()
+    assert {r["n_dropped"] for r in rows} == {5}
+    assert {r["n_test"] + r["n_train"] for r in rows} == {96 - 5}
+    chosen = {(r["model"], r["layer"]) for r in rows if r["selected"]}
+    assert chosen == {("m1", 1), ("m2", 1), ("majority", None)}
+    assert set(r["alpha"] for r in rows if r["probe"] == "ridge") <= {1e-4, 1e-2, 1.0, 100.0}
+    metrics = json.loads((tmp_path / "a.json").read_text())
+    assert metrics["items"] == 91 and metrics["dropped"] == {"labelled_without_features": 3, "featured_without_label": 2,
+                                                             "null_label": 2, "total": 5}
+    assert [h["layer"] for h in metrics["headlines"]] == [1, 1, None]
+
+
+def test_cli_errors_are_one_line(tmp_path):
+    feats, y, groups = synthetic(n_groups=8, per_group=2)
+    features, labels = write_inputs(tmp_path, feats, y, groups)
+    res = subprocess.run([sys.executable, "-m", "pipeline.fit", "--features", *map(str, features), "--labels",
+                          str(labels), "--task", "t", "--task-type", "regression", "--probe", "sgd",
+                          "--out", str(tmp_path / "o.parquet")], cwd=REPO, capture_output=True, text=True)
+    assert res.returncode == 2 and "ridge" in res.stderr and "Traceback" not in res.stderr
+
+
+def test_results_table_marks_the_selected_layer():
+    feats, y, groups = synthetic(layers=2)
+    result = probe_layers(feats.items(), y, groups, assign_folds(groups, 4, 0), ProbeConfig())
+    t = results_table(result, RunInfo("t", "classification", "m", "mean", "ridge"))
+    assert [r["layer"] for r in t.to_pylist() if r["selected"]] == [1, 1, 1, 1]
+    assert fold_splits(np.array([0, 1, 0]))[0][1].tolist() == [0, 2]
