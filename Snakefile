@@ -38,5 +38,6 @@ rule all:
         [path for f in FAMILIES for path in f.targets(config)],
         rules.models.output,
         rules.inference.input,
+        rules.fits.output,
         rules.warehouse.output,
         rules.report.output,

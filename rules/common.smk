@@ -114,8 +114,22 @@ def warehouse_tables():
         "inventory": [rules.extract.output.inventory],
     }
     for f in FAMILIES:
+        if f.fit is not None:
+            tables[f.view("fits")] = registry.fit_files(f, config, INFERENCE_MODELS)
         for t in f.tables:
             tables[f.view(t.name)] = t.files(config)
         if f.inference is not None:
             tables[f.view("predictions")] = prediction_paths(f)
     return tables
+
+
+def fit_inputs(wildcards):
+    family = FAMILY_BY_NAME[wildcards.family]
+    subset = family.fit.subset(config, wildcards.task)
+    shards = [registry.PredictionFile(family.name, subset, wildcards.model, s).path for s in range(SHARDS)]
+    return {"features": shards, "labels": family.fit.labels(config, wildcards.task)}
+
+
+def fit_params(wildcards):
+    family = FAMILY_BY_NAME[wildcards.family]
+    return {"task_type": family.fit.task_type(config, wildcards.task), **family.fit.params(config)}

@@ -39,3 +39,39 @@ rule predict:
 rule inference:
     input:
         [path for f in PREDICTED for path in prediction_paths(f)],
+
+
+# The fit stage: probes and regressors over the pooled features a family's predict jobs wrote.
+rule fit:
+    input:
+        unpack(fit_inputs),
+    output:
+        results="data/fits/{family}/{task}/{model}.parquet",
+        metrics="data/fits/{family}/{task}/{model}.json",
+    params:
+        fit=lambda wildcards: fit_params(wildcards),
+        alphas=lambda wildcards: as_json(fit_params(wildcards)["alphas"]),
+        baselines=lambda wildcards: "--majority" if fit_params(wildcards).get("majority") else "",
+    threads: config["inference"]["threads"]
+    conda:
+        CONDA_ENV
+    log:
+        "logs/fit/{family}/{task}/{model}.log",
+    shell:
+        "python -m pipeline.fit --features {input.features:q} --labels {input.labels:q} --task {wildcards.task:q}"
+        " --task-type {params.fit[task_type]} --probe {params.fit[probe]} --folds {params.fit[folds]}"
+        " --alphas {params.alphas:q} --seed {params.fit[seed]} {params.baselines} --out {output.results:q}"
+        " --metrics {output.metrics:q} 2> {log:q}"
+
+
+rule fits:
+    input:
+        [path.replace(".parquet", ".json") for f in FAMILIES for path in registry.fit_files(f, config, INFERENCE_MODELS)],
+    output:
+        "data/fits/index.json",
+    conda:
+        CONDA_ENV
+    log:
+        "logs/fit/index.log",
+    shell:
+        "python -m pipeline.fit.index {output:q} {input:q} 2> {log:q}"

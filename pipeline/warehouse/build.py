@@ -28,7 +28,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from pipeline import families
+from pipeline import families, schemas
 from pipeline.core import logs
 from pipeline.io import atomic_path
 from pipeline.warehouse.comments import column_comments
@@ -76,6 +76,9 @@ def family_tables(family: families.Family) -> list[WarehouseTable]:
     tables = [WarehouseTable(family.view(t.name), t.schema, t.description, t.derived) for t in family.tables]
     if family.inference is not None:
         tables.append(WarehouseTable(family.view("predictions"), family.inference.schema, family.inference.description))
+    if family.fit is not None:
+        tables.append(WarehouseTable(family.view("fits"), schemas.FIT_RESULTS,
+                                     "probe and regressor results per task, model, layer and fold (pipeline.fit)"))
     return tables
 
 
