@@ -174,6 +174,16 @@ SOURCE_PINS = pa.schema(
     ]
 )
 
+DATASET_PINS = pa.schema(
+    [
+        _described("name", pa.string(), "the dataset's name in params.yaml datasets", False),
+        _described("kind", pa.string(), "local / url"),
+        _described("files", pa.int64(), "pinned files copied"),
+        _described("bytes", pa.int64(), "bytes copied"),
+        _described("pin", pa.string(), "every file with its verified sha256 (JSON)"),
+    ]
+)
+
 RUN_PARAMS = pa.schema(
     [
         _described("key", pa.string(), "dotted path in params.yaml", False),

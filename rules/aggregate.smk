@@ -9,6 +9,7 @@ rule warehouse_spec:
     input:
         sources=expand("data/sources/{source}.json", source=SOURCES),
         models=expand("data/models/{model}", model=ZOO),
+        datasets=rules.datasets.input,
     output:
         "data/warehouse.spec.json",
     params:
@@ -21,7 +22,8 @@ rule warehouse_spec:
         from pipeline.io import write_json
 
         write_json({"tables": params.tables, "params": params.params, "not_applicable": params.not_applicable,
-                    "models": list(input.models), "sources": list(input.sources)}, output[0])
+                    "models": list(input.models), "sources": list(input.sources),
+                    "datasets": list(input.datasets)}, output[0])
 
 
 rule warehouse:

@@ -3,7 +3,7 @@
 - Core tables (manifest, rejects, usages, imports, inventory; pipeline/warehouse/tables.py).
 - Each family's tables, as views `<family>_<table>`, and its predictions, `<family>_predictions`.
 - Provenance: `families` (name, paper, version), `models` (every zoo model's card), `sources`
-  (every corpus source's verified pin), `run_params` (params.yaml by leaf), `not_applicable`
+  (every corpus source's verified pin), `datasets` (every pinned dataset file), `run_params` (params.yaml by leaf), `not_applicable`
   (one line per family and model that got no job, with the reason). Every prediction row joins
   its model card (`model` = `models.name`) and its family's version.
 - The metric library's macros (pipeline.metrics, when present), the core views in sql/*.sql,
@@ -112,10 +112,17 @@ def provenance_rows(spec: dict, root: Path) -> dict[str, list[dict]]:
         sources.append({"name": data.get("name", Path(record).stem), "kind": data.get("kind"),
                         "status": data.get("status"), "files": data.get("files"), "bytes": data.get("bytes"),
                         "pin": json.dumps(data.get("pin"), sort_keys=True)})
+    datasets = []
+    for record in spec.get("datasets", []):
+        data = json.loads((root / record).read_text())
+        datasets.append({"name": data.get("name", Path(record).stem), "kind": data.get("kind"),
+                         "files": data.get("file_count"), "bytes": data.get("bytes"),
+                         "pin": json.dumps(data.get("files"), sort_keys=True)})
     fams = [{"name": f.name, "title": f.title, "paper": f.paper, "version": f.version,
              "subsets": f.subsets(spec["params"]), "model_families": list(f.inference.model_families) if f.inference
              else []} for f in families.enabled(spec["params"])]
-    return {"families": fams, "models": cards, "sources": sources, "run_params": flatten(spec["params"]),
+    return {"families": fams, "models": cards, "sources": sources, "datasets": datasets,
+            "run_params": flatten(spec["params"]),
             "not_applicable": spec.get("not_applicable", [])}
 
 
@@ -147,7 +154,8 @@ def install_macros(con: duckdb.DuckDBPyConnection) -> None:
 
 def build(out: Path, spec: dict, root: Path = Path(".")) -> None:
     """`spec`: {"tables": {core table: [files]}, "params": params.yaml, "models": [model folders],
-    "sources": [source records], "not_applicable": [rows]}; family tables come from the registry."""
+    "sources": [source records], "datasets": [dataset records], "not_applicable": [rows]}; family
+    tables come from the registry."""
     fams = families.enabled(spec["params"])
     tables = dict(TABLES)
     for family in fams:

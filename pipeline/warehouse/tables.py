@@ -38,6 +38,7 @@ PROVENANCE: dict[str, WarehouseTable] = {
         WarehouseTable("models", schemas.MODEL_CARDS,
                        "every zoo model's card; predictions join on model = models.name"),
         WarehouseTable("sources", schemas.SOURCE_PINS, "every corpus source with the pin it was verified against"),
+        WarehouseTable("datasets", schemas.DATASET_PINS, "every pinned non-code dataset with its verified files"),
         WarehouseTable("run_params", schemas.RUN_PARAMS, "params.yaml of the run that built the warehouse, by leaf"),
         WarehouseTable("not_applicable", schemas.NOT_APPLICABLE,
                        "(family, model) pairs that got no inference job, with the reason"),
