@@ -82,3 +82,9 @@ def test_sample_hits_by_hand():
     for (rel, metric), (ranks, total) in expected.items():
         for k in (1, 3, 10, 20):
             assert hits[("python", "test", rel, metric, k)] == ([[int(r <= k) for r in ranks]], total), (rel, metric, k)
+    # codesyntax.ks reaches the attention evaluation: exactly the asked k values, the same hits
+    custom = {key: (h.tolist(), total) for key, h, total in sample_hits(s, att, offsets, ks=(2, 5))}
+    assert {key[-1] for key in custom} == {2, 5}
+    for (rel, metric), (ranks, total) in expected.items():
+        for k in (2, 5):
+            assert custom[("python", "test", rel, metric, k)] == ([[int(r <= k) for r in ranks]], total)

@@ -12,8 +12,10 @@ import yaml
 from tests.conftest import BIN, REPO, default_params, snakemake, write_params
 
 
-def test_snakemake_lint_is_clean():
-    res = subprocess.run([str(BIN / "snakemake"), "--lint"], cwd=REPO, capture_output=True, text=True)
+@pytest.mark.parametrize("config", [[], ["--directory", ".test", "--configfile", ".test/params.yaml"]],
+                         ids=["default", "test-config"])
+def test_snakemake_lint_is_clean(config):
+    res = subprocess.run([str(BIN / "snakemake"), "--lint", *config], cwd=REPO, capture_output=True, text=True)
     assert res.returncode == 0 and "Congratulations" in res.stdout + res.stderr, res.stdout + res.stderr
 
 
@@ -35,6 +37,11 @@ def test_dry_run_on_fresh_checkout_lists_expected_jobs(tmp_path):
         (lambda p: p["corpus"]["sources"][2].pop("package"), "package"),
         (lambda p: p["manifest"].update(languages=["cobol"]), "cobol"),
         (lambda p: p["manifest"].update(colour="red"), "colour"),
+        (lambda p: p.update(colour="red"), "colour"),  # unknown top-level keys too
+        (lambda p: p["inference"].update(models=["nope"]), "inference.models: 'nope' not in models.zoo"),
+        (lambda p: p["codesyntax"]["inference"].update(variant="wavy"), "codesyntax.inference.variant"),
+        (lambda p: p["apiquiz"].pop("inference"), "apiquiz"),
+        (lambda p: p.update(families=["apiquiz", "nope"]), "no family 'nope'"),
     ],
 )
 def test_bad_params_fail_naming_the_key(tmp_path, edit, needle):

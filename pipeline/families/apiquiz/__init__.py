@@ -26,7 +26,7 @@ FAMILY = Family(
     ),
     inference=Inference(
         task="pipeline.families.apiquiz.infer",
-        schema=schemas.APIQUIZ_PREDICTIONS,
+        schema=schemas.PREDICTIONS,
         description="apiquiz: gold rank and top-k per quiz, model and protocol",
         inputs=lambda config, subset: {"quizzes": QUIZZES},
         params=lambda config: {"inference": config["apiquiz"]["inference"]},

@@ -153,7 +153,7 @@ def score_shard(quizzes: pa.Table, loaded, shard: int, shards: int, token_budget
         if family == "masked-lm":
             rows += fill_mask(scorer, part, model, fill_top_k)
         rows += rank_candidates(scorer, family, part, model, rank_top_k)
-    table = pa.Table.from_pylist(rows, schemas.APIQUIZ_PREDICTIONS)
+    table = pa.Table.from_pylist(rows, schemas.PREDICTIONS)
     return table.sort_by([("quiz_id", "ascending"), ("protocol", "ascending")])
 
 

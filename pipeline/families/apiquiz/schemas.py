@@ -44,7 +44,7 @@ QUIZ_TOKENS = pa.schema(
 # Inference (infer.py): one row per (quiz, model, protocol). `fill_mask` ranks the
 # gold token over the vocabulary (masked LMs, single-token answers); `rank` ranks the quiz's
 # candidates by log-likelihood. status: ok / multi_token / too_long / not_applicable.
-APIQUIZ_PREDICTIONS = pa.schema(
+PREDICTIONS = pa.schema(
     [
         pa.field("quiz_id", pa.string(), nullable=False),
         pa.field("model", pa.string(), nullable=False),

@@ -31,17 +31,17 @@ FAMILY = Family(
     targets=targets,
     rejects=lambda config: labelled("rejects", config),
     tables=(
-        Table("samples", schemas.SYNTAX_SAMPLES, "CodeSyntax samples: functions with their tokens",
+        Table("samples", schemas.SAMPLES, "CodeSyntax samples: functions with their tokens",
               lambda config: labelled("samples", config), VARIANT_FROM_PATH),
-        Table("relations", schemas.SYNTAX_RELATIONS, "CodeSyntax relation edges (token indices)",
+        Table("relations", schemas.RELATIONS, "CodeSyntax relation edges (token indices)",
               lambda config: labelled("relations", config), VARIANT_FROM_PATH),
-        Table("baselines", schemas.SYNTAX_BASELINES,
+        Table("baselines", schemas.BASELINES,
               "CodeSyntax offset/keyword/combined baseline hits per relation and k",
               lambda config: labelled("baselines", config)),
     ),
     inference=Inference(
         task="pipeline.families.codesyntax.infer",
-        schema=schemas.SYNTAX_ATTENTION_HITS,
+        schema=schemas.ATTENTION_HITS,
         description="CodeSyntax: attention hit counts per model, variant, relation, layer and head",
         inputs=lambda config, subset: {
             "samples": LABELS.format(variant=config["codesyntax"]["inference"]["variant"], language=subset,

@@ -132,7 +132,7 @@ class AttentionEvaluator:
         bar.close()
 
     def table(self, model: str, variant: str = "plain") -> pa.Table:
-        rows = {name: [] for name in schemas.SYNTAX_ATTENTION_HITS.names}
+        rows = {name: [] for name in schemas.ATTENTION_HITS.names}
         for key in sorted(self.hits):
             language, split, rel, metric, k = key
             hits = self.hits[key].numpy()
@@ -141,7 +141,7 @@ class AttentionEvaluator:
                     for name, v in zip(rows, (model, language, variant, split, rel, metric, k, layer, head,
                                               int(hits[layer, head]), self.totals[key])):
                         rows[name].append(v)
-        return pa.table(rows, schema=schemas.SYNTAX_ATTENTION_HITS)
+        return pa.table(rows, schema=schemas.ATTENTION_HITS)
 
 
 def load_samples(samples: pa.Table, relations: pa.Table, shard: int, shards: int, max_items: int = 0,
@@ -164,8 +164,8 @@ def load_samples(samples: pa.Table, relations: pa.Table, shard: int, shards: int
 def predict(ctx) -> pa.Table:
     """The shared runner's entry point (pipeline.runtime.predict): one shard of one language."""
     p = ctx.params["inference"]
-    samples = load_samples(read_parquet(ctx.inputs["samples"], schemas.SYNTAX_SAMPLES),
-                           read_parquet(ctx.inputs["relations"], schemas.SYNTAX_RELATIONS), ctx.shard, ctx.shards,
+    samples = load_samples(read_parquet(ctx.inputs["samples"], schemas.SAMPLES),
+                           read_parquet(ctx.inputs["relations"], schemas.RELATIONS), ctx.shard, ctx.shards,
                            p["max_items"], ctx.seed)
     evaluator = AttentionEvaluator(ctx.loaded, ctx.token_budget, tuple(ctx.params["ks"]))
     evaluator.run(samples, ctx.description)

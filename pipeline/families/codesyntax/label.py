@@ -1,6 +1,6 @@
 """Cut the manifest's Python or Java functions into CodeSyntax samples and label their relations.
 
-Output: samples (schemas.SYNTAX_SAMPLES), relation edges (schemas.SYNTAX_RELATIONS) and
+Output: samples (schemas.SAMPLES), relation edges (schemas.RELATIONS) and
 rejects (core_schemas.REJECTS, stage "codesyntax"). Files are labelled in parallel processes;
 the tables are sorted, so the bytes do not depend on the number of workers.
 """
@@ -78,8 +78,8 @@ def build_tables(samples: list[tuple[dict, Sample]], failures: list[tuple[dict, 
     if max_samples and len(order) > max_samples:  # a seeded, id-based subset: stable when the corpus grows
         keep = sorted(order, key=lambda i: unit_float(seed, "codesyntax-cap", ids[i]))[:max_samples]
         order = sorted(keep, key=lambda i: ids[i])
-    cols: dict[str, list] = {name: [] for name in schemas.SYNTAX_SAMPLES.names}
-    rel: dict[str, list] = {name: [] for name in schemas.SYNTAX_RELATIONS.names}
+    cols: dict[str, list] = {name: [] for name in schemas.SAMPLES.names}
+    rel: dict[str, list] = {name: [] for name in schemas.RELATIONS.names}
     for i in order:
         row, s = samples[i]
         for name, value in (("sample_id", ids[i]), ("language", language), ("file_id", row["file_id"]),
@@ -103,8 +103,8 @@ def build_tables(samples: list[tuple[dict, Sample]], failures: list[tuple[dict, 
                             ("stage", "codesyntax"), ("reason", f.reason), ("detail", where + f.detail),
                             ("bytes", row["bytes"] if not f.function else None)):
             rejects[name].append(value)
-    samples_table = pa.table(cols, schema=schemas.SYNTAX_SAMPLES)
-    relations_table = pa.table(rel, schema=schemas.SYNTAX_RELATIONS)
+    samples_table = pa.table(cols, schema=schemas.SAMPLES)
+    relations_table = pa.table(rel, schema=schemas.RELATIONS)
     rejects_table = pa.table(rejects, schema=core_schemas.REJECTS)
     summary = {
         "language": language,
@@ -149,8 +149,8 @@ def main(argv: list[str] | None = None) -> int:
     opts = Options(args.language, args.variant == "with_newlines", args.max_tokens, args.root)
     samples, failures = label_corpus(files, opts, max(1, args.workers))
     tables = build_tables(samples, failures, args.language, args.seed, args.dev_fraction, args.max_samples)
-    write_parquet(tables[0], args.samples, schemas.SYNTAX_SAMPLES)
-    write_parquet(tables[1], args.relations, schemas.SYNTAX_RELATIONS)
+    write_parquet(tables[0], args.samples, schemas.SAMPLES)
+    write_parquet(tables[1], args.relations, schemas.RELATIONS)
     write_parquet(tables[2], args.rejects, core_schemas.REJECTS)
     summary = dict(tables[3], variant=args.variant, files=len(files))
     write_json(summary, args.summary)

@@ -3,7 +3,7 @@
 import pyarrow as pa
 
 # CodeSyntax (stage 4): one row per function or method, its tokens as the paper has them.
-SYNTAX_SAMPLES = pa.schema(
+SAMPLES = pa.schema(
     [
         pa.field("sample_id", pa.string(), nullable=False),  # hash of (file sha256, language, start line, name)
         pa.field("language", pa.string(), nullable=False),
@@ -24,8 +24,8 @@ SYNTAX_SAMPLES = pa.schema(
     ]
 )
 
-# One row per relation edge: token indices into SYNTAX_SAMPLES.tokens; head < dep_start <= dep_end.
-SYNTAX_RELATIONS = pa.schema(
+# One row per relation edge: token indices into SAMPLES.tokens; head < dep_start <= dep_end.
+RELATIONS = pa.schema(
     [
         pa.field("sample_id", pa.string(), nullable=False),
         pa.field("relation", pa.string(), nullable=False),  # Node:head_field->dependent_field
@@ -36,7 +36,7 @@ SYNTAX_RELATIONS = pa.schema(
 )
 
 # Offset / keyword / combined baselines: a score is avg(hits / total) over relations.
-SYNTAX_BASELINES = pa.schema(
+BASELINES = pa.schema(
     [
         pa.field("language", pa.string(), nullable=False),
         pa.field("variant", pa.string(), nullable=False),  # plain / with_newlines
@@ -52,7 +52,7 @@ SYNTAX_BASELINES = pa.schema(
 )
 
 # Inference (infer.py): attention hit counts per model, variant, relation, layer and head.
-SYNTAX_ATTENTION_HITS = pa.schema(
+ATTENTION_HITS = pa.schema(
     [
         pa.field("model", pa.string(), nullable=False),
         pa.field("language", pa.string(), nullable=False),

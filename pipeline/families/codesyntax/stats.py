@@ -1,5 +1,5 @@
 """Baselines and statistics for CodeSyntax: per (language, variant) the baseline table
-(schemas.SYNTAX_BASELINES) and counts; then one report like the paper's Tables 1-3."""
+(schemas.BASELINES) and counts; then one report like the paper's Tables 1-3."""
 
 from __future__ import annotations
 
@@ -57,7 +57,7 @@ def relation_edges(samples: pa.Table, relations: pa.Table, language: str) -> dic
 
 
 def baselines(edges: dict[str, Edges], language: str, variant: str, ks: list[int]) -> pa.Table:
-    cols: dict[str, list] = {n: [] for n in schemas.SYNTAX_BASELINES.names}
+    cols: dict[str, list] = {n: [] for n in schemas.BASELINES.names}
     for chosen_on in CHOSEN_ON:
         for relation, e in edges.items():
             if not (~e.dev).any():
@@ -67,7 +67,7 @@ def baselines(edges: dict[str, Edges], language: str, variant: str, ks: list[int
                                     ("baseline", s.baseline), ("metric", s.metric), ("relation", relation),
                                     ("k", s.k), ("chosen", s.chosen), ("hits", s.hits), ("total", s.total)):
                     cols[name].append(value)
-    table = pa.table(cols, schema=schemas.SYNTAX_BASELINES)
+    table = pa.table(cols, schema=schemas.BASELINES)
     return table.sort_by([(c, "ascending") for c in ("chosen_on", "baseline", "metric", "relation", "k")])
 
 
@@ -143,10 +143,10 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     logs.setup()
     if args.command == "baselines":
-        samples = read_parquet(args.samples, schemas.SYNTAX_SAMPLES)
-        edges = relation_edges(samples, read_parquet(args.relations, schemas.SYNTAX_RELATIONS), args.language)
+        samples = read_parquet(args.samples, schemas.SAMPLES)
+        edges = relation_edges(samples, read_parquet(args.relations, schemas.RELATIONS), args.language)
         table = baselines(edges, args.language, args.variant, json.loads(args.ks))
-        write_parquet(table, args.out, schemas.SYNTAX_BASELINES)
+        write_parquet(table, args.out, schemas.BASELINES)
         write_json({"language": args.language, "variant": args.variant,
                     "statistics": statistics(samples, edges), "scores": scores(table)}, args.stats)
         return 0
