@@ -61,13 +61,13 @@ REJECT_REASONS = {
     "language_not_selected": "source file of a language not in manifest.languages",
     "binary": "contains NUL bytes",
     "undecodable": "bytes do not decode in the declared or default encoding",
-    # extract and codesyntax (per file or per function; too_large is reused with each stage's cap)
+    # extract and the syntax labellers (per file or per function; too_large is reused with each stage's cap)
     "syntax_error": "CPython's, libcst's or tokenize's parser rejects the file or the cut function (e.g. Python 2 syntax)",
     "too_deep": "nesting too deep to parse or label safely (RecursionError, too many nested parentheses)",
     "timeout": "analysis ran past extract.timeout_s (not cached: depends on machine load)",
     "worker_crash": "the analysing process died on this file (not cached)",
     "parse_error": "tree-sitter found ERROR or MISSING nodes inside the method",
-    "too_many_tokens": "the function has more tokens than codesyntax.max_tokens",
+    "too_many_tokens": "the function has more tokens than its family's max_tokens",
 }
 
 # Stage 3, static API extraction (pipeline.extract). One row per (manifest row, usage): files

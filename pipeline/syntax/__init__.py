@@ -1,3 +1,4 @@
-"""Stage 4: CodeSyntax. Functions cut from the manifest's files, their token streams,
-every AST relation edge (relation, head, dependent start, dependent end), and the
-paper's offset/keyword baselines."""
+"""A shared analysis: Python (`ast`, `tokenize`) and Java (tree-sitter) functions cut from the
+manifest's files, their token streams, trees and AST relation edges (relation, head, dependent
+start, dependent end). The codesyntax family labels its benchmark with them; the probing tasks
+read the same trees."""
