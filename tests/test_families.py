@@ -298,3 +298,20 @@ def test_a_family_from_one_folder_gets_rule_jobs_views_and_report(tmp_path):
     assert "## Dummy" in (project / "reports/index.md").read_text()
     scores = yaml.safe_load((project / "reports/metrics/scores.json").read_text())
     assert scores["dummyfam"]["minilm"]["layers"] == 7
+
+
+def test_empty_features_tables_open_in_the_warehouse(tmp_path):
+    """Pooled features are float16 on disk; an empty table of them must still give a typed view."""
+    from pipeline.schemas import FEATURES
+    from pipeline.warehouse.build import create_table_view
+    from pipeline.warehouse.tables import WarehouseTable
+    import duckdb
+
+    con = duckdb.connect(str(tmp_path / "w.duckdb"))
+    create_table_view(con, WarehouseTable("x_predictions", FEATURES, "features"), [])
+    assert con.sql("SELECT column_name, data_type FROM information_schema.columns WHERE table_name = 'x_predictions' "
+                   "AND column_name = 'vector'").fetchall() == [("vector", "FLOAT[]")]
+    path = tmp_path / "f.parquet"
+    write_parquet(pa.Table.from_pylist([{"item_id": "a", "model": "m", "layer": 0, "pooling": "mean",
+                                         "vector": [0.5, 1.0]}], schema=FEATURES), path, FEATURES)
+    assert con.sql(f"SELECT vector FROM read_parquet('{path}')").fetchall() == [([0.5, 1.0],)]

@@ -64,12 +64,25 @@ def create_table_view(con: duckdb.DuckDBPyConnection, table: WarehouseTable, fil
             select = f"SELECT * FROM read_parquet([{paths}], union_by_name = true)"
         con.execute(f"CREATE VIEW {table.name} AS {select}")
     else:
-        empty = table.schema.empty_table()  # noqa: F841 (read by DuckDB's replacement scan)
+        empty = without_float16(table.schema).empty_table()  # noqa: F841 (read by DuckDB's replacement scan)
         derived = f", {table.derived.replace('filename', 'NULL::VARCHAR')}" if table.derived else ""
         con.execute(f"CREATE TABLE {table.name} AS SELECT *{derived} FROM empty")
     con.execute(f"COMMENT ON {'VIEW' if files else 'TABLE'} {table.name} IS {quote(table.description)}")
     for column, comment in column_comments(table.schema).items():
         con.execute(f"COMMENT ON COLUMN {table.name}.{column} IS {quote(comment)}")
+
+
+def without_float16(schema: pa.Schema) -> pa.Schema:
+    """The schema with float16 (pooled features on disk) as float32: DuckDB reads float16 Parquet as
+    FLOAT, but cannot take an empty Arrow float16 column, so empty tables get the type it reads."""
+    def widen(t: pa.DataType) -> pa.DataType:
+        if pa.types.is_float16(t):
+            return pa.float32()
+        if pa.types.is_list(t):
+            return pa.list_(widen(t.value_type))
+        return t
+
+    return pa.schema([f.with_type(widen(f.type)) for f in schema], metadata=schema.metadata)
 
 
 def family_tables(family: families.Family) -> list[WarehouseTable]:
