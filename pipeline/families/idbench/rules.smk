@@ -1,0 +1,22 @@
+# idbench (IdBench): pairs, identifiers and string scores from the pinned IdBench release.
+
+
+rule idbench:
+    input:
+        record="data/datasets/" + config["idbench"]["dataset"] + ".json",
+    output:
+        pairs="data/families/idbench/pairs.parquet",
+        identifiers="data/families/idbench/identifiers.parquet",
+        scores="data/families/idbench/scores.parquet",
+        interesting="data/families/idbench/interesting.parquet",
+        metrics="reports/metrics/idbench.json",
+    params:
+        dataset="data/datasets/" + config["idbench"]["dataset"],
+    conda:
+        CONDA_ENV
+    log:
+        "logs/idbench/generate.log",
+    shell:
+        "python -m pipeline.families.idbench.generate --dataset {params.dataset:q} --pairs {output.pairs:q}"
+        " --identifiers {output.identifiers:q} --scores {output.scores:q} --interesting {output.interesting:q}"
+        " --metrics {output.metrics:q} 2> {log:q}"
