@@ -112,6 +112,8 @@ def test_views_on_a_small_warehouse(tmp_path):
         con.execute(f"CREATE VIEW idbench_{name} AS SELECT * FROM read_parquet('{out[name]}')")
     con.register("_preds", pa.Table.from_pylist(preds, schemas.PREDICTIONS))
     con.execute("CREATE VIEW idbench_predictions AS SELECT * FROM _preds")
+    con.register("_ens", schemas.ENSEMBLE.empty_table())
+    con.execute("CREATE VIEW idbench_ensemble AS SELECT * FROM _ens")
     con.execute((REPO / "pipeline/families/idbench/sql/10_views.sql").read_text())
     rho, n = con.execute("SELECT rho, n FROM idbench_spearman WHERE system = 'LV' AND size = 'small' "
                      "AND gold = 'similarity' AND pair_set = 'comparable'").fetchone()
@@ -125,3 +127,20 @@ def test_views_on_a_small_warehouse(tmp_path):
     cov = con.execute("SELECT coverage FROM idbench_spearman WHERE system = 'release:Path-based' AND size = 'small' "
                   "AND gold = 'similarity' AND pair_set = 'all_rated'").fetchone()[0]
     assert 0 < cov < 1
+
+
+def test_subtokens_and_leave_one_out_against_sklearn():
+    from sklearn.model_selection import LeaveOneOut, cross_val_predict
+    from sklearn.svm import SVR
+
+    from pipeline.families.idbench.ensemble import leave_one_out, subtokens
+
+    assert subtokens("getHTTPResponse_code2") == ["get", "HTTP", "Response", "code", "2"]
+    assert subtokens("min_val") == ["min", "val"] and subtokens("i") == ["i"]
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(25, 3))
+    y = x[:, 0] + 0.1 * rng.normal(size=25)
+    ours = leave_one_out(x, y)
+    assert np.allclose(ours, cross_val_predict(SVR(), x, y, cv=LeaveOneOut()))
+    # by hand: the first prediction comes from a model that never saw the first pair
+    assert ours[0] == pytest.approx(SVR().fit(x[1:], y[1:]).predict(x[:1])[0])

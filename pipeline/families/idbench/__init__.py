@@ -13,6 +13,7 @@ PAIRS = f"{OUT}/pairs.parquet"
 IDENTIFIERS = f"{OUT}/identifiers.parquet"
 SCORES = f"{OUT}/scores.parquet"
 INTERESTING = f"{OUT}/interesting.parquet"
+ENSEMBLE = f"{OUT}/ensemble.parquet"
 
 FAMILY = Family(
     name="idbench",
@@ -22,7 +23,7 @@ FAMILY = Family(
     version="1",
     folder=FOLDER,
     subsets=lambda config: ["all"],
-    targets=lambda config: [PAIRS, IDENTIFIERS, SCORES, INTERESTING, "reports/metrics/idbench.json"],
+    targets=lambda config: [PAIRS, IDENTIFIERS, SCORES, INTERESTING, ENSEMBLE, "reports/metrics/idbench.json"],
     tables=(
         Table("pairs", schemas.PAIRS, "IdBench pairs per size: gold scores and the release's own per-pair scores",
               lambda config: [PAIRS]),
@@ -32,6 +33,8 @@ FAMILY = Family(
               lambda config: [SCORES]),
         Table("interesting", schemas.INTERESTING, "IdBench interesting subsets (abbreviations, synonyms, ...)",
               lambda config: [INTERESTING]),
+        Table("ensemble", schemas.ENSEMBLE, "IdBench SVR ensemble: leave-one-out prediction per size, gold and pair",
+              lambda config: [ENSEMBLE]),
     ),
     inference=Inference(
         task="pipeline.families.idbench.infer",

@@ -20,3 +20,18 @@ rule idbench:
         "python -m pipeline.families.idbench.generate --dataset {params.dataset:q} --pairs {output.pairs:q}"
         " --identifiers {output.identifiers:q} --scores {output.scores:q} --interesting {output.interesting:q}"
         " --metrics {output.metrics:q} 2> {log:q}"
+
+
+# The paper's SVR ensemble over the release's seven technique scores and identifier features,
+# leave-one-out per size and gold score (scikit-learn, deterministic).
+rule idbench_ensemble:
+    input:
+        pairs="data/families/idbench/pairs.parquet",
+    output:
+        "data/families/idbench/ensemble.parquet",
+    conda:
+        CONDA_ENV
+    log:
+        "logs/idbench/ensemble.log",
+    shell:
+        "python -m pipeline.families.idbench.ensemble --pairs {input.pairs:q} --out {output:q} 2> {log:q}"

@@ -63,6 +63,17 @@ INTERESTING = pa.schema(
     ]
 )
 
+# The SVR ensemble's leave-one-out predictions (ensemble.py), per (size, gold score, pair).
+ENSEMBLE = pa.schema(
+    [
+        pa.field("size", pa.string(), nullable=False),
+        pa.field("gold", pa.string(), nullable=False),
+        pa.field("pair_id", pa.string(), nullable=False),
+        pa.field("technique", pa.string(), nullable=False),  # ensemble
+        pa.field("score", pa.float64(), nullable=False),  # leave-one-out prediction
+    ]
+)
+
 # Inference: per-layer pooled features of each identifier (item_id = identifier_id), one row per
 # (identifier, model, layer, pooling): pipeline.schemas.FEATURES with the vector as float32 (the
 # runtime computes in float32 and rounds to float16; DuckDB reads float32 lists natively). The

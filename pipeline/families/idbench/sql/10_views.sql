@@ -39,7 +39,11 @@ FROM idbench_model_cosine c JOIN idbench_pairs p USING (pair_id);
 -- embeddings scored the pair: the paper's set) and `all_rated` (every pair with this gold score).
 CREATE VIEW idbench_judged AS
 WITH j AS (SELECT g.size, g.gold, g.pair_id, g.comparable, g.value, s.system, s.kind, s.layer, s.pooling, s.score
-           FROM idbench_gold g JOIN idbench_system_scores s USING (size, pair_id))
+           FROM idbench_gold g JOIN idbench_system_scores s USING (size, pair_id)
+           UNION ALL  -- the SVR ensemble: leave-one-out predictions, comparable pairs only
+           SELECT g.size, g.gold, g.pair_id, g.comparable, g.value, e.technique, 'ensemble', NULL::SMALLINT,
+                  NULL::VARCHAR, e.score
+           FROM idbench_gold g JOIN idbench_ensemble e USING (size, gold, pair_id))
 SELECT *, 'all_rated' AS pair_set FROM j
 UNION ALL
 SELECT *, 'comparable' AS pair_set FROM j WHERE comparable;
