@@ -1,23 +1,24 @@
 # idbench (IdBench): pairs, identifiers and string scores from the pinned IdBench release.
 
+IDBENCH = config["idbench"]
+
 
 rule idbench:
     input:
-        record="data/datasets/" + config["idbench"]["dataset"] + ".json",
+        record=f"data/datasets/{IDBENCH['dataset']}.json",
+        tree=f"data/datasets/{IDBENCH['dataset']}",
     output:
         pairs="data/families/idbench/pairs.parquet",
         identifiers="data/families/idbench/identifiers.parquet",
         scores="data/families/idbench/scores.parquet",
         interesting="data/families/idbench/interesting.parquet",
         metrics="reports/metrics/idbench.json",
-    params:
-        dataset="data/datasets/" + config["idbench"]["dataset"],
     conda:
         CONDA_ENV
     log:
         "logs/idbench/generate.log",
     shell:
-        "python -m pipeline.families.idbench.generate --dataset {params.dataset:q} --pairs {output.pairs:q}"
+        "python -m pipeline.families.idbench.generate --dataset {input.tree:q} --pairs {output.pairs:q}"
         " --identifiers {output.identifiers:q} --scores {output.scores:q} --interesting {output.interesting:q}"
         " --metrics {output.metrics:q} 2> {log:q}"
 
