@@ -1,0 +1,87 @@
+-- idbench: every technique's score per (size, pair), the gold scores in long form, and
+-- Spearman's rho per (technique, size, gold score, pair set) with the shared metric macros.
+-- Sizes are never pooled. Gold and scores are DOUBLE (NAN in the CSVs is NULL here).
+
+-- The gold scores, one row per rated (size, pair, gold score): unrated pairs have no row.
+CREATE VIEW idbench_gold AS
+SELECT size, pair_id, id1, id2, comparable, gold, value
+FROM (UNPIVOT idbench_pairs ON relatedness, similarity, contextual_similarity INTO NAME gold VALUE value);
+
+-- Cosine of each pair's identifiers per model, layer and pooling (every pair: NULL where a model
+-- did not embed one of the identifiers).
+CREATE VIEW idbench_model_cosine AS
+WITH pairs AS (SELECT DISTINCT pair_id, id1_id, id2_id FROM idbench_pairs),
+     systems AS (SELECT DISTINCT model, layer, pooling FROM idbench_predictions)
+SELECT s.model, s.layer, s.pooling, p.pair_id,
+       list_cosine_similarity(a.vector::FLOAT[], b.vector::FLOAT[])::DOUBLE AS score
+FROM pairs p CROSS JOIN systems s
+LEFT JOIN idbench_predictions a ON a.item_id = p.id1_id AND a.model = s.model AND a.layer = s.layer
+                                AND a.pooling = s.pooling
+LEFT JOIN idbench_predictions b ON b.item_id = p.id2_id AND b.model = s.model AND b.layer = s.layer
+                                AND b.pooling = s.pooling;
+
+-- Every technique's score per (size, pair): kind string (computed here: LV, NW), release (the
+-- release's own per-pair scores, `release:<column>`), model (a zoo model's cosine at one layer).
+CREATE VIEW idbench_system_scores AS
+SELECT s.technique AS system, s.kind, NULL::SMALLINT AS layer, NULL::VARCHAR AS pooling, p.size, p.pair_id, s.score
+FROM idbench_scores s JOIN idbench_pairs p USING (pair_id)
+UNION ALL
+SELECT 'release:' || CASE technique WHEN 'ft_cbow' THEN 'FT-cbow' WHEN 'ft_sg' THEN 'FT-SG' WHEN 'w2v_sg' THEN 'w2v-SG'
+                      WHEN 'w2v_cbow' THEN 'w2v-cbow' WHEN 'path_based' THEN 'Path-based' WHEN 'lv' THEN 'LV'
+                      ELSE 'NW' END,
+       'release', NULL::SMALLINT, NULL::VARCHAR, size, pair_id, score
+FROM idbench_pairs UNPIVOT INCLUDE NULLS (score FOR technique IN (ft_cbow, ft_sg, w2v_sg, w2v_cbow, path_based, lv, nw))
+UNION ALL
+SELECT c.model, 'model', c.layer, c.pooling, p.size, c.pair_id, c.score
+FROM idbench_model_cosine c JOIN idbench_pairs p USING (pair_id);
+
+-- Each rated pair with each technique's score, on both pair sets: `comparable` (all five release
+-- embeddings scored the pair: the paper's set) and `all_rated` (every pair with this gold score).
+CREATE VIEW idbench_judged AS
+WITH j AS (SELECT g.size, g.gold, g.pair_id, g.comparable, g.value, s.system, s.kind, s.layer, s.pooling, s.score
+           FROM idbench_gold g JOIN idbench_system_scores s USING (size, pair_id)
+           UNION ALL  -- the SVR ensemble: leave-one-out predictions, comparable pairs only
+           SELECT g.size, g.gold, g.pair_id, g.comparable, g.value, e.technique, 'ensemble', NULL::SMALLINT,
+                  NULL::VARCHAR, e.score
+           FROM idbench_gold g JOIN idbench_ensemble e USING (size, gold, pair_id))
+SELECT *, 'all_rated' AS pair_set FROM j
+UNION ALL
+SELECT *, 'comparable' AS pair_set FROM j WHERE comparable;
+
+-- Spearman's rho (average ranks, on floats) per technique, size, gold score and pair set, with
+-- coverage: `rated` pairs in the set, `n` of them the technique scored (NULL/NaN scores excluded).
+CREATE VIEW idbench_spearman AS
+SELECT system, kind, layer, pooling, size, gold, pair_set, count(*) AS rated,
+       spearman_n(list(score ORDER BY pair_id), list(value ORDER BY pair_id)) AS n,
+       round(spearman_n(list(score ORDER BY pair_id), list(value ORDER BY pair_id)) / count(*), 4) AS coverage,
+       spearman_rho(list(score ORDER BY pair_id), list(value ORDER BY pair_id)) AS rho
+FROM idbench_judged
+GROUP BY ALL;
+
+-- Each model's best layer per (pooling, size, gold score, pair set): chosen on the benchmark
+-- itself (an oracle choice, as the paper reports each embedding's best hyper-parameters).
+CREATE VIEW idbench_best_layer AS
+SELECT system AS model, pooling, size, gold, pair_set, arg_max(layer, rho) AS layer, max(rho) AS rho,
+       arg_max(n, rho) AS n, arg_max(rated, rho) AS rated
+FROM idbench_spearman
+WHERE kind = 'model' AND rho IS NOT NULL AND NOT isnan(rho)
+GROUP BY ALL;
+
+-- The paper's comparison per size and gold score on the comparable pair set: string techniques
+-- (ours and the release's), the release's embeddings, and each model at its best layer (mean pooling).
+CREATE VIEW idbench_headline AS
+SELECT system, kind, NULL::SMALLINT AS layer, size, gold, n, rated, round(rho, 4) AS rho
+FROM idbench_spearman WHERE kind <> 'model' AND pair_set = 'comparable'
+UNION ALL
+SELECT model, 'model', layer, size, gold, n, rated, round(rho, 4)
+FROM idbench_best_layer WHERE pair_set = 'comparable' AND pooling = 'mean';
+
+-- Spearman per interesting subset (abbreviations, synonyms, opposites, ...), every rated pair of
+-- the subset per size (the subsets are small: read the n).
+CREATE VIEW idbench_by_subset AS
+SELECT i.subset, j.system, j.kind, j.layer, j.pooling, j.size, j.gold, count(*) AS rated,
+       spearman_n(list(j.score ORDER BY j.pair_id), list(j.value ORDER BY j.pair_id)) AS n,
+       spearman_rho(list(j.score ORDER BY j.pair_id), list(j.value ORDER BY j.pair_id)) AS rho
+FROM idbench_judged j JOIN idbench_interesting i USING (pair_id)
+WHERE j.pair_set = 'all_rated'
+GROUP BY ALL;

@@ -1,0 +1,146 @@
+"""idbench: the release's LV and NW columns reproduced, NAN handling, the comparable pair counts,
+the bootstrap helpers, and the family's views on a small warehouse."""
+
+from __future__ import annotations
+
+import csv
+import itertools
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from scipy.stats import spearmanr
+
+from pipeline.families.idbench import generate, schemas, strings
+from pipeline.families.idbench.stats import paired_spearman, spearman_ci
+from pipeline.io import read_parquet
+from tests.conftest import REPO
+
+DATA = (REPO / "../shared/data/idbench").resolve()
+needs_data = pytest.mark.skipif(not (DATA / "large_pair_wise.csv").is_file(), reason="no ../shared/data/idbench")
+
+
+@needs_data
+@pytest.mark.parametrize("size", schemas.SIZES)
+def test_lv_and_nw_reproduce_the_release_columns(size):
+    with (DATA / f"{size}_pair_wise.csv").open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == {"small": 220, "medium": 270, "large": 296}[size]
+    bad = [(r["id1"], r["id2"], r["LV"], strings.lv(r["id1"], r["id2"]), r["NW"], strings.nw(r["id1"], r["id2"]))
+           for r in rows
+           if (strings.lv(r["id1"], r["id2"]), strings.nw(r["id1"], r["id2"])) != (float(r["LV"]), float(r["NW"]))]
+    assert bad == []
+
+
+def test_nw_score_matches_the_textbook_dynamic_programme():
+    words = ["", "a", "len", "length", "ilen", "ReactEmptyComponent", "renderToStaticMarkup", "minVal", "maxVal", "xx"]
+    for a, b in itertools.product(words, repeat=2):
+        assert strings.nw_score(a, b) == strings.nw_score_reference(a, b), (a, b)
+    assert strings.nw_score("abc", "abc") == 3 and strings.nw_score("abc", "") == -3
+    assert strings.nw_score("ab", "cb") == 1  # mismatch 0 + match 1
+
+
+def test_half_to_even_on_the_exact_fraction():
+    # ReactEmptyComponent / renderToStaticMarkup: S = 1, L = 20, (1 + 20) / 40 = 0.525 -> 0.52 (float round: 0.53)
+    assert strings.nw("ReactEmptyComponent", "renderToStaticMarkup") == 0.52
+    assert strings.lv("abcd", "abce") == 0.75 and strings.lv("", "") == 1.0
+    assert strings.lv("ln", "ilen") == 0.5
+
+
+def test_nan_is_missing_and_bad_numbers_are_errors():
+    assert generate.number("NAN", "x") is None and generate.number("0.25", "x") == 0.25
+    with pytest.raises(ValueError, match="not a finite number"):
+        generate.number("inf", "here")
+
+
+@needs_data
+def test_tables_and_comparable_counts(tmp_path):
+    out = {k: tmp_path / f"{k}.parquet" for k in ("pairs", "identifiers", "scores", "interesting")}
+    assert generate.main(["--dataset", str(DATA), *[f"--{k}={v}" for k, v in out.items()],
+                          "--metrics", str(tmp_path / "m.json")]) == 0
+    pairs = read_parquet(out["pairs"], schemas.PAIRS).to_pylist()
+    counts = {(s, g): sum(p["size"] == s and p["comparable"] and p[g] is not None for p in pairs)
+              for s in schemas.SIZES for g in schemas.GOLDS}
+    for g, expected in {"relatedness": (154, 228, 266), "similarity": (154, 228, 266),
+                        "contextual_similarity": (100, 130, 160)}.items():
+        assert tuple(counts[(s, g)] for s in schemas.SIZES) == expected, g
+    small = [p for p in pairs if p["size"] == "small"]
+    assert sum(p["similarity"] is None for p in small) == 54  # NAN cells are NULL, not numbers
+    ids = read_parquet(out["identifiers"], schemas.IDENTIFIERS)
+    assert ids.num_rows == 482
+    scores = read_parquet(out["scores"], schemas.SCORES).to_pylist()
+    release = {(p["pair_id"], "LV"): p["lv"] for p in pairs} | {(p["pair_id"], "NW"): p["nw"] for p in pairs}
+    assert all(release[(s["pair_id"], s["technique"])] == s["score"] for s in scores)
+    # deterministic bytes
+    again = tmp_path / "again.parquet"
+    generate.main(["--dataset", str(DATA), f"--pairs={again}", *[f"--{k}={v}" for k, v in out.items() if k != "pairs"],
+                   "--metrics", str(tmp_path / "m.json")])
+    assert again.read_bytes() == out["pairs"].read_bytes()
+
+
+def test_spearman_bootstrap_against_scipy_and_hand_cases():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=60)
+    y = x + rng.normal(size=60)
+    ci = spearman_ci(list(x) + [None], list(y) + [0.3], replicates=300, seed=1)
+    assert ci.n == 60 and ci.rho == pytest.approx(spearmanr(x, y).statistic)
+    assert ci.lo < ci.rho < ci.hi
+    # ties share average ranks: [1, 2, 2, 3] vs [1, 2, 3, 4]
+    assert spearman_ci([1, 2, 2, 3], [1, 2, 3, 4], 0).rho == pytest.approx(spearmanr([1, 2, 2, 3], [1, 2, 3, 4]).statistic)
+    p = paired_spearman(y, -y, x, replicates=300, seed=1)
+    assert p.diff == pytest.approx(2 * spearmanr(x, y).statistic) and p.p_value < 0.01
+    assert spearman_ci(x, y, 300, 5, key="k") == spearman_ci(x, y, 300, 5, key="k")
+
+
+@needs_data
+def test_views_on_a_small_warehouse(tmp_path):
+    """LV on the comparable small similarity set equals scipy's rho; model cosine and best layer work."""
+    import duckdb
+
+    from pipeline import metrics
+
+    out = {k: tmp_path / f"{k}.parquet" for k in ("pairs", "identifiers", "scores", "interesting")}
+    generate.main(["--dataset", str(DATA), *[f"--{k}={v}" for k, v in out.items()], "--metrics", str(tmp_path / "m.json")])
+    ids = read_parquet(out["identifiers"], schemas.IDENTIFIERS).to_pylist()
+    rng = np.random.default_rng(3)
+    preds = [{"item_id": r["identifier_id"], "model": "toy", "layer": layer, "pooling": "mean",
+              "vector": rng.normal(size=4).astype(np.float32).tolist()} for r in ids for layer in (0, 1)]
+    con = duckdb.connect()
+    metrics.install(con)
+    for name in ("pairs", "identifiers", "scores", "interesting"):
+        con.execute(f"CREATE VIEW idbench_{name} AS SELECT * FROM read_parquet('{out[name]}')")
+    con.register("_preds", pa.Table.from_pylist(preds, schemas.PREDICTIONS))
+    con.execute("CREATE VIEW idbench_predictions AS SELECT * FROM _preds")
+    con.register("_ens", schemas.ENSEMBLE.empty_table())
+    con.execute("CREATE VIEW idbench_ensemble AS SELECT * FROM _ens")
+    con.execute((REPO / "pipeline/families/idbench/sql/10_views.sql").read_text())
+    rho, n = con.execute("SELECT rho, n FROM idbench_spearman WHERE system = 'LV' AND size = 'small' "
+                     "AND gold = 'similarity' AND pair_set = 'comparable'").fetchone()
+    pairs = [p for p in read_parquet(out["pairs"], schemas.PAIRS).to_pylist()
+             if p["size"] == "small" and p["comparable"] and p["similarity"] is not None]
+    assert n == 154
+    assert rho == pytest.approx(spearmanr([p["lv"] for p in pairs], [p["similarity"] for p in pairs]).statistic)
+    assert con.execute("SELECT count(DISTINCT layer) FROM idbench_spearman WHERE kind = 'model'").fetchone() == (2,)
+    assert con.execute("SELECT count(*) FROM idbench_headline WHERE kind = 'model'").fetchone() == (9,)
+    # release Path-based misses pairs: coverage below 1 on every rated pair, never silently dropped
+    cov = con.execute("SELECT coverage FROM idbench_spearman WHERE system = 'release:Path-based' AND size = 'small' "
+                  "AND gold = 'similarity' AND pair_set = 'all_rated'").fetchone()[0]
+    assert 0 < cov < 1
+
+
+def test_subtokens_and_leave_one_out_against_sklearn():
+    from sklearn.model_selection import LeaveOneOut, cross_val_predict
+    from sklearn.svm import SVR
+
+    from pipeline.families.idbench.ensemble import leave_one_out, subtokens
+
+    assert subtokens("getHTTPResponse_code2") == ["get", "HTTP", "Response", "code", "2"]
+    assert subtokens("min_val") == ["min", "val"] and subtokens("i") == ["i"]
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(25, 3))
+    y = x[:, 0] + 0.1 * rng.normal(size=25)
+    ours = leave_one_out(x, y)
+    assert np.allclose(ours, cross_val_predict(SVR(), x, y, cv=LeaveOneOut()))
+    # by hand: the first prediction comes from a model that never saw the first pair
+    assert ours[0] == pytest.approx(SVR().fit(x[1:], y[1:]).predict(x[:1])[0])
