@@ -11,10 +11,10 @@ WITH r AS (
     FROM apirec_predictions
 )
 SELECT r.*, p.api, p.api_class, p.category, p.position, p.length_bucket, p.domain, p.seen, p.class_siblings,
-       list_transform(r.top, x -> CASE WHEN x = p.api THEN 2
+       list_transform(r.top, lambda x: CASE WHEN x = p.api THEN 2
                                         WHEN regexp_replace(x, '\.[^.]*$', '') = p.api_class THEN 1
                                         ELSE 0 END) AS rels,
-       list_concat([2], list_transform(range(least(p.class_siblings, 9)), i -> 1)) AS ideal
+       list_concat([2], list_transform(range(least(p.class_siblings, 9)), lambda i: 1)) AS ideal
 FROM r JOIN apirec_points p USING (point_id)
 WHERE r.status = 'ok';
 
