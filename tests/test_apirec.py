@@ -227,3 +227,23 @@ def test_table5_views_on_hand_built_rankings():
     assert con.sql("SELECT count(*) FROM apirec_sr_ci").fetchall() == [(2,)]
     assert {r[1] for r in con.sql("SELECT * FROM apirec_headline").fetchall()} == {
         "ngram_sr_at_1_method", "ngram_sr_at_10_method", "ngram_mrr_method"}
+
+
+def test_ide_baseline_never_runs_corpus_code(tmp_path):
+    marker = tmp_path / "MARKER"
+    evil = (f"import os\nimport payload\nfrom pathlib import Path\nPath({str(marker)!r}).write_text('ran')\n\n\n"
+            "def go(p):\n    payload.run()\n    return os.path.join(p, 'x')\n")
+    payload = f"from pathlib import Path\nPath({str(marker)!r}).write_text('ran')\n\n\ndef run():\n    pass\n"
+    rows = [manifest_row(tmp_path, "bad", "bad/evil.py", evil, "test"),
+            manifest_row(tmp_path, "bad", "bad/payload.py", payload, "test"),
+            manifest_row(tmp_path, "lib", "lib/train.py", TRAIN, "train")]
+    manifest = pa.Table.from_pylist(rows, core_schemas.MANIFEST)
+    tables, _, _ = build(manifest, 1, 30, 100000, Cache(None))
+    points, base, stats = gen.generate(tables["usages"], tables["imports"], manifest, tmp_path, {}, "general",
+                                       "test", 0, 5, 10, 0, ide_max_points=10)
+    jedi = {r["point_id"]: r for r in base.to_pylist() if r["model"] == "jedi"}
+    assert stats["ide_points"] == len(jedi) == points.num_rows >= 2
+    join = next(p for p in points.to_pylist() if p["api"] == "os.path.join")
+    row = jedi[join["point_id"]]  # completes `os.path.` from the file alone (jedi's order: alphabetical here)
+    assert row["gold_in_candidates"] and row["top"][0] == "os.path.abspath" and row["gold_rank"] > 10
+    assert not marker.exists()

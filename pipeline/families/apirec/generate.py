@@ -161,9 +161,28 @@ def ranking_row(point: dict, ranking: list[str], model: str, ranker: str, top_k:
             "top": ranking[:top_k], "gold_logprob": None}
 
 
+def ide_rows(points: list[dict], files: dict, root: Path, cap: int, seed: int, top_k: int, stats: Counter) -> list[dict]:
+    """The jedi IDE baseline on a seeded subset of the points (ide.py): the file alone, cut at the point."""
+    from pipeline.families.apirec import ide
+
+    chosen = sorted(points, key=lambda p: ids.seeded_order_key(seed, "ide", p["point_id"]))[:cap]
+    project = ide.project()
+    rows, texts = [], {}
+    for p in sorted(chosen, key=lambda p: (p["file_id"], p["line"], p["col"])):
+        if p["file_id"] not in texts:
+            texts = {p["file_id"]: read_text(files[p["file_id"]], root)}
+        text = texts[p["file_id"]]
+        lines = text.splitlines(keepends=True)
+        offset = sum(len(x) for x in lines[: p["line"] - 1]) + p["col"]
+        ranking = ide.complete(text[:offset], p["written"], project)
+        rows.append(ranking_row(p, ranking, "jedi", "ide", top_k))
+    stats["ide_points"] = len(rows)
+    return rows
+
+
 def generate(usages: pa.Table, imports: pa.Table, manifest: pa.Table, root: Path, domains: dict[str, str],
              default_domain: str, eval_split: str, max_points: int, candidates: int, top_k: int,
-             seed: int) -> tuple[pa.Table, pa.Table, dict]:
+             seed: int, ide_max_points: int = 0) -> tuple[pa.Table, pa.Table, dict]:
     sequences = call_sequences(usages)
     ngram = NGram([[r["fqn"] for r in seq] for (_, _), seq in sorted(sequences.items()) if seq[0]["split"] == "train"])
     by_class = Counter(api_class(a) for a in ngram.vocab)
@@ -233,7 +252,9 @@ def generate(usages: pa.Table, imports: pa.Table, manifest: pa.Table, root: Path
         points = [p for p in points if p["point_id"] in keep]
     table = pa.Table.from_pylist(points, schemas.POINTS).sort_by("point_id")
     rows = [ranking_row(p, rk, "ngram", "ngram", top_k) for p, rk in baseline]
-    base = pa.Table.from_pylist(rows, schemas.BASELINES).sort_by("point_id")
+    if ide_max_points:
+        rows += ide_rows(points, files, root, ide_max_points, seed, top_k, stats)
+    base = pa.Table.from_pylist(rows, schemas.BASELINES).sort_by([("point_id", "ascending"), ("model", "ascending")])
     stats.update({"points_all": total, "points": table.num_rows, "train_apis": len(ngram.vocab),
                   "functions": len(lengths)})
     for col in ("category", "position", "length_bucket", "domain"):
@@ -254,6 +275,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--candidates", type=int, required=True)
     ap.add_argument("--top-k", type=int, required=True)
     ap.add_argument("--seed", type=int, required=True)
+    ap.add_argument("--ide-max-points", type=int, default=0, help="points the jedi IDE baseline ranks (0: none)")
     ap.add_argument("--points", required=True, type=Path)
     ap.add_argument("--baselines", required=True, type=Path)
     ap.add_argument("--metrics", required=True, type=Path)
@@ -264,7 +286,7 @@ def main(argv: list[str] | None = None) -> int:
                                    read_parquet(args.imports, core_schemas.IMPORTS),
                                    read_parquet(args.manifest, core_schemas.MANIFEST), Path("."), domains,
                                    args.default_domain, args.eval_split, args.max_points, args.candidates,
-                                   args.top_k, args.seed)
+                                   args.top_k, args.seed, args.ide_max_points)
     write_parquet(points, args.points, schemas.POINTS)
     write_parquet(base, args.baselines, schemas.BASELINES)
     write_json(stats, args.metrics)

@@ -17,6 +17,7 @@ rule apirec:
         max_points=config["apirec"]["max_points"],
         candidates=config["apirec"]["candidates"],
         top_k=config["apirec"]["top_k"],
+        ide_max_points=config["apirec"]["ide_max_points"],
         seed=config["seed"],
     conda:
         CONDA_ENV
@@ -26,5 +27,5 @@ rule apirec:
         "python -m pipeline.families.apirec.generate --usages {input.usages:q} --imports {input.imports:q}"
         " --manifest {input.manifest:q} --domains {params.domains:q} --default-domain {params.default_domain:q}"
         " --eval-split {params.eval_split} --max-points {params.max_points} --candidates {params.candidates}"
-        " --top-k {params.top_k} --seed {params.seed} --points {output.points:q}"
+        " --top-k {params.top_k} --seed {params.seed} --ide-max-points {params.ide_max_points} --points {output.points:q}"
         " --baselines {output.baselines:q} --metrics {output.metrics:q} 2> {log:q}"
