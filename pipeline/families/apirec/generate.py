@@ -1,0 +1,299 @@
+"""apirec (APIBench-C, Python): recommendation points from the shared libcst extraction, and the
+n-gram baseline's rankings.
+
+A point is a resolved call (kinds `call`/`method`, fqn known) inside a function of an
+evaluation-split file. Its context is the file's module-level imports, a blank line, and the
+function's code from its `def` line up to the callee, cut exactly before it. Answers: the FQN
+(method level) and the FQN without its last part (class level: a class or a module).
+
+Metadata as the paper defines it (Sec. 3 and 5.3): category (the extraction's), position
+(front / middle / back from a/n and b/m, `other` where the paper defines none), function
+length bucket (shortest 5% / longest 5% / moderate, by LOC, ranked over the evaluation split's
+functions that hold points), domain (params mapping source -> domain), split (by project).
+
+The n-gram baseline is a bigram over the resolved calls of each train-split function (most
+frequent next API given the previous one, `<s>` at the start), backed off to unigram frequency.
+Its full ranking over the train vocabulary gives the baseline's gold rank; its top
+`candidates` are the pool the models re-rank (infer.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import logging
+import math
+import sys
+from collections import Counter, defaultdict
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from pipeline import schemas as core_schemas
+from pipeline.core import ids, logs
+from pipeline.families.apirec import schemas
+from pipeline.io import read_parquet, write_json, write_parquet
+from pipeline.manifest import read_text
+
+log = logging.getLogger("pipeline.families.apirec.generate")
+
+START = "<s>"
+CALL_KINDS = ("call", "method")
+
+
+def api_class(fqn: str) -> str:
+    return fqn.rsplit(".", 1)[0] if "." in fqn else fqn
+
+
+def function_spans(tree: ast.Module) -> dict[str, tuple[int, int]]:
+    """qualname (`C.m`, `f.<locals>.g`, as the extraction names them) -> (def line, last line)."""
+    out: dict[str, tuple[int, int]] = {}
+
+    def walk(node, prefix: str):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                name = prefix + child.name
+                out.setdefault(name, (child.lineno, child.end_lineno or child.lineno))
+                walk(child, name + ".<locals>.")
+            elif isinstance(child, ast.ClassDef):
+                walk(child, prefix + child.name + ".")
+            else:
+                walk(child, prefix)
+
+    walk(tree, "")
+    return out
+
+
+def module_imports(tree: ast.Module, text: str) -> str:
+    """The file's module-level import statements as written (inside top-level if/try too)."""
+    found: list[str] = []
+
+    def walk(body):
+        for node in body:
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                found.append(ast.get_source_segment(text, node) or "")
+            elif isinstance(node, (ast.If, ast.Try)):
+                for field in ("body", "orelse", "finalbody"):
+                    walk(getattr(node, field, []))
+                for handler in getattr(node, "handlers", []):
+                    walk(handler.body)
+
+    walk(tree.body)
+    return "\n".join(s for s in found if s)
+
+
+def render(fqn: str, bindings: list[tuple[str, str]], module: str) -> str:
+    """How `fqn` is written in a file with these module-level (bound name, target) imports."""
+    if fqn.startswith("builtins."):
+        return fqn[len("builtins."):]
+    best = None
+    for bound, target in bindings:
+        if (fqn == target or fqn.startswith(target + ".")) and (best is None or len(target) > len(best[1])):
+            best = (bound, target)
+    if best:
+        return best[0] + fqn[len(best[1]):]
+    if module and fqn.startswith(module + "."):
+        return fqn[len(module) + 1:]
+    return fqn
+
+
+def position(a: int, n: int, b: int, m: int) -> str:
+    """The paper's Sec. 5.3: a-th line of an n-line function, b-th of its m APIs."""
+    x, y = a / n, b / m
+    if x < 0.25 and y < 0.25:
+        return "front"
+    if 0.25 < x < 0.75 and 0.25 < y < 0.75:
+        return "middle"
+    if x > 0.75 and y > 0.75:
+        return "back"
+    return "other"
+
+
+def length_buckets(lengths: dict[tuple[str, str], int], share: float = 0.05) -> dict[tuple[str, str], str]:
+    """Shortest `share` of the functions `short`, longest `long`, the rest `moderate` (ranked by LOC,
+    ties in a stable hashed order)."""
+    order = sorted(lengths, key=lambda k: (lengths[k], ids.stable_id(*k)))
+    cut = math.ceil(share * len(order)) if order else 0
+    out = {}
+    for i, key in enumerate(order):
+        out[key] = "short" if i < cut else "long" if i >= len(order) - cut else "moderate"
+    return out
+
+
+class NGram:
+    """Most frequent next API given the previous API in the function, backed off to unigram counts."""
+
+    def __init__(self, sequences: list[list[str]]):
+        self.bigram: dict[str, Counter] = defaultdict(Counter)
+        self.unigram: Counter = Counter()
+        for seq in sequences:
+            for prev, cur in zip([START] + seq[:-1], seq):
+                self.bigram[prev][cur] += 1
+                self.unigram[cur] += 1
+        self.vocab = sorted(self.unigram, key=lambda a: (-self.unigram[a], a))
+
+    def rank(self, previous: str | None) -> list[str]:
+        """Every train API, best first."""
+        counts = self.bigram.get(previous or START, Counter())
+        head = sorted(counts, key=lambda a: (-counts[a], -self.unigram[a], a))
+        seen = set(head)
+        return head + [a for a in self.vocab if a not in seen]
+
+
+def call_sequences(usages: pa.Table) -> dict[tuple[str, str], list[dict]]:
+    """Resolved calls inside functions, per (file_id, function), in source order."""
+    mask = pc.and_(pc.and_(pc.is_in(usages.column("kind"), pa.array(CALL_KINDS)), pc.is_valid(usages.column("fqn"))),
+                   pc.is_valid(usages.column("enclosing_function")))
+    rows = usages.filter(mask).sort_by([("file_id", "ascending"), ("line", "ascending"), ("col", "ascending")])
+    out: dict[tuple[str, str], list[dict]] = defaultdict(list)
+    for r in rows.to_pylist():
+        out[(r["file_id"], r["enclosing_function"])].append(r)
+    return out
+
+
+def ranking_row(point: dict, ranking: list[str], model: str, ranker: str, top_k: int) -> dict:
+    gold, klass = point["api"], point["api_class"]
+    rank = ranking.index(gold) + 1 if gold in ranking else None
+    class_rank = next((i + 1 for i, a in enumerate(ranking) if api_class(a) == klass), None)
+    return {"point_id": point["point_id"], "model": model, "ranker": ranker, "status": "ok", "gold_rank": rank,
+            "class_rank": class_rank, "n_candidates": len(ranking), "gold_in_candidates": rank is not None,
+            "top": ranking[:top_k], "gold_logprob": None}
+
+
+def ide_rows(points: list[dict], files: dict, root: Path, cap: int, seed: int, top_k: int, stats: Counter) -> list[dict]:
+    """The jedi IDE baseline on a seeded subset of the points (ide.py): the file alone, cut at the point."""
+    from pipeline.families.apirec import ide
+
+    chosen = sorted(points, key=lambda p: ids.seeded_order_key(seed, "ide", p["point_id"]))[:cap]
+    project = ide.project()
+    rows, texts = [], {}
+    for p in sorted(chosen, key=lambda p: (p["file_id"], p["line"], p["col"])):
+        if p["file_id"] not in texts:
+            texts = {p["file_id"]: read_text(files[p["file_id"]], root)}
+        text = texts[p["file_id"]]
+        lines = text.splitlines(keepends=True)
+        offset = sum(len(x) for x in lines[: p["line"] - 1]) + p["col"]
+        ranking = ide.complete(text[:offset], p["written"], project)
+        rows.append(ranking_row(p, ranking, "jedi", "ide", top_k))
+    stats["ide_points"] = len(rows)
+    return rows
+
+
+def generate(usages: pa.Table, imports: pa.Table, manifest: pa.Table, root: Path, domains: dict[str, str],
+             default_domain: str, eval_split: str, max_points: int, candidates: int, top_k: int,
+             seed: int, ide_max_points: int = 0) -> tuple[pa.Table, pa.Table, dict]:
+    sequences = call_sequences(usages)
+    ngram = NGram([[r["fqn"] for r in seq] for (_, _), seq in sorted(sequences.items()) if seq[0]["split"] == "train"])
+    by_class = Counter(api_class(a) for a in ngram.vocab)
+
+    files = {r["file_id"]: r for r in manifest.to_pylist()}
+    bindings: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    for fid, scope, bound, target in zip(*(imports.column(c).to_pylist() for c in ("file_id", "scope", "bound", "target"))):
+        if not scope and bound and target:
+            bindings[fid].append((bound, target))
+
+    stats = Counter()
+    raw, lengths = [], {}
+    by_file: dict[str, list[tuple[str, list[dict]]]] = defaultdict(list)
+    for (fid, function), seq in sorted(sequences.items()):
+        if seq[0]["split"] == eval_split:
+            by_file[fid].append((function, seq))
+    for fid in sorted(by_file):
+        try:
+            text = read_text(files[fid], root)
+            tree = ast.parse(text)
+        except (KeyError, OSError, SyntaxError, ValueError, RecursionError, UnicodeDecodeError):
+            stats["unreadable_files"] += 1
+            continue
+        spans = function_spans(tree)
+        header = module_imports(tree, text)
+        starts = [0]
+        for line in text.splitlines(keepends=True):
+            starts.append(starts[-1] + len(line))
+        for function, seq in by_file[fid]:
+            if function not in spans:
+                stats["function_not_found"] += len(seq)
+                continue
+            first, last = spans[function]
+            n = last - first + 1
+            lengths[(fid, function)] = n
+            for b, r in enumerate(seq, 1):
+                offset = starts[r["line"] - 1] + r["col"]
+                if r["chain"] is None or not text.startswith(r["chain"], offset):
+                    stats["misaligned"] += 1
+                    continue
+                raw.append((r, function, offset, text[starts[first - 1]:offset], header, b, len(seq),
+                            r["line"] - first + 1, n, seq[b - 2]["fqn"] if b > 1 else None))
+    buckets = length_buckets(lengths)
+
+    points, baseline = [], []
+    for r, function, offset, body, header, b, m, a, n, previous in raw:
+        fqn = r["fqn"]
+        point_id = ids.stable_id("apirec", r["file_id"], r["line"], r["col"])
+        ranking = ngram.rank(previous)
+        pool = ranking[:candidates]
+        points.append({
+            "point_id": point_id, "file_id": r["file_id"], "source": r["source"], "repository": r["repository"],
+            "path": r["path"], "split": r["split"], "domain": domains.get(r["source"], default_domain),
+            "function": function, "line": r["line"], "col": r["col"], "written": r["chain"], "api": fqn,
+            "api_class": api_class(fqn), "category": r["category"], "previous_api": previous, "api_index": b,
+            "api_count": m, "line_in_function": a, "function_lines": n, "position": position(a, n, b, m),
+            "length_bucket": buckets[(r["file_id"], function)], "imports": header,
+            "context": (header + "\n\n" if header else "") + body,
+            "class_siblings": by_class[api_class(fqn)] - (1 if fqn in ngram.unigram else 0),
+            "seen": fqn in ngram.unigram, "candidates": pool,
+            "candidate_texts": [render(c, bindings[r["file_id"]], r["module"]) for c in pool]})
+        baseline.append((points[-1], ranking))
+    total = len(points)
+    if max_points and total > max_points:
+        keep = set(sorted((p["point_id"] for p in points), key=lambda i: ids.seeded_order_key(seed, i))[:max_points])
+        baseline = [(p, rk) for p, rk in baseline if p["point_id"] in keep]
+        points = [p for p in points if p["point_id"] in keep]
+    table = pa.Table.from_pylist(points, schemas.POINTS).sort_by("point_id")
+    rows = [ranking_row(p, rk, "ngram", "ngram", top_k) for p, rk in baseline]
+    if ide_max_points:
+        rows += ide_rows(points, files, root, ide_max_points, seed, top_k, stats)
+    base = pa.Table.from_pylist(rows, schemas.BASELINES).sort_by([("point_id", "ascending"), ("model", "ascending")])
+    stats.update({"points_all": total, "points": table.num_rows, "train_apis": len(ngram.vocab),
+                  "functions": len(lengths)})
+    for col in ("category", "position", "length_bucket", "domain"):
+        stats[f"points_by_{col}"] = dict(sorted(Counter(table.column(col).to_pylist()).items()))
+    stats["ngram_gold_in_pool"] = sum(p["api"] in p["candidates"] for p in points)
+    return table, base, dict(stats)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--usages", required=True, type=Path)
+    ap.add_argument("--imports", required=True, type=Path)
+    ap.add_argument("--manifest", required=True, type=Path)
+    ap.add_argument("--domains", nargs="*", default=[], help="source=domain pairs")
+    ap.add_argument("--default-domain", required=True)
+    ap.add_argument("--eval-split", required=True)
+    ap.add_argument("--max-points", type=int, required=True)
+    ap.add_argument("--candidates", type=int, required=True)
+    ap.add_argument("--top-k", type=int, required=True)
+    ap.add_argument("--seed", type=int, required=True)
+    ap.add_argument("--ide-max-points", type=int, default=0, help="points the jedi IDE baseline ranks (0: none)")
+    ap.add_argument("--points", required=True, type=Path)
+    ap.add_argument("--baselines", required=True, type=Path)
+    ap.add_argument("--metrics", required=True, type=Path)
+    args = ap.parse_args(argv)
+    logs.setup()
+    domains = dict(d.split("=", 1) for d in args.domains)
+    points, base, stats = generate(read_parquet(args.usages, core_schemas.USAGES),
+                                   read_parquet(args.imports, core_schemas.IMPORTS),
+                                   read_parquet(args.manifest, core_schemas.MANIFEST), Path("."), domains,
+                                   args.default_domain, args.eval_split, args.max_points, args.candidates,
+                                   args.top_k, args.seed, args.ide_max_points)
+    write_parquet(points, args.points, schemas.POINTS)
+    write_parquet(base, args.baselines, schemas.BASELINES)
+    write_json(stats, args.metrics)
+    log.info("apirec: %d points (%d before the cap) %s", stats["points"], stats["points_all"],
+             stats["points_by_category"])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,144 @@
+"""Re-rank the n-gram baseline's top-N candidates of each apirec point with one model, for one shard.
+
+Retrieve then re-rank: the first stage is the n-gram (generate.py), whose top `candidates` per
+point are stored with how each is written in the point's file. The model scores each completed
+context `context + written candidate + "("`: masked LMs by pseudo-log-likelihood of the
+candidate's tokens (each masked in turn), causal LMs by the log-probability of the whole
+sequence, encoder-decoder models by log p(candidate | context with a sentinel). The context is
+cut from the left (at a token boundary) so the longest completion fits the model's max_length.
+The row records whether the gold is in the pool (recall of the first stage); a gold outside it
+has no rank (a miss at every k), and the class-level rank is the first candidate of the gold's class.
+
+Scores are rounded (scoring.SCORE_DECIMALS) and ties broken by FQN, so ranks do not depend on
+batch size, shard count or device.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from pipeline.families.apirec import schemas
+from pipeline.families.apirec.generate import api_class
+from pipeline.io import read_parquet
+from pipeline.runtime.batching import select_shard
+from pipeline.runtime.scoring import Scorer, encode, rank_of, with_bos
+
+log = logging.getLogger("pipeline.families.apirec.infer")
+
+APPLIES_TO = ("masked-lm", "causal-lm", "encoder-decoder")
+TOP_K = 10
+SUFFIX = "("
+
+
+@dataclass(frozen=True)
+class Point:
+    point_id: str
+    context: str
+    api: str
+    candidates: tuple[str, ...]  # FQNs
+    texts: tuple[str, ...]  # as written in the file
+
+
+def fit_context(tok, context: str, texts: tuple[str, ...], max_length: int) -> str:
+    """The longest tail of `context` (from a token boundary) such that every completion fits."""
+    longest = max(len(tok(t + SUFFIX, add_special_tokens=False)["input_ids"]) for t in texts)
+    keep = max_length - longest - 4  # special tokens and a boundary merge
+    offsets = tok(context, add_special_tokens=False, return_offsets_mapping=True)["offset_mapping"]
+    if keep <= 0:
+        return ""
+    if len(offsets) <= keep:
+        return context
+    return context[offsets[len(offsets) - keep][0]:]
+
+
+def plan(scorer: Scorer, family: str, p: Point) -> tuple[list[tuple], list[int]] | None:
+    """Scoring jobs of one point's candidates and the candidate each job belongs to; None if too long."""
+    prefix = fit_context(scorer.tok, p.context, p.texts, scorer.max_length)
+    encs = [encode(scorer.tok, prefix, t, SUFFIX) for t in p.texts]
+    if any(len(e.ids) > scorer.max_length for e in encs):
+        return None
+    if family == "masked-lm":
+        jobs, owner = [], []
+        for c, e in enumerate(encs):
+            for pos in e.span:
+                ids = list(e.ids)
+                ids[pos] = scorer.tok.mask_token_id
+                jobs.append((ids, pos, e.ids[pos]))
+                owner.append(c)
+        return jobs, owner
+    if family == "causal-lm":
+        return [(with_bos(scorer.tok, e.ids),) for e in encs], list(range(len(encs)))
+    sentinel = scorer.tok.additional_special_tokens[0] if scorer.tok.additional_special_tokens else scorer.tok.mask_token
+    source = scorer.tok(prefix + sentinel + SUFFIX)["input_ids"]
+    return [(source, scorer.tok(sentinel + t)["input_ids"]) for t in p.texts], list(range(len(p.texts)))
+
+
+def rerank(scorer: Scorer, family: str, points: list[Point], model: str) -> list[dict]:
+    rows, plans = [], []
+    for p in points:
+        base = {"point_id": p.point_id, "model": model, "ranker": "rerank_ngram", "gold_rank": None,
+                "class_rank": None, "n_candidates": len(p.candidates), "gold_in_candidates": p.api in p.candidates,
+                "top": [], "gold_logprob": None}
+        job = plan(scorer, family, p)
+        if job is None:
+            rows.append({**base, "status": "too_long"})
+        else:
+            plans.append((p, base, job))
+    flat = [j for _, _, (jobs, _) in plans for j in jobs]
+    if family == "masked-lm":
+        logps = scorer.masked_position_logprobs([(ids, pos) for ids, pos, _ in flat])
+        values = [float(lp[gold]) for lp, (_, _, gold) in zip(logps, flat)]
+    elif family == "causal-lm":
+        values = scorer.sequence_logprob([j[0] for j in flat])
+    else:
+        values = scorer.seq2seq_logprob(flat)
+    at = 0
+    for p, base, (jobs, owner) in plans:
+        scores = [0.0] * len(p.candidates)
+        for c, v in zip(owner, values[at : at + len(jobs)]):
+            scores[c] += v
+        at += len(jobs)
+        names = list(p.candidates)
+        _, order = rank_of(scores, names, 0)
+        ranked = [names[i] for i in order]
+        gold = p.api
+        klass = api_class(gold)
+        rows.append({**base, "status": "ok", "gold_rank": ranked.index(gold) + 1 if gold in ranked else None,
+                     "class_rank": next((i + 1 for i, a in enumerate(ranked) if api_class(a) == klass), None),
+                     "top": ranked[:TOP_K],
+                     "gold_logprob": scores[names.index(gold)] if gold in names else None})
+    return rows
+
+
+def score_shard(points: pa.Table, loaded, shard: int, shards: int, token_budget: int, max_items: int, seed: int,
+                candidates: int) -> pa.Table:
+    ids = points.column("point_id").to_pylist()
+    mine = points.filter(pa.array(select_shard(ids, shard, shards, max_items, seed)))
+    items = [Point(r["point_id"], r["context"], r["api"], tuple(r["candidates"][:candidates]),
+                   tuple(r["candidate_texts"][:candidates]))
+             for r in mine.select(["point_id", "context", "api", "candidates", "candidate_texts"]).to_pylist()
+             if r["candidates"]]
+    model, family = loaded.entry.name, loaded.entry.model_family
+    if family not in APPLIES_TO:
+        raise ValueError(f"apirec needs an LM head; {model} is {family}")
+    scorer = Scorer(loaded, token_budget)
+    rows: list[dict] = []
+    chunk = 128
+    for start in range(0, len(items), chunk):
+        rows += rerank(scorer, family, items[start : start + chunk], model)
+    return pa.Table.from_pylist(rows, schemas.PREDICTIONS).sort_by("point_id")
+
+
+def predict(ctx) -> pa.Table:
+    """The shared runner's entry point (pipeline.runtime.predict)."""
+    p = ctx.params["inference"]
+    points = read_parquet(ctx.inputs["points"], schemas.POINTS)
+    table = score_shard(points, ctx.loaded, ctx.shard, ctx.shards, ctx.token_budget, p["max_items"], ctx.seed,
+                        p["candidates"])
+    ok = pc.sum(pc.equal(table.column("status"), "ok")).as_py() or 0
+    log.info("%s: %d rows, %d scored", ctx.description, table.num_rows, ok)
+    return table

@@ -1,0 +1,249 @@
+"""apirec (APIBench-C): point generation on hand-written files through the real extraction, the
+n-gram baseline, candidate rendering, and the Table 5 views on hand-built rankings."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import pytest
+
+from pipeline import metrics
+from pipeline import schemas as core_schemas
+from pipeline.extract.build import Cache, build
+from pipeline.families.apirec import generate as gen
+from pipeline.families.apirec import schemas
+
+REPO = Path(__file__).resolve().parent.parent
+
+APP = '''import os
+import json as js
+from collections import OrderedDict
+import requests
+from mylib.util import helper
+
+
+def work(path):
+    data = js.loads(path)
+    if os.path.exists(path):
+        full = os.path.join("a", path)
+    out = OrderedDict()
+    out["x"] = helper(data)
+    text = js.dumps(out)
+    requests.get(text)
+    return text.upper()
+'''
+UTIL = "def helper(x):\n    return x\n"
+TRAIN = '''import os
+import json
+
+
+def a(p):
+    x = json.loads(p)
+    y = os.path.exists(p)
+    z = os.path.join(p, p)
+    return json.dumps(x)
+
+
+def b(p):
+    q = json.loads(p)
+    return os.path.exists(q)
+'''
+
+
+def padding_functions(n: int = 20) -> str:
+    """n functions of 2..n+1 lines, each calling os.getcwd() once (for the length buckets)."""
+    out = ["import os\n"]
+    for i in range(n):
+        body = "".join(f"    v{j} = {j}\n" for j in range(i))
+        out.append(f"\n\ndef pad{i}():\n{body}    return os.getcwd()\n")
+    return "".join(out)
+
+
+def manifest_row(root: Path, repo: str, path: str, text: str, split: str) -> dict:
+    loc = root / repo / path
+    loc.parent.mkdir(parents=True, exist_ok=True)
+    loc.write_text(text)
+    return {"file_id": hashlib.sha256(f"{repo}/{path}".encode()).hexdigest()[:16],
+            "sha256": hashlib.sha256(text.encode()).hexdigest(), "source": "fx", "repository": repo,
+            "path": f"{repo}/{path}", "location": str(loc), "language": "python", "encoding": "utf-8",
+            "bytes": len(text.encode()), "lines": text.count("\n"), "split": split, "duplicate": False}
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    root = tmp_path_factory.mktemp("apirec")
+    rows = [manifest_row(root, "app", "app/main.py", APP, "test"),
+            manifest_row(root, "app", "mylib/__init__.py", "", "test"),
+            manifest_row(root, "app", "mylib/util.py", UTIL, "test"),
+            manifest_row(root, "app", "app/pads.py", padding_functions(), "test"),
+            manifest_row(root, "lib", "lib/train.py", TRAIN, "train")]
+    manifest = pa.Table.from_pylist(rows, core_schemas.MANIFEST)
+    tables, _, _ = build(manifest, 1, 30, 100000, Cache(None))
+    points, base, stats = gen.generate(tables["usages"], tables["imports"], manifest, root, {"fx": "web"},
+                                       "general", "test", 0, 5, 10, 0)
+    return {r["file_id"]: r for r in rows}, points.to_pylist(), base.to_pylist(), stats
+
+
+def work_points(built):
+    _, points, _, _ = built
+    return sorted((p for p in points if p["function"] == "work"), key=lambda p: (p["line"], p["col"]))
+
+
+def test_context_is_cut_exactly_before_the_call_and_keeps_the_imports(built):
+    files, points, _, _ = built
+    work = work_points(built)
+    assert [p["api"] for p in work] == ["json.loads", "os.path.exists", "os.path.join", "collections.OrderedDict",
+                                        "mylib.util.helper", "json.dumps", "requests.get"]
+    imports = "import os\nimport json as js\nfrom collections import OrderedDict\nimport requests\n" \
+              "from mylib.util import helper"
+    join = work[2]
+    assert join["written"] == "os.path.join" and join["api_class"] == "os.path"
+    assert join["imports"] == imports
+    assert join["context"] == imports + "\n\n" + "def work(path):\n    data = js.loads(path)\n" \
+        "    if os.path.exists(path):\n        full = "
+    for p in points:
+        text = Path(files[p["file_id"]]["location"]).read_text()
+        lines = text.splitlines(keepends=True)
+        offset = sum(len(x) for x in lines[: p["line"] - 1]) + p["col"]
+        body = p["context"][len(p["imports"]) + 2 if p["imports"] else 0:]
+        assert text[:offset].endswith(body) and text[offset:].startswith(p["written"] + "(")
+        # the point's own call is never in its context (each API is called once per function here)
+        if p["function"] == "work":
+            assert p["written"] + "(" not in body
+
+
+def test_categories_previous_api_and_candidate_rendering(built):
+    work = {p["api"]: p for p in work_points(built)}
+    assert work["json.loads"]["category"] == "stdlib"
+    assert work["mylib.util.helper"]["category"] == "user_defined"
+    assert work["requests.get"]["category"] == "third_party"
+    assert work["json.loads"]["previous_api"] is None and work["os.path.exists"]["previous_api"] == "json.loads"
+    assert {p["domain"] for p in work.values()} == {"web"}
+    loads = work["os.path.exists"]
+    # n-gram: after json.loads the train split calls os.path.exists (twice), then unigram order
+    assert loads["candidates"][0] == "os.path.exists" and loads["seen"]
+    texts = dict(zip(loads["candidates"], loads["candidate_texts"]))
+    assert texts["json.loads"] == "js.loads" and texts["os.path.exists"] == "os.path.exists"
+    assert gen.render("builtins.len", [], "m") == "len"
+    assert gen.render("pkg.mod.f", [], "pkg.mod") == "f"
+    assert gen.render("numpy.linalg.norm", [("np", "numpy"), ("la", "numpy.linalg")], "m") == "la.norm"
+
+
+def test_positions_follow_the_paper(built):
+    work = work_points(built)
+    n, m = work[0]["function_lines"], work[0]["api_count"]
+    assert (n, m) == (9, 7)  # def line .. return line; seven resolved calls (text.upper() is unresolved)
+    for b, p in enumerate(work, 1):
+        a = p["line_in_function"]
+        assert p["api_index"] == b and p["position"] == gen.position(a, n, b, m)
+    # a/n, b/m: 2/9 1/7 | 3/9 2/7 | 4/9 3/7 | 5/9 4/7 | 6/9 5/7 | 7/9 6/7 | 8/9 7/7
+    assert [p["position"] for p in work] == ["front", "middle", "middle", "middle", "middle", "back", "back"]
+    assert gen.position(1, 8, 1, 8) == "front" and gen.position(8, 8, 8, 8) == "back"
+    assert gen.position(1, 8, 8, 8) == "other"
+
+
+def test_length_buckets_are_the_shortest_and_longest_five_percent(built):
+    _, points, _, _ = built
+    pads = {p["function"]: p["length_bucket"] for p in points if p["function"].startswith("pad")}
+    # 22 functions hold points (20 pads, work, helper has no call): ceil(5%) = 2 short and 2 long
+    assert built[3]["functions"] == 21
+    assert pads["pad0"] == "short" and pads["pad19"] == "long" and pads["pad18"] == "long"
+    assert pads["pad10"] == "moderate"
+    assert gen.length_buckets({("f", str(i)): i for i in range(100)}) == {
+        ("f", str(i)): "short" if i < 5 else "long" if i >= 95 else "moderate" for i in range(100)}
+
+
+def test_ngram_baseline_rankings(built):
+    _, points, base, _ = built
+    by_id = {p["point_id"]: p for p in points}
+    assert len(base) == len(points)
+    for row in base:
+        p = by_id[row["point_id"]]
+        assert row["model"] == "ngram" and row["top"][:5] == p["candidates"]
+        if p["api"] in row["top"]:
+            assert row["gold_rank"] == row["top"].index(p["api"]) + 1
+    unseen = [r for r in base if by_id[r["point_id"]]["api"] == "requests.get"]
+    assert unseen[0]["gold_rank"] is None and not unseen[0]["gold_in_candidates"]
+    ng = gen.NGram([["a", "b"], ["a", "c"], ["a", "b"], ["d"]])
+    assert ng.rank("a") == ["b", "c", "a", "d"] and ng.rank(None) == ["a", "d", "b", "c"]
+
+
+def views(points: list[dict], rankings: list[dict]) -> duckdb.DuckDBPyConnection:
+    con = duckdb.connect()
+    metrics.install(con)
+    con.register("_p", pa.Table.from_pylist(points, schemas.POINTS))
+    con.register("_b", pa.Table.from_pylist(rankings, schemas.BASELINES))
+    con.register("_r", pa.Table.from_pylist([], schemas.PREDICTIONS))
+    con.execute("CREATE VIEW apirec_points AS SELECT * FROM _p; CREATE VIEW apirec_baselines AS SELECT * FROM _b; "
+                "CREATE VIEW apirec_predictions AS SELECT * FROM _r")
+    for f in sorted((REPO / "pipeline/families/apirec/sql").glob("*.sql")):
+        con.execute(f.read_text())
+    return con
+
+
+def point(pid: str, api: str, siblings: int = 1, category: str = "stdlib") -> dict:
+    return {"point_id": pid, "file_id": "f", "source": "s", "repository": "r", "path": "p", "split": "test",
+            "domain": "general", "function": "f", "line": 1, "col": 0, "written": api, "api": api,
+            "api_class": gen.api_class(api), "category": category, "previous_api": None, "api_index": 1,
+            "api_count": 1, "line_in_function": 1, "function_lines": 1, "position": "front",
+            "length_bucket": "moderate", "imports": "", "context": "", "class_siblings": siblings, "seen": True,
+            "candidates": [], "candidate_texts": []}
+
+
+def ranking(pid: str, top: list[str], gold: str) -> dict:
+    rank = top.index(gold) + 1 if gold in top else None
+    crank = next((i + 1 for i, a in enumerate(top) if gen.api_class(a) == gen.api_class(gold)), None)
+    return {"point_id": pid, "model": "ngram", "ranker": "ngram", "status": "ok", "gold_rank": rank,
+            "class_rank": crank, "n_candidates": len(top), "gold_in_candidates": rank is not None, "top": top,
+            "gold_logprob": None}
+
+
+def test_table5_views_on_hand_built_rankings():
+    # p1: top-1 is the right class only, the exact API never returned (paper NDCG 1.0, standard < 1)
+    # p2: exact API at rank 2 after a wrong one; p3: nothing relevant
+    pts = [point("p1", "os.path.join", siblings=1), point("p2", "json.loads", siblings=0, category="third_party"),
+           point("p3", "re.sub", siblings=0)]
+    rks = [ranking("p1", ["os.path.exists", "json.dumps", "x.y"], "os.path.join"),
+           ranking("p2", ["os.getcwd", "json.loads", "x.y"], "json.loads"),
+           ranking("p3", ["a.b", "c.d"], "re.sub")]
+    con = views(pts, rks)
+    got = {r[0]: r[1:] for r in con.sql(
+        "SELECT point_id, sr_method, sr_class, map_apibench_method, map_standard_method, map_apibench_class, "
+        "map_standard_class, mrr_method, ndcg_apibench, ndcg_standard FROM apirec_point_scores WHERE k = 3").fetchall()}
+    assert got["p1"][:2] == (0, 1) and got["p1"][6] == 0
+    assert got["p1"][4] == 1.0 and got["p1"][5] == pytest.approx(0.5)  # class level: 2 relevant exist, 1 found
+    assert got["p1"][7] == pytest.approx(1.0)  # IDCG from the returned list itself
+    assert got["p1"][8] == pytest.approx(1 / (2 + 1 / 1.5849625007211563))  # ideal [2, 1]
+    assert got["p2"][:4] == (1, 1, 0.5, 0.5) and got["p2"][6] == 0.5
+    assert got["p2"][7] == pytest.approx((2 / 1.5849625007211563) / 2) == got["p2"][8]
+    assert got["p3"] == (0, 0, 0, 0, 0, 0, 0, 0, 0)
+    m = dict(con.sql("SELECT k, sr_method FROM apirec_metrics").fetchall())
+    assert m == {1: 0.0, 3: pytest.approx(1 / 3, abs=1e-4), 5: pytest.approx(1 / 3, abs=1e-4), 10: pytest.approx(1 / 3, abs=1e-4)}
+    cats = con.sql("SELECT value, points, sr10_method FROM apirec_breakdown WHERE dimension = 'category'").fetchall()
+    assert cats == [("stdlib", 2, 0.0), ("third_party", 1, 1.0)]
+    assert con.sql("SELECT count(*) FROM apirec_sr_ci").fetchall() == [(2,)]
+    assert {r[1] for r in con.sql("SELECT * FROM apirec_headline").fetchall()} == {
+        "ngram_sr_at_1_method", "ngram_sr_at_10_method", "ngram_mrr_method"}
+
+
+def test_ide_baseline_never_runs_corpus_code(tmp_path):
+    marker = tmp_path / "MARKER"
+    evil = (f"import os\nimport payload\nfrom pathlib import Path\nPath({str(marker)!r}).write_text('ran')\n\n\n"
+            "def go(p):\n    payload.run()\n    return os.path.join(p, 'x')\n")
+    payload = f"from pathlib import Path\nPath({str(marker)!r}).write_text('ran')\n\n\ndef run():\n    pass\n"
+    rows = [manifest_row(tmp_path, "bad", "bad/evil.py", evil, "test"),
+            manifest_row(tmp_path, "bad", "bad/payload.py", payload, "test"),
+            manifest_row(tmp_path, "lib", "lib/train.py", TRAIN, "train")]
+    manifest = pa.Table.from_pylist(rows, core_schemas.MANIFEST)
+    tables, _, _ = build(manifest, 1, 30, 100000, Cache(None))
+    points, base, stats = gen.generate(tables["usages"], tables["imports"], manifest, tmp_path, {}, "general",
+                                       "test", 0, 5, 10, 0, ide_max_points=10)
+    jedi = {r["point_id"]: r for r in base.to_pylist() if r["model"] == "jedi"}
+    assert stats["ide_points"] == len(jedi) == points.num_rows >= 2
+    join = next(p for p in points.to_pylist() if p["api"] == "os.path.join")
+    row = jedi[join["point_id"]]  # completes `os.path.` from the file alone (jedi's order: alphabetical here)
+    assert row["gold_in_candidates"] and row["top"][0] == "os.path.abspath" and row["gold_rank"] > 10
+    assert not marker.exists()
