@@ -54,6 +54,14 @@ def relative(path: str | Path, root: Path) -> str:
         return str(absolute.resolve())
 
 
+def _no_half(t: pa.DataType) -> pa.DataType:
+    if pa.types.is_float16(t):
+        return pa.float32()
+    if pa.types.is_list(t):
+        return pa.list_(_no_half(t.value_type))
+    return t
+
+
 def create_table_view(con: duckdb.DuckDBPyConnection, table: WarehouseTable, files: list[str]) -> None:
     """A view over exactly these files, or an empty typed table if there are none."""
     if files:
@@ -64,7 +72,9 @@ def create_table_view(con: duckdb.DuckDBPyConnection, table: WarehouseTable, fil
             select = f"SELECT * FROM read_parquet([{paths}], union_by_name = true)"
         con.execute(f"CREATE VIEW {table.name} AS {select}")
     else:
-        empty = table.schema.empty_table()  # noqa: F841 (read by DuckDB's replacement scan)
+        # DuckDB has no float16: an empty FEATURES table gets float32 vectors (what it reads float16 Parquet as)
+        schema = pa.schema([pa.field(f.name, _no_half(f.type), f.nullable) for f in table.schema])
+        empty = schema.empty_table()  # noqa: F841 (read by DuckDB's replacement scan)
         derived = f", {table.derived.replace('filename', 'NULL::VARCHAR')}" if table.derived else ""
         con.execute(f"CREATE TABLE {table.name} AS SELECT *{derived} FROM empty")
     con.execute(f"COMMENT ON {'VIEW' if files else 'TABLE'} {table.name} IS {quote(table.description)}")
