@@ -110,7 +110,8 @@ def merged(table: pa.Table) -> pa.Table:
     """Shard tables as the warehouse sees them: counts summed over shards per key, in a fixed order.
     Float columns (log-probabilities summed in padded batches) are equal to a tolerance only, and
     left out; ranks and counts must be equal exactly."""
-    table = table.drop_columns([f.name for f in table.schema if pa.types.is_floating(f.type)])
+    table = table.drop_columns([f.name for f in table.schema if pa.types.is_floating(f.type)
+                                or (pa.types.is_list(f.type) and pa.types.is_floating(f.type.value_type))])
     for i, f in enumerate(table.schema):  # lists as text, so they can be group keys
         if pa.types.is_list(f.type):
             table = table.set_column(i, f.name, pa.array(["\x1f".join(v) for v in table.column(i).to_pylist()]))
