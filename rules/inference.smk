@@ -51,7 +51,10 @@ rule fit:
     params:
         fit=lambda wildcards: fit_params(wildcards),
         alphas=lambda wildcards: as_json(fit_params(wildcards)["alphas"]),
-        baselines=lambda wildcards: "--majority" if fit_params(wildcards).get("majority") else "",
+        baselines=lambda wildcards: " ".join(
+            (["--majority"] if fit_params(wildcards).get("majority") else [])
+            + ([f"--linreg-feature {fit_params(wildcards)['linreg_feature']}"]
+               if fit_params(wildcards).get("linreg_feature") and fit_params(wildcards)["task_type"] == "regression" else [])),
     threads: config["inference"]["threads"]
     conda:
         CONDA_ENV

@@ -1,0 +1,127 @@
+"""`python -m pipeline.families.probing.baselines`: the paper's baselines per task, through the
+fit protocol (pipeline.fit: the same grouped folds, layer-free), as FIT_RESULTS rows.
+
+- every classification task: the most frequent class of the train folds (`majority`);
+- token path type: the most frequent class per token string (`per_token_majority`; the paper's
+  "constant prediction w.r.t. a subtoken", here per token, as the probe's unit is the token);
+- AST depth: linear regression on the snippet's token count (`linreg`);
+- variable name, misuse, algorithm: tf-idf bag of words of the sample's text (subtokens: words split
+  at underscores and case changes) and a logistic regression (`tfidf`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import re
+import sys
+from dataclasses import asdict
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from pipeline.fit.probe import (FoldScore, RunInfo, assign_folds, fold_splits, majority_baseline,
+                                regression_baseline, results_table, summarise)
+from pipeline.io import write_json, write_parquet
+from pipeline.schemas import FIT_RESULTS
+
+log = logging.getLogger("probing.baselines")
+BOW_TASKS = ("variable_name", "misuse", "algorithm")
+
+
+def per_token_majority(words, labels, folds) -> object:
+    words = np.asarray(words, dtype=object).astype(str)
+    labels = np.asarray(labels, dtype=object).astype(str)
+    scores = []
+    for f, (tr, te) in enumerate(fold_splits(folds)):
+        values, counts = np.unique(labels[tr], return_counts=True)
+        default = values[np.argmax(counts)]
+        by: dict[str, dict[str, int]] = {}
+        for w, y in zip(words[tr], labels[tr]):
+            by.setdefault(w, {}).setdefault(y, 0)
+            by[w][y] += 1
+        best = {w: sorted(c.items(), key=lambda kv: (-kv[1], kv[0]))[0][0] for w, c in by.items()}
+        pred = np.array([best.get(w, default) for w in words[te]], dtype=object)
+        scores.append(FoldScore(None, f, float(np.mean(pred != labels[te])), len(tr), len(te)))
+    return summarise(scores)
+
+
+def subtokens(text: str) -> list[str]:
+    out = []
+    for word in re.findall(r"[A-Za-z0-9]+", text):
+        out.extend(p.lower() for p in re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+", word))
+    return out
+
+
+def tfidf(texts, labels, folds, seed: int):
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.linear_model import LogisticRegression
+
+    texts = list(texts)
+    labels = np.asarray(labels, dtype=object).astype(str)
+    scores = []
+    for f, (tr, te) in enumerate(fold_splits(folds)):
+        vec = TfidfVectorizer(analyzer=subtokens)
+        x_tr = vec.fit_transform([texts[i] for i in tr])
+        if len(np.unique(labels[tr])) < 2:
+            pred = np.full(len(te), labels[tr][0], dtype=object)
+        else:
+            clf = LogisticRegression(max_iter=1000, random_state=seed).fit(x_tr, labels[tr])
+            pred = clf.predict(vec.transform([texts[i] for i in te]))
+        scores.append(FoldScore(None, f, float(np.mean(pred != labels[te])), len(tr), len(te)))
+    return summarise(scores)
+
+
+def run(labels_paths: list[Path], k: int, seed: int) -> tuple[pa.Table, dict]:
+    tables, metrics = [], {}
+    for path in labels_paths:
+        language, task = path.parent.parent.name, path.parent.name
+        name = f"{language}-{task}"
+        t = pq.read_table(path).sort_by("item_id")
+        if t.num_rows < k:
+            log.warning("%s: %d samples, fewer than %d folds: no baselines", name, t.num_rows, k)
+            metrics[name] = {"samples": t.num_rows}
+            continue
+        groups = np.array(t["group"].to_pylist(), dtype=object)
+        folds = assign_folds(groups, k, seed)
+        regression = task == "depth"
+        task_type = "regression" if regression else "classification"
+        results = []
+        if regression:
+            results.append(("linreg", regression_baseline(t["n_tokens"].to_pylist(), t["target"].to_pylist(), folds)))
+        else:
+            y = t["label"].to_pylist()
+            results.append(("majority", majority_baseline(y, folds)))
+            if task == "path_type":
+                results.append(("per_token_majority", per_token_majority(t["word"].to_pylist(), y, folds)))
+            if task in BOW_TASKS:
+                texts = pq.read_table(path.parent / "samples.parquet", columns=["item_id", "text"]).sort_by("item_id")
+                results.append(("tfidf", tfidf(texts["text"].to_pylist(), y, folds, seed)))
+        metrics[name] = {"samples": t.num_rows, "groups": len(set(groups)), "task_type": task_type, "baselines": {}}
+        for probe, result in results:
+            tables.append(results_table(result, RunInfo(name, task_type, probe, "-", probe)))
+            metrics[name]["baselines"][probe] = asdict(result.headline)
+            log.info("%s %s: %.4f", name, probe, result.headline.mean)
+    table = pa.concat_tables(tables) if tables else FIT_RESULTS.empty_table()
+    return table, metrics
+
+
+def main(argv: list[str] | None = None) -> int:
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--labels", type=Path, nargs="+", required=True, help="<lang>/<task>/labels.parquet files")
+    ap.add_argument("--folds", type=int, default=4)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--metrics", type=Path, required=True)
+    args = ap.parse_args(argv)
+    table, metrics = run(args.labels, args.folds, args.seed)
+    write_parquet(table, args.out, FIT_RESULTS)
+    write_json({"tasks": metrics}, args.metrics)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

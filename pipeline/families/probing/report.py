@@ -1,0 +1,42 @@
+"""The probing section of reports/index.md: headline per task and model beside the paper's Table 1,
+the baselines, selectivity, and the per-layer curves (reports/plots/probing_layers.csv: x = layer, y = error)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pipeline.families.probing.paper import TABLE1_CODET5_BASE_ENCODER
+from pipeline.report.common import markdown_table, write_plot
+
+
+def _fmt(v):
+    return None if v is None else round(float(v), 3)
+
+
+def section(con, figures: Path, link: str, config, plots: Path | None = None) -> str:
+    rows = con.sql("SELECT task, model, probe, layer, metric, mean, ci_low, ci_high FROM probing_headline "
+                   "ORDER BY task, probe IN ('ridge', 'lbfgs', 'sgd') DESC, model").fetchall()
+    body = []
+    for task, model, probe, layer, metric, mean, lo, hi in rows:
+        paper = TABLE1_CODET5_BASE_ENCODER.get(task.split("-", 1)[1].replace("-control", ""))
+        body.append((task, model, probe, layer, metric, _fmt(mean), f"[{_fmt(lo)}, {_fmt(hi)}]",
+                     None if task.endswith("-control") else paper))
+    sel = con.sql("SELECT task, model, max(selectivity) AS best, arg_max(layer, selectivity) AS at "
+                  "FROM probing_selectivity GROUP BY ALL ORDER BY ALL").fetchall()
+    counts = con.sql("SELECT language || '-' || task AS task, count(*) AS samples, count(DISTINCT \"group\") AS snippets "
+                     "FROM probing_labels GROUP BY ALL ORDER BY ALL").fetchall()
+    out = ["## Probing pretrained models of source code (Table 1)\n",
+           "Linear probes (the fit stage: 4 folds grouped by snippet, layer chosen on fold 0, mean of folds 1-3 "
+           "with a 95% t interval) on frozen per-layer pooled features. Metric: test error (1 - accuracy), MAE for "
+           "AST depth. `paper`: CodeT5-base encoder in the paper's Table 1 (Java, a 220M model; our zoo is tiny, "
+           "so expect far higher errors). Baselines have no layer.\n",
+           markdown_table(["task", "model", "probe", "layer", "metric", "mean", "95% CI", "paper"], body),
+           "\nSamples per task:\n", markdown_table(["task", "samples", "snippets"], counts),
+           "\nControl-task selectivity (Hewitt & Liang: control error - task error, best layer):\n",
+           markdown_table(["task", "model", "selectivity", "layer"], [(t, m, _fmt(s), a) for t, m, s, a in sel]),
+           "\nNot built here (see pipeline/families/probing/README.md): is variable declared, data-flow edge, "
+           "readability (its 200-snippet dataset is not available in this workspace; off, never faked).\n"]
+    curve = con.sql("SELECT task, model, layer AS x, error AS y FROM probing_layers ORDER BY ALL").fetchall()
+    if plots is not None:
+        write_plot(plots / "probing_layers.csv", ["task", "model", "x", "y"], curve)
+    return "\n".join(out) + "\n"

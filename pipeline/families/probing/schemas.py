@@ -1,0 +1,19 @@
+"""The probing family's tables."""
+
+import pyarrow as pa
+
+from pipeline.schemas import PROBE_LABELS
+
+SAMPLES = pa.schema([
+    pa.field("item_id", pa.string(), nullable=False),
+    pa.field("group", pa.string(), nullable=False),  # the snippet id (folds never split a group)
+    pa.field("text", pa.string(), nullable=False),  # what the model reads
+    pa.field("kind", pa.string(), nullable=False),  # FeatureRequest kind: snippet / word / span / pair
+    pa.field("starts", pa.list_(pa.int32()), nullable=False),  # character spans in text
+    pa.field("ends", pa.list_(pa.int32()), nullable=False),
+    pa.field("word", pa.string(), nullable=True),  # the token or name the sample is about
+])
+
+# PROBE_LABELS plus the token count (depth baseline) and the word type (control tasks)
+LABELS = pa.schema(list(PROBE_LABELS) + [pa.field("n_tokens", pa.float64(), nullable=False),
+                                         pa.field("word", pa.string(), nullable=True)])

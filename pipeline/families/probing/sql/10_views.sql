@@ -1,0 +1,37 @@
+-- probing: per-layer curves, best layer, headline with a t interval over folds 1..K-1, selectivity.
+
+CREATE VIEW probing_layers AS
+SELECT task, model, pooling, probe, layer, any_value(metric) AS metric, avg(error) AS error,
+       count(*) AS folds, sum(n_test) AS n_test
+FROM probing_fits WHERE layer IS NOT NULL
+GROUP BY task, model, pooling, probe, layer;
+
+CREATE VIEW probing_best AS
+SELECT task, model, pooling, probe, any_value(layer) AS layer
+FROM probing_fits WHERE selected AND layer IS NOT NULL
+GROUP BY task, model, pooling, probe;
+
+-- probes at the layer chosen on fold 0 and every baseline (the fit stage's and the family's own),
+-- scored on folds 1..K-1: mean and 95% Student-t interval of the mean
+CREATE VIEW probing_headline AS
+WITH rows AS (
+    SELECT task, model, probe, layer, metric, error, fold FROM probing_fits WHERE selected AND fold > 0
+    UNION ALL
+    SELECT task, model, probe, layer, metric, error, fold FROM probing_fits WHERE layer IS NULL AND fold > 0
+    UNION ALL
+    SELECT task, model, probe, layer, metric, error, fold FROM probing_baselines WHERE fold > 0
+), s AS (
+    SELECT task, model, probe, any_value(layer) AS layer, any_value(metric) AS metric, avg(error) AS mean,
+           coalesce(stddev_samp(error), 0) AS sd, count(*) AS n
+    FROM rows GROUP BY task, model, probe
+)
+SELECT task, model, probe, layer, metric, mean,
+       mean - t * sd / sqrt(n) AS ci_low, mean + t * sd / sqrt(n) AS ci_high, n AS folds
+FROM (SELECT *, CASE n - 1 WHEN 1 THEN 12.706 WHEN 2 THEN 4.303 WHEN 3 THEN 3.182 WHEN 4 THEN 2.776
+                 WHEN 5 THEN 2.571 ELSE 1.96 END AS t FROM s);
+
+-- Hewitt & Liang selectivity per layer: control-task error - task error (mean over all folds)
+CREATE VIEW probing_selectivity AS
+SELECT t.task, t.model, t.layer, t.error AS task_error, c.error AS control_error, c.error - t.error AS selectivity
+FROM probing_layers t JOIN probing_layers c
+  ON c.task = t.task || '-control' AND c.model = t.model AND c.layer = t.layer AND c.pooling = t.pooling;
