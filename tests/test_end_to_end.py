@@ -41,8 +41,9 @@ def test_apiquiz_precision_view_matches_hand_computation(e2e_project):
         groups[(p["model"], p["protocol"], q["setting"], q["mask_position"], q["seen"])].append(p)
     con = connect(project / "data/warehouse.duckdb")
     # one visible line for the model the family does not apply to
-    assert run(con, "SELECT family, model, model_family FROM not_applicable ORDER BY ALL").fetchall() == [
-        ("apiquiz", "minilm", "encoder-only"), ("codesyntax", "tiny-clm", "causal-lm")]
+    rows = run(con, "SELECT family, model, model_family FROM not_applicable ORDER BY ALL").fetchall()
+    assert ("apiquiz", "minilm", "encoder-only") in rows and ("codesyntax", "tiny-clm", "causal-lm") in rows
+    assert all(f != "apiquiz" or m == "minilm" for f, m, _ in rows)
     view = {tuple(r[:5]): r[5:] for r in run(con, "SELECT model, protocol, setting, mask_position, seen, quizzes, "
                                                   "scored, p_at_1, p_at_5, p_at_50 FROM apiquiz_precision").fetchall()}
     assert set(view) == set(groups)

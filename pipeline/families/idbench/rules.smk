@@ -3,7 +3,7 @@
 IDBENCH = config["idbench"]
 
 
-rule idbench:
+rule idbench_pairs:
     input:
         record=f"data/datasets/{IDBENCH['dataset']}.json",
         tree=f"data/datasets/{IDBENCH['dataset']}",
@@ -36,3 +36,10 @@ rule idbench_ensemble:
         "logs/idbench/ensemble.log",
     shell:
         "python -m pipeline.families.idbench.ensemble --pairs {input.pairs:q} --out {output:q} 2> {log:q}"
+
+
+# The family's target (its DVC stage runs `snakemake idbench`): everything it builds.
+rule idbench:
+    input:
+        rules.idbench_pairs.output,
+        rules.idbench_ensemble.output,
