@@ -115,3 +115,50 @@ class Scorer:
             for j, i in enumerate(batch):
                 out[i] = float(logp[j].sum())
         return out
+
+
+def candidate_jobs(scorer: Scorer, model_family: str, prefix: str, fills, suffix: str) -> tuple[list[tuple], list[int]] | None:
+    """The scoring jobs that rank `fills` as completions of `prefix … suffix`, and the fill each job
+    belongs to; None when a completed text is longer than the model takes.
+
+    masked-lm: one job per token of the fill, that token masked, the rest visible (pseudo-log-likelihood);
+    causal-lm: the whole completed text (BOS first); encoder-decoder: the fill as the target for the
+    text with the model's first sentinel (or mask) in its place."""
+    encs = [encode(scorer.tok, prefix, f, suffix) for f in fills]
+    if any(len(e.ids) > scorer.max_length for e in encs):
+        return None
+    if model_family == "masked-lm":
+        jobs, owner = [], []
+        for c, e in enumerate(encs):
+            for pos in e.span:
+                ids = list(e.ids)
+                ids[pos] = scorer.tok.mask_token_id
+                jobs.append((ids, pos, e.ids[pos]))
+                owner.append(c)
+        return jobs, owner
+    if model_family == "causal-lm":
+        return [(with_bos(scorer.tok, e.ids),) for e in encs], list(range(len(encs)))
+    sentinel = scorer.tok.additional_special_tokens[0] if scorer.tok.additional_special_tokens else scorer.tok.mask_token
+    source = scorer.tok(prefix + sentinel + suffix)["input_ids"]
+    return [(source, scorer.tok(sentinel + f)["input_ids"]) for f in fills], list(range(len(fills)))
+
+
+def score_candidates(scorer: Scorer, model_family: str, plans: list[tuple[list[tuple], list[int], int]]) -> list[list[float]]:
+    """Each plan's (jobs, owner, number of fills) -> the log-likelihood of every fill. All jobs of all
+    plans run in one pass, so batches mix items and stay full."""
+    flat = [job for jobs, _, _ in plans for job in jobs]
+    if model_family == "masked-lm":
+        logps = scorer.masked_position_logprobs([(ids, pos) for ids, pos, _ in flat])
+        values = [float(lp[gold]) for lp, (_, _, gold) in zip(logps, flat)]
+    elif model_family == "causal-lm":
+        values = scorer.sequence_logprob([job[0] for job in flat])
+    else:
+        values = scorer.seq2seq_logprob(flat)
+    out, at = [], 0
+    for jobs, owner, n in plans:
+        scores = [0.0] * n
+        for c, v in zip(owner, values[at : at + len(jobs)]):
+            scores[c] += v
+        at += len(jobs)
+        out.append(scores)
+    return out

@@ -29,7 +29,7 @@ from tqdm import tqdm
 from pipeline.core.ids import seeded_order_key
 from pipeline.families.apiquiz import schemas
 from pipeline.runtime.batching import select_shard
-from pipeline.runtime.scoring import SCORE_DECIMALS, Scorer, encode, rank_of, with_bos
+from pipeline.runtime.scoring import SCORE_DECIMALS, Scorer, candidate_jobs, encode, rank_of, score_candidates
 from pipeline.io import read_parquet
 
 log = logging.getLogger("pipeline.families.apiquiz.infer")
@@ -72,53 +72,18 @@ def fill_mask(scorer: Scorer, quizzes: list[Quiz], model: str, top_k: int) -> li
     return rows
 
 
-def candidate_scores(scorer: Scorer, family: str, q: Quiz) -> tuple[list[tuple], list[int]] | None:
-    """The scoring jobs of one quiz's candidates; None when a completed text is too long."""
-    encs = [encode(scorer.tok, q.prefix, c, q.suffix) for c in q.candidates]
-    if any(len(e.ids) > scorer.max_length for e in encs):
-        return None
-    if family == "masked-lm":
-        jobs, owner = [], []
-        for c, e in enumerate(encs):
-            for pos in e.span:
-                ids = list(e.ids)
-                ids[pos] = scorer.tok.mask_token_id
-                jobs.append((ids, pos, e.ids[pos]))
-                owner.append(c)
-        return jobs, owner
-    if family == "causal-lm":
-        return [(with_bos(scorer.tok, e.ids),) for e in encs], list(range(len(encs)))
-    # encoder-decoder: the candidate is the target for the text with the sentinel in its place
-    sentinel = scorer.tok.additional_special_tokens[0] if scorer.tok.additional_special_tokens else scorer.tok.mask_token
-    source = scorer.tok(q.prefix + sentinel + q.suffix)["input_ids"]
-    return [(source, scorer.tok(sentinel + c)["input_ids"]) for c in q.candidates], list(range(len(q.candidates)))
-
-
 def rank_candidates(scorer: Scorer, family: str, quizzes: list[Quiz], model: str, top_k: int) -> list[dict]:
     rows, plans = [], []
     for q in quizzes:
         base = {"quiz_id": q.quiz_id, "model": model, "protocol": "rank", "gold_rank": None, "n_ranked": None,
                 "top": [], "gold_logprob": None}
-        plan = candidate_scores(scorer, family, q)
+        plan = candidate_jobs(scorer, family, q.prefix, q.candidates, q.suffix)
         if plan is None:
             rows.append({**base, "status": "too_long"})
         else:
             plans.append((q, base, plan))
-    # one pass over every job of every quiz, so batches mix quizzes and stay full
-    flat = [job for _, _, (jobs, _) in plans for job in jobs]
-    if family == "masked-lm":
-        logps = scorer.masked_position_logprobs([(ids, pos) for ids, pos, _ in flat])
-        values = [float(lp[gold]) for lp, (_, _, gold) in zip(logps, flat)]
-    elif family == "causal-lm":
-        values = scorer.sequence_logprob([job[0] for job in flat])
-    else:
-        values = scorer.seq2seq_logprob(flat)
-    at = 0
-    for q, base, (jobs, owner) in plans:
-        scores = [0.0] * len(q.candidates)
-        for c, v in zip(owner, values[at : at + len(jobs)]):
-            scores[c] += v
-        at += len(jobs)
+    all_scores = score_candidates(scorer, family, [(jobs, owner, len(q.candidates)) for q, _, (jobs, owner) in plans])
+    for (q, base, _), scores in zip(plans, all_scores):
         gold = q.candidates.index(q.answer)
         rank, order = rank_of(scores, list(q.candidates), gold)
         rows.append({**base, "status": "ok", "gold_rank": rank, "n_ranked": len(q.candidates),

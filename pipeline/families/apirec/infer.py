@@ -25,7 +25,7 @@ from pipeline.families.apirec import schemas
 from pipeline.families.apirec.generate import api_class
 from pipeline.io import read_parquet
 from pipeline.runtime.batching import select_shard
-from pipeline.runtime.scoring import Scorer, encode, rank_of, with_bos
+from pipeline.runtime.scoring import Scorer, candidate_jobs, rank_of, score_candidates
 
 log = logging.getLogger("pipeline.families.apirec.infer")
 
@@ -58,23 +58,7 @@ def fit_context(tok, context: str, texts: tuple[str, ...], max_length: int) -> s
 def plan(scorer: Scorer, family: str, p: Point) -> tuple[list[tuple], list[int]] | None:
     """Scoring jobs of one point's candidates and the candidate each job belongs to; None if too long."""
     prefix = fit_context(scorer.tok, p.context, p.texts, scorer.max_length)
-    encs = [encode(scorer.tok, prefix, t, SUFFIX) for t in p.texts]
-    if any(len(e.ids) > scorer.max_length for e in encs):
-        return None
-    if family == "masked-lm":
-        jobs, owner = [], []
-        for c, e in enumerate(encs):
-            for pos in e.span:
-                ids = list(e.ids)
-                ids[pos] = scorer.tok.mask_token_id
-                jobs.append((ids, pos, e.ids[pos]))
-                owner.append(c)
-        return jobs, owner
-    if family == "causal-lm":
-        return [(with_bos(scorer.tok, e.ids),) for e in encs], list(range(len(encs)))
-    sentinel = scorer.tok.additional_special_tokens[0] if scorer.tok.additional_special_tokens else scorer.tok.mask_token
-    source = scorer.tok(prefix + sentinel + SUFFIX)["input_ids"]
-    return [(source, scorer.tok(sentinel + t)["input_ids"]) for t in p.texts], list(range(len(p.texts)))
+    return candidate_jobs(scorer, family, prefix, p.texts, SUFFIX)
 
 
 def rerank(scorer: Scorer, family: str, points: list[Point], model: str) -> list[dict]:
@@ -88,20 +72,8 @@ def rerank(scorer: Scorer, family: str, points: list[Point], model: str) -> list
             rows.append({**base, "status": "too_long"})
         else:
             plans.append((p, base, job))
-    flat = [j for _, _, (jobs, _) in plans for j in jobs]
-    if family == "masked-lm":
-        logps = scorer.masked_position_logprobs([(ids, pos) for ids, pos, _ in flat])
-        values = [float(lp[gold]) for lp, (_, _, gold) in zip(logps, flat)]
-    elif family == "causal-lm":
-        values = scorer.sequence_logprob([j[0] for j in flat])
-    else:
-        values = scorer.seq2seq_logprob(flat)
-    at = 0
-    for p, base, (jobs, owner) in plans:
-        scores = [0.0] * len(p.candidates)
-        for c, v in zip(owner, values[at : at + len(jobs)]):
-            scores[c] += v
-        at += len(jobs)
+    all_scores = score_candidates(scorer, family, [(jobs, owner, len(p.candidates)) for p, _, (jobs, owner) in plans])
+    for (p, base, _), scores in zip(plans, all_scores):
         names = list(p.candidates)
         _, order = rank_of(scores, names, 0)
         ranked = [names[i] for i in order]
