@@ -19,27 +19,14 @@ import torch
 
 def unbatched(loaded, family: str, points) -> list[int | None]:
     """Every candidate (and, for a masked LM, every masked copy) through the model alone."""
+    from bench.quiz_ranking import unbatched_score
     from pipeline.families.apirec.infer import SUFFIX, fit_context
-    from pipeline.runtime.scoring import encode, rank_of, with_bos
+    from pipeline.runtime.scoring import rank_of
 
     tok, ranks = loaded.tokenizer, []
     for p in points:
         prefix = fit_context(tok, p.context, p.texts, loaded.entry.max_length)
-        scores = []
-        for text in p.texts:
-            e = encode(tok, prefix, text, SUFFIX)
-            total = 0.0
-            if family == "masked-lm":
-                for pos in e.span:
-                    ids = list(e.ids)
-                    ids[pos] = tok.mask_token_id
-                    logits = loaded(input_ids=torch.tensor([ids])).logits[0, pos].float()
-                    total += float(torch.log_softmax(logits, -1)[e.ids[pos]])
-            else:
-                ids = torch.tensor([with_bos(tok, e.ids)])
-                logp = torch.log_softmax(loaded(input_ids=ids).logits.float(), -1)
-                total = float(logp[0, :-1].gather(-1, ids[0, 1:, None]).sum())
-            scores.append(total)
+        scores = [unbatched_score(loaded, family, prefix, text, SUFFIX) for text in p.texts]
         names = list(p.candidates)
         _, order = rank_of(scores, names, 0)
         ranked = [names[i] for i in order]

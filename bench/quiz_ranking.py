@@ -15,27 +15,32 @@ from pathlib import Path
 import torch
 
 
-def unbatched(loaded, family: str, quizzes) -> list[int]:
-    """Every candidate (and, for a masked LM, every masked copy) through the model alone."""
-    from pipeline.runtime.scoring import encode, rank_of, with_bos
+def unbatched_score(loaded, family: str, prefix: str, fill: str, suffix: str) -> float:
+    """The baseline: one completed text (and, for a masked LM, every masked copy) through the model alone."""
+    from pipeline.runtime.scoring import encode, with_bos
 
-    tok, ranks = loaded.tokenizer, []
+    tok = loaded.tokenizer
+    e = encode(tok, prefix, fill, suffix)
+    if family == "masked-lm":
+        total = 0.0
+        for pos in e.span:
+            ids = list(e.ids)
+            ids[pos] = tok.mask_token_id
+            logits = loaded(input_ids=torch.tensor([ids])).logits[0, pos].float()
+            total += float(torch.log_softmax(logits, -1)[e.ids[pos]])
+        return total
+    ids = torch.tensor([with_bos(tok, e.ids)])
+    logp = torch.log_softmax(loaded(input_ids=ids).logits.float(), -1)
+    return float(logp[0, :-1].gather(-1, ids[0, 1:, None]).sum())
+
+
+def unbatched(loaded, family: str, quizzes) -> list[int]:
+    """Every candidate of every quiz scored alone (unbatched_score)."""
+    from pipeline.runtime.scoring import rank_of
+
+    ranks = []
     for q in quizzes:
-        scores = []
-        for c in q.candidates:
-            e = encode(tok, q.prefix, c, q.suffix)
-            total = 0.0
-            if family == "masked-lm":
-                for pos in e.span:
-                    ids = list(e.ids)
-                    ids[pos] = tok.mask_token_id
-                    logits = loaded(input_ids=torch.tensor([ids])).logits[0, pos].float()
-                    total += float(torch.log_softmax(logits, -1)[e.ids[pos]])
-            else:
-                ids = torch.tensor([with_bos(tok, e.ids)])
-                logp = torch.log_softmax(loaded(input_ids=ids).logits.float(), -1)
-                total = float(logp[0, :-1].gather(-1, ids[0, 1:, None]).sum())
-            scores.append(total)
+        scores = [unbatched_score(loaded, family, q.prefix, c, q.suffix) for c in q.candidates]
         ranks.append(rank_of(scores, list(q.candidates), q.candidates.index(q.answer))[0])
     return ranks
 
