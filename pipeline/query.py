@@ -1,13 +1,18 @@
 """Read-only SQL over the warehouse: `python -m pipeline query "SELECT ..."`.
 
-Only SELECT and EXPLAIN statements run (on a read-only connection), so a query can
-never change the warehouse or write files.
+Read-only for real, in three layers:
+1. the statement filter: exactly one statement, SELECT or EXPLAIN of a SELECT (not `EXPLAIN ANALYZE COPY`);
+2. the connection is opened read-only, with extension auto-install and auto-load off;
+3. external access is off (no COPY TO, no read_csv/read_text/glob of arbitrary files, no http), except
+   exactly the Parquet files the warehouse's views read (`warehouse_files`, allowed by path), and the
+   configuration is then locked so a query cannot turn any of it back on.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -15,6 +20,7 @@ import duckdb
 import pyarrow.csv as pacsv
 
 ALLOWED = {duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN}
+EXPLAIN = re.compile(r"^\s*EXPLAIN(\s+ANALY[SZ]E)?\s*(\([^)]*\))?", re.IGNORECASE)
 
 
 class QueryRefused(ValueError):
@@ -27,10 +33,22 @@ def connect(db: Path) -> duckdb.DuckDBPyConnection:
     a moved or copied project still opens."""
     if not Path(db).exists():
         raise FileNotFoundError(f"{db} does not exist: build it with `snakemake warehouse --cores 2`")
-    con = duckdb.connect(str(db), read_only=True)
+    con = duckdb.connect(str(db), read_only=True,
+                         config={"autoinstall_known_extensions": False, "autoload_known_extensions": False})
     where = Path(con.sql("SELECT db_path FROM warehouse_info").fetchall()[0][0])
     root = Path(db).resolve().parents[len(where.parts) - 1]
+    try:
+        files = [r[0] for r in con.sql("SELECT path FROM warehouse_files ORDER BY path").fetchall()]
+    except duckdb.CatalogException:
+        con.close()
+        raise FileNotFoundError(f"{db} was built by an older version (no warehouse_files table): "
+                                "rebuild it with `snakemake warehouse --cores 2`") from None
     con.execute("SET file_search_path = ?", [str(root)])
+    # each file by its absolute path and by the relative path the views name (DuckDB checks either form)
+    allowed = sorted({str(root / f) for f in files} | set(files))
+    con.execute("SET allowed_paths = ?", [allowed])
+    con.execute("SET enable_external_access = false")
+    con.execute("SET lock_configuration = true")
     return con
 
 
@@ -38,8 +56,14 @@ def run(con: duckdb.DuckDBPyConnection, sql: str) -> duckdb.DuckDBPyRelation:
     statements = con.extract_statements(sql)
     if len(statements) != 1:
         raise QueryRefused(f"give exactly one statement, got {len(statements)}")
-    if statements[0].type not in ALLOWED:
-        raise QueryRefused(f"only SELECT and EXPLAIN are allowed (the warehouse is read-only), got {statements[0].type.name}")
+    statement = statements[0]
+    if statement.type not in ALLOWED:
+        raise QueryRefused(f"only SELECT and EXPLAIN are allowed (the warehouse is read-only), got {statement.type.name}")
+    if statement.type == duckdb.StatementType.EXPLAIN:
+        inner = EXPLAIN.sub("", statement.query, count=1)
+        inner_statements = con.extract_statements(inner) if inner.strip() else []
+        if len(inner_statements) != 1 or inner_statements[0].type != duckdb.StatementType.SELECT:
+            raise QueryRefused("EXPLAIN is allowed on a SELECT only")
     return con.sql(sql)
 
 

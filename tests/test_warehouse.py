@@ -97,3 +97,58 @@ def test_provenance_tables_and_column_comments(project):
     assert comments["sha256"] == "content hash" and comments["split"].startswith("train / valid / test")
     fams = run(con, "SELECT name FROM families ORDER BY name").fetchall()
     assert [f for (f,) in fams] == sorted(default_params()["families"])
+
+
+READ_WRITE_PROBES = [
+    "EXPLAIN ANALYZE COPY (SELECT 42) TO '{out}/x.csv'",
+    "EXPLAIN ANALYZE COPY (SELECT 42) TO '{out}/x.parquet' (FORMAT parquet)",
+    "EXPLAIN COPY manifest TO '{out}/x.csv'",
+    "SELECT * FROM read_csv('/etc/passwd')",
+    "SELECT * FROM read_text('/etc/passwd')",
+    "SELECT * FROM read_blob('/etc/hostname')",
+    "SELECT * FROM glob('/etc/*')",
+    "SELECT * FROM glob('data/*')",
+    "SELECT * FROM read_json('{out}/../data/sources/demo.json')",
+    "SELECT * FROM read_csv('http://127.0.0.1:9/x.csv')",
+    "SELECT * FROM read_parquet('https://example.com/x.parquet')",
+    "SELECT * FROM 'data/sources/demo.json'",
+    "SET enable_external_access = true",
+    "SELECT * FROM read_text('data/corpus/*/*')",
+]
+
+
+@pytest.mark.parametrize("probe", READ_WRITE_PROBES)
+def test_query_is_read_only_for_real(project, tmp_path, probe):
+    """Issue 15 item 11: no query writes a file, reads a file the views do not read, lists a folder, reaches
+    the network or installs an extension; the warehouse's own Parquet still answers (via the views and
+    read_parquet of an allowed file)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    out = tmp_path / "out"
+    out.mkdir()
+    sql = probe.format(out=out)
+    res = subprocess.run([sys.executable, "-m", "pipeline", "query", sql, "--db", str(project / "data/warehouse.duckdb")],
+                         cwd=project, capture_output=True, text=True,
+                         env={**__import__("os").environ, "HOME": str(home), "PYTHONPATH": str(REPO)})
+    assert res.returncode == 2, (sql, res.stdout)
+    assert "error:" in res.stderr
+    assert list(out.iterdir()) == [] and list(home.rglob("*")) == []  # nothing written, no extension installed
+    con = connect(project / "data/warehouse.duckdb")
+    with pytest.raises((QueryRefused, __import__("duckdb").Error)):
+        run(con, sql).fetchall()
+    # the same locked connection still serves the warehouse
+    assert run(con, "SELECT count(*) FROM manifest").fetchall() == [(13,)]
+    assert run(con, "SELECT count(*) FROM read_parquet('data/manifest.parquet')").fetchall() == [(13,)]
+    assert run(con, "EXPLAIN SELECT count(*) FROM manifest").fetchall()
+
+
+def test_query_on_an_old_warehouse_says_rebuild(project, tmp_path):
+    import duckdb
+
+    db = tmp_path / "data/warehouse.duckdb"
+    db.parent.mkdir()
+    con = duckdb.connect(str(db))
+    con.execute("CREATE TABLE warehouse_info AS SELECT 'data/warehouse.duckdb' AS db_path")
+    con.close()
+    with pytest.raises(FileNotFoundError, match="rebuild it"):
+        connect(db)

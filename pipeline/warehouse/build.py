@@ -12,7 +12,8 @@
 Views read exactly the Parquet files the workflow names (nothing is copied; a stale shard left
 from an earlier shard count is never picked up), by paths RELATIVE to the project root:
 `pipeline.query.connect` sets DuckDB's file_search_path to the root the warehouse sits in, so the
-warehouse still opens after the project folder is moved. Tables whose files do not exist yet
+warehouse still opens after the project folder is moved. `warehouse_files` lists every file a view
+reads: a query connection allows exactly those and nothing else (see `pipeline.query.connect`). Tables whose files do not exist yet
 become empty tables of the declared schema, so every metric view always resolves.
 """
 
@@ -184,6 +185,12 @@ def build(out: Path, spec: dict, root: Path = Path(".")) -> None:
         con = duckdb.connect(str(tmp))
         con.execute("SET file_search_path = ?", [str(root.resolve())])  # relative view paths resolve while building
         con.execute("CREATE TABLE warehouse_info AS SELECT ? AS db_path", [DB_IN_ROOT])
+        # The only files a query connection may read (pipeline.query.connect turns external access off
+        # and allows exactly these, relative to the project root).
+        con.execute("CREATE TABLE warehouse_files (table_name VARCHAR NOT NULL, path VARCHAR NOT NULL)")
+        for name in sorted(tables):
+            for f in files.get(name, []):
+                con.execute("INSERT INTO warehouse_files VALUES (?, ?)", [name, relative(f, root)])
         for name, rows in provenance_rows(spec, root).items():
             create_provenance(con, name, rows)
         for table in tables.values():
