@@ -27,10 +27,11 @@ class QueryRefused(ValueError):
     pass
 
 
-def connect(db: Path) -> duckdb.DuckDBPyConnection:
+def connect(db: Path, threads: int | None = None) -> duckdb.DuckDBPyConnection:
     """Open the warehouse read-only. Its views read Parquet by paths relative to the project root,
     which is found from where the warehouse file sits (data/warehouse.duckdb in the project), so
-    a moved or copied project still opens."""
+    a moved or copied project still opens. `threads`: DuckDB's worker threads (default: all cores),
+    set before the configuration is locked."""
     if not Path(db).exists():
         raise FileNotFoundError(f"{db} does not exist: build it with `snakemake warehouse --cores 2`")
     con = duckdb.connect(str(db), read_only=True,
@@ -47,6 +48,8 @@ def connect(db: Path) -> duckdb.DuckDBPyConnection:
     # each file by its absolute path and by the relative path the views name (DuckDB checks either form)
     allowed = sorted({str(root / f) for f in files} | set(files))
     con.execute("SET allowed_paths = ?", [allowed])
+    if threads:
+        con.execute(f"SET threads = {int(threads)}")
     con.execute("SET enable_external_access = false")
     con.execute("SET lock_configuration = true")
     return con
