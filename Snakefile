@@ -3,6 +3,21 @@
 # Benchmark families plug in from pipeline/families/<name>/ (their rules.smk), selected by
 # params.yaml `families`; nothing here names one.
 
+# A YAML syntax error in params.yaml is reported with its line and column (Snakemake's own loader
+# gives neither).
+import sys as _sys
+from pathlib import Path as _Path
+
+_sys.path.insert(0, workflow.basedir)
+from pipeline.config import ParamsError as _ParamsError, load_yaml as _load_yaml  # noqa: E402
+
+if _Path("params.yaml").exists():
+    try:
+        _load_yaml(_Path("params.yaml"))
+    except _ParamsError as _exc:
+        raise WorkflowError(str(_exc)) from None
+
+
 configfile: "params.yaml"
 
 

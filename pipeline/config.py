@@ -1,13 +1,18 @@
 """params.yaml, validated before the first job: the central schema (schemas/params.schema.yaml)
-composed with each selected family's own fragment, plus the checks a schema cannot express
-(zoo names that inference refers to). Every problem is one line naming the key."""
+composed with each selected family's own fragment, plus the checks a schema cannot express (zoo
+names that inference refers to, split fractions that sum to 1, attention heads that divide the
+hidden size, a trained model's max_length within its training blocks, installed model packages, a
+GPU where the device names one). Every problem is one line naming the key and what to do."""
 
 from __future__ import annotations
 
+import importlib.metadata
+import math
 from pathlib import Path
 from typing import Mapping
 
 import jsonschema
+import yaml
 
 from pipeline import families
 
@@ -32,9 +37,68 @@ def validate(config: Mapping, schema_path: Path = SCHEMA) -> None:
     error = jsonschema.exceptions.best_match(validator.iter_errors(dict(config)))
     if error is not None:
         message = error.message if len(error.message) < 300 else error.message[:300] + " ..."
+        if error.validator == "pattern" and isinstance(error.schema, dict) and error.schema.get("description"):
+            message = f"{error.instance!r} is not allowed: {error.schema['description']}"
         raise ParamsError(f"params.yaml {_where(error.absolute_path)}: {message}")
     zoo = {e["name"] for e in config["models"]["zoo"]}
     unknown = [m for m in config["inference"]["models"] if m not in zoo]
     if unknown:
         raise ParamsError(f"params.yaml inference.models: {', '.join(map(repr, unknown))} not in models.zoo "
                           f"(the zoo has: {', '.join(sorted(zoo))}); add an entry to models.zoo or fix the name")
+
+    _check_consistency(config)
+
+
+def _check_consistency(config: Mapping) -> None:
+    split = config["manifest"]["split"]
+    total = sum(split.values())
+    if not math.isclose(total, 1.0, abs_tol=1e-9):
+        raise ParamsError(f"params.yaml manifest.split: the fractions sum to {total:g}; they must sum to 1 "
+                          f"(e.g. train: 0.8, valid: 0.1, test: 0.1)")
+    model = config["training"]["model"]
+    if model["hidden_size"] % model["heads"]:
+        raise ParamsError(f"params.yaml training.model.heads: {model['heads']} does not divide hidden_size "
+                          f"{model['hidden_size']}; choose heads so that hidden_size / heads is a whole number")
+    for entry in config["models"]["zoo"]:
+        where = f"params.yaml models.zoo[{entry['name']}]"
+        source = entry["source"]
+        if source.startswith("trained:") and entry.get("max_length", 0) > model["seq_length"]:
+            raise ParamsError(f"{where}.max_length: {entry['max_length']} is longer than the blocks the model is trained "
+                              f"on (training.model.seq_length {model['seq_length']}); lower it or raise seq_length")
+        if source.startswith("package:"):
+            dist = source.split(":", 1)[1]
+            try:
+                importlib.metadata.distribution(dist)
+            except importlib.metadata.PackageNotFoundError:
+                raise ParamsError(f"{where}.source: the package {dist!r} is not installed; `pip install {dist}` "
+                                  "(and pin it in requirements.txt) or remove the entry") from None
+    device = config["models"]["device"]
+    if device.startswith("cuda"):
+        import torch  # only when a GPU is asked for: a CPU run validates without importing torch
+
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        index = int(device.split(":")[1]) if ":" in device else 0
+        if index >= count:
+            raise ParamsError(f"params.yaml models.device: {device!r} but this machine has {count} CUDA device(s); "
+                              "use `auto` (a GPU when present, else the CPU) or `cpu`")
+    elif device == "mps":
+        import torch
+
+        if not torch.backends.mps.is_available():
+            raise ParamsError("params.yaml models.device: 'mps' but Apple's MPS backend is not available here; "
+                              "use `auto` or `cpu`")
+
+
+def load_yaml(path: Path) -> dict:
+    """Read a params file; a YAML syntax error becomes one line with the file, line and column."""
+    try:
+        data = yaml.safe_load(Path(path).read_text())
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ParamsError(f"{where}: YAML syntax error: {problem}; fix the file (indent with spaces, close brackets "
+                          "and quotes)") from None
+    if not isinstance(data, dict):
+        raise ParamsError(f"{path}: expected a mapping of sections (seed:, corpus:, ...), got {type(data).__name__}")
+    return data

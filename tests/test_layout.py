@@ -42,6 +42,18 @@ def test_dry_run_on_fresh_checkout_lists_expected_jobs(tmp_path):
         (lambda p: p["codesyntax"]["inference"].update(variant="wavy"), "codesyntax.inference.variant"),
         (lambda p: p["apiquiz"].pop("inference"), "apiquiz"),
         (lambda p: p.update(families=["apiquiz", "nope"]), "no family 'nope'"),
+        # issue 15 item 12: each of these failed late (or silently) before
+        (lambda p: p["corpus"]["sources"][2].update(repository="dir:x"), "corpus.sources.2.repository: 'dir:x' is not allowed"),
+        (lambda p: p["corpus"]["sources"][2].update(repository="dir:0"), "corpus.sources.2.repository: 'dir:0' is not allowed"),
+        (lambda p: p["manifest"].update(split={"train": 0.8, "valid": 0.5, "test": 0.2}),
+         "manifest.split: the fractions sum to 1.5"),
+        (lambda p: p["training"]["model"].update(heads=3), "training.model.heads: 3 does not divide hidden_size 128"),
+        (lambda p: p["models"].update(device="cuda:99"), "models.device: 'cuda:99' but this machine has"),
+        (lambda p: p["models"]["zoo"][1].update(max_length=1024),
+         "models.zoo[code-mlm].max_length: 1024 is longer than the blocks"),
+        (lambda p: p["models"]["zoo"][0].update(source="package:no-such-dist"),
+         "models.zoo[minilm].source: the package 'no-such-dist' is not installed"),
+        (lambda p: p.update(corpus=[1, 2]), "params.yaml corpus: [1, 2] is not of type 'object'"),
     ],
 )
 def test_bad_params_fail_naming_the_key(tmp_path, edit, needle):
@@ -51,6 +63,22 @@ def test_bad_params_fail_naming_the_key(tmp_path, edit, needle):
     res = snakemake(tmp_path, "-n", check=False)
     assert res.returncode != 0
     assert needle in res.stdout + res.stderr
+
+
+def test_yaml_syntax_error_names_line_and_column(tmp_path):
+    text = (REPO / "params.yaml").read_text().replace("seed: 20261122", "seed: [20261122", 1)
+    (tmp_path / "params.yaml").write_text(text)
+    # as users run it: `snakemake` in the project folder, params.yaml found by the Snakefile (a file passed with
+    # --configfile is parsed by Snakemake itself, before the Snakefile runs)
+    res = subprocess.run([str(BIN / "snakemake"), "--snakefile", str(REPO / "Snakefile"), "-n"], cwd=tmp_path,
+                         capture_output=True, text=True)
+    seed_line = next(i for i, l in enumerate(text.splitlines(), 1) if l.startswith("seed: ["))
+    assert res.returncode != 0
+    found = re.search(r"params.yaml:(\d+):\d+: YAML syntax error: expected ',' or ']'", res.stdout + res.stderr)
+    assert found, res.stdout + res.stderr
+    # YAML reports where the open bracket's sequence breaks: the next key after the seed line
+    next_key = next(i for i, l in enumerate(text.splitlines(), 1) if i > seed_line and re.match(r"^\w", l))
+    assert int(found.group(1)) == next_key
 
 
 def test_duplicate_source_names_are_refused(tmp_path):
