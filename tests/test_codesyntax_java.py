@@ -79,3 +79,35 @@ def test_java_with_newlines_inserts_newline_tokens():
     assert sample.tokens == ["void", "f", "(", ")", "{", "\n", "a", "=", "b", ";", "\n", "}"]
     edge = [(e.head, e.dep_start, e.dep_end) for e in sample.edges if e.relation == "Assign:target->value"]
     assert edge == [(6, 8, 8)]
+
+
+def _reference_positions(code: str, tokens_at: list[int]) -> list[tuple[int, int]]:
+    """Line (1-based) and character column of each byte offset, the slow obvious way."""
+    data = code.encode()
+    out = []
+    for at in tokens_at:
+        prefix = data[:at].decode()
+        out.append((prefix.count("\n") + 1, len(prefix) - (prefix.rfind("\n") + 1)))
+    return out
+
+
+def test_java_token_positions_are_exact_and_linear_in_line_length():
+    """Issue 15 item 8: columns are counted incrementally (a 1 MB one-line method is linear); they must equal
+    a from-scratch count, with non-ASCII text, blank lines and several tokens per line."""
+    body = "  int f() {\n\n    String s = \"héllo wörld\"; int ü = 1; /* ☃ */ s = s + \"€\" + ü;\n" + \
+           "    " + " ".join(f"x{i} = ü + {i};" for i in range(200)) + "\n  }\n"
+    code = "class A {\n" + body + "}\n"
+    for with_newlines in (False, True):
+        (sample,) = label_file(code, 100000, with_newlines, java_parser())
+        # rebuild each token's byte offset in the file: tokens appear in order, NEWLINE tokens sit on '\n'
+        data, at, offsets = code.encode(), code.encode().index(b"int f"), []
+        for tok in sample.tokens:
+            needle = b"\n" if tok == "\n" or tok == "NEWLINE" else tok.encode()
+            at = data.index(needle, at)
+            offsets.append(at)
+            at += len(needle)
+        expected = _reference_positions(code, offsets)
+        first_line = code[: code.index("int f")].count("\n") + 1
+        got = [(line + first_line - 1, col + (2 if line == 1 else 0)) for line, col in
+               zip(sample.lines, sample.cols)]
+        assert got == expected

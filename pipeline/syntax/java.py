@@ -61,6 +61,10 @@ class JavaTokens:
         self.source = source
         self.base_row, self.base_col = method.start_point
         self._row, self._at = self.base_row, method.start_byte - method.start_point[1]
+        # the current line's column, counted incrementally (characters up to byte _col_at): a token's
+        # column costs the bytes since the previous token, not the whole line (a one-line method of
+        # 1 MB stays linear)
+        self._col, self._col_at = 0, self._at
         self.skip = OPENERS | {NEWLINE} if with_newlines else OPENERS
         previous_end = None
         for leaf in self._leaves(method):
@@ -88,11 +92,15 @@ class JavaTokens:
                 stack.extend(reversed(n.children))
 
     def _append(self, text: str, kind: str, start: int, end: int) -> None:
-        # Tokens come in source order, so count only the newlines since the previous one.
-        self._row += self.source.count(b"\n", self._at, start)
+        # Tokens come in source order, so look only at the bytes since the previous one.
+        newlines = self.source.count(b"\n", self._at, start)
+        if newlines:
+            self._row += newlines
+            self._col, self._col_at = 0, self.source.rfind(b"\n", self._at, start) + 1
         self._at = start
-        line_start = self.source.rfind(b"\n", 0, start) + 1
-        col = len(self.source[line_start:start].decode("utf-8", "replace"))
+        self._col += len(self.source[self._col_at:start].decode("utf-8", "replace"))
+        self._col_at = start
+        col = self._col
         self.strings.append(text)
         self.kinds.append(kind)
         self.rows.append(self._row - self.base_row + 1)
