@@ -118,3 +118,21 @@ def test_robustness_syntax_errors_tabs_unicode_caps():
                                                               for e in uni.edges}
     long = label_file("def f():\n" + "    x = 1\n" * 200, 512, False)
     assert long[0].reason == "too_many_tokens"
+
+
+def test_labelling_cap_makes_a_timeout_reject_and_goes_on(tmp_path):
+    """Issue 15 item 7: codesyntax labelling has a per-file cap that ends its worker (native code included):
+    the slow file is one `timeout` failure, the other files are labelled as without a cap."""
+    from pipeline.families.codesyntax.label import Options, label_corpus
+
+    big = "".join(f"def f{i}(a, b):\n    if a > b:\n        return [a + {i} for _ in range(b)]\n    return b\n\n"
+                  for i in range(4000))
+    (tmp_path / "big.py").write_text(big)
+    (tmp_path / "small.py").write_text("def g(x):\n    return x + 1\n")
+    rows = [{"location": "big.py", "encoding": "utf-8"}, {"location": "small.py", "encoding": "utf-8"}]
+    capped = Options("python", False, 512, str(tmp_path), timeout_s=0.2)
+    samples, failures = label_corpus(rows, capped, workers=1)
+    assert [(row["location"], f.reason) for row, f in failures] == [("big.py", "timeout")]
+    assert [(row["location"], s.function) for row, s in samples] == [("small.py", "g")]
+    uncapped, _ = label_corpus(rows[1:], Options("python", False, 512, str(tmp_path)), workers=1)
+    assert [s.tokens for _, s in uncapped] == [s.tokens for _, s in samples]

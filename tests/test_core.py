@@ -14,7 +14,7 @@ from functools import partial
 import pytest
 
 from pipeline.core import ids, logs
-from pipeline.core.pool import imap_files, map_files
+from pipeline.core.pool import hard_limit, imap_files, map_files
 
 
 # -- ids: known values, written out so that a change to any of them is caught ---------------------
@@ -151,3 +151,29 @@ def test_logs_setup_leaves_existing_handlers(caplog):
     before = list(root.handlers)
     logs.setup()
     assert root.handlers == before
+
+
+def _native_spin(x: str) -> str:
+    """'spin' loops inside C (sum over a range never returns to the interpreter, so a Python signal
+    handler, e.g. a SIGALRM timeout, would run only after minutes); the others return at once."""
+    with hard_limit(1.0):
+        if x == "spin":
+            sum(range(10**11))
+        return x
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_hard_limit_ends_native_code_and_reports_a_timeout(workers):
+    """Issue 15 item 7: a per-item limit that really stops native code, records a timeout, and the rest goes on."""
+    import time
+
+    start = time.monotonic()
+    out = map_files(_native_spin, ["a", "spin", "b", "c", "d"], workers, chunksize=1,
+                    on_crash=lambda x: ("crashed", x), on_timeout=lambda x: ("timeout", x))
+    assert out == ["a", ("timeout", "spin"), "b", "c", "d"]
+    assert time.monotonic() - start < 60  # two 1 s CPU limits (pool, then isolated), not minutes
+
+
+def test_hard_limit_is_off_in_the_main_process():
+    with hard_limit(0.01):
+        assert sum(range(3 * 10**6)) > 0  # would have ended the test run

@@ -27,7 +27,7 @@ import pyarrow.compute as pc
 
 from pipeline import schemas
 from pipeline.core import logs
-from pipeline.core.pool import imap_files
+from pipeline.core.pool import hard_limit, imap_files
 from pipeline.extract import analyse
 from pipeline.extract.analyse import Analysed, Failed, FileImport, FileResult, Outcome, Rejected
 from pipeline.io import atomic_path, read_parquet, write_json, write_parquet
@@ -64,8 +64,15 @@ class Task:
     encoding: str
 
 
+def hard_limit_s(timeout_s: float) -> float:
+    """CPU seconds after which a worker analysing one file is ended (native code included)."""
+    return timeout_s * 1.25 + 1
+
+
 def analyse_file(location: str, encoding: str, timeout_s: float) -> Outcome:
-    """Analyse one file under a time limit (SIGALRM)."""
+    """Analyse one file under a time limit: SIGALRM stops Python code at `timeout_s` (wall clock);
+    in a pool worker, `hard_limit` ends the process inside native code (libcst's parser) at
+    `hard_limit_s(timeout_s)` CPU seconds, and the pool records it as a timeout."""
     previous = signal.signal(signal.SIGALRM, _alarm)
     signal.setitimer(signal.ITIMER_REAL, timeout_s)
     try:
@@ -84,7 +91,12 @@ def analyse_file(location: str, encoding: str, timeout_s: float) -> Outcome:
 
 
 def _analyse_task(timeout_s: float, task: Task) -> Outcome:
-    return analyse_file(task.location, task.encoding, timeout_s)
+    with hard_limit(hard_limit_s(timeout_s)):
+        return analyse_file(task.location, task.encoding, timeout_s)
+
+
+def _timed_out(timeout_s: float, task: Task) -> Outcome:
+    return Failed("timeout", f"> {timeout_s} s (ended inside native code after {hard_limit_s(timeout_s):g} CPU s)", False)
 
 
 def _crashed(task: Task) -> Outcome:
@@ -129,7 +141,7 @@ def analyse_all(tasks: list[Task], workers: int, timeout_s: float, cache: Cache)
     hits = len(outcomes)
     size = max(1, min(CHUNK, len(todo) // (4 * workers)))  # small corpora still spread over the pool
     done = imap_files(partial(_analyse_task, timeout_s), todo, workers, chunksize=size, desc="extract",
-                      on_crash=_crashed)
+                      on_crash=_crashed, on_timeout=partial(_timed_out, timeout_s))
     for task, outcome in zip(todo, done):
         outcomes[task.sha256] = outcome
         cache.put(task.sha256, outcome)

@@ -20,7 +20,7 @@ import pyarrow.compute as pc
 from pipeline import schemas as core_schemas
 from pipeline.core import logs
 from pipeline.core.ids import stable_id, unit_float
-from pipeline.core.pool import map_files
+from pipeline.core.pool import hard_limit, map_files
 from pipeline.families.codesyntax import schemas
 from pipeline.io import read_parquet, write_json, write_parquet
 from pipeline.manifest import read_text
@@ -38,6 +38,7 @@ class Options:
     with_newlines: bool
     max_tokens: int
     root: str
+    timeout_s: float = 0  # CPU seconds per file before its worker is ended (a `timeout` reject); 0: no cap
 
 
 def label_text(text: str, opts: Options, parser=None) -> list[Sample | Failure]:
@@ -57,13 +58,23 @@ def _label_row(opts: Options, row: dict) -> list[Sample | Failure]:
         text = read_text(row, opts.root)
     except (OSError, UnicodeDecodeError) as exc:
         return [Failure("", 0, "syntax_error", f"unreadable: {exc}"[:300])]
-    return label_text(text, opts, _java_parser() if opts.language == "java" else None)
+    with hard_limit(opts.timeout_s):  # ends the worker inside the tokenizer or tree-sitter too
+        return label_text(text, opts, _java_parser() if opts.language == "java" else None)
+
+
+def _timed_out(opts: Options, row: dict) -> list[Failure]:
+    return [Failure("", 0, "timeout", f"labelling ran past {opts.timeout_s:g} CPU s (codesyntax.timeout_s)")]
+
+
+def _crashed(opts: Options, row: dict) -> list[Failure]:
+    return [Failure("", 0, "worker_crash", "the labelling process died on this file")]
 
 
 def label_corpus(files: list[dict], opts: Options, workers: int) -> tuple[list[tuple[dict, Sample]], list[tuple[dict, Failure]]]:
     samples, failures = [], []
     labelled = map_files(partial(_label_row, opts), files, workers, chunksize=CHUNK,
-                         desc=f"codesyntax {opts.language}", progress=True)
+                         desc=f"codesyntax {opts.language}", progress=True, on_crash=partial(_crashed, opts),
+                         on_timeout=partial(_timed_out, opts) if opts.timeout_s else None)
     for row, items in zip(files, labelled):
         for item in items:
             (samples if isinstance(item, Sample) else failures).append((row, item))
@@ -135,6 +146,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dev-fraction", required=True, type=float, help="share of files whose samples are 'dev'")
     ap.add_argument("--seed", required=True, type=int)
     ap.add_argument("--workers", default=1, type=int)
+    ap.add_argument("--timeout-s", default=0, type=float,
+                    help="CPU seconds per file; a file past it is a `timeout` reject, its worker replaced (0: no cap)")
     ap.add_argument("--root", default=".", help="project root the manifest's locations are relative to")
     ap.add_argument("--samples", required=True, type=Path)
     ap.add_argument("--relations", required=True, type=Path)
@@ -146,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     manifest = manifest.filter(pc.and_(pc.equal(manifest.column("language"), args.language),
                                        pc.invert(manifest.column("duplicate"))))
     files = manifest.sort_by([("source", "ascending"), ("path", "ascending")]).to_pylist()
-    opts = Options(args.language, args.variant == "with_newlines", args.max_tokens, args.root)
+    opts = Options(args.language, args.variant == "with_newlines", args.max_tokens, args.root, args.timeout_s)
     samples, failures = label_corpus(files, opts, max(1, args.workers))
     tables = build_tables(samples, failures, args.language, args.seed, args.dev_fraction, args.max_samples)
     write_parquet(tables[0], args.samples, schemas.SAMPLES)

@@ -21,6 +21,7 @@ rule codesyntax_label:
         max_samples=CODESYNTAX["max_samples_per_language"],
         dev_fraction=CODESYNTAX["dev_fraction"],
         seed=config["seed"],
+        timeout_s=CODESYNTAX.get("timeout_s", 60),
     threads: CODESYNTAX["workers"]
     conda:
         CONDA_ENV
@@ -29,7 +30,7 @@ rule codesyntax_label:
     shell:
         "python -m pipeline.families.codesyntax.label --manifest {input.manifest:q} --language {wildcards.language}"
         " --variant {wildcards.variant} --max-tokens {params.max_tokens} --max-samples {params.max_samples}"
-        " --dev-fraction {params.dev_fraction} --seed {params.seed} --workers {threads}"
+        " --dev-fraction {params.dev_fraction} --seed {params.seed} --workers {threads} --timeout-s {params.timeout_s}"
         " --samples {output.samples:q} --relations {output.relations:q} --rejects {output.rejects:q}"
         " --summary {output.summary:q} 2> {log:q}"
 
