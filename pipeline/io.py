@@ -37,20 +37,62 @@ def _umask() -> int:
     return mask
 
 
+ROW_GROUP = 1 << 17
+WRITE_OPTIONS = dict(compression="zstd", compression_level=3, use_dictionary=True, write_statistics=True,
+                     store_schema=True)
+
+
 def write_parquet(table: pa.Table, path: str | os.PathLike, schema: pa.Schema) -> None:
     """Write `table` cast to `schema`, atomically, with settings fixed for byte-identical output."""
     table = table.select(schema.names).cast(schema)
     with atomic_path(path) as tmp:
-        pq.write_table(
-            table,
-            tmp,
-            compression="zstd",
-            compression_level=3,
-            use_dictionary=True,
-            write_statistics=True,
-            row_group_size=1 << 17,
-            store_schema=True,
-        )
+        pq.write_table(table, tmp, row_group_size=ROW_GROUP, **WRITE_OPTIONS)
+
+
+@contextmanager
+def parquet_stream(path: str | os.PathLike, schema: pa.Schema) -> Iterator["ParquetStream"]:
+    """A streaming twin of `write_parquet`: `out.write(table_or_batch)` any number of times; rows are
+    buffered into row groups of exactly ROW_GROUP rows, so the file has the same bytes as
+    `write_parquet` of all the rows at once, while memory holds at most one row group. Atomic."""
+    with atomic_path(path) as tmp:
+        stream = ParquetStream(tmp, schema)
+        try:
+            yield stream
+        finally:
+            stream.close()
+
+
+class ParquetStream:
+    def __init__(self, path: Path, schema: pa.Schema):
+        self.schema = schema
+        self.writer = pq.ParquetWriter(path, schema, **WRITE_OPTIONS)
+        self.pending: list[pa.Table] = []
+        self.buffered = 0
+        self.rows = 0
+
+    def write(self, data: pa.Table | pa.RecordBatch) -> None:
+        table = data if isinstance(data, pa.Table) else pa.Table.from_batches([data])
+        table = table.select(self.schema.names).cast(self.schema)
+        self.pending.append(table)
+        self.buffered += table.num_rows
+        self.rows += table.num_rows
+        while self.buffered >= ROW_GROUP:
+            self._flush(ROW_GROUP)
+
+    def _flush(self, rows: int) -> None:
+        whole = pa.concat_tables(self.pending)
+        self.writer.write_table(whole.slice(0, rows), row_group_size=ROW_GROUP)
+        rest = whole.slice(rows)
+        self.pending, self.buffered = ([rest] if rest.num_rows else []), rest.num_rows
+
+    def close(self) -> None:
+        if self.writer is None:
+            return
+        if self.buffered or self.rows == 0:
+            whole = pa.concat_tables(self.pending) if self.pending else self.schema.empty_table()
+            self.writer.write_table(whole, row_group_size=ROW_GROUP)
+        self.writer.close()
+        self.writer = None
 
 
 def read_parquet(path: str | os.PathLike, schema: pa.Schema) -> pa.Table:

@@ -29,8 +29,9 @@ class QueryRefused(ValueError):
 
 def connect(db: Path, threads: int | None = None) -> duckdb.DuckDBPyConnection:
     """Open the warehouse read-only. Its views read Parquet by paths relative to the project root,
-    which is found from where the warehouse file sits (data/warehouse.duckdb in the project), so
-    a moved or copied project still opens. `threads`: DuckDB's worker threads (default: all cores),
+    which is found from where the warehouse file sits (data/warehouse.duckdb in the project) and
+    set as the DuckDB variable the views join their paths to: a moved or copied project still
+    opens, and the current directory never matters. `threads`: DuckDB's worker threads (default: all cores),
     set before the configuration is locked."""
     if not Path(db).exists():
         raise FileNotFoundError(f"{db} does not exist: build it with `snakemake warehouse --cores 2`")
@@ -44,9 +45,10 @@ def connect(db: Path, threads: int | None = None) -> duckdb.DuckDBPyConnection:
         con.close()
         raise FileNotFoundError(f"{db} was built by an older version (no warehouse_files table): "
                                 "rebuild it with `snakemake warehouse --cores 2`") from None
-    con.execute("SET file_search_path = ?", [str(root)])
-    # each file by its absolute path and by the relative path the views name (DuckDB checks either form)
-    allowed = sorted({str(root / f) for f in files} | set(files))
+    from pipeline.warehouse.build import ROOT_VARIABLE
+
+    con.execute(f"SET VARIABLE {ROOT_VARIABLE} = ?", [str(root)])
+    allowed = sorted(str(root / f) if not Path(f).is_absolute() else f for f in files)
     con.execute("SET allowed_paths = ?", [allowed])
     if threads:
         con.execute(f"SET threads = {int(threads)}")

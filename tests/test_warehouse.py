@@ -138,7 +138,7 @@ def test_query_is_read_only_for_real(project, tmp_path, probe):
         run(con, sql).fetchall()
     # the same locked connection still serves the warehouse
     assert run(con, "SELECT count(*) FROM manifest").fetchall() == [(13,)]
-    assert run(con, "SELECT count(*) FROM read_parquet('data/manifest.parquet')").fetchall() == [(13,)]
+    assert run(con, f"SELECT count(*) FROM read_parquet('{project}/data/manifest.parquet')").fetchall() == [(13,)]
     assert run(con, "EXPLAIN SELECT count(*) FROM manifest").fetchall()
 
 
@@ -152,3 +152,17 @@ def test_query_on_an_old_warehouse_says_rebuild(project, tmp_path):
     con.close()
     with pytest.raises(FileNotFoundError, match="rebuild it"):
         connect(db)
+
+
+def test_views_never_read_the_current_directorys_files(project, tmp_path, monkeypatch):
+    """A query run from another project's folder (which has its own data/manifest.parquet) reads the
+    warehouse's own files: the views join their relative paths to the warehouse's root, not the CWD."""
+    other = tmp_path / "other"
+    (other / "data").mkdir(parents=True)
+    pq.write_table(pq.read_table(project / "data/manifest.parquet").slice(0, 2), other / "data/manifest.parquet")
+    monkeypatch.chdir(other)
+    assert run(connect(project / "data/warehouse.duckdb"), "SELECT count(*) FROM manifest").fetchall() == [(13,)]
+    res = subprocess.run([sys.executable, "-m", "pipeline", "query", "SELECT count(*) FROM manifest", "--csv", "--db",
+                          str(project / "data/warehouse.duckdb")], cwd=other, capture_output=True, text=True,
+                         env={**__import__("os").environ, "PYTHONPATH": str(REPO)})
+    assert res.stdout.splitlines()[1] == "13", res.stderr

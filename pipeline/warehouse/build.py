@@ -10,9 +10,10 @@
   then each family's sql/*.sql.
 
 Views read exactly the Parquet files the workflow names (nothing is copied; a stale shard left
-from an earlier shard count is never picked up), by paths RELATIVE to the project root:
-`pipeline.query.connect` sets DuckDB's file_search_path to the root the warehouse sits in, so the
-warehouse still opens after the project folder is moved. `warehouse_files` lists every file a view
+from an earlier shard count is never picked up), by paths RELATIVE to the project root,
+joined at query time to the DuckDB variable `warehouse_root`, which `pipeline.query.connect` sets to
+the root the warehouse sits in: the warehouse still opens after the project folder is moved, and a
+query run from another project's folder never reads that project's files. `warehouse_files` lists every file a view
 reads: a query connection allows exactly those and nothing else (see `pipeline.query.connect`). Tables whose files do not exist yet
 become empty tables of the declared schema, so every metric view always resolves.
 """
@@ -55,10 +56,22 @@ def relative(path: str | Path, root: Path) -> str:
         return str(absolute.resolve())
 
 
+ROOT_VARIABLE = "warehouse_root"
+
+
+def path_expr(f: str) -> str:
+    """A view's file: relative paths are joined to the project root held in a DuckDB variable, which
+    `build` and `pipeline.query.connect` set to the root the warehouse sits in (so neither the
+    current directory nor a moved project changes what a view reads)."""
+    if Path(f).is_absolute():
+        return quote(f)
+    return f"getvariable('{ROOT_VARIABLE}') || '/' || {quote(f)}"
+
+
 def create_table_view(con: duckdb.DuckDBPyConnection, table: WarehouseTable, files: list[str]) -> None:
     """A view over exactly these files, or an empty typed table if there are none."""
     if files:
-        paths = ", ".join(quote(f) for f in files)
+        paths = ", ".join(path_expr(f) for f in files)
         if table.derived:
             select = f"SELECT * EXCLUDE (filename), {table.derived} FROM read_parquet([{paths}], filename = true)"
         else:
@@ -183,7 +196,7 @@ def build(out: Path, spec: dict, root: Path = Path(".")) -> None:
     with atomic_path(out) as tmp:
         tmp.unlink()  # DuckDB creates the file itself
         con = duckdb.connect(str(tmp))
-        con.execute("SET file_search_path = ?", [str(root.resolve())])  # relative view paths resolve while building
+        con.execute(f"SET VARIABLE {ROOT_VARIABLE} = ?", [str(root.resolve())])  # view paths resolve while building
         con.execute("CREATE TABLE warehouse_info AS SELECT ? AS db_path", [DB_IN_ROOT])
         # The only files a query connection may read (pipeline.query.connect turns external access off
         # and allows exactly these, relative to the project root).
