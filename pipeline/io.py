@@ -50,12 +50,13 @@ def write_parquet(table: pa.Table, path: str | os.PathLike, schema: pa.Schema) -
 
 
 @contextmanager
-def parquet_stream(path: str | os.PathLike, schema: pa.Schema) -> Iterator["ParquetStream"]:
+def parquet_stream(path: str | os.PathLike, schema: pa.Schema, row_group: int = ROW_GROUP) -> Iterator["ParquetStream"]:
     """A streaming twin of `write_parquet`: `out.write(table_or_batch)` any number of times; rows are
-    buffered into row groups of exactly ROW_GROUP rows, so the file has the same bytes as
-    `write_parquet` of all the rows at once, while memory holds at most one row group. Atomic."""
+    buffered into row groups of exactly `row_group` rows, so with the default the file has the same
+    bytes as `write_parquet` of all the rows at once, while memory holds at most one row group (tables
+    of large rows pass a smaller `row_group`). Atomic."""
     with atomic_path(path) as tmp:
-        stream = ParquetStream(tmp, schema)
+        stream = ParquetStream(tmp, schema, row_group)
         try:
             yield stream
         finally:
@@ -63,8 +64,9 @@ def parquet_stream(path: str | os.PathLike, schema: pa.Schema) -> Iterator["Parq
 
 
 class ParquetStream:
-    def __init__(self, path: Path, schema: pa.Schema):
+    def __init__(self, path: Path, schema: pa.Schema, row_group: int = ROW_GROUP):
         self.schema = schema
+        self.row_group = row_group
         self.writer = pq.ParquetWriter(path, schema, **WRITE_OPTIONS)
         self.pending: list[pa.Table] = []
         self.buffered = 0
@@ -76,12 +78,13 @@ class ParquetStream:
         self.pending.append(table)
         self.buffered += table.num_rows
         self.rows += table.num_rows
-        while self.buffered >= ROW_GROUP:
-            self._flush(ROW_GROUP)
+        while self.buffered >= self.row_group:
+            self._flush(self.row_group)
 
     def _flush(self, rows: int) -> None:
         whole = pa.concat_tables(self.pending)
-        self.writer.write_table(whole.slice(0, rows), row_group_size=ROW_GROUP)
+        # one contiguous chunk per row group: pages then split as in a one-shot write
+        self.writer.write_table(whole.slice(0, rows).combine_chunks(), row_group_size=self.row_group)
         rest = whole.slice(rows)
         self.pending, self.buffered = ([rest] if rest.num_rows else []), rest.num_rows
 
@@ -89,8 +92,8 @@ class ParquetStream:
         if self.writer is None:
             return
         if self.buffered or self.rows == 0:
-            whole = pa.concat_tables(self.pending) if self.pending else self.schema.empty_table()
-            self.writer.write_table(whole, row_group_size=ROW_GROUP)
+            whole = pa.concat_tables(self.pending).combine_chunks() if self.pending else self.schema.empty_table()
+            self.writer.write_table(whole, row_group_size=self.row_group)
         self.writer.close()
         self.writer = None
 

@@ -23,7 +23,9 @@ when that process was ended by the limit.
 
 from __future__ import annotations
 
+import collections
 import contextlib
+import itertools
 import logging
 import multiprocessing
 import signal
@@ -45,6 +47,7 @@ def _run_chunk(fn: Callable[[T], R], chunk: Sequence[T]) -> list[R]:
 
 
 HARD_LIMIT_SIGNAL = signal.SIGPROF
+AHEAD = 4  # chunks in flight per worker
 
 
 @contextlib.contextmanager
@@ -129,7 +132,16 @@ def imap_files(
         done = 0
         try:
             with ProcessPoolExecutor(workers) as pool:
-                for part in pool.map(_run_chunk, [fn] * len(chunks), chunks):
+                # at most AHEAD chunks per worker in flight: results wait for the consumer in bounded
+                # memory (Executor.map submits everything at once, and a slow consumer then holds the
+                # whole corpus's results)
+                todo = iter(chunks)
+                pending = collections.deque(pool.submit(_run_chunk, fn, c) for c in itertools.islice(todo, AHEAD * workers))
+                while pending:
+                    part = pending.popleft().result()
+                    following = next(todo, None)
+                    if following is not None:
+                        pending.append(pool.submit(_run_chunk, fn, following))
                     for result in part:
                         yield result
                     done += len(part)

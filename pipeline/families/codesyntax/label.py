@@ -2,7 +2,9 @@
 
 Output: samples (schemas.SAMPLES), relation edges (schemas.RELATIONS) and
 rejects (core_schemas.REJECTS, stage "codesyntax"). Files are labelled in parallel processes;
-the tables are sorted, so the bytes do not depend on the number of workers.
+the tables are sorted, so the bytes do not depend on the number of workers. The stage streams:
+samples are spilled to a temporary table as files are labelled and sorted out of core by DuckDB,
+so its memory does not grow with the corpus (bench/scaling.py).
 """
 
 from __future__ import annotations
@@ -10,19 +12,22 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+import tempfile
 from dataclasses import dataclass
 from functools import lru_cache, partial
 from pathlib import Path
+from typing import Iterable, Iterator
 
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from pipeline import schemas as core_schemas
 from pipeline.core import logs
 from pipeline.core.ids import stable_id, unit_float
-from pipeline.core.pool import hard_limit, map_files
+from pipeline.core.pool import hard_limit, imap_files
 from pipeline.families.codesyntax import schemas
-from pipeline.io import read_parquet, write_json, write_parquet
+from pipeline.io import parquet_stream, read_parquet, write_json, write_parquet
 from pipeline.manifest import read_text
 from pipeline.syntax import java, python
 from pipeline.syntax.common import Failure, Sample
@@ -70,43 +75,102 @@ def _crashed(opts: Options, row: dict) -> list[Failure]:
     return [Failure("", 0, "worker_crash", "the labelling process died on this file")]
 
 
+def iter_labelled(files: list[dict], opts: Options, workers: int) -> Iterator[tuple[dict, list[Sample | Failure]]]:
+    """(file row, its samples and failures), file after file, in the files' order."""
+    labelled = imap_files(partial(_label_row, opts), files, workers, chunksize=CHUNK,
+                          desc=f"codesyntax {opts.language}", progress=True, on_crash=partial(_crashed, opts),
+                          on_timeout=partial(_timed_out, opts) if opts.timeout_s else None)
+    return zip(files, labelled)
+
+
 def label_corpus(files: list[dict], opts: Options, workers: int) -> tuple[list[tuple[dict, Sample]], list[tuple[dict, Failure]]]:
+    """Every sample and failure in memory (small inputs and tests; the stage streams: `write_tables`)."""
     samples, failures = [], []
-    labelled = map_files(partial(_label_row, opts), files, workers, chunksize=CHUNK,
-                         desc=f"codesyntax {opts.language}", progress=True, on_crash=partial(_crashed, opts),
-                         on_timeout=partial(_timed_out, opts) if opts.timeout_s else None)
-    for row, items in zip(files, labelled):
+    for row, items in iter_labelled(files, opts, workers):
         for item in items:
             (samples if isinstance(item, Sample) else failures).append((row, item))
     return samples, failures
 
 
-def build_tables(samples: list[tuple[dict, Sample]], failures: list[tuple[dict, Failure]], language: str,
-                 seed: int, dev_fraction: float, max_samples: int) -> tuple[pa.Table, pa.Table, pa.Table, dict]:
-    ids = [stable_id(row["sha256"], language, s.start_line, s.function) for row, s in samples]
-    order = sorted(range(len(samples)), key=lambda i: ids[i])
-    found = len(order)
-    if max_samples and len(order) > max_samples:  # a seeded, id-based subset: stable when the corpus grows
-        keep = sorted(order, key=lambda i: unit_float(seed, "codesyntax-cap", ids[i]))[:max_samples]
-        order = sorted(keep, key=lambda i: ids[i])
-    cols: dict[str, list] = {name: [] for name in schemas.SAMPLES.names}
-    rel: dict[str, list] = {name: [] for name in schemas.RELATIONS.names}
-    for i in order:
-        row, s = samples[i]
-        for name, value in (("sample_id", ids[i]), ("language", language), ("file_id", row["file_id"]),
-                            ("source", row["source"]), ("repository", row["repository"]), ("path", row["path"]),
-                            ("function", s.function), ("start_line", s.start_line), ("file_split", row["split"]),
-                            ("eval_split", "dev" if unit_float(seed, "codesyntax-split", row["file_id"]) < dev_fraction
-                             else "test"),
-                            ("code", s.code), ("tokens", s.tokens), ("token_kinds", s.kinds),
-                            ("token_lines", s.lines), ("token_cols", s.cols), ("n_tokens", len(s.tokens))):
-            cols[name].append(value)
-        for e in sorted(s.edges, key=lambda e: (e.relation, e.head, e.dep_start, e.dep_end)):
-            rel["sample_id"].append(ids[i])
-            rel["relation"].append(e.relation)
-            rel["head"].append(e.head)
-            rel["dep_start"].append(e.dep_start)
-            rel["dep_end"].append(e.dep_end)
+SPILL_ROWS = 2048  # samples per batch spilled to the unsorted temporary tables
+SAMPLES_ROW_GROUP = 8192  # samples carry their code and token lists: small row groups keep memory flat
+CAP_KEY = "_cap_key"
+
+
+def write_tables(labelled: Iterable[tuple[dict, list[Sample | Failure]]], language: str, seed: int,
+                 dev_fraction: float, max_samples: int, out: dict[str, Path], tmpdir: Path,
+                 memory_limit: str = "256MB") -> dict:
+    """Stream labelled files into the three tables, in memory bounded by a batch of samples and DuckDB's
+    `memory_limit` (it sorts out of core): samples and edges are spilled unsorted to `tmpdir`, then
+    sorted by sample id (edges by sample id, relation, head, dependent span) and written in row groups
+    (`pipeline.io.parquet_stream`: the bytes equal an in-memory write of the same rows). A seeded,
+    id-based subset of `max_samples` (0: all) is kept: stable when the corpus grows."""
+    import duckdb
+
+    unsorted_samples = pa.schema([*schemas.SAMPLES, pa.field("_order", pa.int64()), pa.field(CAP_KEY, pa.float64())])
+    unsorted_relations = pa.schema([*schemas.RELATIONS, pa.field("_order", pa.int64())])
+    s_path, r_path = tmpdir / "samples.unsorted.parquet", tmpdir / "relations.unsorted.parquet"
+    s_writer, r_writer = pq.ParquetWriter(s_path, unsorted_samples), pq.ParquetWriter(r_path, unsorted_relations)
+    cols: dict[str, list] = {name: [] for name in unsorted_samples.names}
+    rel: dict[str, list] = {name: [] for name in unsorted_relations.names}
+    failures: list[tuple[dict, Failure]] = []
+    found = 0
+
+    def spill() -> None:
+        s_writer.write_table(pa.table(cols, schema=unsorted_samples))
+        r_writer.write_table(pa.table(rel, schema=unsorted_relations))
+        for column in (*cols.values(), *rel.values()):
+            column.clear()
+
+    for row, items in labelled:
+        for item in items:
+            if not isinstance(item, Sample):
+                failures.append((row, item))
+                continue
+            s = item
+            sample_id = stable_id(row["sha256"], language, s.start_line, s.function)
+            for name, value in (("sample_id", sample_id), ("language", language), ("file_id", row["file_id"]),
+                                ("source", row["source"]), ("repository", row["repository"]), ("path", row["path"]),
+                                ("function", s.function), ("start_line", s.start_line), ("file_split", row["split"]),
+                                ("eval_split", "dev" if unit_float(seed, "codesyntax-split", row["file_id"]) < dev_fraction
+                                 else "test"),
+                                ("code", s.code), ("tokens", s.tokens), ("token_kinds", s.kinds),
+                                ("token_lines", s.lines), ("token_cols", s.cols), ("n_tokens", len(s.tokens)),
+                                ("_order", found), (CAP_KEY, unit_float(seed, "codesyntax-cap", sample_id))):
+                cols[name].append(value)
+            for e in s.edges:
+                for name, value in (("sample_id", sample_id), ("relation", e.relation), ("head", e.head),
+                                    ("dep_start", e.dep_start), ("dep_end", e.dep_end), ("_order", found)):
+                    rel[name].append(value)
+            found += 1
+            if len(cols["sample_id"]) >= SPILL_ROWS:
+                spill()
+    spill()
+    s_writer.close()
+    r_writer.close()
+
+    con = duckdb.connect(config={"memory_limit": memory_limit, "temp_directory": str(tmpdir / "duckdb"),
+                                 "threads": 1})
+    con.execute(f"CREATE VIEW s AS SELECT * FROM read_parquet('{s_path}')")
+    con.execute(f"CREATE VIEW r AS SELECT * FROM read_parquet('{r_path}')")
+    # ties on sample_id (practically none) keep the corpus order, as the in-memory sort did
+    keep = (f"SELECT _order FROM s ORDER BY {CAP_KEY}, _order LIMIT {int(max_samples)}" if max_samples
+            else "SELECT _order FROM s")
+    samples_rows = relations_rows = 0
+    with parquet_stream(out["samples"], schemas.SAMPLES, row_group=SAMPLES_ROW_GROUP) as writer:
+        reader = con.execute(f"SELECT * EXCLUDE (_order, {CAP_KEY}) FROM s WHERE _order IN ({keep}) "
+                             "ORDER BY sample_id, _order").to_arrow_reader(SPILL_ROWS)
+        for batch in reader:
+            writer.write(batch)
+        samples_rows = writer.rows
+    with parquet_stream(out["relations"], schemas.RELATIONS) as writer:
+        reader = con.execute(f"SELECT r.* EXCLUDE (_order) FROM r JOIN s USING (_order) WHERE _order IN ({keep}) "
+                             "ORDER BY s.sample_id, s._order, relation, head, dep_start, dep_end").to_arrow_reader(1 << 14)
+        for batch in reader:
+            writer.write(batch)
+        relations_rows = writer.rows
+    con.close()
+
     rejects = {name: [] for name in core_schemas.REJECTS.names}
     for row, f in sorted(failures, key=lambda x: (x[0]["source"], x[0]["path"], x[1].start_line, x[1].function)):
         where = f"{f.function} (line {f.start_line}): " if f.function else ""
@@ -114,21 +178,19 @@ def build_tables(samples: list[tuple[dict, Sample]], failures: list[tuple[dict, 
                             ("stage", "codesyntax"), ("reason", f.reason), ("detail", where + f.detail),
                             ("bytes", row["bytes"] if not f.function else None)):
             rejects[name].append(value)
-    samples_table = pa.table(cols, schema=schemas.SAMPLES)
-    relations_table = pa.table(rel, schema=schemas.RELATIONS)
     rejects_table = pa.table(rejects, schema=core_schemas.REJECTS)
-    summary = {
+    write_parquet(rejects_table, out["rejects"], core_schemas.REJECTS)
+    return {
         "language": language,
         "functions_labelled": found,
-        "samples": samples_table.num_rows,
-        "dropped_by_cap": found - samples_table.num_rows,
-        "edges": relations_table.num_rows,
+        "samples": samples_rows,
+        "dropped_by_cap": found - samples_rows,
+        "edges": relations_rows,
         "rejects": rejects_table.num_rows,
         "rejects_by_reason": {r: int(c) for r, c in sorted(
             (x["values"], x["counts"]) for x in pc.value_counts(rejects_table.column("reason")).to_pylist())}
         if rejects_table.num_rows else {},
     }
-    return samples_table, relations_table, rejects_table, summary
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -160,12 +222,12 @@ def main(argv: list[str] | None = None) -> int:
                                        pc.invert(manifest.column("duplicate"))))
     files = manifest.sort_by([("source", "ascending"), ("path", "ascending")]).to_pylist()
     opts = Options(args.language, args.variant == "with_newlines", args.max_tokens, args.root, args.timeout_s)
-    samples, failures = label_corpus(files, opts, max(1, args.workers))
-    tables = build_tables(samples, failures, args.language, args.seed, args.dev_fraction, args.max_samples)
-    write_parquet(tables[0], args.samples, schemas.SAMPLES)
-    write_parquet(tables[1], args.relations, schemas.RELATIONS)
-    write_parquet(tables[2], args.rejects, core_schemas.REJECTS)
-    summary = dict(tables[3], variant=args.variant, files=len(files))
+    out = {"samples": args.samples, "relations": args.relations, "rejects": args.rejects}
+    with tempfile.TemporaryDirectory(prefix=".codesyntax-", dir=args.samples.parent if args.samples.parent.exists()
+                                     else None) as tmp:
+        summary = write_tables(iter_labelled(files, opts, max(1, args.workers)), args.language, args.seed,
+                               args.dev_fraction, args.max_samples, out, Path(tmp))
+    summary = dict(summary, variant=args.variant, files=len(files))
     write_json(summary, args.summary)
     log.info("codesyntax %s/%s: %d samples, %d edges, %d rejects", args.language, args.variant,
              summary["samples"], summary["edges"], summary["rejects"])
