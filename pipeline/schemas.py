@@ -132,6 +132,7 @@ INVENTORY = pa.schema(
         pa.field("kind", pa.string(), nullable=False),  # module / class / function / method
         pa.field("signature", pa.string(), nullable=False),  # "(a, b=1) -> int"; bases for classes; "" for modules
         pa.field("doc", pa.string(), nullable=True),  # first sentence of the docstring
+        pa.field("private", pa.bool_(), nullable=False),  # a part starts with "_" (dunders aside)
     ]
 )
 

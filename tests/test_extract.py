@@ -313,14 +313,15 @@ def test_inventory_definitions():
             Details."""
             def run(self, n: int = 1, *args, **kw) -> bool:
                 """Run it! Then stop."""
-            def _hidden(self): ...  # private: not in the inventory
+            def _hidden(self): ...  # private: listed, flagged by the inventory
         def helper(x, /, y=2):
-            def inner(): ...
+            def inner(): ...  # nested: no API, not listed
         '''))
     assert result.definitions == (
         FileDefinition("", "module", "", "Tools."),
         FileDefinition("Base", "class", "(object, metaclass=M)", "A base class."),
         FileDefinition("Base.run", "method", "(self, n: int = 1, *args, **kw) -> bool", "Run it!"),
+        FileDefinition("Base._hidden", "method", "(self)", None),
         FileDefinition("helper", "function", "(x, /, y=2)", None),
     )
 
@@ -488,3 +489,21 @@ def test_same_module_path_in_two_repositories_stays_two_definitions(tmp_path):
                    ("beta", "tests.conftest.helper", "Helper of beta.")]
     uses = [(u["repository"], u["fqn"], u["category"]) for u in tables["usages"].to_pylist()]
     assert uses == [("alpha", "tests.conftest.helper", "user_defined"), ("beta", "tests.conftest.helper", "user_defined")]
+
+
+def test_private_modules_are_in_the_inventory_flagged(tmp_path):
+    """Issue 13 items 5/6: `httpx.Response` is defined in `httpx._models`; its definition (and
+    docstring) must be findable, so private modules stay in the inventory with `private = true`."""
+    from pipeline.extract.build import Cache, build
+    from pipeline.extract.visitor import private
+    files = {("httpx", "httpx/__init__.py"): "from ._models import Response\n",
+             ("httpx", "httpx/_models.py"): 'class Response:\n    """An HTTP response."""\n    def __init__(self): ...\n'}
+    tables, _, _ = build(_manifest(tmp_path, files), 1, 60, 1_000_000, Cache(None))
+    assert [(r["fqn"], r["kind"], r["doc"], r["private"]) for r in tables["inventory"].to_pylist()] == [
+        ("httpx", "module", None, False),
+        ("httpx._models", "module", None, True),
+        ("httpx._models.Response", "class", "An HTTP response.", True),
+        ("httpx._models.Response.__init__", "method", None, True),
+    ]
+    assert [private(n) for n in ("a.b", "a._b", "a.__b", "a.__init__", "__main__.f", "a.___")] == [
+        False, True, True, False, False, True]

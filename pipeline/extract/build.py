@@ -30,6 +30,7 @@ from pipeline import schemas
 from pipeline.core import logs
 from pipeline.core.pool import imap_files
 from pipeline.extract import analyse
+from pipeline.extract.visitor import private
 from pipeline.extract.analyse import Analysed, Failed, FileImport, FileResult, Outcome, Rejected
 from pipeline.io import atomic_path, read_parquet, write_json, write_parquet
 
@@ -239,15 +240,14 @@ def finalize(row: dict, module: str, is_package: bool, result: FileResult, repo_
 
 def inventory_rows(row: dict, module: str, result: FileResult) -> list[dict]:
     out = []
-    if any(part.startswith("_") for part in module.split(".")) or not importable(module):
+    if not importable(module):
         return out
     for d in result.definitions:
-        if any(part.startswith("_") for part in d.qualname.split(".") if part):
-            continue
+        fqn = f"{module}.{d.qualname}" if d.qualname else module
         out.append({"library": module.split(".")[0], "source": row["source"], "repository": row["repository"],
                     "path": row["path"], "module": module, "qualname": d.qualname,
-                    "fqn": f"{module}.{d.qualname}" if d.qualname else module, "kind": d.kind,
-                    "signature": d.signature, "doc": d.doc})
+                    "fqn": fqn, "kind": d.kind,
+                    "signature": d.signature, "doc": d.doc, "private": private(fqn)})
     return out
 
 

@@ -161,7 +161,7 @@ class Scope:
 class FileAnalysis:
     imports: list[ImportRecord]
     usages: list[UsageRecord]
-    definitions: list[Definition]  # public ones (no part starting with "_")
+    definitions: list[Definition]  # module- and class-level ones (nested ones are no API)
     star_import: bool
 
 
@@ -412,7 +412,7 @@ class Extractor:
     def _function(self, node: cst.FunctionDef, stack: list) -> None:
         qual = self._child_qualname(node.name.value)
         in_def_scope = self.scope.kind in ("module", "class")
-        if in_def_scope and not _private(qual):
+        if in_def_scope:
             kind = "method" if self.scope.kind == "class" else "function"
             sig = _EMPTY_MODULE.code_for_node(node.params)
             ret = f" -> {_EMPTY_MODULE.code_for_node(node.returns.annotation)}" if node.returns else ""
@@ -434,7 +434,7 @@ class Extractor:
     def _class(self, node: cst.ClassDef, stack: list) -> None:
         qual = self._child_qualname(node.name.value)
         in_def_scope = self.scope.kind in ("module", "class")
-        if in_def_scope and not _private(qual):
+        if in_def_scope:
             bases = ", ".join(_EMPTY_MODULE.code_for_node(a).strip().rstrip(",") for a in (*node.bases, *node.keywords))
             self.definitions.append(Definition(qual, "class", f"({' '.join(bases.split())})",
                                                first_sentence(node.get_docstring())))
@@ -529,9 +529,10 @@ class Extractor:
         self.scope.declared_outer.update(n.name.value for n in node.names)
 
 
-def _private(qualname: str) -> bool:
-    """Inventory lists public names only: no part starting with an underscore."""
-    return any(part.startswith("_") for part in qualname.split("."))
+def private(dotted_name: str) -> bool:
+    """A name with a part that starts with one underscore (`_models`, `__x`), dunders (`__init__`) aside."""
+    return any(p.startswith("_") and not (p.startswith("__") and p.endswith("__") and len(p) > 4)
+               for p in dotted_name.split("."))
 
 
 def _all_params(params: cst.Parameters) -> list[cst.Param]:
