@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import sysconfig
 import textwrap
 from pathlib import Path
@@ -388,6 +389,19 @@ def test_version_guards_bind_the_branch_the_interpreter_takes(src):
     _, imports = resolve(src)
     assert [(i["target"], i["fallback"]) for i in imports if i["name"] == "get_args"] == [
         (t, t == "typing_extensions.get_args") for t in (i["target"] for i in imports if i["name"] == "get_args")]
+
+
+@pytest.mark.parametrize("test, expected", [
+    ("sys.version_info >= (3, 0x8)", True), ("sys.version_info.major == 2", False),
+    ("not sys.version_info < (3,)", True), ("sys.version_info[:2] == 3", None),  # tuple vs int: unknown
+    ("x == 0x200C", None), ("cp >= 0x200C", None), ("sys.platform == 'win32'", None),
+    ("sys.version_info >= (3, 1_0)", sys.version_info >= (3, 10)),
+])
+def test_static_truth_only_decides_version_comparisons(test, expected):
+    import libcst as cst
+
+    from pipeline.extract.visitor import static_truth
+    assert static_truth(cst.parse_expression(test)) is expected
 
 
 def test_unknown_if_else_import_guard_keeps_the_first_branch_like_try_except():

@@ -590,13 +590,19 @@ def _version_value(node: cst.BaseExpression):
 
 
 def _int_literal(node: cst.BaseExpression):
-    return int(node.value) if node.__class__ is cst.Integer else None
+    """A decimal/hex/octal/binary integer literal (`3`, `0x200C`, `1_000`), else None."""
+    if node.__class__ is not cst.Integer:
+        return None
+    try:
+        return int(node.value, 0)
+    except ValueError:  # `010` and the like: not a Python 3 literal that matters here
+        return None
 
 
 def _literal(node: cst.BaseExpression):
     """An int or a tuple of ints, as written; else None."""
     if node.__class__ is cst.Integer:
-        return int(node.value)
+        return _int_literal(node)
     if node.__class__ is cst.Tuple:
         values = tuple(_int_literal(e.value) for e in node.elements)
         return None if None in values else values
@@ -613,7 +619,10 @@ def static_truth(test: cst.BaseExpression) -> bool | None:
         return None
     target = test.comparisons[0]
     op = _COMPARE.get(target.operator.__class__)
-    left, right = _version_value(test.left), _literal(target.comparator)
-    if op is None or left is None or right is None or type(left) is not type(right):
+    left = _version_value(test.left) if op is not None else None
+    if left is None:
+        return None
+    right = _literal(target.comparator)
+    if right is None or type(left) is not type(right):
         return None
     return op(left, right)
