@@ -313,3 +313,16 @@ def test_user_defined_names_are_per_repository(audit):
                                                                     ("s/beta", "Helper of beta.")]
     assert len({q["quiz_id"] for q in rows}) == 2
     assert audit[2]["apis_per_repository"] == 2
+
+
+def test_reexport_chains_that_loop_or_grow_end():
+    from pipeline.families.apiquiz.generate import Names
+    imports = pa.Table.from_pylist([
+        import_row("pkg.a", ".a", "a", "pkg.a.a", level=1),  # pkg.a.a -> pkg.a.a.a -> ... never repeats
+        import_row("x", "y", "f", "y.f"), import_row("y", "x", "f", "x.f"),  # x.f <-> y.f
+        import_row("req", ".api", "get", "req.api.get", level=1),
+    ], schemas.IMPORTS)
+    names = Names(USAGES.slice(0, 0), imports, INVENTORY.slice(0, 0))
+    assert names.definition("pkg.a.a") == "pkg.a.a"
+    assert names.definition("x.f") == "x.f"
+    assert names.definition("req.get.__call__") == "req.api.get.__call__"

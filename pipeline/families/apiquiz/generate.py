@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.resources
+import itertools
 import keyword
 import logging
 import os
@@ -119,10 +120,14 @@ class Names:
         for i in range(1, len(parts) + 1):
             self.modules.add(".".join(parts[:i]))
 
-    def definition(self, fqn: str) -> str:
-        """Follow re-exports (the longest re-exported prefix first) to where the name is defined."""
-        seen = set()
-        while fqn not in seen:
+    def definition(self, fqn: str, max_hops: int = 16) -> str:
+        """Follow re-exports (the longest re-exported prefix first) to where the name is defined. A
+        chain that loops or keeps growing (`from .a import a` inside `pkg.a`) proves nothing: the
+        name is then its own definition."""
+        start, seen = fqn, set()
+        for _ in range(max_hops):
+            if fqn in seen:
+                return start
             seen.add(fqn)
             parts = fqn.split(".")
             for i in range(len(parts), 0, -1):
@@ -132,7 +137,7 @@ class Names:
                     break
             else:
                 return fqn
-        return fqn
+        return start
 
     def module_levels(self, fqn: str) -> int:
         """Length of the longest prefix of `fqn` (not all of it) that is a module."""
@@ -350,8 +355,15 @@ def candidate_pools(apis: list[Api], split_token) -> Pools:
 def candidates(siblings: list[str], pool: list[str], gold: str, cap: int) -> tuple[list[str], int]:
     """Siblings of the gold first (same parent, same kind), then the same kind at that level, most
     frequent first; the gold always in. Returns (candidates, how many are siblings)."""
-    out = list(dict.fromkeys([*siblings, *pool]))[:cap]
-    if gold not in out:
+    out: list[str] = []
+    taken = set()
+    for name in itertools.chain(siblings, pool):
+        if len(out) == cap:
+            break
+        if name not in taken:
+            taken.add(name)
+            out.append(name)
+    if gold not in taken:
         out[-1] = gold
     sibling_set = set(siblings)
     return out, sum(c in sibling_set for c in out)
