@@ -112,7 +112,8 @@ class Names:
                 self._add_module(target if asname else imported)
             else:
                 self._add_module(target.rsplit(".", 1)[0] if level or "." in target else target)
-            if scope == "" and bound and (kind == "from" or asname) and f"{module}.{bound}" != target:
+            if (scope == "" and bound and (kind == "from" or asname) and f"{module}.{bound}" != target
+                    and importable_name(module)):  # a script (`make-state-diagrams.py`) re-exports nothing
                 self.reexports.setdefault(f"{module}.{bound}", target)
 
     def _add_module(self, dotted: str) -> None:
