@@ -1,18 +1,40 @@
 # Two commands for a fresh machine (see README): `make run` and `make test`.
 # Both create .venv and install the pinned dependencies first (once; again when the pins change).
+# .venv is created on exactly the interpreter params.yaml `python.require` names (the pipeline
+# refuses to build on another): `make python` prints which one that is, or says how to get it.
 
 VENV ?= .venv
 PY := $(VENV)/bin/python
 CORES ?= all
 
-.PHONY: install run test test-all bench lint clean
+PYTHON_PIN := $(shell awk '/^python:/ {f = 1; next} f && /require:/ {gsub(/["'"'"' ]/, "", $$2); print $$2; exit}' params.yaml)
+PYTHON_MM := $(basename $(PYTHON_PIN))
+# Where to look, in order (PYTHON=/path/to/python first when given); then `uv python find`.
+PYTHON_CANDIDATES ?= $(PYTHON) python$(PYTHON_MM) python3 $(HOME)/.pyenv/versions/$(PYTHON_PIN)/bin/python3 \
+	/usr/local/bin/python$(PYTHON_MM) /usr/bin/python$(PYTHON_MM)
+UV ?= uv
+FIND_PYTHON = [ -n "$(PYTHON_PIN)" ] || { echo "params.yaml has no python: require: \"X.Y.Z\"" >&2; exit 1; }; \
+	for c in $(PYTHON_CANDIDATES); do \
+	  p=$$(command -v "$$c" 2>/dev/null) || continue; \
+	  v=$$("$$p" -c 'import platform; print(platform.python_version())' 2>/dev/null) || continue; \
+	  if [ "$$v" = "$(PYTHON_PIN)" ]; then echo "$$p"; exit 0; fi; \
+	done; \
+	if p=$$($(UV) python find --no-project "$(PYTHON_PIN)" 2>/dev/null); then echo "$$p"; exit 0; fi; \
+	echo "no Python $(PYTHON_PIN) found (tried: $(PYTHON_CANDIDATES) and uv); params.yaml python.require pins it." \
+	  "Install it (pyenv install $(PYTHON_PIN), or uv python install $(PYTHON_PIN) where uv can download" \
+	  "interpreters) and run make again, or pass PYTHON=/path/to/python$(PYTHON_MM)" >&2; exit 1
 
-$(VENV)/.installed: requirements.txt requirements.lock
-	python3 -m venv $(VENV)
+.PHONY: install python run test test-all bench lint clean
+
+$(VENV)/.installed-$(PYTHON_PIN): requirements.txt requirements.lock
+	@py=$$($(FIND_PYTHON)) && echo "creating $(VENV) with $$py (Python $(PYTHON_PIN))" && "$$py" -m venv --clear $(VENV)
 	$(PY) -m pip install --disable-pip-version-check -q -r requirements.txt -c requirements.lock
 	touch $@
 
-install: $(VENV)/.installed
+install: $(VENV)/.installed-$(PYTHON_PIN)
+
+python:  ## the interpreter .venv is created with: exactly params.yaml python.require
+	@$(FIND_PYTHON)
 
 run: install  ## build everything on the embedded default corpus
 	$(VENV)/bin/snakemake --cores $(CORES)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import math
+import platform
 from pathlib import Path
 from typing import Mapping
 
@@ -40,6 +41,7 @@ def validate(config: Mapping, schema_path: Path = SCHEMA) -> None:
         if error.validator == "pattern" and isinstance(error.schema, dict) and error.schema.get("description"):
             message = f"{error.instance!r} is not allowed: {error.schema['description']}"
         raise ParamsError(f"params.yaml {_where(error.absolute_path)}: {message}")
+    check_interpreter(config["python"]["require"])
     zoo = {e["name"] for e in config["models"]["zoo"]}
     unknown = [m for m in config["inference"]["models"] if m not in zoo]
     if unknown:
@@ -102,3 +104,15 @@ def load_yaml(path: Path) -> dict:
     if not isinstance(data, dict):
         raise ParamsError(f"{path}: expected a mapping of sections (seed:, corpus:, ...), got {type(data).__name__}")
     return data
+
+
+def check_interpreter(required: str, running: str | None = None) -> None:
+    """Refuse to build on another interpreter than params.yaml `python.require`: outputs depend on it
+    (tokenization of f-strings, the stdlib source in the corpus, libraries' wheels)."""
+    running = running or platform.python_version()
+    if running != required:
+        raise ParamsError(
+            f"params.yaml python.require: this is Python {running}, but outputs are built with Python {required} "
+            f"(another version changes them: CodeSyntax samples, the stdlib corpus). Run `make install` to create "
+            f".venv on Python {required} and use .venv/bin/snakemake, or, to build on {running} knowingly "
+            f"(results not comparable with {required}'s), set python.require: \"{running}\" in params.yaml")

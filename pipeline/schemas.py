@@ -128,10 +128,11 @@ INVENTORY = pa.schema(
         pa.field("path", pa.string(), nullable=False),
         pa.field("module", pa.string(), nullable=False),
         pa.field("qualname", pa.string(), nullable=False),  # "" for the module itself
-        pa.field("fqn", pa.string(), nullable=False),  # unique
+        pa.field("fqn", pa.string(), nullable=False),  # unique per (source, repository)
         pa.field("kind", pa.string(), nullable=False),  # module / class / function / method
         pa.field("signature", pa.string(), nullable=False),  # "(a, b=1) -> int"; bases for classes; "" for modules
         pa.field("doc", pa.string(), nullable=True),  # first sentence of the docstring
+        pa.field("private", pa.bool_(), nullable=False),  # a part starts with "_" (dunders aside)
     ]
 )
 

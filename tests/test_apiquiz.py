@@ -32,17 +32,43 @@ USAGES = pa.Table.from_pylist([
     usage(None),  # unresolved calls neither
 ], schemas.USAGES)
 
-INVENTORY = pa.Table.from_pylist([
-    {"library": "numpy", "source": "s", "repository": "numpy", "path": "numpy/linalg/linalg.py",
-     "module": "numpy.linalg.linalg", "qualname": "norm", "fqn": "numpy.linalg.linalg.norm", "kind": "function",
-     "signature": "(x, ord=None)", "doc": "Matrix or vector norm."},
-], schemas.INVENTORY)
+def definition(fqn, doc, kind="function", source="s", repository="numpy", private=False):
+    module, qual = fqn.rsplit(".", 1) if kind != "module" else (fqn, "")
+    return {"library": fqn.split(".")[0], "source": source, "repository": repository,
+            "path": module.replace(".", "/") + ".py", "module": module, "qualname": qual, "fqn": fqn, "kind": kind,
+            "signature": "(x, ord=None)", "doc": doc, "private": private}
+
+
+def import_row(module, imported, name, target, level=0, kind="from", asname=None, source="s", repository="r",
+               scope=""):
+    return {"file_id": "g", "source": source, "repository": repository, "path": module.replace(".", "/") + ".py",
+            "split": "train", "module": module, "line": 1, "kind": kind, "imported": imported, "level": level,
+            "name": name, "asname": asname, "bound": asname or (name if kind == "from" else imported.split(".")[0]),
+            "target": target, "scope": scope, "fallback": False, "star": False, "resolvable": True}
+
+
+INVENTORY = pa.Table.from_pylist([definition("numpy.linalg.linalg.norm", "Matrix or vector norm.")], schemas.INVENTORY)
+# numpy/linalg/__init__.py: `from .linalg import norm` (numpy.linalg.norm is defined as numpy.linalg.linalg.norm);
+# the corpus imports `os.path`, `numpy`, `pandas`, `matplotlib.pyplot`: modules (and numpy.linalg, a package)
+IMPORTS = pa.Table.from_pylist([
+    import_row("numpy.linalg", ".linalg", "norm", "numpy.linalg.linalg.norm", level=1, repository="numpy"),
+    import_row("p", "os.path", None, "os", kind="import"),
+    import_row("p", "matplotlib.pyplot", None, "matplotlib.pyplot", kind="import", asname="plt"),
+    import_row("p", "numpy", None, "numpy", kind="import", asname="np"),
+    import_row("p", "pandas", None, "pandas", kind="import", asname="pd"),
+], schemas.IMPORTS)
+
+
+def run(usages=None, inventory=None, imports=None, settings=("call", "import", "alias", "adversarial_alias", "nl"),
+        max_candidates=100, **kw):
+    return generate(USAGES if usages is None else usages, INVENTORY if inventory is None else inventory,
+                    IMPORTS if imports is None else imports, [TOKENIZER], list(settings),
+                    max_candidates=max_candidates, n_adversarial=10, seed=7, **kw)
 
 
 @pytest.fixture(scope="module")
 def generated():
-    return generate(USAGES, INVENTORY, [TOKENIZER], ["call", "import", "alias", "adversarial_alias", "nl"],
-                    max_candidates=100, n_adversarial=10, seed=7)
+    return run()
 
 
 @pytest.fixture(scope="module")
@@ -109,7 +135,7 @@ def test_adversarial_aliases_come_from_other_modules(generated):
 
 
 def test_nl_context_from_the_inventory(generated):
-    # numpy.linalg.norm is defined as numpy.linalg.linalg.norm: found by (library, name)
+    # numpy.linalg.norm is defined as numpy.linalg.linalg.norm: found through numpy.linalg's import
     assert rows(generated[0], "numpy.linalg.norm", "nl")[-1] == (
         2, "whole", "# Matrix or vector norm.\nnumpy.linalg.<mask>(", "norm")
     assert rows(generated[0], "pandas.read_csv", "nl") == []
@@ -139,11 +165,12 @@ def test_candidates_seen_and_ids(generated):
     quizzes = generated[0].to_pylist()
     for q in quizzes:
         assert q["answer"] in q["candidates"] and len(q["candidates"]) == len(set(q["candidates"]))
-        assert q["quiz_id"] == quiz_id(q["setting"], q["api"], q["level"], q["mask_position"], q["alias"])
+        assert q["quiz_id"] == quiz_id(q["setting"], q["api"], q["level"], q["mask_position"], q["alias"], q["repository"])
     assert len({q["quiz_id"] for q in quizzes}) == len(quizzes)
     whole0 = next(q for q in quizzes if q["setting"] == "call" and q["api"] == "os.path.join" and q["level"] == 0)
     # level-0 names, by how many APIs have them, then alphabetically
     assert whole0["candidates"] == ["matplotlib", "numpy", "os", "pandas"]
+    assert (whole0["candidates_siblings"], whole0["candidates_same_kind"], whole0["level_role"]) == (4, 4, "module")
     seen = {q["api"]: q["seen"] for q in quizzes}
     assert seen == {"numpy.linalg.norm": True, "pandas.read_csv": False, "matplotlib.pyplot.plot": True,
                     "os.path.join": True}
@@ -152,15 +179,14 @@ def test_candidates_seen_and_ids(generated):
 
 
 def test_candidate_cap_keeps_the_gold():
-    quizzes, _, _ = generate(USAGES, INVENTORY, [TOKENIZER], ["call"], max_candidates=2, n_adversarial=10, seed=7)
+    quizzes, _, _ = run(settings=["call"], max_candidates=2)
     q = next(q for q in quizzes.to_pylist() if q["api"] == "pandas.read_csv" and q["level"] == 0
              and q["mask_position"] == "whole")
     assert q["candidates"] == ["matplotlib", "pandas"]
 
 
 def test_deterministic_across_runs(generated, tmp_path):
-    again = generate(USAGES, INVENTORY, [TOKENIZER], ["call", "import", "alias", "adversarial_alias", "nl"],
-                     max_candidates=100, n_adversarial=10, seed=7)
+    again = run()
     for schema, a, b in ((aq_schemas.QUIZZES, generated[0], again[0]), (aq_schemas.QUIZ_TOKENS, generated[1], again[1])):
         write_parquet(a, tmp_path / "a.parquet", schema)
         write_parquet(b, tmp_path / "b.parquet", schema)
@@ -171,3 +197,134 @@ def test_deterministic_across_runs(generated, tmp_path):
     # alias only, 4 + 3 + 1 = 8; adversarial: 2 other module aliases each, 2 * 8 = 16; nl: numpy only, 7
     assert generated[2]["quizzes_by_setting"] == {"adversarial_alias": 16, "alias": 8, "call": 23, "import": 23,
                                                   "nl": 7}
+
+
+# -- issue 13: valid imports, valid names, same-kind candidates, canonical/private names, NL from the
+# right definition, user-defined names per repository ------------------------------------------------
+def use(fqn, category="third_party", repository="r", module="p", split="train", **kw):
+    return {**usage(fqn, split=split, category=category, **kw), "repository": repository, "module": module}
+
+
+AUDIT_USAGES = pa.Table.from_pylist([
+    use("sys.stdin.buffer.read", "stdlib"),
+    use("json.dumps", "stdlib"), use("json.dumps", "stdlib"), use("json.loads", "stdlib"),
+    use("os.getcwd", "stdlib"), use("os.path.join", "stdlib"),
+    use("pkg.mod.Client.send"),
+    use("idna-data.idna_libdata", "user_defined"),  # a script's name: not importable
+    use("pkg.mod.outer.<locals>.inner", "user_defined"),  # a nested function: no API
+    # one class under two names: its private definition and the public re-export the corpus imports
+    use("httpx._models.Response", "user_defined", repository="httpx", module="httpx._client"),
+    use("httpx.Response"), use("httpx.Response"),
+    use("packaging._manylinux.platform_tags", "user_defined", repository="packaging", module="packaging.tags"),
+    use("packaging.tags.platform_tags"),
+    # two projects' own tests.conftest
+    use("tests.conftest.helper", "user_defined", repository="alpha", module="tests.test_a"),
+    use("tests.conftest.helper", "user_defined", repository="beta", module="tests.test_b"),
+], schemas.USAGES)
+
+AUDIT_IMPORTS = pa.Table.from_pylist([
+    import_row("httpx", "._models", "Response", "httpx._models.Response", level=1, repository="httpx"),
+    import_row("app", "pkg.mod", "Client", "pkg.mod.Client"),
+    import_row("app", "httpx", None, "httpx", kind="import"),
+    import_row("app", "os.path", None, "os", kind="import"),
+    import_row("app", "packaging.tags", "platform_tags", "packaging.tags.platform_tags"),
+    # a script importing a private name: no public path through it (h11's make-state-diagrams.py)
+    import_row("make-diagrams", "packaging._manylinux", "platform_tags", "packaging._manylinux.platform_tags"),
+], schemas.IMPORTS)
+
+AUDIT_INVENTORY = pa.Table.from_pylist([
+    definition("httpx._models.Response", "An HTTP response.", kind="class", repository="httpx", private=True),
+    definition("packaging._manylinux.platform_tags", "Manylinux tags.", repository="packaging", private=True),
+    definition("packaging.tags.platform_tags", "Tags of this platform.", repository="packaging"),
+    definition("tests.conftest", None, kind="module", repository="alpha"),
+    definition("tests.conftest.helper", "Helper of alpha.", repository="alpha"),
+    definition("tests.conftest.helper", "Helper of beta.", repository="beta"),
+], schemas.INVENTORY)
+
+
+@pytest.fixture(scope="module")
+def audit():
+    return run(AUDIT_USAGES, AUDIT_INVENTORY, AUDIT_IMPORTS, max_candidates=6)
+
+
+def whole(table, setting, api, level, repository=None):
+    return [q for q in table.to_pylist() if q["setting"] == setting and q["api"] == api and q["level"] == level
+            and q["mask_position"] == "whole" and q["repository"] == repository]
+
+
+def test_import_quizzes_import_only_from_modules(audit):
+    texts = {q["text"] for q in audit[0].to_pylist() if q["setting"] == "import"}
+    # sys.stdin is no module: import stdin from sys, mask the rest in the call (stdin itself unmasked)
+    assert "from sys import stdin\nstdin.buffer.<mask>(" in texts
+    assert "from <mask> import stdin\nstdin.buffer.read(" in texts
+    assert not [t for t in texts if t.startswith("from sys.stdin")]
+    assert whole(audit[0], "import", "sys.stdin.buffer.read", 1) == []
+    assert "from pkg.mod import Client\nClient.<mask>(" in texts
+    # every import quiz is valid Python once unmasked, and its `from` part is a module
+    for q in audit[0].to_pylist():
+        if q["setting"] == "import":
+            code = q["prefix"] + q["answer"] + q["suffix"]
+            compile(code + ")" if code.endswith("(") else code, "<quiz>", "exec")
+            assert code.split()[1] in {"sys", "json", "os", "os.path", "pkg.mod", "httpx", "packaging.tags",
+                                       "tests.conftest"}  # tests.conftest: a module of the inventory
+
+
+def test_only_importable_names_are_quizzed(audit):
+    apis = set(audit[0].column("api").to_pylist())
+    assert not [a for a in apis if "<locals>" in a or "-" in a]
+
+
+def test_candidates_are_of_the_same_kind_siblings_first(audit):
+    q = whole(audit[0], "call", "json.dumps", 1)[0]
+    # json's own callables first (dumps used by 1 API, loads by 1), then other level-1 callables;
+    # `path` (a module at level 1, os.path) and `stdin`, `tags` (not callables) are never offered
+    assert q["level_role"] == "callable"
+    assert q["candidates"][:2] == ["dumps", "loads"] and q["candidates_siblings"] == 2
+    assert "getcwd" in q["candidates"] and not {"path", "stdin", "mod", "conftest"} & set(q["candidates"])
+    assert q["candidates_same_kind"] == len(q["candidates"])
+    m = whole(audit[0], "call", "os.path.join", 1)[0]
+    assert m["level_role"] == "module" and "getcwd" not in m["candidates"]
+    assert audit[2]["candidates_same_kind_share"] == 1.0
+
+
+def test_one_definition_one_canonical_public_name(audit):
+    apis = {(q["api"], q["private"], q["uses"]) for q in audit[0].to_pylist()}
+    assert ("httpx.Response", False, 3) in apis  # httpx._models.Response folded in
+    assert not [a for a, _, _ in apis if a.startswith("httpx._models")]
+    # packaging._manylinux.platform_tags has no public name: private, left out by default
+    assert not [a for a, _, _ in apis if "_manylinux" in a]
+    assert audit[2]["apis_private_left_out"] == 1
+    with_private = run(AUDIT_USAGES, AUDIT_INVENTORY, AUDIT_IMPORTS, max_candidates=6, include_private=True)[0]
+    assert {q["private"] for q in with_private.to_pylist() if q["api"] == "packaging._manylinux.platform_tags"} == {True}
+
+
+def test_nl_context_comes_from_the_definition_itself(audit):
+    nl = {(q["api"], q["repository"]): q["context"] for q in audit[0].to_pylist() if q["setting"] == "nl"}
+    assert nl[("httpx.Response", None)] == "An HTTP response."  # through httpx's re-export
+    assert nl[("packaging.tags.platform_tags", None)] == "Tags of this platform."
+    with_private = run(AUDIT_USAGES, AUDIT_INVENTORY, AUDIT_IMPORTS, max_candidates=6, include_private=True)[0]
+    contexts = {q["context"] for q in with_private.to_pylist()
+                if q["setting"] == "nl" and q["api"] == "packaging._manylinux.platform_tags"}
+    assert contexts == {"Manylinux tags."}  # never the same-named packaging.tags.platform_tags's
+
+
+def test_user_defined_names_are_per_repository(audit):
+    rows = [q for q in audit[0].to_pylist() if q["api"] == "tests.conftest.helper" and q["setting"] == "nl"
+            and q["mask_position"] == "whole" and q["level"] == 2]
+    assert sorted((q["repository"], q["context"]) for q in rows) == [("s/alpha", "Helper of alpha."),
+                                                                    ("s/beta", "Helper of beta.")]
+    assert len({q["quiz_id"] for q in rows}) == 2
+    assert audit[2]["apis_per_repository"] == 2
+
+
+def test_reexport_chains_that_loop_or_grow_end():
+    from pipeline.families.apiquiz.generate import Names
+    imports = pa.Table.from_pylist([
+        import_row("pkg.a", ".a", "a", "pkg.a.a", level=1),  # pkg.a.a -> pkg.a.a.a -> ... never repeats
+        import_row("x", "y", "f", "y.f"), import_row("y", "x", "f", "x.f"),  # x.f <-> y.f
+        import_row("req", ".api", "get", "req.api.get", level=1),
+    ], schemas.IMPORTS)
+    names = Names(USAGES.slice(0, 0), imports, INVENTORY.slice(0, 0))
+    assert names.definition("pkg.a.a") == "pkg.a.a"
+    assert names.definition("x.f") == "x.f"
+    assert names.definition("req.get.__call__") == "req.api.get.__call__"

@@ -52,6 +52,19 @@ def test_apiquiz_precision_view_matches_hand_computation(e2e_project):
         expect = [len(rows), len(ok)] + [round(100 * sum(r <= k for r in ok) / len(ok), 2) if ok else None
                                          for k in (1, 5, 50)]
         assert list(view[key]) == pytest.approx(expect), key
+    # the report's strata table: generated / drawn / scored per (setting, mask position, protocol)
+    strata = {(s, m, pr): (n, d, lo, hi) for s, m, n, pr, d, lo, hi in run(con, "SELECT * FROM apiquiz_strata").fetchall()}
+    generated = defaultdict(int)
+    for q in quizzes.values():
+        generated[(q["setting"], q["mask_position"])] += 1
+    drawn = defaultdict(lambda: defaultdict(lambda: [0, 0]))
+    for p in preds:
+        q = quizzes[p["quiz_id"]]
+        c = drawn[(q["setting"], q["mask_position"], p["protocol"])][p["model"]]
+        c[0] += 1
+        c[1] += p["status"] == "ok"
+    assert strata == {k: (generated[k[:2]], max(c[0] for c in per.values()), min(c[1] for c in per.values()),
+                          max(c[1] for c in per.values())) for k, per in drawn.items()}
     for p in preds:
         if p["status"] == "ok":
             q = quizzes[p["quiz_id"]]

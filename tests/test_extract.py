@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import sysconfig
 import textwrap
 from pathlib import Path
@@ -313,14 +314,15 @@ def test_inventory_definitions():
             Details."""
             def run(self, n: int = 1, *args, **kw) -> bool:
                 """Run it! Then stop."""
-            def _hidden(self): ...  # private: not in the inventory
+            def _hidden(self): ...  # private: listed, flagged by the inventory
         def helper(x, /, y=2):
-            def inner(): ...
+            def inner(): ...  # nested: no API, not listed
         '''))
     assert result.definitions == (
         FileDefinition("", "module", "", "Tools."),
         FileDefinition("Base", "class", "(object, metaclass=M)", "A base class."),
         FileDefinition("Base.run", "method", "(self, n: int = 1, *args, **kw) -> bool", "Run it!"),
+        FileDefinition("Base._hidden", "method", "(self)", None),
         FileDefinition("helper", "function", "(x, /, y=2)", None),
     )
 
@@ -372,3 +374,172 @@ def test_timeout_stops_libcst_inside_its_native_parser(tmp_path):
     assert big_outcome.detail.startswith("> 0.01 s") and not big_outcome.cacheable
     assert not isinstance(outcomes["s" * 64], Failed)
     assert hits == 0
+# -- issue 13, items 7-10 -----------------------------------------------------------------------
+@pytest.mark.parametrize("src", [
+    # the modern branch first ...
+    """\
+    import sys
+    if sys.version_info >= (3, 8):
+        from typing import get_args
+    else:
+        from typing_extensions import get_args
+    get_args(t)
+    """,
+    # ... or last: either way the branch the (pinned, >= 3.8) interpreter takes binds the name
+    """\
+    import sys
+    if sys.version_info < (3, 8):
+        from typing_extensions import get_args
+    else:
+        from typing import get_args
+    get_args(t)
+    """,
+    """\
+    import sys
+    if sys.version_info[0] == 2:
+        from typing_extensions import get_args
+    elif sys.version_info[:2] >= (3, 8):
+        from typing import get_args
+    else:
+        from typing_extensions import get_args
+    get_args(t)
+    """,
+])
+def test_version_guards_bind_the_branch_the_interpreter_takes(src):
+    assert [c for c in calls(src) if c[1] == "call"] == [
+        (len(textwrap.dedent(src).splitlines()), "call", "get_args", "typing.get_args")]
+    _, imports = resolve(src)
+    assert [(i["target"], i["fallback"]) for i in imports if i["name"] == "get_args"] == [
+        (t, t == "typing_extensions.get_args") for t in (i["target"] for i in imports if i["name"] == "get_args")]
+
+
+@pytest.mark.parametrize("test, expected", [
+    ("sys.version_info >= (3, 0x8)", True), ("sys.version_info.major == 2", False),
+    ("not sys.version_info < (3,)", True), ("sys.version_info[:2] == 3", None),  # tuple vs int: unknown
+    ("x == 0x200C", None), ("cp >= 0x200C", None), ("sys.platform == 'win32'", None),
+    ("sys.version_info >= (3, 1_0)", sys.version_info >= (3, 10)),
+])
+def test_static_truth_only_decides_version_comparisons(test, expected):
+    import libcst as cst
+
+    from pipeline.extract.visitor import static_truth
+    assert static_truth(cst.parse_expression(test)) is expected
+
+
+def test_unknown_if_else_import_guard_keeps_the_first_branch_like_try_except():
+    src = """\
+        if HAS_SIMPLEJSON:
+            import simplejson as json
+        else:
+            import json
+        json.loads(s)
+        """
+    assert calls(src) == [(5, "method", "json.loads", "simplejson.loads")]
+    _, imports = resolve(src)
+    assert [(i["imported"], i["fallback"]) for i in imports] == [("simplejson", False), ("json", True)]
+
+
+def test_plain_if_still_rebinds():
+    src = """\
+        import json
+        if fast:
+            json = None
+        json.loads(s)
+        """
+    assert calls(src) == [(4, "method", "json.loads", None)]
+
+
+def test_module_binding_beats_a_none_fallback():
+    src = """\
+        try:
+            import trio
+        except ImportError:
+            trio = None
+        def f():
+            return trio.open_nursery()
+        trio.run(f)
+        """
+    assert calls(src) == [(6, "method", "trio.open_nursery", "trio.open_nursery"), (7, "method", "trio.run", "trio.run")]
+
+
+def test_nested_functions_and_classes_are_user_defined_locals():
+    src = """\
+        def outer():
+            def inner():
+                return 1
+            class Box:
+                def get(self): ...
+            inner()
+            return Box().get()
+        """
+    rows = usages(src)
+    assert [(u["chain"], u["attr"], u["fqn"], u["category"]) for u in rows] == [
+        ("inner", None, "pkg.sub.mod.outer.<locals>.inner", "user_defined"),
+        (None, "get", None, "unknown"),
+        ("Box", None, "pkg.sub.mod.outer.<locals>.Box", "user_defined"),
+    ]
+
+
+def test_scripts_with_invalid_module_names_are_not_modules():
+    """`idna-data.py` cannot be imported: its definitions get no FQN, and no folder with an invalid
+    name is climbed as a package."""
+    paths = ["tools/idna-data.py", "my-pkg/__init__.py", "my-pkg/sub/__init__.py", "my-pkg/sub/m.py"]
+    packages = package_dirs(paths)
+    assert module_name("tools/idna-data.py", packages) == ("idna-data", False)
+    assert module_name("my-pkg/sub/m.py", packages) == ("sub.m", False)
+    rows, _ = resolve("def idna_libdata():\n    pass\nidna_libdata()\n", path="tools/idna-data.py")
+    assert [(u["chain"], u["fqn"], u["category"]) for u in rows] == [("idna_libdata", None, "unknown")]
+
+
+def _manifest(tmp_path, files: dict[tuple[str, str], str]):
+    import hashlib
+
+    import pyarrow as pa
+
+    from pipeline import schemas
+    rows = []
+    for (repo, path), text in sorted(files.items()):
+        loc = tmp_path / repo / path
+        loc.parent.mkdir(parents=True, exist_ok=True)
+        loc.write_text(text)
+        data = text.encode()
+        rows.append({"file_id": f"{repo}:{path}", "sha256": hashlib.sha256(data).hexdigest(), "source": repo,
+                     "repository": repo, "path": path, "location": str(loc), "language": "python",
+                     "encoding": "utf-8", "bytes": len(data), "lines": text.count("\n"), "split": "train",
+                     "duplicate": False})
+    return pa.Table.from_pylist(rows, schemas.MANIFEST)
+
+
+def test_same_module_path_in_two_repositories_stays_two_definitions(tmp_path):
+    """Issue 13 item 10: `tests.conftest` of two projects are two modules; the inventory is unique per
+    (source, repository, fqn), so neither project's definition hides the other's."""
+    from pipeline.extract.build import Cache, build
+    files = {}
+    for repo in ("alpha", "beta"):
+        files[(repo, "tests/__init__.py")] = ""
+        files[(repo, "tests/conftest.py")] = f'def helper():\n    """Helper of {repo}."""\n'
+        files[(repo, "tests/test_x.py")] = "from tests.conftest import helper\nhelper()\n"
+    tables, _, _ = build(_manifest(tmp_path, files), 1, 60, 1_000_000, Cache(None))
+    inv = [(r["repository"], r["fqn"], r["doc"]) for r in tables["inventory"].to_pylist() if r["kind"] == "function"]
+    assert inv == [("alpha", "tests.conftest.helper", "Helper of alpha."),
+                   ("beta", "tests.conftest.helper", "Helper of beta.")]
+    uses = [(u["repository"], u["fqn"], u["category"]) for u in tables["usages"].to_pylist()]
+    assert uses == [("alpha", "tests.conftest.helper", "user_defined"), ("beta", "tests.conftest.helper", "user_defined")]
+
+
+def test_private_modules_are_in_the_inventory_flagged(tmp_path):
+    """Issue 13 items 5/6: `httpx.Response` is defined in `httpx._models`; its definition (and
+    docstring) must be findable, so private modules stay in the inventory with `private = true`."""
+    from pipeline.extract.build import Cache, build
+    from pipeline.extract.visitor import private
+    files = {("httpx", "httpx/__init__.py"): "from ._models import Response\n",
+             ("httpx", "httpx/_models.py"): 'class Response:\n    """An HTTP response."""\n    def __init__(self): ...\n'}
+    tables, _, _ = build(_manifest(tmp_path, files), 1, 60, 1_000_000, Cache(None))
+    assert [(r["fqn"], r["kind"], r["doc"], r["private"]) for r in tables["inventory"].to_pylist()] == [
+        ("httpx", "module", None, False),
+        ("httpx._models", "module", None, True),
+        ("httpx._models.Response", "class", "An HTTP response.", True),
+        ("httpx._models.Response.__init__", "method", None, True),
+    ]
+    assert [private(n) for n in ("a.b", "a._b", "a.__b", "a.__init__", "__main__.f", "a.___")] == [
+        False, True, True, False, False, True]

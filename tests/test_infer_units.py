@@ -7,7 +7,7 @@ import hashlib
 import torch
 
 from pipeline.runtime.scoring import rank_of
-from pipeline.runtime.batching import length_sorted_batches, select_shard
+from pipeline.runtime.batching import length_sorted_batches, select_shard, stratified_subset
 from pipeline.families.codesyntax.infer import Sample, sample_hits
 from pipeline.runtime.align import align, word_spans
 
@@ -32,6 +32,22 @@ def test_shards_partition_the_same_seeded_subset():
     assert sum(len(s) for s in four) == 300 and all(40 < len(s) < 110 for s in four)
     assert one != {i for i, keep in zip(ids, select_shard(ids, 0, 1, 300, 8)) if keep}
     assert all(select_shard(ids, 0, 1, 0, 7))  # cap 0: everything
+
+
+def test_stratified_subset_keeps_a_floor_per_stratum():
+    """Issue 13 item 4: a uniform draw of 100 from 1000 + 27 + 5 items keeps ~3 and ~0 of the small
+    strata; the stratified draw keeps the floor (or all) of each and shares the rest by size."""
+    ids = [hashlib.sha256(str(i).encode()).hexdigest() for i in range(1032)]
+    strata = ["call"] * 1000 + ["alias"] * 27 + ["adversarial"] * 5
+    keep = stratified_subset(ids, strata, cap=100, floor=20, seed=7)
+    per = {s: sum(i in keep for i, t in zip(ids, strata) if t == s) for s in ("call", "alias", "adversarial")}
+    # floors 20 + 20 + 5 = 45; the other 55 by what is left: call 980, alias 7 -> 54.6 and 0.39 -> 55 and 0
+    assert per == {"call": 75, "alias": 20, "adversarial": 5} and len(keep) == 100
+    shards = [{i for i, k in zip(ids, select_shard(ids, s, 3, 100, 7, strata, 20)) if k} for s in range(3)]
+    assert set().union(*shards) == keep and sum(map(len, shards)) == 100
+    assert stratified_subset(ids, strata, 0, 20, 7) == set(ids)
+    assert stratified_subset(ids, strata, 30, 20, 7) >= set(ids[-5:])  # floors beat the cap: 45 > 30
+    assert len(stratified_subset(ids, strata, 30, 20, 7)) == 45
 
 
 def test_rank_of_rounds_scores_and_breaks_ties_by_name():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import platform
 import re
 import subprocess
 import sys
@@ -54,6 +55,11 @@ def test_dry_run_on_fresh_checkout_lists_expected_jobs(tmp_path):
         (lambda p: p["models"]["zoo"][0].update(source="package:no-such-dist"),
          "models.zoo[minilm].source: the package 'no-such-dist' is not installed"),
         (lambda p: p.update(corpus=[1, 2]), "params.yaml corpus: [1, 2] is not of type 'object'"),
+        (lambda p: p["python"].update(require="3.11"), "python.require"),
+        # issue 13 item 15: another interpreter than the pinned one is refused, saying how to override
+        (lambda p: p["python"].update(require="3.12.1"),
+         f'this is Python {platform.python_version()}, but outputs are built with Python 3.12.1'),
+        (lambda p: p.pop("python"), "'python' is a required property"),
     ],
 )
 def test_bad_params_fail_naming_the_key(tmp_path, edit, needle):
@@ -105,3 +111,31 @@ def test_cli_help_explains(module):
 
 
 
+
+
+def test_the_pinned_interpreter_is_the_one_running_and_the_message_says_how_to_override():
+    from pipeline.config import ParamsError, check_interpreter
+    params = yaml.safe_load((REPO / "params.yaml").read_text())
+    check_interpreter(params["python"]["require"])  # the tests run on the pinned version
+    assert yaml.safe_load((REPO / ".test/params.yaml").read_text())["python"] == params["python"]
+    with pytest.raises(ParamsError) as info:
+        check_interpreter("3.11.7", running="3.12.1")
+    assert 'set python.require: "3.12.1"' in str(info.value) and "make install" in str(info.value)
+
+
+def test_makefile_finds_the_pinned_interpreter_or_says_which_it_needs(tmp_path):
+    """`make python` prints the interpreter it would build .venv with; with none of the pinned
+    version on PATH it fails naming the version and how to get it."""
+    res = subprocess.run(["make", "-s", "python"], cwd=REPO, capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    found = res.stdout.strip().splitlines()[-1]
+    pinned = yaml.safe_load((REPO / "params.yaml").read_text())["python"]["require"]
+    assert subprocess.run([found, "-c", "import platform; print(platform.python_version())"], capture_output=True,
+                          text=True).stdout.strip() == pinned
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "python3").write_text("#!/bin/sh\necho 3.0.0\n")
+    (fake / "python3").chmod(0o755)
+    res = subprocess.run(["make", "-s", "python", "PYTHON_CANDIDATES=" + str(fake / "python3")], cwd=REPO,
+                         capture_output=True, text=True)
+    assert res.returncode != 0 and f"no Python {pinned}" in res.stderr and "pyenv install" in res.stderr

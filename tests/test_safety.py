@@ -112,6 +112,40 @@ def test_selection_globs(tmp_path):
     assert [p.relative_to(tmp_path / "t").as_posix() for p in (tmp_path / "t").rglob("*.py")] == ["a/x.py"]
 
 
+@pytest.mark.parametrize("fmt", ["tar", "zip"])
+def test_top_folder_listed_as_its_own_entry_is_stripped(tmp_path, fmt):
+    """Issue 13 item 11: h11's sdist (and click's, requests', ...) lists `h11-0.14.0/` as an entry of
+    its own; the prefix must still be stripped, so `docs/*` excludes match and `dir:N` sees the project."""
+    files = [("h11-0.14.0/h11/__init__.py", b"x = 1\n"), ("h11-0.14.0/docs/conf.py", b"y = 2\n"),
+             ("h11-0.14.0/setup.py", b"z = 3\n")]
+    archive = tmp_path / f"h11.{fmt}"
+    if fmt == "tar":
+        with tarfile.open(archive, "w") as tar:
+            add_tar_file(tar, "h11-0.14.0", b"", type=tarfile.DIRTYPE)
+            add_tar_file(tar, "h11-0.14.0/h11", b"", type=tarfile.DIRTYPE)
+            for name, data in files:
+                add_tar_file(tar, name, data)
+    else:
+        with zipfile.ZipFile(archive, "w") as zf:
+            zf.writestr("h11-0.14.0/", b"")
+            for name, data in files:
+                zf.writestr(name, data)
+    dest = tmp_path / "t"
+    refusals, n, _ = extract_archive(archive, dest, LIMITS, Selection(exclude=["docs/*"]))
+    assert refusals == [] and n == 2
+    assert sorted(p.relative_to(dest).as_posix() for p in dest.rglob("*") if p.is_file()) == [
+        "h11/__init__.py", "setup.py"]
+
+
+def test_single_top_level_file_is_not_a_top_folder(tmp_path):
+    archive = tmp_path / "one.tar"
+    with tarfile.open(archive, "w") as tar:
+        add_tar_file(tar, "solo.py", b"x = 1\n")
+    dest = tmp_path / "t"
+    extract_archive(archive, dest, LIMITS)
+    assert (dest / "solo.py").is_file()
+
+
 def _hook_env(tmp_path: Path) -> tuple[dict, Path]:
     """A git config whose hooks (via core.hooksPath and a template dir) write a marker file."""
     marker = tmp_path / "HOOK_RAN"

@@ -65,19 +65,22 @@ def _clean(name: str) -> tuple[str | None, str]:
     return "/".join(parts), ""
 
 
-def _common_top(names: Iterable[str]) -> str:
-    """The single top-level folder that every member lives under, or ""."""
+def _common_top(members: Iterable[Member]) -> str:
+    """The single top-level folder that every member lives under, or "".
+
+    A folder entry at the top (`h11-0.14.0/`, which many sdists list on its own) names that
+    folder; only a top-level *file* (or link) means the tree has no common top folder.
+    """
     tops = set()
-    for n in names:
-        rel, _ = _clean(n)
+    for m in members:
+        rel, _ = _clean(m.name)
         if not rel:
             continue
         head, sep, _ = rel.partition("/")
-        tops.add(head if sep else "")
+        tops.add(head if sep or m.kind == "dir" else "")
         if len(tops) > 1:
             return ""
-    top = next(iter(tops), "")
-    return top
+    return next(iter(tops), "")
 
 
 def materialise(
@@ -96,7 +99,7 @@ def materialise(
     dest = dest.resolve()
     dest.mkdir(parents=True, exist_ok=True)
     selection = selection or Selection()
-    top = _common_top(m.name for m in members) if strip_top else ""
+    top = _common_top(members) if strip_top else ""
     refusals: list[Refusal] = []
     files = total = 0
     for index, m in enumerate(members):

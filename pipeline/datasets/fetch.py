@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from pipeline.corpus.fetch import FetchError, download
-from pipeline.corpus.safety import Limits, materialise, tar_members, zip_members
+from pipeline.corpus.safety import Limits, extract_archive
 from pipeline.io import write_json
 
 log = logging.getLogger("pipeline.datasets.fetch")
@@ -89,15 +89,8 @@ def _listing(root: Path) -> list[str]:
 
 
 def _extract(archive: Path, dest: Path, strip_top: bool) -> list:
-    """pipeline.corpus.safety's safe extraction, minus directory entries: with them, a tar made by
-    `tar czf x.tgz top` lists `top` itself and safety._common_top finds no single top folder to strip."""
-    if zipfile.is_zipfile(archive):
-        with zipfile.ZipFile(archive) as zf:
-            members = [m for m in zip_members(zf) if m.kind != "dir"]
-            return materialise(members, dest, ARCHIVE_LIMITS, strip_top=strip_top)[0]
-    with tarfile.open(archive, "r:*") as tar:
-        members = [m for m in tar_members(tar) if m.kind != "dir"]
-        return materialise(members, dest, ARCHIVE_LIMITS, strip_top=strip_top)[0]
+    """pipeline.corpus.safety's safe extraction (a top folder listed as its own entry is stripped too)."""
+    return extract_archive(archive, dest, ARCHIVE_LIMITS, strip_top=strip_top)[0]
 
 
 def _origin_tree(spec: dict, cache: Path, bases: list[Path], scratch: Path) -> tuple[Path, dict]:

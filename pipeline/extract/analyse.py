@@ -62,7 +62,7 @@ class FileUsage:
 
 @dataclass(frozen=True, slots=True)
 class FileDefinition:
-    """One public definition (no part of its qualname starts with "_")."""
+    """One module- or class-level definition (private ones too: `schemas.INVENTORY.private` flags them)."""
 
     qualname: str  # "" for the module itself
     kind: str  # module, class, function, method

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import keyword
 import logging
 import pickle
 import signal
@@ -29,6 +30,7 @@ from pipeline import schemas
 from pipeline.core import logs
 from pipeline.core.pool import hard_limit, imap_files
 from pipeline.extract import analyse
+from pipeline.extract.visitor import private
 from pipeline.extract.analyse import Analysed, Failed, FileImport, FileResult, Outcome, Rejected
 from pipeline.io import atomic_path, read_parquet, write_json, write_parquet
 
@@ -167,12 +169,17 @@ def module_name(path: str, packages: set[str]) -> tuple[str, bool]:
     is_package = p.name == "__init__.py"
     parts = [] if is_package else [p.stem]
     d = p.parent
-    while str(d) in packages and str(d) != ".":
+    while str(d) in packages and str(d) != "." and d.name.isidentifier():  # `my-pkg/` is no package
         parts.append(d.name)
         d = d.parent
     if is_package and not parts:  # an __init__.py whose folder is the root
         parts = [p.parent.name or "__init__"]
     return ".".join(reversed(parts)), is_package
+
+
+def importable(module: str) -> bool:
+    """A module name Python can import: every part an identifier (`idna-data` is a script, not a module)."""
+    return all(part.isidentifier() and not keyword.iskeyword(part) for part in module.split("."))
 
 
 def absolute(target: str, level: int, module: str, is_package: bool) -> str | None:
@@ -232,7 +239,7 @@ def finalize(row: dict, module: str, is_package: bool, result: FileResult, repo_
             imp = result.imports[u.payload]
             if imp.asname is not None:
                 alias, statement = imp.asname, import_statement(imp)
-        elif via == "def":
+        elif via == "def" and importable(module):  # a script's definitions have no importable name
             fqn = f"{module}.{u.payload}" + (f".{rest}" if rest else "")
         elif via == "builtin":
             fqn = f"builtins.{chain}"
@@ -245,15 +252,14 @@ def finalize(row: dict, module: str, is_package: bool, result: FileResult, repo_
 
 def inventory_rows(row: dict, module: str, result: FileResult) -> list[dict]:
     out = []
-    if any(part.startswith("_") for part in module.split(".")):
+    if not importable(module):
         return out
     for d in result.definitions:
-        if any(part.startswith("_") for part in d.qualname.split(".") if part):
-            continue
+        fqn = f"{module}.{d.qualname}" if d.qualname else module
         out.append({"library": module.split(".")[0], "source": row["source"], "repository": row["repository"],
                     "path": row["path"], "module": module, "qualname": d.qualname,
-                    "fqn": f"{module}.{d.qualname}" if d.qualname else module, "kind": d.kind,
-                    "signature": d.signature, "doc": d.doc})
+                    "fqn": fqn, "kind": d.kind,
+                    "signature": d.signature, "doc": d.doc, "private": private(fqn)})
     return out
 
 
@@ -297,7 +303,9 @@ def build(manifest: pa.Table, workers: int, timeout_s: float, max_file_bytes: in
         usages += use
         if not r["duplicate"]:
             for inv in inventory_rows(r, module, result):
-                inventory.setdefault(inv["fqn"], inv)  # rows come in (source, repository, path) order
+                # unique per repository (two projects' `tests.conftest` are two modules); within one,
+                # the first file in path order wins (rows come in (source, repository, path) order)
+                inventory.setdefault((inv["source"], inv["repository"], inv["fqn"]), inv)
     usages.sort(key=lambda u: (u["source"], u["repository"], u["path"], u["line"], u["col"], u["kind"], u["chain"] or ""))
     imports.sort(key=lambda i: (i["source"], i["repository"], i["path"], i["line"], i["name"] or "", i["imported"]))
     rejects.sort(key=lambda x: (x["source"], x["repository"], x["path"]))

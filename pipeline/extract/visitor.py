@@ -15,7 +15,9 @@ qualname), so one analysis per content hash serves every file with those bytes.
 from __future__ import annotations
 
 import dataclasses
+import operator
 import re
+import sys
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -159,7 +161,7 @@ class Scope:
 class FileAnalysis:
     imports: list[ImportRecord]
     usages: list[UsageRecord]
-    definitions: list[Definition]  # public ones (no part starting with "_")
+    definitions: list[Definition]  # module- and class-level ones (nested ones are no API)
     star_import: bool
 
 
@@ -204,6 +206,7 @@ class Extractor:
             cst.For: self._for,
             cst.With: self._with,
             cst.ExceptHandler: self._except,
+            cst.If: self._if,
             cst.ExceptStarHandler: self._except,
             cst.ListComp: self._comprehension,
             cst.SetComp: self._comprehension,
@@ -272,7 +275,10 @@ class Extractor:
         scope = self.scope
         if name in scope.declared_outer:
             scope = self.module_scope
-        scope.bindings.setdefault(name, []).append((self._next(), kind, payload))
+        bound = scope.bindings.setdefault(name, [])
+        if kind == BIND_LOCAL and self.except_depth and bound and bound[-1][1] == BIND_IMPORT:
+            return  # `try: import trio / except ImportError: trio = None`: the module binding wins
+        bound.append((self._next(), kind, payload))
 
     def _enclosing(self) -> tuple[str | None, str | None]:
         cls = fn = None
@@ -406,7 +412,7 @@ class Extractor:
     def _function(self, node: cst.FunctionDef, stack: list) -> None:
         qual = self._child_qualname(node.name.value)
         in_def_scope = self.scope.kind in ("module", "class")
-        if in_def_scope and not _private(qual):
+        if in_def_scope:
             kind = "method" if self.scope.kind == "class" else "function"
             sig = _EMPTY_MODULE.code_for_node(node.params)
             ret = f" -> {_EMPTY_MODULE.code_for_node(node.returns.annotation)}" if node.returns else ""
@@ -418,7 +424,7 @@ class Extractor:
         items.extend(_param_exprs(node.params))
         if node.returns is not None:
             items.append(node.returns.annotation)
-        items.append(_Event(_BIND, (node.name.value,), BIND_DEF if in_def_scope else BIND_LOCAL, qual))
+        items.append(_Event(_BIND, (node.name.value,), BIND_DEF, qual))  # nested: `outer.<locals>.inner`
         items.append(_Event(_ENTER, scope, params))
         items.append(node.body)
         items.append(_Event(_EXIT))
@@ -428,7 +434,7 @@ class Extractor:
     def _class(self, node: cst.ClassDef, stack: list) -> None:
         qual = self._child_qualname(node.name.value)
         in_def_scope = self.scope.kind in ("module", "class")
-        if in_def_scope and not _private(qual):
+        if in_def_scope:
             bases = ", ".join(_EMPTY_MODULE.code_for_node(a).strip().rstrip(",") for a in (*node.bases, *node.keywords))
             self.definitions.append(Definition(qual, "class", f"({' '.join(bases.split())})",
                                                first_sentence(node.get_docstring())))
@@ -438,7 +444,7 @@ class Extractor:
         items.append(_Event(_ENTER, Scope("class", qual, self.scope), ()))
         items.append(node.body)
         items.append(_Event(_EXIT))
-        items.append(_Event(_BIND, (node.name.value,), BIND_DEF if in_def_scope else BIND_LOCAL, qual))
+        items.append(_Event(_BIND, (node.name.value,), BIND_DEF, qual))  # nested: `outer.<locals>.inner`
         items.reverse()
         stack.extend(items)
 
@@ -486,6 +492,20 @@ class Extractor:
         items.reverse()
         stack.extend(items)
 
+    def _if(self, node: cst.If, stack: list) -> None:
+        """Import guards are treated like `try/except ImportError`: the preferred branch keeps the
+        name. A version test (`sys.version_info >= (3, 8)`) prefers the branch the pipeline's
+        (pinned) interpreter takes; any other test prefers the first branch. Imports in the other
+        branches are fallbacks (they do not rebind an imported name), and so are their assignments
+        to a name bound by an import (`else: trio = None`)."""
+        taken = static_truth(node.test)
+        items: list[object] = [node.test]
+        items += _guarded(node.body, taken is False)
+        if node.orelse is not None:
+            items += _guarded(node.orelse, taken is not False)
+        items.reverse()
+        stack.extend(items)
+
     def _comprehension(self, node, stack: list) -> None:
         scope = Scope("comprehension", self.scope.qualname, self.scope)
         items: list[object] = [_Event(_ENTER, scope, ())]
@@ -509,9 +529,10 @@ class Extractor:
         self.scope.declared_outer.update(n.name.value for n in node.names)
 
 
-def _private(qualname: str) -> bool:
-    """Inventory lists public names only: no part starting with an underscore."""
-    return any(part.startswith("_") for part in qualname.split("."))
+def private(dotted_name: str) -> bool:
+    """A name with a part that starts with one underscore (`_models`, `__x`), dunders (`__init__`) aside."""
+    return any(p.startswith("_") and not (p.startswith("__") and p.endswith("__") and len(p) > 4)
+               for p in dotted_name.split("."))
 
 
 def _all_params(params: cst.Parameters) -> list[cst.Param]:
@@ -537,3 +558,71 @@ def _param_exprs(params: cst.Parameters) -> list[cst.BaseExpression]:
         if p.default is not None:
             out.append(p.default)
     return out
+
+
+def _guarded(body: cst.CSTNode, fallback: bool) -> list[object]:
+    return [_Event(_EXCEPT_IN), body, _Event(_EXCEPT_OUT)] if fallback else [body]
+
+
+_COMPARE = {cst.LessThan: operator.lt, cst.LessThanEqual: operator.le, cst.GreaterThan: operator.gt,
+            cst.GreaterThanEqual: operator.ge, cst.Equal: operator.eq, cst.NotEqual: operator.ne}
+
+
+def _version_value(node: cst.BaseExpression):
+    """`sys.version_info`, `sys.version_info[0]`, `[:2]`, `.major`/`.minor` on this interpreter; else None."""
+    if dotted(node) in (("sys", "version_info"), ("version_info",)):
+        return tuple(sys.version_info)
+    if node.__class__ is cst.Attribute and node.attr.value in ("major", "minor", "micro"):
+        base = _version_value(node.value)
+        return getattr(sys.version_info, node.attr.value) if base is not None else None
+    if node.__class__ is cst.Subscript and len(node.slice) == 1:
+        base = _version_value(node.value)
+        if base is None or base.__class__ is not tuple:
+            return None
+        index = node.slice[0].slice
+        if index.__class__ is cst.Index and index.value.__class__ is cst.Integer:
+            return base[int(index.value.value)]
+        if index.__class__ is cst.Slice and index.step is None:
+            lo = _int_literal(index.lower) if index.lower is not None else 0
+            hi = _int_literal(index.upper) if index.upper is not None else len(base)
+            return None if lo is None or hi is None else base[lo:hi]
+    return None
+
+
+def _int_literal(node: cst.BaseExpression):
+    """A decimal/hex/octal/binary integer literal (`3`, `0x200C`, `1_000`), else None."""
+    if node.__class__ is not cst.Integer:
+        return None
+    try:
+        return int(node.value, 0)
+    except ValueError:  # `010` and the like: not a Python 3 literal that matters here
+        return None
+
+
+def _literal(node: cst.BaseExpression):
+    """An int or a tuple of ints, as written; else None."""
+    if node.__class__ is cst.Integer:
+        return _int_literal(node)
+    if node.__class__ is cst.Tuple:
+        values = tuple(_int_literal(e.value) for e in node.elements)
+        return None if None in values else values
+    return None
+
+
+def static_truth(test: cst.BaseExpression) -> bool | None:
+    """The value of an `if` test that compares `sys.version_info` with literals, on the running
+    (pinned) interpreter; None for any other test. Code is never evaluated: only this pattern is."""
+    if test.__class__ is cst.UnaryOperation and test.operator.__class__ is cst.Not:
+        inner = static_truth(test.expression)
+        return None if inner is None else not inner
+    if test.__class__ is not cst.Comparison or len(test.comparisons) != 1:
+        return None
+    target = test.comparisons[0]
+    op = _COMPARE.get(target.operator.__class__)
+    left = _version_value(test.left) if op is not None else None
+    if left is None:
+        return None
+    right = _literal(target.comparator)
+    if right is None or type(left) is not type(right):
+        return None
+    return op(left, right)

@@ -7,11 +7,12 @@ not the last), and capped by a padded-token budget as well as a row count.
 
 from __future__ import annotations
 
-from typing import Iterator, Sequence, TypeVar
+from collections import defaultdict
+from typing import Hashable, Iterator, Sequence, TypeVar
 
 from pipeline.core.ids import seeded_order_key, shard_of
 
-__all__ = ["shard_of", "length_sorted_batches", "seeded_subset", "select_shard"]  # shard_of: from core.ids
+__all__ = ["shard_of", "length_sorted_batches", "seeded_subset", "stratified_subset", "select_shard"]  # shard_of: from core.ids
 
 T = TypeVar("T")
 
@@ -40,7 +41,39 @@ def seeded_subset(ids: Sequence[str], cap: int, seed: int) -> set[str]:
     return set(sorted(ids, key=lambda i: seeded_order_key(seed, i))[:cap])
 
 
-def select_shard(ids: Sequence[str], shard: int, shards: int, cap: int, seed: int) -> list[bool]:
-    """Which rows this shard scores: the seeded subset, split by a stable hash of the id."""
-    keep = seeded_subset(ids, cap, seed)
+def stratified_subset(ids: Sequence[str], strata: Sequence[Hashable], cap: int, floor: int, seed: int) -> set[str]:
+    """`cap` ids drawn per stratum (all ids when cap is 0 or covers them): first every stratum gets
+    `floor` ids (all of a smaller one), then the rest of `cap` is shared in proportion to what each
+    stratum has left (largest remainders, ties by stratum). Within a stratum the ids come first in a
+    seeded hash order, so the subset does not depend on shards and is stable when other ids are added.
+    When floors alone pass `cap` (many strata), the floors win: the subset is larger than `cap`."""
+    if not cap or cap >= len(ids):
+        return set(ids)
+    members: dict[Hashable, list[str]] = defaultdict(list)
+    for i, s in zip(ids, strata):
+        members[s].append(i)
+    keys = sorted(members, key=repr)
+    take = {k: min(floor, len(members[k])) for k in keys}
+    left = cap - sum(take.values())
+    spare = {k: len(members[k]) - take[k] for k in keys}
+    total = sum(spare.values())
+    if left > 0 and total:
+        shares = {k: left * spare[k] / total for k in keys}
+        extra = {k: int(shares[k]) for k in keys}
+        order = sorted(keys, key=lambda k: (-(shares[k] - extra[k]), repr(k)))
+        for k in order[: left - sum(extra.values())]:
+            extra[k] += 1
+        for k in keys:
+            take[k] += min(extra[k], spare[k])
+    out: set[str] = set()
+    for k in keys:
+        out.update(sorted(members[k], key=lambda i: seeded_order_key(seed, i))[: take[k]])
+    return out
+
+
+def select_shard(ids: Sequence[str], shard: int, shards: int, cap: int, seed: int,
+                 strata: Sequence[Hashable] | None = None, floor: int = 0) -> list[bool]:
+    """Which rows this shard scores: the seeded subset (stratified when `strata` is given), split
+    by a stable hash of the id."""
+    keep = seeded_subset(ids, cap, seed) if strata is None else stratified_subset(ids, strata, cap, floor, seed)
     return [i in keep and shard_of(i, shards) == shard for i in ids]

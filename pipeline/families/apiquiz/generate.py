@@ -7,13 +7,22 @@ import the corpus uses for it, then the call through the alias), adversarial ali
 with aliases the corpus uses for other modules) and nl (the first docstring sentence of the
 API's definition as a comment, then the call). Each dot-separated level is masked whole, and,
 when the first tokenizer splits it, also at its first and at its last token. Quizzes carry a
-candidate list for ranking and, per tokenizer, whether the answer is a single token.
+candidate list for ranking (names of the same kind, siblings first) and, per tokenizer,
+whether the answer is a single token.
+
+Names are canonical: the FQNs under which one definition is called (`httpx.Response`,
+`httpx._models.Response`) are one API, named by the public path the corpus imports it from
+(re-exports are read from the corpus's own import statements); APIs with no public path are
+flagged `private`. A user-defined name whose top-level package several repositories define
+(`tests.conftest`) is one API per repository.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib.resources
+import itertools
+import keyword
 import logging
 import os
 import sys
@@ -27,6 +36,7 @@ from tqdm import tqdm
 
 from pipeline import schemas as core_schemas
 from pipeline.core import ids, logs
+from pipeline.extract.visitor import private
 from pipeline.families.apiquiz import schemas
 from pipeline.io import read_parquet, write_json, write_parquet
 
@@ -50,11 +60,15 @@ def load_tokenizer(spec: str):
 
 @dataclass(frozen=True)
 class Api:
-    fqn: str
+    fqn: str  # the canonical name (the public path the corpus uses, when there is one)
     category: str
     uses: int
     seen: bool
     alias: tuple[str, str, str] | None  # (alias, what it denotes, "import" or "from")
+    repository: str | None = None  # "source/repository" of a user-defined name several repositories define
+    private: bool = False  # no public path: some part starts with "_"
+    definition: str = ""  # where it is defined (re-exports followed)
+    module_levels: int = 0  # how many leading levels are modules
 
 
 @dataclass(frozen=True)
@@ -69,29 +83,131 @@ class Template:
     context: str | None = None
 
 
-def collect_apis(usages: pa.Table) -> list[Api]:
+class Names:
+    """What the corpus says about names: which dotted names are modules (the corpus's own modules,
+    what its import statements import from, the interpreter's stdlib top-levels), which module-level
+    names re-export what (`httpx.Response` -> `httpx._models.Response`, from `httpx/__init__.py`'s
+    `from ._models import Response`), and which top-level packages several repositories define."""
+
+    def __init__(self, usages: pa.Table, imports: pa.Table, inventory: pa.Table):
+        self.modules: set[str] = set(sys.stdlib_module_names) | set(sys.builtin_module_names)
+        for fqn, kind in zip(inventory.column("fqn").to_pylist(), inventory.column("kind").to_pylist()):
+            if kind == "module":
+                self._add_module(fqn)
+        owners: dict[str, set[tuple[str, str]]] = defaultdict(set)
+        for table in (usages, imports):
+            for module, source, repo in zip(*(table.column(c).to_pylist() for c in ("module", "source", "repository"))):
+                if importable_name(module):
+                    self._add_module(module)
+                    owners[module.split(".", 1)[0]].add((source, repo))
+        self.shared = {top for top, repos in owners.items() if len(repos) > 1}
+        self.reexports: dict[str, str] = {}
+        cols = ("module", "kind", "level", "imported", "name", "asname", "bound", "target", "scope", "star")
+        for module, kind, level, imported, name, asname, bound, target, scope, star in zip(
+                *(imports.column(c).to_pylist() for c in cols)):
+            if star or target is None:
+                continue
+            # what the statement proves is a module: `import a.b` (a, a.b), `from a.b import c` (a, a.b)
+            if kind == "import":
+                self._add_module(target if asname else imported)
+            else:
+                self._add_module(target.rsplit(".", 1)[0] if level or "." in target else target)
+            if (scope == "" and bound and (kind == "from" or asname) and f"{module}.{bound}" != target
+                    and importable_name(module)):  # a script (`make-state-diagrams.py`) re-exports nothing
+                self.reexports.setdefault(f"{module}.{bound}", target)
+
+    def _add_module(self, dotted: str) -> None:
+        parts = dotted.split(".")
+        for i in range(1, len(parts) + 1):
+            self.modules.add(".".join(parts[:i]))
+
+    def definition(self, fqn: str, max_hops: int = 16) -> str:
+        """Follow re-exports (the longest re-exported prefix first) to where the name is defined. A
+        chain that loops or keeps growing (`from .a import a` inside `pkg.a`) proves nothing: the
+        name is then its own definition."""
+        start, seen = fqn, set()
+        for _ in range(max_hops):
+            if fqn in seen:
+                return start
+            seen.add(fqn)
+            parts = fqn.split(".")
+            for i in range(len(parts), 0, -1):
+                target = self.reexports.get(".".join(parts[:i]))
+                if target is not None:
+                    fqn = ".".join([target, *parts[i:]])
+                    break
+            else:
+                return fqn
+        return start
+
+    def module_levels(self, fqn: str) -> int:
+        """Length of the longest prefix of `fqn` (not all of it) that is a module."""
+        parts = fqn.split(".")
+        for i in range(len(parts) - 1, 0, -1):
+            if ".".join(parts[:i]) in self.modules:
+                return i
+        return 0
+
+
+def importable_name(name: str | None) -> bool:
+    return bool(name) and all(p.isidentifier() and not keyword.iskeyword(p) for p in name.split("."))
+
+
+def collect_apis(usages: pa.Table, names: Names) -> list[Api]:
+    """One Api per definition (per repository for a shared user-defined package), named canonically."""
     calls = usages.filter(pc.and_(pc.is_in(usages.column("kind"), pa.array(["call", "method"])),
                                   pc.is_valid(usages.column("fqn"))))
-    cols = {c: calls.column(c).to_pylist() for c in ("fqn", "category", "split", "alias", "import_target", "import_statement")}
-    category: dict[str, Counter] = defaultdict(Counter)
-    aliases: dict[str, Counter] = defaultdict(Counter)
-    uses: Counter = Counter()
-    seen = set()
-    for fqn, cat, split, alias, target, statement in zip(*cols.values()):
-        if fqn.startswith("builtins.") or "." not in fqn:
+    cols = {c: calls.column(c).to_pylist() for c in ("fqn", "category", "split", "alias", "import_target",
+                                                       "import_statement", "source", "repository")}
+    groups: dict[tuple[str, str | None], dict] = {}
+    for fqn, cat, split, alias, target, statement, source, repo in zip(*cols.values()):
+        # builtins are not quizzed; `outer.<locals>.inner` and script names are no importable API
+        if fqn.startswith("builtins.") or "." not in fqn or not importable_name(fqn):
             continue
-        uses[fqn] += 1
-        category[fqn][cat] += 1
-        if split == "train":
-            seen.add(fqn)
+        owner = f"{source}/{repo}" if cat == "user_defined" and fqn.split(".", 1)[0] in names.shared else None
+        key = (names.definition(fqn), owner)
+        g = groups.setdefault(key, {"names": Counter(), "category": Counter(), "seen": False,
+                                    "aliases": defaultdict(Counter)})
+        g["names"][fqn] += 1
+        g["category"][cat] += 1
+        g["seen"] |= split == "train"
         if alias and target and fqn.startswith(target + "."):
-            aliases[fqn][(alias, target, "import" if statement.startswith("import ") else "from")] += 1
+            g["aliases"][fqn][(alias, target, "import" if statement.startswith("import ") else "from")] += 1
+    public_alias = _public_reexports(names)
     out = []
-    for fqn in sorted(uses):
-        cat = min(category[fqn].items(), key=lambda kv: (-kv[1], kv[0]))[0]
-        alias = min(aliases[fqn].items(), key=lambda kv: (-kv[1], kv[0]))[0] if aliases[fqn] else None
-        out.append(Api(fqn, cat, uses[fqn], fqn in seen, alias))
+    for (definition, owner), g in groups.items():
+        fqn = canonical(definition, g["names"], public_alias)
+        cat = min(g["category"].items(), key=lambda kv: (-kv[1], kv[0]))[0]
+        aliases = g["aliases"][fqn]
+        alias = min(aliases.items(), key=lambda kv: (-kv[1], kv[0]))[0] if aliases else None
+        out.append(Api(fqn, cat, sum(g["names"].values()), g["seen"], alias, owner, private(fqn), definition,
+                       names.module_levels(fqn)))
+    out.sort(key=lambda a: (a.fqn, a.repository or ""))
     return out
+
+
+def _public_reexports(names: Names) -> dict[str, str]:
+    """Definition -> the shortest public name that re-exports it (then alphabetical)."""
+    out: dict[str, str] = {}
+    for name in sorted(names.reexports, key=lambda n: (n.count("."), len(n), n)):
+        if not private(name):
+            out.setdefault(names.definition(name), name)
+    return out
+
+
+def canonical(definition: str, used: Counter, public_alias: dict[str, str]) -> str:
+    """The public name the corpus calls the definition by most (then the shortest, then alphabetical);
+    else a public re-export of it (or of its class: `httpx.Response.json`); else the most used name."""
+    ranked = sorted(used.items(), key=lambda kv: (-kv[1], kv[0].count("."), kv[0]))
+    public = [n for n, _ in ranked if not private(n)]
+    if public:
+        return public[0]
+    parts = definition.split(".")
+    for i in range(len(parts), 0, -1):
+        alias = public_alias.get(".".join(parts[:i]))
+        if alias is not None:
+            return ".".join([alias, *parts[i:]])
+    return ranked[0][0]
 
 
 def _level_spans(fqn: str, offset: int, first_level: int = 0) -> list[tuple[int, int, int]]:
@@ -108,11 +224,23 @@ def call_template(api: Api, context: str | None = None) -> Template:
                     context=context)
 
 
-def import_template(api: Api) -> Template:
-    module, name = api.fqn.rsplit(".", 1)
+def import_template(api: Api) -> Template | None:
+    """`from <module> import name`: only where the left part is a module (issue 13). For a
+    member of a class (`pkg.mod.Class.meth`) the class is imported and the rest masked in the call,
+    `from pkg.mod import Class\nClass.meth(`; the class level is not masked (the call shows it)."""
+    k = api.module_levels
+    if k == 0:
+        return None
+    parts = api.fqn.split(".")
+    module, name = ".".join(parts[:k]), parts[k]
     text = f"from {module} import {name}"
-    spans = _level_spans(module, 5) + [(module.count(".") + 1, len(text) - len(name), len(text))]
-    return Template("import", api, text, tuple(spans))
+    spans = _level_spans(module, 5)
+    if len(parts) == k + 1:
+        return Template("import", api, text, tuple(spans + [(k, len(text) - len(name), len(text))]))
+    rest = ".".join(parts[k + 1 :])
+    text += f"\n{name}."
+    spans += _level_spans(rest, len(text), k + 1)
+    return Template("import", api, f"{text}{rest}(", tuple(spans))
 
 
 def alias_template(api: Api, alias: str, setting: str) -> Template:
@@ -138,23 +266,23 @@ def adversarial_aliases(api: Api, pool: list[tuple[str, str]], k: int, seed: int
     return sorted(rng.sample(choices, min(k, len(choices))))
 
 
-def docstring_index(inventory: pa.Table) -> tuple[dict[str, str], dict[tuple[str, str], str | None]]:
-    """Docstring sentence by fqn, and by (library, name) where that is unambiguous (re-exports:
-    `requests.get` is defined as `requests.api.get`)."""
-    by_fqn, by_name = {}, {}
-    for fqn, lib, qual, doc in zip(*(inventory.column(c).to_pylist() for c in ("fqn", "library", "qualname", "doc"))):
-        if not doc or not qual:
-            continue
-        by_fqn[fqn] = doc
-        key = (lib, qual)
-        by_name[key] = None if key in by_name and by_name[key] != doc else doc
-    return by_fqn, by_name
+def docstring_index(inventory: pa.Table) -> dict[str, dict[str, str | None]]:
+    """Docstring sentence per fqn, per "source/repository" that defines it."""
+    out: dict[str, dict[str, str | None]] = defaultdict(dict)
+    for fqn, source, repo, doc in zip(*(inventory.column(c).to_pylist() for c in ("fqn", "source", "repository", "doc"))):
+        out[fqn][f"{source}/{repo}"] = doc
+    return out
 
 
-def nl_context(api: Api, by_fqn, by_name) -> str | None:
-    if api.fqn in by_fqn:
-        return by_fqn[api.fqn]
-    return by_name.get((api.fqn.split(".", 1)[0], api.fqn.rsplit(".", 1)[1]))
+def nl_context(api: Api, docs: dict[str, dict[str, str | None]]) -> str | None:
+    """The docstring of the API's own definition (re-exports followed through the corpus's imports),
+    in its repository; never another definition found by its bare name. None when several
+    repositories define that name with different docstrings."""
+    by_repo = docs.get(api.definition, {})
+    if api.repository is not None:
+        return by_repo.get(api.repository)
+    found = set(by_repo.values())
+    return found.pop() if len(found) == 1 else None
 
 
 def token_spans(tokenizer, texts: list[str]) -> list[list[tuple[int, int]]]:
@@ -179,32 +307,75 @@ def overlapping(spans: list[tuple[int, int]], start: int, end: int) -> list[tupl
     return [(max(s, start), min(e, end)) for s, e in spans if s < end and e > start]
 
 
-def quiz_id(setting: str, api: str, level: int, position: str, alias: str | None) -> str:
-    return ids.stable_id("apiquiz", setting, api, level, position, alias or "")
+def quiz_id(setting: str, api: str, level: int, position: str, alias: str | None, repository: str | None = None) -> str:
+    parts = ["apiquiz", setting, api, level, position, alias or ""]
+    if repository is not None:  # a user-defined name of one of several repositories
+        parts.append(repository)
+    return ids.stable_id(*parts)
 
 
-def candidate_pools(apis: list[Api], split_token) -> dict[tuple[int, str], list[str]]:
-    """Per (level index, mask position): the names seen there, most frequent first (by APIs)."""
-    counts: dict[tuple[int, str], Counter] = defaultdict(Counter)
+def roles(api: Api) -> list[str]:
+    """The kind of each level: `module` (a module prefix), `callable` (the called name), `member`
+    (a class or object between them)."""
+    n = api.fqn.count(".") + 1
+    return ["module" if i < api.module_levels else "callable" if i == n - 1 else "member" for i in range(n)]
+
+
+@dataclass(frozen=True)
+class Pools:
+    """Names per (level, mask position, role), and per (parent path, mask position, role): siblings."""
+
+    by_level: dict[tuple[int, str, str], list[str]]
+    by_parent: dict[tuple[str, str, str], list[str]]
+    kind_names: dict[tuple[int, str, str], frozenset[str]]  # by_level as sets: "is this name of that kind here"
+
+
+def candidate_pools(apis: list[Api], split_token) -> Pools:
+    level: dict[tuple[int, str, str], Counter] = defaultdict(Counter)
+    parent: dict[tuple[str, str, str], Counter] = defaultdict(Counter)
+    seen = set()
     for api in apis:
-        for i, part in enumerate(api.fqn.split(".")):
-            counts[(i, "whole")][part] += 1
+        parts = api.fqn.split(".")
+        for i, (part, role) in enumerate(zip(parts, roles(api))):
             first, last = split_token(part)
-            counts[(i, "first")][first] += 1
-            counts[(i, "last")][last] += 1
-    return {k: [n for n, _ in sorted(c.items(), key=lambda kv: (-kv[1], kv[0]))] for k, c in counts.items()}
+            above = ".".join(parts[:i])
+            for position, name in (("whole", part), ("first", first), ("last", last)):
+                if (api.fqn, api.repository, i, position) in seen:
+                    continue
+                seen.add((api.fqn, api.repository, i, position))
+                level[(i, position, role)][name] += 1
+                parent[(above, position, role)][name] += 1
+
+    def ranked(c: Counter) -> list[str]:
+        return [n for n, _ in sorted(c.items(), key=lambda kv: (-kv[1], kv[0]))]
+
+    return Pools({k: ranked(c) for k, c in level.items()}, {k: ranked(c) for k, c in parent.items()},
+                 {k: frozenset(c) for k, c in level.items()})
 
 
-def candidates(pool: list[str], gold: str, cap: int) -> list[str]:
-    top = pool[:cap]
-    if gold in top:
-        return top
-    return pool[: cap - 1] + [gold]
+def candidates(siblings: list[str], pool: list[str], gold: str, cap: int) -> tuple[list[str], int]:
+    """Siblings of the gold first (same parent, same kind), then the same kind at that level, most
+    frequent first; the gold always in. Returns (candidates, how many are siblings)."""
+    out: list[str] = []
+    taken = set()
+    for name in itertools.chain(siblings, pool):
+        if len(out) == cap:
+            break
+        if name not in taken:
+            taken.add(name)
+            out.append(name)
+    if gold not in taken:
+        out[-1] = gold
+    sibling_set = set(siblings)
+    return out, sum(c in sibling_set for c in out)
 
 
-def generate(usages: pa.Table, inventory: pa.Table, tokenizers: list[str], settings: list[str], max_candidates: int,
-             n_adversarial: int, seed: int) -> tuple[pa.Table, pa.Table, dict]:
-    apis = collect_apis(usages)
+def generate(usages: pa.Table, inventory: pa.Table, imports: pa.Table, tokenizers: list[str], settings: list[str],
+             max_candidates: int, n_adversarial: int, seed: int, include_private: bool = False
+             ) -> tuple[pa.Table, pa.Table, dict]:
+    names = Names(usages, imports, inventory)
+    every_api = collect_apis(usages, names)
+    apis = [a for a in every_api if include_private or not a.private]
     toks = [load_tokenizer(spec) for spec in tokenizers]
     primary = toks[0]
 
@@ -212,15 +383,15 @@ def generate(usages: pa.Table, inventory: pa.Table, tokenizers: list[str], setti
         spans = token_spans(primary, [name])[0] or [(0, len(name))]
         return name[spans[0][0] : spans[0][1]], name[spans[-1][0] : spans[-1][1]]
 
-    by_fqn, by_name = docstring_index(inventory)
+    docs = docstring_index(inventory)
     # module aliases (`import x.y as k`): the paper's adversarial aliases "used in other modules"
     alias_pool = sorted({a.alias[:2] for a in apis if a.alias and a.alias[2] == "import"})
     templates: list[Template] = []
     for api in apis:
         if "call" in settings:
             templates.append(call_template(api))
-        if "import" in settings:
-            templates.append(import_template(api))
+        if "import" in settings and (t := import_template(api)) is not None:
+            templates.append(t)
         if api.alias:
             if "alias" in settings:
                 templates.append(alias_template(api, api.alias[0], "alias"))
@@ -228,7 +399,7 @@ def generate(usages: pa.Table, inventory: pa.Table, tokenizers: list[str], setti
                 templates += [alias_template(api, a, "adversarial_alias")
                               for a in adversarial_aliases(api, alias_pool, n_adversarial, seed)]
         if "nl" in settings:
-            context = nl_context(api, by_fqn, by_name)
+            context = nl_context(api, docs)
             if context:
                 templates.append(call_template(api, context))
     texts = [t.text for t in templates]
@@ -237,7 +408,8 @@ def generate(usages: pa.Table, inventory: pa.Table, tokenizers: list[str], setti
 
     quizzes, flags = [], []
     for ti, t in enumerate(tqdm(templates, desc="quizzes", unit="text", disable=None, file=sys.stderr)):
-        n_levels = t.api.fqn.count(".") + 1
+        parts = t.api.fqn.split(".")
+        kinds = roles(t.api)
         primary_spans = spans_by_tok[0][ti]
         for level, start, end in t.spans:
             pieces = overlapping(primary_spans, start, end) or [(start, end)]
@@ -246,14 +418,18 @@ def generate(usages: pa.Table, inventory: pa.Table, tokenizers: list[str], setti
                 masks = [("first", start, pieces[0][1]), ("last", pieces[-1][0], end), ("whole", start, end)]
             for position, a, b in masks:
                 answer = t.text[a:b]
-                qid = quiz_id(t.setting, t.api.fqn, level, position, t.alias)
+                role = kinds[level]
+                cands, n_siblings = candidates(pools.by_parent[(".".join(parts[:level]), position, role)],
+                                               pools.by_level[(level, position, role)], answer, max_candidates)
+                qid = quiz_id(t.setting, t.api.fqn, level, position, t.alias, t.api.repository)
                 quizzes.append({
-                    "quiz_id": qid, "api": t.api.fqn, "library": t.api.fqn.split(".", 1)[0],
-                    "category": t.api.category, "setting": t.setting, "level": level, "n_levels": n_levels,
-                    "level_name": t.text[start:end], "mask_position": position, "alias": t.alias,
-                    "context": t.context, "text": t.text[:a] + schemas.MASK + t.text[b:], "prefix": t.text[:a],
-                    "suffix": t.text[b:], "answer": answer,
-                    "candidates": candidates(pools[(level, position)], answer, max_candidates),
+                    "quiz_id": qid, "api": t.api.fqn, "library": parts[0], "repository": t.api.repository,
+                    "category": t.api.category, "private": t.api.private, "setting": t.setting, "level": level,
+                    "n_levels": len(parts), "level_name": t.text[start:end], "level_role": role,
+                    "mask_position": position, "alias": t.alias, "context": t.context,
+                    "text": t.text[:a] + schemas.MASK + t.text[b:], "prefix": t.text[:a], "suffix": t.text[b:],
+                    "answer": answer, "candidates": cands, "candidates_siblings": n_siblings,
+                    "candidates_same_kind": sum(c in pools.kind_names[(level, position, role)] for c in cands),
                     "seen": t.api.seen, "uses": t.api.uses,
                 })
                 for spec, spans in zip(tokenizers, spans_by_tok):
@@ -264,10 +440,10 @@ def generate(usages: pa.Table, inventory: pa.Table, tokenizers: list[str], setti
     flags.sort(key=lambda f: (f["quiz_id"], f["tokenizer"]))
     qt = pa.Table.from_pylist(quizzes, schemas.QUIZZES)
     ft = pa.Table.from_pylist(flags, schemas.QUIZ_TOKENS)
-    return qt, ft, summary(apis, qt, ft, tokenizers)
+    return qt, ft, summary(every_api, apis, qt, ft, tokenizers)
 
 
-def summary(apis: list[Api], quizzes: pa.Table, flags: pa.Table, tokenizers: list[str]) -> dict:
+def summary(every_api: list[Api], apis: list[Api], quizzes: pa.Table, flags: pa.Table, tokenizers: list[str]) -> dict:
     def counts(col):
         return dict(sorted(Counter(col.to_pylist()).items()))
 
@@ -275,15 +451,24 @@ def summary(apis: list[Api], quizzes: pa.Table, flags: pa.Table, tokenizers: lis
     all_single = Counter(single.column("quiz_id").to_pylist())
     every = {q for q, n in all_single.items() if n == len(tokenizers)}
     setting_of = dict(zip(quizzes.column("quiz_id").to_pylist(), quizzes.column("setting").to_pylist()))
+    n_cands = pc.sum(pc.list_value_length(quizzes.column("candidates"))).as_py() or 0
     return {
         "apis": len(apis),
+        "apis_private_left_out": len(every_api) - len(apis),
+        "apis_private_share": round(sum(a.private for a in every_api) / max(1, len(every_api)), 4),
         "apis_seen": sum(a.seen for a in apis),
         "apis_with_alias": sum(a.alias is not None for a in apis),
+        "apis_per_repository": sum(a.repository is not None for a in apis),
         "apis_by_category": dict(sorted(Counter(a.category for a in apis).items())),
+        "apis_without_import_quiz": sum(a.module_levels == 0 for a in apis),
         "quizzes": quizzes.num_rows,
         "quizzes_by_setting": counts(quizzes.column("setting")),
         "quizzes_by_mask_position": counts(quizzes.column("mask_position")),
         "quizzes_seen": int(pc.sum(quizzes.column("seen")).as_py() or 0),
+        "candidates_same_kind_share": round((pc.sum(quizzes.column("candidates_same_kind")).as_py() or 0)
+                                            / max(1, n_cands), 4),
+        "candidates_sibling_share": round((pc.sum(quizzes.column("candidates_siblings")).as_py() or 0)
+                                          / max(1, n_cands), 4),
         "single_token_quizzes_by_tokenizer": counts(single.column("tokenizer")),
         "single_token_in_every_tokenizer_by_setting": dict(sorted(Counter(setting_of[q] for q in every).items())),
     }
@@ -298,6 +483,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--usages", required=True, type=Path, help="data/extract/usages.parquet")
     ap.add_argument("--inventory", required=True, type=Path, help="data/extract/inventory.parquet")
+    ap.add_argument("--imports", required=True, type=Path, help="data/extract/imports.parquet (modules, re-exports)")
+    ap.add_argument("--include-private", action="store_true", help="also quiz APIs with no public name")
     ap.add_argument("--tokenizers", nargs="+", required=True,
                     help="model folders, hub ids in the local cache, or package:<module>/<folder>; the first "
                     "decides the first/last-token masks")
@@ -311,8 +498,10 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     logs.setup()
     quizzes, flags, stats = generate(read_parquet(args.usages, core_schemas.USAGES),
-                                     read_parquet(args.inventory, core_schemas.INVENTORY), args.tokenizers,
-                                     args.settings, args.max_candidates, args.adversarial_aliases, args.seed)
+                                     read_parquet(args.inventory, core_schemas.INVENTORY),
+                                     read_parquet(args.imports, core_schemas.IMPORTS), args.tokenizers,
+                                     args.settings, args.max_candidates, args.adversarial_aliases, args.seed,
+                                     args.include_private)
     write_parquet(quizzes, args.quizzes, schemas.QUIZZES)
     write_parquet(flags, args.tokens, schemas.QUIZ_TOKENS)
     write_json(stats, args.metrics)

@@ -26,7 +26,6 @@ import pyarrow.compute as pc
 import torch
 from tqdm import tqdm
 
-from pipeline.core.ids import seeded_order_key
 from pipeline.families.apiquiz import schemas
 from pipeline.runtime.batching import select_shard
 from pipeline.runtime.scoring import SCORE_DECIMALS, Scorer, candidate_jobs, encode, rank_of, score_candidates
@@ -91,20 +90,25 @@ def rank_candidates(scorer: Scorer, family: str, quizzes: list[Quiz], model: str
     return rows
 
 
-def ranked_candidates(quiz_id: str, answer: str, candidates: list[str], cap: int, seed: int) -> tuple[str, ...]:
-    """The gold plus a seeded sample of the other candidates, `cap` in all (0: every candidate), sorted."""
+def ranked_candidates(answer: str, candidates: list[str], cap: int) -> tuple[str, ...]:
+    """The gold plus the first `cap - 1` other candidates in the generator's order (siblings of the
+    gold first, then names of the same kind by frequency), `cap` in all (0: every candidate), sorted."""
     others = [c for c in candidates if c != answer]
-    if cap and len(others) >= cap:
-        others = sorted(others, key=lambda c: seeded_order_key(seed, quiz_id, c))[: cap - 1]
+    if cap:
+        others = others[: cap - 1]
     return tuple(sorted([answer, *others]))
 
 
 def score_shard(quizzes: pa.Table, loaded, shard: int, shards: int, token_budget: int, fill_top_k: int,
-                rank_top_k: int, max_items: int = 0, seed: int = 0, max_candidates: int = 0) -> pa.Table:
+                rank_top_k: int, max_items: int = 0, seed: int = 0, max_candidates: int = 0,
+                min_per_stratum: int = 0) -> pa.Table:
+    """Score this shard's part of the subset: `max_items` quizzes drawn per stratum (setting, mask
+    position) with at least `min_per_stratum` of each, so small settings are not lost to a uniform draw."""
     ids = quizzes.column("quiz_id").to_pylist()
-    mine = quizzes.filter(pa.array(select_shard(ids, shard, shards, max_items, seed)))
+    strata = list(zip(quizzes.column("setting").to_pylist(), quizzes.column("mask_position").to_pylist()))
+    mine = quizzes.filter(pa.array(select_shard(ids, shard, shards, max_items, seed, strata, min_per_stratum)))
     items = [Quiz(r["quiz_id"], r["prefix"], r["answer"], r["suffix"],
-                  ranked_candidates(r["quiz_id"], r["answer"], r["candidates"], max_candidates, seed))
+                  ranked_candidates(r["answer"], r["candidates"], max_candidates))
              for r in mine.select(["quiz_id", "prefix", "answer", "suffix", "candidates"]).to_pylist()]
     model, family = loaded.entry.name, loaded.entry.model_family
     if family not in APPLIES_TO:
@@ -127,7 +131,7 @@ def predict(ctx) -> pa.Table:
     p = ctx.params["inference"]
     quizzes = read_parquet(ctx.inputs["quizzes"], schemas.QUIZZES)
     table = score_shard(quizzes, ctx.loaded, ctx.shard, ctx.shards, ctx.token_budget, p["fill_top_k"], p["rank_top_k"],
-                        p["max_items"], ctx.seed, p["max_candidates"])
+                        p["max_items"], ctx.seed, p["max_candidates"], p["min_per_stratum"])
     ok = pc.sum(pc.equal(table.column("status"), "ok")).as_py() or 0
     log.info("%s: %d rows, %d scored", ctx.description, table.num_rows, ok)
     return table

@@ -26,6 +26,13 @@ def section(con, figures: Path, link: str, config, plots: Path | None = None) ->
            markdown_table(["model", "protocol", "setting", "quizzes", "P@1", "twin P@1", "difference", "95% CI",
                            "p"], twins),
            f"\nNot applicable: {'; '.join(not_applicable) or 'none'}.\n",
+           "\nQuizzes per stratum: generated, drawn into the inference subset (`apiquiz.inference.max_items`, "
+           "at least `min_per_stratum` of each), and scored (fewest and most over the models):\n",
+           markdown_table(["setting", "mask position", "generated", "protocol", "drawn", "scored (min)",
+                           "scored (max)"],
+                          con.sql("SELECT setting, mask_position, quizzes, coalesce(protocol, '-'), "
+                                  "coalesce(drawn, 0), coalesce(min_scored, 0), coalesce(max_scored, 0) "
+                                  "FROM apiquiz_strata ORDER BY ALL").fetchall()),
            "\nPaper, P@1 (call / import):\n",
            markdown_table(["model", "call", "import"], P_AT_1_CALL_IMPORT)]
     seen = con.sql("SELECT model, protocol, seen, sum(scored)::BIGINT, round(sum(p_at_1 * scored) / sum(scored), 2) "

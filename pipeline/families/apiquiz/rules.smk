@@ -5,6 +5,7 @@ rule apiquiz:
     input:
         usages="data/extract/usages.parquet",
         inventory="data/extract/inventory.parquet",
+        imports="data/extract/imports.parquet",
     output:
         quizzes="data/families/apiquiz/quizzes.parquet",
         tokens="data/families/apiquiz/quiz_tokens.parquet",
@@ -15,12 +16,14 @@ rule apiquiz:
         max_candidates=config["apiquiz"]["max_candidates"],
         adversarial_aliases=config["apiquiz"]["adversarial_aliases"],
         seed=config["seed"],
+        private="--include-private" if config["apiquiz"]["include_private"] else "",
     conda:
         CONDA_ENV
     log:
         "logs/apiquiz/generate.log",
     shell:
         "python -m pipeline.families.apiquiz.generate --usages {input.usages:q} --inventory {input.inventory:q}"
+        " --imports {input.imports:q} {params.private}"
         " --tokenizers {params.tokenizers:q} --settings {params.settings:q}"
         " --max-candidates {params.max_candidates} --adversarial-aliases {params.adversarial_aliases}"
         " --seed {params.seed} --quizzes {output.quizzes:q} --tokens {output.tokens:q}"

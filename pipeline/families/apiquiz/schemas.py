@@ -8,14 +8,18 @@ MASK = "<mask>"
 
 QUIZZES = pa.schema(
     [
-        pa.field("quiz_id", pa.string(), nullable=False),  # hash of (setting, api, level, mask_position, alias)
+        pa.field("quiz_id", pa.string(), nullable=False),  # hash of (setting, api, level, mask_position, alias[, repository])
         pa.field("api", pa.string(), nullable=False),  # fully qualified name found in the corpus's calls
         pa.field("library", pa.string(), nullable=False),  # top-level module
+        # "source/repository" of a user-defined name whose package several repositories define; else null
+        pa.field("repository", pa.string(), nullable=True),
         pa.field("category", pa.string(), nullable=False),  # stdlib / user_defined / third_party
+        pa.field("private", pa.bool_(), nullable=False),  # the API has no public name (a part starts with "_")
         pa.field("setting", pa.string(), nullable=False),  # call / import / alias / adversarial_alias / nl
         pa.field("level", pa.int32(), nullable=False),  # 0-based index of the masked dot-separated level
         pa.field("n_levels", pa.int32(), nullable=False),
         pa.field("level_name", pa.string(), nullable=False),  # the whole masked level
+        pa.field("level_role", pa.string(), nullable=False),  # module / member (a class, an object) / callable
         pa.field("mask_position", pa.string(), nullable=False),  # first / last token of the level, or whole level
         pa.field("alias", pa.string(), nullable=True),  # alias settings: the alias in the text
         pa.field("context", pa.string(), nullable=True),  # nl setting: the docstring sentence in front
@@ -23,7 +27,10 @@ QUIZZES = pa.schema(
         pa.field("prefix", pa.string(), nullable=False),
         pa.field("suffix", pa.string(), nullable=False),
         pa.field("answer", pa.string(), nullable=False),  # gold
-        pa.field("candidates", pa.list_(pa.string()), nullable=False),  # names seen at this level; gold included
+        # names of the same kind (role) at this level, siblings (same parent path) first; gold included
+        pa.field("candidates", pa.list_(pa.string()), nullable=False),
+        pa.field("candidates_siblings", pa.int32(), nullable=False),  # how many are siblings of the gold
+        pa.field("candidates_same_kind", pa.int32(), nullable=False),  # how many occur at this level in this role
         pa.field("seen", pa.bool_(), nullable=False),  # the API occurs in a train-split file
         pa.field("uses", pa.int64(), nullable=False),  # calls of the API in the corpus
     ]

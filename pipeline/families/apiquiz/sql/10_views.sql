@@ -72,3 +72,21 @@ SELECT model, protocol, setting, n, round(100 * mean_a, 2) AS p_at_1, round(100 
        round(100 * diff, 2) AS diff, round(100 * lo, 2) AS lo, round(100 * hi, 2) AS hi, p_value
 FROM poisson_paired_bootstrap(apiquiz_twin_pairs)
 ORDER BY ALL;
+
+-- The inference subset per stratum (setting, mask position): quizzes generated, drawn into the
+-- subset (apiquiz.inference.max_items / min_per_stratum) and scored, per protocol (min and max
+-- over models: fill_mask scores only single-token answers, so it varies by tokenizer).
+CREATE VIEW apiquiz_strata AS
+WITH generated AS (
+    SELECT setting, mask_position, count(*) AS quizzes FROM apiquiz_quizzes GROUP BY ALL
+), drawn AS (
+    SELECT q.setting, q.mask_position, p.protocol, p.model, count(*) AS drawn,
+           count(*) FILTER (WHERE p.status = 'ok') AS scored
+    FROM apiquiz_predictions p JOIN apiquiz_quizzes q USING (quiz_id)
+    GROUP BY ALL
+)
+SELECT g.setting, g.mask_position, g.quizzes, d.protocol, max(d.drawn) AS drawn,
+       min(d.scored) AS min_scored, max(d.scored) AS max_scored
+FROM generated g LEFT JOIN drawn d USING (setting, mask_position)
+GROUP BY ALL
+ORDER BY ALL;
