@@ -157,3 +157,53 @@ def lifecycle_package_json(name: str, version: str, marker: Path) -> bytes:
     scripts = {hook: f"node -e \"require('fs').writeFileSync('{marker}.{hook}', 'ran')\" && touch {marker}"
                for hook in ("preinstall", "install", "postinstall", "prepare")}
     return json.dumps({"name": name, "version": version, "main": "index.js", "scripts": scripts}, indent=2).encode()
+
+
+# The npm package of the checked-in .test configuration (.test/npm, a registry folder): rebuilt
+# byte-identically from these files by tests/test_corpus_npm.py. Its postinstall would leave a file
+# if anything ran it.
+TEST_NPM_PACKAGE = ("tiny-js", "1.0.0")
+TEST_NPM_FILES = {
+    "package.json": json.dumps({"name": "tiny-js", "version": "1.0.0", "main": "lib/index.js",
+                                "scripts": {"postinstall": "node -e \"require('fs').writeFileSync('EXECUTED', 'x')\""}},
+                               indent=2).encode() + b"\n",
+    "lib/index.js": b"""'use strict';
+const { Counter } = require('./counter');
+
+/** Count the words of a text; returns the most frequent ones first. */
+function topWords(text, limit = 10) {
+  const counter = new Counter();
+  for (const word of text.toLowerCase().split(/\\W+/)) {
+    if (word.length > 0) counter.add(word);
+  }
+  return counter.mostCommon(limit);
+}
+
+module.exports = { topWords, Counter };
+""",
+    "lib/counter.js": b"""'use strict';
+
+class Counter {
+  #counts = new Map();
+
+  add(key, amount = 1) {
+    const previous = this.#counts.get(key) || 0;
+    this.#counts.set(key, previous + amount);
+    return this;
+  }
+
+  get size() {
+    return this.#counts.size;
+  }
+
+  mostCommon(limit) {
+    const entries = [...this.#counts.entries()];
+    entries.sort(([leftKey, left], [rightKey, right]) => right - left || leftKey.localeCompare(rightKey));
+    return entries.slice(0, limit).map(([key, count]) => ({ key, count }));
+  }
+}
+
+module.exports = { Counter };
+""",
+    "test/counter.test.js": b"const assert = require('assert');\nassert.ok(true);\n",
+}

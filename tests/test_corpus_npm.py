@@ -143,3 +143,17 @@ def test_params_schema_knows_the_npm_kind():
                 entry[k] = v
         with pytest.raises(ParamsError):
             validate(p)
+
+
+def test_the_test_configurations_npm_package_rebuilds_byte_identically(tmp_path):
+    import yaml
+
+    from tests.fixture_corpus import TEST_NPM_FILES, TEST_NPM_PACKAGE
+
+    name, version = TEST_NPM_PACKAGE
+    integrity = publish_npm(tmp_path, name, version, TEST_NPM_FILES)
+    rel = f"{name}/-/{name}-{version}.tgz"
+    assert (tmp_path / rel).read_bytes() == (REPO / ".test" / "npm" / rel).read_bytes()
+    entry = next(s for s in yaml.safe_load((REPO / ".test" / "params.yaml").read_text())["corpus"]["sources"]
+                 if s["kind"] == "npm")
+    assert (entry["package"], entry["integrity"], entry["registry"]) == (f"{name}@{version}", integrity, "npm")
