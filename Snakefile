@@ -32,6 +32,7 @@ include: "rules/corpus.smk"
 include: "rules/datasets.smk"
 include: "rules/manifest.smk"
 include: "rules/extract.smk"
+include: "rules/identifiers.smk"
 include: "rules/models.smk"
 
 
@@ -50,6 +51,7 @@ rule all:
         rules.manifest.output,
         rules.datasets.input,
         rules.extract.output,
+        rules.identifiers.output,
         [path for f in FAMILIES for path in f.targets(config)],
         rules.models.output,
         rules.inference.input,

@@ -56,6 +56,7 @@ REJECT_REASONS = {
     "too_large": "file is larger than limits.max_file_bytes",
     "bad_record": "jsonl line is not a JSON object with repo, path, code, language",
     "source_unavailable": "the source could not be found on this machine (skipped)",
+    "pin_mismatch": "the download's hash is not the one params.yaml pins (nothing cached or extracted; the run stops)",
     # manifest
     "not_source": "not a source file of a known language",
     "language_not_selected": "source file of a language not in manifest.languages",
@@ -167,7 +168,7 @@ MODEL_CARDS = pa.schema(
 SOURCE_PINS = pa.schema(
     [
         _described("name", pa.string(), "the source's name in params.yaml corpus.sources", False),
-        _described("kind", pa.string(), "pypi / git / url / jsonl / local"),
+        _described("kind", pa.string(), "pypi / npm / git / url / jsonl / local"),
         _described("status", pa.string(), "ok, or why the source is missing"),
         _described("files", pa.int64(), "files materialised"),
         _described("bytes", pa.int64(), "bytes materialised"),

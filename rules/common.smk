@@ -107,11 +107,12 @@ def warehouse_tables():
     """Warehouse table -> the files the workflow builds for it."""
     tables = {
         "manifest": [rules.manifest.output.manifest],
-        "rejects": [rules.manifest.output.rejects, rules.extract.output.rejects]
+        "rejects": [rules.manifest.output.rejects, rules.extract.output.rejects, rules.identifiers.output.rejects]
         + [path for f in FAMILIES for path in f.rejects(config)],
         "usages": [rules.extract.output.usages],
         "imports": [rules.extract.output.imports],
         "inventory": [rules.extract.output.inventory],
+        "identifier_sequences": [rules.identifiers.output.sequences],
     }
     for f in FAMILIES:
         if f.fit is not None:

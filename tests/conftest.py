@@ -62,11 +62,13 @@ TEST_CONFIG = REPO / ".test"  # the checked-in tiny configuration CI lints and r
 
 
 def make_project(root: Path, shards: int = 2) -> Path:
-    """A project folder running .test/params.yaml on .test/corpus (copied, so runs never share outputs)."""
+    """A project folder running .test/params.yaml on .test/corpus and .test/npm (copied, so runs never
+    share outputs)."""
     import shutil
 
     root.mkdir(parents=True, exist_ok=True)
     shutil.copytree(TEST_CONFIG / "corpus", root / "corpus", dirs_exist_ok=True)
+    shutil.copytree(TEST_CONFIG / "npm", root / "npm", dirs_exist_ok=True)  # the npm registry folder
     params = yaml.safe_load((TEST_CONFIG / "params.yaml").read_text())
     params["inference"]["shards"] = shards
     (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))

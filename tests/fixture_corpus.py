@@ -123,3 +123,87 @@ def build_sources(root: Path) -> list[dict]:
         {"name": "dump", "kind": "jsonl", "path": str(make_jsonl(root))},
         {"name": "evil", "kind": "url", "url": evil_url, "sha256": evil_sha},
     ]
+
+
+def npm_tarball(files: dict[str, bytes], top: str = "package") -> bytes:
+    """An npm package tarball (`<top>/` prefix, as `npm pack` writes), byte-identical for the same
+    files: members in the given order, mtime 0, the gzip header's mtime 0."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for name, data in files.items():
+            add_tar_file(tar, f"{top}/{name}", data, mode=0o644)
+    return gzip.compress(buf.getvalue(), compresslevel=9, mtime=0)
+
+
+def npm_integrity(data: bytes) -> str:
+    """The registry's `dist.integrity` of a tarball."""
+    import base64
+
+    return "sha512-" + base64.b64encode(hashlib.sha512(data).digest()).decode()
+
+
+def publish_npm(registry: Path, name: str, version: str, files: dict[str, bytes]) -> str:
+    """Put `name@version` into a folder laid out as an npm registry's tarball URLs
+    (`<registry>/<name>/-/<basename>-<version>.tgz`); returns its integrity."""
+    data = npm_tarball(files)
+    path = registry / name / "-" / f"{name.rsplit('/', 1)[-1]}-{version}.tgz"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    return npm_integrity(data)
+
+
+def lifecycle_package_json(name: str, version: str, marker: Path) -> bytes:
+    """A package.json whose lifecycle scripts would each leave a marker file if anything ran them."""
+    scripts = {hook: f"node -e \"require('fs').writeFileSync('{marker}.{hook}', 'ran')\" && touch {marker}"
+               for hook in ("preinstall", "install", "postinstall", "prepare")}
+    return json.dumps({"name": name, "version": version, "main": "index.js", "scripts": scripts}, indent=2).encode()
+
+
+# The npm package of the checked-in .test configuration (.test/npm, a registry folder): rebuilt
+# byte-identically from these files by tests/test_corpus_npm.py. Its postinstall would leave a file
+# if anything ran it.
+TEST_NPM_PACKAGE = ("tiny-js", "1.0.0")
+TEST_NPM_FILES = {
+    "package.json": json.dumps({"name": "tiny-js", "version": "1.0.0", "main": "lib/index.js",
+                                "scripts": {"postinstall": "node -e \"require('fs').writeFileSync('EXECUTED', 'x')\""}},
+                               indent=2).encode() + b"\n",
+    "lib/index.js": b"""'use strict';
+const { Counter } = require('./counter');
+
+/** Count the words of a text; returns the most frequent ones first. */
+function topWords(text, limit = 10) {
+  const counter = new Counter();
+  for (const word of text.toLowerCase().split(/\\W+/)) {
+    if (word.length > 0) counter.add(word);
+  }
+  return counter.mostCommon(limit);
+}
+
+module.exports = { topWords, Counter };
+""",
+    "lib/counter.js": b"""'use strict';
+
+class Counter {
+  #counts = new Map();
+
+  add(key, amount = 1) {
+    const previous = this.#counts.get(key) || 0;
+    this.#counts.set(key, previous + amount);
+    return this;
+  }
+
+  get size() {
+    return this.#counts.size;
+  }
+
+  mostCommon(limit) {
+    const entries = [...this.#counts.entries()];
+    entries.sort(([leftKey, left], [rightKey, right]) => right - left || leftKey.localeCompare(rightKey));
+    return entries.slice(0, limit).map(([key, count]) => ({ key, count }));
+  }
+}
+
+module.exports = { Counter };
+""",
+    "test/counter.test.js": b"const assert = require('assert');\nassert.ok(true);\n",
+}

@@ -32,6 +32,7 @@ EXPECTED_FILES = [
     ("zipsrc", "zipsrc", "zipproj/b.py", "python", "utf-8", 22, 2, True),
     ("zipsrc", "zipsrc", "zipproj/latin.py", "python", "iso-8859-1", len(LATIN1), 2, False),
     ("zipsrc", "zipsrc", "zipproj/tool", "python", "utf-8", 35, 2, False),
+    ("zipsrc", "zipsrc", "zipproj/web/app.js", "javascript", "utf-8", 16, 1, False),
 ]
 
 # (source, path, stage, reason)
@@ -45,7 +46,6 @@ EXPECTED_REJECTS = [
     ("zipsrc", "zipproj/README.md", "manifest", "not_source"),
     ("zipsrc", "zipproj/notutf8.py", "manifest", "undecodable"),
     ("zipsrc", "zipproj/nul.py", "manifest", "binary"),
-    ("zipsrc", "zipproj/web/app.js", "manifest", "language_not_selected"),
 ]
 
 
@@ -124,7 +124,7 @@ def test_metrics_summary(built):
     assert metrics["files"] == len(EXPECTED_FILES)
     assert metrics["unique_files"] == len(EXPECTED_FILES) - 1
     assert metrics["rejects"] == len(EXPECTED_REJECTS)
-    assert metrics["files_by_language"] == {"java": 2, "python": 11}
+    assert metrics["files_by_language"] == {"java": 2, "javascript": 1, "python": 11}
     assert metrics["bytes"] == sum(r[5] for r in EXPECTED_FILES)
 
 

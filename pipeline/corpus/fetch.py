@@ -1,13 +1,19 @@
 """Fetch one pinned source into data/corpus/<name>: verify, cache, extract safely.
 
-Kinds: pypi (sdist by name==version + sha256), git (url + full commit sha),
-url (archive + sha256), jsonl (CodeSearchNet-style dump), local (folder, zip,
-or the built-ins `stdlib` and `jdk`). Nothing fetched is ever executed or imported.
+Kinds: pypi (sdist by name==version + sha256), npm (package tarball by name@version + the
+registry's sha512 `integrity`), git (url + full commit sha), url (archive + sha256), jsonl
+(CodeSearchNet-style dump), local (folder, zip, or the built-ins `stdlib` and `jdk`).
+Nothing fetched is ever executed or imported: an npm package is only unpacked (its
+`package.json` lifecycle scripts are data like the rest; nothing here can run them).
+A download that does not match its pin is never cached or extracted: `fetch` records it as a
+`pin_mismatch` reject and stops with a one-line error.
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
+import binascii
 import gzip
 import hashlib
 import html.parser
@@ -24,6 +30,7 @@ import urllib.parse
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import pyarrow as pa
 
@@ -43,6 +50,14 @@ class FetchError(RuntimeError):
     """A source cannot be fetched as pinned; the message says what to change."""
 
 
+class PinMismatch(FetchError):
+    """The bytes fetched are not the ones params.yaml pins (nothing was cached or extracted)."""
+
+    def __init__(self, message: str, member: str):
+        super().__init__(message)
+        self.member = member  # what did not match (an archive's name), the reject row's path
+
+
 @dataclass
 class Fetched:
     pin: dict
@@ -53,25 +68,40 @@ class Fetched:
     origins: pa.Table | None = None
 
 
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
+def file_digest(path: Path, algorithm: str = "sha256") -> str:
+    h = hashlib.new(algorithm)
     with open(path, "rb") as f:
         while chunk := f.read(1 << 20):
             h.update(chunk)
     return h.hexdigest()
 
 
-def verify(path: Path, expected: str, what: str) -> None:
-    got = sha256_file(path)
+def sha256_file(path: Path) -> str:
+    return file_digest(path, "sha256")
+
+
+def _basename(url_or_path: str) -> str:
+    return urllib.parse.urlparse(url_or_path).path.rsplit("/", 1)[-1] or url_or_path
+
+
+def verify(path: Path, expected: str, what: str, algorithm: str = "sha256", shown: Callable[[str], str] = str,
+           member: str | None = None) -> None:
+    """Raise PinMismatch unless the file's `algorithm` hex digest is `expected`; `shown` renders
+    a hex digest as params.yaml writes it (npm's integrity is base64); `member` names the file
+    in the reject row (default: the last part of `what`)."""
+    got = file_digest(path, algorithm)
     if got != expected.lower():
-        raise FetchError(f"{what}: sha256 mismatch: params.yaml pins {expected.lower()} but the file has {got}")
+        raise PinMismatch(f"{what}: {algorithm} mismatch: params.yaml pins {shown(expected.lower())} "
+                          f"but the file has {shown(got)}", member or _basename(what))
 
 
-def download(url: str, cache_dir: Path, sha256: str, what: str) -> Path:
-    """Return the cached file for `sha256`, downloading and verifying it on a miss."""
+def download(url: str, cache_dir: Path, digest: str, what: str, algorithm: str = "sha256",
+             shown: Callable[[str], str] = str) -> Path:
+    """Return the cached file for `digest` (hex, of `algorithm`), downloading and verifying it on
+    a miss. A file that does not match is deleted, never cached."""
     cache_dir.mkdir(parents=True, exist_ok=True)
-    target = cache_dir / sha256.lower()
-    if target.exists() and sha256_file(target) == sha256.lower():
+    target = cache_dir / digest.lower()
+    if target.exists() and file_digest(target, algorithm) == digest.lower():
         log.info("%s: cached %s", what, target)
         return target
     log.info("%s: downloading %s", what, url)
@@ -79,7 +109,7 @@ def download(url: str, cache_dir: Path, sha256: str, what: str) -> Path:
     try:
         with os.fdopen(fd, "wb") as out, urllib.request.urlopen(url, timeout=NETWORK_TIMEOUT_S) as resp:
             shutil.copyfileobj(resp, out, 1 << 20)
-        verify(Path(tmp), sha256, what)
+        verify(Path(tmp), digest, what, algorithm, shown, _basename(url))
         os.replace(tmp, target)
     finally:
         Path(tmp).unlink(missing_ok=True)
@@ -138,12 +168,62 @@ def fetch_pypi(spec: dict, dest: Path, cache: Path, limits: Limits, sel: Selecti
     if not (cached.exists() and sha256_file(cached) == sha):
         url, index_sha = pypi_sdist_url(spec.get("index_url", "https://pypi.org/simple"), name, version)
         if index_sha and index_sha != sha:
-            raise FetchError(
-                f"{spec['package']}: sha256 mismatch: params.yaml pins {sha} but the index lists {index_sha}"
+            raise PinMismatch(
+                f"{spec['package']}: sha256 mismatch: params.yaml pins {sha} but the index lists {index_sha}",
+                _basename(url),
             )
         download(url, cache / "downloads", sha, spec["package"])
     refusals, files, size = extract_archive(cached, dest, limits, sel)
     return Fetched({"package": spec["package"], "sha256": sha}, refusals, files, size)
+
+
+NPM_REGISTRY = "https://registry.npmjs.org"
+NPM_PACKAGE = re.compile(r"(?P<name>(?:@[A-Za-z0-9][A-Za-z0-9._~-]*/)?[A-Za-z0-9][A-Za-z0-9._~-]*)@(?P<version>[^@\s/]+)")
+
+
+def npm_integrity_hex(integrity: str, package: str) -> str:
+    """The hex sha512 of an npm `dist.integrity` string (`sha512-<base64>`)."""
+    algo, _, b64 = integrity.strip().partition("-")
+    try:
+        raw = base64.b64decode(b64, validate=True)
+    except (binascii.Error, ValueError):
+        raw = b""
+    if algo != "sha512" or len(raw) != 64:
+        raise FetchError(f"{package}: integrity must be the registry's `sha512-<base64>` (dist.integrity of "
+                         f"https://registry.npmjs.org/<name>/<version>), got {integrity!r}")
+    return raw.hex()
+
+
+def npm_integrity_of(hex_digest: str) -> str:
+    return "sha512-" + base64.b64encode(bytes.fromhex(hex_digest)).decode()
+
+
+def npm_tarball_url(registry: str, name: str, version: str) -> str:
+    """`<registry>/<name>/-/<basename>-<version>.tgz` (scoped `@s/n`: basename `n`). A registry
+    without a scheme is a folder (relative to the working directory) laid out the same way."""
+    if "://" not in registry:
+        registry = Path(registry).resolve().as_uri()
+    basename = name.rsplit("/", 1)[-1]
+    return f"{registry.rstrip('/')}/{name}/-/{basename}-{version}.tgz"
+
+
+def fetch_npm(spec: dict, dest: Path, cache: Path, limits: Limits, sel: Selection) -> Fetched:
+    """An npm package tarball: verified against its sha512 integrity before anything is unpacked,
+    cached by that hash, extracted with the sdists' safe extraction (the `package/` top folder
+    stripped). Never installed: no lifecycle script (preinstall/install/postinstall...) can run."""
+    m = NPM_PACKAGE.fullmatch(spec["package"])
+    if not m:
+        raise FetchError(f"npm source {spec['name']}: package must be `name@version` (or `@scope/name@version`), "
+                         f"got {spec['package']!r}")
+    name, version = m["name"], m["version"]
+    digest = npm_integrity_hex(spec["integrity"], spec["package"])
+    url = npm_tarball_url(spec.get("registry", NPM_REGISTRY), name, version)
+    try:
+        path = download(url, cache / "npm", digest, f"{spec['package']} ({url})", "sha512", npm_integrity_of)
+    except OSError as exc:
+        raise FetchError(f"{spec['package']}: cannot download {url}: {exc}") from exc
+    refusals, files, size = extract_archive(path, dest, limits, sel, strip_top=True)
+    return Fetched({"package": spec["package"], "integrity": npm_integrity_of(digest)}, refusals, files, size)
 
 
 def fetch_url(spec: dict, dest: Path, cache: Path, limits: Limits, sel: Selection) -> Fetched:
@@ -284,18 +364,32 @@ def fetch_local(spec: dict, dest: Path, cache: Path, limits: Limits, sel: Select
     return Fetched(pin, refusals, files, size)
 
 
-FETCHERS = {"pypi": fetch_pypi, "git": fetch_git, "url": fetch_url, "jsonl": fetch_jsonl, "local": fetch_local}
+FETCHERS = {"pypi": fetch_pypi, "npm": fetch_npm, "git": fetch_git, "url": fetch_url, "jsonl": fetch_jsonl, "local": fetch_local}
 
 
 def fetch(spec: dict, limits: Limits, dest: Path, record: Path, rejects: Path, cache: Path) -> Fetched:
     """Fetch `spec` into `dest`, then write its pin record and its refusals."""
     reset_dir(dest)
     sel = Selection(spec.get("include", []), spec.get("exclude", []))
-    result = FETCHERS[spec["kind"]](spec, dest, cache, limits, sel)
+    try:
+        result = FETCHERS[spec["kind"]](spec, dest, cache, limits, sel)
+    except PinMismatch as exc:
+        # as the pypi kind: the run stops on a wrong pin; the record and one reject row say why
+        reset_dir(dest)
+        _write_outcome(spec, Fetched({}, [Refusal(exc.member, "pin_mismatch", str(exc))], 0, 0, status="pin_mismatch"),
+                       record, rejects)
+        raise
     if result.status == "skipped":
         log.warning("source %s skipped: %s", spec["name"], result.refusals[0].detail)
     if result.origins is not None:
         write_parquet(result.origins, dest / ".origins.parquet", schemas.ORIGINS)
+    _write_outcome(spec, result, record, rejects)
+    log.info("%s: %d files, %d bytes, %d refused", spec["name"], result.files, result.bytes, len(result.refusals))
+    return result
+
+
+def _write_outcome(spec: dict, result: Fetched, record: Path, rejects: Path) -> None:
+    """The source's pin record (JSON) and its refused members (Parquet, core REJECTS schema)."""
     repo = spec.get("repository", spec["name"])
     table = pa.table(
         {
@@ -315,8 +409,6 @@ def fetch(spec: dict, limits: Limits, dest: Path, record: Path, rejects: Path, c
          "files": result.files, "bytes": result.bytes, "refused": len(result.refusals)},
         record,
     )
-    log.info("%s: %d files, %d bytes, %d refused", spec["name"], result.files, result.bytes, len(result.refusals))
-    return result
 
 
 def main(argv: list[str] | None = None) -> int:

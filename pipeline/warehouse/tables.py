@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from pipeline import schemas
+from pipeline.identifiers.schemas import SEQUENCES
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,8 @@ TABLES: dict[str, WarehouseTable] = {
         WarehouseTable("usages", schemas.USAGES, "every call/attribute chain of the Python files, resolved to an FQN"),
         WarehouseTable("imports", schemas.IMPORTS, "imports and aliases of the Python files"),
         WarehouseTable("inventory", schemas.INVENTORY, "what each library defines: modules, classes, functions, methods"),
+        WarehouseTable("identifier_sequences", SEQUENCES,
+                       "identifier tokens of every JavaScript/Python/Java file in source order (tree-sitter)"),
     ]
 }
 
