@@ -5,9 +5,10 @@
 - `Scorer.masked_token_logprobs`: the log-probability of one given token at a masked position
   (pseudo-log-likelihood terms), the LM head applied at that position only;
 - `Scorer.sequence_logprob`: causal LMs, sum of log p(token | prefix) over a sequence;
-- `Scorer.shared_prefix_logprob`: the same sums for groups of sequences that share a token prefix
-  (one item's candidates): the prefix runs once with the KV cache, which is expanded over the
-  group, and only each sequence's own tokens run again;
+- `Scorer.shared_prefix_logprob`: for groups of sequences that share a token prefix (one item's
+  candidates), log p(own tokens | prefix): the prefix runs once with the KV cache, which is
+  expanded over the group, and only each sequence's own tokens run again (the same ranks as
+  `sequence_logprob`, whose sums add the prefix's log-probability, a constant per group);
 - `Scorer.seq2seq_logprob`: encoder-decoder models, log p(target | source);
 - `encode`: a completed text tokenized, with the token positions covering the filled-in part;
 - `rank_of`: ranks that do not depend on batch size or device (scores rounded, ties by name).
@@ -121,12 +122,14 @@ class Scorer:
 
     @torch.inference_mode()
     def shared_prefix_logprob(self, groups: list[list[list[int]]]) -> list[list[float]]:
-        """Causal LMs: `sequence_logprob` of every sequence of every group, where a group's sequences
-        share a token prefix. The longest common prefix (at least one own token left per sequence)
-        runs once with `use_cache=True`; its KV cache is repeated over the group's sequences (in
-        batches under the token budget) and only their remaining tokens run. Each sum is the
-        prefix's own log-probability, the first remaining token's under the prefix's last logits,
-        and the rest's. Groups with less than two shared tokens take the plain path."""
+        """Causal LMs, for groups of sequences that share a token prefix (one item's candidates):
+        log p(each sequence's own tokens | the shared prefix). The longest common prefix (at least
+        one own token left per sequence) runs once with `use_cache=True` and logits at its last
+        position only; its KV cache is repeated over the group's sequences (in batches under the
+        token budget) and only their own tokens run. The plain path's `sequence_logprob` differs by
+        the prefix's log-probability, the same for every sequence of a group, so ranks within a
+        group are the same. Groups with less than two shared tokens take the plain path (whole
+        sequences: there the prefix is counted)."""
         out: list[list[float]] = []
         plain: list[int] = []
         for g, rows in enumerate(groups):
@@ -136,13 +139,11 @@ class Scorer:
                 plain.append(g)
                 continue
             prefix = torch.tensor([rows[0][:n]], device=self.device)
-            res = self.model(input_ids=prefix, use_cache=True)
+            res = self.model(input_ids=prefix, use_cache=True, logits_to_keep=1)
             if res.past_key_values is None:
                 plain.append(g)
                 continue
-            logp = torch.log_softmax(res.logits[0].float(), dim=-1)
-            head = float(logp[:-1].gather(-1, prefix[0, 1:, None]).sum())
-            last = logp[-1]
+            last = torch.log_softmax(res.logits[0, -1].float(), dim=-1)
             scores = [0.0] * len(rows)
             indexed = list(range(len(rows)))
             for batch in self._batches(indexed, [len(rows[i]) for i in indexed]):
@@ -155,7 +156,7 @@ class Scorer:
                 own = lp[:, :-1].gather(-1, ids[:, 1:, None]).squeeze(-1) * mask[:, 1:]
                 first = last[ids[:, 0]]
                 for j, i in enumerate(batch):
-                    scores[i] = head + float(first[j]) + float(own[j].sum())
+                    scores[i] = float(first[j]) + float(own[j].sum())
             out[g] = scores
         if plain:
             flat = [r for g in plain for r in groups[g]]
