@@ -4,10 +4,10 @@ similarity (the `query` subset of apirec; the shared pooled-features runtime).
 Each query text and each candidate API's document (queries.py: the FQN split into words, then the
 docstring after its first sentence) is embedded by mean pooling of the last layer's subtokens
 (pipeline.runtime.features, `snippet` requests); candidates are ranked by cosine similarity,
-rounded (scoring.SCORE_DECIMALS) and tied by FQN. The pool is BM25's top `queries.candidates` per
+rounded (scoring.SCORE_DECIMALS) and tied by FQN. The pool is BM25's top `inference.candidates` per
 query (`inference.query_pool: bm25`, ranker `embed_bm25`; a gold outside it has no rank) or every
-API of the universe (`universe`, ranker `embed_universe`). Texts longer than the model's max_length
-are cut at a token boundary first (the document's tail goes), so every text gets a vector.
+API of the universe (`universe`, ranker `embed_universe`). Texts are cut at a token boundary to
+`inference.query_tokens` (and the model's max_length; the document's tail goes), so every text gets a vector.
 `gold_logprob` holds the gold's cosine.
 """
 
@@ -37,9 +37,11 @@ def clip(tok, text: str, max_length: int) -> str:
     return text if len(offsets) <= keep else text[: offsets[keep - 1][1]]
 
 
-def embed(loaded, texts: dict[str, str], token_budget: int) -> dict[str, np.ndarray]:
-    """Unit-length last-layer mean-pooled vectors by key; keys whose text gives none are left out."""
-    tok, width = loaded.tokenizer, loaded.entry.max_length
+def embed(loaded, texts: dict[str, str], token_budget: int, max_tokens: int = 0) -> dict[str, np.ndarray]:
+    """Unit-length last-layer mean-pooled vectors by key; keys whose text gives none are left out.
+    Texts are cut to `max_tokens` (0: the model's max_length), special tokens included."""
+    tok = loaded.tokenizer
+    width = min(max_tokens, loaded.entry.max_length) if max_tokens else loaded.entry.max_length
     last = len(layer_names(loaded)) - 1
     reqs = [FeatureRequest(key, clip(tok, text, width), "snippet") for key, text in texts.items() if text.strip()]
     pooled = pooled_vectors(loaded, reqs, token_budget, layers=[last])
@@ -51,13 +53,15 @@ def embed(loaded, texts: dict[str, str], token_budget: int) -> dict[str, np.ndar
     return out
 
 
-def rank_queries(loaded, queries: list[dict], docs: dict[str, str], pool: str, token_budget: int) -> list[dict]:
-    """One ranking row (PREDICTIONS) per query."""
+def rank_queries(loaded, queries: list[dict], docs: dict[str, str], pool: str, token_budget: int,
+                 candidates: int = 0, max_tokens: int = 0) -> list[dict]:
+    """One ranking row (PREDICTIONS) per query; `candidates`: BM25's top N re-ranked (0: all stored)."""
     model = loaded.entry.name
     universe = sorted(docs)
+    queries = [{**q, "candidates": q["candidates"][:candidates] if candidates else q["candidates"]} for q in queries]
     needed = universe if pool == "universe" else sorted({c for q in queries for c in q["candidates"]})
     vectors = embed(loaded, {**{"d:" + f: docs[f] for f in needed}, **{"q:" + q["query_id"]: q["text"] for q in queries}},
-                    token_budget)
+                    token_budget, max_tokens)
     rows = []
     for q in queries:
         names = [f for f in (universe if pool == "universe" else q["candidates"]) if "d:" + f in vectors]
@@ -87,7 +91,7 @@ def predict(ctx) -> pa.Table:
     mine = queries.filter(ctx.select(queries.column("query_id").to_pylist(), p["query_max_items"]))
     items = mine.select(["query_id", "text", "api", "candidates"]).to_pylist()
     text = dict(zip(docs.column("fqn").to_pylist(), docs.column("text").to_pylist()))
-    rows = rank_queries(ctx.loaded, items, text, p["query_pool"], ctx.token_budget)
+    rows = rank_queries(ctx.loaded, items, text, p["query_pool"], ctx.token_budget, p["candidates"], p["query_tokens"])
     table = pa.Table.from_pylist(rows, schemas.PREDICTIONS).sort_by("point_id")
     ok = pc.sum(pc.equal(table.column("status"), "ok")).as_py() or 0
     log.info("%s: %d queries, %d ranked", ctx.description, table.num_rows, ok)
