@@ -287,3 +287,14 @@ def test_query_metrics_with_and_without_leaky_queries():
     cov = con.sql("SELECT benchmark, ranker, points, gold_in_candidates FROM apirec_coverage ORDER BY ALL").fetchall()
     assert cov == [("code", "ngram", 1, 1.0), ("query", "bm25", 3, pytest.approx(2 / 3, abs=1e-4)),
                    ("query", "embed_bm25", 1, 1.0)]
+
+
+def test_standard_scores_stay_within_one_when_a_ranker_returns_unknown_class_members():
+    # the train split knows no other os.path API (siblings 0), but jedi lists three of them
+    con = views([point("p1", "os.path.join", siblings=0)],
+                [ranking("p1", ["os.path.abspath", "os.path.basename", "os.path.join", "x.y"], "os.path.join")])
+    got = con.sql("SELECT k, map_standard_class, ndcg_standard FROM apirec_point_scores ORDER BY k").fetchall()
+    assert got[-1][1] == pytest.approx(1.0) and all(0 <= m <= 1 and 0 <= n <= 1 for _, m, n in got)
+    # ideal = [2, 1, 1]; returned [1, 1, 2]: DCG@3 = 1 + 1/log2(3) + 2/2, IDCG@3 = 2 + 1/log2(3) + 1/2
+    lg3 = 1.5849625007211563
+    assert got[1][2] == pytest.approx((1 + 1 / lg3 + 1) / (2 + 1 / lg3 + 0.5))

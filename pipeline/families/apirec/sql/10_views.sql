@@ -16,8 +16,8 @@ FROM apirec_queries;
 -- Every ranking (the baselines': n-gram, jedi, BM25; each model's: LM re-ranking of the n-gram's
 -- top-N, encoder ranking of queries) with its item's metadata and the grades of its returned list:
 -- 2 = the exact API, 1 = the right class (or module) but another method, 0 = neither.
--- `ideal` (standard NDCG) = the exact API then every other known API of the gold's class, capped at 10.
-CREATE VIEW apirec_rankings AS
+-- `ideal` (standard NDCG) = the exact API then every other relevant API of the gold's class, capped at 10.
+CREATE VIEW apirec_rankings_raw AS
 WITH r AS (
     SELECT point_id, model, ranker, status, gold_rank, class_rank, n_candidates, gold_in_candidates, top
     FROM apirec_baselines
@@ -33,13 +33,21 @@ SELECT r.*, p.benchmark, p.origin, p.leaky, p.api, p.api_class, p.category, p.po
        list_transform(r.top, lambda x: CASE WHEN x = p.api THEN 2
                                         WHEN regexp_replace(x, '\.[^.]*$', '') = p.api_class THEN 1
                                         ELSE 0 END) AS rels,
-       list_concat([2], list_transform(range(least(p.class_siblings, 9)), lambda i: 1)) AS ideal
+       greatest(p.class_siblings,
+                len(list_filter(r.top, lambda x: x <> p.api
+                                AND regexp_replace(x, '\.[^.]*$', '') = p.api_class))) AS class_others
 FROM r JOIN apirec_items p ON p.item_id = r.point_id
 WHERE r.status = 'ok';
 
+-- `class_others`: the other relevant APIs of the gold's class at class level: the known ones
+-- (class_siblings), or more when the ranker returned more of that class (jedi lists every member).
+CREATE VIEW apirec_rankings AS
+SELECT *, list_concat([2], list_transform(range(least(class_others, 9)), lambda i: 1)) AS ideal
+FROM apirec_rankings_raw;
+
 -- Per point, ranking and k (1, 3, 5, 10): the paper's Table 5 metrics and the standard ones beside them
 -- (pipeline/metrics). Method level: relevant = grade 2 (one item); class level: grade >= 1
--- (1 + class_siblings items). MRR is over the returned top 10 (the paper's lists). NDCG is graded,
+-- (1 + class_others items). MRR is over the returned top 10 (the paper's lists). NDCG is graded,
 -- one for both levels: `_apibench` takes IDCG from the returned list itself, `_standard` from `ideal`.
 CREATE VIEW apirec_point_scores AS
 SELECT r.point_id, r.model, r.ranker, r.benchmark, r.origin, r.leaky, r.category, r.position, r.length_bucket,
@@ -49,7 +57,7 @@ SELECT r.point_id, r.model, r.ranker, r.benchmark, r.origin, r.leaky, r.category
        ap_at_k_apibench(r.rels, ks.k, min_grade := 2) AS map_apibench_method,
        ap_at_k_apibench(r.rels, ks.k, min_grade := 1) AS map_apibench_class,
        ap_at_k_standard(r.rels, ks.k, 1, min_grade := 2) AS map_standard_method,
-       ap_at_k_standard(r.rels, ks.k, 1 + r.class_siblings, min_grade := 1) AS map_standard_class,
+       ap_at_k_standard(r.rels, ks.k, 1 + r.class_others, min_grade := 1) AS map_standard_class,
        reciprocal_rank(r.gold_rank, 10) AS mrr_method,
        reciprocal_rank(r.class_rank, 10) AS mrr_class,
        ndcg_at_k_apibench(r.rels, ks.k) AS ndcg_apibench,
