@@ -40,20 +40,22 @@ POINTS = pa.schema(
     ]
 )
 
-# Candidate rankings of the baselines (generate.py) and of the models (infer.py), one row per point
-# and ranker/model. `top` is best first; grades (2 exact, 1 right class, 0) are computed in SQL.
-# status: ok / too_long. gold_rank: 1-based method-level rank in the full ranking, NULL when absent.
+# Candidate rankings of the baselines (generate.py: ngram, jedi; queries.py: bm25) and of the models
+# (infer.py: rerank_ngram; infer_query.py: embed_bm25 / embed_universe), one row per item (a point,
+# or a query: point_id holds the query_id) and ranker/model. `top` is best first; grades (2 exact,
+# 1 right class, 0) are computed in SQL. status: ok / too_long / no_vector. gold_rank: 1-based
+# method-level rank in the full ranking, NULL when absent.
 RANKING_FIELDS = [
     pa.field("point_id", pa.string(), nullable=False),
     pa.field("model", pa.string(), nullable=False),  # a zoo model, or the baseline's name (ngram)
-    pa.field("ranker", pa.string(), nullable=False),  # ngram / rerank_ngram
+    pa.field("ranker", pa.string(), nullable=False),  # ngram / ide / bm25 / rerank_ngram / embed_bm25 / embed_universe
     pa.field("status", pa.string(), nullable=False),
     pa.field("gold_rank", pa.int32(), nullable=True),  # method level
     pa.field("class_rank", pa.int32(), nullable=True),  # first candidate of the gold's class
     pa.field("n_candidates", pa.int32(), nullable=False),
     pa.field("gold_in_candidates", pa.bool_(), nullable=False),  # recall of the first stage
     pa.field("top", pa.list_(pa.string()), nullable=False),  # best first, top_k
-    pa.field("gold_logprob", pa.float64(), nullable=True),  # models: score of the gold completion
+    pa.field("gold_logprob", pa.float64(), nullable=True),  # models: the gold's score (LMs: log-likelihood; encoders: cosine)
 ]
 BASELINES = pa.schema(RANKING_FIELDS)
 PREDICTIONS = pa.schema(RANKING_FIELDS)
