@@ -1,5 +1,8 @@
-"""apirec candidate re-ranking: ours (every candidate of many points in length-sorted batches under a
-token budget) against a per-candidate unbatched loop, same points, same model, one run.
+"""apirec candidate re-ranking against a per-candidate unbatched loop, same points, same model, one run:
+`batched` (every candidate of many points in length-sorted batches under a token budget, full
+logits) and `ours` (batched, plus: a causal LM runs each point's shared context once with the KV
+cache and only the candidates' own tokens after it; a masked LM applies its head at the masked
+positions only).
 
 Usage: python -m bench.apirec_rerank [--project .] [--model code-mlm code-clm] [--points 40] [--candidates 10]
 (needs a build with models and apirec: `snakemake models apirec --cores 2`; on the tiny configuration:
@@ -66,13 +69,17 @@ def main(argv: list[str] | None = None) -> int:
         start = time.perf_counter()
         base = unbatched(loaded, zoo[name].model_family, points)
         t_base = time.perf_counter() - start
-        start = time.perf_counter()
-        rows = rerank(Scorer(loaded, 8192), zoo[name].model_family, points, name)
-        t_ours = time.perf_counter() - start
-        order = {p.point_id: i for i, p in enumerate(points)}
-        ours = [r["gold_rank"] for r in sorted(rows, key=lambda r: order[r["point_id"]])]
         print(f"{name:10s} {'unbatched':12s} {len(points) / t_base:9.2f} {1.0:7.1f}x")
-        print(f"{name:10s} {'ours':12s} {len(points) / t_ours:9.2f} {t_base / t_ours:7.1f}x  {ours == base}")
+        order = {p.point_id: i for i, p in enumerate(points)}
+        # before: batches of whole completed texts (full logits); ours: the causal prefix through the
+        # KV cache once per point, the masked LM's head at the masked positions only
+        for variant, scorer in (("batched", Scorer(loaded, 8192, prefix_cache=False, head_only=False)),
+                                ("ours", Scorer(loaded, 8192))):
+            start = time.perf_counter()
+            rows = rerank(scorer, zoo[name].model_family, points, name)
+            t = time.perf_counter() - start
+            ours = [r["gold_rank"] for r in sorted(rows, key=lambda r: order[r["point_id"]])]
+            print(f"{name:10s} {variant:12s} {len(points) / t:9.2f} {t_base / t:7.1f}x  {ours == base}")
     return 0
 
 

@@ -171,13 +171,17 @@ def test_ngram_baseline_rankings(built):
     assert ng.rank("a") == ["b", "c", "a", "d"] and ng.rank(None) == ["a", "d", "b", "c"]
 
 
-def views(points: list[dict], rankings: list[dict]) -> duckdb.DuckDBPyConnection:
+def views(points: list[dict], rankings: list[dict], queries: list[dict] = (), query_rankings: list[dict] = (),
+          predictions: list[dict] = ()) -> duckdb.DuckDBPyConnection:
     con = duckdb.connect()
     metrics.install(con)
     con.register("_p", pa.Table.from_pylist(points, schemas.POINTS))
     con.register("_b", pa.Table.from_pylist(rankings, schemas.BASELINES))
-    con.register("_r", pa.Table.from_pylist([], schemas.PREDICTIONS))
+    con.register("_q", pa.Table.from_pylist(list(queries), schemas.QUERIES))
+    con.register("_qb", pa.Table.from_pylist(list(query_rankings), schemas.BASELINES))
+    con.register("_r", pa.Table.from_pylist(list(predictions), schemas.PREDICTIONS))
     con.execute("CREATE VIEW apirec_points AS SELECT * FROM _p; CREATE VIEW apirec_baselines AS SELECT * FROM _b; "
+                "CREATE VIEW apirec_queries AS SELECT * FROM _q; CREATE VIEW apirec_query_baselines AS SELECT * FROM _qb; "
                 "CREATE VIEW apirec_predictions AS SELECT * FROM _r")
     for f in sorted((REPO / "pipeline/families/apirec/sql").glob("*.sql")):
         con.execute(f.read_text())
@@ -225,6 +229,9 @@ def test_table5_views_on_hand_built_rankings():
     cats = con.sql("SELECT value, points, sr10_method FROM apirec_breakdown WHERE dimension = 'category'").fetchall()
     assert cats == [("stdlib", 2, 0.0), ("third_party", 1, 1.0)]
     assert con.sql("SELECT count(*) FROM apirec_sr_ci").fetchall() == [(2,)]
+    ci = con.sql("SELECT dimension, value, n, sr10_method, lo, hi FROM apirec_breakdown_ci "
+                 "WHERE dimension = 'category' ORDER BY value").fetchall()
+    assert ci == [("category", "stdlib", 2, 0.0, 0.0, 0.0), ("category", "third_party", 1, 1.0, 1.0, 1.0)]
     assert {r[1] for r in con.sql("SELECT * FROM apirec_headline").fetchall()} == {
         "ngram_sr_at_1_method", "ngram_sr_at_10_method", "ngram_mrr_method"}
 
@@ -247,3 +254,47 @@ def test_ide_baseline_never_runs_corpus_code(tmp_path):
     row = jedi[join["point_id"]]  # completes `os.path.` from the file alone (jedi's order: alphabetical here)
     assert row["gold_in_candidates"] and row["top"][0] == "os.path.abspath" and row["gold_rank"] > 10
     assert not marker.exists()
+
+
+def query(qid: str, api: str, leaky: bool, siblings: int = 0) -> dict:
+    return {"query_id": qid, "origin": "docstring", "file_id": "f", "source": "s", "repository": "r", "path": "p",
+            "split": "test", "domain": "general", "line": 1, "text": "t", "norm": "t", "api": api,
+            "api_class": gen.api_class(api), "kind": "function", "category": "stdlib", "leaky": leaky, "answers": 1,
+            "duplicates": 0, "class_siblings": siblings, "candidates": []}
+
+
+def test_query_metrics_with_and_without_leaky_queries():
+    qs = [query("q1", "os.path.join", True), query("q2", "json.loads", False), query("q3", "re.sub", False)]
+    bm25 = [dict(ranking("q1", ["os.path.join"], "os.path.join"), model="bm25", ranker="bm25"),
+            dict(ranking("q2", ["json.dumps", "json.loads"], "json.loads"), model="bm25", ranker="bm25"),
+            dict(ranking("q3", ["a.b"], "re.sub"), model="bm25", ranker="bm25")]
+    enc = [dict(ranking("q2", ["json.loads"], "json.loads"), model="minilm", ranker="embed_bm25")]
+    con = views([point("p1", "os.getcwd")], [ranking("p1", ["os.getcwd"], "os.getcwd")], qs, bm25, enc)
+    got = {r[:3]: r[3:] for r in con.sql("SELECT benchmark, subset, ranker, points, sr_method, mrr_method "
+                                         "FROM apirec_metrics WHERE k = 1").fetchall()}
+    assert got == {("code", "all", "ngram"): (1, 1.0, 1.0),
+                   ("query", "all", "bm25"): (3, pytest.approx(1 / 3, abs=1e-4), pytest.approx(0.5, abs=1e-4)),
+                   ("query", "non_leaky", "bm25"): (2, 0.0, 0.25),
+                   ("query", "all", "embed_bm25"): (1, 1.0, 1.0),
+                   ("query", "non_leaky", "embed_bm25"): (1, 1.0, 1.0)}
+    k10 = dict(con.sql("SELECT ranker || subset, sr_method FROM apirec_metrics WHERE k = 10 AND benchmark = 'query'").fetchall())
+    assert k10["bm25all"] == pytest.approx(2 / 3, abs=1e-4) and k10["bm25non_leaky"] == 0.5
+    leaky = con.sql("SELECT value, points, sr1_method FROM apirec_breakdown WHERE dimension = 'leaky' "
+                    "AND ranker = 'bm25' ORDER BY value").fetchall()
+    assert leaky == [("false", 2, 0.0), ("true", 1, 1.0)]
+    head = dict(con.sql("SELECT model || ':' || metric, value FROM apirec_headline").fetchall())
+    assert head["bm25:bm25_non_leaky_sr_at_10_method"] == 0.5 and head["minilm:embed_bm25_sr_at_1_method"] == 1.0
+    cov = con.sql("SELECT benchmark, ranker, points, gold_in_candidates FROM apirec_coverage ORDER BY ALL").fetchall()
+    assert cov == [("code", "ngram", 1, 1.0), ("query", "bm25", 3, pytest.approx(2 / 3, abs=1e-4)),
+                   ("query", "embed_bm25", 1, 1.0)]
+
+
+def test_standard_scores_stay_within_one_when_a_ranker_returns_unknown_class_members():
+    # the train split knows no other os.path API (siblings 0), but jedi lists three of them
+    con = views([point("p1", "os.path.join", siblings=0)],
+                [ranking("p1", ["os.path.abspath", "os.path.basename", "os.path.join", "x.y"], "os.path.join")])
+    got = con.sql("SELECT k, map_standard_class, ndcg_standard FROM apirec_point_scores ORDER BY k").fetchall()
+    assert got[-1][1] == pytest.approx(1.0) and all(0 <= m <= 1 and 0 <= n <= 1 for _, m, n in got)
+    # ideal = [2, 1, 1]; returned [1, 1, 2]: DCG@3 = 1 + 1/log2(3) + 2/2, IDCG@3 = 2 + 1/log2(3) + 1/2
+    lg3 = 1.5849625007211563
+    assert got[1][2] == pytest.approx((1 + 1 / lg3 + 1) / (2 + 1 / lg3 + 0.5))

@@ -15,7 +15,7 @@ the kind of model (masked LM, causal LM, ...) is a "model family".
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Mapping
 
@@ -39,8 +39,18 @@ class Table:
 
 
 @dataclass(frozen=True)
+class SubsetTask:
+    """A subset whose inference differs from the family's default one: its own task module and the
+    model families it applies to (e.g. LMs re-rank code points, encoders rank queries)."""
+
+    task: str  # module with `predict(ctx)`, writing the family's predictions schema
+    model_families: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Inference:
-    """What a family asks of every model it applies to: one job per (subset, model, shard)."""
+    """What a family asks of every model it applies to: one job per (subset, model, shard).
+    `task` and `model_families` hold for every subset not named in `per_subset`."""
 
     task: str  # module with `predict(ctx: pipeline.runtime.predict.ShardContext) -> pa.Table`
     schema: pa.Schema  # the predictions table, view `<family>_predictions`
@@ -51,6 +61,21 @@ class Inference:
     not_applicable: str  # the one line the warehouse shows for the others
     attentions: bool = False  # the model must return attention weights
     hidden_states: bool = False  # the model must return hidden states
+    per_subset: Mapping[str, SubsetTask] = field(default_factory=dict)  # subsets with their own task
+
+    def task_for(self, subset: str) -> str:
+        return self.per_subset[subset].task if subset in self.per_subset else self.task
+
+    def families_for(self, subset: str) -> tuple[str, ...]:
+        return self.per_subset[subset].model_families if subset in self.per_subset else self.model_families
+
+    @property
+    def all_model_families(self) -> tuple[str, ...]:
+        """Every model family some subset applies to, in first-declared order."""
+        out = list(self.model_families)
+        for st in self.per_subset.values():
+            out += [m for m in st.model_families if m not in out]
+        return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -104,8 +129,13 @@ class Family:
     def module(self) -> str:
         return _MODULES[self.name]
 
-    def applies_to(self, model_family: str) -> bool:
-        return self.inference is not None and model_family in self.inference.model_families
+    def applies_to(self, model_family: str, subset: str | None = None) -> bool:
+        """Whether the family runs models of this family (on `subset`; on any subset when None)."""
+        if self.inference is None:
+            return False
+        if subset is None:
+            return model_family in self.inference.all_model_families
+        return model_family in self.inference.families_for(subset)
 
     def view(self, table: str) -> str:
         return f"{self.name}_{table}"
@@ -177,7 +207,7 @@ def prediction_files(family: Family, config: Config, models: Mapping[str, str]) 
     shards = int(config["inference"]["shards"])
     return [PredictionFile(family.name, subset, model, shard)
             for subset in family.subsets(config)
-            for model, model_family in models.items() if family.applies_to(model_family)
+            for model, model_family in models.items() if family.applies_to(model_family, subset)
             for shard in range(shards)]
 
 

@@ -56,10 +56,10 @@ class ShardContext:
 def run_shard(family: families.Family, subset: str, inputs: dict[str, Path], params: dict, loaded, shard: int,
               shards: int, seed: int, token_budget: int) -> pa.Table:
     """Run the family's task on one shard; the table comes back in the family's predictions schema."""
-    if not family.applies_to(loaded.entry.model_family):
-        raise ValueError(f"{family.name} does not apply to {loaded.entry.name} ({loaded.entry.model_family}): "
+    if not family.applies_to(loaded.entry.model_family, subset):
+        raise ValueError(f"{family.name}/{subset} does not apply to {loaded.entry.name} ({loaded.entry.model_family}): "
                          f"{family.inference.not_applicable if family.inference else 'the family runs no model'}")
-    task = importlib.import_module(family.inference.task)
+    task = importlib.import_module(family.inference.task_for(subset))
     ctx = ShardContext(family, subset, inputs, params, loaded, shard, shards, seed, token_budget)
     table = task.predict(ctx)
     return table.select(family.inference.schema.names).cast(family.inference.schema)

@@ -2,7 +2,13 @@
 
 - `Scorer.masked_position_logprobs`: the log-softmax over the vocabulary at a masked position
   (fill-mask ranks; pseudo-log-likelihood is the sum of these at each masked candidate token);
+- `Scorer.masked_token_logprobs`: the log-probability of one given token at a masked position
+  (pseudo-log-likelihood terms), the LM head applied at that position only;
 - `Scorer.sequence_logprob`: causal LMs, sum of log p(token | prefix) over a sequence;
+- `Scorer.shared_prefix_logprob`: for groups of sequences that share a token prefix (one item's
+  candidates), log p(own tokens | prefix): the prefix runs once with the KV cache, which is
+  expanded over the group, and only each sequence's own tokens run again (the same ranks as
+  `sequence_logprob`, whose sums add the prefix's log-probability, a constant per group);
 - `Scorer.seq2seq_logprob`: encoder-decoder models, log p(target | source);
 - `encode`: a completed text tokenized, with the token positions covering the filled-in part;
 - `rank_of`: ranks that do not depend on batch size or device (scores rounded, ties by name).
@@ -11,6 +17,7 @@ Batches are length-sorted under the token budget (pipeline.runtime.batching).
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 
 import torch
@@ -53,7 +60,7 @@ def rank_of(scores: list[float], names: list[str], gold: int) -> tuple[int, list
 class Scorer:
     """Runs one model over batches of token id lists; every method returns log-probabilities."""
 
-    def __init__(self, loaded, token_budget: int):
+    def __init__(self, loaded, token_budget: int, prefix_cache: bool = True, head_only: bool = True):
         self.model = loaded.model
         self.tok = loaded.tokenizer
         self.device = loaded.device
@@ -61,6 +68,8 @@ class Scorer:
         self.max_length = loaded.entry.max_length
         self.budget = token_budget
         self.pad = self.tok.pad_token_id if self.tok.pad_token_id is not None else 0
+        self.prefix_cache = prefix_cache  # causal LMs: share each item's token prefix through the KV cache
+        self._head = _masked_lm_head(self.model) if head_only else None  # masked LMs: the head at the mask only
 
     def _pad(self, rows: list[list[int]]) -> tuple[torch.Tensor, torch.Tensor]:
         width = max(len(r) for r in rows)
@@ -89,6 +98,76 @@ class Scorer:
         return out  # type: ignore[return-value]
 
     @torch.inference_mode()
+    def masked_token_logprobs(self, jobs: list[tuple[list[int], int, int]]) -> list[float]:
+        """For (ids with the mask in place, position, token): log p(token) at that position. The
+        encoder runs once per batch and the LM head only at the masked positions (when the model's
+        head can be split off: RoBERTa's `lm_head`, BERT's `cls`); else the full logits."""
+        out = [0.0] * len(jobs)
+        indexed = list(range(len(jobs)))
+        for batch in self._batches(indexed, [len(jobs[i][0]) for i in indexed]):
+            ids, mask = self._pad([jobs[i][0] for i in batch])
+            pos = torch.tensor([jobs[i][1] for i in batch], device=ids.device)
+            rows = torch.arange(len(batch), device=ids.device)
+            if self._head is not None:
+                base, head = self._head
+                hidden = base(input_ids=ids, attention_mask=mask).last_hidden_state[rows, pos]
+                logits = head(hidden).float()
+            else:
+                logits = self.model(input_ids=ids, attention_mask=mask).logits[rows, pos].float()
+            target = torch.tensor([jobs[i][2] for i in batch], device=logits.device)
+            lp = torch.log_softmax(logits, dim=-1).gather(-1, target[:, None]).squeeze(-1).cpu()
+            for j, i in enumerate(batch):
+                out[i] = float(lp[j])
+        return out
+
+    @torch.inference_mode()
+    def shared_prefix_logprob(self, groups: list[list[list[int]]]) -> list[list[float]]:
+        """Causal LMs, for groups of sequences that share a token prefix (one item's candidates):
+        log p(each sequence's own tokens | the shared prefix). The longest common prefix (at least
+        one own token left per sequence) runs once with `use_cache=True` and logits at its last
+        position only; its KV cache is repeated over the group's sequences (in batches under the
+        token budget) and only their own tokens run. The plain path's `sequence_logprob` differs by
+        the prefix's log-probability, the same for every sequence of a group, so ranks within a
+        group are the same. Groups with less than two shared tokens take the plain path (whole
+        sequences: there the prefix is counted)."""
+        out: list[list[float]] = []
+        plain: list[int] = []
+        for g, rows in enumerate(groups):
+            out.append([])
+            n = _common_prefix(rows)
+            if n < 2:
+                plain.append(g)
+                continue
+            prefix = torch.tensor([rows[0][:n]], device=self.device)
+            res = self.model(input_ids=prefix, use_cache=True, logits_to_keep=1)
+            if res.past_key_values is None:
+                plain.append(g)
+                continue
+            last = torch.log_softmax(res.logits[0, -1].float(), dim=-1)
+            scores = [0.0] * len(rows)
+            indexed = list(range(len(rows)))
+            for batch in self._batches(indexed, [len(rows[i]) for i in indexed]):
+                ids, mask = self._pad([rows[i][n:] for i in batch])
+                cache = copy.deepcopy(res.past_key_values)
+                cache.batch_repeat_interleave(len(batch))
+                attn = torch.cat([torch.ones((len(batch), n), dtype=mask.dtype, device=mask.device), mask], dim=1)
+                lp = torch.log_softmax(self.model(input_ids=ids, attention_mask=attn, past_key_values=cache,
+                                                  use_cache=True).logits.float(), dim=-1)
+                own = lp[:, :-1].gather(-1, ids[:, 1:, None]).squeeze(-1) * mask[:, 1:]
+                first = last[ids[:, 0]]
+                for j, i in enumerate(batch):
+                    scores[i] = float(first[j]) + float(own[j].sum())
+            out[g] = scores
+        if plain:
+            flat = [r for g in plain for r in groups[g]]
+            values = self.sequence_logprob(flat)
+            at = 0
+            for g in plain:
+                out[g] = values[at: at + len(groups[g])]
+                at += len(groups[g])
+        return out
+
+    @torch.inference_mode()
     def sequence_logprob(self, rows: list[list[int]]) -> list[float]:
         """Causal LMs: sum of log p(token | tokens before it) over each sequence."""
         out = [0.0] * len(rows)
@@ -115,6 +194,27 @@ class Scorer:
             for j, i in enumerate(batch):
                 out[i] = float(logp[j].sum())
         return out
+
+
+def _common_prefix(rows: list[list[int]]) -> int:
+    """Tokens every row starts with, leaving each row at least one of its own."""
+    n = min(len(r) for r in rows) - 1
+    first = rows[0]
+    for r in rows[1:]:
+        k = 0
+        while k < n and r[k] == first[k]:
+            k += 1
+        n = k
+    return max(n, 0)
+
+
+def _masked_lm_head(model):
+    """(encoder, head) of a masked LM whose head can run on selected positions only, else None."""
+    for base_name, head_name in (("roberta", "lm_head"), ("bert", "cls"), ("distilbert", None)):
+        base, head = getattr(model, base_name, None), getattr(model, head_name, None) if head_name else None
+        if base is not None and head is not None:
+            return base, head
+    return None
 
 
 def candidate_jobs(scorer: Scorer, model_family: str, prefix: str, fills, suffix: str) -> tuple[list[tuple], list[int]] | None:
@@ -148,8 +248,10 @@ def score_candidates(scorer: Scorer, model_family: str, plans: list[tuple[list[t
     plans run in one pass, so batches mix items and stay full."""
     flat = [job for jobs, _, _ in plans for job in jobs]
     if model_family == "masked-lm":
-        logps = scorer.masked_position_logprobs([(ids, pos) for ids, pos, _ in flat])
-        values = [float(lp[gold]) for lp, (_, _, gold) in zip(logps, flat)]
+        values = scorer.masked_token_logprobs(flat)
+    elif model_family == "causal-lm" and scorer.prefix_cache:
+        values = [v for group in scorer.shared_prefix_logprob([[job[0] for job in jobs] for jobs, _, _ in plans])
+                  for v in group]
     elif model_family == "causal-lm":
         values = scorer.sequence_logprob([job[0] for job in flat])
     else:

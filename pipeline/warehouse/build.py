@@ -146,7 +146,7 @@ def provenance_rows(spec: dict, root: Path) -> dict[str, list[dict]]:
                          "files": data.get("file_count"), "bytes": data.get("bytes"),
                          "pin": json.dumps(data.get("files"), sort_keys=True)})
     fams = [{"name": f.name, "title": f.title, "paper": f.paper, "version": f.version,
-             "subsets": f.subsets(spec["params"]), "model_families": list(f.inference.model_families) if f.inference
+             "subsets": f.subsets(spec["params"]), "model_families": list(f.inference.all_model_families) if f.inference
              else []} for f in families.enabled(spec["params"])]
     return {"families": fams, "models": cards, "sources": sources, "datasets": datasets,
             "run_params": flatten(spec["params"]),

@@ -1,40 +1,57 @@
 """apirec (APIBench, "Revisiting, Benchmarking and Exploring API Recommendation: How Far Are We?"):
 code-based API recommendation points (APIBench-C, Python) ranked by an n-gram baseline and
-re-ranked by every zoo LM. See README.md here."""
+re-ranked by every zoo LM; query-based API recommendation (APIBench-Q, Python) ranked by BM25 and
+by every encoder-only model's embedding similarity. See README.md here."""
 
 from pathlib import Path
 
-from pipeline.families import Family, Inference, Table
+from pipeline.families import Family, Inference, SubsetTask, Table
 from pipeline.families.apirec import schemas
 
 FOLDER = Path(__file__).parent
 POINTS = "data/families/apirec/points.parquet"
 BASELINES = "data/families/apirec/baselines.parquet"
+QUERIES = "data/families/apirec/queries.parquet"
+API_DOCS = "data/families/apirec/api_docs.parquet"
+QUERY_BASELINES = "data/families/apirec/query_baselines.parquet"
+LM_FAMILIES = ("masked-lm", "causal-lm", "encoder-decoder")
+
+
+def inputs(config, subset: str) -> dict[str, str]:
+    return {"points": POINTS} if subset == "code" else {"queries": QUERIES, "api_docs": API_DOCS}
+
 
 FAMILY = Family(
     name="apirec",
-    title="apirec (APIBench-C, Table 5 metrics)",
+    title="apirec (APIBench-C and APIBench-Q, Table 5 metrics)",
     paper="Revisiting, Benchmarking and Exploring API Recommendation: How Far Are We? (arXiv 2112.12653; "
           "seeds/003_*)",
-    version="1",
+    version="2",
     folder=FOLDER,
-    subsets=lambda config: ["code"],
-    targets=lambda config: [POINTS, BASELINES, "reports/metrics/apirec.json"],
+    subsets=lambda config: ["code", "query"],
+    targets=lambda config: [POINTS, BASELINES, QUERIES, API_DOCS, QUERY_BASELINES, "reports/metrics/apirec.json"],
     tables=(
         Table("points", schemas.POINTS, "APIBench-C recommendation points (context, answers, metadata)",
               lambda config: [POINTS]),
-        Table("baselines", schemas.BASELINES, "baseline rankings per point (n-gram)", lambda config: [BASELINES]),
+        Table("baselines", schemas.BASELINES, "baseline rankings per point (n-gram, jedi)", lambda config: [BASELINES]),
+        Table("queries", schemas.QUERIES, "APIBench-Q queries (docstring first sentences, comments above calls)",
+              lambda config: [QUERIES]),
+        Table("api_docs", schemas.API_DOCS, "the query task's candidate API universe and its documents",
+              lambda config: [API_DOCS]),
+        Table("query_baselines", schemas.BASELINES, "BM25 rankings per query", lambda config: [QUERY_BASELINES]),
     ),
     inference=Inference(
         task="pipeline.families.apirec.infer",
         schema=schemas.PREDICTIONS,
-        description="apirec: the n-gram's top candidates re-ranked by likelihood of the completed context",
-        inputs=lambda config, subset: {"points": POINTS},
+        description="apirec: code points re-ranked by LM likelihood (subset code); queries ranked by encoder "
+                    "embedding similarity (subset query)",
+        inputs=inputs,
         params=lambda config: {"inference": config["apirec"]["inference"]},
-        model_families=("masked-lm", "causal-lm", "encoder-decoder"),
-        not_applicable="no LM head: candidates are ranked by the likelihood of the completed context",
+        model_families=LM_FAMILIES,
+        not_applicable="no LM head (code points) and no encoder-only model (queries)",
+        per_subset={"query": SubsetTask("pipeline.families.apirec.infer_query", ("encoder-only",))},
     ),
     report="pipeline.families.apirec.report",
     headline="SELECT model, metric, value FROM apirec_headline",
-    plots=("apirec_sr_by_category.csv",),
+    plots=("apirec_sr_by_category.csv", "apirec_sr_by_context.csv"),
 )

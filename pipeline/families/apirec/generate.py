@@ -227,11 +227,19 @@ def generate(usages: pa.Table, imports: pa.Table, manifest: pa.Table, root: Path
                             r["line"] - first + 1, n, seq[b - 2]["fqn"] if b > 1 else None))
     buckets = length_buckets(lengths)
 
+    total = len(raw)
+    if max_points and total > max_points:  # the seeded subset first: rankings only for the points kept
+        keyed = {ids.stable_id("apirec", x[0]["file_id"], x[0]["line"], x[0]["col"]): x for x in raw}
+        keep = set(sorted(keyed, key=lambda i: ids.seeded_order_key(seed, i))[:max_points])
+        raw = [x for pid, x in keyed.items() if pid in keep]
+    rankings: dict[str | None, list[str]] = {}  # the n-gram's ranking depends on the previous API only
     points, baseline = [], []
     for r, function, offset, body, header, b, m, a, n, previous in raw:
         fqn = r["fqn"]
         point_id = ids.stable_id("apirec", r["file_id"], r["line"], r["col"])
-        ranking = ngram.rank(previous)
+        if previous not in rankings:
+            rankings[previous] = ngram.rank(previous)
+        ranking = rankings[previous]
         pool = ranking[:candidates]
         points.append({
             "point_id": point_id, "file_id": r["file_id"], "source": r["source"], "repository": r["repository"],
@@ -245,11 +253,6 @@ def generate(usages: pa.Table, imports: pa.Table, manifest: pa.Table, root: Path
             "seen": fqn in ngram.unigram, "candidates": pool,
             "candidate_texts": [render(c, bindings[r["file_id"]], r["module"]) for c in pool]})
         baseline.append((points[-1], ranking))
-    total = len(points)
-    if max_points and total > max_points:
-        keep = set(sorted((p["point_id"] for p in points), key=lambda i: ids.seeded_order_key(seed, i))[:max_points])
-        baseline = [(p, rk) for p, rk in baseline if p["point_id"] in keep]
-        points = [p for p in points if p["point_id"] in keep]
     table = pa.Table.from_pylist(points, schemas.POINTS).sort_by("point_id")
     rows = [ranking_row(p, rk, "ngram", "ngram", top_k) for p, rk in baseline]
     if ide_max_points:

@@ -3,8 +3,9 @@
 Retrieve then re-rank: the first stage is the n-gram (generate.py), whose top `candidates` per
 point are stored with how each is written in the point's file. The model scores each completed
 context `context + written candidate + "("`: masked LMs by pseudo-log-likelihood of the
-candidate's tokens (each masked in turn), causal LMs by the log-probability of the whole
-sequence, encoder-decoder models by log p(candidate | context with a sentinel). The context is
+candidate's tokens (each masked in turn), causal LMs by the log-probability of the candidate's
+own tokens given the point's shared prefix (the context runs once, through the KV cache:
+scoring.Scorer.shared_prefix_logprob; the same ranks as whole sequences), encoder-decoder models by log p(candidate | context with a sentinel). The context is
 cut from the left (at a token boundary) so the longest completion fits the model's max_length.
 The row records whether the gold is in the pool (recall of the first stage); a gold outside it
 has no rank (a miss at every k), and the class-level rank is the first candidate of the gold's class.

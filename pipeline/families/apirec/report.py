@@ -1,4 +1,7 @@
-"""The apirec section of reports/index.md: Table 5 metrics beside the paper's Tables 6 and 7."""
+"""The apirec section of reports/index.md: Table 5 metrics of APIBench-C and APIBench-Q beside the
+paper's Tables 6 and 7, every score with its count and a bootstrap interval, and Figures 9-11 style
+plots (SR@10 by API category, function length and recommendation-point position; SR@k by context
+length in lines)."""
 
 from __future__ import annotations
 
@@ -7,57 +10,126 @@ from pathlib import Path
 from pipeline.families.apirec.paper import CODE_SR, QUERY_SR_METHOD
 from pipeline.report.common import markdown_table, plt, save, write_plot
 
+METRIC_COLUMNS = ["benchmark", "subset", "model", "ranker", "k", "points", "SR method", "SR class",
+                  "MAP method (paper)", "MAP method (std)", "MAP class (paper)", "MAP class (std)", "MRR method",
+                  "MRR class", "NDCG (paper)", "NDCG (std)"]
+
+
+def _figures(con, figures: Path, link: str) -> list[str]:
+    rows = con.sql("SELECT model || '/' || ranker, dimension, value, n, sr10_method, lo, hi FROM apirec_breakdown_ci "
+                   "WHERE benchmark = 'code' AND dimension IN ('category', 'length_bucket', 'position') "
+                   "ORDER BY ALL").fetchall()
+    if not rows:
+        return []
+    dims = [("category", "API category (Fig. 9)"), ("length_bucket", "function length (Fig. 10)"),
+            ("position", "point position, moderate functions (Fig. 11)")]
+    systems = sorted({r[0] for r in rows})
+    fig, axes = plt.subplots(1, 3, figsize=(13, 4), sharey=True)
+    for ax, (dim, title) in zip(axes, dims):
+        values = sorted({r[2] for r in rows if r[1] == dim and r[2] is not None})
+        width = 0.8 / max(len(systems), 1)
+        for j, system in enumerate(systems):
+            got = {r[2]: r for r in rows if r[0] == system and r[1] == dim}
+            xs = [i + j * width for i in range(len(values))]
+            ys = [got[v][4] if v in got else 0 for v in values]
+            err = [[(got[v][4] - got[v][5]) if v in got else 0 for v in values],
+                   [(got[v][6] - got[v][4]) if v in got else 0 for v in values]]
+            ax.bar(xs, ys, width, yerr=err, capsize=2, label=system)
+        ax.set_xticks([i + 0.4 - width / 2 for i in range(len(values))], values, fontsize=7)
+        ax.set_title(title, fontsize=9)
+    axes[0].set_ylabel("method-level SR@10 (95% CI)")
+    axes[-1].legend(fontsize=6)
+    save(fig, figures / "apirec_breakdowns.png")
+    return [f"\n![SR@10 by category, function length and position]({link}/apirec_breakdowns.png)\n"]
+
+
+def _curves(con, figures: Path, link: str, plots: Path | None, name: str, column: str, title: str,
+            xlabel: str) -> list[str]:
+    if column == "category":
+        curves = con.sql("SELECT model || '/' || ranker, category, k, sr_method, points FROM apirec_sr_by_category "
+                         "WHERE benchmark = 'code' ORDER BY ALL").fetchall()
+    else:
+        curves = con.sql("SELECT model || '/' || ranker, context_lines, k, avg(sr_method), count(*) "
+                         "FROM apirec_point_scores WHERE benchmark = 'code' GROUP BY ALL ORDER BY ALL").fetchall()
+    if plots is not None:
+        write_plot(plots / f"{name}.csv", ["system", "group", "x", "y", "points"], curves)  # x: k, y: method SR@k
+    if not curves:
+        return []
+    fig, ax = plt.subplots(figsize=(6, 4))
+    series: dict[tuple, list] = {}
+    for system, group, k, sr, _ in curves:
+        series.setdefault((system, group), []).append((k, sr))
+    for (system, group), pts in sorted(series.items()):
+        ax.plot([k for k, _ in pts], [v for _, v in pts], marker="o", label=f"{system} {group}")
+    ax.set_xlabel("k")
+    ax.set_ylabel("method-level SR@k")
+    ax.set_title(title)
+    ax.legend(fontsize=5, title=xlabel, title_fontsize=6)
+    save(fig, figures / f"{name}.png")
+    return [f"\n![{title}]({link}/{name}.png)\n"]
+
 
 def section(con, figures: Path, link: str, config, plots: Path | None = None) -> str:
-    metrics = con.sql("SELECT model, ranker, k, points, sr_method, sr_class, map_apibench_method, map_standard_method, "
-                      "map_apibench_class, map_standard_class, mrr_method, mrr_class, ndcg_apibench, ndcg_standard "
-                      "FROM apirec_metrics ORDER BY ranker, model, k").fetchall()
-    coverage = con.sql("SELECT model, ranker, points, scored, too_long, gold_in_candidates, mean_candidates "
-                       "FROM apirec_coverage ORDER BY ranker, model").fetchall()
-    ci = con.sql("SELECT model, ranker, k, n, sr_method, '[' || lo || ', ' || hi || ']' FROM apirec_sr_ci "
-                 "ORDER BY ranker, model, k").fetchall()
-    breakdown = con.sql("SELECT model, ranker, dimension, value, points, sr1_method, sr10_method, sr1_class, "
-                        "sr10_class FROM apirec_breakdown ORDER BY dimension, ranker, model, value").fetchall()
+    metrics = con.sql("SELECT benchmark, subset, model, ranker, k, points, sr_method, sr_class, map_apibench_method, "
+                      "map_standard_method, map_apibench_class, map_standard_class, mrr_method, mrr_class, "
+                      "ndcg_apibench, ndcg_standard FROM apirec_metrics ORDER BY benchmark, subset, ranker, model, k"
+                      ).fetchall()
+    coverage = con.sql("SELECT benchmark, model, ranker, points, scored, too_long, gold_in_candidates, mean_candidates "
+                       "FROM apirec_coverage ORDER BY benchmark, ranker, model").fetchall()
+    ci = con.sql("SELECT benchmark, subset, model, ranker, k, n, sr_method, '[' || lo || ', ' || hi || ']' "
+                 "FROM apirec_sr_ci ORDER BY benchmark, subset, ranker, model, k").fetchall()
+    breakdown = con.sql("SELECT b.benchmark, b.model, b.ranker, b.dimension, b.value, b.points, b.sr1_method, "
+                        "b.sr10_method, '[' || c.lo || ', ' || c.hi || ']', b.sr1_class, b.sr10_class "
+                        "FROM apirec_breakdown b LEFT JOIN apirec_breakdown_ci c USING (benchmark, model, ranker, "
+                        "dimension, value) WHERE b.dimension <> 'position' "
+                        "UNION ALL SELECT c.benchmark, c.model, c.ranker, 'position (moderate functions)', c.value, "
+                        "c.n, NULL, c.sr10_method, '[' || c.lo || ', ' || c.hi || ']', NULL, NULL "
+                        "FROM apirec_breakdown_ci c WHERE c.dimension = 'position' "
+                        "ORDER BY 1, 4, 3, 2, 5").fetchall()
     not_applicable = [f"{m} ({r})" for m, r in con.sql("SELECT model, reason FROM not_applicable "
                                                         "WHERE family = 'apirec' ORDER BY model").fetchall()]
-    out = ["## apirec (APIBench-C, Table 5 metrics)\n",
-           "Code-based API recommendation on Python points of the evaluation split: the n-gram baseline (next API "
-           "given the previous one, trained on the train split) ranks every train API; each model re-ranks the "
-           "n-gram's top-N by the likelihood of the completed context. `_apibench` columns are the paper's "
+    paper_code = [(name, *vals) for name, *vals in CODE_SR]
+    ours_code = con.sql("SELECT model || '/' || ranker, max(points), "
+                        "max(sr_method) FILTER (WHERE k = 1), max(sr_method) FILTER (WHERE k = 3), "
+                        "max(sr_method) FILTER (WHERE k = 5), max(sr_method) FILTER (WHERE k = 10) "
+                        "FROM apirec_metrics WHERE benchmark = 'code' GROUP BY ALL ORDER BY 1").fetchall()
+    ours_query = con.sql("SELECT model || '/' || ranker || ' (' || subset || ')', max(points), "
+                         "max(sr_method) FILTER (WHERE k = 1), max(sr_method) FILTER (WHERE k = 3), "
+                         "max(sr_method) FILTER (WHERE k = 5), max(sr_method) FILTER (WHERE k = 10) "
+                         "FROM apirec_metrics WHERE benchmark = 'query' GROUP BY ALL ORDER BY 1").fetchall()
+    out = ["## apirec (APIBench-C and APIBench-Q, Table 5 metrics)\n",
+           "Code-based API recommendation (`code`) on Python points of the evaluation split: the n-gram baseline "
+           "(next API given the previous one, trained on the train split) ranks every train API, jedi completes at "
+           "the point from the file alone, and each LM re-ranks the n-gram's top-N by the likelihood of the "
+           "completed context. Query-based recommendation (`query`): docstring first sentences and comments above "
+           "calls, ranked over the corpus's API universe by BM25 and by each encoder's embedding similarity; "
+           "`non_leaky` leaves out the queries that name their answer. `_apibench` columns are the paper's "
            "definitions (MAP@k over the hits within the top k; NDCG with IDCG from the returned list), `_standard` "
            "columns are trec_eval's. NDCG is graded (2 exact API, 1 right class), one for both levels.\n",
-           markdown_table(["model", "ranker", "k", "points", "SR method", "SR class", "MAP method (paper)",
-                           "MAP method (std)", "MAP class (paper)", "MAP class (std)", "MRR method", "MRR class",
-                           "NDCG (paper)", "NDCG (std)"], metrics),
-           "\nCoverage and first-stage recall (the gold among the candidates re-ranked):\n",
-           markdown_table(["model", "ranker", "points", "scored", "too long", "gold in candidates",
+           "Ours beside the paper (method-level SR@k; the paper's systems are not rerun here, its corpora differ, "
+           "and its query benchmark is Java):\n",
+           markdown_table(["system", "points", "SR@1", "SR@3", "SR@5", "SR@10"],
+                          [(f"paper Table 7: {n} (Python General)", "", *v) for n, *v in paper_code]
+                          + [(f"ours, code: {s}", n, *v) for s, n, *v in ours_code]),
+           "",
+           markdown_table(["system", "queries", "SR@1", "SR@3", "SR@5", "SR@10"],
+                          [(f"paper Table 6: {n} (Java, method level)", "", *v) for n, *v in QUERY_SR_METHOD]
+                          + [(f"ours, query: {s}", n, *v) for s, n, *v in ours_query]),
+           "\nAll Table 5 metrics:\n",
+           markdown_table(METRIC_COLUMNS, metrics),
+           "\nCoverage and first-stage recall (the gold among the candidates ranked):\n",
+           markdown_table(["benchmark", "model", "ranker", "items", "scored", "not scored", "gold in candidates",
                            "candidates"], coverage),
            "\nMethod-level SR@k with 95% Poisson-bootstrap intervals:\n",
-           markdown_table(["model", "ranker", "k", "points", "SR", "95% CI"], ci),
+           markdown_table(["benchmark", "subset", "model", "ranker", "k", "n", "SR", "95% CI"], ci),
            f"\nNot applicable: {'; '.join(not_applicable) or 'none'}.\n",
-           "\nPaper, Table 7 (code-based, Python General, SR@1/3/5/10):\n",
-           markdown_table(["approach", "SR@1", "SR@3", "SR@5", "SR@10"], CODE_SR),
-           "\nPaper, Table 6 (query-based, Java, method level; APIBench-Q is not built here):\n",
-           markdown_table(["approach", "SR@1", "SR@3", "SR@5", "SR@10"], QUERY_SR_METHOD),
-           "\nBreakdowns (category, position, function length, domain, seen in train):\n",
-           markdown_table(["model", "ranker", "dimension", "value", "points", "SR@1 method", "SR@10 method",
-                           "SR@1 class", "SR@10 class"], breakdown)]
-    curves = con.sql("SELECT model, ranker, category, k, sr_method, points FROM apirec_sr_by_category "
-                     "ORDER BY ALL").fetchall()
-    if plots is not None:
-        write_plot(plots / "apirec_sr_by_category.csv", ["model", "ranker", "category", "x", "y", "points"],
-                   curves)  # x: k, y: method-level SR@k
-    if curves:
-        fig, ax = plt.subplots(figsize=(6, 4))
-        series: dict[tuple, list] = {}
-        for model, ranker, category, k, sr, _ in curves:
-            series.setdefault((model, ranker, category), []).append((k, sr))
-        for (model, ranker, category), pts in sorted(series.items()):
-            ax.plot([k for k, _ in pts], [v for _, v in pts], marker="o", label=f"{model}/{ranker} {category}")
-        ax.set_xlabel("k")
-        ax.set_ylabel("method-level SR@k")
-        ax.set_title("apirec: success rate at k by API category")
-        ax.legend(fontsize=6)
-        save(fig, figures / "apirec_sr_by_category.png")
-        out.append(f"\n![SR@k by category]({link}/apirec_sr_by_category.png)\n")
+           "\nBreakdowns (Figures 9-11: category, function length, position; context length in lines, domain, seen "
+           "in train; queries by origin and leaky), SR@10 with its 95% interval:\n",
+           markdown_table(["benchmark", "model", "ranker", "dimension", "value", "points", "SR@1 method",
+                           "SR@10 method", "SR@10 95% CI", "SR@1 class", "SR@10 class"], breakdown)]
+    out += _figures(con, figures, link)
+    out += _curves(con, figures, link, plots, "apirec_sr_by_category", "category",
+                   "apirec: SR@k by API category", "category")
+    out += _curves(con, figures, link, plots, "apirec_sr_by_context", "context_lines",
+                   "apirec: SR@k by context length (lines before the point)", "lines")
     return "\n".join(out) + "\n"

