@@ -30,6 +30,17 @@ def capped(rows: list[dict], n: int, seed: int, key: str) -> list[dict]:
     return sorted(rows, key=lambda r: r["item_id"])
 
 
+def word_determines_label(words, labels) -> float:
+    """Share of samples whose word type carries one real label only. Near 1, the real task is a
+    function of the word type, so a control task (a random label per word type) is exactly as
+    learnable and selectivity is 0 by construction (e.g. a corpus of near-identical snippets)."""
+    by: dict[str, set] = {}
+    for w, y in zip(words, labels):
+        by.setdefault(str(w), set()).add(str(y))
+    words = [str(w) for w in words]
+    return float(np.mean([len(by[w]) == 1 for w in words])) if words else 0.0
+
+
 def write_task(rows: list[dict], out: Path, task: str, seed: int, control: bool) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     samples = [{"item_id": r["item_id"], "group": r["group"], "text": r["text"], "kind": r["kind"],
@@ -47,6 +58,7 @@ def write_task(rows: list[dict], out: Path, task: str, seed: int, control: bool)
     else:
         summary["target_mean"] = float(np.mean([r["target"] for r in rows])) if rows else None
     if control:
+        summary["word_determines_label"] = word_determines_label([r["word"] for r in rows], [r["label"] for r in rows])
         ctrl = control_labels([r["word"] for r in rows], [r["label"] for r in rows], seed) if rows else []
         write_parquet(pa.Table.from_pylist([{**lab, "label": str(c)} for lab, c in zip(labels, ctrl)], schema=LABELS),
                       out / "control.parquet", LABELS)
