@@ -175,7 +175,7 @@ def fit_params(wildcards):
 
 
 def fit_outputs(family):
-    """What `rule fits` gathers for one family: every model's summary, the items, the baselines."""
+    """What the fit stage's index gathers for one family (every model's summary, the items, the baselines)."""
     if family.fit is None:
         return []
     out = [p.replace(".parquet", ".json") for p in registry.fit_files(family, config, INFERENCE_MODELS)]

@@ -57,6 +57,21 @@ def label_files(config) -> list[str]:
     return [labels_file(config, t) for t in fit_tasks(config) if not t.endswith("-control")]
 
 
+def generate_inputs(config, language: str) -> dict:
+    """What `probing_generate_<language>` reads: the manifest, and the algorithm dataset on Python."""
+    algorithm = "algorithm" in language_tasks(config, language)
+    return {"manifest": "data/manifest.parquet", **({"algorithm": "data/datasets/algo-1671A.json"} if algorithm else {})}
+
+
+def generate_outputs(config, language: str) -> dict:
+    """What `probing_generate_<language>` writes."""
+    tasks = language_tasks(config, language)
+    return {"samples": samples_file(language),
+            "labels": [f"{ROOT}/{language}/{t}/labels.parquet" for t in tasks],
+            "control": [f"{ROOT}/{language}/{t}/control.parquet" for t in tasks if t in CONTROL],
+            "summary": f"{ROOT}/{language}/summary.json"}
+
+
 def targets(config) -> list[str]:
     return ["reports/metrics/probing.json", *[samples_file(s) for s in subsets(config)], *label_files(config)]
 

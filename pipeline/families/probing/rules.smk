@@ -5,21 +5,7 @@
 
 PROBING = config["probing"]
 PROBING_FAMILY = FAMILY_BY_NAME["probing"]
-from pipeline.families.probing import language_tasks as probing_language_tasks  # noqa: E402
-
-
-def probing_inputs(language):
-    tasks = probing_language_tasks(config, language)
-    return {"manifest": "data/manifest.parquet",
-            **({"algorithm": "data/datasets/algo-1671A.json"} if "algorithm" in tasks else {})}
-
-
-def probing_outputs(language):
-    tasks = probing_language_tasks(config, language)
-    return {"samples": f"data/families/probing/{language}/samples.parquet",
-            "labels": [f"data/families/probing/{language}/{t}/labels.parquet" for t in tasks],
-            "control": [f"data/families/probing/{language}/{t}/control.parquet" for t in tasks if t == "path_type"],
-            "summary": f"data/families/probing/{language}/summary.json"}
+from pipeline.families import probing as probing_family  # noqa: E402
 
 
 for _language in PROBING_FAMILY.subsets(config):
@@ -28,14 +14,14 @@ for _language in PROBING_FAMILY.subsets(config):
         name:
             f"probing_generate_{_language}"
         input:
-            **probing_inputs(_language),
+            **probing_family.generate_inputs(config, _language),
         output:
-            **probing_outputs(_language),
+            **probing_family.generate_outputs(config, _language),
         params:
             language=_language,
-            tasks=" ".join(probing_language_tasks(config, _language)),
+            tasks=" ".join(probing_family.language_tasks(config, _language)),
             algorithm="--algorithm-dataset data/datasets/algo-1671A/all.json"
-            if "algorithm" in probing_language_tasks(config, _language) else "",
+            if "algorithm" in probing_family.language_tasks(config, _language) else "",
             classes=PROBING["classes"],
             max_chars=PROBING["max_chars"],
             max_snippets=PROBING["max_snippets"],
