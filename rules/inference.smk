@@ -90,7 +90,7 @@ rule fit:
     shell:
         "python -m pipeline.fit --features {input.features:q} --tasks {params.tasks:q} --items {input.common:q}"
         " --probe {params.fit[probe]} --folds {params.fit[folds]} --alphas {params.alphas:q} --seed {params.fit[seed]}"
-        " {params.baselines} --out {output.results:q} --metrics {output.metrics:q} 2> {log:q}"
+        " {params.baselines} --threads {threads} --out {output.results:q} --metrics {output.metrics:q} 2> {log:q}"
 
 
 rule fit_baselines:

@@ -258,12 +258,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--majority", action="store_true", help="also score the majority-class baseline (classification)")
     ap.add_argument("--linreg-feature", metavar="COLUMN",
                     help="also score a linear regression of the target on this numeric column of --labels")
+    ap.add_argument("--threads", type=int, default=1,
+                    help="BLAS threads (the probes' eigendecompositions are small: more threads than the job's "
+                         "cores slow them down by an order of magnitude on a busy machine)")
     ap.add_argument("--out", required=True, type=Path, help="FIT_RESULTS Parquet to write (atomically)")
     ap.add_argument("--metrics", type=Path, help="JSON summary: headlines, curves, item and drop counts")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    from threadpoolctl import threadpool_limits
+
     try:
-        run(args)
+        with threadpool_limits(args.threads):
+            run(args)
     except (FitError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
