@@ -312,7 +312,8 @@ def declarations(root: Node, language: str) -> list[Declaration]:
                     ident = p if p.type == "identifier" else p.child_by_field_name("name")
                     if ident is None and p.named_children and p.named_children[0].type == "identifier":
                         ident = p.named_children[0]
-                    if ident is not None and ident.type == "identifier" and body is not None:
+                    if ident is not None and ident.type == "identifier" and body is not None \
+                            and ident.text.decode("utf-8", "replace") not in NOT_VARIABLES:
                         out.append(Declaration(ident.text.decode("utf-8", "replace"), n.end_byte, body.start_byte,
                                                body.end_byte))
                 continue
