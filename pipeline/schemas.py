@@ -225,6 +225,18 @@ PROBE_LABELS = pa.schema(
     ]
 )
 
+# The fit stage's common item set (pipeline.fit.items): every labelled item of a family's fit
+# tasks, kept only when every model has its features in every layer, so all models and the
+# baselines are scored on exactly the same samples; a dropped item says why in one line.
+FIT_ITEMS = pa.schema(
+    [
+        pa.field("subset", pa.string(), nullable=False),  # the predictions subset holding its features
+        pa.field("item_id", pa.string(), nullable=False),
+        pa.field("kept", pa.bool_(), nullable=False),
+        pa.field("reason", pa.string(), nullable=True),  # why it was dropped (null when kept)
+    ]
+)
+
 # Fit results (pipeline.fit): one row per (task, model, pooling, layer, fold, probe). Baselines have
 # model = probe = the baseline's name and a null layer. `selected` marks every fold of the layer
 # chosen on fold 0; the headline is the mean of the other folds' `error` at that layer.

@@ -117,6 +117,7 @@ def warehouse_tables():
     for f in FAMILIES:
         if f.fit is not None:
             tables[f.view("fits")] = registry.fit_files(f, config, INFERENCE_MODELS)
+            tables[f.view("fit_items")] = [registry.fit_items_file(f)]
         for t in f.tables:
             tables[f.view(t.name)] = t.files(config)
         if f.inference is not None:
@@ -124,13 +125,62 @@ def warehouse_tables():
     return tables
 
 
+def fit_subsets(family):
+    return sorted({t["subset"] for t in family.fit.spec(config)})
+
+
+def fit_model_features(family, model):
+    return [registry.PredictionFile(family.name, subset, model, s).path
+            for subset in fit_subsets(family) for s in range(SHARDS)]
+
+
+def fit_items_inputs(wildcards):
+    family = FAMILY_BY_NAME[wildcards.family]
+    models = [m for m, mf in INFERENCE_MODELS.items() if family.applies_to(mf)]
+    return {"features": [p for m in models for p in fit_model_features(family, m)],
+            "labels": sorted({t["labels"] for t in family.fit.spec(config)})}
+
+
+def fit_items_spec(wildcards):
+    family = FAMILY_BY_NAME[wildcards.family]
+    models = [m for m, mf in INFERENCE_MODELS.items() if family.applies_to(mf)]
+    spec = family.fit.spec(config)
+    return as_json({
+        "features": {s: {m: [registry.PredictionFile(family.name, s, m, k).path for k in range(SHARDS)] for m in models}
+                     for s in fit_subsets(family)},
+        "labels": {s: sorted({t["labels"] for t in spec if t["subset"] == s}) for s in fit_subsets(family)},
+    })
+
+
 def fit_inputs(wildcards):
     family = FAMILY_BY_NAME[wildcards.family]
-    subset = family.fit.subset(config, wildcards.task)
-    shards = [registry.PredictionFile(family.name, subset, wildcards.model, s).path for s in range(SHARDS)]
-    return {"features": shards, "labels": family.fit.labels(config, wildcards.task)}
+    return {"features": fit_model_features(family, wildcards.model),
+            "labels": sorted({t["labels"] for t in family.fit.spec(config)}),
+            "common": registry.fit_items_file(family)}
+
+
+def fit_baselines_inputs(wildcards):
+    family = FAMILY_BY_NAME[wildcards.family]
+    return {"common": registry.fit_items_file(family),
+            "labels": sorted({t["labels"] for t in family.fit.spec(config)}),
+            "inputs": sorted({p for s in fit_subsets(family) for p in family.inference.inputs(config, s).values()})}
+
+
+def fit_tasks_json(wildcards):
+    return as_json([{k: t[k] for k in ("task", "labels", "task_type")}
+                    for t in FAMILY_BY_NAME[wildcards.family].fit.spec(config)])
 
 
 def fit_params(wildcards):
-    family = FAMILY_BY_NAME[wildcards.family]
-    return {"task_type": family.fit.task_type(config, wildcards.task), **family.fit.params(config)}
+    return FAMILY_BY_NAME[wildcards.family].fit.params(config)
+
+
+def fit_outputs(family):
+    """What the fit stage's index gathers for one family (every model's summary, the items, the baselines)."""
+    if family.fit is None:
+        return []
+    out = [p.replace(".parquet", ".json") for p in registry.fit_files(family, config, INFERENCE_MODELS)]
+    out.append(registry.fit_items_file(family))
+    if family.fit.baselines:
+        out.append(registry.fit_baselines_file(family))
+    return out

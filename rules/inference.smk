@@ -42,34 +42,82 @@ rule inference:
 
 
 # The fit stage: probes and regressors over the pooled features a family's predict jobs wrote.
+# Per family: the common item set (one job), one fit per model over all tasks, the family's baselines.
+FITTED = [f for f in FAMILIES if f.fit is not None]
+
+
+rule fit_items:
+    input:
+        unpack(fit_items_inputs),
+    output:
+        common="data/fits/{family}/_items.parquet",
+        summary="data/fits/{family}/_items.json",
+    wildcard_constraints:
+        family=_names([f.name for f in FITTED]),
+    params:
+        spec=fit_items_spec,
+    conda:
+        CONDA_ENV
+    log:
+        "logs/fit/{family}/_items.log",
+    shell:
+        "python -m pipeline.fit.items --spec {params.spec:q} --out {output.common:q} --summary {output.summary:q}"
+        " 2> {log:q}"
+
+
 rule fit:
     input:
         unpack(fit_inputs),
     output:
-        results="data/fits/{family}/{task}/{model}.parquet",
-        metrics="data/fits/{family}/{task}/{model}.json",
+        results="data/fits/{family}/{model}.parquet",
+        metrics="data/fits/{family}/{model}.json",
+    wildcard_constraints:
+        family=_names([f.name for f in FITTED]),
+        model=_names(INFERENCE_MODELS),
     params:
-        fit=lambda wildcards: fit_params(wildcards),
+        fit=fit_params,
+        tasks=fit_tasks_json,
         alphas=lambda wildcards: as_json(fit_params(wildcards)["alphas"]),
         baselines=lambda wildcards: " ".join(
             (["--majority"] if fit_params(wildcards).get("majority") else [])
             + ([f"--linreg-feature {fit_params(wildcards)['linreg_feature']}"]
-               if fit_params(wildcards).get("linreg_feature") and fit_params(wildcards)["task_type"] == "regression" else [])),
+               if fit_params(wildcards).get("linreg_feature") else [])),
     threads: config["inference"]["threads"]
     conda:
         CONDA_ENV
     log:
-        "logs/fit/{family}/{task}/{model}.log",
+        "logs/fit/{family}/{model}.log",
     shell:
-        "python -m pipeline.fit --features {input.features:q} --labels {input.labels:q} --task {wildcards.task:q}"
-        " --task-type {params.fit[task_type]} --probe {params.fit[probe]} --folds {params.fit[folds]}"
-        " --alphas {params.alphas:q} --seed {params.fit[seed]} {params.baselines} --out {output.results:q}"
-        " --metrics {output.metrics:q} 2> {log:q}"
+        "python -m pipeline.fit --features {input.features:q} --tasks {params.tasks:q} --items {input.common:q}"
+        " --probe {params.fit[probe]} --folds {params.fit[folds]} --alphas {params.alphas:q} --seed {params.fit[seed]}"
+        " {params.baselines} --threads {threads} --out {output.results:q} --metrics {output.metrics:q} 2> {log:q}"
+
+
+rule fit_baselines:
+    input:
+        unpack(fit_baselines_inputs),
+    output:
+        results="data/fits/{family}/_baselines.parquet",
+        metrics="data/fits/{family}/_baselines.json",
+    wildcard_constraints:
+        family=_names([f.name for f in FITTED if f.fit.baselines]),
+    params:
+        module=lambda wildcards: FAMILY_BY_NAME[wildcards.family].fit.baselines,
+        tasks=fit_tasks_json,
+        folds=lambda wildcards: fit_params(wildcards)["folds"],
+        seed=lambda wildcards: fit_params(wildcards)["seed"],
+    conda:
+        CONDA_ENV
+    log:
+        "logs/fit/{family}/_baselines.log",
+    shell:
+        "python -m {params.module} --tasks {params.tasks:q} --items {input.common:q} --folds {params.folds}"
+        " --seed {params.seed} --out {output.results:q} --metrics {output.metrics:q} 2> {log:q}"
 
 
 rule fits:
     input:
-        [path.replace(".parquet", ".json") for f in FAMILIES for path in registry.fit_files(f, config, INFERENCE_MODELS)],
+        [path for f in FAMILIES for path in fit_outputs(f)],
     output:
         "data/fits/index.json",
     conda:

@@ -95,3 +95,130 @@ def test_algorithm_labels_and_length_filter():
 
 def test_replace_shifts_later_spans():
     assert T.replace("ab cd ab", [(6, 8), (0, 2)], "xyz") == ("xyz cd xyz", [(0, 3), (7, 10)])
+
+
+# --- is variable declared (paper sec. 2.3) and data-flow edges (sec. 2.4) ---------------------
+
+JAVA_SCOPES = """class A {
+  int f(int a) {
+    int x = 0;
+    if (a > 0) {
+      int y = x;
+      y += a;
+    }
+    for (int i = 0; i < a; i++) { x = x + i; }
+    return x;
+  }
+}
+"""
+PY_SCOPES = """def f(a, b=1):
+    x = a
+    try:
+        g()
+    except ValueError as e:
+        h(e)
+    for i in range(a):
+        x = x + i
+    return x
+"""
+
+
+def scopes(src, language):
+    [s] = T.snippets_of_file(src, language, "F", T.parser(language))
+    return s
+
+
+def test_java_declarations_and_their_scopes():
+    s = scopes(JAVA_SCOPES, "java")
+    got = {d.name: (s.source[d.scope_start:d.scope_end].decode()[:12], s.source[d.scope_end - 1:d.scope_end].decode())
+           for d in T.declarations(s.root, "java")}
+    # a: the method body; x: the rest of the method body; y: the rest of the if block; i: the for statement
+    assert got == {"a": ("{\n    int x ", "}"), "x": ("\n    if (a >", "}"), "y": ("\n      y += ", "}"),
+                   "i": (" i < a; i++)", "}")}
+
+
+def test_declared_inserted_use_inside_and_outside_the_scope_java():
+    s = scopes(JAVA_SCOPES, "java")
+    rows = {r["word"]: r for r in T.declared([s], seed=0)}
+    assert {w: r["label"] for w, r in rows.items()} == {"a": "declared", "x": "declared", "y": "undeclared",
+                                                         "i": "undeclared"}
+    # y is used after its block closed: the paper's own example of an undeclared variable
+    assert "    }\n    System.out.println(y); for (int i = 0;" in rows["y"]["text"]
+    # i is used after the for statement, before the method's closing brace
+    assert rows["i"]["text"].endswith("return x;\n  System.out.println(i); }")
+    assert "if (a > 0) {\n      System.out.println(a); int y = x;" in rows["a"]["text"]
+    for r in rows.values():
+        (a, b), = r["spans"]
+        assert r["text"][a:b] == r["word"] and r["kind"] == "word" and r["group"] == s.snippet_id
+        # everything but the inserted statement is the original snippet
+        assert r["text"].replace(f"System.out.println({r['word']}); ", "", 1) == s.text
+    assert T.declared([s], seed=0) == list(rows.values())  # deterministic
+
+
+def test_declared_python_function_scope_and_except_alias():
+    s = scopes(PY_SCOPES, "python")
+    rows = T.declared([s], seed=0)
+    assert [r["word"] for r in rows] == ["a", "b", "x", "e", "i", "x"]
+    seen = set()
+    for seed in range(8):
+        for r in T.declared([s], seed=seed):
+            (a, b), = r["spans"]
+            assert r["text"][a:b] == r["word"]
+            compile(r["text"], "<probe>", "exec")  # the insertion keeps the function valid Python
+            if r["word"] != "e":  # Python binds these for the whole rest of the function
+                assert r["label"] == "declared"
+                continue
+            # `except ... as e` is unbound after its handler: declared only inside it
+            inside = "as e:\n        print(e)\n        h(e)" in r["text"]
+            assert r["label"] == ("declared" if inside else "undeclared")
+            seen.add(r["label"])
+    assert seen == {"declared", "undeclared"}
+    e3 = next(r for r in T.declared([s], seed=3) if r["word"] == "e")
+    assert e3["label"] == "undeclared" and e3["text"].endswith("    return x\n    print(e)")
+
+
+def test_dataflow_edges_java():
+    s = scopes(JAVA_SCOPES, "java")
+    named = sorted((kind, s.tokens[a].text, s.tokens[a].start, s.tokens[b].text, s.tokens[b].start)
+                   for (a, b), kind in T.dataflow_edges(s).items())
+    at = lambda text, k=0: [i for i in range(len(s.text)) if s.text.startswith(text, i)][k]  # noqa: E731
+    expected = sorted([
+        ("computed_from", "x", at("x = 0"), "0", at("0;")),  # int x = 0
+        ("comes_from", "a", at("a > 0"), "a", at("a)")),  # the use of a in the condition comes from the parameter
+        ("computed_from", "y", at("y = x"), "x", at("x;")),  # int y = x
+        ("comes_from", "x", at("x;"), "x", at("x = 0")),
+        ("computed_from", "y", at("y += a"), "a", at("a;")),  # y += a
+        ("comes_from", "a", at("a;"), "a", at("a)")),
+        ("computed_from", "i", at("i = 0"), "0", at("0; i")),
+        ("comes_from", "i", at("i < a"), "i", at("i = 0")),
+        ("comes_from", "a", at("a; i++"), "a", at("a)")),
+        ("comes_from", "i", at("i++"), "i", at("i = 0")),
+        ("computed_from", "x", at("x = x + i"), "x", at("x + i")),  # x = x + i: the target from both sources
+        ("computed_from", "x", at("x = x + i"), "i", at("i; }")),
+        ("comes_from", "x", at("x + i"), "x", at("x = 0")),  # the right x is read before the new definition
+        ("comes_from", "i", at("i; }"), "i", at("i = 0")),
+        ("comes_from", "x", at("x;\n  }"), "x", at("x = x + i")),  # return x: the last definition in text order
+    ])
+    assert named == expected
+
+
+def test_dataflow_pairs_are_balanced_and_python_edges():
+    s = scopes(PY_SCOPES, "python")
+    named = {(s.tokens[a].text, s.tokens[a].start, s.tokens[b].text, s.tokens[b].start): k
+             for (a, b), k in T.dataflow_edges(s).items()}
+    assert named[("x", s.text.index("x = a"), "a", s.text.index("a\n"))] == "computed_from"
+    assert named[("a", s.text.index("a\n"), "a", s.text.index("a, b"))] == "comes_from"
+    assert named[("i", s.text.index("i in"), "a", s.text.index("a):"))] == "computed_from"  # for i in range(a)
+    assert named[("x", s.text.rindex("x"), "x", s.text.index("x = x"))] == "comes_from"  # return x
+    rows = T.dataflow([s], seed=0)
+    labels = Counter(r["label"] for r in rows)
+    assert labels["no_edge"] == labels["comes_from"] + labels["computed_from"] == len(named)
+    edges = {frozenset(e) for e in T.dataflow_edges(s)}
+    for r in rows:
+        (a, b), (c, d) = r["spans"]
+        assert r["kind"] == "pair" and r["word"] == f"{r['text'][a:b]} {r['text'][c:d]}"
+        if r["label"] == "no_edge":
+            ia = next(i for i, t in enumerate(s.tokens) if t.start == a)
+            ic = next(i for i, t in enumerate(s.tokens) if t.start == c)
+            assert frozenset((ia, ic)) not in edges
+    assert T.dataflow([s], seed=0) == rows and T.dataflow([s], seed=1) != rows

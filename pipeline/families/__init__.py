@@ -81,14 +81,28 @@ class Inference:
 @dataclass(frozen=True)
 class Fit:
     """Probes or regressors fitted on the pooled features a family's inference writes (its
-    predictions in the FEATURES schema): one fit job per (task, model), `python -m pipeline.fit`,
-    results in `data/fits/<family>/<task>/<model>.parquet`, view `<family>_fits`."""
+    predictions in the FEATURES schema). The fit stage runs, per family:
+
+    - one items job (`python -m pipeline.fit.items`, `data/fits/<family>/_items.parquet`, view
+      `<family>_fit_items`): the common item set, an item kept only when every model has its
+      features in every layer, so every model and every baseline sees the same samples;
+    - one fit job per model over all the family's tasks (`python -m pipeline.fit --tasks ...`,
+      each layer read once for every task; `data/fits/<family>/<model>.parquet`, view `<family>_fits`);
+    - when `baselines` names a module, one baselines job on the common item set
+      (`python -m <baselines> --tasks JSON --items ITEMS --folds K --seed S --out OUT --metrics M`,
+      FIT_RESULTS rows at `data/fits/<family>/_baselines.parquet`)."""
 
     tasks: Callable[[Config], list[str]]
     subset: Callable[[Config, str], str]  # the predictions subset holding the task's features
     labels: Callable[[Config, str], str]  # the task's labels (PROBE_LABELS schema)
     task_type: Callable[[Config, str], str]  # classification / regression
     params: Callable[[Config], dict]  # probe, folds, alphas, seed (as pipeline.fit takes them)
+    baselines: str = ""  # module scoring the family's own baselines on the common item set
+
+    def spec(self, config: Config) -> list[dict]:
+        """Every task as the fit CLIs take it: task, subset, labels, task_type."""
+        return [{"task": t, "subset": self.subset(config, t), "labels": self.labels(config, t),
+                 "task_type": self.task_type(config, t)} for t in self.tasks(config)]
 
 
 @dataclass(frozen=True)
@@ -212,11 +226,21 @@ def prediction_files(family: Family, config: Config, models: Mapping[str, str]) 
 
 
 def fit_files(family: Family, config: Config, models: Mapping[str, str]) -> list[str]:
-    """Every fit result of `family`: one per (task, model the family's inference applies to)."""
+    """Every model's fit result of `family`: one per model the family's inference applies to."""
     if family.fit is None:
         return []
-    return [f"data/fits/{family.name}/{task}/{model}.parquet" for task in family.fit.tasks(config)
-            for model, model_family in models.items() if family.applies_to(model_family)]
+    return [f"data/fits/{family.name}/{model}.parquet" for model, model_family in models.items()
+            if family.applies_to(model_family)]
+
+
+def fit_items_file(family: Family) -> str:
+    """The family's common item set (FIT_ITEMS), written by the fit stage's items job."""
+    return f"data/fits/{family.name}/_items.parquet"
+
+
+def fit_baselines_file(family: Family) -> str:
+    """The family's baselines on the common item set (FIT_RESULTS), when its Fit names a module."""
+    return f"data/fits/{family.name}/_baselines.parquet"
 
 
 def not_applicable(families: list[Family], models: Mapping[str, str]) -> list[dict]:

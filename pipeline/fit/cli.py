@@ -7,7 +7,7 @@ import json
 import logging
 import sys
 import time
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
@@ -18,8 +18,8 @@ import pyarrow.parquet as pq
 
 from pipeline import schemas
 from pipeline.fit.probe import (
-    ALPHAS, PROBES, ProbeConfig, RunInfo, assign_folds, majority_baseline, probe_layers, regression_baseline,
-    results_table,
+    ALPHAS, PROBES, ProbeConfig, RunInfo, assign_folds, cross_validate, majority_baseline, regression_baseline,
+    results_table, summarise,
 )
 from pipeline.io import write_json, write_parquet
 
@@ -58,80 +58,158 @@ def feature_index(dataset: ds.Dataset) -> dict[tuple[str, str], dict[int, set[st
     return index
 
 
-def read_layer(dataset: ds.Dataset, model: str, pooling: str, layer: int, items: np.ndarray) -> np.ndarray:
-    """The layer's vectors for `items` (sorted ids), as a float32 matrix."""
+def read_layer(dataset: ds.Dataset, model: str, pooling: str, layer: int) -> tuple[np.ndarray, np.ndarray]:
+    """Every vector of one (model, pooling, layer): (item ids sorted, float32 matrix), read once per
+    layer and shared by every task whose items it holds."""
     flt = (pc.field("model") == model) & (pc.field("pooling") == pooling) & (pc.field("layer") == layer)
-    t = dataset.to_table(columns=["item_id", "vector"], filter=flt)
-    t = t.filter(pc.is_in(t["item_id"], value_set=pa.array(items))).sort_by("item_id")
+    t = dataset.to_table(columns=["item_id", "vector"], filter=flt).sort_by("item_id")
     lengths = pc.list_value_length(t["vector"]).to_numpy()
     if len(set(lengths.tolist())) > 1:
         raise FitError(f"features: vectors of different lengths for model {model} layer {layer}")
     flat = pc.list_flatten(t["vector"]).to_numpy(zero_copy_only=False).astype(np.float32)
-    return flat.reshape(t.num_rows, int(lengths[0]) if len(lengths) else 0)
+    return (np.array(t["item_id"].to_pylist(), dtype=object),
+            flat.reshape(t.num_rows, int(lengths[0]) if len(lengths) else 0))
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """One probing task of a fit: its labels file and type."""
+
+    task: str
+    labels: Path
+    task_type: str
+
+
+@dataclass
+class TaskData:
+    spec: TaskSpec
+    config: ProbeConfig
+    items: np.ndarray  # the item ids used, sorted
+    y: np.ndarray
+    groups: np.ndarray
+    folds: np.ndarray
+    dropped: dict
+    n_dropped: int
+    scalar: np.ndarray | None = None  # the linreg baseline's feature
+
+
+def read_items(path: Path | None) -> set[str] | None:
+    """The kept ids of a FIT_ITEMS table (pipeline.fit.items), or None."""
+    if path is None:
+        return None
+    t = pq.read_table(path, columns=["item_id", "kept"])
+    return set(t.filter(t["kept"])["item_id"].to_pylist())
+
+
+def prepare(spec: TaskSpec, args: argparse.Namespace, featured: set[str], kept: set[str] | None) -> TaskData:
+    probe = args.probe if spec.task_type == "classification" or not args.tasks else "ridge"
+    config = ProbeConfig(task_type=spec.task_type, probe=probe, folds=args.folds, alphas=tuple(args.alphas),
+                         seed=args.seed)
+    extra = [args.linreg_feature] if args.linreg_feature and spec.task_type == "regression" else []
+    labels = read_labels(spec.labels, spec.task_type, extra)
+    in_file = set(labels["item_id"].to_pylist())
+    labels = labels.filter(pc.is_valid(labels["y"]))
+    labelled = set(labels["item_id"].to_pylist())
+    usable = labelled & featured
+    used = sorted(usable if kept is None else usable & kept)
+    dropped = {
+        "labelled_without_features": len(labelled - featured),  # missing in some model/pooling/layer
+        "featured_without_label": len((in_file - labelled) & featured),  # a null label/target
+        "null_label": len(in_file - labelled),
+    }
+    if kept is not None:
+        dropped["not_in_common_item_set"] = len(usable - kept)  # failed in another model (pipeline.fit.items)
+    n_dropped = len(in_file - set(used))
+    log.info("%s: items: %d used; dropped %d (%s)", spec.task, len(used), n_dropped,
+             ", ".join(f"{k}={v}" for k, v in dropped.items()))
+    if len(used) < config.folds:
+        raise FitError(f"{spec.task}: only {len(used)} items have both a label and features in every layer")
+    labels = labels.filter(pc.is_in(labels["item_id"], value_set=pa.array(used))).sort_by("item_id")
+    y = np.array(labels["y"].to_pylist(), dtype=object if spec.task_type == "classification" else np.float64)
+    groups = np.array(labels["group"].to_pylist(), dtype=object)
+    scalar = np.asarray(labels[extra[0]].to_pylist(), float) if extra else None
+    return TaskData(spec, config, np.array(used, dtype=object), y, groups, assign_folds(groups, config.folds, config.seed),
+                    dropped, n_dropped, scalar)
 
 
 def run(args: argparse.Namespace) -> dict:
-    config = ProbeConfig(task_type=args.task_type, probe=args.probe, folds=args.folds,
-                         alphas=tuple(args.alphas), seed=args.seed)
+    if args.tasks:
+        specs = [TaskSpec(t["task"], Path(t["labels"]), t["task_type"]) for t in json.loads(args.tasks)]
+    elif args.task and args.labels and args.task_type:
+        specs = [TaskSpec(args.task, args.labels, args.task_type)]
+    else:
+        raise FitError("give --tasks, or --task with --labels and --task-type")
+    if len({s.task for s in specs}) != len(specs):
+        raise FitError("two tasks have the same name")
     dataset = ds.dataset([str(p) for p in args.features], format="parquet")
     want = {f.name: f.type for f in schemas.FEATURES}
     got = {f.name: f.type for f in dataset.schema}
     if any(got.get(n) != t for n, t in want.items()):
         raise FitError(f"features: schema differs from pipeline.schemas.FEATURES: {dataset.schema}")
-    extra = [args.linreg_feature] if args.linreg_feature else []
-    labels = read_labels(args.labels, args.task_type, extra)
-    labelled_all = set(labels["item_id"].to_pylist())
-    labels = labels.filter(pc.is_valid(labels["y"]))
     index = feature_index(dataset)
     if not index:
         raise FitError("features: no rows")
-    featured = set.intersection(*(ids for layers in index.values() for ids in layers.values()))
-    anywhere = set.union(*(ids for layers in index.values() for ids in layers.values()))
-    labelled = set(labels["item_id"].to_pylist())
-    used = sorted(labelled & featured)
-    dropped = {
-        "labelled_without_features": len(labelled - featured),  # missing in some model/pooling/layer
-        "featured_without_label": len(anywhere - labelled),  # no row, or a null label/target
-        "null_label": len(labelled_all - labelled),
-    }
-    n_dropped = len((labelled | anywhere) - set(used))
-    log.info("items: %d used; dropped %d (%s)", len(used), n_dropped, ", ".join(f"{k}={v}" for k, v in dropped.items()))
-    if len(used) < config.folds:
-        raise FitError(f"only {len(used)} items have both a label and features in every layer")
-    labels = labels.filter(pc.is_in(labels["item_id"], value_set=pa.array(used))).sort_by("item_id")
-    y = np.array(labels["y"].to_pylist(), dtype=object if args.task_type == "classification" else np.float64)
-    groups = np.array(labels["group"].to_pylist(), dtype=object)
-    folds = assign_folds(groups, config.folds, config.seed)
-    items = np.array(used, dtype=object)
+    # an item counts as featured when every model has it in every layer (under whichever pooling)
+    per_model: dict[str, dict[int, set[str]]] = {}
+    for (model, _), layers in index.items():
+        for layer, ids in layers.items():
+            per_model.setdefault(model, {}).setdefault(layer, set()).update(ids)
+    featured = set.intersection(*(ids for layers in per_model.values() for ids in layers.values()))
+    kept = read_items(args.items)
+    tasks = [prepare(spec, args, featured, kept) for spec in specs]
 
-    tables, headlines = [], []
+    tables: dict[str, list[pa.Table]] = {t.spec.task: [] for t in tasks}
+    headlines: dict[str, list[dict]] = {t.spec.task: [] for t in tasks}
     for (model, pooling), layers in sorted(index.items()):
-        def layer_iter(model=model, pooling=pooling, layers=layers):
-            for layer in sorted(layers):
-                start = time.perf_counter()
-                x = read_layer(dataset, model, pooling, layer, items)
-                yield layer, x
-                log.info("%s/%s layer %d: %d x %d, %.1f s", model, pooling, layer, *x.shape, time.perf_counter() - start)
-
-        result = probe_layers(layer_iter(), y, groups, folds, config)
-        tables.append(results_table(result, RunInfo(args.task, args.task_type, model, pooling, args.probe, n_dropped)))
-        headlines.append({"model": model, "pooling": pooling, "curve": {str(k): v for k, v in result.curve().items()},
-                          **asdict(result.headline)})
-        log.info("%s/%s: layer %s, %s %.4f [%.4f, %.4f]", model, pooling, result.selected_layer, config.metric,
-                 result.headline.mean, result.headline.ci_low, result.headline.ci_high)
-    baselines = []
-    if args.majority and args.task_type == "classification":
-        baselines.append(("majority", majority_baseline(y, folds)))
-    if args.linreg_feature:
-        baselines.append(("linreg", regression_baseline(np.asarray(labels[args.linreg_feature].to_pylist(), float),
-                                                        np.asarray(y, float), folds)))
-    for name, result in baselines:
-        tables.append(results_table(result, RunInfo(args.task, args.task_type, name, "-", name, n_dropped)))
-        headlines.append({"model": name, "pooling": "-", **asdict(result.headline)})
-    write_parquet(pa.concat_tables(tables), args.out, schemas.FIT_RESULTS)
-    metrics = {"task": args.task, "task_type": args.task_type, "probe": args.probe, "folds": args.folds,
-               "alphas": list(config.alphas), "seed": args.seed, "metric": config.metric, "items": len(used),
-               "dropped": {**dropped, "total": n_dropped}, "headlines": headlines}
+        mine = []
+        for t in tasks:
+            present = set.intersection(*layers.values()) & set(t.items)
+            if not present:
+                continue
+            if len(present) != len(t.items):
+                raise FitError(f"{t.spec.task}: {len(t.items) - len(present)} of its items are not pooled "
+                               f"as {pooling} by {model}; one task takes one pooling")
+            mine.append(t)
+        if not mine:
+            continue
+        scores: dict[str, list] = {t.spec.task: [] for t in mine}
+        for layer in sorted(layers):
+            start = time.perf_counter()
+            ids, x_all = read_layer(dataset, model, pooling, layer)
+            for t in mine:
+                x = x_all[np.searchsorted(ids, t.items)]
+                scores[t.spec.task].extend(cross_validate(x, t.y, t.groups, t.folds, t.config, layer))
+            log.info("%s/%s layer %d: %d x %d, %d task(s), %.1f s", model, pooling, layer, *x_all.shape, len(mine),
+                     time.perf_counter() - start)
+        for t in mine:
+            result = summarise(scores[t.spec.task])
+            tables[t.spec.task].append(results_table(result, RunInfo(t.spec.task, t.spec.task_type, model, pooling,
+                                                                     t.config.probe, t.n_dropped)))
+            headlines[t.spec.task].append({"model": model, "pooling": pooling,
+                                           "curve": {str(k): v for k, v in result.curve().items()},
+                                           **asdict(result.headline)})
+            log.info("%s %s/%s: layer %s, %s %.4f [%.4f, %.4f]", t.spec.task, model, pooling, result.selected_layer,
+                     t.config.metric, result.headline.mean, result.headline.ci_low, result.headline.ci_high)
+    summaries = {}
+    for t in tasks:
+        baselines = []
+        if args.majority and t.spec.task_type == "classification":
+            baselines.append(("majority", majority_baseline(t.y, t.folds)))
+        if t.scalar is not None:
+            baselines.append(("linreg", regression_baseline(t.scalar, np.asarray(t.y, float), t.folds)))
+        for name, result in baselines:
+            tables[t.spec.task].append(results_table(result, RunInfo(t.spec.task, t.spec.task_type, name, "-", name,
+                                                                     t.n_dropped)))
+            headlines[t.spec.task].append({"model": name, "pooling": "-", **asdict(result.headline)})
+        summaries[t.spec.task] = {"task": t.spec.task, "task_type": t.spec.task_type, "probe": t.config.probe,
+                                  "metric": t.config.metric, "items": len(t.items),
+                                  "dropped": {**t.dropped, "total": t.n_dropped}, "headlines": headlines[t.spec.task]}
+    out = [tb for t in tasks for tb in tables[t.spec.task]]
+    write_parquet(pa.concat_tables(out) if out else schemas.FIT_RESULTS.empty_table(), args.out, schemas.FIT_RESULTS)
+    common = {"folds": args.folds, "alphas": list(args.alphas), "seed": args.seed}
+    metrics = ({**summaries[specs[0].task], **common} if not args.tasks
+               else {**common, "probe": args.probe, "items_file": str(args.items) if args.items else None,
+                     "tasks": summaries})
     if args.metrics:
         write_json(metrics, args.metrics)
     return metrics
@@ -162,10 +240,15 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--features", required=True, nargs="+", type=Path,
                     help="FEATURES Parquet file(s) (shards of one table; several models/poolings allowed)")
-    ap.add_argument("--labels", required=True, type=Path, help="PROBE_LABELS Parquet (item_id, label|target, group)")
-    ap.add_argument("--task", required=True, help="task name written to every row")
-    ap.add_argument("--task-type", required=True, choices=["classification", "regression"],
+    ap.add_argument("--tasks", help='several tasks over the same features, as JSON [{"task": name, "labels": '
+                    'PROBE_LABELS file, "task_type": classification|regression}, ...]: each layer is read once for '
+                    'all of them (regression tasks use ridge); instead of --task/--labels/--task-type')
+    ap.add_argument("--labels", type=Path, help="PROBE_LABELS Parquet (item_id, label|target, group)")
+    ap.add_argument("--task", help="task name written to every row")
+    ap.add_argument("--task-type", choices=["classification", "regression"],
                     help="classification: `label`, error = 1 - accuracy; regression: `target`, MAE")
+    ap.add_argument("--items", type=Path, help="FIT_ITEMS Parquet (pipeline.fit.items): only its kept items are "
+                    "used, so every model (and the baselines) see the same samples")
     ap.add_argument("--probe", default="ridge", choices=PROBES,
                     help="ridge: RidgeClassifierCV/RidgeCV, leave-one-out alpha (fast); lbfgs: logistic regression, "
                          "C = 1/alpha; sgd: the paper's SGDClassifier(log_loss), grid search (slow)")
@@ -175,12 +258,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--majority", action="store_true", help="also score the majority-class baseline (classification)")
     ap.add_argument("--linreg-feature", metavar="COLUMN",
                     help="also score a linear regression of the target on this numeric column of --labels")
+    ap.add_argument("--threads", type=int, default=1,
+                    help="BLAS threads (the probes' eigendecompositions are small: more threads than the job's "
+                         "cores slow them down by an order of magnitude on a busy machine)")
     ap.add_argument("--out", required=True, type=Path, help="FIT_RESULTS Parquet to write (atomically)")
     ap.add_argument("--metrics", type=Path, help="JSON summary: headlines, curves, item and drop counts")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    from threadpoolctl import threadpool_limits
+
     try:
-        run(args)
+        with threadpool_limits(args.threads):
+            run(args)
     except (FitError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -3,55 +3,77 @@ seeds/004_*): linear probes on frozen per-layer pooled features. See README.md h
 
 from pathlib import Path
 
-from pipeline.families import Family, Fit, Inference, Table
+from pipeline.families import Family, Fit, Inference, Table, fit_baselines_file
 from pipeline.families.probing import schemas
 from pipeline.schemas import FEATURES, FIT_RESULTS
 
 FOLDER = Path(__file__).parent
 ROOT = "data/families/probing"
-CORPUS_TASKS = ("path_type", "depth", "variable_name", "misuse")
+CORPUS_TASKS = ("path_type", "depth", "declared", "dataflow", "variable_name", "misuse")
 REGRESSION = ("depth",)
+CONTROL = ("path_type",)  # tasks with a Hewitt & Liang control task (word type = the token)
 
 
-def subsets(config) -> list[str]:
-    """`<language>-<task>`: the corpus tasks per language, algorithm on Python only."""
+def language_tasks(config, language: str) -> list[str]:
+    """The tasks cut for one language: the corpus tasks, and algorithm on Python."""
     block = config["probing"]
-    out = [f"{lang}-{task}" for lang in block["languages"] for task in block["tasks"] if task in CORPUS_TASKS]
-    if "algorithm" in block["tasks"]:
-        out.append("python-algorithm")
-    return out
-
-
-def split(subset: str) -> tuple[str, str]:
-    lang, task = subset.split("-", 1)
-    return lang, task
-
-
-def fit_tasks(config) -> list[str]:
-    tasks = subsets(config)
-    if config["probing"]["control"]:
-        tasks += [f"{s}-control" for s in tasks if s.endswith("-path_type")]
+    tasks = [t for t in block["tasks"] if t in CORPUS_TASKS] if language in block["languages"] else []
+    if language == "python" and "algorithm" in block["tasks"]:
+        tasks.append("algorithm")
     return tasks
 
 
-def task_file(subset: str, name: str) -> str:
-    lang, task = split(subset)
-    return f"{ROOT}/{lang}/{task}/{name}.parquet"
+def subsets(config) -> list[str]:
+    """One predictions subset per language: every task's samples together (they share snippets)."""
+    return [lang for lang in ("java", "python") if language_tasks(config, lang)]
+
+
+def fit_tasks(config) -> list[str]:
+    tasks = [f"{lang}-{task}" for lang in subsets(config) for task in language_tasks(config, lang)]
+    if config["probing"]["control"]:
+        tasks += [f"{t}-control" for t in list(tasks) if t.split("-", 1)[1] in CONTROL]
+    return tasks
+
+
+def split(fit_task: str) -> tuple[str, str]:
+    lang, task = fit_task.replace("-control", "").split("-", 1)
+    return lang, task
+
+
+def samples_file(language: str) -> str:
+    return f"{ROOT}/{language}/samples.parquet"
 
 
 def labels_file(config, fit_task: str) -> str:
-    if fit_task.endswith("-control"):
-        return task_file(fit_task[: -len("-control")], "control")
-    return task_file(fit_task, "labels")
+    lang, task = split(fit_task)
+    return f"{ROOT}/{lang}/{task}/{'control' if fit_task.endswith('-control') else 'labels'}.parquet"
 
 
 def task_type(config, fit_task: str) -> str:
-    return "regression" if split(fit_task.replace("-control", ""))[1] in REGRESSION else "classification"
+    return "regression" if split(fit_task)[1] in REGRESSION else "classification"
+
+
+def label_files(config) -> list[str]:
+    return [labels_file(config, t) for t in fit_tasks(config) if not t.endswith("-control")]
+
+
+def generate_inputs(config, language: str) -> dict:
+    """What `probing_generate_<language>` reads: the manifest, and the algorithm dataset on Python."""
+    algorithm = "algorithm" in language_tasks(config, language)
+    return {"manifest": "data/manifest.parquet", **({"algorithm": "data/datasets/algo-1671A.json"} if algorithm else {})}
+
+
+def generate_outputs(config, language: str) -> dict:
+    """What `probing_generate_<language>` writes."""
+    tasks = language_tasks(config, language)
+    return {"samples": samples_file(language),
+            "labels": [f"{ROOT}/{language}/{t}/labels.parquet" for t in tasks],
+            "control": [f"{ROOT}/{language}/{t}/control.parquet" for t in tasks if t in CONTROL],
+            "summary": f"{ROOT}/{language}/summary.json"}
 
 
 def targets(config) -> list[str]:
-    return ["reports/metrics/probing.json", f"{ROOT}/baselines.parquet",
-            *[task_file(s, "samples") for s in subsets(config)], *[task_file(s, "labels") for s in subsets(config)]]
+    return ["reports/metrics/probing.json", *[samples_file(s) for s in subsets(config)], *label_files(config)]
 
 
 PATH_COLUMNS = ("regexp_extract(filename, '/probing/([^/]+)/', 1) AS language, "
@@ -61,31 +83,32 @@ FAMILY = Family(
     name="probing",
     title="Probing pretrained models of source code (Table 1)",
     paper="Probing Pretrained Models of Source Codes (BlackboxNLP 2022; seeds/004_*, arXiv 2202.08975)",
-    version="1",
+    version="2",
     folder=FOLDER,
     subsets=subsets,
     targets=targets,
     tables=(
-        Table("samples", schemas.SAMPLES, "probing samples: text, kind and character spans per task",
-              lambda config: [task_file(s, "samples") for s in subsets(config)], PATH_COLUMNS),
+        Table("samples", schemas.SAMPLES, "probing samples of every task: text, kind and character spans",
+              lambda config: [samples_file(s) for s in subsets(config)],
+              "regexp_extract(filename, '/probing/([^/]+)/', 1) AS language"),
         Table("labels", schemas.LABELS, "probing labels (PROBE_LABELS + token count and word type)",
-              lambda config: [task_file(s, "labels") for s in subsets(config)], PATH_COLUMNS),
-        Table("baselines", FIT_RESULTS, "the paper's baselines per task through the fit protocol's folds",
-              lambda config: [f"{ROOT}/baselines.parquet"]),
+              label_files, PATH_COLUMNS),
+        Table("baselines", FIT_RESULTS, "the paper's baselines per task on the fit's common item set and folds",
+              lambda config: [fit_baselines_file(FAMILY)]),
     ),
     inference=Inference(
         task="pipeline.families.probing.infer",
         schema=FEATURES,
         description="probing: per-layer pooled features (word/span mean of subtokens, snippet mean), float16",
-        inputs=lambda config, subset: {"samples": task_file(subset, "samples")},
+        inputs=lambda config, subset: {"samples": samples_file(subset)},
         params=lambda config: {"inference": config["probing"]["inference"]},
         model_families=("masked-lm", "causal-lm", "encoder-decoder", "encoder-only"),
         not_applicable="every model gives hidden states",
     ),
-    fit=Fit(tasks=fit_tasks, subset=lambda config, task: task.replace("-control", ""),
+    fit=Fit(tasks=fit_tasks, subset=lambda config, task: split(task)[0],
             labels=labels_file, task_type=task_type,
-            params=lambda config: {**config["probing"]["fit"], "seed": config["seed"], "majority": True,
-                                   "linreg_feature": "n_tokens"}),
+            params=lambda config: {**config["probing"]["fit"], "seed": config["seed"]},
+            baselines="pipeline.families.probing.baselines"),
     report="pipeline.families.probing.report",
     headline="SELECT model, task || '_' || metric AS metric, mean AS value FROM probing_headline",
     plots=("probing_layers.csv",),

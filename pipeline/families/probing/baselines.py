@@ -1,5 +1,6 @@
-"""`python -m pipeline.families.probing.baselines`: the paper's baselines per task, through the
-fit protocol (pipeline.fit: the same grouped folds, layer-free), as FIT_RESULTS rows.
+"""`python -m pipeline.families.probing.baselines`: the paper's baselines per task, run by the fit
+stage on exactly the fit's common item set and folds (pipeline.fit: the same grouped folds,
+layer-free), as FIT_RESULTS rows.
 
 - every classification task: the most frequent class of the train folds (`majority`);
 - token path type: the most frequent class per token string (`per_token_majority`; the paper's
@@ -12,6 +13,7 @@ fit protocol (pipeline.fit: the same grouped folds, layer-free), as FIT_RESULTS 
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import re
 import sys
@@ -20,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from pipeline.fit.probe import (FoldScore, RunInfo, assign_folds, fold_splits, majority_baseline,
@@ -28,7 +31,8 @@ from pipeline.io import write_json, write_parquet
 from pipeline.schemas import FIT_RESULTS
 
 log = logging.getLogger("probing.baselines")
-BOW_TASKS = ("variable_name", "misuse", "algorithm")
+BOW_TASKS = ("variable_name", "misuse", "algorithm", "declared")
+WORD_TASKS = ("path_type", "dataflow")  # the most frequent class per token string (pair: per token pair)
 
 
 def per_token_majority(words, labels, folds) -> object:
@@ -74,31 +78,38 @@ def tfidf(texts, labels, folds, seed: int):
     return summarise(scores)
 
 
-def run(labels_paths: list[Path], k: int, seed: int) -> tuple[pa.Table, dict]:
+def run(tasks: list[dict], items: Path, k: int, seed: int) -> tuple[pa.Table, dict]:
+    """Every task's baselines on the fit's common item set (`items`, FIT_ITEMS: kept items only)
+    and the fit's folds (the same groups, k and seed: pipeline.fit.probe.assign_folds)."""
+    it = pq.read_table(items, columns=["item_id", "kept"])
+    kept = pa.array(it.filter(it["kept"])["item_id"].to_pylist(), type=pa.string())
     tables, metrics = [], {}
-    for path in labels_paths:
-        language, task = path.parent.parent.name, path.parent.name
-        name = f"{language}-{task}"
-        t = pq.read_table(path).sort_by("item_id")
-        if t.num_rows < k:
-            log.warning("%s: %d samples, fewer than %d folds: no baselines", name, t.num_rows, k)
+    for spec in tasks:
+        name, path = spec["task"], Path(spec["labels"])
+        base = name.removesuffix("-control").split("-", 1)[1]
+        t = pq.read_table(path)
+        t = t.filter(pc.and_(pc.is_in(t["item_id"], value_set=kept),
+                             pc.is_valid(t["target" if spec["task_type"] == "regression" else "label"])))
+        t = t.sort_by("item_id")
+        if t.num_rows < k or len(set(t["group"].to_pylist())) < k:
+            log.warning("%s: %d samples, too few for %d folds: no baselines", name, t.num_rows, k)
             metrics[name] = {"samples": t.num_rows}
             continue
         groups = np.array(t["group"].to_pylist(), dtype=object)
         folds = assign_folds(groups, k, seed)
-        regression = task == "depth"
-        task_type = "regression" if regression else "classification"
+        task_type = spec["task_type"]
         results = []
-        if regression:
+        if task_type == "regression":
             results.append(("linreg", regression_baseline(t["n_tokens"].to_pylist(), t["target"].to_pylist(), folds)))
         else:
             y = t["label"].to_pylist()
             results.append(("majority", majority_baseline(y, folds)))
-            if task == "path_type":
+            if base in WORD_TASKS:
                 results.append(("per_token_majority", per_token_majority(t["word"].to_pylist(), y, folds)))
-            if task in BOW_TASKS:
-                texts = pq.read_table(path.parent / "samples.parquet", columns=["item_id", "text"]).sort_by("item_id")
-                results.append(("tfidf", tfidf(texts["text"].to_pylist(), y, folds, seed)))
+            if base in BOW_TASKS:
+                samples = pq.read_table(path.parent.parent / "samples.parquet", columns=["item_id", "text"])
+                text = dict(zip(samples["item_id"].to_pylist(), samples["text"].to_pylist()))
+                results.append(("tfidf", tfidf([text[i] for i in t["item_id"].to_pylist()], y, folds, seed)))
         metrics[name] = {"samples": t.num_rows, "groups": len(set(groups)), "task_type": task_type, "baselines": {}}
         for probe, result in results:
             tables.append(results_table(result, RunInfo(name, task_type, probe, "-", probe)))
@@ -111,13 +122,15 @@ def run(labels_paths: list[Path], k: int, seed: int) -> tuple[pa.Table, dict]:
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--labels", type=Path, nargs="+", required=True, help="<lang>/<task>/labels.parquet files")
+    ap.add_argument("--tasks", required=True, help='JSON [{"task": "<lang>-<task>[-control]", "labels": file, '
+                                                   '"task_type": ...}] (the Fit declaration\'s tasks)')
+    ap.add_argument("--items", type=Path, required=True, help="the fit's common item set (FIT_ITEMS)")
     ap.add_argument("--folds", type=int, default=4)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--metrics", type=Path, required=True)
     args = ap.parse_args(argv)
-    table, metrics = run(args.labels, args.folds, args.seed)
+    table, metrics = run(json.loads(args.tasks), args.items, args.folds, args.seed)
     write_parquet(table, args.out, FIT_RESULTS)
     write_json({"tasks": metrics}, args.metrics)
     return 0

@@ -1,5 +1,6 @@
-"""`python -m pipeline.families.probing.generate`: one language's probing tasks from the manifest
-(`corpus`), or the algorithm task from the algo-1671A dataset (`algorithm`). Deterministic:
+"""`python -m pipeline.families.probing.generate corpus`: one language's probing tasks from the
+manifest (and, on Python, the algorithm task from the algo-1671A dataset): every sample in one
+`samples.parquet` (the predict subset), labels per task; `summary`: the family's metrics. Deterministic:
 seeded subsets by hashed ids, never by file order."""
 
 from __future__ import annotations
@@ -30,30 +31,53 @@ def capped(rows: list[dict], n: int, seed: int, key: str) -> list[dict]:
     return sorted(rows, key=lambda r: r["item_id"])
 
 
+def word_determines_label(words, labels) -> float:
+    """Share of samples whose word type carries one real label only. Near 1, the real task is a
+    function of the word type, so a control task (a random label per word type) is exactly as
+    learnable and selectivity is 0 by construction (e.g. a corpus of near-identical snippets)."""
+    by: dict[str, set] = {}
+    for w, y in zip(words, labels):
+        by.setdefault(str(w), set()).add(str(y))
+    words = [str(w) for w in words]
+    return float(np.mean([len(by[w]) == 1 for w in words])) if words else 0.0
+
+
 def write_task(rows: list[dict], out: Path, task: str, seed: int, control: bool) -> dict:
-    out.mkdir(parents=True, exist_ok=True)
-    samples = [{"item_id": r["item_id"], "group": r["group"], "text": r["text"], "kind": r["kind"],
-                "starts": [a for a, _ in r["spans"]], "ends": [b for _, b in r["spans"]], "word": r["word"]}
-               for r in rows]
+    """The task's labels (and control labels) under out/<task>/; the samples go to the language's
+    samples table (`write_samples`)."""
+    (out / task).mkdir(parents=True, exist_ok=True)
     labels = [{"item_id": r["item_id"], "label": r.get("label"), "target": r.get("target"), "group": r["group"],
                "n_tokens": float(r["n_tokens"]), "word": r["word"]} for r in rows]
-    write_parquet(pa.Table.from_pylist(samples, schema=SAMPLES), out / "samples.parquet", SAMPLES)
-    write_parquet(pa.Table.from_pylist(labels, schema=LABELS), out / "labels.parquet", LABELS)
-    summary = {"task": task, "samples": len(rows), "groups": len({r["group"] for r in rows})}
+    write_parquet(pa.Table.from_pylist(labels, schema=LABELS), out / task / "labels.parquet", LABELS)
+    summary = {"task": task, "samples": len(rows), "groups": len({r["group"] for r in rows}),
+               "texts": len({r["text"] for r in rows})}
     if rows and rows[0].get("label") is not None:
         values, counts = np.unique([r["label"] for r in rows], return_counts=True)
         summary["classes"] = len(values)
         summary["majority_share"] = float(counts.max() / counts.sum())
+        summary["label_counts"] = {str(v): int(c) for v, c in zip(values, counts)}
     else:
         summary["target_mean"] = float(np.mean([r["target"] for r in rows])) if rows else None
     if control:
+        summary["word_determines_label"] = word_determines_label([r["word"] for r in rows], [r["label"] for r in rows])
         ctrl = control_labels([r["word"] for r in rows], [r["label"] for r in rows], seed) if rows else []
         write_parquet(pa.Table.from_pylist([{**lab, "label": str(c)} for lab, c in zip(labels, ctrl)], schema=LABELS),
-                      out / "control.parquet", LABELS)
+                      out / task / "control.parquet", LABELS)
     return summary
 
 
-def corpus(args: argparse.Namespace) -> dict:
+def write_samples(rows: list[dict], path: Path) -> int:
+    """Every task's samples of one language in one table (the predict subset), by item_id."""
+    samples = sorted(({"item_id": r["item_id"], "task": r["task"], "group": r["group"], "text": r["text"],
+                       "kind": r["kind"], "starts": [a for a, _ in r["spans"]], "ends": [b for _, b in r["spans"]],
+                       "word": r["word"]} for r in rows), key=lambda r: r["item_id"])
+    if len({r["item_id"] for r in samples}) != len(samples):
+        raise ValueError("two samples share an item_id")
+    write_parquet(pa.Table.from_pylist(samples, schema=SAMPLES), path, SAMPLES)
+    return len({r["text"] for r in samples})
+
+
+def corpus_snippets(args: argparse.Namespace) -> tuple[list[T.Snippet], dict]:
     manifest = pq.read_table(args.manifest).to_pylist()
     files = sorted((r for r in manifest if r["language"] == args.language and not r["duplicate"]),
                    key=lambda r: r["file_id"])
@@ -68,44 +92,67 @@ def corpus(args: argparse.Namespace) -> dict:
         snippets = sorted(snippets, key=lambda s: unit_float(args.seed, "snippet", s.snippet_id))[:args.max_snippets]
     snippets.sort(key=lambda s: s.snippet_id)
     log.info("%s: %d files, %d snippets, %d kept", args.language, len(files), total, len(snippets))
-    made = {"path_type": T.path_type(snippets, args.classes), "depth": T.ast_depth(snippets),
-            "variable_name": T.variable_name(snippets, args.classes), "misuse": T.misuse(snippets, args.seed)}
-    summaries = {"language": args.language, "files": len(files), "snippets_found": total, "snippets": len(snippets),
-                 "tasks": {}}
+    return snippets, {"files": len(files), "snippets_found": total, "snippets": len(snippets)}
+
+
+def corpus(args: argparse.Namespace) -> dict:
+    summary: dict = {"language": args.language, "tasks": {}}
+    made: dict[str, list[dict]] = {}
+    corpus_tasks = [t for t in args.tasks if t != "algorithm"]
+    if corpus_tasks:
+        snippets, counts = corpus_snippets(args)
+        summary.update(counts)
+        generators = {"path_type": lambda: T.path_type(snippets, args.classes), "depth": lambda: T.ast_depth(snippets),
+                      "declared": lambda: T.declared(snippets, args.seed),
+                      "dataflow": lambda: T.dataflow(snippets, args.seed),
+                      "variable_name": lambda: T.variable_name(snippets, args.classes),
+                      "misuse": lambda: T.misuse(snippets, args.seed)}
+        for task in corpus_tasks:
+            made[task] = generators[task]()
+    if "algorithm" in args.tasks:
+        subs = json.loads(Path(args.algorithm_dataset).read_text())
+        made["algorithm"] = T.algorithm(subs, args.max_chars)
+        summary["submissions"] = len(subs)
+    rows = []
     for task in args.tasks:
-        rows = capped(made[task], args.max_samples, args.seed, task)
-        summaries["tasks"][task] = write_task(rows, args.out / task, task, args.seed, control=task == "path_type")
-    return summaries
-
-
-def algorithm(args: argparse.Namespace) -> dict:
-    subs = json.loads(Path(args.dataset).read_text())
-    rows = capped(T.algorithm(subs, args.max_chars), args.max_samples, args.seed, "algorithm")
-    return {"language": "python", "submissions": len(subs), "tasks": {"algorithm": write_task(
-        rows, args.out / "algorithm", "algorithm", args.seed, control=False)}}
+        kept = [{**r, "task": task} for r in capped(made[task], args.max_samples, args.seed, task)]
+        summary["tasks"][task] = write_task(kept, args.out, task, args.seed, control=task == "path_type")
+        rows.extend(kept)
+    summary["samples"] = len(rows)
+    summary["texts"] = write_samples(rows, args.out / "samples.parquet")
+    return summary
 
 
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     ap = argparse.ArgumentParser(description=__doc__)
     sub = ap.add_subparsers(dest="cmd", required=True)
-    c = sub.add_parser("corpus")
+    c = sub.add_parser("corpus", help="one language's tasks: <out>/samples.parquet, <out>/<task>/labels.parquet")
     c.add_argument("--manifest", type=Path, required=True)
     c.add_argument("--language", choices=["java", "python"], required=True)
-    c.add_argument("--tasks", nargs="+", choices=T.GENERATORS, required=True)
+    c.add_argument("--tasks", nargs="+", choices=(*T.GENERATORS, "algorithm"), required=True)
+    c.add_argument("--algorithm-dataset", type=Path, help="algo-1671A all.json (the algorithm task)")
     c.add_argument("--max-snippets", type=int, default=0)
     c.add_argument("--classes", type=int, default=15)
-    a = sub.add_parser("algorithm")
-    a.add_argument("--dataset", type=Path, required=True)
-    for p in (c, a):
-        p.add_argument("--max-chars", type=int, default=1000)
-        p.add_argument("--max-samples", type=int, default=0)
-        p.add_argument("--seed", type=int, default=0)
-        p.add_argument("--out", type=Path, required=True, help="folder: <out>/<task>/{samples,labels}.parquet")
-        p.add_argument("--summary", type=Path, required=True)
+    c.add_argument("--max-chars", type=int, default=1000)
+    c.add_argument("--max-samples", type=int, default=0)
+    c.add_argument("--seed", type=int, default=0)
+    c.add_argument("--out", type=Path, required=True, help="the language's folder")
+    c.add_argument("--summary", type=Path, required=True)
+    m = sub.add_parser("summary", help="the family's metrics: every language's summary")
+    m.add_argument("--summaries", type=Path, nargs="+", required=True)
+    m.add_argument("--out", type=Path, required=True)
     args = ap.parse_args(argv)
-    summary = corpus(args) if args.cmd == "corpus" else algorithm(args)
-    write_json(summary, args.summary)
+    if args.cmd == "summary":
+        languages = {}
+        for path in args.summaries:
+            got = json.loads(path.read_text())
+            languages[got["language"]] = got
+        write_json({"languages": languages}, args.out)
+        return 0
+    if "algorithm" in args.tasks and args.algorithm_dataset is None:
+        ap.error("the algorithm task needs --algorithm-dataset")
+    write_json(corpus(args), args.summary)
     return 0
 
 

@@ -1,7 +1,10 @@
-"""The probing inference task: every sample of the subset (one language and task) as a pooled
-feature request (word/span = mean of its subtokens, snippet = mean of all subtokens), per layer,
-float16 (pipeline.runtime.features). Samples that fail (truncated, no subtoken) are left out of
-the table; the fit stage then drops them for every model."""
+"""The probing inference task: every sample of one language, all tasks together (tasks share
+snippets: every distinct text runs through the model once), as a pooled feature request
+(word/span = mean of its subtokens, pair = concatenation of two means, snippet = mean of all
+subtokens), per layer, float16 (pipeline.runtime.features). An encoder-decoder gives both sides
+(`side: both`: encoder layers, then the decoder's, teacher-forced on the same text). Samples that
+fail (truncated, no subtoken) are left out of the table; the fit stage's common item set
+(pipeline.fit.items) then drops them for every model."""
 
 from pipeline.families.probing.schemas import SAMPLES
 from pipeline.io import read_parquet
@@ -13,4 +16,5 @@ def predict(ctx):
     mine = samples.filter(ctx.select(samples.column("item_id").to_pylist(), ctx.params["inference"]["max_items"]))
     requests = [FeatureRequest(r["item_id"], r["text"], r["kind"], tuple(zip(r["starts"], r["ends"])))
                 for r in mine.to_pylist()]
-    return pooled_features(ctx.loaded, requests, ctx.token_budget).table
+    side = "both" if ctx.loaded.model_family == "encoder-decoder" else None
+    return pooled_features(ctx.loaded, requests, ctx.token_budget, side=side).table

@@ -13,6 +13,25 @@ def _fmt(v):
     return None if v is None else round(float(v), 3)
 
 
+def feature_bytes(con) -> list[tuple]:
+    """Per model: samples, layers, bytes of its feature files per 1,000 samples, and what per-token dumps would take."""
+    out = []
+    rows = con.sql("""
+        WITH f AS (SELECT model, item_id, count(*) AS layers, any_value(len(vector)) AS width, any_value(pooling) AS pooling
+                   FROM probing_predictions GROUP BY model, item_id)
+        SELECT f.model, count(*) AS samples, max(f.layers) AS layers,
+               sum(f.layers * (CASE WHEN f.pooling LIKE 'concat%' THEN f.width / 2 ELSE f.width END)
+                   * l.n_tokens * 4) AS dump
+        FROM f JOIN probing_labels l USING (item_id) GROUP BY f.model ORDER BY f.model""").fetchall()
+    for model, samples, layers, dump in rows:
+        size = sum(p.stat().st_size for p in Path("data/predictions/probing").glob(f"*/{model}/*.parquet"))
+        if not samples or not size:
+            continue
+        out.append((model, samples, layers, round(size / samples * 1000 / 1e6, 2), round(dump / samples * 1000 / 1e6, 1),
+                    f"{dump / size:.0f}x"))
+    return out
+
+
 def section(con, figures: Path, link: str, config, plots: Path | None = None) -> str:
     rows = con.sql("SELECT task, model, probe, layer, metric, mean, ci_low, ci_high FROM probing_headline "
                    "ORDER BY task, probe IN ('ridge', 'lbfgs', 'sgd') DESC, model").fetchall()
@@ -34,8 +53,17 @@ def section(con, figures: Path, link: str, config, plots: Path | None = None) ->
            "\nSamples per task:\n", markdown_table(["task", "samples", "snippets"], counts),
            "\nControl-task selectivity (Hewitt & Liang: control error - task error, best layer):\n",
            markdown_table(["task", "model", "selectivity", "layer"], [(t, m, _fmt(s), a) for t, m, s, a in sel]),
-           "\nNot built here (see pipeline/families/probing/README.md): is variable declared, data-flow edge, "
-           "readability (its 200-snippet dataset is not available in this workspace; off, never faked).\n"]
+           "\nFeatures on disk (float16 Parquet, all shards) against per-token float32 hidden-state dumps of the same "
+           "samples (every layer x tokens x hidden size x 4 bytes; tokens counted as the snippet's code tokens, "
+           "fewer than the model's subtokens, so the dump figure is a lower bound):\n",
+           markdown_table(["model", "samples", "layers", "features MB / 1,000", "dump MB / 1,000 (at least)", "ratio"],
+                          feature_bytes(con)),
+           "\nCommon item set (the same samples for every model and baseline): "
+           + ", ".join(f"{k} {n}" for k, n in con.sql(
+               "SELECT CASE WHEN kept THEN 'kept' ELSE 'dropped' END, count(*) FROM probing_fit_items "
+               "GROUP BY ALL ORDER BY 1 DESC").fetchall()) + ".\n",
+           "\nNot built here (see pipeline/families/probing/README.md): readability (its 200-snippet dataset is not "
+           "available in this workspace; off, never faked).\n"]
     curve = con.sql("SELECT task, model, layer AS x, error AS y FROM probing_layers ORDER BY ALL").fetchall()
     if plots is not None:
         write_plot(plots / "probing_layers.csv", ["task", "model", "x", "y"], curve)

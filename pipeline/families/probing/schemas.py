@@ -6,6 +6,7 @@ from pipeline.schemas import PROBE_LABELS
 
 SAMPLES = pa.schema([
     pa.field("item_id", pa.string(), nullable=False),
+    pa.field("task", pa.string(), nullable=False),  # the probing task the sample belongs to
     pa.field("group", pa.string(), nullable=False),  # the snippet id (folds never split a group)
     pa.field("text", pa.string(), nullable=False),  # what the model reads
     pa.field("kind", pa.string(), nullable=False),  # FeatureRequest kind: snippet / word / span / pair

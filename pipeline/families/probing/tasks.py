@@ -47,6 +47,8 @@ class Snippet:
     text: str
     tokens: list[Token]
     variables: dict[str, list[int]]  # declared name -> indices into tokens of its occurrences, in order
+    root: Node | None = field(default=None, repr=False)  # the method's node in the file's tree
+    source: bytes = field(default=b"", repr=False)  # the file's bytes (the tree's byte offsets)
 
     @property
     def depth(self) -> int:
@@ -129,7 +131,7 @@ def snippet(node: Node, source: bytes, language: str, snippet_id: str) -> Snippe
     for i, t in enumerate(tokens):
         if t.text in names and _is_variable_use(t.node, language):
             variables.setdefault(t.text, []).append(i)
-    return Snippet(snippet_id, language, text, tokens, dict(sorted(variables.items())))
+    return Snippet(snippet_id, language, text, tokens, dict(sorted(variables.items())), node, source)
 
 
 def snippets_of_file(text: str, language: str, file_id: str, prs: tree_sitter.Parser) -> list[Snippet]:
@@ -240,4 +242,260 @@ def algorithm(submissions: list[dict], max_chars: int = 1000) -> list[dict]:
     return rows
 
 
-GENERATORS = ("path_type", "depth", "variable_name", "misuse")
+
+
+# ----------------------------------------------------------------- is variable declared (sec. 2.3)
+
+PRINT = {"java": ("System.out.println(", ");"), "python": ("print(", ")")}
+LITERALS = {"java": frozenset(("decimal_integer_literal", "hex_integer_literal", "octal_integer_literal",
+                               "binary_integer_literal", "decimal_floating_point_literal",
+                               "hex_floating_point_literal", "string_literal", "character_literal", "true", "false",
+                               "null_literal", "text_block")),
+            "python": frozenset(("integer", "float", "string", "concatenated_string", "true", "false", "none"))}
+FUNCTIONS = {"java": frozenset(("method_declaration", "constructor_declaration")),
+             "python": frozenset(("function_definition",))}
+
+
+@dataclass(frozen=True)
+class Declaration:
+    """A variable declared in the snippet: its name, where the declaration ends, and its scope
+    [scope_start, scope_end) in bytes of the file (a use at a place in it is declared)."""
+
+    name: str
+    end: int
+    scope_start: int
+    scope_end: int
+
+
+def _walk(node: Node):
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(reversed(n.children))
+
+
+def _enclosing(node: Node, types) -> Node | None:
+    n = node.parent
+    while n is not None and n.type not in types:
+        n = n.parent
+    return n
+
+
+def declarations(root: Node, language: str) -> list[Declaration]:
+    """Java: a local variable's scope is the rest of its block (a `for` init variable: the `for`
+    statement), a parameter's the body, an enhanced-for / catch variable's the body it guards.
+    Python (function scope): a parameter or an assignment / `for` target is in scope in the rest of
+    its innermost function's body; `except ... as e` only in the handler (Python unbinds it after)."""
+    out = []
+    for n in _walk(root):
+        name = None
+        if language == "java":
+            if n.type == "variable_declarator" and n.parent is not None and n.parent.type == "local_variable_declaration":
+                name, stmt = n.child_by_field_name("name"), n.parent
+                owner = stmt.parent
+                scope = (stmt.end_byte, owner.end_byte) if owner is not None else None
+            elif n.type in ("formal_parameter", "enhanced_for_statement", "catch_formal_parameter"):
+                name = n.child_by_field_name("name")
+                owner = n.parent if n.type != "enhanced_for_statement" else n
+                if n.type == "formal_parameter":
+                    owner = _enclosing(n, FUNCTIONS["java"] | {"lambda_expression"})
+                elif n.type == "catch_formal_parameter":
+                    owner = n.parent
+                body = owner.child_by_field_name("body") if owner is not None else None
+                scope = (body.start_byte, body.end_byte) if body is not None else None
+        else:
+            if n.type == "parameters":
+                fn = n.parent
+                body = fn.child_by_field_name("body") if fn is not None else None
+                for p in n.named_children:
+                    ident = p if p.type == "identifier" else p.child_by_field_name("name")
+                    if ident is None and p.named_children and p.named_children[0].type == "identifier":
+                        ident = p.named_children[0]
+                    if ident is not None and ident.type == "identifier" and body is not None \
+                            and ident.text.decode("utf-8", "replace") not in NOT_VARIABLES:
+                        out.append(Declaration(ident.text.decode("utf-8", "replace"), n.end_byte, body.start_byte,
+                                               body.end_byte))
+                continue
+            if n.type in ("assignment", "augmented_assignment", "for_statement"):
+                left = n.child_by_field_name("left")
+                fn = _enclosing(n, FUNCTIONS["python"])
+                body = fn.child_by_field_name("body") if fn is not None else None
+                if left is not None and left.type == "identifier" and body is not None:
+                    stmt = n.parent if n.type != "for_statement" else n.child_by_field_name("left")
+                    name, scope = left, (stmt.end_byte, body.end_byte)
+            elif n.type == "as_pattern_target" and n.parent is not None and n.parent.parent is not None \
+                    and n.parent.parent.type == "except_clause":
+                block = next((c for c in n.parent.parent.named_children if c.type == "block"), None)
+                if n.named_children and n.named_children[0].type == "identifier" and block is not None:
+                    name, scope = n.named_children[0], (block.start_byte, block.end_byte)
+        if name is not None and name.type == "identifier" and scope is not None:
+            text = name.text.decode("utf-8", "replace")
+            if text not in NOT_VARIABLES:
+                out.append(Declaration(text, max(name.end_byte, scope[0]), scope[0], scope[1]))
+    return sorted(out, key=lambda d: (d.end, d.name))
+
+
+def places(root: Node, language: str) -> list[tuple[int, str]]:
+    """Where a statement can be inserted: (byte in the file, indentation) before every statement of
+    every block, and before a Java block's closing brace / after a Python function body's end."""
+    out = []
+    for n in _walk(root):
+        if n.type != "block":
+            continue
+        stmts = [c for c in n.named_children if c.type not in COMMENTS]
+        for s in stmts:
+            out.append((s.start_byte, None))
+        if language == "java" and n.children and n.children[-1].type == "}":
+            out.append((n.children[-1].start_byte, None))
+        elif language == "python" and stmts and n.parent is not None and n.parent.type == "function_definition":
+            out.append((n.end_byte, "end"))
+    return sorted(set(out))
+
+
+def insert_use(source: bytes, base: int, at: int, where: str | None, name: str, language: str,
+               end: int) -> tuple[str, tuple[int, int]] | None:
+    """The snippet (file bytes [base, end)) with a use of `name` inserted at byte `at` (Java:
+    `System.out.println(name); ` on the line; Python: `print(name)` as a statement of its own, at the
+    place's indentation), and the character span of the inserted name; None where Python has no
+    line of its own to put it on."""
+    opening, closing = PRINT[language]
+    head = source[base:at].decode("utf-8", "replace")
+    rest = source[at:end].decode("utf-8", "replace")
+    line = source[source.rfind(b"\n", 0, at) + 1:at].decode("utf-8", "replace")
+    if language == "java":
+        ins, start = f"{opening}{name}{closing} ", len(head) + len(opening)
+    elif where == "end":  # after the function body's last statement, at the body's indentation
+        body_line = line if not line.strip() else line[: len(line) - len(line.lstrip())]
+        indent = body_line if body_line else "    "
+        ins, start = f"\n{indent}{opening}{name}{closing}", len(head) + 1 + len(indent) + len(opening)
+    elif line.strip():
+        return None  # a statement sharing its line (`if a: b = 1`)
+    else:
+        ins, start = f"{opening}{name}{closing}\n{line}", len(head) + len(opening)
+    return head + ins + rest, (start, start + len(name))
+
+
+def declared_samples(node: Node, source: bytes, language: str, snippet_id: str, n_tokens: int, seed: int) -> list[dict]:
+    """Is variable declared: per declaration, a use of its name inserted at a random place after the
+    declaration (seeded by snippet and declaration); label `declared` when some declaration of
+    that name has the place in its scope, else `undeclared`. The feature: the inserted name."""
+    decls = declarations(node, language)
+    spots = [p for p in places(node, language) if node.start_byte < p[0] <= node.end_byte]
+    rows = []
+    for k, d in enumerate(decls):
+        after = [p for p in spots if p[0] >= d.end]
+        made = None
+        while after and made is None:
+            pick = int(unit_float(seed, "declared.place", snippet_id, k, d.name, len(after)) * len(after))
+            at, where = after.pop(pick)
+            made = insert_use(source, node.start_byte, at, where, d.name, language, node.end_byte)
+        if made is None:
+            continue
+        text, span = made
+        inside = any(o.name == d.name and o.scope_start <= at < o.scope_end and at >= o.end for o in decls)
+        if where == "end":  # after the body: in scope of the function-wide declarations only
+            inside = any(o.name == d.name and o.scope_start <= at <= o.scope_end and at >= o.end for o in decls)
+        rows.append({"item_id": stable_id("declared", snippet_id, k, d.name), "group": snippet_id, "text": text,
+                     "kind": "word", "spans": [span], "word": d.name,
+                     "label": "declared" if inside else "undeclared", "n_tokens": n_tokens})
+    return rows
+
+
+# ----------------------------------------------------------------- data-flow edges (sec. 2.4)
+
+def _value_tokens(s: "Snippet", node: Node, language: str, variables: set[int]) -> list[int]:
+    """Indices of the variable occurrences and literals inside `node` (the sources of a value)."""
+    lo, hi = node.start_byte, node.end_byte
+    return [i for i, t in enumerate(s.tokens) if lo <= t.node.start_byte and t.node.end_byte <= hi
+            and (i in variables or t.node.type in LITERALS[language])]
+
+
+def dataflow_edges(s: "Snippet") -> dict[tuple[int, int], str]:
+    """GraphCodeBERT-style data-flow edges between token indices, (dependent, source) -> kind:
+    `computed_from` from an assignment's / initialised declaration's target to every variable or
+    literal of its value (augmented `a += b`: to b; an enhanced for's variable: to the iterable's);
+    `comes_from` from a variable's use to its last definition before it in text order (a
+    definition takes effect after its value is read: in `x = x + 1` the right x comes from the
+    previous definition)."""
+    lang = s.language
+    occ = {i for idx in s.variables.values() for i in idx}
+    edges: dict[tuple[int, int], str] = {}
+    defs: dict[int, int] = {}  # target token -> byte from which the definition holds
+    for i in sorted(occ):
+        node = s.tokens[i].node
+        parent = node.parent
+        value = None
+        if parent is None:
+            continue
+        if lang == "java":
+            if parent.type == "variable_declarator" and parent.child_by_field_name("name") == node:
+                value = parent.child_by_field_name("value")
+                defs[i] = parent.end_byte
+            elif parent.type == "assignment_expression" and parent.child_by_field_name("left") == node:
+                value = parent.child_by_field_name("right")
+                defs[i] = parent.end_byte
+            elif parent.type == "enhanced_for_statement" and parent.child_by_field_name("name") == node:
+                value = parent.child_by_field_name("value")
+                defs[i] = node.end_byte
+            elif parent.type in ("formal_parameter", "catch_formal_parameter") \
+                    and parent.child_by_field_name("name") == node:
+                defs[i] = node.end_byte
+        else:
+            if parent.type in ("assignment", "augmented_assignment", "for_statement") \
+                    and parent.child_by_field_name("left") == node:
+                value = parent.child_by_field_name("right")
+                defs[i] = parent.end_byte if parent.type != "for_statement" else node.end_byte
+            elif parent.type in ("parameters", "default_parameter", "typed_parameter", "typed_default_parameter",
+                                 "list_splat_pattern", "dictionary_splat_pattern"):
+                if parent.type in ("default_parameter", "typed_default_parameter"):
+                    if parent.child_by_field_name("name") != node:
+                        continue
+                defs[i] = node.end_byte
+        if value is not None:
+            for j in _value_tokens(s, value, lang, occ):
+                edges[(i, j)] = "computed_from"
+    for name, idx in s.variables.items():
+        for i in idx:
+            if i in defs:
+                continue
+            start = s.tokens[i].node.start_byte
+            before = [d for d in idx if d in defs and defs[d] <= start]
+            if before:
+                edges[(i, max(before, key=lambda d: (defs[d], d)))] = "comes_from"
+    return edges
+
+
+def dataflow(snippets: list[Snippet], seed: int) -> list[dict]:
+    """Edge prediction in the data-flow graph: every edge of `dataflow_edges` as a token pair
+    (dependent, source), and as many `no_edge` pairs drawn (seeded) among the snippet's variable
+    occurrences and literals that have no edge either way. Feature: the two tokens' means, concatenated."""
+    rows = []
+    for s in snippets:
+        edges = dataflow_edges(s)
+        if not edges:
+            continue
+        occ = {i for idx in s.variables.values() for i in idx}
+        nodes = sorted(occ | {i for i, t in enumerate(s.tokens) if t.node.type in LITERALS[s.language]})
+        linked = {frozenset(e) for e in edges}
+        free = [(a, b) for a in nodes for b in nodes if a != b and frozenset((a, b)) not in linked]
+        free.sort(key=lambda p: unit_float(seed, "dataflow.neg", s.snippet_id, *p))
+        pairs = [(p, kind) for p, kind in sorted(edges.items())] + [(p, "no_edge") for p in free[:len(edges)]]
+        for (a, b), kind in pairs:
+            ta, tb = s.tokens[a], s.tokens[b]
+            rows.append({"item_id": stable_id("dataflow", s.snippet_id, a, b), "group": s.snippet_id, "text": s.text,
+                         "kind": "pair", "spans": [(ta.start, ta.end), (tb.start, tb.end)],
+                         "word": f"{ta.text} {tb.text}", "label": kind, "n_tokens": len(s.tokens)})
+    return rows
+
+
+def declared(snippets: list[Snippet], seed: int) -> list[dict]:
+    """Is variable declared, over snippets that carry their tree (`Snippet.root`)."""
+    rows = []
+    for s in snippets:
+        if s.root is not None:
+            rows.extend(declared_samples(s.root, s.source, s.language, s.snippet_id, len(s.tokens), seed))
+    return rows
+
+
+GENERATORS = ("path_type", "depth", "declared", "dataflow", "variable_name", "misuse")

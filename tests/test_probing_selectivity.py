@@ -1,0 +1,92 @@
+"""Control tasks and selectivity (Hewitt & Liang 2019) on synthetic features where the answer is
+known, through the fit library, the FIT_RESULTS table and the family's SQL views (real DuckDB)."""
+
+from __future__ import annotations
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from pipeline import schemas
+from pipeline.families.probing import FOLDER
+from pipeline.families.probing.generate import word_determines_label
+from pipeline.fit.probe import (ProbeConfig, RunInfo, assign_folds, control_labels, probe_layers, results_table,
+                                selectivity)
+
+N_TYPES, N_CLASSES = 30, 5
+
+
+def tokens(n_groups=80, per_group=10, seed=0):
+    """Snippets of `per_group` tokens; word types drawn at random, the real label a function of the
+    token's position (context), not of its word type: every type carries several real labels."""
+    rng = np.random.default_rng(seed)
+    groups = np.repeat([f"s{i:03d}" for i in range(n_groups)], per_group).astype(object)
+    words = np.array([f"w{k}" for k in rng.integers(0, N_TYPES, len(groups))], dtype=object)
+    labels = np.array([f"p{i % per_group % N_CLASSES}" for i in range(len(groups))], dtype=object)
+    return groups, words, labels
+
+
+def one_hot(keys, values, scale=3.0, dim_noise=8, seed=1):
+    rng = np.random.default_rng(seed)
+    index = {k: i for i, k in enumerate(sorted(set(values)))}
+    x = np.zeros((len(keys), len(index)), dtype=np.float32)
+    x[np.arange(len(keys)), [index[k] for k in keys]] = scale
+    return np.hstack([x + rng.normal(scale=0.3, size=x.shape), rng.normal(size=(len(keys), dim_noise))]).astype(np.float32)
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    groups, words, labels = tokens()
+    control = control_labels(words, labels, seed=7)
+    # layer 0 encodes only the real label; layer 1 only the word type
+    layers = {0: one_hot(labels, labels), 1: one_hot(words, words)}
+    folds = assign_folds(groups, 4, 3)
+    config = ProbeConfig(alphas=(0.01, 1.0, 100.0))
+    task = probe_layers(layers.items(), labels, groups, folds, config)
+    ctrl = probe_layers(layers.items(), control, groups, folds, config)
+    return words, labels, control, task, ctrl
+
+
+def test_control_labels_differ_from_the_real_ones_and_follow_the_word_type(fitted):
+    words, labels, control, _, _ = fitted
+    assert np.mean(control == labels) < 0.4  # chance agreement is about 1/5
+    for w in set(words):
+        assert len(set(control[words == w])) == 1 and len(set(labels[words == w])) > 1
+    assert word_determines_label(words, labels) == 0.0
+    assert word_determines_label(words, control) == 1.0
+
+
+def test_selectivity_is_large_where_features_encode_the_label_and_not_the_word(fitted):
+    _, _, _, task, ctrl = fitted
+    t, c = task.curve(), ctrl.curve()
+    # label features: the real task is solved, the control task is near chance (about 1 - 1/5)
+    assert t[0] < 0.02 and c[0] > 0.5
+    # word-type features: the control task is solved (every type is seen in training), the real task is not
+    assert c[1] < 0.05 and t[1] > 0.6
+    sel = selectivity(task, ctrl)
+    assert sel[0] > 0.5 and sel[1] < -0.5
+
+
+def test_the_selectivity_view_joins_task_and_control_per_model_and_layer(fitted):
+    """The family's SQL over FIT_RESULTS rows as the fit stage writes them: control error - task error."""
+    _, _, _, task, ctrl = fitted
+    rows = [results_table(task, RunInfo("java-path_type", "classification", "m", "mean", "ridge")),
+            results_table(ctrl, RunInfo("java-path_type-control", "classification", "m", "mean", "ridge")),
+            # another model with the roles swapped: the join must not mix models
+            results_table(ctrl, RunInfo("java-path_type", "classification", "m2", "mean", "ridge")),
+            results_table(task, RunInfo("java-path_type-control", "classification", "m2", "mean", "ridge"))]
+    fits = pa.concat_tables(rows)  # noqa: F841 (DuckDB replacement scan)
+    empty = schemas.FIT_RESULTS.empty_table()  # noqa: F841
+    con = duckdb.connect()
+    con.execute("CREATE VIEW probing_fits AS SELECT * FROM fits")
+    con.execute("CREATE VIEW probing_baselines AS SELECT * FROM empty")
+    con.execute("CREATE VIEW probing_labels AS SELECT NULL::VARCHAR AS item_id WHERE false")
+    for path in sorted((FOLDER / "sql").glob("*.sql")):
+        con.execute(path.read_text())
+    got = {(m, layer): s for m, layer, s in con.sql(
+        "SELECT model, layer, selectivity FROM probing_selectivity WHERE task = 'java-path_type'").fetchall()}
+    sel = selectivity(task, ctrl)
+    assert got[("m", 0)] == pytest.approx(sel[0]) and got[("m", 1)] == pytest.approx(sel[1])
+    assert got[("m2", 0)] == pytest.approx(-sel[0])
+    assert len(got) == 4
