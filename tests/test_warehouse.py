@@ -139,8 +139,8 @@ def test_query_is_read_only_for_real(project, tmp_path, probe):
     with pytest.raises((QueryRefused, __import__("duckdb").Error)):
         run(con, sql).fetchall()
     # the same locked connection still serves the warehouse
-    assert run(con, "SELECT count(*) FROM manifest").fetchall() == [(13,)]
-    assert run(con, f"SELECT count(*) FROM read_parquet('{project}/data/manifest.parquet')").fetchall() == [(13,)]
+    assert run(con, "SELECT count(*) FROM manifest").fetchall() == [(14,)]
+    assert run(con, f"SELECT count(*) FROM read_parquet('{project}/data/manifest.parquet')").fetchall() == [(14,)]
     assert run(con, "EXPLAIN SELECT count(*) FROM manifest").fetchall()
 
 
@@ -163,8 +163,8 @@ def test_views_never_read_the_current_directorys_files(project, tmp_path, monkey
     (other / "data").mkdir(parents=True)
     pq.write_table(pq.read_table(project / "data/manifest.parquet").slice(0, 2), other / "data/manifest.parquet")
     monkeypatch.chdir(other)
-    assert run(connect(project / "data/warehouse.duckdb"), "SELECT count(*) FROM manifest").fetchall() == [(13,)]
+    assert run(connect(project / "data/warehouse.duckdb"), "SELECT count(*) FROM manifest").fetchall() == [(14,)]
     res = subprocess.run([sys.executable, "-m", "pipeline", "query", "SELECT count(*) FROM manifest", "--csv", "--db",
                           str(project / "data/warehouse.duckdb")], cwd=other, capture_output=True, text=True,
                          env={**__import__("os").environ, "PYTHONPATH": str(REPO)})
-    assert res.stdout.splitlines()[1] == "13", res.stderr
+    assert res.stdout.splitlines()[1] == "14", res.stderr

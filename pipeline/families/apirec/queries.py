@@ -225,7 +225,7 @@ class BM25Index:
 def api_documents(inventory: pa.Table, files: dict[str, dict], root: Path, api_doc: str,
                   stats: Counter) -> tuple[pa.Table, dict[str, tuple[int, str]]]:
     """The universe's documents (API_DOCS), and per FQN (def line, full docstring)."""
-    rows = [r for r in inventory.to_pylist() if r["kind"] in DEF_KINDS]
+    rows = [r for r in inventory.to_pylist() if r["kind"] in DEF_KINDS and not r["private"]]
     by_path: dict[str, list[dict]] = defaultdict(list)
     for r in rows:
         by_path[r["path"]].append(r)
@@ -255,7 +255,7 @@ def collect(usages: pa.Table, inventory: pa.Table, manifest: pa.Table, root: Pat
     files = {r["path"]: r for r in manifest.to_pylist()}
     out: list[Query] = []
     for r in inventory.to_pylist():
-        if r["kind"] not in DEF_KINDS:
+        if r["kind"] not in DEF_KINDS or r["private"]:  # the universe is the public API (the inventory flags private parts)
             continue
         f = files.get(r["path"])
         if f is None or f["split"] != eval_split:
