@@ -80,9 +80,10 @@ def run_module(*args, env_seed: str | None = None) -> None:
 
 
 def train_all(corpus, folder, env_seed=None, seed=7) -> None:
-    for t in schemas.EMBEDDINGS:
-        run_module("train", "--sequences", corpus, "--technique", t, "--params", json.dumps(PARAMS), "--seed", seed,
-                   "--out", folder / f"{t}.kv", "--stats", folder / f"{t}.json", env_seed=env_seed)
+    ts = list(schemas.EMBEDDINGS)
+    run_module("train", "--sequences", corpus, "--technique", *ts, "--params", json.dumps(PARAMS), "--seed", seed,
+               "--out", *[folder / f"{t}.kv" for t in ts], "--stats", *[folder / f"{t}.json" for t in ts],
+               env_seed=env_seed)
 
 
 def score_all(folder, tables) -> None:

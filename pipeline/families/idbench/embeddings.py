@@ -212,17 +212,20 @@ def sha256(path: str | Path) -> str:
 
 
 def _train_main(args) -> int:
+    if not len(args.technique) == len(args.out) == len(args.stats):
+        raise SystemExit("give one --out and one --stats per --technique")
     params = json.loads(args.params)
     corpus = load_corpus(args.sequences, params["languages"], params["splits"], params["max_tokens"], args.seed)
-    log.info("%s: %d files, %d tokens, %d sentences", args.technique, corpus.files, corpus.tokens, len(corpus.sentences))
+    log.info("%d files, %d tokens, %d sentences", corpus.files, corpus.tokens, len(corpus.sentences))
     if not corpus.tokens:
         raise SystemExit(f"idbench embeddings: no identifier tokens in {args.sequences} for languages "
                          f"{params['languages']} and splits {params['splits']}")
-    model, stats = train(corpus, args.technique, params, args.seed)
-    save_vectors(model.wv, args.out)
-    write_json(asdict(stats), args.stats)
-    log.info("%s: vocabulary %d, %.1f s, %.0f tokens/s", args.technique, stats.vocabulary, stats.seconds,
-             stats.tokens_per_second)
+    for technique, out, stats_path in zip(args.technique, args.out, args.stats):
+        model, stats = train(corpus, technique, params, args.seed)
+        save_vectors(model.wv, out)
+        write_json(asdict(stats), stats_path)
+        log.info("%s: vocabulary %d, %.1f s, %.0f tokens/s", technique, stats.vocabulary, stats.seconds,
+                 stats.tokens_per_second)
     return 0
 
 
@@ -256,11 +259,11 @@ def main(argv: list[str] | None = None) -> int:
     sub = ap.add_subparsers(dest="command", required=True)
     t = sub.add_parser("train", help="train one technique on the identifier sequences")
     t.add_argument("--sequences", required=True)
-    t.add_argument("--technique", required=True, choices=list(schemas.EMBEDDINGS))
+    t.add_argument("--technique", required=True, nargs="+", choices=list(schemas.EMBEDDINGS))
     t.add_argument("--params", required=True, help="JSON: the params.yaml idbench.embeddings block")
     t.add_argument("--seed", required=True, type=int)
-    t.add_argument("--out", required=True, help="the model file (gensim KeyedVectors)")
-    t.add_argument("--stats", required=True, help="JSON: corpus size, vocabulary, training time")
+    t.add_argument("--out", required=True, nargs="+", help="the model file (gensim KeyedVectors), per technique")
+    t.add_argument("--stats", required=True, nargs="+", help="JSON: corpus size, vocabulary, training time, per technique")
     s = sub.add_parser("score", help="cosine of every IdBench pair under each trained model")
     s.add_argument("--models", nargs="+", required=True)
     s.add_argument("--stats", nargs="+", required=True, help="the training stats JSON of each model, same order")
