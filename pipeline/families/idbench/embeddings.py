@@ -168,7 +168,10 @@ def vectors(wv, words: list[str], fasttext: bool) -> tuple[np.ndarray, np.ndarra
 
 
 def pair_cosines(unit: np.ndarray, left: np.ndarray, right: np.ndarray) -> np.ndarray:
-    """Batched cosine of rows `left[k]` and `right[k]` of unit vectors (NaN where one is missing)."""
+    """Batched cosine of rows `left[k]` and `right[k]` of unit vectors (NaN where one is missing):
+    through the Gram matrix when the identifiers are few against the pairs, else row by row."""
+    if len(unit) ** 2 <= 4 * len(left):
+        return (unit @ unit.T)[left, right]
     return np.einsum("ij,ij->i", unit[left], unit[right])
 
 
