@@ -81,8 +81,9 @@ def section(con, figures: Path, link: str, config, plots: Path | None = None) ->
                 nw = judged.get(("NW", size, gold))
                 if not nw:
                     continue
-                rivals = [r for r in head if r[3] == size and r[4] == gold
-                          and (r[1] in ("model", "embedding") or r[0] in ("release:FT-cbow", "ensemble:release"))]
+                rivals = sorted((r for r in head if r[3] == size and r[4] == gold
+                                 and (r[1] in ("model", "embedding") or r[0] in ("release:FT-cbow", "ensemble:release"))),
+                                key=lambda r: (r[1], r[0]))
                 for system, *_ in rivals:
                     a = judged.get((system, size, gold))
                     if a and len(a[1]) == len(nw[1]):
