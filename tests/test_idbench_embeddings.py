@@ -307,3 +307,51 @@ def test_window_spearman_equals_the_macro_and_scipy():
         assert got[system][2] == pytest.approx(macro[system], abs=1e-12)
     assert got["b"][0] == 34
     assert got["const"][2] is None and macro["const"] is None  # a constant side: no correlation
+
+
+def test_views_and_report_section_with_the_embeddings(trained, corpus, idbench_tables, tmp_path):
+    """The trained embeddings flow into idbench_spearman (rho = scipy's on the comparable pairs, with
+    coverage) and into the report's tables; new pairs and ensembles render."""
+    import duckdb
+
+    from pipeline import metrics
+    from pipeline.families.idbench import report
+    from pipeline.families.idbench.ensemble import VARIANTS
+
+    new = newpairs.new_pairs(corpus, trained / "FT-cbow.kv", idbench_tables["pairs"],
+                             {"technique": "FT-cbow", "min_count": 20, "max_identifiers": 30, "ranges": 3,
+                              "per_range": 2, "random_pairs": 2}, PARAMS, seed=1)
+    write_parquet(new, tmp_path / "new.parquet", schemas.NEW_PAIRS)
+    # ensemble rows of every variant (their leave-one-out is tested above; here: the views and report)
+    lv = {s["pair_id"]: s["score"] for s in read_parquet(idbench_tables["scores"], schemas.SCORES).to_pylist()
+          if s["technique"] == "LV"}
+    ens = [{"size": p["size"], "gold": g, "pair_id": p["pair_id"], "technique": v, "score": lv[p["pair_id"]]}
+           for p in read_parquet(idbench_tables["pairs"], schemas.PAIRS).to_pylist() if p["comparable"]
+           for g in schemas.GOLDS if p[g] is not None for v in VARIANTS]
+    write_parquet(pa.Table.from_pylist(ens, schemas.ENSEMBLE), tmp_path / "ens.parquet", schemas.ENSEMBLE)
+    files = {**{k: v for k, v in idbench_tables.items()}, "embedding_scores": trained / "scores.parquet",
+             "embedding_vocab": trained / "vocab.parquet", "embedding_models": trained / "summary.parquet",
+             "new_pairs": tmp_path / "new.parquet", "ensemble": tmp_path / "ens.parquet"}
+    con = duckdb.connect()
+    metrics.install(con)
+    for name, path in files.items():
+        con.execute(f"CREATE VIEW idbench_{name} AS SELECT * FROM read_parquet('{path}')")
+    con.register("_preds", schemas.PREDICTIONS.empty_table())
+    con.execute("CREATE VIEW idbench_predictions AS SELECT * FROM _preds")
+    con.execute((REPO / "pipeline/families/idbench/sql/10_views.sql").read_text())
+    pairs = [p for p in read_parquet(idbench_tables["pairs"], schemas.PAIRS).to_pylist()
+             if p["size"] == "small" and p["comparable"] and p["relatedness"] is not None]
+    scores = {s["pair_id"]: s["score"] for s in read_parquet(trained / "scores.parquet", schemas.SCORES).to_pylist()
+              if s["technique"] == "w2v-SG"}
+    kept = [p for p in pairs if scores[p["pair_id"]] is not None]
+    rho, n, rated = con.execute("SELECT rho, n, rated FROM idbench_spearman WHERE system = 'w2v-SG' AND kind = 'embedding' "
+                                "AND size = 'small' AND gold = 'relatedness' AND pair_set = 'comparable'").fetchone()
+    assert (n, rated) == (len(kept), len(pairs)) and 0 < n < rated
+    assert rho == pytest.approx(spearmanr([scores[p["pair_id"]] for p in kept], [p["relatedness"] for p in kept]).statistic)
+    cov = con.execute("SELECT pairs, scored FROM idbench_embedding_coverage WHERE technique = 'FT-SG' AND size = 'large'").fetchone()
+    assert cov == (296, 296)
+    variants = {r[0] for r in con.execute("SELECT DISTINCT system FROM idbench_spearman WHERE kind = 'ensemble'").fetchall()}
+    assert variants == {"ensemble:release", "ensemble:release-unscaled", "ensemble:ours", "ensemble:ours-unscaled"}
+    md = report.section(con, tmp_path, "fig", {"idbench": {"bootstrap_replicates": 20}, "seed": 1}, tmp_path)
+    assert "Ours beside the paper's" in md and "New pairs for a rating survey" in md and "ensemble:ours" in md
+    assert f"| relatedness | small | w2v-SG | {rho:.2f} | {n}/{rated} |" in md
