@@ -32,21 +32,26 @@ log = logging.getLogger("pipeline.families.idbench.newpairs")
 
 
 def frequencies(sequences, languages: list[str], splits: list[str]) -> tuple[Counter, dict[str, Counter], dict[str, Counter]]:
-    """(count per identifier, language counts per identifier, (source, repository) counts per identifier)."""
+    """(count per identifier, language counts per identifier, (source, repository) counts per
+    identifier), counted by Arrow over the flattened sequences (no Python list per file)."""
     table = read_parquet(sequences, SEQUENCES)
     keep = pc.and_(pc.and_(pc.is_in(table["language"], pa.array(languages)),
                            pc.is_in(table["split"], pa.array(splits))), pc.invert(table["duplicate"]))
     table = table.filter(keep)
+    lists = table["identifiers"].combine_chunks()
+    parent = pc.list_parent_indices(lists)
+    origin = pc.binary_join_element_wise(table["source"], table["repository"], "\t")
+    flat = pa.table({"word": pc.list_flatten(lists), "language": pc.take(table["language"], parent),
+                     "origin": pc.take(origin, parent)})
+    flat = flat.filter(pc.not_equal(flat["word"], ""))
     total: Counter = Counter()
     by_language: dict[str, Counter] = defaultdict(Counter)
     by_origin: dict[str, Counter] = defaultdict(Counter)
-    for lang, source, repo, ids in zip(table["language"].to_pylist(), table["source"].to_pylist(),
-                                       table["repository"].to_pylist(), table["identifiers"].to_pylist()):
-        counts = Counter(w for w in ids if w)
-        total.update(counts)
-        for w, c in counts.items():
-            by_language[w][lang] += c
-            by_origin[w][f"{source}\t{repo}"] += c
+    for r in flat.group_by(["word", "language"]).aggregate([([], "count_all")]).to_pylist():
+        total[r["word"]] += r["count_all"]
+        by_language[r["word"]][r["language"]] = r["count_all"]
+    for r in flat.group_by(["word", "origin"]).aggregate([([], "count_all")]).to_pylist():
+        by_origin[r["word"]][r["origin"]] = r["count_all"]
     return total, by_language, by_origin
 
 
