@@ -114,6 +114,9 @@ def test_views_on_a_small_warehouse(tmp_path):
     con.execute("CREATE VIEW idbench_predictions AS SELECT * FROM _preds")
     con.register("_ens", schemas.ENSEMBLE.empty_table())
     con.execute("CREATE VIEW idbench_ensemble AS SELECT * FROM _ens")
+    for name, schema in (("embedding_scores", schemas.SCORES), ("embedding_vocab", schemas.EMBEDDING_VOCAB)):
+        con.register(f"_{name}", schema.empty_table())
+        con.execute(f"CREATE VIEW idbench_{name} AS SELECT * FROM _{name}")
     con.execute((REPO / "pipeline/families/idbench/sql/10_views.sql").read_text())
     rho, n = con.execute("SELECT rho, n FROM idbench_spearman WHERE system = 'LV' AND size = 'small' "
                      "AND gold = 'similarity' AND pair_set = 'comparable'").fetchone()
@@ -121,6 +124,13 @@ def test_views_on_a_small_warehouse(tmp_path):
              if p["size"] == "small" and p["comparable"] and p["similarity"] is not None]
     assert n == 154
     assert rho == pytest.approx(spearmanr([p["lv"] for p in pairs], [p["similarity"] for p in pairs]).statistic)
+    # the window-function view equals the metric library's list macro on every group
+    diff = con.execute("SELECT max(abs(s.rho - m.rho)), count(*), count(m.rho) FROM idbench_spearman s JOIN ("
+                       "SELECT system, layer, pooling, size, gold, pair_set, spearman_rho(list(score ORDER BY pair_id), "
+                       "list(value ORDER BY pair_id)) AS rho FROM idbench_judged GROUP BY ALL) m "
+                       "ON m.system = s.system AND m.layer IS NOT DISTINCT FROM s.layer AND m.pooling IS NOT DISTINCT "
+                       "FROM s.pooling AND m.size = s.size AND m.gold = s.gold AND m.pair_set = s.pair_set").fetchone()
+    assert diff[0] < 1e-12 and diff[1] == con.execute("SELECT count(*) FROM idbench_spearman").fetchone()[0] > 100
     assert con.execute("SELECT count(DISTINCT layer) FROM idbench_spearman WHERE kind = 'model'").fetchone() == (2,)
     assert con.execute("SELECT count(*) FROM idbench_headline WHERE kind = 'model'").fetchone() == (9,)
     # release Path-based misses pairs: coverage below 1 on every rated pair, never silently dropped

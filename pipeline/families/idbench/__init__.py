@@ -14,6 +14,16 @@ IDENTIFIERS = f"{OUT}/identifiers.parquet"
 SCORES = f"{OUT}/scores.parquet"
 INTERESTING = f"{OUT}/interesting.parquet"
 ENSEMBLE = f"{OUT}/ensemble.parquet"
+EMBEDDING_SCORES = f"{OUT}/embedding_scores.parquet"
+EMBEDDING_VOCAB = f"{OUT}/embedding_vocab.parquet"
+EMBEDDING_MODELS = f"{OUT}/embedding_models.parquet"
+NEW_PAIRS = f"{OUT}/new_pairs.parquet"
+
+
+def _embedded(config, *paths: str) -> list[str]:
+    """Files that exist only when the corpus-trained embeddings are enabled (params embeddings.enabled)."""
+    return list(paths) if config["idbench"]["embeddings"]["enabled"] else []
+
 
 FAMILY = Family(
     name="idbench",
@@ -23,7 +33,8 @@ FAMILY = Family(
     version="1",
     folder=FOLDER,
     subsets=lambda config: ["all"],
-    targets=lambda config: [PAIRS, IDENTIFIERS, SCORES, INTERESTING, ENSEMBLE, "reports/metrics/idbench.json"],
+    targets=lambda config: [PAIRS, IDENTIFIERS, SCORES, INTERESTING, ENSEMBLE, "reports/metrics/idbench.json",
+                            *_embedded(config, EMBEDDING_SCORES, EMBEDDING_VOCAB, EMBEDDING_MODELS, NEW_PAIRS)],
     tables=(
         Table("pairs", schemas.PAIRS, "IdBench pairs per size: gold scores and the release's own per-pair scores",
               lambda config: [PAIRS]),
@@ -35,6 +46,16 @@ FAMILY = Family(
               lambda config: [INTERESTING]),
         Table("ensemble", schemas.ENSEMBLE, "IdBench SVR ensemble: leave-one-out prediction per size, gold and pair",
               lambda config: [ENSEMBLE]),
+        Table("embedding_scores", schemas.SCORES, "IdBench: cosine per pair of the corpus-trained word2vec / FastText",
+              lambda config: _embedded(config, EMBEDDING_SCORES)),
+        Table("embedding_vocab", schemas.EMBEDDING_VOCAB,
+              "IdBench: each identifier in or out of each corpus-trained embedding's vocabulary",
+              lambda config: _embedded(config, EMBEDDING_VOCAB)),
+        Table("embedding_models", schemas.EMBEDDING_MODELS,
+              "IdBench: the corpus-trained embeddings (training data, vocabulary, coverage)",
+              lambda config: _embedded(config, EMBEDDING_MODELS)),
+        Table("new_pairs", schemas.NEW_PAIRS, "IdBench-style new identifier pairs for a rating survey",
+              lambda config: _embedded(config, NEW_PAIRS)),
     ),
     inference=Inference(
         task="pipeline.families.idbench.infer",

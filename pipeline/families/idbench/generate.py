@@ -19,7 +19,7 @@ import pyarrow as pa
 from pipeline.core.ids import stable_id
 from pipeline.core import logs
 from pipeline.families.idbench import schemas
-from pipeline.families.idbench.strings import TECHNIQUES
+from pipeline.families.idbench.strings import BATCHED
 from pipeline.io import write_json, write_parquet
 
 log = logging.getLogger("pipeline.families.idbench.generate")
@@ -78,9 +78,12 @@ def identifiers(pairs: list[dict]) -> list[dict]:
 
 
 def string_scores(pairs: list[dict]) -> list[dict]:
+    """LV and NW of every distinct pair, batched (strings.BATCHED; equal to the scalar functions)."""
     distinct = sorted({p["pair_id"]: (p["id1"], p["id2"]) for p in pairs}.items())
-    return [{"pair_id": pid, "technique": name, "kind": "string", "score": fn(a, b)}
-            for pid, (a, b) in distinct for name, fn in TECHNIQUES.items()]
+    a, b = [x for _, (x, _) in distinct], [y for _, (_, y) in distinct]
+    scores = {name: fn(a, b).tolist() for name, fn in BATCHED.items()}
+    return [{"pair_id": pid, "technique": name, "kind": "string", "score": scores[name][k]}
+            for k, (pid, _) in enumerate(distinct) for name in BATCHED]
 
 
 def interesting(folder: Path) -> list[dict]:

@@ -69,7 +69,7 @@ ENSEMBLE = pa.schema(
         pa.field("size", pa.string(), nullable=False),
         pa.field("gold", pa.string(), nullable=False),
         pa.field("pair_id", pa.string(), nullable=False),
-        pa.field("technique", pa.string(), nullable=False),  # ensemble
+        pa.field("technique", pa.string(), nullable=False),  # ensemble:release / ensemble:release-unscaled / ensemble:ours / ensemble:ours-unscaled
         pa.field("score", pa.float64(), nullable=False),  # leave-one-out prediction
     ]
 )
@@ -85,5 +85,68 @@ PREDICTIONS = pa.schema(
         pa.field("layer", pa.int16(), nullable=False),  # 0 = embedding output, 1..L = layers
         pa.field("pooling", pa.string(), nullable=False),  # mean / first
         pa.field("vector", pa.list_(pa.float32()), nullable=False),
+    ]
+)
+
+# The four embeddings trained here on the corpus's identifier sequences (embeddings.py), named as
+# the release's columns: (name, FastText?, skip-gram?).
+EMBEDDINGS = {"FT-cbow": (True, False), "FT-SG": (True, True), "w2v-SG": (False, True), "w2v-cbow": (False, False)}
+
+# Cosine scores of the corpus-trained embeddings: the SCORES schema (kind `embedding`, technique
+# one of EMBEDDINGS), written to its own file by embeddings.py. word2vec leaves a NULL score where
+# an identifier is out of its vocabulary; FastText scores every pair (subword n-grams).
+
+# One row per (technique, IdBench identifier): is it in the embedding's vocabulary, and how often
+# the training sequences hold it (NULL when out of vocabulary: below min_count, or absent).
+EMBEDDING_VOCAB = pa.schema(
+    [
+        pa.field("technique", pa.string(), nullable=False),
+        pa.field("identifier_id", pa.string(), nullable=False),
+        pa.field("text", pa.string(), nullable=False),
+        pa.field("in_vocabulary", pa.bool_(), nullable=False),
+        pa.field("count", pa.int64(), nullable=True),
+    ]
+)
+
+# One row per trained embedding: what it was trained on and what it covers (deterministic; the
+# training time is in the model's stats JSON beside it, not here).
+EMBEDDING_MODELS = pa.schema(
+    [
+        pa.field("technique", pa.string(), nullable=False),
+        pa.field("fasttext", pa.bool_(), nullable=False),
+        pa.field("skip_gram", pa.bool_(), nullable=False),
+        pa.field("languages", pa.list_(pa.string()), nullable=False),
+        pa.field("files", pa.int64(), nullable=False),  # sequence files (non-duplicate) trained on
+        pa.field("tokens", pa.int64(), nullable=False),  # identifier tokens trained on (one epoch)
+        pa.field("vocabulary", pa.int64(), nullable=False),  # words kept (count >= min_count)
+        pa.field("vector_size", pa.int32(), nullable=False),
+        pa.field("identifiers", pa.int32(), nullable=False),  # IdBench identifiers
+        pa.field("identifiers_in_vocabulary", pa.int32(), nullable=False),
+        pa.field("pairs", pa.int32(), nullable=False),  # distinct IdBench pairs
+        pa.field("pairs_scored", pa.int32(), nullable=False),  # pairs with a score (FastText: all)
+        pa.field("model_sha256", pa.string(), nullable=False),  # the saved model file
+    ]
+)
+
+# New identifier pairs for a rating survey (newpairs.py): frequent corpus identifiers, pairs
+# sampled across the ranges of one embedding's cosine ranking plus random pairs.
+NEW_PAIRS = pa.schema(
+    [
+        pa.field("pair_id", pa.string(), nullable=False),  # stable_id("idbench-new-pair", id1, id2)
+        pa.field("id1", pa.string(), nullable=False),
+        pa.field("id2", pa.string(), nullable=False),
+        pa.field("stratum", pa.string(), nullable=False),  # range-<k> (k-th range of the ranking, 0 = most similar) / random
+        pa.field("rank", pa.int64(), nullable=False),  # 0-based position in the cosine ranking of all pairs
+        pa.field("cosine", pa.float64(), nullable=False),  # the ranking technique's cosine
+        pa.field("technique", pa.string(), nullable=False),  # the embedding that ranked the pairs
+        pa.field("id1_count", pa.int64(), nullable=False),  # corpus frequency
+        pa.field("id2_count", pa.int64(), nullable=False),
+        pa.field("id1_language", pa.string(), nullable=False),  # the language it occurs in most (ties: name order)
+        pa.field("id2_language", pa.string(), nullable=False),
+        pa.field("id1_source", pa.string(), nullable=False),  # the source and repository it occurs in most
+        pa.field("id1_repository", pa.string(), nullable=False),
+        pa.field("id2_source", pa.string(), nullable=False),
+        pa.field("id2_repository", pa.string(), nullable=False),
+        pa.field("in_idbench", pa.bool_(), nullable=False),  # the pair is already in the release
     ]
 )

@@ -15,7 +15,9 @@ from __future__ import annotations
 from decimal import ROUND_HALF_EVEN, Decimal
 from fractions import Fraction
 
+import numpy as np
 from rapidfuzz.distance import Levenshtein
+from rapidfuzz.process import cpdist
 
 DECIMALS = 2
 
@@ -61,3 +63,36 @@ def nw(a: str, b: str) -> float:
 
 
 TECHNIQUES = {"LV": lv, "NW": nw}
+
+
+# Vectorised over aligned lists of pairs (rapidfuzz's cpdist, one C++ call per technique), with the
+# same exact half-to-even rounding done in integers: value = num / den, scaled by 10^DECIMALS.
+def _round_ratio(num: np.ndarray, den: np.ndarray, decimals: int = DECIMALS) -> np.ndarray:
+    scale = 10**decimals
+    safe = np.where(den == 0, 1, den)
+    q, r = np.divmod(num * scale, safe)
+    up = (2 * r > safe) | ((2 * r == safe) & (q % 2 == 1))
+    return np.where(den == 0, 1.0, (q + up) / scale)
+
+
+def _lengths(a: list[str], b: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    return np.fromiter(map(len, a), np.int64, len(a)), np.fromiter(map(len, b), np.int64, len(b))
+
+
+def lv_many(a: list[str], b: list[str]) -> np.ndarray:
+    """lv(a[k], b[k]) for every k."""
+    la, lb = _lengths(a, b)
+    d = cpdist(a, b, scorer=Levenshtein.distance, workers=1).astype(np.int64)
+    longest = np.maximum(la, lb)
+    return _round_ratio(longest - d, longest)
+
+
+def nw_many(a: list[str], b: list[str]) -> np.ndarray:
+    """nw(a[k], b[k]) for every k."""
+    la, lb = _lengths(a, b)
+    d = cpdist(a, b, scorer=Levenshtein.distance, scorer_kwargs={"weights": (3, 3, 2)}, workers=1).astype(np.int64)
+    longest = np.maximum(la, lb)
+    return _round_ratio((la + lb - d) // 2 + longest, 2 * longest)
+
+
+BATCHED = {"LV": lv_many, "NW": nw_many}

@@ -20,11 +20,15 @@ LEFT JOIN idbench_predictions a ON a.item_id = p.id1_id AND a.model = s.model AN
 LEFT JOIN idbench_predictions b ON b.item_id = p.id2_id AND b.model = s.model AND b.layer = s.layer
                                 AND b.pooling = s.pooling;
 
--- Every technique's score per (size, pair): kind string (computed here: LV, NW), release (the
+-- Every technique's score per (size, pair): kind string (computed here: LV, NW), embedding (word2vec /
+-- FastText trained here on the corpus's identifier sequences), release (the
 -- release's own per-pair scores, `release:<column>`), model (a zoo model's cosine at one layer).
 CREATE VIEW idbench_system_scores AS
 SELECT s.technique AS system, s.kind, NULL::SMALLINT AS layer, NULL::VARCHAR AS pooling, p.size, p.pair_id, s.score
 FROM idbench_scores s JOIN idbench_pairs p USING (pair_id)
+UNION ALL  -- the corpus-trained word2vec / FastText (kind embedding; NULL: out of word2vec's vocabulary)
+SELECT s.technique, s.kind, NULL::SMALLINT, NULL::VARCHAR, p.size, p.pair_id, s.score
+FROM idbench_embedding_scores s JOIN idbench_pairs p USING (pair_id)
 UNION ALL
 SELECT 'release:' || CASE technique WHEN 'ft_cbow' THEN 'FT-cbow' WHEN 'ft_sg' THEN 'FT-SG' WHEN 'w2v_sg' THEN 'w2v-SG'
                       WHEN 'w2v_cbow' THEN 'w2v-cbow' WHEN 'path_based' THEN 'Path-based' WHEN 'lv' THEN 'LV'
@@ -50,13 +54,32 @@ SELECT *, 'comparable' AS pair_set FROM j WHERE comparable;
 
 -- Spearman's rho (average ranks, on floats) per technique, size, gold score and pair set, with
 -- coverage: `rated` pairs in the set, `n` of them the technique scored (NULL/NaN scores excluded).
+-- The metric library's definition (pipeline.metrics.correlation, macro spearman_rho: Pearson of
+-- average ranks over the complete pairs, NULL when n < 2 or a side is constant) computed with window
+-- functions: average rank = rank() + (ties - 1) / 2, then corr(). O(n log n) per group where the
+-- list macros are O(n^2) (tests/test_idbench.py checks both agree and equal scipy).
+CREATE VIEW idbench_ranked AS
+WITH c AS (SELECT * FROM idbench_judged
+           WHERE score IS NOT NULL AND NOT isnan(score) AND value IS NOT NULL AND NOT isnan(value))
+SELECT system, kind, layer, pooling, size, gold, pair_set, pair_id, score, value,
+       rank() OVER (PARTITION BY system, kind, layer, pooling, size, gold, pair_set ORDER BY score)
+       + (count(*) OVER (PARTITION BY system, kind, layer, pooling, size, gold, pair_set, score) - 1) / 2.0 AS rx,
+       rank() OVER (PARTITION BY system, kind, layer, pooling, size, gold, pair_set ORDER BY value)
+       + (count(*) OVER (PARTITION BY system, kind, layer, pooling, size, gold, pair_set, value) - 1) / 2.0 AS ry
+FROM c;
+
 CREATE VIEW idbench_spearman AS
-SELECT system, kind, layer, pooling, size, gold, pair_set, count(*) AS rated,
-       spearman_n(list(score ORDER BY pair_id), list(value ORDER BY pair_id)) AS n,
-       round(spearman_n(list(score ORDER BY pair_id), list(value ORDER BY pair_id)) / count(*), 4) AS coverage,
-       spearman_rho(list(score ORDER BY pair_id), list(value ORDER BY pair_id)) AS rho
-FROM idbench_judged
-GROUP BY ALL;
+WITH rated AS (SELECT system, kind, layer, pooling, size, gold, pair_set, count(*) AS rated
+               FROM idbench_judged GROUP BY ALL),
+     rho AS (SELECT system, kind, layer, pooling, size, gold, pair_set, count(*) AS n,
+                    CASE WHEN count(*) < 2 OR var_pop(rx) = 0 OR var_pop(ry) = 0 THEN NULL
+                         ELSE corr(rx, ry) END AS rho
+             FROM idbench_ranked GROUP BY ALL)
+SELECT t.system, t.kind, t.layer, t.pooling, t.size, t.gold, t.pair_set, t.rated,
+       coalesce(r.n, 0) AS n, round(coalesce(r.n, 0) / t.rated, 4) AS coverage, r.rho
+FROM rated t LEFT JOIN rho r
+  ON r.system = t.system AND r.kind = t.kind AND r.layer IS NOT DISTINCT FROM t.layer
+ AND r.pooling IS NOT DISTINCT FROM t.pooling AND r.size = t.size AND r.gold = t.gold AND r.pair_set = t.pair_set;
 
 -- Each model's best layer per (pooling, size, gold score, pair set): chosen on the benchmark
 -- itself (an oracle choice, as the paper reports each embedding's best hyper-parameters).
@@ -79,9 +102,32 @@ FROM idbench_best_layer WHERE pair_set = 'comparable' AND pooling = 'mean';
 -- Spearman per interesting subset (abbreviations, synonyms, opposites, ...), every rated pair of
 -- the subset per size (the subsets are small: read the n).
 CREATE VIEW idbench_by_subset AS
-SELECT i.subset, j.system, j.kind, j.layer, j.pooling, j.size, j.gold, count(*) AS rated,
-       spearman_n(list(j.score ORDER BY j.pair_id), list(j.value ORDER BY j.pair_id)) AS n,
-       spearman_rho(list(j.score ORDER BY j.pair_id), list(j.value ORDER BY j.pair_id)) AS rho
-FROM idbench_judged j JOIN idbench_interesting i USING (pair_id)
-WHERE j.pair_set = 'all_rated'
+WITH j AS (SELECT i.subset, j.* FROM idbench_judged j JOIN idbench_interesting i USING (pair_id)
+           WHERE j.pair_set = 'all_rated'),
+     rated AS (SELECT subset, system, kind, layer, pooling, size, gold, count(*) AS rated FROM j GROUP BY ALL),
+     ranked AS (
+         SELECT subset, system, kind, layer, pooling, size, gold,
+                rank() OVER (PARTITION BY subset, system, kind, layer, pooling, size, gold ORDER BY score)
+                + (count(*) OVER (PARTITION BY subset, system, kind, layer, pooling, size, gold, score) - 1) / 2.0 AS rx,
+                rank() OVER (PARTITION BY subset, system, kind, layer, pooling, size, gold ORDER BY value)
+                + (count(*) OVER (PARTITION BY subset, system, kind, layer, pooling, size, gold, value) - 1) / 2.0 AS ry
+         FROM j WHERE score IS NOT NULL AND NOT isnan(score) AND value IS NOT NULL AND NOT isnan(value)),
+     rho AS (SELECT subset, system, kind, layer, pooling, size, gold, count(*) AS n,
+                    CASE WHEN count(*) < 2 OR var_pop(rx) = 0 OR var_pop(ry) = 0 THEN NULL
+                         ELSE corr(rx, ry) END AS rho
+             FROM ranked GROUP BY ALL)
+SELECT t.subset, t.system, t.kind, t.layer, t.pooling, t.size, t.gold, t.rated, coalesce(r.n, 0) AS n, r.rho
+FROM rated t LEFT JOIN rho r
+  ON r.subset = t.subset AND r.system = t.system AND r.kind = t.kind AND r.layer IS NOT DISTINCT FROM t.layer
+ AND r.pooling IS NOT DISTINCT FROM t.pooling AND r.size = t.size AND r.gold = t.gold;
+
+-- Coverage of the corpus-trained embeddings per size: distinct pairs of the size, pairs scored, pairs
+-- whose two identifiers are both in the vocabulary (FastText scores the others from subwords).
+CREATE VIEW idbench_embedding_coverage AS
+SELECT s.technique, p.size, count(*) AS pairs, count(s.score) AS scored,
+       count(*) FILTER (WHERE v1.in_vocabulary AND v2.in_vocabulary) AS both_in_vocabulary,
+       round(count(s.score) / count(*), 4) AS coverage
+FROM idbench_embedding_scores s JOIN idbench_pairs p USING (pair_id)
+JOIN idbench_embedding_vocab v1 ON v1.technique = s.technique AND v1.identifier_id = p.id1_id
+JOIN idbench_embedding_vocab v2 ON v2.technique = s.technique AND v2.identifier_id = p.id2_id
 GROUP BY ALL;
