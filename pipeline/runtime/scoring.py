@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import torch
 
+from pipeline.models.zoo import sentinels
 from pipeline.runtime.batching import length_sorted_batches
 
 SCORE_DECIMALS = 4
@@ -138,9 +139,12 @@ def candidate_jobs(scorer: Scorer, model_family: str, prefix: str, fills, suffix
         return jobs, owner
     if model_family == "causal-lm":
         return [(with_bos(scorer.tok, e.ids),) for e in encs], list(range(len(encs)))
-    sentinel = scorer.tok.additional_special_tokens[0] if scorer.tok.additional_special_tokens else scorer.tok.mask_token
-    source = scorer.tok(prefix + sentinel + suffix)["input_ids"]
-    return [(source, scorer.tok(sentinel + f)["input_ids"]) for f in fills], list(range(len(fills)))
+    sentinel = (sentinels(scorer.tok) or [scorer.tok.mask_token])[0]
+    # the prefix's trailing spaces go with the fill: byte-level BPE spells " scale" as one token `Ġscale`
+    kept = prefix.rstrip(" ")
+    source = scorer.tok(kept + sentinel + suffix)["input_ids"]
+    space = prefix[len(kept):]
+    return [(source, scorer.tok(sentinel + space + f)["input_ids"]) for f in fills], list(range(len(fills)))
 
 
 def score_candidates(scorer: Scorer, model_family: str, plans: list[tuple[list[tuple], list[int], int]]) -> list[list[float]]:
