@@ -15,9 +15,11 @@ from safetensors.torch import load_file
 
 from pipeline.models.entries import parse_zoo
 from pipeline.models.evaluate import eval_mask, perplexity
-from pipeline.models.train import (MASK, TrainParams, corrupt_spans, lr_factor, make_random_twin, mask_for_training,
-                                   run_training, span_counts)
-from pipeline.models.zoo import load_model, sentinels
+from pipeline.models.data import blocks, token_stream
+from pipeline.models.train import (EOS, MASK, TrainParams, corrupt_spans, lr_factor, make_random_twin, mask_for_training,
+                                   model_config, pretrained_tokenizer, run_training, seed_everything, sentinel_tokens, span_counts,
+                                   train)
+from pipeline.models.zoo import auto_class, load_model, sentinels
 from pipeline.runtime.scoring import Scorer, candidate_jobs, rank_of, score_candidates
 
 from tests.conftest import REPO, snakemake
@@ -27,9 +29,7 @@ SEED = 7
 TINY_MODEL = {"layers": 1, "hidden_size": 32, "heads": 2, "intermediate_size": 64, "seq_length": 32, "batch_size": 8,
               "steps": 40, "learning_rate": 0.005, "warmup_steps": 4, "weight_decay": 0.01, "dropout": 0.1,
               "mlm_probability": 0.15, "eval_every": 20, "eval_blocks": 4}
-# the encoder-decoder: wider, more steps, cosine schedule (its scoring test needs the pattern learnt)
-T5_MODEL = {**TINY_MODEL, "hidden_size": 64, "heads": 4, "intermediate_size": 128, "steps": 150, "schedule": "cosine",
-            "eval_every": 75}
+T5_MODEL = {**TINY_MODEL, "schedule": "cosine"}  # the encoder-decoder: the same size, cosine schedule
 ZOO = [
     {"name": "tiny-mlm", "source": "trained:mlm", "family": "masked-lm", "max_length": 32, "batch_size": 8},
     {"name": "tiny-clm", "source": "trained:causal", "family": "causal-lm", "max_length": 32, "batch_size": 8},
@@ -256,11 +256,13 @@ def test_span_counts_and_corruption_by_hand():
     gen = torch.Generator().manual_seed(0)
     batch = torch.arange(100, 164).view(2, 32)  # distinct tokens: every one can be traced
     inputs, targets = corrupt_spans(batch, 0.15, 3.0, [900, 901, 902], gen)
-    assert inputs.shape == (2, 32 - 5 + 2 + 1) and targets.shape == (2, 5 + 2 + 1)
+    assert inputs.shape == (2, 32 - 5 + 2 + 1) and targets.shape == (2, 5 + 2 + 1 + 1)
     lengths = []
     for row, src, tgt in zip(batch.tolist(), inputs.tolist(), targets.tolist()):
         assert src[-1] == tgt[-1] == 2  # </s> ends input and target
-        assert [t for t in src if t >= 900] == [900, 901] == [t for t in tgt if t >= 900]
+        assert [t for t in src if t >= 900] == [900, 901] and [t for t in tgt if t >= 900] == [900, 901, 902]
+        assert tgt[-2] == 902  # the next sentinel closes the last span (T5's `<X> … <Y> … <Z>`)
+        tgt = tgt[:-2] + tgt[-1:]
         assert tgt[0] == 900 and src[0] < 900 and src[-2] < 900  # kept text before the first span and after the last
         spans: dict[int, list[int]] = {}
         for t in tgt[:-1]:
@@ -291,9 +293,9 @@ def test_encoder_decoder_folder_card_and_sentinels(project):
     assert {"config.json", "model.safetensors", "tokenizer.json", "card.json", "training.json"} <= {p.name for p in folder.iterdir()}
     vocab = json.loads((project / "data/tokenizer/record.json").read_text())["vocab_size"]
     card = json.loads((folder / "card.json").read_text())
-    n = span_counts(32, 0.15, 3.0)[1]
+    n = span_counts(32, 0.15, 3.0)[1] + 1  # one per span and one closing the last
     assert card["family"] == "encoder-decoder" and card["model_type"] == "t5" and card["vocab_size"] == vocab + n
-    assert card["layers"] == card["decoder_layers"] == 1 and card["heads"] == 4 and card["hidden_size"] == 64
+    assert card["layers"] == card["decoder_layers"] == 1 and card["heads"] == 2 and card["hidden_size"] == 32
     assert card["training"]["objective"] == "seq2seq" and card["training"]["schedule"] == "cosine"
     lm = load_model(parse_zoo(ZOO)["tiny-t5"], device="cpu", models_dir=project / "data/models")
     assert sentinels(lm.tokenizer) == [f"<extra_id_{i}>" for i in range(n)]
@@ -318,31 +320,37 @@ def test_encoder_decoder_trains_deterministically(project, tmp_path, monkeypatch
     assert cards[0]["weights_sha256"] == cards[1]["weights_sha256"] != cards[2]["weights_sha256"]
 
 
-def test_seq2seq_scoring_ranks_first_the_fill_the_model_was_trained_on(project):
-    """The fixture's Python files repeat `total += value * scale`: the trained encoder-decoder puts
-    `scale` first among candidates for the masked span, and the log-probability is the hand sum."""
-    zoo = parse_zoo(ZOO)
-    prefix = "    for value in values:\n        if value > 3:\n            total += value * "
-    suffix = "\n    return total\n"
-    fills = ["scale", "values", "total", "compute", "int"]
+def test_seq2seq_scoring_ranks_first_the_fill_the_model_was_trained_on(project, tmp_path):
+    """A tiny encoder-decoder trained for a few steps on a repeated pattern puts the fill it was trained
+    to produce first (its untrained init does not), with T5's target `<extra_id_0> fill <extra_id_1>`, and
+    the scoring path's log-probability is the hand sum of the target's log-softmax under teacher forcing."""
+    p = TrainParams(**{**TINY_MODEL, "steps": 60, "schedule": "cosine", "dropout": 0.0})
+    tok = pretrained_tokenizer(project / "data/tokenizer", "seq2seq", p.seq_length, sentinel_tokens(p))
+    train_blocks = blocks(token_stream(tok, ["    result = compute(total)\n" * 200], EOS), 32)
+    seed_everything(SEED, 1)
+    untrained = auto_class("encoder-decoder").from_config(model_config("seq2seq", len(tok), p))
+    model, _ = train("seq2seq", p, train_blocks, train_blocks[:0], len(tok), SEED, torch.device("cpu"))
+    fills = ["scale", "total", "value", "values"]
     got = {}
-    for name in ("tiny-t5", "tiny-t5-random"):
-        lm = load_model(dataclasses.replace(zoo[name], max_length=64), device="cpu", models_dir=project / "data/models")
+    for name, m in (("trained", model), ("untrained", untrained)):
+        m.save_pretrained(tmp_path / name)
+        tok.save_pretrained(tmp_path / name)
+        entry = parse_zoo([{"name": name, "source": f"path:{tmp_path / name}", "family": "encoder-decoder",
+                            "max_length": 32, "batch_size": 3}])[name]
+        lm = load_model(entry, device="cpu")
         scorer = Scorer(lm, 4096)
-        jobs, owner = candidate_jobs(scorer, "encoder-decoder", prefix, fills, suffix)
-        source, target = jobs[0]
-        sentinel = lm.tokenizer.convert_tokens_to_ids("<extra_id_0>")
-        assert source.count(sentinel) == 1 and source[-1] == lm.tokenizer.eos_token_id
-        assert target[0] == sentinel and target[-1] == lm.tokenizer.eos_token_id
-        scores = score_candidates(scorer, "encoder-decoder", [(jobs, owner, len(fills))])[0]
-        # by hand: teacher forcing from the decoder start token, log-softmax summed over the target
-        with torch.no_grad():
+        jobs, owner = candidate_jobs(scorer, "encoder-decoder", "    result = compute(", fills, ")\n")
+        source, target = jobs[1]
+        first, second = tok.convert_tokens_to_ids(["<extra_id_0>", "<extra_id_1>"])
+        assert source.count(first) == 1 and source[-1] == tok.eos_token_id
+        assert target[0] == first and target[-1] == second and tok.decode(target[1:-1]) == "total"
+        got[name] = score_candidates(scorer, "encoder-decoder", [(jobs, owner, len(fills))])[0]
+        with torch.no_grad():  # by hand: teacher forcing from the decoder start token
             decoder_input = torch.tensor([[lm.model.config.decoder_start_token_id] + target[:-1]])
             logits = lm.model(input_ids=torch.tensor([source]), decoder_input_ids=decoder_input).logits[0]
-        assert scores[0] == pytest.approx(float(torch.log_softmax(logits, -1)[range(len(target)), target].sum()), abs=1e-4)
-        got[name] = scores
-    assert rank_of(got["tiny-t5"], fills, 0)[0] == 1
-    assert got["tiny-t5"][0] > got["tiny-t5-random"][0]
+        assert got[name][1] == pytest.approx(float(torch.log_softmax(logits, -1)[range(len(target)), target].sum()), abs=1e-4)
+    assert rank_of(got["trained"], fills, 1)[0] == 1 and rank_of(got["untrained"], fills, 1)[0] > 1
+    assert got["trained"][1] > got["untrained"][1] + 1.0
 
 
 def test_encoder_decoder_span_perplexity_beats_twin(project):
@@ -351,5 +359,5 @@ def test_encoder_decoder_span_perplexity_beats_twin(project):
     texts = [(project / r["location"]).read_text() for r in rows if r["split"] == "test" and not r["duplicate"]]
     got = {name: perplexity(load_model(zoo[name], device="cpu", models_dir=project / "data/models"), texts, 32, 16, SEED, 0.15)
            for name in ("tiny-t5", "tiny-t5-random")}
-    assert got["tiny-t5"]["tokens_scored"] == got["tiny-t5-random"]["tokens_scored"] == 16 * (5 + 2 + 1)
+    assert got["tiny-t5"]["tokens_scored"] == got["tiny-t5-random"]["tokens_scored"] == 16 * (5 + 2 + 1 + 1)
     assert got["tiny-t5"]["perplexity"] < 0.5 * got["tiny-t5-random"]["perplexity"]

@@ -66,8 +66,9 @@ def span_counts(length: int, noise_density: float, mean_span: float) -> tuple[in
 
 
 def sentinel_tokens(p: TrainParams) -> list[str]:
-    """The encoder-decoder's sentinels, T5's names, one per noise span of a training block."""
-    return [SENTINEL.format(i) for i in range(span_counts(p.seq_length, p.noise_density, p.mean_noise_span_length)[1])]
+    """The encoder-decoder's sentinels, T5's names: one per noise span of a training block, and one
+    that closes the last span in the target."""
+    return [SENTINEL.format(i) for i in range(span_counts(p.seq_length, p.noise_density, p.mean_noise_span_length)[1] + 1)]
 
 
 def seed_everything(seed: int, threads: int) -> None:
@@ -151,16 +152,18 @@ def segment(items: int, segments: int, generator: torch.Generator) -> list[int]:
 
 def corrupt_spans(batch: torch.Tensor, noise_density: float, mean_span: float, sentinels: list[int],
                   generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
-    """T5 span corruption of every row: noise spans (T5's counts, random lengths) become sentinels
-    <extra_id_0>, <extra_id_1>, … in the input; the target is each sentinel followed by the span it
-    hides, then </s>. Unlike T5, non-noise text also follows the last span (T5 ends every block on a
-    noise span), so a one-span input `prefix <extra_id_0> suffix </s>` with target
-    `<extra_id_0> fill </s>` (how the families score candidates) is in the training distribution.
-    Every row has the same counts, so inputs and targets need no padding. `sentinels`: the ids of
-    <extra_id_0>, <extra_id_1>, … (at least as many as spans)."""
+    """T5 span corruption of every row (the T5 paper's format): noise spans (T5's counts, random
+    lengths) become sentinels <extra_id_0>, <extra_id_1>, … in the input; the target is each sentinel
+    followed by the span it hides, then the next sentinel closing the last span, then </s>:
+    `Thank you <X> me to your party <Y> week.` -> `<X> for inviting <Y> last <Z>`. Non-noise text
+    always follows the last span (T5's code ends a block on a noise span instead), so a one-span
+    input `prefix <extra_id_0> suffix </s>` with target `<extra_id_0> fill <extra_id_1> </s>` (how the
+    families score candidates) is in the training distribution. Every row has the same counts, so
+    inputs and targets need no padding. `sentinels`: the ids of <extra_id_0>, <extra_id_1>, … (one
+    more than the spans)."""
     length = batch.shape[1]
     noise, spans = span_counts(length, noise_density, mean_span)
-    spans = min(spans, len(sentinels))
+    spans = min(spans, len(sentinels) - 1)
     inputs, targets = [], []
     for row in batch.tolist():
         noise_runs = segment(noise, spans, generator)
@@ -172,7 +175,7 @@ def corrupt_spans(batch: torch.Tensor, noise_density: float, mean_span: float, s
             tgt += [sentinels[i]] + row[at: at + noise_runs[i]]
             at += noise_runs[i]
         inputs.append(src + row[at:] + [EOS])
-        targets.append(tgt + [EOS])
+        targets.append(tgt + [sentinels[spans], EOS])
     return torch.tensor(inputs, dtype=torch.long), torch.tensor(targets, dtype=torch.long)
 
 
@@ -190,9 +193,9 @@ def loss_of(model, objective: str, batch: torch.Tensor, p: TrainParams, vocab_si
         inputs, labels = mask_for_training(batch, p.mlm_probability, vocab_size, generator)
         return mlm_loss(model, inputs, attention_mask, labels)
     if objective == "seq2seq":
-        spans = span_counts(p.seq_length, p.noise_density, p.mean_noise_span_length)[1]  # sentinels end the vocabulary
+        n = len(sentinel_tokens(p))  # the sentinels end the vocabulary
         inputs, targets = corrupt_spans(batch.cpu(), p.noise_density, p.mean_noise_span_length,
-                                        list(range(vocab_size - spans, vocab_size)), generator)
+                                        list(range(vocab_size - n, vocab_size)), generator)
         inputs, targets = inputs.to(batch.device), targets.to(batch.device)
         return model(input_ids=inputs, attention_mask=(inputs != PAD).long(),
                      labels=targets.masked_fill(targets == PAD, -100)).loss

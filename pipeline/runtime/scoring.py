@@ -123,8 +123,8 @@ def candidate_jobs(scorer: Scorer, model_family: str, prefix: str, fills, suffix
     belongs to; None when a completed text is longer than the model takes.
 
     masked-lm: one job per token of the fill, that token masked, the rest visible (pseudo-log-likelihood);
-    causal-lm: the whole completed text (BOS first); encoder-decoder: the fill as the target for the
-    text with the model's first sentinel (or mask) in its place."""
+    causal-lm: the whole completed text (BOS first); encoder-decoder: the fill between the model's first
+    two sentinels (T5's span-corruption target) for the text with the first sentinel (or mask) in its place."""
     encs = [encode(scorer.tok, prefix, f, suffix) for f in fills]
     if any(len(e.ids) > scorer.max_length for e in encs):
         return None
@@ -139,12 +139,16 @@ def candidate_jobs(scorer: Scorer, model_family: str, prefix: str, fills, suffix
         return jobs, owner
     if model_family == "causal-lm":
         return [(with_bos(scorer.tok, e.ids),) for e in encs], list(range(len(encs)))
-    sentinel = (sentinels(scorer.tok) or [scorer.tok.mask_token])[0]
+    # T5's format: `prefix <extra_id_0> suffix` -> `<extra_id_0> fill <extra_id_1>`: the next sentinel
+    # closes the span, and nothing after it is scored (what follows it in training is the next span or
+    # </s>, the same for every fill); a model without sentinels gets its mask token and </s>
+    opening, closing = (sentinels(scorer.tok) + ["", ""])[:2] if len(sentinels(scorer.tok)) >= 2 else (scorer.tok.mask_token, "")
     # the prefix's trailing spaces go with the fill: byte-level BPE spells " scale" as one token `Ġscale`
     kept = prefix.rstrip(" ")
-    source = scorer.tok(kept + sentinel + suffix)["input_ids"]
+    source = scorer.tok(kept + opening + suffix)["input_ids"]
     space = prefix[len(kept):]
-    return [(source, scorer.tok(sentinel + space + f)["input_ids"]) for f in fills], list(range(len(fills)))
+    targets = [scorer.tok(opening + space + f + closing, add_special_tokens=not closing)["input_ids"] for f in fills]
+    return [(source, t) for t in targets], list(range(len(fills)))
 
 
 def score_candidates(scorer: Scorer, model_family: str, plans: list[tuple[list[tuple], list[int], int]]) -> list[list[float]]:
