@@ -1,5 +1,9 @@
 # Stage 6: the model zoo. Trained code LMs, random twins and cards of packaged/hub/path models,
 # each in data/models/<name>/ (card.json inside); test perplexities in reports/metrics/models.json.
+from pipeline.models.entries import objective_params  # noqa: E402  (no torch: parsing stays fast)
+
+# Models with a test perplexity: masked and causal LMs, encoder-decoders (span corruption).
+EVALUATED = [n for n, e in ZOO.items() if e.model_family != "encoder-only"]
 
 
 rule train_tokenizer:
@@ -32,7 +36,9 @@ rule train_model:
     params:
         entry=zoo_subset_for_models,
         data=lambda wildcards: as_json(config["training"]["data"]),
-        model=lambda wildcards: as_json(config["training"]["model"]),
+        model=lambda wildcards: as_json(
+            objective_params(config["training"]["model"], config["training"].get("objectives"), ZOO[wildcards.model].value)
+        ),
         device=lambda wildcards: config["models"]["device"],
         seed=config["seed"],
     threads: lambda wildcards: config["training"]["threads"]
@@ -91,7 +97,7 @@ rule evaluate_model:
     output:
         "data/models-eval/{model}.json",
     wildcard_constraints:
-        model=_names(LMS),
+        model=_names(EVALUATED),
     params:
         entry=zoo_subset_for_models,
         data=lambda wildcards: as_json(config["training"]["data"]),
@@ -112,7 +118,7 @@ rule evaluate_model:
 rule models:
     input:
         models=expand("data/models/{model}", model=ZOO),
-        evals=expand("data/models-eval/{model}.json", model=LMS),
+        evals=expand("data/models-eval/{model}.json", model=EVALUATED),
     output:
         "reports/metrics/models.json",
     conda:

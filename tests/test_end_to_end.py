@@ -32,8 +32,9 @@ def test_apiquiz_precision_view_matches_hand_computation(e2e_project):
     project = e2e_project
     preds = predictions(project, "apiquiz").to_pylist()
     quizzes = {q["quiz_id"]: q for q in pq.read_table(project / "data/families/apiquiz/quizzes.parquet").to_pylist()}
-    assert {p["model"] for p in preds} == {"tiny-mlm", "tiny-clm", "tiny-mlm-random"}  # minilm: no LM head, no job
-    assert {p["protocol"] for p in preds if p["model"] == "tiny-clm"} == {"rank"}
+    assert {p["model"] for p in preds} == {"tiny-mlm", "tiny-clm", "tiny-mlm-random", "tiny-t5"}  # minilm: no LM head
+    assert {p["protocol"] for p in preds if p["model"] in ("tiny-clm", "tiny-t5")} == {"rank"}
+    assert any(p["status"] == "ok" for p in preds if p["model"] == "tiny-t5")  # the encoder-decoder ranks too
     assert any(p["status"] == "ok" and p["protocol"] == "fill_mask" for p in preds if p["model"] == "tiny-mlm")
     groups = defaultdict(list)
     for p in preds:
@@ -77,7 +78,8 @@ def test_apiquiz_precision_view_matches_hand_computation(e2e_project):
 def test_best_head_view_matches_hand_computation(e2e_project):
     project = e2e_project
     hits = predictions(project, "codesyntax").to_pylist()
-    assert {h["model"] for h in hits} == {"tiny-mlm", "tiny-mlm-random", "minilm"}  # causal LM: not applicable
+    # causal LM: not applicable; the encoder-decoder: its encoder's self-attention
+    assert {h["model"] for h in hits} == {"tiny-mlm", "tiny-mlm-random", "minilm", "tiny-t5"}
     agg = defaultdict(lambda: [0, 0])
     for h in hits:
         assert h["variant"] == "plain"

@@ -40,7 +40,7 @@ def test_parse_zoo_fills_random_twins_from_their_model():
 
 @pytest.mark.parametrize("entries, message", [
     ([{"name": "a", "source": "random:b"}], "names no other zoo entry"),
-    ([{"name": "a", "source": "trained:seq2seq", "family": "causal-lm", "max_length": 8, "batch_size": 1}], "trained:mlm"),
+    ([{"name": "a", "source": "trained:gan", "family": "causal-lm", "max_length": 8, "batch_size": 1}], "trained:mlm"),
     ([{"name": "a", "source": "trained:mlm", "family": "causal-lm", "max_length": 8, "batch_size": 1}], "gives a masked-lm"),
     ([{"name": "a", "source": "ftp:x", "family": "causal-lm", "max_length": 8, "batch_size": 1}], "is not one of"),
     ([{"name": "a", "source": "hub:x", "family": "causal-lm", "max_length": 8, "batch_size": 1}] * 2, "two entries"),

@@ -3,6 +3,7 @@ random twins, and perplexity against hand-computed values."""
 
 import dataclasses
 import json
+import math
 from contextlib import chdir
 from pathlib import Path
 
@@ -14,8 +15,12 @@ from safetensors.torch import load_file
 
 from pipeline.models.entries import parse_zoo
 from pipeline.models.evaluate import eval_mask, perplexity
-from pipeline.models.train import MASK, TrainParams, make_random_twin, mask_for_training, run_training
-from pipeline.models.zoo import load_model
+from pipeline.models.data import blocks, token_stream
+from pipeline.models.train import (EOS, MASK, TrainParams, corrupt_spans, lr_factor, make_random_twin, mask_for_training,
+                                   model_config, pretrained_tokenizer, run_training, seed_everything, sentinel_tokens, span_counts,
+                                   train)
+from pipeline.models.zoo import auto_class, load_model, sentinels
+from pipeline.runtime.scoring import Scorer, candidate_jobs, rank_of, score_candidates
 
 from tests.conftest import REPO, snakemake
 
@@ -24,10 +29,13 @@ SEED = 7
 TINY_MODEL = {"layers": 1, "hidden_size": 32, "heads": 2, "intermediate_size": 64, "seq_length": 32, "batch_size": 8,
               "steps": 40, "learning_rate": 0.005, "warmup_steps": 4, "weight_decay": 0.01, "dropout": 0.1,
               "mlm_probability": 0.15, "eval_every": 20, "eval_blocks": 4}
+T5_MODEL = {**TINY_MODEL, "schedule": "cosine"}  # the encoder-decoder: the same size, cosine schedule
 ZOO = [
     {"name": "tiny-mlm", "source": "trained:mlm", "family": "masked-lm", "max_length": 32, "batch_size": 8},
     {"name": "tiny-clm", "source": "trained:causal", "family": "causal-lm", "max_length": 32, "batch_size": 8},
     {"name": "tiny-clm-random", "source": "random:tiny-clm"},
+    {"name": "tiny-t5", "source": "trained:seq2seq", "family": "encoder-decoder", "max_length": 32, "batch_size": 8},
+    {"name": "tiny-t5-random", "source": "random:tiny-t5"},
 ]
 
 
@@ -63,7 +71,8 @@ def write_corpus(root: Path) -> None:
 @pytest.fixture(scope="module")
 def project(tmp_path_factory) -> Path:
     """A fixture corpus taken through the real rules to a trained tiny causal LM (the training rule);
-    the masked LM and the random twin are made in-process from the same manifest and tokenizer."""
+    the masked LM, the encoder-decoder and the random twins are made in-process from the same manifest
+    and tokenizer."""
     root = tmp_path_factory.mktemp("zoo")
     write_corpus(root / "corpus")
     params = yaml.safe_load((REPO / "params.yaml").read_text())
@@ -82,7 +91,11 @@ def project(tmp_path_factory) -> Path:
         run_training(zoo["tiny-mlm"], Path("data/manifest.parquet"), Path("data/tokenizer"), params["training"]["data"],
                      TrainParams(**TINY_MODEL), SEED, 1, "cpu", Path("data/models/tiny-mlm"),
                      Path("reports/figures/models/loss_tiny-mlm.png"))
-        make_random_twin(zoo["tiny-clm-random"], zoo["tiny-clm"], SEED, Path("data/models"), Path("data/models/tiny-clm-random"))
+        run_training(zoo["tiny-t5"], Path("data/manifest.parquet"), Path("data/tokenizer"), params["training"]["data"],
+                     TrainParams(**T5_MODEL), SEED, 1, "cpu", Path("data/models/tiny-t5"),
+                     Path("reports/figures/models/loss_tiny-t5.png"))
+        for twin in ("tiny-clm", "tiny-t5"):
+            make_random_twin(zoo[f"{twin}-random"], zoo[twin], SEED, Path("data/models"), Path(f"data/models/{twin}-random"))
     return root
 
 
@@ -212,7 +225,7 @@ def test_eval_masks_every_row_and_only_real_tokens():
 def test_perplexity_of_a_uniform_model_is_the_vocabulary_size(project):
     """Zero output embeddings => uniform next-token distribution => perplexity exactly |V| (and for
     the masked LM as well, with the decoder bias zeroed too)."""
-    for name in ("tiny-clm", "tiny-mlm"):
+    for name in ("tiny-clm", "tiny-mlm", "tiny-t5"):
         entry = parse_zoo(ZOO)[name]
         lm = load_model(entry, device="cpu", models_dir=project / "data/models")
         with torch.no_grad():
@@ -233,3 +246,118 @@ def test_short_stream_gives_one_padded_block_and_empty_test_split_no_perplexity(
     assert blocks(list(range(12)), 5, pad_id=1).tolist() == [list(range(5)), list(range(5, 10))]
     lm = load_model(parse_zoo(ZOO)["tiny-mlm"], device="cpu", models_dir=project / "data/models")
     assert perplexity(lm, [], 32, 4, SEED, 0.15) == {"perplexity": None, "tokens_scored": 0, "blocks": 0, "block_length": 32}
+
+
+def test_span_counts_and_corruption_by_hand():
+    assert span_counts(128, 0.15, 3.0) == (19, 6)  # T5: round(128 * 0.15) noise tokens, round(19 / 3) spans
+    assert span_counts(32, 0.15, 3.0) == (5, 2)
+    assert span_counts(8, 0.15, 3.0) == (1, 1)  # at least one noise token and one span
+    assert span_counts(4, 0.9, 1.0) == (2, 1)  # at most length - 2 noise tokens; a kept run after each span
+    gen = torch.Generator().manual_seed(0)
+    batch = torch.arange(100, 164).view(2, 32)  # distinct tokens: every one can be traced
+    inputs, targets = corrupt_spans(batch, 0.15, 3.0, [900, 901, 902], gen)
+    assert inputs.shape == (2, 32 - 5 + 2 + 1) and targets.shape == (2, 5 + 2 + 1 + 1)
+    lengths = []
+    for row, src, tgt in zip(batch.tolist(), inputs.tolist(), targets.tolist()):
+        assert src[-1] == tgt[-1] == 2  # </s> ends input and target
+        assert [t for t in src if t >= 900] == [900, 901] and [t for t in tgt if t >= 900] == [900, 901, 902]
+        assert tgt[-2] == 902  # the next sentinel closes the last span (T5's `<X> … <Y> … <Z>`)
+        tgt = tgt[:-2] + tgt[-1:]
+        assert tgt[0] == 900 and src[0] < 900 and src[-2] < 900  # kept text before the first span and after the last
+        spans: dict[int, list[int]] = {}
+        for t in tgt[:-1]:
+            if t >= 900:
+                spans[t] = []
+                current = t
+            else:
+                spans[current].append(t)
+        lengths += [len(v) for v in spans.values()]
+        assert [x for t in src[:-1] for x in (spans[t] if t >= 900 else [t])] == row  # spans back in place: the row
+    assert min(lengths) >= 1 and sum(lengths) == 10
+    again = corrupt_spans(batch, 0.15, 3.0, [900, 901, 902], torch.Generator().manual_seed(0))
+    assert torch.equal(again[0], inputs) and torch.equal(again[1], targets)  # seeded
+
+
+def test_lr_schedules():
+    p = TrainParams(**{**TINY_MODEL, "steps": 110, "warmup_steps": 10, "schedule": "cosine"})
+    assert lr_factor(0, p) == pytest.approx(0.1) and lr_factor(9, p) == pytest.approx(1.0)
+    assert lr_factor(10, p) == pytest.approx(1.0) and lr_factor(60, p) == pytest.approx(0.5)
+    assert lr_factor(35, p) == pytest.approx(0.5 * (1 + math.cos(math.pi / 4)))
+    assert lr_factor(110, p) == pytest.approx(0.0)
+    linear = dataclasses.replace(p, schedule="linear")
+    assert lr_factor(60, linear) == pytest.approx(0.5) and lr_factor(35, linear) == pytest.approx(0.75)
+
+
+def test_encoder_decoder_folder_card_and_sentinels(project):
+    folder = project / "data/models/tiny-t5"
+    assert {"config.json", "model.safetensors", "tokenizer.json", "card.json", "training.json"} <= {p.name for p in folder.iterdir()}
+    vocab = json.loads((project / "data/tokenizer/record.json").read_text())["vocab_size"]
+    card = json.loads((folder / "card.json").read_text())
+    n = span_counts(32, 0.15, 3.0)[1] + 1  # one per span and one closing the last
+    assert card["family"] == "encoder-decoder" and card["model_type"] == "t5" and card["vocab_size"] == vocab + n
+    assert card["layers"] == card["decoder_layers"] == 1 and card["heads"] == 2 and card["hidden_size"] == 32
+    assert card["training"]["objective"] == "seq2seq" and card["training"]["schedule"] == "cosine"
+    lm = load_model(parse_zoo(ZOO)["tiny-t5"], device="cpu", models_dir=project / "data/models")
+    assert sentinels(lm.tokenizer) == [f"<extra_id_{i}>" for i in range(n)]
+    assert lm.tokenizer.convert_tokens_to_ids("<extra_id_0>") == vocab  # after the shared vocabulary
+    ids = lm.tokenizer("x = <extra_id_0>(y)")["input_ids"]
+    assert vocab in ids and ids[-1] == lm.tokenizer.eos_token_id  # the sentinel is one token; </s> ends the text
+    curve = json.loads((folder / "training.json").read_text())
+    assert curve["valid_loss"][-1] < curve["valid_loss"][0] and curve["train_loss"][-1] < curve["train_loss"][0]
+    twin = json.loads((project / "data/models/tiny-t5-random/card.json").read_text())
+    assert twin["twin_of"] == "tiny-t5" and twin["vocab_size"] == card["vocab_size"] and twin["parameters"] == card["parameters"]
+
+
+def test_encoder_decoder_trains_deterministically(project, tmp_path, monkeypatch):
+    monkeypatch.chdir(project)
+    zoo = parse_zoo(ZOO)
+    params = yaml.safe_load((project / "params.yaml").read_text())["training"]
+    p = TrainParams(**{**T5_MODEL, "steps": 6, "eval_every": 3})
+    cards = [run_training(zoo["tiny-t5"], project / "data/manifest.parquet", project / "data/tokenizer", params["data"],
+                          p, seed, 1, "cpu", tmp_path / run, tmp_path / f"{run}.png")
+             for run, seed in (("a", SEED), ("b", SEED), ("c", SEED + 1))]
+    assert (tmp_path / "a/model.safetensors").read_bytes() == (tmp_path / "b/model.safetensors").read_bytes()
+    assert cards[0]["weights_sha256"] == cards[1]["weights_sha256"] != cards[2]["weights_sha256"]
+
+
+def test_seq2seq_scoring_ranks_first_the_fill_the_model_was_trained_on(project, tmp_path):
+    """A tiny encoder-decoder trained for a few steps on a repeated pattern puts the fill it was trained
+    to produce first (its untrained init does not), with T5's target `<extra_id_0> fill <extra_id_1>`, and
+    the scoring path's log-probability is the hand sum of the target's log-softmax under teacher forcing."""
+    p = TrainParams(**{**TINY_MODEL, "steps": 60, "schedule": "cosine", "dropout": 0.0})
+    tok = pretrained_tokenizer(project / "data/tokenizer", "seq2seq", p.seq_length, sentinel_tokens(p))
+    train_blocks = blocks(token_stream(tok, ["    result = compute(total)\n" * 200], EOS), 32)
+    seed_everything(SEED, 1)
+    untrained = auto_class("encoder-decoder").from_config(model_config("seq2seq", len(tok), p))
+    model, _ = train("seq2seq", p, train_blocks, train_blocks[:0], len(tok), SEED, torch.device("cpu"))
+    fills = ["scale", "total", "value", "values"]
+    got = {}
+    for name, m in (("trained", model), ("untrained", untrained)):
+        m.save_pretrained(tmp_path / name)
+        tok.save_pretrained(tmp_path / name)
+        entry = parse_zoo([{"name": name, "source": f"path:{tmp_path / name}", "family": "encoder-decoder",
+                            "max_length": 32, "batch_size": 3}])[name]
+        lm = load_model(entry, device="cpu")
+        scorer = Scorer(lm, 4096)
+        jobs, owner = candidate_jobs(scorer, "encoder-decoder", "    result = compute(", fills, ")\n")
+        source, target = jobs[1]
+        first, second = tok.convert_tokens_to_ids(["<extra_id_0>", "<extra_id_1>"])
+        assert source.count(first) == 1 and source[-1] == tok.eos_token_id
+        assert target[0] == first and target[-1] == second and tok.decode(target[1:-1]) == "total"
+        got[name] = score_candidates(scorer, "encoder-decoder", [(jobs, owner, len(fills))])[0]
+        with torch.no_grad():  # by hand: teacher forcing from the decoder start token
+            decoder_input = torch.tensor([[lm.model.config.decoder_start_token_id] + target[:-1]])
+            logits = lm.model(input_ids=torch.tensor([source]), decoder_input_ids=decoder_input).logits[0]
+        assert got[name][1] == pytest.approx(float(torch.log_softmax(logits, -1)[range(len(target)), target].sum()), abs=1e-4)
+    assert rank_of(got["trained"], fills, 1)[0] == 1 and rank_of(got["untrained"], fills, 1)[0] > 1
+    assert got["trained"][1] > got["untrained"][1] + 1.0
+
+
+def test_encoder_decoder_span_perplexity_beats_twin(project):
+    zoo = parse_zoo(ZOO)
+    rows = pq.read_table(project / "data/manifest.parquet").to_pylist()
+    texts = [(project / r["location"]).read_text() for r in rows if r["split"] == "test" and not r["duplicate"]]
+    got = {name: perplexity(load_model(zoo[name], device="cpu", models_dir=project / "data/models"), texts, 32, 16, SEED, 0.15)
+           for name in ("tiny-t5", "tiny-t5-random")}
+    assert got["tiny-t5"]["tokens_scored"] == got["tiny-t5-random"]["tokens_scored"] == 16 * (5 + 2 + 1 + 1)
+    assert got["tiny-t5"]["perplexity"] < 0.5 * got["tiny-t5-random"]["perplexity"]

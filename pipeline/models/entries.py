@@ -7,11 +7,17 @@ from dataclasses import dataclass
 
 MODEL_FAMILIES = ("masked-lm", "causal-lm", "encoder-decoder", "encoder-only")
 SOURCE_KINDS = ("package", "trained", "random", "hub", "path")
-OBJECTIVES = {"mlm": "masked-lm", "causal": "causal-lm"}
+OBJECTIVES = {"mlm": "masked-lm", "causal": "causal-lm", "seq2seq": "encoder-decoder"}
 # Fields that only inference reads: the model rules get entries without them, so changing a
 # batch size or dtype reruns inference, never training.
 INFERENCE_ONLY = ("batch_size", "dtype")
 DEFAULT_BATCH_SIZE = 32
+
+
+def objective_params(model: dict, objectives: dict | None, objective: str) -> dict:
+    """params.yaml training.model with the objective's overrides (training.objectives.<objective>:
+    any of its keys, e.g. more steps for the masked LM) on top."""
+    return {**model, **((objectives or {}).get(objective) or {})}
 
 
 @dataclass(frozen=True)

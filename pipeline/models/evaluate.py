@@ -21,7 +21,10 @@ import torch
 from pipeline.core import logs
 from pipeline.io import write_json
 from pipeline.models.data import blocks, select_files, token_stream
-from pipeline.models.zoo import LoadedModel, load_model, parse_zoo
+from pipeline.models.train import corrupt_spans
+from pipeline.models.zoo import LoadedModel, load_model, parse_zoo, sentinels
+
+MEAN_NOISE_SPAN = 3.0  # T5's mean span length, for the encoder-decoders' span-corruption perplexity
 
 log = logging.getLogger("pipeline.models.evaluate")
 
@@ -47,7 +50,28 @@ def framing_of(tok) -> tuple[list[int], list[int]]:
     return full[:start], full[start + len(bare):]
 
 
+def span_perplexity(lm: LoadedModel, texts, block_length: int, max_blocks: int, seed: int, noise_density: float) -> dict:
+    """Encoder-decoders: perplexity of the span-corruption targets (sentinel, span, …, </s>) given the
+    corrupted blocks; corruption drawn once for all blocks from the seed (no dependence on batch size)."""
+    tok = lm.tokenizer
+    ids = [tok.convert_tokens_to_ids(t) for t in sentinels(tok)]
+    content = blocks(token_stream(tok, texts, tok.eos_token_id), block_length, max_blocks)
+    if not ids or content.shape[0] == 0:
+        return {"perplexity": None, "tokens_scored": 0, "blocks": int(content.shape[0]), "block_length": block_length}
+    inputs_all, targets_all = corrupt_spans(content, noise_density, MEAN_NOISE_SPAN, ids, torch.Generator().manual_seed(seed))
+    nll, count = 0.0, 0
+    for i in range(0, inputs_all.shape[0], lm.entry.batch_size):
+        inputs, targets = inputs_all[i: i + lm.entry.batch_size], targets_all[i: i + lm.entry.batch_size]
+        logits = lm(input_ids=inputs, labels=targets).logits.float().cpu()
+        nll += torch.nn.functional.cross_entropy(logits.flatten(0, 1), targets.flatten(), reduction="sum").item()
+        count += int(targets.numel())
+    return {"perplexity": math.exp(nll / count), "tokens_scored": count, "blocks": int(inputs_all.shape[0]),
+            "block_length": block_length}
+
+
 def perplexity(lm: LoadedModel, texts, block_length: int, max_blocks: int, seed: int, mlm_probability: float) -> dict:
+    if lm.model_family == "encoder-decoder":
+        return span_perplexity(lm, texts, block_length, max_blocks, seed, mlm_probability)
     tok = lm.tokenizer
     masked = lm.model_family == "masked-lm"
     separator = tok.sep_token_id if masked else tok.eos_token_id
@@ -97,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
     entry = parse_zoo(json.loads(args.zoo))[args.name]
     data, ev = json.loads(args.data), json.loads(args.evaluation)
     result = {"name": entry.name, "split": "test", "perplexity": None, "tokens_scored": 0}
-    if entry.model_family in ("masked-lm", "causal-lm"):
+    if entry.model_family in ("masked-lm", "causal-lm", "encoder-decoder"):
         lm = load_model(entry, device=args.device, models_dir=args.models_dir)
         selection = select_files(args.manifest, "test", data["languages"], data["max_eval_bytes"], args.seed)
         result.update(perplexity(lm, selection.texts(), entry.max_length, ev["max_blocks"], args.seed, ev["mlm_probability"]))

@@ -18,6 +18,9 @@ log = logging.getLogger("pipeline.models.tokenizer_train")
 
 # RoBERTa's special tokens and ids: <s>=0 <pad>=1 </s>=2 <unk>=3 <mask>=4.
 SPECIAL_TOKENS = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
+# T5's sentinel names: the encoder-decoder's tokenizer appends <extra_id_0>, <extra_id_1>, … after
+# the shared vocabulary (pipeline.models.train.pretrained_tokenizer); this file never holds them.
+SENTINEL = "<extra_id_{}>"
 TOKENIZER_FILE = "tokenizer.json"
 RECORD_FILE = "record.json"
 

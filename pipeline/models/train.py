@@ -1,5 +1,6 @@
-"""Train the pipeline's small code LMs (RoBERTa-style masked LM, GPT-2-style causal LM) with a
-plain, seeded torch loop, and make random twins of any zoo entry.
+"""Train the pipeline's small code LMs (RoBERTa-style masked LM, GPT-2-style causal LM, T5-style
+encoder-decoder with span corruption) with a plain, seeded torch loop, and make random twins of
+any zoo entry.
 
 Why not Trainer/accelerate: a loop this small is easy to make bit-for-bit deterministic on CPU
 (one seed, fixed threads, deterministic algorithms), and nothing is hidden from the card.
@@ -10,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import math
 import os
 import sys
 import time
@@ -23,7 +25,8 @@ from pipeline.core import logs
 from pipeline.io import atomic_path, write_json
 from pipeline.models import cards
 from pipeline.models.data import blocks, select_files, token_stream
-from pipeline.models.tokenizer_train import RECORD_FILE, SPECIAL_TOKENS, TOKENIZER_FILE
+from pipeline.models.entries import OBJECTIVES
+from pipeline.models.tokenizer_train import RECORD_FILE, SENTINEL, SPECIAL_TOKENS, TOKENIZER_FILE
 from pipeline.models.zoo import ModelEntry, auto_class, locate, parse_zoo, pick_device
 
 log = logging.getLogger("pipeline.models.train")
@@ -49,6 +52,23 @@ class TrainParams:
     mlm_probability: float
     eval_every: int
     eval_blocks: int
+    schedule: str = "linear"  # learning rate after warmup: linear or cosine decay to zero
+    noise_density: float = 0.15  # seq2seq span corruption (T5): share of tokens in noise spans
+    mean_noise_span_length: float = 3.0  # and their mean length
+
+
+def span_counts(length: int, noise_density: float, mean_span: float) -> tuple[int, int]:
+    """T5's counts for a block of `length` tokens: noise tokens (at least 1, at most length - 2) and
+    noise spans (at least 1, at most one per two non-noise tokens so a non-noise span can follow each)."""
+    noise = min(max(int(round(length * noise_density)), 1), length - 2)
+    spans = max(1, int(round(noise / mean_span)))
+    return noise, min(spans, noise, (length - noise) - 1)
+
+
+def sentinel_tokens(p: TrainParams) -> list[str]:
+    """The encoder-decoder's sentinels, T5's names: one per noise span of a training block, and one
+    that closes the last span in the target."""
+    return [SENTINEL.format(i) for i in range(span_counts(p.seq_length, p.noise_density, p.mean_noise_span_length)[1] + 1)]
 
 
 def seed_everything(seed: int, threads: int) -> None:
@@ -59,9 +79,11 @@ def seed_everything(seed: int, threads: int) -> None:
     torch.use_deterministic_algorithms(True, warn_only=True)
 
 
-def pretrained_tokenizer(tokenizer_dir: Path, objective: str, max_length: int):
+def pretrained_tokenizer(tokenizer_dir: Path, objective: str, max_length: int, sentinels: list[str] = ()):
     """The shared BPE wrapped for transformers: the masked LM's adds <s> … </s> like RoBERTa's,
-    the causal LM's adds nothing (GPT-2 style)."""
+    the causal LM's adds nothing (GPT-2 style), the encoder-decoder's ends every text with </s> and
+    gains the sentinels after the shared vocabulary (T5 style; the shared tokenizer file is unchanged,
+    so the masked and causal LMs are not retrained when an encoder-decoder joins the zoo)."""
     from tokenizers import Tokenizer
     from tokenizers.processors import TemplateProcessing
     from transformers import PreTrainedTokenizerFast
@@ -70,14 +92,24 @@ def pretrained_tokenizer(tokenizer_dir: Path, objective: str, max_length: int):
     if objective == "mlm":
         tok.post_processor = TemplateProcessing(single="<s> $A </s>", pair="<s> $A </s> </s> $B </s>",
                                                 special_tokens=[("<s>", BOS), ("</s>", EOS)])
+    elif objective == "seq2seq":
+        tok.post_processor = TemplateProcessing(single="$A </s>", pair="$A </s> $B </s>", special_tokens=[("</s>", EOS)])
     bos, pad, eos, unk, mask = SPECIAL_TOKENS
     extra = {"mask_token": mask, "cls_token": bos, "sep_token": eos} if objective == "mlm" else {}
+    if objective == "seq2seq":
+        extra = {"extra_special_tokens": list(sentinels)}
     return PreTrainedTokenizerFast(tokenizer_object=tok, bos_token=bos, eos_token=eos, unk_token=unk, pad_token=pad,
                                    model_max_length=max_length, **extra)
 
 
 def model_config(objective: str, vocab_size: int, p: TrainParams):
-    from transformers import GPT2Config, RobertaConfig
+    from transformers import GPT2Config, RobertaConfig, T5Config
+
+    if objective == "seq2seq":  # `layers` in the encoder and as many in the decoder; T5's relative positions
+        return T5Config(vocab_size=vocab_size, d_model=p.hidden_size, d_kv=p.hidden_size // p.heads, d_ff=p.intermediate_size,
+                        num_layers=p.layers, num_decoder_layers=p.layers, num_heads=p.heads, dropout_rate=p.dropout,
+                        feed_forward_proj="relu", pad_token_id=PAD, eos_token_id=EOS, decoder_start_token_id=PAD,
+                        bos_token_id=None)
 
     if objective == "mlm":
         return RobertaConfig(vocab_size=vocab_size, hidden_size=p.hidden_size, num_hidden_layers=p.layers,
@@ -110,25 +142,84 @@ def wrap_for_mlm(content: torch.Tensor, bos: int, eos: int) -> torch.Tensor:
     return torch.cat([torch.full((n, 1), bos), content, torch.full((n, 1), eos)], dim=1)
 
 
+def segment(items: int, segments: int, generator: torch.Generator) -> list[int]:
+    """`items` split into `segments` runs of at least one, uniformly over the cut points (T5's
+    _random_segmentation)."""
+    cuts = (torch.randperm(items - 1, generator=generator)[: segments - 1].sort().values + 1).tolist()
+    bounds = [0, *cuts, items]
+    return [b - a for a, b in zip(bounds, bounds[1:])]
+
+
+def corrupt_spans(batch: torch.Tensor, noise_density: float, mean_span: float, sentinels: list[int],
+                  generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    """T5 span corruption of every row (the T5 paper's format): noise spans (T5's counts, random
+    lengths) become sentinels <extra_id_0>, <extra_id_1>, … in the input; the target is each sentinel
+    followed by the span it hides, then the next sentinel closing the last span, then </s>:
+    `Thank you <X> me to your party <Y> week.` -> `<X> for inviting <Y> last <Z>`. Non-noise text
+    always follows the last span (T5's code ends a block on a noise span instead), so a one-span
+    input `prefix <extra_id_0> suffix </s>` with target `<extra_id_0> fill <extra_id_1> </s>` (how the
+    families score candidates) is in the training distribution. Every row has the same counts, so
+    inputs and targets need no padding. `sentinels`: the ids of <extra_id_0>, <extra_id_1>, … (one
+    more than the spans)."""
+    length = batch.shape[1]
+    noise, spans = span_counts(length, noise_density, mean_span)
+    spans = min(spans, len(sentinels) - 1)
+    inputs, targets = [], []
+    for row in batch.tolist():
+        noise_runs = segment(noise, spans, generator)
+        kept_runs = segment(length - noise, spans + 1, generator)
+        src, tgt, at = [], [], 0
+        for i in range(spans):
+            src += row[at: at + kept_runs[i]] + [sentinels[i]]
+            at += kept_runs[i]
+            tgt += [sentinels[i]] + row[at: at + noise_runs[i]]
+            at += noise_runs[i]
+        inputs.append(src + row[at:] + [EOS])
+        targets.append(tgt + [sentinels[spans], EOS])
+    return torch.tensor(inputs, dtype=torch.long), torch.tensor(targets, dtype=torch.long)
+
+
+def mlm_loss(model, inputs: torch.Tensor, attention_mask: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """RobertaForMaskedLM's loss with the LM head run on the masked positions only (the same number:
+    cross-entropy is per position; the vocabulary projection of the other 85% is skipped)."""
+    hidden = model.roberta(input_ids=inputs, attention_mask=attention_mask).last_hidden_state
+    picked = labels != -100
+    return torch.nn.functional.cross_entropy(model.lm_head(hidden[picked]).float(), labels[picked])
+
+
 def loss_of(model, objective: str, batch: torch.Tensor, p: TrainParams, vocab_size: int, generator: torch.Generator):
     attention_mask = (batch != PAD).long()  # padding only occurs in the one block of a tiny corpus
     if objective == "mlm":
         inputs, labels = mask_for_training(batch, p.mlm_probability, vocab_size, generator)
-        return model(input_ids=inputs, attention_mask=attention_mask, labels=labels).loss
+        return mlm_loss(model, inputs, attention_mask, labels)
+    if objective == "seq2seq":
+        n = len(sentinel_tokens(p))  # the sentinels end the vocabulary
+        inputs, targets = corrupt_spans(batch.cpu(), p.noise_density, p.mean_noise_span_length,
+                                        list(range(vocab_size - n, vocab_size)), generator)
+        inputs, targets = inputs.to(batch.device), targets.to(batch.device)
+        return model(input_ids=inputs, attention_mask=(inputs != PAD).long(),
+                     labels=targets.masked_fill(targets == PAD, -100)).loss
     return model(input_ids=batch, attention_mask=attention_mask, labels=batch.masked_fill(batch == PAD, -100)).loss
+
+
+def lr_factor(step: int, p: TrainParams) -> float:
+    """Linear warmup over `warmup_steps`, then linear or cosine decay to zero at `steps`."""
+    if step < p.warmup_steps:
+        return (step + 1) / p.warmup_steps
+    done = min(1.0, (step - p.warmup_steps) / max(p.steps - p.warmup_steps, 1))
+    return 0.5 * (1.0 + math.cos(math.pi * done)) if p.schedule == "cosine" else 1.0 - done
 
 
 def train(objective: str, p: TrainParams, train_blocks: torch.Tensor, valid_blocks: torch.Tensor, vocab_size: int,
           seed: int, device: torch.device):
-    """The loop: AdamW, linear warmup then linear decay, gradient clipping at 1, seeded batch order."""
-    model = auto_class("masked-lm" if objective == "mlm" else "causal-lm").from_config(model_config(objective, vocab_size, p))
+    """The loop: AdamW, linear warmup then linear or cosine decay, gradient clipping at 1, seeded batch order."""
+    model = auto_class(OBJECTIVES[objective]).from_config(model_config(objective, vocab_size, p))
     model.to(device).train()
     decay = [w for n, w in model.named_parameters() if w.dim() >= 2]
     no_decay = [w for n, w in model.named_parameters() if w.dim() < 2]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": p.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
                             lr=p.learning_rate)
-    sched = torch.optim.lr_scheduler.LambdaLR(
-        opt, lambda s: min((s + 1) / max(p.warmup_steps, 1), max(0.0, (p.steps - s) / max(p.steps - p.warmup_steps, 1))))
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: lr_factor(s, p))
     order_gen = torch.Generator().manual_seed(seed)
     mask_gen = torch.Generator().manual_seed(seed + 1)
     order: list[int] = []
@@ -195,7 +286,8 @@ def run_training(entry: ModelEntry, manifest: Path, tokenizer_dir: Path, data: d
     objective = entry.value
     seed_everything(seed, threads)
     dev = pick_device(device)
-    tokenizer = pretrained_tokenizer(tokenizer_dir, objective, p.seq_length)
+    tokenizer = pretrained_tokenizer(tokenizer_dir, objective, p.seq_length,
+                                     sentinel_tokens(p) if objective == "seq2seq" else [])
     content_length = p.seq_length - 2 if objective == "mlm" else p.seq_length
     train_sel = select_files(manifest, "train", data["languages"], data["max_train_bytes"], seed)
     valid_sel = select_files(manifest, "valid", data["languages"], data["max_eval_bytes"], seed)
@@ -254,7 +346,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m pipeline.models.train",
                                  description="Train a `trained:` zoo model, or make a `random:` twin, into its folder.")
     sub = ap.add_subparsers(dest="command", required=True)
-    t = sub.add_parser("train", help="train a trained:mlm / trained:causal entry on the train split")
+    t = sub.add_parser("train", help="train a trained:mlm / trained:causal / trained:seq2seq entry on the train split")
     t.add_argument("--zoo", required=True, help="models.zoo as JSON")
     t.add_argument("--name", required=True)
     t.add_argument("--manifest", required=True, type=Path)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.metadata
 import json
 import os
+import re
 import socket
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -88,6 +89,20 @@ def locate(entry: ModelEntry, models_dir: Path = DEFAULT_MODELS_DIR) -> Location
             raise ModelUnavailable(f"{entry.name}: {folder} is not a Hugging Face model folder (no config.json)")
         return Location(str(folder))
     return Location(entry.value, local_files_only=hub_offline(), revision=entry.revision)
+
+
+def sentinels(tokenizer) -> list[str]:
+    """A T5-style tokenizer's sentinels <extra_id_0>, <extra_id_1>, … in number order (transformers 5
+    lists them as `extra_special_tokens`, older versions as `additional_special_tokens`); [] if none."""
+    names = []
+    for attr in ("extra_special_tokens", "additional_special_tokens"):
+        try:
+            value = getattr(tokenizer, attr, None)
+        except AttributeError:  # transformers 5 raises for the old name instead of returning the default
+            value = None
+        names += list(value.values() if isinstance(value, dict) else value or [])
+    found = {int(m.group(1)): n for n in names if (m := re.fullmatch(r"<extra_id_(\d+)>", str(n)))}
+    return [found[i] for i in sorted(found)]
 
 
 def auto_class(family: str):

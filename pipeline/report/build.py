@@ -36,8 +36,8 @@ def section_models(models_metrics: Path | None) -> str:
     data = json.loads(models_metrics.read_text())
     rows = [(name, *(m.get(k) for k in ("source", "family", "parameters", "test_perplexity", "perplexity_ratio_to_twin")))
             for name, m in sorted(data["models"].items())]
-    return ("## Models\n\nTest-split perplexity (masked-token perplexity for masked LMs; none for encoders without an "
-            "LM head); a random twin's last column is its perplexity over its trained model's.\n\n"
+    return ("## Models\n\nTest-split perplexity (masked-token perplexity for masked LMs, span-corruption target "
+            "perplexity for encoder-decoders; none for encoders without an LM head); a random twin's last column is its perplexity over its trained model's.\n\n"
             + markdown_table(["model", "source", "model family", "parameters", "test perplexity", "twin / trained"],
                              rows) + "\n")
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import torch
 
+from pipeline.models.zoo import sentinels
 from pipeline.runtime.batching import length_sorted_batches
 
 SCORE_DECIMALS = 4
@@ -222,8 +223,8 @@ def candidate_jobs(scorer: Scorer, model_family: str, prefix: str, fills, suffix
     belongs to; None when a completed text is longer than the model takes.
 
     masked-lm: one job per token of the fill, that token masked, the rest visible (pseudo-log-likelihood);
-    causal-lm: the whole completed text (BOS first); encoder-decoder: the fill as the target for the
-    text with the model's first sentinel (or mask) in its place."""
+    causal-lm: the whole completed text (BOS first); encoder-decoder: the fill between the model's first
+    two sentinels (T5's span-corruption target) for the text with the first sentinel (or mask) in its place."""
     encs = [encode(scorer.tok, prefix, f, suffix) for f in fills]
     if any(len(e.ids) > scorer.max_length for e in encs):
         return None
@@ -238,9 +239,16 @@ def candidate_jobs(scorer: Scorer, model_family: str, prefix: str, fills, suffix
         return jobs, owner
     if model_family == "causal-lm":
         return [(with_bos(scorer.tok, e.ids),) for e in encs], list(range(len(encs)))
-    sentinel = scorer.tok.additional_special_tokens[0] if scorer.tok.additional_special_tokens else scorer.tok.mask_token
-    source = scorer.tok(prefix + sentinel + suffix)["input_ids"]
-    return [(source, scorer.tok(sentinel + f)["input_ids"]) for f in fills], list(range(len(fills)))
+    # T5's format: `prefix <extra_id_0> suffix` -> `<extra_id_0> fill <extra_id_1>`: the next sentinel
+    # closes the span, and nothing after it is scored (what follows it in training is the next span or
+    # </s>, the same for every fill); a model without sentinels gets its mask token and </s>
+    opening, closing = (sentinels(scorer.tok) + ["", ""])[:2] if len(sentinels(scorer.tok)) >= 2 else (scorer.tok.mask_token, "")
+    # the prefix's trailing spaces go with the fill: byte-level BPE spells " scale" as one token `Ġscale`
+    kept = prefix.rstrip(" ")
+    source = scorer.tok(kept + opening + suffix)["input_ids"]
+    space = prefix[len(kept):]
+    targets = [scorer.tok(opening + space + f + closing, add_special_tokens=not closing)["input_ids"] for f in fills]
+    return [(source, t) for t in targets], list(range(len(fills)))
 
 
 def score_candidates(scorer: Scorer, model_family: str, plans: list[tuple[list[tuple], list[int], int]]) -> list[list[float]]:

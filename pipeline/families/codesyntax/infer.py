@@ -97,6 +97,8 @@ class AttentionEvaluator:
     def __init__(self, loaded, token_budget: int, ks: tuple[int, ...] = KS):
         self.ks = tuple(ks)
         self.model, self.tok, self.device = loaded.model, loaded.tokenizer, loaded.device
+        # encoder-decoders: the encoder's self-attention (the decoder reads no input text to attend over)
+        self.forward = loaded.model.get_encoder() if loaded.model_family == "encoder-decoder" else loaded.model
         self.batch_size, self.max_length, self.budget = loaded.entry.batch_size, loaded.entry.max_length, token_budget
         self.pad = self.tok.pad_token_id if self.tok.pad_token_id is not None else 0
         self.hits: dict[tuple, torch.Tensor] = {}
@@ -120,7 +122,7 @@ class AttentionEvaluator:
                 n = len(encs[i]["input_ids"])
                 ids[j, :n] = torch.tensor(encs[i]["input_ids"])
                 mask[j, :n] = 1
-            out = self.model(input_ids=ids.to(self.device), attention_mask=mask.to(self.device), output_attentions=True)
+            out = self.forward(input_ids=ids.to(self.device), attention_mask=mask.to(self.device), output_attentions=True)
             for j, i in enumerate(batch):
                 n = len(encs[i]["input_ids"])
                 # one sample's [layers, heads, n, n] at a time: no batch-sized copy of the attentions
