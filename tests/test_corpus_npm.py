@@ -157,3 +157,20 @@ def test_the_test_configurations_npm_package_rebuilds_byte_identically(tmp_path)
     entry = next(s for s in yaml.safe_load((REPO / ".test" / "params.yaml").read_text())["corpus"]["sources"]
                  if s["kind"] == "npm")
     assert (entry["package"], entry["integrity"], entry["registry"]) == (f"{name}@{version}", integrity, "npm")
+
+
+def test_a_failed_fetch_says_why_on_the_console(tmp_path):
+    """Issue 13 item 14: through real Snakemake, the one-line reason of a failed job reaches the console (the
+    workflow profile's show-failed-logs), not only logs/fetch/<source>.log."""
+    from tests.conftest import snakemake, write_params
+
+    registry = tmp_path / "registry"
+    publish_npm(registry, "greet", "1.0.0", package_files(tmp_path / "MARKER"))
+    spec = {"name": "greet", "kind": "npm", "package": "greet@1.0.0",
+            "integrity": npm_integrity(b"some other tarball"), "registry": registry.as_uri()}
+    work = tmp_path / "work"
+    write_params(work, [spec])
+    res = snakemake(work, "data/sources/greet.json", check=False)
+    assert res.returncode != 0
+    console = res.stdout + res.stderr
+    assert "sha512 mismatch" in console, console[-3000:]
