@@ -58,3 +58,13 @@ rule all:
         rules.fits.output,
         rules.warehouse.output,
         rules.report.output,
+
+
+onsuccess:
+    # Warnings a stage recorded in its metrics (e.g. an empty test split) reach the console.
+    import json as _json
+
+    _metrics = _Path("reports/metrics/manifest.json")
+    if _metrics.exists():
+        for _warning in _json.loads(_metrics.read_text()).get("warnings", []):
+            print(f"WARNING manifest: {_warning}", file=_sys.stderr)

@@ -153,3 +153,43 @@ def test_param_change_reruns_only_manifest(tmp_path, fixture_sources):
     snakemake(work, "manifest")
     table = pq.read_table(work / "data/manifest.parquet")
     assert set(table.column("split").to_pylist()) == {"test"}
+
+
+def test_split_warnings_by_hand():
+    from pipeline.manifest.build import split_warnings
+
+    fractions = {"train": 0.8, "valid": 0.1, "test": 0.1}
+    # 40 python files: valid promises 4 and has 0 (empty), test promises 4 and has 1 (< a quarter of 4? no: 1 == 4/4)
+    got = split_warnings({"python": {"train": 39, "test": 1}}, fractions)
+    assert len(got) == 1 and got[0].startswith("the valid split of python has 0 of 40 files")
+    assert "missing" in got[0] and "repository: dir:N" in got[0]
+    # 200 files: test promises 20 and has 4 (< 5): noisy; valid 20 of 20: fine
+    got = split_warnings({"java": {"train": 176, "valid": 20, "test": 4}}, fractions)
+    assert [w.split(":")[0] for w in got] == ["the test split of java has 4 of 200 files (manifest.split promises about 20)"]
+    assert "noisy" in got[0]
+    # tiny languages: an empty split still warns, a small one does not (expected < 4)
+    assert len(split_warnings({"js": {"train": 3}}, fractions)) == 2
+    assert split_warnings({"js": {"train": 8, "valid": 1, "test": 1}}, fractions) == []
+    assert split_warnings({"python": {"test": 10}}, {"train": 0.0, "valid": 0.0, "test": 1.0}) == []
+
+
+def test_empty_split_warns_in_metrics_and_on_the_console(tmp_path, fixture_sources):
+    """Issue 13 item 12: a split left empty by few repositories is a loud warning, not an INFO line in a log."""
+    import json
+
+    from pipeline.manifest.build import split_warnings
+
+    work = tmp_path / "w"
+    write_params(work, fixture_sources, manifest__split={"train": 0.6, "valid": 0.2, "test": 0.2})
+    res = snakemake(work, "manifest")
+    table = pq.read_table(work / "data/manifest.parquet").to_pylist()
+    counts: dict = {}
+    for row in table:
+        if not row["duplicate"]:
+            counts.setdefault(row["language"], {}).setdefault(row["split"], 0)
+            counts[row["language"]][row["split"]] += 1
+    expected = split_warnings(counts, {"train": 0.6, "valid": 0.2, "test": 0.2})
+    assert expected, counts  # the fixture's few repositories leave a split empty
+    assert json.loads((work / "reports/metrics/manifest.json").read_text())["warnings"] == expected
+    for warning in expected:
+        assert f"WARNING manifest: {warning}" in res.stderr

@@ -77,6 +77,30 @@ def summary(manifest: pa.Table, rejects: pa.Table) -> dict:
     }
 
 
+def split_order(fractions: dict[str, float]) -> list[str]:
+    """train, valid, test first (whatever order params gave them), then any other split by name."""
+    known = [s for s in ("train", "valid", "test") if s in fractions]
+    return known + sorted(s for s in fractions if s not in known)
+
+
+def split_warnings(files: dict[str, dict[str, int]], fractions: dict[str, float]) -> list[str]:
+    """One line per (language, split) whose split is empty or tiny: fewer than a quarter of the files
+    its fraction promises (when it promises at least 4). `files`: language -> split -> unique files.
+    Splits are by repository, so a corpus of few repositories gives lopsided splits."""
+    out = []
+    for language in sorted(files):
+        total = sum(files[language].values())
+        for split in split_order(fractions):
+            fraction = fractions[split]
+            n, expected = files[language].get(split, 0), fraction * total
+            if fraction > 0 and (n == 0 or (expected >= 4 and n < expected / 4)):
+                out.append(f"the {split} split of {language} has {n} of {total} files (manifest.split promises about "
+                           f"{expected:.0f}): {language} scores on {split} will be {'missing' if n == 0 else 'noisy'}. "
+                           "Splits are by repository: give large sources `repository: dir:N` (or top_dir) so their "
+                           "folders become repositories, or add sources")
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         prog="python -m pipeline.manifest.build",
@@ -97,6 +121,14 @@ def main(argv: list[str] | None = None) -> int:
     write_parquet(manifest, args.out, schemas.MANIFEST)
     write_parquet(rejects, args.rejects, schemas.REJECTS)
     stats = summary(manifest, rejects)
+    unique = manifest.filter(pc.invert(manifest.column("duplicate")))
+    by_language: dict[str, dict[str, int]] = {}
+    for language, split in zip(unique.column("language").to_pylist(), unique.column("split").to_pylist()):
+        by_language.setdefault(language, {}).setdefault(split, 0)
+        by_language[language][split] += 1
+    stats["warnings"] = split_warnings(by_language, json.loads(args.split))
+    for warning in stats["warnings"]:
+        log.warning("manifest: %s", warning)
     write_json(stats, args.metrics)
     log.info("manifest: %d files (%d unique), %d rejects", stats["files"], stats["unique_files"], stats["rejects"])
     return 0

@@ -16,6 +16,7 @@ from pathlib import Path
 from pipeline import families
 from pipeline.core import logs
 from pipeline.io import atomic_path, write_json
+from pipeline.manifest.build import split_order, split_warnings
 from pipeline.query import connect
 from pipeline.report.common import markdown_table
 
@@ -26,7 +27,20 @@ def section_corpus(con) -> str:
     rows = con.sql("SELECT language, sum(files)::BIGINT, sum(unique_files)::BIGINT, sum(repositories)::BIGINT, "
                    "sum(bytes)::BIGINT, sum(lines)::BIGINT FROM corpus_summary GROUP BY 1 ORDER BY 1").fetchall()
     rejects = con.sql("SELECT stage, reason, sum(items)::BIGINT FROM rejects_summary GROUP BY 1, 2 ORDER BY 1, 2").fetchall()
+    split_rows = con.sql("SELECT language, split, count(*) FILTER (WHERE NOT duplicate) AS files FROM manifest "
+                         "GROUP BY ALL ORDER BY ALL").fetchall()
+    by_language: dict[str, dict[str, int]] = {}
+    for language, split, n in split_rows:
+        by_language.setdefault(language, {})[split] = n
+    params = run_params(con)
+    fractions = params.get("manifest", {}).get("split") or {}
+    warnings = split_warnings(by_language, fractions)
+    order = split_order(fractions)
+    splits = [(language, *(by_language[language].get(s, 0) for s in order)) for language in sorted(by_language)]
     return ("## Corpus\n\n" + markdown_table(["language", "files", "unique", "repositories", "bytes", "lines"], rows)
+            + "\n\nUnique files per split (splits are by repository):\n\n"
+            + markdown_table(["language", *order], splits) + "\n"
+            + "".join(f"\n**Warning:** {w}.\n" for w in warnings)
             + "\n\nLeft out, by stage and reason:\n\n" + markdown_table(["stage", "reason", "items"], rejects) + "\n")
 
 
