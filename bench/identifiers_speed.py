@@ -20,11 +20,11 @@ from __future__ import annotations
 import argparse
 import hashlib
 import sysconfig
-import time
 from pathlib import Path
 
 import pyarrow as pa
 
+from bench import best_of
 from pipeline import schemas
 from pipeline.identifiers.build import NODE_TYPES, Cache, _grammar, build
 
@@ -72,15 +72,6 @@ def baseline(rows: list[dict]) -> dict[str, list[str]]:
             stack.extend(reversed(node.children))
         out[r["file_id"]] = tokens
     return out
-
-
-def best_of(fn, repeat: int):
-    best, result = float("inf"), None
-    for _ in range(repeat):
-        start = time.perf_counter()
-        result = fn()
-        best = min(best, time.perf_counter() - start)
-    return best, result
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -36,6 +36,8 @@ from pipeline import families
 from pipeline.query import connect
 from pipeline.warehouse.build import build
 
+from bench import best_of
+
 REPO = Path(__file__).resolve().parent.parent
 SETTINGS = ["call", "import", "alias", "adversarial_alias", "nl"]
 POSITIONS = ["first", "last", "whole"]
@@ -259,15 +261,6 @@ def same(duck: pd.DataFrame, pand: pd.DataFrame, cols: list[str], view: str) -> 
             raise SystemExit(f"{view}: column {c} differs between DuckDB and pandas")
 
 
-def timed(fn, repeat: int):
-    best, result = float("inf"), None
-    for _ in range(repeat):
-        start = time.perf_counter()
-        result = fn()
-        best = min(best, time.perf_counter() - start)
-    return best, result
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench.warehouse_speed", description=__doc__.split("\n\n")[0])
     ap.add_argument("--rows", type=int, default=10_000_000, help="prediction rows per family (default 10M)")
@@ -292,9 +285,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'view':28s} {'rows out':>9s} {'DuckDB s':>9s} {'pandas s':>9s} {'ratio':>7s}  target <2 s, >=5x")
     worst = []
     for view, (twin, cols) in VIEWS.items():
-        t_duck, duck = timed(lambda: con.sql(f"SELECT * FROM {view}").to_arrow_table(), args.repeat)
+        t_duck, duck = best_of(lambda: con.sql(f"SELECT * FROM {view}").to_arrow_table(), args.repeat)
         duck = duck.to_pandas()
-        t_pd, pand = timed(lambda: twin(tables), 1)
+        t_pd, pand = best_of(lambda: twin(tables), 1)
         same(duck, pand, cols, view)
         ok = "ok" if t_duck < 2 and t_pd / t_duck >= 5 else "MISS"
         worst.append((view, t_duck, t_pd / t_duck))
@@ -305,7 +298,7 @@ def main(argv: list[str] | None = None) -> int:
     s_tables, s_cards = prepare(small, args.bootstrap_rows, args.seed, args.models)
     s_con = connect(make_warehouse(small / "project", s_tables, s_cards), threads=args.threads)
     for view in ["apiquiz_p_at_1_ci", "apiquiz_vs_twin"]:
-        t, out = timed(lambda: s_con.sql(f"SELECT * FROM {view}").df(), 1)
+        t, out = best_of(lambda: s_con.sql(f"SELECT * FROM {view}").df(), 1)
         print(f"{view:28s} {len(out):9,d} {t:9.2f} s on {args.bootstrap_rows:,} rows "
               f"({t / args.bootstrap_rows * 1e6:.1f} us per prediction row, 1000 replicates)", flush=True)
     print(f"slowest view: {max(worst, key=lambda w: w[1])[0]}; smallest ratio: {min(w[2] for w in worst):.1f}x "
