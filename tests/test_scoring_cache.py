@@ -79,3 +79,28 @@ def test_masked_head_at_the_mask_only_equals_full_logits(tmp_path):
     fast = scorer.masked_token_logprobs(jobs)
     full = scorer.masked_position_logprobs([(ids, pos) for ids, pos, _ in jobs])
     assert fast == pytest.approx([float(lp[t]) for lp, (_, _, t) in zip(full, jobs)], abs=1e-5)
+
+
+def test_masked_jobs_with_the_same_masked_text_run_once(tmp_path):
+    """Single-token candidates of one item share one masked text (the fill's one token masked): it
+    runs once and every job reads its own token off that row, with the values of separate runs."""
+    lm = tiny(tmp_path, "masked-lm")
+    scorer = Scorer(lm, 512)
+    fills = ["len", "int", "list", "print", "os.getcwd", "js.dumps"]
+    jobs, owner = candidate_jobs(scorer, "masked-lm", CONTEXTS[2], fills, "(")
+    singles = [c for c in range(len(fills)) if owner.count(c) == 1]
+    assert len(singles) >= 3  # the MiniLM vocabulary spells len, int, list and print as one token each
+    distinct = {(tuple(ids), pos) for ids, pos, _ in jobs}
+    assert len(distinct) == len(jobs) - len(singles) + 1
+    rows = []
+    hook = scorer._head[0].register_forward_hook(lambda m, args, kwargs, out: rows.append(kwargs["input_ids"].shape[0]),
+                                                  with_kwargs=True)
+    try:
+        fast = scorer.masked_token_logprobs(jobs + jobs)  # every job twice: still one row per distinct text
+    finally:
+        hook.remove()
+    assert sum(rows) == len(distinct)
+    full = scorer.masked_position_logprobs([(ids, pos) for ids, pos, _ in jobs])
+    alone = [float(lp[t]) for lp, (_, _, t) in zip(full, jobs)]
+    assert fast == pytest.approx(alone + alone, abs=1e-5)
+    assert len({round(fast[jobs.index(j)], 6) for j in jobs if owner[jobs.index(j)] in singles}) == len(singles)

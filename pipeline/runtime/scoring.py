@@ -102,12 +102,22 @@ class Scorer:
     def masked_token_logprobs(self, jobs: list[tuple[list[int], int, int]]) -> list[float]:
         """For (ids with the mask in place, position, token): log p(token) at that position. The
         encoder runs once per batch and the LM head only at the masked positions (when the model's
-        head can be split off: RoBERTa's `lm_head`, BERT's `cls`); else the full logits."""
+        head can be split off: RoBERTa's `lm_head`, BERT's `cls`); else the full logits. Jobs whose
+        masked text and position are the same (every single-token candidate of one item: the text
+        with one mask where the fill goes) run once, and each reads its own token off that row."""
         out = [0.0] * len(jobs)
-        indexed = list(range(len(jobs)))
-        for batch in self._batches(indexed, [len(jobs[i][0]) for i in indexed]):
-            ids, mask = self._pad([jobs[i][0] for i in batch])
-            pos = torch.tensor([jobs[i][1] for i in batch], device=ids.device)
+        unique: dict[tuple[tuple[int, ...], int], int] = {}
+        readers: list[list[int]] = []
+        for i, (ids, pos, _token) in enumerate(jobs):
+            key = (tuple(ids), pos)
+            if key not in unique:
+                unique[key] = len(readers)
+                readers.append([])
+            readers[unique[key]].append(i)
+        first = [r[0] for r in readers]  # the job that stands for each distinct masked text
+        for batch in self._batches(list(range(len(first))), [len(jobs[i][0]) for i in first]):
+            ids, mask = self._pad([jobs[first[u]][0] for u in batch])
+            pos = torch.tensor([jobs[first[u]][1] for u in batch], device=ids.device)
             rows = torch.arange(len(batch), device=ids.device)
             if self._head is not None:
                 base, head = self._head
@@ -115,10 +125,15 @@ class Scorer:
                 logits = head(hidden).float()
             else:
                 logits = self.model(input_ids=ids, attention_mask=mask).logits[rows, pos].float()
-            target = torch.tensor([jobs[i][2] for i in batch], device=logits.device)
-            lp = torch.log_softmax(logits, dim=-1).gather(-1, target[:, None]).squeeze(-1).cpu()
-            for j, i in enumerate(batch):
-                out[i] = float(lp[j])
+            logp = torch.log_softmax(logits, dim=-1)
+            row_of = [j for j, u in enumerate(batch) for _ in readers[u]]
+            target = [jobs[i][2] for u in batch for i in readers[u]]
+            lp = logp[torch.tensor(row_of, device=logp.device), torch.tensor(target, device=logp.device)].cpu()
+            at = 0
+            for u in batch:
+                for i in readers[u]:
+                    out[i] = float(lp[at])
+                    at += 1
         return out
 
     @torch.inference_mode()
