@@ -1,7 +1,7 @@
 """apiquiz candidate ranking: ours (all candidates of many quizzes in length-sorted batches under a
 token budget) against a per-candidate unbatched loop, same quizzes, same model, one run.
 
-Usage: python -m bench.quiz_ranking [--model code-mlm] [--quizzes 40]
+Usage: python -m bench.quiz_ranking [--model code-mlm code-clm code-t5] [--quizzes 40]
 (needs the default build: `snakemake models apiquiz --cores 2`).
 """
 
@@ -29,6 +29,12 @@ def unbatched_score(loaded, family: str, prefix: str, fill: str, suffix: str) ->
             logits = loaded(input_ids=torch.tensor([ids])).logits[0, pos].float()
             total += float(torch.log_softmax(logits, -1)[e.ids[pos]])
         return total
+    if family == "encoder-decoder":  # the source through the encoder again for every candidate
+        from pipeline.runtime.scoring import Scorer, candidate_jobs
+
+        (src, tgt), = candidate_jobs(Scorer(loaded, 8192), family, prefix, [fill], suffix)[0]
+        logits = loaded(input_ids=torch.tensor([src]), labels=torch.tensor([tgt])).logits.float()
+        return float(torch.log_softmax(logits, -1)[0].gather(-1, torch.tensor(tgt)[:, None]).sum())
     ids = torch.tensor([with_bos(tok, e.ids)])
     logp = torch.log_softmax(loaded(input_ids=ids).logits.float(), -1)
     return float(logp[0, :-1].gather(-1, ids[0, 1:, None]).sum())

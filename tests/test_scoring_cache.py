@@ -30,6 +30,10 @@ def tiny(tmp_path, kind: str):
     if kind == "causal-lm":
         model = transformers.GPT2LMHeadModel(transformers.GPT2Config(n_embd=32, n_layer=2, n_head=4, n_positions=256,
                                                                      **common))
+    elif kind == "encoder-decoder":
+        model = transformers.T5ForConditionalGeneration(transformers.T5Config(
+            d_model=32, d_kv=8, d_ff=64, num_layers=2, num_decoder_layers=2, num_heads=4,
+            decoder_start_token_id=tok.pad_token_id, eos_token_id=tok.sep_token_id, **common))
     else:
         model = transformers.RobertaForMaskedLM(transformers.RobertaConfig(
             hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64,
@@ -104,3 +108,28 @@ def test_masked_jobs_with_the_same_masked_text_run_once(tmp_path):
     alone = [float(lp[t]) for lp, (_, _, t) in zip(full, jobs)]
     assert fast == pytest.approx(alone + alone, abs=1e-5)
     assert len({round(fast[jobs.index(j)], 6) for j in jobs if owner[jobs.index(j)] in singles}) == len(singles)
+
+
+def test_seq2seq_encoder_runs_once_per_distinct_source(tmp_path):
+    """An item's candidates share one source text: the encoder runs once per distinct source in a
+    batch and the decoder per candidate, with the sums of a plain forward pass per job."""
+    lm = tiny(tmp_path, "encoder-decoder")
+    scorer = Scorer(lm, 4096)
+    plans = []
+    for ctx in CONTEXTS:
+        jobs, owner = candidate_jobs(scorer, "encoder-decoder", ctx, CANDIDATES, "(")
+        plans.append((jobs, owner, len(CANDIDATES)))
+    flat = [job for jobs, _, _ in plans for job in jobs]
+    scorer.batch_size = len(flat)  # one batch (the tiny entry's batch size is 3)
+    rows = []
+    hook = lm.model.get_encoder().register_forward_hook(
+        lambda m, args, kwargs, out: rows.append(kwargs["input_ids"].shape[0]), with_kwargs=True)
+    try:
+        got = scorer.seq2seq_logprob(flat)
+    finally:
+        hook.remove()
+    assert sum(rows) == len({tuple(src) for src, _ in flat}) == len(CONTEXTS)
+    for (src, tgt), value in zip(flat, got):  # by hand: one job alone, the model's own loss path
+        logits = lm.model(input_ids=torch.tensor([src]), labels=torch.tensor([tgt])).logits.float()
+        own = torch.log_softmax(logits, -1)[0].gather(-1, torch.tensor(tgt)[:, None]).sum()
+        assert value == pytest.approx(float(own), abs=1e-4)

@@ -198,14 +198,24 @@ class Scorer:
 
     @torch.inference_mode()
     def seq2seq_logprob(self, jobs: list[tuple[list[int], list[int]]]) -> list[float]:
-        """Encoder-decoder models: log p(target | source) summed over the target tokens."""
+        """Encoder-decoder models: log p(target | source) summed over the target tokens. Within a
+        batch the encoder runs once per distinct source (an item's candidates share one) and its
+        states are repeated for the rows that read them; only the decoder runs per candidate."""
+        from transformers.modeling_outputs import BaseModelOutput
+
         out = [0.0] * len(jobs)
         indexed = list(range(len(jobs)))
+        encoder = self.model.get_encoder()
         for batch in self._batches(indexed, [len(jobs[i][0]) + len(jobs[i][1]) for i in indexed]):
-            src, src_mask = self._pad([jobs[i][0] for i in batch])
+            distinct: dict[tuple[int, ...], int] = {}
+            row_of = [distinct.setdefault(tuple(jobs[i][0]), len(distinct)) for i in batch]
+            src, src_mask = self._pad([list(s) for s in distinct])
+            states = encoder(input_ids=src, attention_mask=src_mask).last_hidden_state
+            pick = torch.tensor(row_of, device=states.device)
             tgt, tgt_mask = self._pad([jobs[i][1] for i in batch])
             labels = tgt.masked_fill(tgt_mask == 0, -100)
-            logits = self.model(input_ids=src, attention_mask=src_mask, labels=labels).logits.float()
+            logits = self.model(encoder_outputs=BaseModelOutput(last_hidden_state=states[pick]),
+                                attention_mask=src_mask[pick], labels=labels).logits.float()
             logp = torch.log_softmax(logits, dim=-1).gather(-1, tgt[..., None]).squeeze(-1) * tgt_mask
             for j, i in enumerate(batch):
                 out[i] = float(logp[j].sum())
