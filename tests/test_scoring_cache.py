@@ -9,7 +9,7 @@ import torch
 
 from pipeline.models.entries import parse_zoo
 from pipeline.models.zoo import load_model
-from pipeline.runtime.scoring import Scorer, _common_prefix, candidate_jobs, rank_of, score_candidates
+from pipeline.runtime.scoring import Scorer, _common_prefix, candidate_jobs, encode, rank_of, score_candidates
 
 CONTEXTS = [
     "import os\nimport json as js\n\n\ndef work(path):\n    data = js.loads(path)\n    if ",
@@ -133,3 +133,20 @@ def test_seq2seq_encoder_runs_once_per_distinct_source(tmp_path):
         logits = lm.model(input_ids=torch.tensor([src]), labels=torch.tensor([tgt])).logits.float()
         own = torch.log_softmax(logits, -1)[0].gather(-1, torch.tensor(tgt)[:, None]).sum()
         assert value == pytest.approx(float(own), abs=1e-4)
+
+
+def test_causal_jobs_count_the_bos_token_against_max_length(tmp_path):
+    """A completed text of exactly max_length tokens is one too long for a causal LM once BOS leads
+    it (position embeddings run out): the item is skipped (None), never an IndexError mid-batch."""
+    lm = tiny(tmp_path, "causal-lm")
+    scorer = Scorer(lm, 4096)
+    tok = scorer.tok
+    tok.bos_token = tok.mask_token  # the MiniLM tokenizer has no BOS; GPT-2 style ones do (any id serves here)
+    fits = candidate_jobs(scorer, "causal-lm", CONTEXTS[0], ["len"], "(")
+    n = len(fits[0][0][0])  # BOS + the text
+    scorer.max_length = n
+    assert candidate_jobs(scorer, "causal-lm", CONTEXTS[0], ["len"], "(") is not None
+    scorer.max_length = n - 1  # the text alone would fit, with BOS it does not
+    assert len(encode(tok, CONTEXTS[0], "len", "(").ids) == n - 1
+    assert candidate_jobs(scorer, "causal-lm", CONTEXTS[0], ["len"], "(") is None
+    assert candidate_jobs(scorer, "masked-lm", CONTEXTS[0], ["len"], "(") is not None  # no BOS added there

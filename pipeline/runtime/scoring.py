@@ -251,7 +251,8 @@ def candidate_jobs(scorer: Scorer, model_family: str, prefix: str, fills, suffix
     causal-lm: the whole completed text (BOS first); encoder-decoder: the fill between the model's first
     two sentinels (T5's span-corruption target) for the text with the first sentinel (or mask) in its place."""
     encs = [encode(scorer.tok, prefix, f, suffix) for f in fills]
-    if any(len(e.ids) > scorer.max_length for e in encs):
+    extra = 1 if model_family == "causal-lm" and scorer.tok.bos_token_id is not None else 0  # with_bos's token
+    if any(len(e.ids) + (extra if e.ids[:1] != [scorer.tok.bos_token_id] else 0) > scorer.max_length for e in encs):
         return None
     if model_family == "masked-lm":
         jobs, owner = [], []
