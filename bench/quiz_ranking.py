@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
         base = unbatched(loaded, zoo[name].model_family, quizzes)
         t_base = time.perf_counter() - start
         start = time.perf_counter()
-        rows = rank_candidates(Scorer(loaded, 8192), zoo[name].model_family, quizzes, name, 20)
+        rows = rank_candidates(Scorer(loaded, 8192), zoo[name].model_family, quizzes, name, 20, ("rank",))
         t_ours = time.perf_counter() - start
         ours = [r["gold_rank"] for r in sorted(rows, key=lambda r: [q.quiz_id for q in quizzes].index(r["quiz_id"]))]
         print(f"{name:10s} {'unbatched':12s} {len(quizzes) / t_base:9.2f} {1.0:7.1f}x")
