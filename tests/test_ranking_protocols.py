@@ -170,3 +170,24 @@ def test_apiquiz_rows_carry_every_protocol(tmp_path):
     fresh = Scorer(lm, 512)
     only = rank_candidates(fresh, "causal-lm", quizzes[:1], "tiny", 3, ("rank",))
     assert [r["protocol"] for r in only] == ["rank"] and fresh._no_context == {}
+
+
+def test_apirec_rerank_rows_carry_every_protocol(tmp_path):
+    from pipeline.families.apirec.infer import RANKERS, Point, plan, rerank
+
+    lm = tiny(tmp_path, "masked-lm")
+    apis = ("json.dumps", "json.loads", "os.path.join")
+    points = [Point(f"p{i}", ctx, "json.loads", apis, ("js.dumps", "js.loads", "os.path.join"))
+              for i, ctx in enumerate(CONTEXTS)]
+    rows = rerank(Scorer(lm, 512), "masked-lm", points, "tiny")
+    assert sorted((r["point_id"], r["ranker"]) for r in rows) == sorted(
+        (p.point_id, RANKERS[pr]) for p in points for pr in PROTOCOLS)
+    scorer = Scorer(lm, 512)
+    results = score_plans(scorer, "masked-lm", [plan(scorer, "masked-lm", p) for p in points])
+    for p, result in zip(points, results):
+        for pr in PROTOCOLS:
+            (row,) = [r for r in rows if r["point_id"] == p.point_id and r["ranker"] == RANKERS[pr]]
+            scores = result.protocol(pr)
+            order = rank_of(scores, list(apis), 0)[1]
+            assert row["top"] == [apis[i] for i in order] and row["gold_rank"] == order.index(1) + 1
+            assert row["gold_logprob"] == pytest.approx(scores[1])
