@@ -92,6 +92,7 @@ def test_causal_protocols_by_hand(tmp_path, cached):
         for fill in FILLS:
             e = encode(tok, ctx, fill, SUFFIX)
             start = e.span[0]  # the first token overlapping the fill: the fill, the suffix and [SEP] are scored
+            assert all(encode(tok, ctx, f, SUFFIX).ids[:start] == e.ids[:start] for f in FILLS)
             assert tok.decode(e.ids[start:], skip_special_tokens=True).replace(" ", "") == (fill + SUFFIX).replace(" ", "")
             logprob.append(causal_sum(model, e.ids, start))
             n_tokens.append(len(e.ids) - start)
@@ -99,6 +100,28 @@ def test_causal_protocols_by_hand(tmp_path, cached):
         check_protocols(result, logprob, n_tokens, bare)
     # the same fills after the same kind of context: the no-context pass ran once per distinct key
     assert len(scorer._no_context) == len({k for p in plans for k in p.bare}) <= 2 * len(FILLS)
+
+
+def test_causal_sum_counts_prefix_tokens_the_fills_change(tmp_path):
+    """A fill that completes a word can change how the prefix's last word is tokenized (`Stre` +
+    `am` is the one token `stream`, `Stre` + `x` is `st ##re ##x`): the scored tokens then start at the first token
+    not shared by every fill, so the sums differ from the whole texts' log-likelihoods by one constant
+    (the shared tokens') and rank the fills as the whole texts do."""
+    lm = tiny(tmp_path, "causal-lm")
+    tok, model = lm.tokenizer, lm.model
+    ctx, fills = "import Stre", ["am", "ss", "x", "ing"]
+    encs = [encode(tok, ctx, f, "(") for f in fills]
+    assert len({tuple(e.ids[: e.span[0]]) for e in encs}) > 1  # the fills do change the prefix's tokens
+    scorer = Scorer(lm, 512)
+    plan = plan_candidates(scorer, "causal-lm", ctx, fills, "(")
+    (result,) = score_plans(scorer, "causal-lm", [plan])
+    shared = min(next((i for i, (x, y) in enumerate(zip(e.ids, encs[0].ids)) if x != y), len(e.ids)) for e in encs)
+    assert [start for _, start in plan.jobs] == [min(e.span[0], shared) for e in encs]
+    whole = [causal_sum(model, e.ids, 1) for e in encs]
+    constant = [w - s for w, s in zip(whole, result.logprob)]
+    assert max(constant) - min(constant) < 1e-4 and abs(constant[0] - causal_sum(model, encs[0].ids[:shared], 1)) < 1e-4
+    assert rank_of(list(result.logprob), fills, 0)[1] == rank_of(whole, fills, 0)[1]
+    assert list(result.n_tokens) == [len(e.ids) - min(e.span[0], shared) for e in encs]
 
 
 def test_masked_protocols_by_hand(tmp_path):

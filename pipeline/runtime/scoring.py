@@ -283,7 +283,9 @@ def plan_candidates(scorer: Scorer, model_family: str, prefix: str, fills, suffi
     masked-lm: each token overlapping the fill masked in turn, the rest visible (pseudo-log-likelihood);
     scored: the fill's tokens; context: the prefix and the suffix.
     causal-lm: the completed text (BOS first); scored: the tokens from the first one overlapping the
-    fill to the end (the fill and the suffix, which follows from it); context: the prefix's tokens.
+    fill to the end (the fill and the suffix, which follows from it), from earlier where the fills
+    tokenize the end of the prefix differently (from the first token not shared by all of them);
+    context: the tokens before.
     encoder-decoder: the fill between the model's first two sentinels (T5's span-corruption target)
     for the text with the first sentinel (or mask) in its place; scored: the target's tokens; context:
     the source's prefix and suffix."""
@@ -301,11 +303,14 @@ def plan_candidates(scorer: Scorer, model_family: str, prefix: str, fills, suffi
         return CandidatePlan(jobs, owner, tuple(len(e.span) for e in encs),
                              tuple(tuple(e.ids[p] for p in e.span) for e in encs))
     if model_family == "causal-lm":
+        rows = [with_bos(scorer.tok, e.ids) for e in encs]
+        # the tokens before `start` are the same for every fill: a fill can change how the end of the
+        # prefix is tokenized (`…Middle` + `tream` vs + `Write`), and those tokens are scored too
+        shared = _common_prefix(rows)
         jobs = []
-        for e in encs:
-            ids = with_bos(scorer.tok, e.ids)
+        for e, ids in zip(encs, rows):
             shift = len(ids) - len(e.ids)
-            start = max(1, (e.span[0] if e.span else len(e.ids) - 1) + shift)
+            start = max(1, min((e.span[0] if e.span else len(e.ids) - 1) + shift, shared))
             jobs.append((ids, start))
         return CandidatePlan(jobs, list(range(len(encs))), tuple(len(ids) - start for ids, start in jobs),
                              tuple(tuple(ids[start:]) for ids, start in jobs))
