@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
         for variant, scorer in (("batched", Scorer(loaded, 8192, prefix_cache=False, head_only=False)),
                                 ("ours", Scorer(loaded, 8192))):
             start = time.perf_counter()
-            rows = rerank(scorer, zoo[name].model_family, points, name)
+            rows = rerank(scorer, zoo[name].model_family, points, name, ("rank",))  # the summed protocol only
             t = time.perf_counter() - start
             ours = [r["gold_rank"] for r in sorted(rows, key=lambda r: order[r["point_id"]])]
             print(f"{name:10s} {variant:12s} {len(points) / t:9.2f} {t_base / t:7.1f}x  {ours == base}")

@@ -33,7 +33,8 @@ def test_apiquiz_precision_view_matches_hand_computation(e2e_project):
     preds = predictions(project, "apiquiz").to_pylist()
     quizzes = {q["quiz_id"]: q for q in pq.read_table(project / "data/families/apiquiz/quizzes.parquet").to_pylist()}
     assert {p["model"] for p in preds} == {"tiny-mlm", "tiny-clm", "tiny-mlm-random", "tiny-t5"}  # minilm: no LM head
-    assert {p["protocol"] for p in preds if p["model"] in ("tiny-clm", "tiny-t5")} == {"rank"}
+    assert {p["protocol"] for p in preds if p["model"] in ("tiny-clm", "tiny-t5")} == {"rank", "rank_mean", "rank_pmi"}
+    assert {p["protocol"] for p in preds if p["model"] == "tiny-mlm"} == {"fill_mask", "rank", "rank_mean", "rank_pmi"}
     assert any(p["status"] == "ok" for p in preds if p["model"] == "tiny-t5")  # the encoder-decoder ranks too
     assert any(p["status"] == "ok" and p["protocol"] == "fill_mask" for p in preds if p["model"] == "tiny-mlm")
     groups = defaultdict(list)
@@ -70,7 +71,7 @@ def test_apiquiz_precision_view_matches_hand_computation(e2e_project):
         if p["status"] == "ok":
             q = quizzes[p["quiz_id"]]
             assert 1 <= p["gold_rank"] <= p["n_ranked"]
-            if p["protocol"] == "rank":
+            if p["protocol"].startswith("rank"):
                 assert p["n_ranked"] == min(len(q["candidates"]), 50) and set(p["top"]) <= set(q["candidates"])
                 assert (p["gold_rank"] == 1) == (p["top"][0] == q["answer"])
 
@@ -111,6 +112,11 @@ def test_report_has_tables_figures_and_paper_numbers(e2e_project):
     text = (project / "reports/index.md").read_text()
     for needle in ("## apiquiz", "## CodeSyntax", "CodeBERT-MLM-Python", "29.35", "49.4", "tiny-mlm", "combined"):
         assert needle in text
+    # the trained-vs-twin headline tables (issue 16 item 2): every protocol, fill_mask P@10, codesyntax on dev
+    for needle in ("| tiny-mlm | tiny-mlm-random | fill_mask | P@10 |", "| tiny-mlm | tiny-mlm-random | rank | P@1 |",
+                   "| tiny-mlm | tiny-mlm-random | rank_mean | P@1 |", "| tiny-mlm | tiny-mlm-random | rank_pmi | P@1 |",
+                   "| tiny-mlm | tiny-mlm-random | dev | python |", "| tiny-t5 | rank_pmi |"):
+        assert needle in text, needle
     figures = list((project / "reports/figures/report").glob("*.png"))
     assert any(f.name.startswith("codesyntax_heads_tiny-mlm") for f in figures)
     assert (project / "reports/figures/report/apiquiz_p_at_k.png").exists()

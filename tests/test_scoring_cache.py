@@ -1,6 +1,6 @@
 """Candidate scoring in pipeline.runtime.scoring on tiny random models built here (the MiniLM
 tokenizer, no download): the causal shared-prefix KV-cache path gives the plain path's sums and
-ranks (its scores leave out the shared prefix's log-probability, a constant per item), and the masked LM's head-at-the-mask-only path gives the full-logits log-probabilities."""
+ranks (both sum the tokens from each candidate's first one on), and the masked LM's head-at-the-mask-only path gives the full-logits log-probabilities."""
 
 from __future__ import annotations
 
@@ -60,18 +60,19 @@ def test_causal_prefix_cache_equals_the_plain_path(tmp_path):
         plans.append((jobs, owner, len(CANDIDATES)))
     fast = score_candidates(cached, "causal-lm", plans)
     slow = score_candidates(plain, "causal-lm", plans)
-    for (jobs, _, _), a, b in zip(plans, fast, slow):
+    for a, b in zip(fast, slow):
         assert rank_of(a, CANDIDATES, 0)[1] == rank_of(b, CANDIDATES, 0)[1]
-        # the cached scores leave out the shared prefix's log-probability: a constant per item
-        n = _common_prefix([job[0] for job in jobs])
-        ids = torch.tensor([jobs[0][0][:n]])
-        logp = torch.log_softmax(lm.model(input_ids=ids).logits.float(), -1)
-        prefix = float(logp[0, :-1].gather(-1, ids[0, 1:, None]).sum())
-        assert [x + prefix for x in a] == pytest.approx(b, abs=1e-4)
-    # the plain path is the sum of log p(token | tokens before it), checked by hand on one sequence
-    ids = torch.tensor([plans[0][0][2][0]])
-    logp = torch.log_softmax(lm.model(input_ids=ids).logits.float(), -1)
-    assert slow[0][2] == pytest.approx(float(logp[0, :-1].gather(-1, ids[0, 1:, None]).sum()), abs=1e-4)
+        # both sum the tokens from the candidate's first one on (the prefix is the same for all)
+        assert a == pytest.approx(b, abs=1e-4)
+    # the plain path is the sum of log p(token | tokens before it) from the start, checked by hand
+    ids, start = plans[0][0][2]
+    assert 1 < start < len(ids)
+    x = torch.tensor([ids])
+    logp = torch.log_softmax(lm.model(input_ids=x).logits.float(), -1)
+    assert slow[0][2] == pytest.approx(float(logp[0, start - 1:-1].gather(-1, x[0, start:, None]).sum()), abs=1e-4)
+    # without starts the whole sequence counts
+    assert plain.sequence_logprob([ids]) == pytest.approx([float(logp[0, :-1].gather(-1, x[0, 1:, None]).sum())],
+                                                          abs=1e-4)
     # groups without a shared prefix take the plain path
     assert cached.shared_prefix_logprob([[[5, 6], [7, 8]]]) == [plain.sequence_logprob([[5, 6], [7, 8]])]
 

@@ -11,7 +11,10 @@
   `sequence_logprob`, whose sums add the prefix's log-probability, a constant per group);
 - `Scorer.seq2seq_logprob`: encoder-decoder models, log p(target | source);
 - `encode`: a completed text tokenized, with the token positions covering the filled-in part;
-- `rank_of`: ranks that do not depend on batch size or device (scores rounded, ties by name).
+- `rank_of`: ranks that do not depend on batch size or device (scores rounded, ties by name);
+- `plan_candidates` / `score_plans`: one item's fills scored in one pass, with each fill's number of
+  scored tokens and (cached per model) their log-likelihood without the context, for the ranking
+  protocols `PROTOCOLS` (summed, per-token mean, PMI; `CandidateScores.protocol`).
 Batches are length-sorted under the token budget (pipeline.runtime.batching).
 """
 
@@ -71,6 +74,7 @@ class Scorer:
         self.pad = self.tok.pad_token_id if self.tok.pad_token_id is not None else 0
         self.prefix_cache = prefix_cache  # causal LMs: share each item's token prefix through the KV cache
         self._head = _masked_lm_head(self.model) if head_only else None  # masked LMs: the head at the mask only
+        self._no_context: dict[tuple[int, ...], float] = {}  # no_context_logprobs' cache: scored tokens -> log-likelihood
 
     def _pad(self, rows: list[list[int]]) -> tuple[torch.Tensor, torch.Tensor]:
         width = max(len(r) for r in rows)
@@ -137,7 +141,8 @@ class Scorer:
         return out
 
     @torch.inference_mode()
-    def shared_prefix_logprob(self, groups: list[list[list[int]]]) -> list[list[float]]:
+    def shared_prefix_logprob(self, groups: list[list[list[int]]],
+                              starts: list[list[int]] | None = None) -> list[list[float]]:
         """Causal LMs, for groups of sequences that share a token prefix (one item's candidates):
         log p(each sequence's own tokens | the shared prefix). The longest common prefix (at least
         one own token left per sequence) runs once with `use_cache=True` and logits at its last
@@ -145,12 +150,18 @@ class Scorer:
         token budget) and only their own tokens run. The plain path's `sequence_logprob` differs by
         the prefix's log-probability, the same for every sequence of a group, so ranks within a
         group are the same. Groups with less than two shared tokens take the plain path (whole
-        sequences: there the prefix is counted)."""
+        sequences: there the prefix is counted).
+
+        `starts` (per group, per sequence): sum only the log-probabilities of the tokens at positions
+        >= start (a candidate's own tokens and what follows them); the shared prefix is then cut at
+        the group's smallest start, so the sums are exactly the plain path's with the same starts."""
         out: list[list[float]] = []
         plain: list[int] = []
         for g, rows in enumerate(groups):
             out.append([])
             n = _common_prefix(rows)
+            if starts is not None:
+                n = min(n, *starts[g])
             if n < 2:
                 plain.append(g)
                 continue
@@ -172,11 +183,12 @@ class Scorer:
                 own = lp[:, :-1].gather(-1, ids[:, 1:, None]).squeeze(-1) * mask[:, 1:]
                 first = last[ids[:, 0]]
                 for j, i in enumerate(batch):
-                    scores[i] = float(first[j]) + float(own[j].sum())
+                    skip = 0 if starts is None else starts[g][i] - n  # own[j][k] is position n + 1 + k
+                    scores[i] = (float(first[j]) if skip == 0 else 0.0) + float(own[j, max(skip - 1, 0):].sum())
             out[g] = scores
         if plain:
             flat = [r for g in plain for r in groups[g]]
-            values = self.sequence_logprob(flat)
+            values = self.sequence_logprob(flat, None if starts is None else [s for g in plain for s in starts[g]])
             at = 0
             for g in plain:
                 out[g] = values[at: at + len(groups[g])]
@@ -184,8 +196,9 @@ class Scorer:
         return out
 
     @torch.inference_mode()
-    def sequence_logprob(self, rows: list[list[int]]) -> list[float]:
-        """Causal LMs: sum of log p(token | tokens before it) over each sequence."""
+    def sequence_logprob(self, rows: list[list[int]], starts: list[int] | None = None) -> list[float]:
+        """Causal LMs: sum of log p(token | tokens before it) over each sequence (from position
+        `starts[i]` on when given; default 1: every token but the first)."""
         out = [0.0] * len(rows)
         indexed = list(range(len(rows)))
         for batch in self._batches(indexed, [len(rows[i]) for i in indexed]):
@@ -193,7 +206,7 @@ class Scorer:
             logp = torch.log_softmax(self.model(input_ids=ids, attention_mask=mask).logits.float(), dim=-1)
             tok = logp[:, :-1].gather(-1, ids[:, 1:, None]).squeeze(-1) * mask[:, 1:]
             for j, i in enumerate(batch):
-                out[i] = float(tok[j].sum())
+                out[i] = float(tok[j, (1 if starts is None else starts[i]) - 1:].sum())
         return out
 
     @torch.inference_mode()
@@ -243,13 +256,64 @@ def _masked_lm_head(model):
     return None
 
 
-def candidate_jobs(scorer: Scorer, model_family: str, prefix: str, fills, suffix: str) -> tuple[list[tuple], list[int]] | None:
-    """The scoring jobs that rank `fills` as completions of `prefix … suffix`, and the fill each job
-    belongs to; None when a completed text is longer than the model takes.
+# Ranking protocols over one scoring pass (issue 16 item 3), named as they appear in predictions:
+# `rank` the summed log-likelihood of the scored tokens (kept under its old name), `rank_mean` that sum
+# over the number of scored TOKENS (the model's tokens, not bytes: lm-evaluation-harness's acc_norm
+# divides by bytes; per token is the length the model itself pays per step), `rank_pmi` the sum minus
+# the same tokens' log-likelihood without the context (a pointwise mutual information).
+PROTOCOLS = ("rank", "rank_mean", "rank_pmi")
 
-    masked-lm: one job per token of the fill, that token masked, the rest visible (pseudo-log-likelihood);
-    causal-lm: the whole completed text (BOS first); encoder-decoder: the fill between the model's first
-    two sentinels (T5's span-corruption target) for the text with the first sentinel (or mask) in its place."""
+
+@dataclass(frozen=True)
+class CandidatePlan:
+    """How to score one item's fills: the jobs, the fill each job belongs to, each fill's number of
+    scored tokens and the key of its no-context job (the scored token ids, shared across items)."""
+
+    jobs: list[tuple]
+    owner: list[int]
+    n_tokens: tuple[int, ...]
+    bare: tuple[tuple[int, ...], ...]
+
+
+@dataclass(frozen=True)
+class CandidateScores:
+    """One item's fills: log-likelihood of the scored tokens in context (summed), their number, and
+    their log-likelihood without the context (None when the no-context pass was not asked for)."""
+
+    logprob: tuple[float, ...]
+    n_tokens: tuple[int, ...]
+    no_context: tuple[float, ...] | None
+
+    def protocol(self, name: str) -> list[float]:
+        if name == "rank":
+            return list(self.logprob)
+        if name == "rank_mean":
+            return [lp / max(n, 1) for lp, n in zip(self.logprob, self.n_tokens)]
+        if name == "rank_pmi":
+            if self.no_context is None:
+                raise ValueError("rank_pmi needs the no-context pass")
+            return [lp - bare for lp, bare in zip(self.logprob, self.no_context)]
+        raise ValueError(f"unknown ranking protocol {name!r}")
+
+
+def _opening_closing(tok) -> tuple[str, str]:
+    found = sentinels(tok)
+    return (found[0], found[1]) if len(found) >= 2 else (tok.mask_token, "")
+
+
+def plan_candidates(scorer: Scorer, model_family: str, prefix: str, fills, suffix: str) -> CandidatePlan | None:
+    """The scoring jobs that rank `fills` as completions of `prefix … suffix`; None when a completed
+    text is longer than the model takes. What is scored (the "scored tokens") and what the context is:
+
+    masked-lm: each token overlapping the fill masked in turn, the rest visible (pseudo-log-likelihood);
+    scored: the fill's tokens; context: the prefix and the suffix.
+    causal-lm: the completed text (BOS first); scored: the tokens from the first one overlapping the
+    fill to the end (the fill and the suffix, which follows from it), from earlier where the fills
+    tokenize the end of the prefix differently (from the first token not shared by all of them);
+    context: the tokens before.
+    encoder-decoder: the fill between the model's first two sentinels (T5's span-corruption target)
+    for the text with the first sentinel (or mask) in its place; scored: the target's tokens; context:
+    the source's prefix and suffix."""
     encs = [encode(scorer.tok, prefix, f, suffix) for f in fills]
     extra = 1 if model_family == "causal-lm" and scorer.tok.bos_token_id is not None else 0  # with_bos's token
     if any(len(e.ids) + (extra if e.ids[:1] != [scorer.tok.bos_token_id] else 0) > scorer.max_length for e in encs):
@@ -262,34 +326,40 @@ def candidate_jobs(scorer: Scorer, model_family: str, prefix: str, fills, suffix
                 ids[pos] = scorer.tok.mask_token_id
                 jobs.append((ids, pos, e.ids[pos]))
                 owner.append(c)
-        return jobs, owner
+        return CandidatePlan(jobs, owner, tuple(len(e.span) for e in encs),
+                             tuple(tuple(e.ids[p] for p in e.span) for e in encs))
     if model_family == "causal-lm":
-        return [(with_bos(scorer.tok, e.ids),) for e in encs], list(range(len(encs)))
+        rows = [with_bos(scorer.tok, e.ids) for e in encs]
+        # the tokens before `start` are the same for every fill: a fill can change how the end of the
+        # prefix is tokenized (`…Middle` + `tream` vs + `Write`), and those tokens are scored too
+        shared = _common_prefix(rows)
+        jobs = []
+        for e, ids in zip(encs, rows):
+            shift = len(ids) - len(e.ids)
+            start = max(1, min((e.span[0] if e.span else len(e.ids) - 1) + shift, shared))
+            jobs.append((ids, start))
+        return CandidatePlan(jobs, list(range(len(encs))), tuple(len(ids) - start for ids, start in jobs),
+                             tuple(tuple(ids[start:]) for ids, start in jobs))
     # T5's format: `prefix <extra_id_0> suffix` -> `<extra_id_0> fill <extra_id_1>`: the next sentinel
     # closes the span, and nothing after it is scored (what follows it in training is the next span or
     # </s>, the same for every fill); a model without sentinels gets its mask token and </s>
-    opening, closing = (sentinels(scorer.tok) + ["", ""])[:2] if len(sentinels(scorer.tok)) >= 2 else (scorer.tok.mask_token, "")
+    opening, closing = _opening_closing(scorer.tok)
     # the prefix's trailing spaces go with the fill: byte-level BPE spells " scale" as one token `Ġscale`
     kept = prefix.rstrip(" ")
     source = scorer.tok(kept + opening + suffix)["input_ids"]
     space = prefix[len(kept):]
     targets = [scorer.tok(opening + space + f + closing, add_special_tokens=not closing)["input_ids"] for f in fills]
-    return [(source, t) for t in targets], list(range(len(fills)))
+    return CandidatePlan([(source, t) for t in targets], list(range(len(fills))), tuple(len(t) for t in targets),
+                         tuple(tuple(t) for t in targets))
 
 
-def score_candidates(scorer: Scorer, model_family: str, plans: list[tuple[list[tuple], list[int], int]]) -> list[list[float]]:
-    """Each plan's (jobs, owner, number of fills) -> the log-likelihood of every fill. All jobs of all
-    plans run in one pass, so batches mix items and stay full."""
-    flat = [job for jobs, _, _ in plans for job in jobs]
-    if model_family == "masked-lm":
-        values = scorer.masked_token_logprobs(flat)
-    elif model_family == "causal-lm" and scorer.prefix_cache:
-        values = [v for group in scorer.shared_prefix_logprob([[job[0] for job in jobs] for jobs, _, _ in plans])
-                  for v in group]
-    elif model_family == "causal-lm":
-        values = scorer.sequence_logprob([job[0] for job in flat])
-    else:
-        values = scorer.seq2seq_logprob(flat)
+def candidate_jobs(scorer: Scorer, model_family: str, prefix: str, fills, suffix: str) -> tuple[list[tuple], list[int]] | None:
+    """`plan_candidates`' jobs and owners only (causal jobs are `(ids, start)`)."""
+    plan = plan_candidates(scorer, model_family, prefix, fills, suffix)
+    return None if plan is None else (plan.jobs, plan.owner)
+
+
+def _sum_by_owner(plans, values) -> list[list[float]]:
     out, at = [], 0
     for jobs, owner, n in plans:
         scores = [0.0] * n
@@ -298,3 +368,85 @@ def score_candidates(scorer: Scorer, model_family: str, plans: list[tuple[list[t
         at += len(jobs)
         out.append(scores)
     return out
+
+
+def score_candidates(scorer: Scorer, model_family: str, plans: list[tuple[list[tuple], list[int], int]]) -> list[list[float]]:
+    """Each plan's (jobs, owner, number of fills) -> the summed log-likelihood of every fill's scored
+    tokens. All jobs of all plans run in one pass, so batches mix items and stay full."""
+    flat = [job for jobs, _, _ in plans for job in jobs]
+    if model_family == "masked-lm":
+        values = scorer.masked_token_logprobs(flat)
+    elif model_family == "causal-lm" and scorer.prefix_cache:
+        values = [v for group in scorer.shared_prefix_logprob([[job[0] for job in jobs] for jobs, _, _ in plans],
+                                                              [[_start(job) for job in jobs] for jobs, _, _ in plans])
+                  for v in group]
+    elif model_family == "causal-lm":
+        values = scorer.sequence_logprob([job[0] for job in flat], [_start(job) for job in flat])
+    else:
+        values = scorer.seq2seq_logprob(flat)
+    return _sum_by_owner(plans, values)
+
+
+def _start(job: tuple) -> int:
+    return job[1] if len(job) > 1 else 1
+
+
+def no_context_logprobs(scorer: Scorer, model_family: str, keys: list[tuple[int, ...]]) -> list[float]:
+    """The log-likelihood of each key's scored tokens without the context, cached on the scorer (one
+    model) across items and chunks: candidates repeat across quizzes. "Without the context" is:
+    causal-lm: the tokens after BOS alone (or after what the tokenizer puts before a text, [CLS]); masked-lm: the tokens alone
+    between the tokenizer's special tokens (<s> … </s>), each masked in turn; encoder-decoder: the same
+    target for a source that is the first sentinel alone (`<extra_id_0></s>`)."""
+    cache = scorer._no_context
+    todo = sorted({k for k in keys if k not in cache})
+    if todo:
+        tok = scorer.tok
+        if model_family == "masked-lm":
+            lead, trail = _special_frame(tok)
+            jobs, owner = [], []
+            for c, k in enumerate(todo):
+                ids = lead + list(k) + trail
+                for p in range(len(lead), len(lead) + len(k)):
+                    masked = list(ids)
+                    masked[p] = tok.mask_token_id
+                    jobs.append((masked, p, ids[p]))
+                    owner.append(c)
+            values = _sum_by_owner([(jobs, owner, len(todo))], scorer.masked_token_logprobs(jobs))[0]
+        elif model_family == "causal-lm":
+            lead = with_bos(tok, _special_frame(tok)[0])  # BOS, else what the tokenizer puts first ([CLS])
+            rows = [lead + list(k) for k in todo]
+            values = scorer.sequence_logprob(rows, [max(len(lead), 1)] * len(rows))  # none: 1st token unscored
+        else:
+            source = tok(_opening_closing(tok)[0])["input_ids"]
+            values = scorer.seq2seq_logprob([(source, list(k)) for k in todo])
+        cache.update(zip(todo, values))
+    return [cache[k] for k in keys]
+
+
+def _special_frame(tok) -> tuple[list[int], list[int]]:
+    """The special tokens a masked LM's tokenizer puts before and after a text (`<s>`, `</s>`)."""
+    ids = tok("x", add_special_tokens=True)["input_ids"]
+    special = set(tok.all_special_ids)
+    lead = 0
+    while lead < len(ids) and ids[lead] in special:
+        lead += 1
+    trail = len(ids)
+    while trail > lead and ids[trail - 1] in special:
+        trail -= 1
+    return ids[:lead], ids[trail:]
+
+
+def score_plans(scorer: Scorer, model_family: str, plans: list[CandidatePlan],
+                no_context: bool = True) -> list[CandidateScores]:
+    """Every plan's fills scored in one pass (`score_candidates`), plus the no-context pass over the
+    distinct scored-token keys not seen before by this scorer (`no_context_logprobs`) when asked."""
+    sums = score_candidates(scorer, model_family, [(p.jobs, p.owner, len(p.n_tokens)) for p in plans])
+    bare = None
+    if no_context:
+        flat = no_context_logprobs(scorer, model_family, [k for p in plans for k in p.bare])
+        bare, at = [], 0
+        for p in plans:
+            bare.append(tuple(flat[at : at + len(p.bare)]))
+            at += len(p.bare)
+    return [CandidateScores(tuple(s), p.n_tokens, None if bare is None else bare[i])
+            for i, (p, s) in enumerate(zip(plans, sums))]

@@ -1,6 +1,6 @@
 """Score apiquiz quizzes with one model, for one shard.
 
-Two protocols:
+Protocols (the `protocol` column):
 - `fill_mask` (the paper's, masked LMs): the answer must be one token of this model's
   tokenizer in context; the mask replaces it and the row keeps the gold token's rank over the
   whole vocabulary and the top-k fill-ins.
@@ -8,7 +8,14 @@ Two protocols:
   and is scored by log-likelihood; masked LMs by pseudo-log-likelihood of the candidate's
   tokens (each masked in turn, the rest visible), causal LMs by the log-probability of the whole
   sequence, encoder-decoder models by the log-probability of the candidate as the target for
-  the masked input. Multi-token answers work the same as single-token ones.
+  the masked input. Multi-token answers work the same as single-token ones. The summed
+  log-likelihood favours short candidates (fewer tokens to pay for), so two more rankings come
+  from the same pass (pipeline.runtime.scoring.PROTOCOLS):
+- `rank_mean`: the sum over the number of scored tokens (model tokens; lm-evaluation-harness's
+  acc_norm divides by bytes instead);
+- `rank_pmi`: the sum minus the same tokens' log-likelihood without the context (a pointwise mutual
+  information; scoring.no_context_logprobs says what "without the context" is per model family),
+  one extra pass per distinct candidate, cached per model.
 Encoder-only models (no LM head) get no job: the warehouse lists them once in `not_applicable`.
 
 Scores are rounded to 1e-4 and ties broken by candidate text before ranking, so ranks do not
@@ -28,7 +35,7 @@ from tqdm import tqdm
 
 from pipeline.families.apiquiz import schemas
 from pipeline.runtime.batching import select_shard
-from pipeline.runtime.scoring import SCORE_DECIMALS, Scorer, candidate_jobs, encode, rank_of, score_candidates
+from pipeline.runtime.scoring import PROTOCOLS, SCORE_DECIMALS, Scorer, encode, plan_candidates, rank_of, score_plans
 from pipeline.io import read_parquet
 
 log = logging.getLogger("pipeline.families.apiquiz.infer")
@@ -71,22 +78,29 @@ def fill_mask(scorer: Scorer, quizzes: list[Quiz], model: str, top_k: int) -> li
     return rows
 
 
-def rank_candidates(scorer: Scorer, family: str, quizzes: list[Quiz], model: str, top_k: int) -> list[dict]:
+def rank_candidates(scorer: Scorer, family: str, quizzes: list[Quiz], model: str, top_k: int,
+                    protocols: tuple[str, ...] = PROTOCOLS) -> list[dict]:
+    """One row per quiz and ranking protocol (scoring.PROTOCOLS), all from one scoring pass (and the
+    cached no-context pass when `rank_pmi` is asked for); `gold_logprob` is the gold's score under the
+    row's protocol (summed / per-token mean log-likelihood, or PMI)."""
     rows, plans = [], []
     for q in quizzes:
-        base = {"quiz_id": q.quiz_id, "model": model, "protocol": "rank", "gold_rank": None, "n_ranked": None,
-                "top": [], "gold_logprob": None}
-        plan = candidate_jobs(scorer, family, q.prefix, q.candidates, q.suffix)
+        base = {"quiz_id": q.quiz_id, "model": model, "gold_rank": None, "n_ranked": None, "top": [],
+                "gold_logprob": None}
+        plan = plan_candidates(scorer, family, q.prefix, q.candidates, q.suffix)
         if plan is None:
-            rows.append({**base, "status": "too_long"})
+            rows += [{**base, "protocol": p, "status": "too_long"} for p in protocols]
         else:
             plans.append((q, base, plan))
-    all_scores = score_candidates(scorer, family, [(jobs, owner, len(q.candidates)) for q, _, (jobs, owner) in plans])
-    for (q, base, _), scores in zip(plans, all_scores):
+    scored = score_plans(scorer, family, [plan for _, _, plan in plans], no_context="rank_pmi" in protocols)
+    for (q, base, _), result in zip(plans, scored):
         gold = q.candidates.index(q.answer)
-        rank, order = rank_of(scores, list(q.candidates), gold)
-        rows.append({**base, "status": "ok", "gold_rank": rank, "n_ranked": len(q.candidates),
-                     "top": [q.candidates[i] for i in order[:top_k]], "gold_logprob": scores[gold]})
+        for protocol in protocols:
+            scores = result.protocol(protocol)
+            rank, order = rank_of(scores, list(q.candidates), gold)
+            rows.append({**base, "protocol": protocol, "status": "ok", "gold_rank": rank,
+                         "n_ranked": len(q.candidates), "top": [q.candidates[i] for i in order[:top_k]],
+                         "gold_logprob": scores[gold]})
     return rows
 
 

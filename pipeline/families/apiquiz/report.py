@@ -17,12 +17,32 @@ def section(con, figures: Path, link: str, config, plots: Path | None = None) ->
                     "'[' || lo || ', ' || hi || ']', p_value FROM apiquiz_vs_twin ORDER BY ALL").fetchall()
     not_applicable = [f"{m} ({r})" for m, r in con.sql("SELECT model, reason FROM not_applicable "
                                                         "WHERE family = 'apiquiz' ORDER BY model").fetchall()]
+    headline = con.sql("SELECT model, twin, protocol, metric, n, score, twin_score, chance, diff, "
+                       "'[' || lo || ', ' || hi || ']', p_value, CASE WHEN beats_twin THEN 'yes' ELSE 'no' END "
+                       "FROM apiquiz_twin_diff ORDER BY model, protocol, metric").fetchall()
+    bias = con.sql("SELECT model, protocol, scored, p_at_1, chance, top1_chars, gold_chars, pool_chars "
+                   "FROM apiquiz_length_bias ORDER BY model, protocol").fetchall()
     out = ["## apiquiz (INK, Table III)\n",
            "P@k in percent over scored quizzes. `fill_mask` is the paper's protocol (masked LMs, answers that are "
-           "one token of the model's tokenizer); `rank` ranks the quiz's candidates by log-likelihood "
-           "(every LM family, multi-token answers included).\n",
+           "one token of the model's tokenizer). The other protocols rank the quiz's candidates (every LM family, "
+           "multi-token answers included) from one scoring pass: `rank` by the summed log-likelihood of the "
+           "scored tokens, `rank_mean` by its mean per scored token (model tokens, not bytes as "
+           "lm-evaluation-harness's acc_norm), `rank_pmi` by the sum minus the same tokens' log-likelihood "
+           "without the context (a PMI; `pipeline/runtime/scoring.py` says what is scored and what \"without "
+           "the context\" is per model family).\n",
            markdown_table(["model", "protocol", "setting", "scored", "P@1", "95% CI", "P@5", "P@10"], rows),
-           "\nTrained models against their random twins on the same quizzes (P@1, paired Poisson bootstrap):\n",
+           "\nHeadline: each trained model against its random twin over all settings, on the quizzes both scored "
+           "(P@1; P@10 too for fill_mask), with chance beside it (min(k, n)/n for n ranked items) and the "
+           "difference's 95% CI (paired Poisson bootstrap, 1000 replicates); `beats twin`: the CI excludes zero "
+           "in the trained model's favour. A twin far above chance shows a protocol's bias, not knowledge:\n",
+           markdown_table(["model", "twin", "protocol", "metric", "quizzes", "score", "twin", "chance",
+                           "difference", "95% CI", "p", "beats twin"], headline),
+           "\nLength bias per protocol: mean characters of the top-1 candidate, of the gold and of a candidate in "
+           "the ranked pool. A summed log-likelihood prefers short candidates (top-1 shorter than the pool), "
+           "whatever the network knows:\n",
+           markdown_table(["model", "protocol", "scored", "P@1", "chance", "top-1 chars", "gold chars",
+                           "pool chars"], bias),
+           "\nTrained models against their random twins per setting (P@1, paired Poisson bootstrap):\n",
            markdown_table(["model", "protocol", "setting", "quizzes", "P@1", "twin P@1", "difference", "95% CI",
                            "p"], twins),
            f"\nNot applicable: {'; '.join(not_applicable) or 'none'}.\n",

@@ -50,7 +50,9 @@ QUIZ_TOKENS = pa.schema(
 
 # Inference (infer.py): one row per (quiz, model, protocol). `fill_mask` ranks the
 # gold token over the vocabulary (masked LMs, single-token answers); `rank` ranks the quiz's
-# candidates by log-likelihood. status: ok / multi_token / too_long / not_applicable.
+# candidates by summed log-likelihood, `rank_mean` by its per-token mean, `rank_pmi` by the sum minus
+# the no-context log-likelihood (pipeline.runtime.scoring.PROTOCOLS). gold_logprob: the gold's score
+# under the row's protocol. status: ok / multi_token / too_long / not_applicable.
 PREDICTIONS = pa.schema(
     [
         pa.field("quiz_id", pa.string(), nullable=False),

@@ -7,7 +7,9 @@ candidate's tokens (each masked in turn), causal LMs by the log-probability of t
 own tokens given the point's shared prefix (the context runs once, through the KV cache:
 scoring.Scorer.shared_prefix_logprob; the same ranks as whole sequences), encoder-decoder models by log p(candidate | context with a sentinel). The context is
 cut from the left (at a token boundary) so the longest completion fits the model's max_length.
-The row records whether the gold is in the pool (recall of the first stage); a gold outside it
+Rankers: `rerank_ngram` by the summed log-likelihood, `rerank_ngram_mean` by its per-token mean,
+`rerank_ngram_pmi` by the sum minus the no-context log-likelihood (scoring.PROTOCOLS; one pass, the
+no-context one cached per model). The row records whether the gold is in the pool (recall of the first stage); a gold outside it
 has no rank (a miss at every k), and the class-level rank is the first candidate of the gold's class.
 
 Scores are rounded (scoring.SCORE_DECIMALS) and ties broken by FQN, so ranks do not depend on
@@ -26,7 +28,7 @@ from pipeline.families.apirec import schemas
 from pipeline.families.apirec.generate import api_class
 from pipeline.io import read_parquet
 from pipeline.runtime.batching import select_shard
-from pipeline.runtime.scoring import Scorer, candidate_jobs, rank_of, score_candidates
+from pipeline.runtime.scoring import PROTOCOLS, CandidatePlan, Scorer, plan_candidates, rank_of, score_plans
 
 log = logging.getLogger("pipeline.families.apirec.infer")
 
@@ -56,34 +58,45 @@ def fit_context(tok, context: str, texts: tuple[str, ...], max_length: int) -> s
     return context[offsets[len(offsets) - keep][0]:]
 
 
-def plan(scorer: Scorer, family: str, p: Point) -> tuple[list[tuple], list[int]] | None:
-    """Scoring jobs of one point's candidates and the candidate each job belongs to; None if too long."""
+def plan(scorer: Scorer, family: str, p: Point) -> CandidatePlan | None:
+    """Scoring jobs of one point's candidates (scoring.plan_candidates); None if too long."""
     prefix = fit_context(scorer.tok, p.context, p.texts, scorer.max_length)
-    return candidate_jobs(scorer, family, prefix, p.texts, SUFFIX)
+    return plan_candidates(scorer, family, prefix, p.texts, SUFFIX)
 
 
-def rerank(scorer: Scorer, family: str, points: list[Point], model: str) -> list[dict]:
+# ranker name per ranking protocol (pipeline.runtime.scoring.PROTOCOLS): the summed log-likelihood keeps
+# its old name, the per-token mean and the PMI against the no-context log-likelihood get a suffix
+RANKERS = {"rank": "rerank_ngram", "rank_mean": "rerank_ngram_mean", "rank_pmi": "rerank_ngram_pmi"}
+
+
+def rerank(scorer: Scorer, family: str, points: list[Point], model: str,
+           protocols: tuple[str, ...] = PROTOCOLS) -> list[dict]:
+    """One row per point and ranking protocol (ranker `RANKERS[protocol]`), all from one scoring pass
+    (and the cached no-context pass for the PMI); `gold_logprob` is the gold's score under it."""
     rows, plans = [], []
     for p in points:
-        base = {"point_id": p.point_id, "model": model, "ranker": "rerank_ngram", "gold_rank": None,
+        base = {"point_id": p.point_id, "model": model, "gold_rank": None,
                 "class_rank": None, "n_candidates": len(p.candidates), "gold_in_candidates": p.api in p.candidates,
                 "top": [], "gold_logprob": None}
         job = plan(scorer, family, p)
         if job is None:
-            rows.append({**base, "status": "too_long"})
+            rows += [{**base, "ranker": RANKERS[pr], "status": "too_long"} for pr in protocols]
         else:
             plans.append((p, base, job))
-    all_scores = score_candidates(scorer, family, [(jobs, owner, len(p.candidates)) for p, _, (jobs, owner) in plans])
-    for (p, base, _), scores in zip(plans, all_scores):
+    scored = score_plans(scorer, family, [job for _, _, job in plans], no_context="rank_pmi" in protocols)
+    for (p, base, _), result in zip(plans, scored):
         names = list(p.candidates)
-        _, order = rank_of(scores, names, 0)
-        ranked = [names[i] for i in order]
         gold = p.api
         klass = api_class(gold)
-        rows.append({**base, "status": "ok", "gold_rank": ranked.index(gold) + 1 if gold in ranked else None,
-                     "class_rank": next((i + 1 for i, a in enumerate(ranked) if api_class(a) == klass), None),
-                     "top": ranked[:TOP_K],
-                     "gold_logprob": scores[names.index(gold)] if gold in names else None})
+        for protocol in protocols:
+            scores = result.protocol(protocol)
+            _, order = rank_of(scores, names, 0)
+            ranked = [names[i] for i in order]
+            rows.append({**base, "ranker": RANKERS[protocol], "status": "ok",
+                         "gold_rank": ranked.index(gold) + 1 if gold in ranked else None,
+                         "class_rank": next((i + 1 for i, a in enumerate(ranked) if api_class(a) == klass), None),
+                         "top": ranked[:TOP_K],
+                         "gold_logprob": scores[names.index(gold)] if gold in names else None})
     return rows
 
 
@@ -103,7 +116,7 @@ def score_shard(points: pa.Table, loaded, shard: int, shards: int, token_budget:
     chunk = 128
     for start in range(0, len(items), chunk):
         rows += rerank(scorer, family, items[start : start + chunk], model)
-    return pa.Table.from_pylist(rows, schemas.PREDICTIONS).sort_by("point_id")
+    return pa.Table.from_pylist(rows, schemas.PREDICTIONS).sort_by([("point_id", "ascending"), ("ranker", "ascending")])
 
 
 def predict(ctx) -> pa.Table:

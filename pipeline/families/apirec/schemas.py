@@ -41,14 +41,14 @@ POINTS = pa.schema(
 )
 
 # Candidate rankings of the baselines (generate.py: ngram, jedi; queries.py: bm25) and of the models
-# (infer.py: rerank_ngram; infer_query.py: embed_bm25 / embed_universe), one row per item (a point,
+# (infer.py: rerank_ngram / rerank_ngram_mean / rerank_ngram_pmi; infer_query.py: embed_bm25 / embed_universe), one row per item (a point,
 # or a query: point_id holds the query_id) and ranker/model. `top` is best first; grades (2 exact,
 # 1 right class, 0) are computed in SQL. status: ok / too_long / no_vector. gold_rank: 1-based
 # method-level rank in the full ranking, NULL when absent.
 RANKING_FIELDS = [
     pa.field("point_id", pa.string(), nullable=False),
     pa.field("model", pa.string(), nullable=False),  # a zoo model, or the baseline's name (ngram)
-    pa.field("ranker", pa.string(), nullable=False),  # ngram / ide / bm25 / rerank_ngram / embed_bm25 / embed_universe
+    pa.field("ranker", pa.string(), nullable=False),  # ngram / ide / bm25 / rerank_ngram[_mean|_pmi] / embed_bm25 / embed_universe
     pa.field("status", pa.string(), nullable=False),
     pa.field("gold_rank", pa.int32(), nullable=True),  # method level
     pa.field("class_rank", pa.int32(), nullable=True),  # first candidate of the gold's class

@@ -27,6 +27,16 @@ def section(con, figures: Path, link: str, config, plots: Path | None = None) ->
            f"`{variant}` labels. Models: the best attention head per relation, chosen on the dev split (held out) "
            "or on test (as the paper did), scored on test. Baselines: offsets/keywords chosen the same way.\n",
            markdown_table(["system", "chosen on"] + [f"{lang} @{k}" for lang, k in cols], body),
+           "\nEach model against its random twin (top-1, first token, heads chosen on dev / on test, scored on "
+           "test), the difference's 95% CI from a paired Poisson bootstrap over relations (the unit of the "
+           "average; 1000 replicates); `beats twin`: the CI excludes zero in the trained model's favour:\n",
+           markdown_table(["model", "twin", "chosen on", "language", "relations", "top-1", "twin top-1",
+                           "difference", "95% CI", "p", "beats twin"],
+                          con.sql("SELECT model, twin, chosen_on, language, relations, score, twin_score, diff, "
+                                  "'[' || lo || ', ' || hi || ']', p_value, "
+                                  "CASE WHEN beats_twin THEN 'yes' ELSE 'no' END FROM codesyntax_twin_diff "
+                                  "WHERE variant = ? ORDER BY model, chosen_on, language",
+                                  params=[variant]).fetchall()),
            "\nNot applicable: " + ("; ".join(f"{m} ({r})" for m, r in not_applicable) or "none") + ".\n",
            "\nPaper, top-1 (Python / Java):\n",
            markdown_table(["system", "python", "java"], [(k, *v) for k, v in TOP1_FIRST_TOKEN.items()])]

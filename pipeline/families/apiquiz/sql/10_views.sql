@@ -90,3 +90,51 @@ SELECT g.setting, g.mask_position, g.quizzes, d.protocol, max(d.drawn) AS drawn,
 FROM generated g LEFT JOIN drawn d USING (setting, mask_position)
 GROUP BY ALL
 ORDER BY ALL;
+
+-- The headline trained-vs-twin comparison over all settings (issue 16 item 2), per ranking protocol:
+-- P@1 for the candidate rankings (`rank` summed, `rank_mean` per token, `rank_pmi`), P@1 and P@10
+-- for fill_mask (the masked LM's single-token quizzes). Paired on the quizzes both scored.
+CREATE VIEW apiquiz_twin_hits AS
+SELECT t.model, twin.name AS twin, t.protocol, k.k, t.quiz_id AS item_id,
+       success_at_k(t.gold_rank, k.k) AS a, success_at_k(r.gold_rank, k.k) AS b
+FROM apiquiz_predictions t
+JOIN models m ON m.name = t.model AND NOT m.random
+JOIN models twin ON twin.random AND json_extract_string(twin.card, '$.twin_of') = m.name
+JOIN apiquiz_predictions r ON r.model = twin.name AND r.protocol = t.protocol AND r.quiz_id = t.quiz_id
+CROSS JOIN (VALUES (1), (10)) k(k)
+WHERE t.status = 'ok' AND r.status = 'ok' AND (k.k = 1 OR t.protocol = 'fill_mask');
+
+-- ... with chance beside it (a uniformly random order puts the gold in the top k with probability
+-- min(k, n)/n, n = the candidates or the vocabulary ranked), the difference's 95% CI (paired Poisson
+-- bootstrap, 1000 replicates, seed 0) and whether that CI excludes zero in the trained model's favour.
+CREATE VIEW apiquiz_twin_diff AS
+WITH boot AS (SELECT * FROM poisson_paired_bootstrap(apiquiz_twin_hits)),
+chance AS (
+    SELECT h.model, h.protocol, h.k, 100 * avg(least(h.k, p.n_ranked)::DOUBLE / p.n_ranked) AS chance
+    FROM apiquiz_twin_hits h
+    JOIN apiquiz_predictions p ON p.model = h.model AND p.protocol = h.protocol AND p.quiz_id = h.item_id
+    GROUP BY ALL
+)
+SELECT b.model, b.twin, b.protocol, 'P@' || b.k AS metric, b.n, round(100 * b.mean_a, 2) AS score,
+       round(100 * b.mean_b, 2) AS twin_score, round(c.chance, 2) AS chance, round(100 * b.diff, 2) AS diff,
+       round(100 * b.lo, 2) AS lo, round(100 * b.hi, 2) AS hi, b.p_value, b.lo > 0 AS beats_twin
+FROM boot b JOIN chance c USING (model, protocol, k)
+ORDER BY b.model, b.protocol, b.k;
+
+-- Length bias of each ranking protocol: the mean length in characters of the top-1 candidate, of the
+-- gold and of a candidate of the ranked pool (the gold and the first n_ranked - 1 others, as
+-- infer.ranked_candidates draws them), beside P@1 and chance. A summed log-likelihood favours short
+-- candidates: its top-1 is shorter than the pool's average even for a random network.
+CREATE VIEW apiquiz_length_bias AS
+SELECT p.model, p.protocol, count(*) AS scored,
+       round(avg(length(p.top[1])), 2) AS top1_chars,
+       round(avg(length(q.answer)), 2) AS gold_chars,
+       round(avg((length(q.answer) + coalesce(list_sum(list_transform(
+           list_slice(list_filter(q.candidates, lambda c: c <> q.answer), 1, p.n_ranked - 1), lambda c: length(c))), 0))
+           / p.n_ranked), 2) AS pool_chars,
+       round(100 * avg(success_at_k(p.gold_rank, 1)), 2) AS p_at_1,
+       round(100 * avg(1 / p.n_ranked), 2) AS chance
+FROM apiquiz_predictions p JOIN apiquiz_quizzes q USING (quiz_id)
+WHERE p.status = 'ok' AND p.protocol <> 'fill_mask'
+GROUP BY ALL
+ORDER BY ALL;

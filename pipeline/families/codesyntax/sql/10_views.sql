@@ -68,3 +68,26 @@ FROM codesyntax_baselines
 WHERE total > 0
 GROUP BY ALL
 ORDER BY ALL;
+
+-- A model against its random twin (models.card says which) on the headline metric (issue 16 item 2):
+-- top-1, first token, the best head per relation chosen on dev (or on test), scored on test. The
+-- headline is the average over relations, so a relation is the resampling unit: the 95% CI of the
+-- difference comes from a paired Poisson bootstrap over the relations both were scored on (1000
+-- replicates, seed 0; the hit counts per head carry no per-edge pairing, so the sampling noise within
+-- a relation is not in this interval).
+CREATE VIEW codesyntax_twin_pairs AS
+SELECT t.chosen_on, t.model, twin.name AS twin, t.language, t.variant, t.metric, t.k, t.relation AS item_id,
+       t.score AS a, r.score AS b
+FROM codesyntax_best_heads t
+JOIN models m ON m.name = t.model AND NOT m.random
+JOIN models twin ON twin.random AND json_extract_string(twin.card, '$.twin_of') = m.name
+JOIN codesyntax_best_heads r ON r.model = twin.name AND r.chosen_on = t.chosen_on AND r.language = t.language
+                            AND r.variant = t.variant AND r.metric = t.metric AND r.k = t.k AND r.relation = t.relation
+WHERE t.metric = 'first' AND t.k = 1;
+
+CREATE VIEW codesyntax_twin_diff AS
+SELECT chosen_on, model, twin, language, variant, metric, k, n AS relations, round(100 * mean_a, 2) AS score,
+       round(100 * mean_b, 2) AS twin_score, round(100 * diff, 2) AS diff, round(100 * lo, 2) AS lo,
+       round(100 * hi, 2) AS hi, p_value, lo > 0 AS beats_twin
+FROM poisson_paired_bootstrap(codesyntax_twin_pairs)
+ORDER BY ALL;

@@ -1,0 +1,174 @@
+"""Trained-vs-twin headline views and the ranking-protocol views (issue 16 items 2 and 3) on hand-made
+tables in a real DuckDB warehouse: `apiquiz_twin_diff` (every protocol, chance beside it, the paired
+bootstrap CI equal to the Python twin's), `apiquiz_length_bias`, `codesyntax_twin_diff` (best heads
+chosen on dev, relations resampled), and the report sections that show them."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pyarrow as pa
+import pytest
+
+from pipeline.families.apiquiz import schemas as aq
+from pipeline.families.codesyntax import schemas as cs
+from pipeline.io import write_parquet
+from pipeline.metrics.bootstrap import poisson_paired_bootstrap
+from pipeline.query import connect, run
+from pipeline.warehouse.build import build
+from tests.conftest import default_params
+
+CANDIDATES = ["a", "bb", "ccc", "dddd", "eeeee"]
+ANSWERS = {"q1": "ccc", "q2": "dddd", "q3": "bb", "q4": "eeeee", "q5": "ccc", "q6": "dddd"}
+# gold ranks per model and protocol (None: not scored)
+RANKS = {
+    "m": {"rank": [1, 2, 1, 3, 1, 1], "rank_mean": [1, 1, 1, 2, 1, 1], "rank_pmi": [1, 1, 2, 1, 1, 1],
+          "fill_mask": [1, 5, 20, None, 3, 12]},
+    "m-random": {"rank": [1, 1, 2, 1, 3, 1], "rank_mean": [2, 3, 1, 4, 5, 2], "rank_pmi": [5, 4, 3, 2, 1, 5],
+                 "fill_mask": [40, 7, 300, None, 2, 900]},
+}
+VOCAB = 1000
+
+
+def quiz(quiz_id: str, answer: str) -> dict:
+    return {"quiz_id": quiz_id, "api": f"lib.{answer}", "library": "lib", "repository": None, "category": "stdlib",
+            "private": False, "setting": "call", "level": 1, "n_levels": 2, "level_name": answer,
+            "level_role": "callable", "mask_position": "whole", "alias": None, "context": None,
+            "text": "lib.<mask>(", "prefix": "lib.", "suffix": "(", "answer": answer, "candidates": CANDIDATES,
+            "candidates_siblings": 5, "candidates_same_kind": 5, "seen": True, "uses": 1}
+
+
+def prediction(model: str, protocol: str, quiz_id: str, rank: int | None) -> dict:
+    # the top-1: the gold when ranked first, else the shortest candidate (a length-biased ranker)
+    top = [ANSWERS[quiz_id] if rank == 1 else "a"]
+    n = VOCAB if protocol == "fill_mask" else len(CANDIDATES)
+    return {"quiz_id": quiz_id, "model": model, "protocol": protocol, "status": "ok" if rank else "multi_token",
+            "gold_rank": rank, "n_ranked": n if rank else None, "top": top if rank else [], "gold_logprob": None}
+
+
+def head_rows(model: str, scores: dict[tuple[str, str, int], tuple[int, int]]) -> list[dict]:
+    """(eval split, relation, head) -> (hits, total), layer 0, metric first, k 1."""
+    return [{"model": model, "language": "python", "variant": "plain", "eval_split": split, "relation": rel,
+             "metric": "first", "k": 1, "layer": 0, "head": head, "hits": h, "total": t}
+            for (split, rel, head), (h, t) in scores.items()]
+
+
+@pytest.fixture(scope="module")
+def warehouse(tmp_path_factory):
+    root = tmp_path_factory.mktemp("twins")
+    params = copy.deepcopy(default_params())
+    files = {}
+    quizzes = root / "data/families/apiquiz/quizzes.parquet"
+    write_parquet(pa.Table.from_pylist([quiz(q, a) for q, a in ANSWERS.items()], schema=aq.QUIZZES), quizzes, aq.QUIZZES)
+    files["apiquiz_quizzes"] = [quizzes]
+    files["apiquiz_predictions"] = []
+    for model, protocols in RANKS.items():
+        rows = [prediction(model, p, q, r) for p, ranks in protocols.items() for q, r in zip(ANSWERS, ranks)]
+        path = root / f"data/predictions/apiquiz/{model}/0.parquet"
+        write_parquet(pa.Table.from_pylist(rows, schema=aq.PREDICTIONS), path, aq.PREDICTIONS)
+        files["apiquiz_predictions"].append(path)
+    # codesyntax: relations R1..R3, heads 0 and 1; dev chooses the head, test scores it
+    heads = {
+        "m": {("dev", "R1", 0): (9, 10), ("dev", "R1", 1): (1, 10), ("test", "R1", 0): (8, 10), ("test", "R1", 1): (9, 10),
+              ("dev", "R2", 0): (2, 10), ("dev", "R2", 1): (6, 10), ("test", "R2", 0): (5, 10), ("test", "R2", 1): (7, 10),
+              ("dev", "R3", 0): (5, 10), ("dev", "R3", 1): (5, 10), ("test", "R3", 0): (6, 10), ("test", "R3", 1): (1, 10)},
+        "m-random": {("dev", "R1", 0): (3, 10), ("dev", "R1", 1): (4, 10), ("test", "R1", 0): (4, 10),
+                     ("test", "R1", 1): (2, 10), ("dev", "R2", 0): (1, 10), ("dev", "R2", 1): (1, 10),
+                     ("test", "R2", 0): (3, 10), ("test", "R2", 1): (1, 10), ("dev", "R3", 0): (2, 10),
+                     ("dev", "R3", 1): (3, 10), ("test", "R3", 0): (4, 10), ("test", "R3", 1): (3, 10)},
+    }
+    files["codesyntax_predictions"] = []
+    for model, scores in heads.items():
+        path = root / f"data/predictions/codesyntax/python/{model}/0.parquet"
+        write_parquet(pa.Table.from_pylist(head_rows(model, scores), schema=cs.ATTENTION_HITS), path, cs.ATTENTION_HITS)
+        files["codesyntax_predictions"].append(path)
+    models = []
+    for name, card in (("m", {"family": "masked-lm", "random": False}),
+                       ("m-random", {"family": "masked-lm", "random": True, "twin_of": "m"})):
+        folder = root / "data/models" / name
+        folder.mkdir(parents=True)
+        (folder / "card.json").write_text(json.dumps({"name": name, "source": "train:x", **card}))
+        models.append(str(folder.relative_to(root)))
+    spec = {"params": params, "models": models,
+            "tables": {k: [str(p.relative_to(root)) for p in v] for k, v in files.items()}}
+    build(root / "data/warehouse.duckdb", spec, root)
+    return root, params, connect(root / "data/warehouse.duckdb")
+
+
+def test_apiquiz_twin_diff_by_hand(warehouse):
+    _, _, con = warehouse
+    got = {(r[0], r[1], r[2], r[3]): r[4:] for r in run(
+        con, "SELECT model, twin, protocol, metric, n, score, twin_score, chance, diff, lo, hi, p_value, beats_twin "
+             "FROM apiquiz_twin_diff").fetchall()}
+    expected_keys = {("m", "m-random", p, "P@1") for p in RANKS["m"]} | {("m", "m-random", "fill_mask", "P@10")}
+    assert set(got) == expected_keys
+    for (_, _, protocol, metric), (n, score, twin, chance, diff, lo, hi, p_value, beats) in got.items():
+        k = int(metric[2:])
+        pairs = [(q, a, b) for q, a, b in zip(ANSWERS, RANKS["m"][protocol], RANKS["m-random"][protocol]) if a and b]
+        hits_a = [int(a <= k) for _, a, _ in pairs]
+        hits_b = [int(b <= k) for _, _, b in pairs]
+        ref = poisson_paired_bootstrap([q for q, _, _ in pairs], hits_a, hits_b)
+        size = VOCAB if protocol == "fill_mask" else len(CANDIDATES)
+        assert n == len(pairs) == (5 if protocol == "fill_mask" else 6)
+        assert score == round(100 * sum(hits_a) / n, 2) and twin == round(100 * sum(hits_b) / n, 2)
+        assert chance == round(100 * min(k, size) / size, 2)
+        assert diff == round(100 * ref.diff, 2) and lo == round(100 * ref.lo, 2) and hi == round(100 * ref.hi, 2)
+        assert p_value == pytest.approx(ref.p_value) and beats == (ref.lo > 0)
+    # by hand: summed rank 4/6 vs the twin's 4/6; PMI 5/6 vs 1/6; fill_mask P@10 3/5 vs 2/5
+    assert got[("m", "m-random", "rank", "P@1")][1:3] == (66.67, 66.67)
+    assert got[("m", "m-random", "rank_pmi", "P@1")][1:3] == (83.33, 16.67)
+    assert got[("m", "m-random", "fill_mask", "P@10")][1:4] == (60.0, 40.0, 1.0)
+
+
+def test_apiquiz_length_bias_by_hand(warehouse):
+    _, _, con = warehouse
+    rows = {(m, p): r for m, p, *r in run(con, "SELECT model, protocol, scored, top1_chars, gold_chars, pool_chars, "
+                                               "p_at_1, chance FROM apiquiz_length_bias").fetchall()}
+    assert ("m", "fill_mask") not in rows and len(rows) == 6
+    gold = [len(a) for a in ANSWERS.values()]
+    for (model, protocol), (scored, top1, gold_chars, pool, p_at_1, chance) in rows.items():
+        ranks = RANKS[model][protocol]
+        assert scored == 6 and chance == 20.0
+        assert top1 == round(sum(g if r == 1 else 1 for g, r in zip(gold, ranks)) / 6, 2)
+        assert gold_chars == round(sum(gold) / 6, 2) and pool == 3.0  # every candidate ranked: (1+…+5)/5
+        assert p_at_1 == round(100 * sum(r == 1 for r in ranks) / 6, 2)
+
+
+def test_codesyntax_twin_diff_by_hand(warehouse):
+    _, _, con = warehouse
+    rows = run(con, "SELECT chosen_on, model, twin, relations, score, twin_score, diff, lo, hi, p_value, beats_twin "
+                    "FROM codesyntax_twin_diff WHERE language = 'python' AND variant = 'plain'").fetchall()
+    # chosen on dev: m takes heads 0, 1, 0 (ties: lower head) -> test 8, 7, 6 of 10; the twin 1, 0, 1 -> 2, 3, 3
+    # chosen on test: m 9, 7, 6; the twin 4, 3, 4
+    expect = {"dev": ([0.8, 0.7, 0.6], [0.2, 0.3, 0.3]), "test": ([0.9, 0.7, 0.6], [0.4, 0.3, 0.4])}
+    assert [r[0] for r in rows] == ["dev", "test"]
+    for chosen, model, twin, relations, score, twin_score, diff, lo, hi, p_value, beats in rows:
+        a, b = expect[chosen]
+        ref = poisson_paired_bootstrap(["R1", "R2", "R3"], a, b)
+        assert (model, twin, relations) == ("m", "m-random", 3)
+        assert score == round(100 * sum(a) / 3, 2) and twin_score == round(100 * sum(b) / 3, 2)
+        assert (diff, lo, hi) == (round(100 * ref.diff, 2), round(100 * ref.lo, 2), round(100 * ref.hi, 2))
+        assert p_value == pytest.approx(ref.p_value) and beats == (ref.lo > 0)
+    # the same score as the headline table (codesyntax_scores, chosen on dev)
+    assert run(con, "SELECT score FROM codesyntax_scores WHERE system = 'm' AND chosen_on = 'dev' AND metric = 'first' "
+                    "AND k = 1 AND variant = 'plain'").fetchall()[0][0] == 70.0
+
+
+def test_report_sections_show_protocols_and_twins(warehouse):
+    root, params, con = warehouse
+    from pipeline.families.apiquiz.report import section as apiquiz_section
+    from pipeline.families.codesyntax.report import section as codesyntax_section
+
+    text = apiquiz_section(con, root / "figures", "figures", params, root / "plots")
+    lines = text.splitlines()
+    head = lines.index(next(line for line in lines if line.startswith("| model | twin | protocol | metric")))
+    body = lines[head + 2:head + 7]
+    assert [line.split(" | ")[2:4] for line in body] == [
+        ["fill_mask", "P@1"], ["fill_mask", "P@10"], ["rank", "P@1"], ["rank_mean", "P@1"], ["rank_pmi", "P@1"]]
+    assert body[4] == "| m | m-random | rank_pmi | P@1 | 6 | 83.33 | 16.67 | 20.00 | 66.67 | [24.63, 100.0] | 0.02 | yes |"
+    assert body[2].startswith("| m | m-random | rank | P@1 | 6 | 66.67 | 66.67 | 20.00 | 0.00 |") and body[2].endswith("| no |")
+    assert any(line.startswith("| model | protocol | scored | P@1 | chance | top-1 chars") for line in lines)
+    text = codesyntax_section(con, root / "figures", "figures", params, root / "plots")
+    row = next(line for line in text.splitlines() if line.startswith("| m | m-random | dev | python | 3 |"))
+    assert "| 70.00 | 26.67 | 43.33 |" in row
