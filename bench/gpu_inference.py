@@ -193,7 +193,8 @@ def compare(base: dict, other: dict) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--model", type=Path, required=True, help="a model folder (config.json + weights + tokenizer)")
+    ap.add_argument("--model", type=Path, default=Path("data/models/code-clm"),
+                    help="a model folder (config.json + weights + tokenizer); default: the default build's code-clm")
     ap.add_argument("--device", default="auto", help="auto (cuda when present), cuda, cuda:N, cpu")
     ap.add_argument("--family", choices=["masked-lm", "causal-lm", "encoder-decoder", "encoder-only"],
                     help="default: card.json's, else from config.json's architectures")
@@ -216,6 +217,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.threads:
         torch.set_num_threads(args.threads)
     folder = args.model.resolve()
+    if not (folder / "config.json").is_file():
+        print(f"{args.model} holds no model (config.json): build one (`snakemake data/models/code-clm --cores 2`) "
+              "or pass --model FOLDER; skipped")
+        return 0
     family, max_length = describe(folder, args.family, args.max_length)
     entry = ModelEntry(name=folder.name, source=f"path:{folder}", model_family=family, max_length=max_length,
                        batch_size=args.batch_size)
