@@ -138,10 +138,12 @@ def run_precision(args, entry, dtype: str, device: str, quiz, requests) -> dict:
     out: dict = {"dtype": dtype, "device": str(dev), "weights_dtype": str(next(loaded.model.parameters()).dtype)}
     if entry.model_family != "encoder-only":
         scorer = Scorer(loaded, args.token_budget)
-        plans, kept = [], []
+        plans, kept, over = [], [], 0
         for q, (prefix, fills, suffix, gold) in enumerate(quiz):
             made = candidate_jobs(scorer, entry.model_family, prefix, fills, suffix)
-            if made is not None:
+            if made is not None and any(len(job[0]) > entry.max_length for job in made[0]):
+                over += 1  # a causal text of exactly max_length tokens, plus the BOS candidate_jobs adds after its check
+            elif made is not None:
                 plans.append((made[0], made[1], len(fills)))
                 kept.append(q)
         seconds, scores = timed(lambda: score_candidates(scorer, entry.model_family, plans), dev, args.repeat)
@@ -151,7 +153,7 @@ def run_precision(args, entry, dtype: str, device: str, quiz, requests) -> dict:
             ranks.append(rank)
             tops.append(order[0])
         out["scoring"] = {"items": len(plans), "sequences": sum(len(j) for j, _, _ in plans), "seconds": seconds,
-                          "items_per_s": len(plans) / seconds, "kept": kept, "scores": scores, "ranks": ranks,
+                          "items_per_s": len(plans) / seconds, "over_max_length": over, "kept": kept, "scores": scores, "ranks": ranks,
                           "tops": tops}
     seconds, pooled = timed(lambda: pooled_vectors(loaded, requests, args.token_budget), dev, args.repeat)
     out["features"] = {"requests": len(requests), "texts": len({r.text for r in requests}), "seconds": seconds,
@@ -243,7 +245,7 @@ def main(argv: list[str] | None = None) -> int:
         if "scoring" in r:
             row.update(scoring_items_per_s=r["scoring"]["items_per_s"], scoring_sequences=r["scoring"]["sequences"],
                        scoring_speedup=base["scoring"]["seconds"] / r["scoring"]["seconds"],
-                       scored_items=r["scoring"]["items"])
+                       scored_items=r["scoring"]["items"], over_max_length=r["scoring"]["over_max_length"])
         row.update(features_texts_per_s=r["features"]["texts_per_s"],
                    features_speedup=base["features"]["seconds"] / r["features"]["seconds"],
                    features_failed=r["features"]["failed"])
@@ -253,7 +255,9 @@ def main(argv: list[str] | None = None) -> int:
         line = f"{r['dtype']:>9}:"
         if "scoring" in r:
             line += (f" scoring {row['scoring_items_per_s']:8.1f} items/s (x{row['scoring_speedup']:.2f} vs "
-                     f"{base['dtype']}, {row['scored_items']} items, {row['scoring_sequences']} sequences);")
+                     f"{base['dtype']}, {row['scored_items']} items, {row['scoring_sequences']} sequences"
+                     + (f", {row['over_max_length']} left out: longer than max_length with the BOS" if row["over_max_length"] else "")
+                     + ");")
         line += f" features {row['features_texts_per_s']:8.1f} texts/s (x{row['features_speedup']:.2f})"
         if row["peak_mib"] is not None:
             line += f"; peak {row['peak_mib']:.0f} MiB"

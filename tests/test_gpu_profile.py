@@ -4,6 +4,7 @@ machine with no network, every job the overlay implies, validated on the merged 
 from __future__ import annotations
 
 import copy
+import json
 import os
 import re
 import shutil
@@ -111,6 +112,14 @@ def test_dry_run_plans_the_overlays_jobs_offline_without_a_gpu(workdir):
     assert len(predict_cmds) == expected["predict"]
     assert all(f"--dtype {config['inference']['dtype']}" in c and "--device cuda" in c
                and f"--token-budget {config['inference']['token_budget']}" in c for c in predict_cmds)
+    # each model's precision: its zoo entry's dtype, else inference.dtype (RoBERTa-family hub models in float16)
+    effective = {}
+    for c in predict_cmds:
+        model = re.search(r"--model (\S+)", c).group(1)
+        entries = {e["name"]: e for e in json.loads(re.search(r"--zoo '([^']*)'", c).group(1))}
+        effective[model] = entries[model].get("dtype") or re.search(r"--dtype (\S+)", c).group(1)
+    assert effective == {m: zoo[m].dtype or config["inference"]["dtype"] for m in effective}
+    assert effective["codebert-mlm"] == "float16" and effective["codet5-base"] == "bfloat16"
     # nothing ran and nothing was fetched: no outputs, no Hugging Face cache
     assert not (workdir / "data").exists() and not (workdir / "hf").exists()
 
