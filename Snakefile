@@ -60,6 +60,14 @@ rule all:
         rules.report.output,
 
 
+onstart:
+    # The GPU params.yaml names must be here before the first job runs; planning (-n) never needs one.
+    try:
+        check_devices(config)
+    except ParamsError as _exc:
+        raise WorkflowError(str(_exc)) from None
+
+
 onsuccess:
     # Warnings a stage recorded in its metrics (e.g. an empty test split) reach the console.
     import json as _json

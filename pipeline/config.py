@@ -1,8 +1,9 @@
 """params.yaml, validated before the first job: the central schema (schemas/params.schema.yaml)
 composed with each selected family's own fragment, plus the checks a schema cannot express (zoo
 names that inference refers to, split fractions that sum to 1, attention heads that divide the
-hidden size, a trained model's max_length within its training blocks, installed model packages, a
-GPU where the device names one). Every problem is one line naming the key and what to do."""
+hidden size, a trained model's max_length within its training blocks, installed model packages, no
+float16 on the CPU). Every problem is one line naming the key and what to do. That the named GPU is
+present is `check_devices`, run when a real run starts, not when it is planned."""
 
 from __future__ import annotations
 
@@ -75,6 +76,19 @@ def _check_consistency(config: Mapping) -> None:
                 raise ParamsError(f"{where}.source: the package {dist!r} is not installed; `pip install {dist}` "
                                   "(and pin it in requirements.txt) or remove the entry") from None
     device = config["models"]["device"]
+    default_dtype = config["inference"].get("dtype", "float32")
+    for entry in config["models"]["zoo"]:
+        if device == "cpu" and (entry.get("dtype") or default_dtype) == "float16" and not entry["source"].startswith("random:"):
+            key = f"models.zoo[{entry['name']}].dtype" if entry.get("dtype") else "inference.dtype"
+            raise ParamsError(f"params.yaml {key}: float16 on models.device 'cpu' is refused (CPU half-precision "
+                              "kernels are missing or slow); use float32 or bfloat16, or a GPU (device: cuda / auto)")
+
+
+def check_devices(config: Mapping) -> None:
+    """The device params.yaml names is present here. Not part of `validate`: planning (`snakemake -n`, a
+    GPU profile planned on a laptop) never needs CUDA; the Snakefile runs this in `onstart` (before the
+    first job of a real run, never in a dry run), and each job checks again when it loads its model."""
+    device = config["models"]["device"]
     if device.startswith("cuda"):
         import torch  # only when a GPU is asked for: a CPU run validates without importing torch
 
@@ -82,7 +96,7 @@ def _check_consistency(config: Mapping) -> None:
         index = int(device.split(":")[1]) if ":" in device else 0
         if index >= count:
             raise ParamsError(f"params.yaml models.device: {device!r} but this machine has {count} CUDA device(s); "
-                              "use `auto` (a GPU when present, else the CPU) or `cpu`")
+                              "use `auto` (a GPU when present, else the CPU) or `cpu` (a dry run, -n, plans without one)")
     elif device == "mps":
         import torch
 

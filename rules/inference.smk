@@ -21,6 +21,7 @@ rule predict:
         seed=config["seed"],
         token_budget=config["inference"]["token_budget"],
         device=config["models"]["device"],
+        dtype=config["inference"].get("dtype", "float32"),
     threads: config["inference"]["threads"]
     resources:
         gpu=1,
@@ -32,7 +33,8 @@ rule predict:
         "python -m pipeline.runtime.predict --family {wildcards.family} --subset {wildcards.subset:q}"
         " --inputs {params.inputs:q} --params {params.block:q} --model {wildcards.model:q} --zoo {params.zoo:q}"
         " --shard {wildcards.shard} --shards {params.shards} --seed {params.seed}"
-        " --token-budget {params.token_budget} --device {params.device:q} --threads {threads}"
+        " --token-budget {params.token_budget} --device {params.device:q} --dtype {params.dtype}"
+        " --threads {threads}"
         " --out {output:q} 2> {log:q}"
 
 

@@ -49,7 +49,10 @@ def test_dry_run_on_fresh_checkout_lists_expected_jobs(tmp_path):
         (lambda p: p["manifest"].update(split={"train": 0.8, "valid": 0.5, "test": 0.2}),
          "manifest.split: the fractions sum to 1.5"),
         (lambda p: p["training"]["model"].update(heads=3), "training.model.heads: 3 does not divide hidden_size 128"),
-        (lambda p: p["models"].update(device="cuda:99"), "models.device: 'cuda:99' but this machine has"),
+        (lambda p: (p["models"].update(device="cpu"), p["inference"].update(dtype="float16")),
+         "inference.dtype: float16 on models.device 'cpu' is refused"),
+        (lambda p: (p["models"].update(device="cpu"), p["models"]["zoo"][2].update(dtype="float16")),
+         "models.zoo[code-clm].dtype: float16 on models.device 'cpu' is refused"),
         (lambda p: p["models"]["zoo"][1].update(max_length=1024),
          "models.zoo[code-mlm].max_length: 1024 is longer than the blocks"),
         (lambda p: p["models"]["zoo"][0].update(source="package:no-such-dist"),
@@ -69,6 +72,21 @@ def test_bad_params_fail_naming_the_key(tmp_path, edit, needle):
     res = snakemake(tmp_path, "-n", check=False)
     assert res.returncode != 0
     assert needle in res.stdout + res.stderr
+
+
+def test_missing_gpu_plans_but_refuses_to_run(tmp_path):
+    """A GPU profile plans on a machine without one (`-n`); a real run stops before its first job."""
+    import torch
+
+    params = default_params()
+    params["models"].update(device=f"cuda:{torch.cuda.device_count() + 98}")
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    planned = snakemake(tmp_path, "-n", check=False)
+    assert planned.returncode == 0 and "fetch_source" in planned.stdout, planned.stdout + planned.stderr
+    res = snakemake(tmp_path, check=False)
+    assert res.returncode != 0
+    assert f"models.device: 'cuda:{torch.cuda.device_count() + 98}' but this machine has" in res.stdout + res.stderr
+    assert not (tmp_path / "data").exists() and not (tmp_path / "logs").exists(), "no job ran"
 
 
 def test_yaml_syntax_error_names_line_and_column(tmp_path):

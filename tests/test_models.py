@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from pipeline.models.entries import parse_zoo
-from pipeline.models.zoo import ModelUnavailable, load_model, package_model_dir, pick_dtype
+from pipeline.models.zoo import ModelUnavailable, load_model, package_model_dir, pick_device, pick_dtype
 
 from tests.conftest import REPO
 
@@ -35,7 +35,7 @@ def test_parse_zoo_fills_random_twins_from_their_model():
     assert zoo["enc-random"].model_family == "encoder-only"
     assert (zoo["enc-random"].max_length, zoo["enc-random"].batch_size) == (64, 8)
     assert zoo["enc-random"].kind == "random" and zoo["enc-random"].value == "enc" and zoo["enc-random"].pipeline_made
-    assert zoo["clm"].dtype == "float32" and zoo["enc"].dtype == "auto" and not zoo["enc"].pipeline_made
+    assert zoo["clm"].dtype == "float32" and zoo["enc"].dtype is None and not zoo["enc"].pipeline_made
 
 
 @pytest.mark.parametrize("entries, message", [
@@ -61,7 +61,18 @@ def test_package_folder_is_found_through_the_distribution():
 
 def test_cpu_defaults_to_float32():
     assert pick_dtype(None, torch.device("cpu")) == torch.float32
+    assert pick_dtype("auto", torch.device("cpu")) == torch.float32
     assert pick_dtype("bfloat16", torch.device("cpu")) == torch.bfloat16
+
+
+def test_float16_on_cpu_and_missing_gpu_are_refused_at_load_time():
+    with pytest.raises(ValueError, match="float16 on the CPU is refused"):
+        pick_dtype("float16", torch.device("cpu"))
+    if not torch.cuda.is_available():
+        with pytest.raises(ModelUnavailable, match="0 CUDA device"):
+            pick_device("cuda")
+    with pytest.raises(ModelUnavailable, match="CUDA device"):
+        pick_device(f"cuda:{torch.cuda.device_count()}")
 
 
 PACKAGED = """

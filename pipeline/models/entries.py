@@ -29,7 +29,7 @@ class ModelEntry:
     model_family: str  # masked-lm / causal-lm / encoder-decoder / encoder-only (params key: family)
     max_length: int
     batch_size: int
-    dtype: str = "auto"
+    dtype: str | None = None  # None: params.yaml inference.dtype (float32 unless set)
     revision: str | None = None
 
     @property
@@ -76,6 +76,6 @@ def parse_zoo(entries: list[dict]) -> dict[str, ModelEntry]:
         if kind == "trained" and family != OBJECTIVES[value]:
             raise ValueError(f"models.zoo[{name}]: trained:{value} gives a {OBJECTIVES[value]}, not a {family}")
         zoo[name] = ModelEntry(name=name, source=e["source"], model_family=family, max_length=int(base["max_length"]),
-                               batch_size=int(base.get("batch_size", DEFAULT_BATCH_SIZE)), dtype=base.get("dtype", "auto"),
+                               batch_size=int(base.get("batch_size", DEFAULT_BATCH_SIZE)), dtype=base.get("dtype"),
                                revision=e.get("revision"))
     return zoo

@@ -117,18 +117,35 @@ def auto_class(family: str):
 
 
 def pick_device(device: str | None) -> torch.device:
+    """auto: cuda when present, else cpu. A named GPU that is not there is refused here, when a job
+    loads its model (planning, `snakemake -n`, never needs CUDA)."""
     if device in (None, "auto"):
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(device)
+    dev = torch.device(device)
+    if dev.type == "cuda":
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if (dev.index or 0) >= count:
+            raise ModelUnavailable(f"device {device!r} asked for (params.yaml models.device) but this machine has "
+                                   f"{count} CUDA device(s); use `auto` (a GPU when present, else the CPU) or `cpu`")
+    return dev
 
 
 def pick_dtype(dtype: str | None, device: torch.device) -> torch.dtype:
-    """fp32 on CPU; bf16 on GPUs that support it, fp16 on older ones; or what the param says."""
-    if dtype not in (None, "auto"):
-        return DTYPES[dtype]
-    if device.type != "cuda":
+    """The weights' precision: float32 by default (None); `auto` is bf16 on GPUs that support it, fp16 on
+    older ones, fp32 elsewhere; or what the param says. float16 on a CPU is refused (half-precision CPU
+    kernels are missing or slow and overflow in LayerNorm goes unnoticed); bfloat16 runs on any device."""
+    if dtype is None:
         return torch.float32
-    return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+    if dtype == "auto":
+        if device.type != "cuda":
+            return torch.float32
+        return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+    if dtype not in DTYPES:
+        raise ValueError(f"dtype {dtype!r} is not one of auto, {', '.join(DTYPES)}")
+    if dtype == "float16" and device.type == "cpu":
+        raise ValueError("dtype float16 on the CPU is refused: use float32 (or bfloat16) there, or run on a GPU "
+                         "(params.yaml inference.dtype / models.zoo[].dtype, models.device)")
+    return DTYPES[dtype]
 
 
 @dataclass
@@ -167,7 +184,10 @@ def load_model(
     models_dir: str | Path = DEFAULT_MODELS_DIR,
 ) -> LoadedModel:
     """Load any zoo entry with its tokenizer. `attentions` switches to eager attention (the fused
-    kernels return no weights); `device`/`dtype` default to the entry's dtype and what is present."""
+    kernels return no weights); `device` defaults to what is present, `dtype` (an explicit choice:
+    float32, bfloat16, float16 or auto) to the entry's own, else float32. Logits and hidden states
+    are cast to float32 by their readers (pipeline.runtime.scoring, .features), so only the forward
+    pass runs in the lower precision."""
     import transformers
 
     loc = locate(entry, Path(models_dir))

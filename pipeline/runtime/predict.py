@@ -27,7 +27,7 @@ from pipeline import families
 from pipeline.core import logs
 from pipeline.io import write_parquet
 from pipeline.runtime.batching import select_shard
-from pipeline.runtime.cli import add_shard_arguments, device, zoo_entry
+from pipeline.runtime.cli import add_shard_arguments, device, dtype, zoo_entry
 
 log = logging.getLogger("pipeline.runtime.predict")
 
@@ -94,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(args.threads)
     entry = zoo_entry(args)
     loaded = load_model(entry, attentions=family.inference.attentions, hidden_states=family.inference.hidden_states,
-                        device=device(args), models_dir=args.models_dir)
+                        device=device(args), dtype=dtype(args, entry), models_dir=args.models_dir)
     inputs = {k: Path(v) for k, v in json.loads(args.inputs).items()}
     table = run_shard(family, args.subset, inputs, json.loads(args.params), loaded, args.shard, args.shards,
                       args.seed, args.token_budget)
