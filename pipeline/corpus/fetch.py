@@ -285,7 +285,11 @@ def fetch_git(spec: dict, dest: Path, cache: Path, limits: Limits, sel: Selectio
         try:
             # bare: no checkout, so no checkout hooks, no working-tree filters, no submodules
             _git("clone", "--bare", "--quiet", "--template=", "--no-recurse-submodules", url, str(tmp / "r.git"))
-            os.replace(tmp / "r.git", bare)
+            try:
+                os.replace(tmp / "r.git", bare)
+            except OSError:  # another job cloned the same url meanwhile (two sources, one repository)
+                if not bare.is_dir():
+                    raise
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
     try:

@@ -202,9 +202,9 @@ def _materialise(members: Iterator[Member], dest: Path, limits: Limits, selectio
                 base = posixpath.dirname(rel) if m.kind == "symlink" else ""
                 target = posixpath.normpath(posixpath.join(base, m.link_target.replace("\\", "/")))
                 if m.link_target.startswith("/") or target == ".." or target.startswith("../"):
-                    refusals.append(Refusal(rel, "link_escapes_tree", shown(f"-> {m.link_target}")))
+                    refusals.append(Refusal(rel, "link_escapes_tree", shown(f"-> {m.link_target}")[:300]))
                 else:
-                    refusals.append(Refusal(rel, "link_internal", shown(f"-> {m.link_target}")))
+                    refusals.append(Refusal(rel, "link_internal", shown(f"-> {m.link_target}")[:300]))
                 continue
             if m.kind == "corrupt":
                 refusals.append(Refusal(rel, "corrupt_member", m.detail[:300], m.size))
