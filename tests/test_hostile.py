@@ -113,6 +113,24 @@ def test_duplicate_members_are_rejects_and_counts_match_the_disk(tmp_path):
     assert (tmp_path / "out/d/tree/pkg/dup.py").read_bytes() == b"one = 1\n"  # the first one wins
 
 
+def test_a_later_member_outside_the_guessed_top_folder_rewrites_without_stripping(tmp_path):
+    """The top folder is guessed from the first member (one pass, streaming); a later member outside
+    it makes the tree be written again unstripped, as the old two-pass code did."""
+    path = H.tar_with(tmp_path / "late.tar", [("a/x.py", b"x = 1\n"), ("a/y.py", b"y = 1\n"), ("b/z.py", b"z = 1\n")])
+    digest = sha256(path)
+    result, rows, files = run({"name": "late", "kind": "url", "url": path.as_uri(), "sha256": digest}, tmp_path)
+    assert files == ["a/x.py", "a/y.py", "b/z.py"] and rows == [] and result.files == 3
+    path = H.tar_with(tmp_path / "top.tar", [("a/x.py", b"x = 1\n"), ("a/y.py", b"y = 1\n")])
+    result, rows, files = run({"name": "top", "kind": "url", "url": path.as_uri(), "sha256": sha256(path)}, tmp_path)
+    assert files == ["x.py", "y.py"]
+
+
+def test_a_zip_listing_more_entries_than_are_read_is_refused_before_its_directory(tmp_path):
+    path = H.write_zip(tmp_path / "wide.zip", [{"name": f"m{i}.py".encode(), "data": b"x = 1\n"} for i in range(11)])
+    result, rows, files = run({"name": "wide", "kind": "local", "path": str(path)}, tmp_path, Limits(1000, 10_000, 5))
+    assert rows == [("wide.zip", "member_limit")] and files == [] and result.status == "ok"
+
+
 # item 4: corrupt archives, unreachable urls, broken jsonl
 
 

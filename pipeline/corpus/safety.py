@@ -67,7 +67,9 @@ class Member:
     """One entry of a tree, whatever its container."""
 
     name: str  # as stored in the container (bytes that are not UTF-8 as surrogate escapes)
-    kind: str  # file / dir / symlink / hardlink / special / corrupt (this entry) / broken (the archive from here)
+    # file / dir / symlink / hardlink / special; corrupt (this entry's bytes), broken (the archive from
+    # here on), too_many (a zip listing more entries than are read)
+    kind: str
     size: int
     link_target: str = ""
     open: Callable[[], BinaryIO] | None = None
@@ -172,8 +174,9 @@ def _materialise(members: Iterator[Member], dest: Path, limits: Limits, selectio
                                         f"more than {limits.entry_cap} entries (folders, links and refusals "
                                         "included); the rest of the archive was not read"))
                 break
-            if m.kind == "broken":
-                refusals.append(Refusal(shown(m.name), "corrupt_archive", m.detail[:300]))
+            if m.kind in ("broken", "too_many"):
+                reason = "corrupt_archive" if m.kind == "broken" else "member_limit"
+                refusals.append(Refusal(shown(m.name), reason, m.detail[:300]))
                 break
             rel, why = _clean(m.name)
             if rel is None:
@@ -397,12 +400,12 @@ class _ClearedFlags(io.RawIOBase):
 
 
 def _open_zip(path: Path, limits: Limits, label: str) -> zipfile.ZipFile | Member:
-    """The open zip, or a `broken` member when it lists more than `limits.entry_cap` entries
+    """The open zip, or a `too_many` member when it lists more than `limits.entry_cap` entries
     (refused before its directory is read). Raises ArchiveError for no zip at all."""
     try:
         entries = _zip_directory(path)[2]
         if entries > limits.entry_cap:
-            return Member(label, "broken", 0, detail=f"the zip lists {entries} entries, more than the "
+            return Member(label, "too_many", 0, detail=f"the zip lists {entries} entries, more than the "
                           f"{limits.entry_cap} read (limits.max_members x {ENTRY_FACTOR}); nothing extracted")
         try:
             return zipfile.ZipFile(path)
