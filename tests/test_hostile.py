@@ -197,7 +197,7 @@ def test_sources_that_cannot_be_had_are_failed_records_with_one_reject(tmp_path)
 
 
 def test_the_command_line_says_one_line_and_goes_on(tmp_path):
-    cases = _failing_sources(tmp_path)
+    cases = [c for c in _failing_sources(tmp_path) if c[0]["name"] in ("pin", "unreachable", "notarchive")]
     jsonl = H.broken_jsonl(tmp_path / "b.jsonl.gz")
     cases += [({"name": "jsonl", "kind": "jsonl", "path": str(jsonl)}, "bad_record"),
               ({"name": "crc", "kind": "local", "path": str(H.bad_crc_zip(tmp_path / "z.zip"))}, "corrupt_member")]

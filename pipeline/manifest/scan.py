@@ -171,18 +171,17 @@ def scan_source(
     by_location = {}
     if origins is not None and origins.exists():
         by_location = {r["location"]: r for r in read_parquet(origins, schemas.ORIGINS).to_pylist()}
-    origins = by_location
     rels, misnamed = bad_names(list_files(root))
     langs = frozenset(languages)
-    items = [(rel, origins[rel]["language"] if rel in origins else None) for rel in rels]
+    items = [(rel, by_location[rel]["language"] if rel in by_location else None) for rel in rels]
     workers = min(workers, len(items) // MIN_FILES_PER_WORKER)
     results: list[ScanResult] = map_files(partial(_scan_item, str(root), langs, max_bytes), items, workers,
                                           chunksize=CHUNK, desc=f"scan {name}") + misnamed
     prefix = location_prefix if location_prefix is not None else root.as_posix()
     good, bad = [], []
     for r in results:
-        if r.rel in origins:
-            repo, path = origins[r.rel]["repository"], origins[r.rel]["path"]
+        if r.rel in by_location:
+            repo, path = by_location[r.rel]["repository"], by_location[r.rel]["path"]
         else:
             repo = repository_of(r.rel, repository, name)
             path = r.rel
