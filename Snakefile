@@ -72,7 +72,17 @@ onsuccess:
     # Warnings a stage recorded in its metrics (e.g. an empty test split) reach the console.
     import json as _json
 
+    from pipeline.corpus.fetch import failed_sources as _failed_sources
+
     _metrics = _Path("reports/metrics/manifest.json")
     if _metrics.exists():
         for _warning in _json.loads(_metrics.read_text()).get("warnings", []):
             print(f"WARNING manifest: {_warning}", file=_sys.stderr)
+    # A source that could not be had as pinned was left out (its record and reject row say why):
+    # the rest was built, and the run ends loudly and non-zero.
+    _failed = _failed_sources([_Path(f"data/sources/{_name}.json") for _name in SOURCES])
+    for _line in _failed:
+        print(f"ERROR fetch: {_line}", file=_sys.stderr)
+    if _failed:
+        raise WorkflowError(f"{len(_failed)} of {len(SOURCES)} corpus sources could not be fetched and were left "
+                            "out (above; reject rows in data/rejects.parquet); everything else was built")

@@ -5,6 +5,7 @@ rule scan_source:
     input:
         tree="data/corpus/{source}",
         record="data/sources/{source}.json",
+        origins="data/sources/{source}.origins.parquet",
     output:
         files="data/manifest/parts/{source}.parquet",
         rejects="data/manifest/parts/{source}.rejects.parquet",
@@ -20,7 +21,7 @@ rule scan_source:
     shell:
         "python -m pipeline.manifest.scan --name {wildcards.source:q} --root {input.tree:q}"
         " --repository {params.repository:q} --languages {params.languages:q}"
-        " --max-file-bytes {params.max_file_bytes} --workers {threads}"
+        " --max-file-bytes {params.max_file_bytes} --workers {threads} --origins {input.origins:q}"
         " --out {output.files:q} --rejects {output.rejects:q} 2> {log:q}"
 
 

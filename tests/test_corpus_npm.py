@@ -4,6 +4,7 @@ before anything is unpacked, extracted safely without its `package/` folder, nev
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -12,7 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipeline.config import ParamsError, validate
-from pipeline.corpus.fetch import FetchError, PinMismatch, fetch, npm_integrity_hex, npm_tarball_url
+from pipeline.corpus.fetch import FetchError, fetch, npm_integrity_hex, npm_tarball_url
 from pipeline.corpus.safety import Limits
 from tests.conftest import REPO, default_params
 from tests.fixture_corpus import lifecycle_package_json, npm_integrity, npm_tarball, publish_npm
@@ -95,9 +96,9 @@ def test_bad_integrity_is_a_clear_error_and_a_reject_and_nothing_is_extracted(tm
     wrong = npm_integrity(b"some other tarball")
     spec = {"name": "greet", "kind": "npm", "package": "greet@1.0.0", "integrity": wrong,
             "registry": registry.as_uri()}
-    with pytest.raises(PinMismatch) as err:
-        run_fetch(spec, tmp_path)
-    message = str(err.value)
+    result = run_fetch(spec, tmp_path)  # the run goes on without the source (issue 15 item 5)
+    assert (result.status, result.reason) == ("failed", "pin_mismatch")
+    message = result.error
     assert "\n" not in message and "sha512 mismatch" in message and wrong in message and good in message
     assert message.startswith("greet@1.0.0 (")
     # nothing extracted, nothing cached
@@ -110,13 +111,14 @@ def test_bad_integrity_is_a_clear_error_and_a_reject_and_nothing_is_extracted(tm
         ("greet", "greet-1.0.0.tgz", "fetch", "pin_mismatch")]
     assert rows[0]["detail"] == message
     record = json.loads((tmp_path / "t" / "record.json").read_text())
-    assert (record["status"], record["files"]) == ("pin_mismatch", 0)
-    # the command line: exit status 2, the one line, no traceback (as for a pypi sha256 mismatch)
+    assert (record["status"], record["reason"], record["files"]) == ("failed", "pin_mismatch", 0)
+    # the command line: exit status 0 (the run goes on), the one line, no traceback (as for a pypi sha256 mismatch)
     res = subprocess.run([sys.executable, "-m", "pipeline.corpus.fetch", "--spec", json.dumps(spec),
                           "--limits", json.dumps(LIMITS.__dict__), "--cache", str(tmp_path / "cache"),
                           "--dest", str(tmp_path / "cli" / "tree"), "--record", str(tmp_path / "cli" / "r.json"),
-                          "--rejects", str(tmp_path / "cli" / "r.parquet")], capture_output=True, text=True, cwd=REPO)
-    assert res.returncode == 2 and "sha512 mismatch" in res.stderr and "Traceback" not in res.stderr
+                          "--rejects", str(tmp_path / "cli" / "r.parquet"), "--origins", str(tmp_path / "cli" / "o.parquet")],
+                         capture_output=True, text=True, cwd=REPO)
+    assert res.returncode == 0 and "sha512 mismatch" in res.stderr and "Traceback" not in res.stderr
     assert tree_files(tmp_path / "cli" / "tree") == []
     assert not list(tmp_path.glob("MARKER*"))
 
@@ -124,8 +126,9 @@ def test_bad_integrity_is_a_clear_error_and_a_reject_and_nothing_is_extracted(tm
 def test_missing_package_is_a_clear_error(tmp_path):
     spec = {"name": "nope", "kind": "npm", "package": "nope@1.0.0", "integrity": npm_integrity(b"x"),
             "registry": (tmp_path / "empty").as_uri()}
-    with pytest.raises(FetchError, match=r"nope@1.0.0: cannot download .*nope-1.0.0.tgz"):
-        run_fetch(spec, tmp_path)
+    result = run_fetch(spec, tmp_path)
+    assert (result.status, result.reason) == ("failed", "source_unavailable")
+    assert re.match(r"nope@1.0.0 \(.*\): cannot download .*nope-1.0.0.tgz", result.error)
 
 
 def test_params_schema_knows_the_npm_kind():

@@ -149,7 +149,7 @@ def test_param_change_reruns_only_manifest(tmp_path, fixture_sources):
     plan = {line.split("\t")[0]: line.split("\t")[-1] for line in res.stdout.splitlines()[1:] if "\t" in line}
     assert plan["data/manifest.parquet"] == "update pending"  # the manifest must be rebuilt
     upstream = [p for p in plan if p.startswith(("data/corpus/", "data/sources/", "data/manifest/parts/"))]
-    assert len(upstream) == 5 * 5 and all(plan[p] == "no update" for p in upstream)
+    assert len(upstream) == 5 * 6 and all(plan[p] == "no update" for p in upstream)  # tree, record, rejects, origins, part, part rejects
     snakemake(work, "manifest")
     table = pq.read_table(work / "data/manifest.parquet")
     assert set(table.column("split").to_pylist()) == {"test"}

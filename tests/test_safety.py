@@ -207,27 +207,31 @@ def test_git_unknown_commit_is_a_clear_error(tmp_path):
 
 
 def test_hash_mismatch_names_both_hashes(tmp_path):
+    """A wrong pin: nothing extracted or cached, a failed record and a pin_mismatch row naming both
+    hashes, and the run goes on (issue 15 item 5: tests/test_hostile.py has every such case)."""
     index, good = make_sdist_index(tmp_path / "idx")
     wrong = "0" * 64
     spec = {"name": "demo", "kind": "pypi", "package": "demo==1.0", "sha256": wrong, "index_url": index}
-    with pytest.raises(FetchError) as err:
-        fetch(spec, LIMITS, tmp_path / "t", tmp_path / "r.json", tmp_path / "r.parquet", tmp_path / "cache")
-    assert wrong in str(err.value) and good in str(err.value)
+    result = fetch(spec, LIMITS, tmp_path / "t", tmp_path / "r.json", tmp_path / "r.parquet", tmp_path / "cache")
+    assert result.status == "failed" and wrong in result.error and good in result.error
+    assert [(r["reason"], r["detail"]) for r in pq.read_table(tmp_path / "r.parquet").to_pylist()] == [
+        ("pin_mismatch", result.error)]
     # an archive by URL with a wrong pin: the download is verified and not cached
     url_spec = {"name": "u", "kind": "url", "url": f"{index.rsplit('/simple', 1)[0]}/files/demo-1.0.tar.gz",
                 "sha256": wrong}
-    with pytest.raises(FetchError) as err:
-        fetch(url_spec, LIMITS, tmp_path / "u", tmp_path / "u.json", tmp_path / "u.parquet", tmp_path / "cache")
-    assert wrong in str(err.value) and good in str(err.value)
-    assert not (tmp_path / "cache" / "downloads" / wrong).exists()
-    # the command line says so and exits non-zero, without a traceback
+    result = fetch(url_spec, LIMITS, tmp_path / "u", tmp_path / "u.json", tmp_path / "u.parquet", tmp_path / "cache")
+    assert result.reason == "pin_mismatch" and wrong in result.error and good in result.error
+    assert not (tmp_path / "cache" / "downloads" / wrong).exists() and list((tmp_path / "u").iterdir()) == []
+    # the command line says so on one line, without a traceback, and exits 0 (the run goes on)
     import json
 
     res = subprocess.run([sys.executable, "-m", "pipeline.corpus.fetch", "--spec", json.dumps(spec),
                           "--limits", json.dumps(LIMITS.__dict__), "--cache", str(tmp_path / "cache"),
                           "--dest", str(tmp_path / "t2"), "--record", str(tmp_path / "r2.json"),
-                          "--rejects", str(tmp_path / "r2.parquet")], capture_output=True, text=True)
-    assert res.returncode == 2 and "sha256 mismatch" in res.stderr and "Traceback" not in res.stderr
+                          "--rejects", str(tmp_path / "r2.parquet"), "--origins", str(tmp_path / "o2.parquet")],
+                         capture_output=True, text=True)
+    assert res.returncode == 0 and "sha256 mismatch" in res.stderr and "Traceback" not in res.stderr
+    assert json.loads((tmp_path / "r2.json").read_text())["status"] == "failed"
 
 
 def test_missing_jdk_is_a_warning_and_a_reject(tmp_path, monkeypatch):

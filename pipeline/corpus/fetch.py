@@ -5,8 +5,11 @@ registry's sha512 `integrity`), git (url + full commit sha), url (archive + sha2
 (CodeSearchNet-style dump), local (folder, zip, or the built-ins `stdlib` and `jdk`).
 Nothing fetched is ever executed or imported: an npm package is only unpacked (its
 `package.json` lifecycle scripts are data like the rest; nothing here can run them).
-A download that does not match its pin is never cached or extracted: `fetch` records it as a
-`pin_mismatch` reject and stops with a one-line error.
+Bad input never stops the run (issue 15): a member or record that cannot be kept is a reject
+row; a source that cannot be had as pinned (a download that does not match its pin, which is
+never cached or extracted; an unreachable index or url; a commit the repository lacks; a missing
+path; a file that is no archive) is a `failed` record with one reject row and one ERROR line,
+and the run goes on without it (the Snakefile says so at the end and exits non-zero).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import sysconfig
 import tempfile
 import urllib.parse
 import urllib.request
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -36,7 +40,9 @@ import pyarrow as pa
 
 from pipeline import schemas
 from pipeline.core import logs
-from pipeline.corpus.safety import Limits, Refusal, Selection, copy_folder, extract_archive, reset_dir
+from pipeline.corpus.safety import (ArchiveError, Limits, Refusal, Selection, copy_folder, extract_archive,
+                                    name_problem, reset_dir)
+from pipeline.corpus.safety import shown as shown_name
 from pipeline.io import write_json, write_parquet
 
 log = logging.getLogger("pipeline.corpus.fetch")
@@ -46,16 +52,31 @@ LANGUAGE_EXTENSIONS = {"python": ".py", "java": ".java", "javascript": ".js"}
 JVM_FOLDERS = ("/usr/lib/jvm", "/usr/local/lib/jvm", "/Library/Java/JavaVirtualMachines")
 
 
+# A line of a jsonl dump longer than this many times limits.max_file_bytes (plus 64 KiB for the
+# other fields) is refused unparsed: JSON escapes make code at most 6x longer (\u0001).
+JSONL_LINE_FACTOR = 6
+
+
 class FetchError(RuntimeError):
-    """A source cannot be fetched as pinned; the message says what to change."""
+    """A source cannot be fetched as pinned; the message says what to change. `reason` is the
+    reject row's reason, `member` its path (default: the source's name)."""
+
+    reason = "source_unavailable"
+
+    def __init__(self, message: str, member: str | None = None, reason: str | None = None):
+        super().__init__(message)
+        self.member = member
+        if reason:
+            self.reason = reason
 
 
 class PinMismatch(FetchError):
     """The bytes fetched are not the ones params.yaml pins (nothing was cached or extracted)."""
 
+    reason = "pin_mismatch"
+
     def __init__(self, message: str, member: str):
-        super().__init__(message)
-        self.member = member  # what did not match (an archive's name), the reject row's path
+        super().__init__(message, member)  # member: what did not match (an archive's name)
 
 
 @dataclass
@@ -64,8 +85,10 @@ class Fetched:
     refusals: list[Refusal]
     files: int
     bytes: int
-    status: str = "ok"
+    status: str = "ok"  # ok / skipped (a builtin absent by design) / failed (could not be had as pinned)
     origins: pa.Table | None = None
+    reason: str = ""  # a failed source's reject reason
+    error: str = ""  # and its one-line message
 
 
 def file_digest(path: Path, algorithm: str = "sha256") -> str:
@@ -107,8 +130,11 @@ def download(url: str, cache_dir: Path, digest: str, what: str, algorithm: str =
     log.info("%s: downloading %s", what, url)
     fd, tmp = tempfile.mkstemp(dir=cache_dir, prefix=".dl.")
     try:
-        with os.fdopen(fd, "wb") as out, urllib.request.urlopen(url, timeout=NETWORK_TIMEOUT_S) as resp:
-            shutil.copyfileobj(resp, out, 1 << 20)
+        try:
+            with os.fdopen(fd, "wb") as out, urllib.request.urlopen(url, timeout=NETWORK_TIMEOUT_S) as resp:
+                shutil.copyfileobj(resp, out, 1 << 20)
+        except (OSError, ValueError) as exc:  # URLError, HTTPError, timeouts, refused connections, bad urls
+            raise FetchError(f"{what}: cannot download {url}: {exc}", _basename(url)) from exc
         verify(Path(tmp), digest, what, algorithm, shown, _basename(url))
         os.replace(tmp, target)
     finally:
@@ -173,7 +199,7 @@ def fetch_pypi(spec: dict, dest: Path, cache: Path, limits: Limits, sel: Selecti
                 _basename(url),
             )
         download(url, cache / "downloads", sha, spec["package"])
-    refusals, files, size = extract_archive(cached, dest, limits, sel)
+    refusals, files, size = extract_archive(cached, dest, limits, sel, label=f"{name}-{version} sdist")
     return Fetched({"package": spec["package"], "sha256": sha}, refusals, files, size)
 
 
@@ -218,17 +244,14 @@ def fetch_npm(spec: dict, dest: Path, cache: Path, limits: Limits, sel: Selectio
     name, version = m["name"], m["version"]
     digest = npm_integrity_hex(spec["integrity"], spec["package"])
     url = npm_tarball_url(spec.get("registry", NPM_REGISTRY), name, version)
-    try:
-        path = download(url, cache / "npm", digest, f"{spec['package']} ({url})", "sha512", npm_integrity_of)
-    except OSError as exc:
-        raise FetchError(f"{spec['package']}: cannot download {url}: {exc}") from exc
-    refusals, files, size = extract_archive(path, dest, limits, sel, strip_top=True)
+    path = download(url, cache / "npm", digest, f"{spec['package']} ({url})", "sha512", npm_integrity_of)
+    refusals, files, size = extract_archive(path, dest, limits, sel, strip_top=True, label=_basename(url))
     return Fetched({"package": spec["package"], "integrity": npm_integrity_of(digest)}, refusals, files, size)
 
 
 def fetch_url(spec: dict, dest: Path, cache: Path, limits: Limits, sel: Selection) -> Fetched:
     path = download(spec["url"], cache / "downloads", spec["sha256"], spec["url"])
-    refusals, files, size = extract_archive(path, dest, limits, sel)
+    refusals, files, size = extract_archive(path, dest, limits, sel, label=_basename(spec["url"]))
     return Fetched({"url": spec["url"], "sha256": spec["sha256"].lower()}, refusals, files, size)
 
 
@@ -242,9 +265,12 @@ def _git(*args: str, cwd: Path | None = None) -> str:
         "GIT_LFS_SKIP_SMUDGE": "1",
     }
     cmd = ["git", "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-c", "protocol.ext.allow=never", *args]
-    res = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=3600)
+    try:
+        res = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, errors="replace", timeout=3600)
+    except subprocess.TimeoutExpired as exc:
+        raise FetchError(f"`{' '.join(cmd)}` ran past an hour") from exc
     if res.returncode:
-        raise FetchError(f"`{' '.join(cmd)}` failed: {res.stderr.strip()}")
+        raise FetchError(f"`{' '.join(cmd)}` failed: {' '.join(res.stderr.split())}")
     return res.stdout
 
 
@@ -259,7 +285,11 @@ def fetch_git(spec: dict, dest: Path, cache: Path, limits: Limits, sel: Selectio
         try:
             # bare: no checkout, so no checkout hooks, no working-tree filters, no submodules
             _git("clone", "--bare", "--quiet", "--template=", "--no-recurse-submodules", url, str(tmp / "r.git"))
-            os.replace(tmp / "r.git", bare)
+            try:
+                os.replace(tmp / "r.git", bare)
+            except OSError:  # another job cloned the same url meanwhile (two sources, one repository)
+                if not bare.is_dir():
+                    raise
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
     try:
@@ -272,14 +302,62 @@ def fetch_git(spec: dict, dest: Path, cache: Path, limits: Limits, sel: Selectio
     with tempfile.TemporaryDirectory() as tmp:
         tar = Path(tmp) / "tree.tar"
         _git("archive", "--format=tar", f"--output={tar}", commit, cwd=bare)
-        refusals, files, size = extract_archive(tar, dest, limits, sel, strip_top=False)
+        refusals, files, size = extract_archive(tar, dest, limits, sel, strip_top=False, label=f"git archive {commit}")
     return Fetched({"url": url, "commit": commit}, refusals, files, size)
 
 
 def _open_maybe_gz(path: Path):
     with open(path, "rb") as f:
         magic = f.read(2)
-    return gzip.open(path, "rt", encoding="utf-8") if magic == b"\x1f\x8b" else open(path, encoding="utf-8")
+    return gzip.open(path, "rb") if magic == b"\x1f\x8b" else open(path, "rb")
+
+
+def jsonl_lines(path: Path, cap: int):
+    """(line number, line bytes or None when longer than `cap`) for each line of a dump, gzipped or
+    not, reading at most cap + 1 bytes of a line at once: a gigabyte line is skipped in bounded
+    chunks, never held. A dump that breaks off ends with (line number, OSError-like exception)."""
+    lineno = 0
+    try:
+        with _open_maybe_gz(path) as f:
+            while line := f.readline(cap + 1):
+                lineno += 1
+                if len(line) > cap and not line.endswith(b"\n"):
+                    while (rest := f.readline(1 << 20)) and not rest.endswith(b"\n"):
+                        pass
+                    yield lineno, None
+                else:
+                    yield lineno, line
+    except (OSError, EOFError, zlib.error) as exc:  # truncated or corrupt gzip
+        yield lineno + 1, exc
+
+
+def _record(line: bytes) -> tuple[tuple[str, str, str, str] | None, str]:
+    """(repo, path, code, language) of a dump line, or (None, why)."""
+    try:
+        rec = json.loads(line.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        return None, f"not UTF-8: {exc}"
+    except RecursionError:
+        return None, "nested too deeply to parse"
+    except ValueError as exc:
+        return None, str(exc)
+    if not isinstance(rec, dict):
+        return None, f"a JSON {type(rec).__name__}, not an object"
+    missing = [k for k in ("repo", "path", "code", "language") if k not in rec]
+    if missing:
+        return None, f"missing {', '.join(missing)}"
+    fields = tuple(rec[k] for k in ("repo", "path", "code", "language"))
+    if not all(isinstance(v, str) for v in fields):
+        return None, "repo, path, code and language must be strings"
+    for key, value in zip(("repo", "path", "code", "language"), fields):
+        problem = "" if key == "code" else name_problem(value)
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            problem = "a lone surrogate (not text)"
+        if problem:
+            return None, f"{key}: {problem}"
+    return fields, ""
 
 
 def fetch_jsonl(spec: dict, dest: Path, cache: Path, limits: Limits, sel: Selection) -> Fetched:
@@ -287,39 +365,44 @@ def fetch_jsonl(spec: dict, dest: Path, cache: Path, limits: Limits, sel: Select
         path = download(spec["url"], cache / "downloads", spec["sha256"], spec["url"])
     else:
         path = Path(spec["path"])
+        if not path.is_file():
+            raise FetchError(f"jsonl source {spec['name']}: {path} does not exist", path.name)
         if "sha256" in spec:
             verify(path, spec["sha256"], str(path))
     refusals: list[Refusal] = []
     rows = {"location": [], "repository": [], "path": [], "language": []}
     files = total = 0
-    with _open_maybe_gz(path) as lines:
-        for lineno, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            where = f"{path.name}:{lineno}"
-            try:
-                rec = json.loads(line)
-                repo, rpath, code, lang = (rec[k] for k in ("repo", "path", "code", "language"))
-                if not all(isinstance(v, str) for v in (repo, rpath, code, lang)):
-                    raise TypeError("fields must be strings")
-            except (ValueError, KeyError, TypeError) as exc:
-                refusals.append(Refusal(where, "bad_record", str(exc)[:200]))
-                continue
-            data = code.encode("utf-8")
-            if len(data) > limits.max_file_bytes:
-                refusals.append(Refusal(where, "too_large", f"{len(data)} > {limits.max_file_bytes}", len(data)))
-                continue
-            if files >= limits.max_members:
-                refusals.append(Refusal(where, "member_limit", "later records not materialised"))
-                break
-            if not sel.keeps(rpath):
-                continue
-            location = f"{files:08d}{LANGUAGE_EXTENSIONS.get(lang.lower(), '.txt')}"
-            (dest / location).write_bytes(data)
-            for k, v in zip(rows, (location, repo, rpath, lang.lower())):
-                rows[k].append(v)
-            files += 1
-            total += len(data)
+    cap = JSONL_LINE_FACTOR * limits.max_file_bytes + 65536
+    for lineno, line in jsonl_lines(path, cap):
+        where = f"{path.name}:{lineno}"
+        if isinstance(line, BaseException):
+            refusals.append(Refusal(where, "corrupt_archive", f"the dump breaks off: {type(line).__name__}: {line}"[:300]))
+            break
+        if line is None:
+            refusals.append(Refusal(where, "too_large", f"line longer than {cap} bytes; not parsed"))
+            continue
+        if not line.strip():
+            continue
+        fields, why = _record(line)
+        if fields is None:
+            refusals.append(Refusal(where, "bad_record", why[:200]))
+            continue
+        repo, rpath, code, lang = fields
+        data = code.encode("utf-8")
+        if len(data) > limits.max_file_bytes:
+            refusals.append(Refusal(where, "too_large", f"{len(data)} > {limits.max_file_bytes}", len(data)))
+            continue
+        if files >= limits.max_members:
+            refusals.append(Refusal(where, "member_limit", "later records not materialised"))
+            break
+        if not sel.keeps(rpath):
+            continue
+        location = f"{files:08d}{LANGUAGE_EXTENSIONS.get(lang.lower(), '.txt')}"
+        (dest / location).write_bytes(data)
+        for k, v in zip(rows, (location, repo, rpath, lang.lower())):
+            rows[k].append(v)
+        files += 1
+        total += len(data)
     pin = {"path" if "path" in spec else "url": spec.get("path", spec.get("url")), "sha256": sha256_file(path)}
     return Fetched(pin, refusals, files, total, origins=pa.table(rows, schema=schemas.ORIGINS))
 
@@ -353,7 +436,7 @@ def fetch_local(spec: dict, dest: Path, cache: Path, limits: Limits, sel: Select
     else:
         root = Path(spec["path"]).expanduser()
         if not root.exists():
-            raise FetchError(f"local source {spec['name']}: {root} does not exist")
+            raise FetchError(f"local source {spec['name']}: {root} does not exist", root.name)
         pin = {"path": str(root)}
         if root.is_file():
             pin["sha256"] = sha256_file(root)
@@ -367,22 +450,38 @@ def fetch_local(spec: dict, dest: Path, cache: Path, limits: Limits, sel: Select
 FETCHERS = {"pypi": fetch_pypi, "npm": fetch_npm, "git": fetch_git, "url": fetch_url, "jsonl": fetch_jsonl, "local": fetch_local}
 
 
-def fetch(spec: dict, limits: Limits, dest: Path, record: Path, rejects: Path, cache: Path) -> Fetched:
-    """Fetch `spec` into `dest`, then write its pin record and its refusals."""
+def fetch(spec: dict, limits: Limits, dest: Path, record: Path, rejects: Path, cache: Path,
+          origins: Path | None = None) -> Fetched:
+    """Fetch `spec` into `dest`, then write its pin record, its refusals and (when given) where a
+    jsonl source's files came from (`origins`, empty for other kinds: it is never inside `dest`,
+    so no file of the corpus can pose as it). A source that cannot be had as pinned is a `failed`
+    record with one reject row and an empty `dest`, not an exception."""
     reset_dir(dest)
     sel = Selection(spec.get("include", []), spec.get("exclude", []))
     try:
-        result = FETCHERS[spec["kind"]](spec, dest, cache, limits, sel)
-    except PinMismatch as exc:
-        # as the pypi kind: the run stops on a wrong pin; the record and one reject row say why
+        try:
+            result = FETCHERS[spec["kind"]](spec, dest, cache, limits, sel)
+        except ArchiveError as exc:
+            raise FetchError(f"{spec['name']}: {exc}", reason="bad_archive") from exc
+    except FetchError as exc:
         reset_dir(dest)
-        _write_outcome(spec, Fetched({}, [Refusal(exc.member, "pin_mismatch", str(exc))], 0, 0, status="pin_mismatch"),
-                       record, rejects)
-        raise
+        message = " ".join(str(exc).split())
+        result = Fetched({}, [Refusal(shown_name(exc.member or spec["name"]), exc.reason, message)], 0, 0,
+                         status="failed", reason=exc.reason, error=message)
+        log.error("source %s failed (%s), the run goes on without it: %s", spec["name"], exc.reason, message)
     if result.status == "skipped":
         log.warning("source %s skipped: %s", spec["name"], result.refusals[0].detail)
-    if result.origins is not None:
-        write_parquet(result.origins, dest / ".origins.parquet", schemas.ORIGINS)
+    elif result.status == "ok":
+        by_reason: dict[str, list[Refusal]] = {}
+        for r in result.refusals:
+            by_reason.setdefault(r.reason, []).append(r)
+        for reason, rows in sorted(by_reason.items()):
+            first = rows[0]
+            log.warning("source %s: %d refused as %s (first: %s%s)", spec["name"], len(rows), reason, first.path,
+                        f": {first.detail}" if first.detail else "")
+    if origins is not None:
+        write_parquet(result.origins if result.origins is not None else schemas.ORIGINS.empty_table(), origins,
+                      schemas.ORIGINS)
     _write_outcome(spec, result, record, rejects)
     log.info("%s: %d files, %d bytes, %d refused", spec["name"], result.files, result.bytes, len(result.refusals))
     return result
@@ -404,11 +503,23 @@ def _write_outcome(spec: dict, result: Fetched, record: Path, rejects: Path) -> 
         schema=schemas.REJECTS,
     )
     write_parquet(table, rejects, schemas.REJECTS)
-    write_json(
-        {"name": spec["name"], "kind": spec["kind"], "status": result.status, "pin": result.pin,
-         "files": result.files, "bytes": result.bytes, "refused": len(result.refusals)},
-        record,
-    )
+    outcome = {"name": spec["name"], "kind": spec["kind"], "status": result.status, "pin": result.pin,
+               "files": result.files, "bytes": result.bytes, "refused": len(result.refusals)}
+    if result.status == "failed":
+        outcome.update(reason=result.reason, error=result.error)
+    write_json(outcome, record)
+
+
+def failed_sources(records: list[Path]) -> list[str]:
+    """One line per source whose record says it failed (for the end of a run)."""
+    lines = []
+    for path in records:
+        if path.exists():
+            rec = json.loads(path.read_text())
+            if rec.get("status") == "failed":
+                lines.append(f"source {rec['name']} was left out ({rec.get('reason')}): {rec.get('error')}; fix its "
+                             f"params.yaml entry (or what it points at), then rerun with `-R {path.as_posix()}`")
+    return lines
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -423,13 +534,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dest", required=True, type=Path, help="folder to fill (emptied first)")
     ap.add_argument("--record", required=True, type=Path, help="pin record to write (JSON)")
     ap.add_argument("--rejects", required=True, type=Path, help="refused members to write (Parquet)")
+    ap.add_argument("--origins", required=True, type=Path,
+                    help="where a jsonl source's files came from (Parquet; empty for other kinds)")
     args = ap.parse_args(argv)
     logs.setup()
-    try:
-        fetch(json.loads(args.spec), Limits(**json.loads(args.limits)), args.dest, args.record, args.rejects, args.cache)
-    except FetchError as exc:
-        log.error("%s", exc)
-        return 2
+    fetch(json.loads(args.spec), Limits(**json.loads(args.limits)), args.dest, args.record, args.rejects, args.cache,
+          args.origins)
     return 0
 
 

@@ -23,7 +23,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from pipeline.corpus.fetch import FetchError, download
+from pipeline.corpus.fetch import FetchError, PinMismatch, download
 from pipeline.corpus.safety import Limits, extract_archive
 from pipeline.io import write_json
 
@@ -108,10 +108,10 @@ def _origin_tree(spec: dict, cache: Path, bases: list[Path], scratch: Path) -> t
     if spec["kind"] == "url":
         try:
             archive = download(spec["url"], cache / "downloads", spec["sha256"], f"dataset {name}")
-        except FetchError as exc:
+        except PinMismatch as exc:
             raise DatasetError(f"dataset {name}: {exc}; update datasets[{name}].sha256 only if the new file is intended") from exc
-        except OSError as exc:
-            raise DatasetError(f"dataset {name}: cannot download {spec['url']}: {exc}") from exc
+        except (FetchError, OSError) as exc:  # unreachable: download's message names the url
+            raise DatasetError(f"dataset {name}: {exc}") from exc
         origin = {"url": spec["url"], "sha256": spec["sha256"].lower(), "cached": str(archive)}
         if zipfile.is_zipfile(archive) or tarfile.is_tarfile(archive):
             tree = scratch / "extracted"

@@ -19,20 +19,21 @@ from pathlib import Path, PurePosixPath
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from pipeline import schemas
 from pipeline.core import ids, logs
 from pipeline.core.pool import map_files
-from pipeline.io import write_parquet
+from pipeline.corpus.safety import name_problem, shown
+from pipeline.io import read_parquet, write_parquet
 
 log = logging.getLogger("pipeline.manifest.scan")
 
 EXTENSIONS = {".py": "python", ".java": "java", ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript"}
 SHEBANGS = {b"python": "python", b"node": "javascript"}
-ORIGINS_FILE = ".origins.parquet"
-# Written by the fetch stage or by Snakemake into its directory outputs; not corpus files.
-BOOKKEEPING = {ORIGINS_FILE, ".snakemake_timestamp"}
+# Written by Snakemake at the top of its directory outputs; never a corpus file (the fetch stage
+# refuses a corpus file of that name as `reserved_name`). A jsonl source's origins are a file
+# beside the tree (data/sources/<name>.origins.parquet), never in it.
+BOOKKEEPING = {".snakemake_timestamp"}
 CHUNK = 256
 # Below this many files per worker a process pool costs more to start than it saves.
 MIN_FILES_PER_WORKER = 2000
@@ -111,6 +112,18 @@ def _scan_item(root: str, languages: frozenset[str], max_bytes: int, item: tuple
     return scan_file(root, rel, languages, max_bytes, language)
 
 
+def bad_names(rels: list[str]) -> tuple[list[str], list[ScanResult]]:
+    """(names the manifest can hold, `bad_name` results for the others: not UTF-8, control characters)."""
+    good, bad = [], []
+    for rel in rels:
+        problem = name_problem(rel)
+        if problem:
+            bad.append(ScanResult(shown(rel), None, "bad_name", problem, bytes=0))
+        else:
+            good.append(rel)
+    return good, bad
+
+
 def list_files(root: Path) -> list[str]:
     """Every regular file under root (the fetch stage materialised no links), sorted."""
     out = []
@@ -151,23 +164,24 @@ def scan_source(
     max_bytes: int,
     workers: int = 1,
     location_prefix: str | None = None,
+    origins: Path | None = None,
 ) -> tuple[pa.Table, pa.Table]:
-    """Scan a fetched source folder. Returns (scanned rows, reject rows), each sorted by path."""
-    origins = {}
-    if (root / ORIGINS_FILE).exists():
-        t = pq.read_table(root / ORIGINS_FILE).to_pylist()
-        origins = {r["location"]: r for r in t}
-    rels = list_files(root)
+    """Scan a fetched source folder (`origins`: where a jsonl source's files came from, written by
+    the fetch beside the tree). Returns (scanned rows, reject rows), each sorted by path."""
+    by_location = {}
+    if origins is not None and origins.exists():
+        by_location = {r["location"]: r for r in read_parquet(origins, schemas.ORIGINS).to_pylist()}
+    rels, misnamed = bad_names(list_files(root))
     langs = frozenset(languages)
-    items = [(rel, origins[rel]["language"] if rel in origins else None) for rel in rels]
+    items = [(rel, by_location[rel]["language"] if rel in by_location else None) for rel in rels]
     workers = min(workers, len(items) // MIN_FILES_PER_WORKER)
     results: list[ScanResult] = map_files(partial(_scan_item, str(root), langs, max_bytes), items, workers,
-                                          chunksize=CHUNK, desc=f"scan {name}")
+                                          chunksize=CHUNK, desc=f"scan {name}") + misnamed
     prefix = location_prefix if location_prefix is not None else root.as_posix()
     good, bad = [], []
     for r in results:
-        if r.rel in origins:
-            repo, path = origins[r.rel]["repository"], origins[r.rel]["path"]
+        if r.rel in by_location:
+            repo, path = by_location[r.rel]["repository"], by_location[r.rel]["path"]
         else:
             repo = repository_of(r.rel, repository, name)
             path = r.rel
@@ -199,12 +213,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--languages", required=True, help="JSON list of languages to keep")
     ap.add_argument("--max-file-bytes", required=True, type=int)
     ap.add_argument("--workers", type=int, default=1, help="processes")
+    ap.add_argument("--origins", type=Path, help="where a jsonl source's files came from (the fetch's Parquet)")
     ap.add_argument("--out", required=True, type=Path)
     ap.add_argument("--rejects", required=True, type=Path)
     args = ap.parse_args(argv)
     logs.setup()
     files, rejects = scan_source(args.name, args.root, args.repository, json.loads(args.languages),
-                                 args.max_file_bytes, args.workers)
+                                 args.max_file_bytes, args.workers, origins=args.origins)
     write_parquet(files, args.out, schemas.SCANNED)
     write_parquet(rejects, args.rejects, schemas.REJECTS)
     log.info("%s: %d files kept, %d rejected", args.name, files.num_rows, rejects.num_rows)
