@@ -13,8 +13,8 @@ Two schemes, same result types:
   u = bootstrap_hash52(seed, b, f"{float(x)}/{n_x}") / 2**52 (SQL: an ASOF join on a table of the
   Poisson CDF; Python: scipy.stats.poisson.ppf), and the replicate mean is sum(W_x * x) / sum(W_x)
   (replicates with sum(W) = 0 are skipped). Paired, the histogram is over the pairs (a, b) (key
-  "<a>:<b>"), and a replicate's difference is sum(W (a - b)) / sum(W). Sums run in value order, so
-  the bits do not depend on threads. Same distribution as the item-level Poisson bootstrap
+  "<a>:<b>"), and a replicate's difference is sum(W (a - b)) / sum(W). Sums add their terms in
+  ascending order, so the bits do not depend on threads. Same distribution as the item-level Poisson bootstrap
   (`poisson_weight`, one md5 per item and replicate), at a cost that does not grow with the number
   of items: 2 draws per group and replicate for 0/1 hits.
 
@@ -184,8 +184,9 @@ def poisson_histogram_weights(keys: Sequence, counts: np.ndarray, replicates: in
 
 
 def _ordered_sum(x: np.ndarray) -> np.ndarray:
-    """Row sums left to right, in the order of the SQL macros' list_sum(list(... ORDER BY value))."""
-    return np.cumsum(x, axis=-1)[..., -1] if x.shape[-1] else np.zeros(x.shape[:-1])
+    """Row sums of the terms in ascending order, left to right, as the SQL macros'
+    list_sum(list_sort(list(...))): the same bits whatever the order the terms came in."""
+    return np.cumsum(np.sort(x, axis=-1), axis=-1)[..., -1] if x.shape[-1] else np.zeros(x.shape[:-1])
 
 
 def _histogram_means(values: np.ndarray, w: np.ndarray) -> np.ndarray:

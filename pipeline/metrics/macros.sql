@@ -212,9 +212,9 @@ CREATE OR REPLACE MACRO poisson_bootstrap_mean(tbl, replicates := 1000, seed := 
         UNION ALL BY NAME
         SELECT h.* EXCLUDE (c), -1 AS rep, h.c AS w FROM hist h
     ),
-    reps AS (  -- sums in value order: the same bits whatever the threads
+    reps AS (  -- terms summed in ascending order: the same bits whatever the threads
         SELECT COLUMNS(* EXCLUDE (value, w)), sum(w) AS n,
-               list_sum(list(w * value ORDER BY value)) / nullif(sum(w), 0) AS m
+               list_sum(list_sort(list(w * value))) / nullif(sum(w), 0) AS m
         FROM weighted GROUP BY ALL
     ),
     summary AS (
@@ -262,11 +262,11 @@ CREATE OR REPLACE MACRO poisson_paired_bootstrap(tbl, replicates := 1000, seed :
         UNION ALL BY NAME
         SELECT h.* EXCLUDE (c), -1 AS rep, h.c AS w FROM hist h
     ),
-    reps AS (  -- sums in (a, b) order: the same bits whatever the threads
+    reps AS (  -- terms summed in ascending order: the same bits whatever the threads
         SELECT COLUMNS(* EXCLUDE (a, b, w)), sum(w) AS n,
-               list_sum(list(w * a ORDER BY a, b)) / sum(w) AS mean_a,
-               list_sum(list(w * b ORDER BY a, b)) / sum(w) AS mean_b,
-               list_sum(list(w * (a - b) ORDER BY a, b)) / nullif(sum(w), 0) AS m
+               list_sum(list_sort(list(w * a))) / sum(w) AS mean_a,
+               list_sum(list_sort(list(w * b))) / sum(w) AS mean_b,
+               list_sum(list_sort(list(w * (a - b)))) / nullif(sum(w), 0) AS m
         FROM weighted GROUP BY ALL
     ),
     summary AS (
