@@ -474,7 +474,7 @@ def generate(usages: pa.Table, inventory: pa.Table, imports: pa.Table, tokenizer
     return qt, ft, summary(every_api, apis, qt, ft, tokenizers)
 
 
-def aggregate_usages(path: Path, memory_limit: str = "64MB") -> tuple[pa.Table, pa.Table]:
+def aggregate_usages(path: Path, memory_limit: str = "256MB") -> tuple[pa.Table, pa.Table]:
     """The two small views of usages.parquet that generation needs, computed by DuckDB out of core:
     the call rows with an FQN, grouped with their count `n` (collect_apis weighs by it: the same
     APIs as from the rows themselves), and the distinct (module, source, repository) (Names)."""
@@ -496,7 +496,7 @@ SPILL_ROWS = 4096
 
 def write_quizzes(usages: Path, inventory: pa.Table, imports: pa.Table, tokenizers: list[str], settings: list[str],
                   max_candidates: int, n_adversarial: int, seed: int, include_private: bool, out_quizzes: Path,
-                  out_tokens: Path, tmpdir: Path, memory_limit: str = "64MB", chunk: int = 512) -> dict:
+                  out_tokens: Path, tmpdir: Path, memory_limit: str = "128MB", chunk: int = 512) -> dict:
     """`generate`, streamed: usages aggregated by DuckDB, quizzes produced per chunk of templates,
     spilled unsorted with their generation order, sorted out of core by DuckDB (ties keep the
     generation order, as the in-memory stable sort did) and written with `parquet_stream`: the same
