@@ -328,3 +328,30 @@ def test_reexport_chains_that_loop_or_grow_end():
     assert names.definition("pkg.a.a") == "pkg.a.a"
     assert names.definition("x.f") == "x.f"
     assert names.definition("req.get.__call__") == "req.api.get.__call__"
+
+
+def test_streamed_quizzes_equal_the_in_memory_tables_byte_for_byte(tmp_path, generated):
+    """Issue 14 item 2: `write_quizzes` aggregates the usages in DuckDB (call rows counted, not
+    listed), makes quizzes per chunk of templates, sorts them out of core and streams them out: the
+    files are byte-identical to `write_parquet` of `generate`'s tables, for any chunk size, and the
+    metrics are the same."""
+    from pipeline.families.apiquiz.generate import write_quizzes
+    from pipeline.families.apiquiz.schemas import QUIZ_TOKENS, QUIZZES
+    from pipeline.io import write_parquet
+
+    quizzes, flags, stats = generated
+    write_parquet(quizzes, tmp_path / "ref-q.parquet", QUIZZES)
+    write_parquet(flags, tmp_path / "ref-t.parquet", QUIZ_TOKENS)
+    write_parquet(pa.concat_tables([USAGES, USAGES]), tmp_path / "usages.parquet", schemas.USAGES)  # every use twice
+    doubled = run(usages=pa.concat_tables([USAGES, USAGES]))
+    assert doubled[0].column("uses").to_pylist() == [2 * u for u in quizzes.column("uses").to_pylist()]
+    write_parquet(doubled[0], tmp_path / "ref-q2.parquet", QUIZZES)
+    for chunk in (1, 3, 2048):
+        q, t = tmp_path / f"q{chunk}.parquet", tmp_path / f"t{chunk}.parquet"
+        (tmp_path / f"tmp{chunk}").mkdir()
+        got = write_quizzes(tmp_path / "usages.parquet", INVENTORY, IMPORTS, [TOKENIZER],
+                            ["call", "import", "alias", "adversarial_alias", "nl"], 100, 10, 7, False, q, t,
+                            tmp_path / f"tmp{chunk}", chunk=chunk)
+        assert q.read_bytes() == (tmp_path / "ref-q2.parquet").read_bytes(), chunk
+        assert t.read_bytes() == (tmp_path / "ref-t.parquet").read_bytes(), chunk
+        assert got == doubled[2] and got["quizzes"] == stats["quizzes"] > 10

@@ -1,5 +1,6 @@
 """The shared metric library: hand-computed cases, SQL macro == Python twin == reference
-(pytrec_eval, scipy), and the bootstrap (determinism, SQL Poisson == Python Poisson exactly)."""
+(pytrec_eval, scipy), and the bootstrap (determinism, SQL Poisson == Python Poisson exactly, the
+histogram Poisson bootstrap == the item-level one and scipy's resampling within Monte-Carlo error)."""
 
 from __future__ import annotations
 
@@ -283,6 +284,53 @@ def test_sql_poisson_equals_python_twin(con):
                        ).fetchall() == [(g, *res[g]) for g in sorted(res)]
     other = one(con, "SELECT lo FROM poisson_bootstrap_mean(items, replicates := 200, seed := 12) WHERE grp = 'hits'")
     assert other[0] != res["hits"][2]
+
+
+@pytest.mark.parametrize("lam", [1, 2, 7, 40, 301, 123_457])
+def test_sql_poisson_draws_are_scipys_inverse_cdf(con, lam):
+    """The histogram macros draw W ~ Poisson(n) by an ASOF join on a CDF table computed with lgamma;
+    at the replicates' own uniforms they equal scipy.stats.poisson.ppf, the twin's draw, exactly."""
+    con.execute("CREATE OR REPLACE TEMP TABLE one_value AS SELECT i AS item_id, 1.0 AS value FROM range(?) t(i)", [lam])
+    con.execute("CREATE OR REPLACE TEMP TABLE one_zero AS SELECT * FROM one_value UNION ALL SELECT -1, 0.0")
+    # with values {1 (n = lam), 0 (n = 1)}: replicate mean = W1 / (W1 + W0); recover W1 through the twin's W0
+    w = M.poisson_histogram_weights(['0.0', '1.0'], [1, lam], 400, 3)
+    ok = w.sum(axis=1) > 0
+    want = np.sort(w[ok, 1] / w[ok].sum(axis=1))
+    n, mean, lo, hi, reps = one(con, "SELECT * FROM poisson_bootstrap_mean(one_zero, replicates := 400, seed := 3)")
+    assert (n, reps) == (lam + 1, len(want))
+    assert (lo, hi) == (M.quantile_linear(want, 0.025), M.quantile_linear(want, 0.975))
+    # the draws themselves look Poisson(lam)
+    assert abs(w[:, 1].mean() - lam) < 4 * math.sqrt(lam / 400) and abs(w[:, 1].var() / lam - 1) < 0.25
+
+
+def test_histogram_bootstrap_agrees_with_item_level_and_scipy(con):
+    """The histogram draw replaces n Poisson(1) item weights by one Poisson(n) per value: the same
+    distribution. Its CIs match the item-level Poisson bootstrap (same replicates scheme, one md5
+    per item) and scipy.stats.bootstrap's resampling percentile CI within Monte-Carlo error."""
+    rng = np.random.default_rng(21)
+    n = 2000
+    v = (rng.random(n) < 0.35).astype(float)
+    con.execute("CREATE OR REPLACE TEMP TABLE hx AS SELECT unnest(range(?)) AS item_id, unnest(?::DOUBLE[]) AS value",
+                [n, v.tolist()])
+    _, mean, lo, hi, reps = one(con, "SELECT * FROM poisson_bootstrap_mean(hx, replicates := 2000, seed := 5)")
+    assert mean == v.mean() and reps == 2000
+    w = M.poisson_weights(list(range(n)), 300, 5)  # item level: 300 x 2000 md5s
+    item = (w * v).sum(axis=1) / w.sum(axis=1)
+    ref = scipy.stats.bootstrap((v,), np.mean, n_resamples=4000, method="percentile", random_state=1).confidence_interval
+    se = math.sqrt(v.mean() * (1 - v.mean()) / n)  # 0.0107; endpoints' Monte-Carlo error ~0.1 se at 2000 replicates
+    for lo_ref, hi_ref in ((ref.low, ref.high), (M.quantile_linear(item, 0.025), M.quantile_linear(item, 0.975))):
+        assert abs(lo - lo_ref) < 0.35 * se and abs(hi - hi_ref) < 0.35 * se
+    assert (hi - lo) == pytest.approx(2 * 1.96 * se, rel=0.1)
+    # a paired difference too: the histogram of d = a - b against scipy's paired resampling
+    b = np.where(rng.random(n) < 0.7, v, 1 - v)
+    con.execute("CREATE OR REPLACE TEMP TABLE hp AS SELECT unnest(range(?)) AS item_id, unnest(?::DOUBLE[]) AS a, "
+                "unnest(?::DOUBLE[]) AS b", [n, v.tolist(), b.tolist()])
+    _, _, _, diff, plo, phi, _, _ = one(con, "SELECT * FROM poisson_paired_bootstrap(hp, replicates := 2000)")
+    pref = scipy.stats.bootstrap((v - b,), np.mean, n_resamples=4000, method="percentile",
+                                 random_state=2).confidence_interval
+    dse = (v - b).std() / math.sqrt(n)
+    assert diff == pytest.approx((v - b).mean(), abs=1e-15)
+    assert abs(plo - pref.low) < 0.35 * dse and abs(phi - pref.high) < 0.35 * dse
 
 
 def test_numpy_bootstrap_determinism_and_coverage():

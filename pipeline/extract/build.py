@@ -11,6 +11,7 @@ manifest row afterwards, which is cheap.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import keyword
 import logging
@@ -22,6 +23,7 @@ from dataclasses import dataclass
 from functools import partial
 from importlib.metadata import version as package_version
 from pathlib import Path, PurePosixPath
+from typing import Iterator
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -32,7 +34,7 @@ from pipeline.core.pool import hard_limit, imap_files
 from pipeline.extract import analyse
 from pipeline.extract.visitor import private
 from pipeline.extract.analyse import Analysed, Failed, FileImport, FileResult, Outcome, Rejected
-from pipeline.io import atomic_path, read_parquet, write_json, write_parquet
+from pipeline.io import atomic_path, parquet_stream, read_parquet, write_json
 
 log = logging.getLogger("pipeline.extract.build")
 
@@ -114,6 +116,9 @@ class Cache:
     def _path(self, sha: str) -> Path:
         return self.root / sha[:2] / f"{sha}.pkl"
 
+    def has(self, sha: str) -> bool:
+        return self.root is not None and self._path(sha).exists()
+
     def get(self, sha: str) -> Outcome | None:
         if self.root is None:
             return None
@@ -129,25 +134,37 @@ class Cache:
             tmp.write_bytes(pickle.dumps(outcome, protocol=pickle.HIGHEST_PROTOCOL))
 
 
-def analyse_all(tasks: list[Task], workers: int, timeout_s: float, cache: Cache) -> tuple[dict[str, Outcome], int]:
-    """Outcome per content hash. Returns (outcomes, cache hits). A worker that dies (a native
-    crash) costs only its own file: that one is rejected as `worker_crash`, the rest goes on."""
-    outcomes: dict[str, Outcome] = {}
-    todo = []
-    for task in tasks:
-        hit = cache.get(task.sha256)
-        if hit is not None:
-            outcomes[task.sha256] = hit
-        else:
-            todo.append(task)
-    hits = len(outcomes)
+def iter_outcomes(tasks: list[Task], workers: int, timeout_s: float, cache: Cache,
+                  hits: list[int] | None = None) -> Iterator[tuple[Task, Outcome]]:
+    """(task, outcome) for every task, in the tasks' order, as the pool delivers them: memory holds
+    the pool's bounded window, never every outcome. Cache hits are read when their turn comes;
+    `hits`, if given, gets the number of cache hits appended at the end."""
+    cached = [cache.has(t.sha256) for t in tasks]
+    todo = [t for t, c in zip(tasks, cached) if not c]
     size = max(1, min(CHUNK, len(todo) // (4 * workers)))  # small corpora still spread over the pool
     done = imap_files(partial(_analyse_task, timeout_s), todo, workers, chunksize=size, desc="extract",
                       on_crash=_crashed, on_timeout=partial(_timed_out, timeout_s))
-    for task, outcome in zip(todo, done):
-        outcomes[task.sha256] = outcome
-        cache.put(task.sha256, outcome)
-    return outcomes, hits
+    n_hits = 0
+    for task, is_cached in zip(tasks, cached):
+        outcome = cache.get(task.sha256) if is_cached else None
+        if outcome is not None:
+            n_hits += 1
+        else:
+            # a cache entry that vanished or broke since `has` is analysed here, in this process
+            outcome = next(done) if not is_cached else _analyse_task(timeout_s, task)
+            cache.put(task.sha256, outcome)
+        yield task, outcome
+    next(done, None)  # the pool's generator ends (and shuts its workers down) now, not at collection
+    if hits is not None:
+        hits.append(n_hits)
+
+
+def analyse_all(tasks: list[Task], workers: int, timeout_s: float, cache: Cache) -> tuple[dict[str, Outcome], int]:
+    """Outcome per content hash. Returns (outcomes, cache hits). A worker that dies (a native
+    crash) costs only its own file: that one is rejected as `worker_crash`, the rest goes on."""
+    hits: list[int] = []
+    outcomes = {task.sha256: outcome for task, outcome in iter_outcomes(tasks, workers, timeout_s, cache, hits)}
+    return outcomes, hits[0]
 
 
 # -- per manifest row -------------------------------------------------------------------------
@@ -263,87 +280,171 @@ def inventory_rows(row: dict, module: str, result: FileResult) -> list[dict]:
     return out
 
 
-def build(manifest: pa.Table, workers: int, timeout_s: float, max_file_bytes: int, cache: Cache):
+TABLES = {"usages": schemas.USAGES, "imports": schemas.IMPORTS, "inventory": schemas.INVENTORY,
+          "rejects": schemas.REJECTS}
+
+
+def _file_key(r: dict) -> tuple:
+    return (r["source"], r["repository"], r["path"])
+
+
+class Stats:
+    """The metrics file, counted as the rows stream past (a function of the inputs only; cache hits
+    go to the log). Holds only counters and the set of distinct resolved call APIs."""
+
+    def __init__(self):
+        self.python_files = self.unique_contents = self.positions_fallback = 0
+        self.rejects: Counter = Counter()
+        self.usage_kinds: Counter = Counter()
+        self.usage_categories: Counter = Counter()
+        self.calls = self.calls_resolved = self.imports = self.star_imports = 0
+        self.call_apis: set[str] = set()
+        self.inventory_kinds: Counter = Counter()
+
+    def add(self, name: str, rows: list[dict]) -> None:
+        if name == "usages":
+            for u in rows:
+                self.usage_kinds[u["kind"]] += 1
+                self.usage_categories[u["category"]] += 1
+                if u["kind"] in ("call", "method"):
+                    self.calls += 1
+                    if u["fqn"] is not None:
+                        self.calls_resolved += 1
+                        self.call_apis.add(u["fqn"])
+        elif name == "imports":
+            self.imports += len(rows)
+            self.star_imports += sum(1 for i in rows if i["star"])
+        elif name == "inventory":
+            self.inventory_kinds.update(i["kind"] for i in rows)
+        elif name == "rejects":
+            self.rejects.update(r["reason"] for r in rows)
+
+    def summary(self) -> dict:
+        rejects = sum(self.rejects.values())
+        return {
+            "python_files": self.python_files,
+            "unique_contents": self.unique_contents,
+            "files_analysed": self.python_files - rejects,
+            "rejects": rejects,
+            "rejects_by_reason": dict(sorted(self.rejects.items())),
+            "positions_from_libcst_fallback": int(self.positions_fallback),
+            "usages": sum(self.usage_kinds.values()),
+            "usages_by_kind": dict(sorted(self.usage_kinds.items())),
+            "usages_by_category": dict(sorted(self.usage_categories.items())),
+            "calls": self.calls,
+            "calls_resolved": self.calls_resolved,
+            "unique_call_apis": len(self.call_apis),
+            "unique_call_apis_without_builtins": sum(1 for f in self.call_apis if not f.startswith("builtins.")),
+            "imports": self.imports,
+            "star_imports": self.star_imports,
+            "inventory": sum(self.inventory_kinds.values()),
+            "inventory_by_kind": dict(sorted(self.inventory_kinds.items())),
+        }
+
+
+def iter_rows(manifest: pa.Table, workers: int, timeout_s: float, max_file_bytes: int, cache: Cache,
+              stats: Stats, hits: list[int] | None = None) -> Iterator[tuple[str, list[dict]]]:
+    """(table name, rows) in each table's final order, file by file, as the analyses arrive.
+
+    Files are walked in (source, repository, path) order, so each file's rows sorted by the table's
+    key concatenate to the globally sorted table; the inventory (unique per (source, repository,
+    fqn), the first file in path order winning) is emitted per repository when the walk leaves it.
+    Memory holds the manifest's metadata, the pool's window, one repository's inventory and the
+    outcomes of contents still awaited by a later duplicate file; never the corpus's rows."""
     rows = manifest.filter(pc.equal(manifest.column("language"), "python")).to_pylist()
+    rows.sort(key=_file_key)  # stable: the manifest's own order, made explicit
     by_repo: dict[tuple[str, str], list[str]] = {}
     for r in rows:
         by_repo.setdefault((r["source"], r["repository"]), []).append(r["path"])
     packages = {k: package_dirs(v) for k, v in by_repo.items()}
+    del by_repo
     modules = {r["file_id"]: module_name(r["path"], packages[(r["source"], r["repository"])]) for r in rows}
     repo_tops: dict[tuple[str, str], set[str]] = {}
     for r in rows:
         repo_tops.setdefault((r["source"], r["repository"]), set()).add(modules[r["file_id"]][0].split(".")[0])
 
-    tasks, seen = [], set()
+    tasks, remaining = [], Counter()
     for r in rows:
-        if r["bytes"] <= max_file_bytes and r["sha256"] not in seen:
-            seen.add(r["sha256"])
-            tasks.append(Task(r["sha256"], r["location"], r["encoding"]))
-    outcomes, hits = analyse_all(tasks, workers, timeout_s, cache)
+        if r["bytes"] <= max_file_bytes:
+            if r["sha256"] not in remaining:
+                tasks.append(Task(r["sha256"], r["location"], r["encoding"]))
+            remaining[r["sha256"]] += 1
+    stats.python_files, stats.unique_contents = len(rows), len(tasks)
+    arriving = iter_outcomes(tasks, workers, timeout_s, cache, hits)
+    held: dict[str, Outcome] = {}  # outcomes that a later file with the same content still needs
 
-    imports, usages, inventory, rejects = [], [], {}, []
-    positions_fallback = 0
+    def emit(name: str, out: list[dict]):
+        if out:
+            stats.add(name, out)
+            yield name, out
+
+    repo, inventory = None, {}
     for r in rows:
+        if (r["source"], r["repository"]) != repo:
+            yield from emit("inventory", [inventory[k] for k in sorted(inventory)])
+            repo, inventory = (r["source"], r["repository"]), {}
         reject = None
         if r["bytes"] > max_file_bytes:
             reject = ("too_large", f"{r['bytes']} > extract.max_file_bytes={max_file_bytes}")
         else:
-            outcome = outcomes[r["sha256"]]
+            sha = r["sha256"]
+            outcome = held.pop(sha, None)
+            if outcome is None:
+                task, outcome = next(arriving)
+                assert task.sha256 == sha, "outcomes arrive in the walk's order"
+            remaining[sha] -= 1
+            if remaining[sha]:
+                held[sha] = outcome
             if isinstance(outcome, Failed):
                 reject = (outcome.reason, outcome.detail)
         if reject:
-            rejects.append({"source": r["source"], "repository": r["repository"], "path": r["path"],
-                            "stage": "extract", "reason": reject[0], "detail": reject[1], "bytes": r["bytes"]})
+            yield from emit("rejects", [{"source": r["source"], "repository": r["repository"], "path": r["path"],
+                                         "stage": "extract", "reason": reject[0], "detail": reject[1],
+                                         "bytes": r["bytes"]}])
             continue
         result: FileResult = outcome.result
-        positions_fallback += result.positions_from != "ast" and not r["duplicate"]
+        stats.positions_fallback += result.positions_from != "ast" and not r["duplicate"]
         module, is_package = modules[r["file_id"]]
         imp, use = finalize(r, module, is_package, result, repo_tops[(r["source"], r["repository"])])
-        imports += imp
-        usages += use
+        use.sort(key=lambda u: (u["line"], u["col"], u["kind"], u["chain"] or ""))
+        imp.sort(key=lambda i: (i["line"], i["name"] or "", i["imported"]))
+        yield from emit("imports", imp)
+        yield from emit("usages", use)
         if not r["duplicate"]:
             for inv in inventory_rows(r, module, result):
                 # unique per repository (two projects' `tests.conftest` are two modules); within one,
-                # the first file in path order wins (rows come in (source, repository, path) order)
-                inventory.setdefault((inv["source"], inv["repository"], inv["fqn"]), inv)
-    usages.sort(key=lambda u: (u["source"], u["repository"], u["path"], u["line"], u["col"], u["kind"], u["chain"] or ""))
-    imports.sort(key=lambda i: (i["source"], i["repository"], i["path"], i["line"], i["name"] or "", i["imported"]))
-    rejects.sort(key=lambda x: (x["source"], x["repository"], x["path"]))
-    tables = {
-        "usages": pa.Table.from_pylist(usages, schemas.USAGES),
-        "imports": pa.Table.from_pylist(imports, schemas.IMPORTS),
-        "inventory": pa.Table.from_pylist([inventory[k] for k in sorted(inventory)], schemas.INVENTORY),
-        "rejects": pa.Table.from_pylist(rejects, schemas.REJECTS),
-    }
-    stats = summary(rows, tasks, positions_fallback, tables)
-    return tables, stats, hits
+                # the first file in path order wins
+                inventory.setdefault(inv["fqn"], inv)
+    yield from emit("inventory", [inventory[k] for k in sorted(inventory)])
+    next(arriving, None)  # let the generator finish (it reports the cache hits)
 
 
-def summary(rows, tasks, positions_fallback, tables) -> dict:
-    """The metrics file: a function of the inputs only (cache hits go to the log)."""
-    usages = tables["usages"]
-    calls = usages.filter(pc.is_in(usages.column("kind"), pa.array(["call", "method"])))
-    resolved = calls.filter(pc.is_valid(calls.column("fqn")))
-    fqns = set(resolved.column("fqn").to_pylist())
-    return {
-        "python_files": len(rows),
-        "unique_contents": len(tasks),
-        "files_analysed": len(rows) - tables["rejects"].num_rows,
-        "rejects": tables["rejects"].num_rows,
-        "rejects_by_reason": dict(sorted(Counter(tables["rejects"].column("reason").to_pylist()).items())),
-        "positions_from_libcst_fallback": int(positions_fallback),
-        "usages": usages.num_rows,
-        "usages_by_kind": dict(sorted(Counter(usages.column("kind").to_pylist()).items())),
-        "usages_by_category": dict(sorted(Counter(usages.column("category").to_pylist()).items())),
-        "calls": calls.num_rows,
-        "calls_resolved": resolved.num_rows,
-        "unique_call_apis": len(fqns),
-        "unique_call_apis_without_builtins": sum(1 for f in fqns if not f.startswith("builtins.")),
-        "imports": tables["imports"].num_rows,
-        "star_imports": int(pc.sum(tables["imports"].column("star")).as_py() or 0),
-        "inventory": tables["inventory"].num_rows,
-        "inventory_by_kind": dict(sorted(Counter(tables["inventory"].column("kind").to_pylist()).items())),
-    }
+def build(manifest: pa.Table, workers: int, timeout_s: float, max_file_bytes: int, cache: Cache):
+    """Every table in memory (tests, small corpora): (tables, metrics, cache hits). `write` streams."""
+    stats, hits, parts = Stats(), [], {name: [] for name in TABLES}
+    for name, rows in iter_rows(manifest, workers, timeout_s, max_file_bytes, cache, stats, hits):
+        parts[name] += rows
+    tables = {name: pa.Table.from_pylist(parts[name], TABLES[name]) for name in TABLES}
+    return tables, stats.summary(), hits[0] if hits else 0
+
+
+def write(manifest: pa.Table, workers: int, timeout_s: float, max_file_bytes: int, cache: Cache,
+          paths: dict[str, Path], batch_rows: int = 8192):
+    """Stream every table to its Parquet file (`pipeline.io.parquet_stream`: the same bytes as
+    `write_parquet` of `build`'s tables, in bounded memory). Returns (metrics, cache hits)."""
+    stats, hits = Stats(), []
+    with contextlib.ExitStack() as stack:
+        outs = {name: stack.enter_context(parquet_stream(paths[name], TABLES[name])) for name in TABLES}
+        pending: dict[str, list[dict]] = {name: [] for name in TABLES}
+        for name, rows in iter_rows(manifest, workers, timeout_s, max_file_bytes, cache, stats, hits):
+            pending[name] += rows
+            if len(pending[name]) >= batch_rows:
+                outs[name].write(pa.Table.from_pylist(pending[name], TABLES[name]))
+                pending[name] = []
+        for name, rows in pending.items():
+            if rows:
+                outs[name].write(pa.Table.from_pylist(rows, TABLES[name]))
+    return stats.summary(), hits[0] if hits else 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -366,11 +467,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     logs.setup()
     manifest = read_parquet(args.manifest, schemas.MANIFEST)
-    tables, stats, hits = build(manifest, args.workers, args.timeout_s, args.max_file_bytes, Cache(args.cache))
-    write_parquet(tables["usages"], args.usages, schemas.USAGES)
-    write_parquet(tables["imports"], args.imports, schemas.IMPORTS)
-    write_parquet(tables["inventory"], args.inventory, schemas.INVENTORY)
-    write_parquet(tables["rejects"], args.rejects, schemas.REJECTS)
+    paths = {"usages": args.usages, "imports": args.imports, "inventory": args.inventory, "rejects": args.rejects}
+    stats, hits = write(manifest, args.workers, args.timeout_s, args.max_file_bytes, Cache(args.cache), paths)
     write_json(stats, args.metrics)
     log.info("extract: %d files analysed (%d cached), %d rejects, %d usages, %d unique call APIs",
              stats["files_analysed"], hits, stats["rejects"], stats["usages"], stats["unique_call_apis"])

@@ -4,12 +4,19 @@ Two schemes, same result types:
 
 - `bootstrap_mean` / `paired_bootstrap`: the plain (multinomial) percentile bootstrap with
   numpy, seeded: the reference.
-- `poisson_bootstrap_mean` / `poisson_paired_bootstrap`: the exact Python twins of the SQL
-  table macros of the same names (macros.sql). In replicate b (0-based) item i gets the weight
-  w ~ Poisson(1) drawn from a portable hash: u = int(md5(f"{seed}:{b}:{item_id}").hexdigest()[:13], 16)
-  (52 bits), w = #{k : POISSON_THRESHOLDS[k] <= u} with POISSON_THRESHOLDS[k] =
-  ceil(P(Poisson(1) <= k) * 2**52) (inverse CDF, integer comparisons only). A replicate's mean
-  is sum(w * v) / sum(w); replicates with sum(w) = 0 are skipped.
+- `poisson_bootstrap_mean` / `poisson_paired_bootstrap`: the twins of the SQL table macros of the
+  same names (macros.sql), a Poisson bootstrap computed from per-value histograms. In the Poisson
+  bootstrap each item gets a weight w ~ Poisson(1) per replicate; a replicate's mean
+  sum(w * v) / sum(w) depends on the weights only through W_x = the sum of the weights of the n_x
+  items whose value is x, and a sum of n_x independent Poisson(1) is Poisson(n_x). So replicate b
+  draws one W_x ~ Poisson(n_x) per distinct value x: the inverse CDF of Poisson(n_x) at
+  u = bootstrap_hash52(seed, b, f"{float(x)}/{n_x}") / 2**52 (SQL: an ASOF join on a table of the
+  Poisson CDF; Python: scipy.stats.poisson.ppf), and the replicate mean is sum(W_x * x) / sum(W_x)
+  (replicates with sum(W) = 0 are skipped). Paired, the histogram is over the pairs (a, b) (key
+  "<a>:<b>"), and a replicate's difference is sum(W (a - b)) / sum(W). Sums add their terms in
+  ascending order, so the bits do not depend on threads. Same distribution as the item-level Poisson bootstrap
+  (`poisson_weight`, one md5 per item and replicate), at a cost that does not grow with the number
+  of items: 2 draws per group and replicate for 0/1 hits.
 
 CIs are percentile intervals: the alpha/2 and 1 - alpha/2 quantiles of the replicate means,
 linearly interpolated (type 7, numpy's default) as lo + (hi - lo) * frac at index q * (n - 1),
@@ -156,41 +163,70 @@ def poisson_weights(item_ids: Sequence, replicates: int, seed: int) -> np.ndarra
                     dtype=np.int64).reshape(replicates, len(item_ids))
 
 
-def _poisson_means(d: np.ndarray, w: np.ndarray) -> np.ndarray:
+def _histogram(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct values (as floats) and how many items have each."""
+    values, counts = np.unique(v.astype(np.float64), return_counts=True)
+    return values, counts.astype(np.int64)
+
+
+def poisson_histogram_weights(keys: Sequence, counts: np.ndarray, replicates: int, seed: int) -> np.ndarray:
+    """The (replicates x histogram entries) matrix of W ~ Poisson(count), as the SQL macros draw them:
+    scipy.stats.poisson.ppf at u = bootstrap_hash52(seed, b, f"{key}/{count}") / 2**52. A key is a
+    value's text (`repr(float(x))`, as DuckDB writes a DOUBLE) or, paired, "<a>:<b>"."""
+    counts = np.asarray(counts, dtype=np.int64)
+    if len(counts) == 0:
+        return np.zeros((replicates, 0), dtype=np.int64)
+    from scipy.stats import poisson
+
+    keys = [f"{k}/{int(c)}" for k, c in zip(keys, counts, strict=True)]
+    u = np.array([[bootstrap_hash52(seed, b, k) for k in keys] for b in range(replicates)], dtype=np.float64) / 2.0**52
+    return np.maximum(poisson.ppf(u, counts[None, :]), 0).astype(np.int64)
+
+
+def _ordered_sum(x: np.ndarray) -> np.ndarray:
+    """Row sums of the terms in ascending order, left to right, as the SQL macros'
+    list_sum(list_sort(list(...))): the same bits whatever the order the terms came in."""
+    return np.cumsum(np.sort(x, axis=-1), axis=-1)[..., -1] if x.shape[-1] else np.zeros(x.shape[:-1])
+
+
+def _histogram_means(values: np.ndarray, w: np.ndarray) -> np.ndarray:
     tot = w.sum(axis=1)
     ok = tot > 0
-    # sum(w * v) per replicate, in the exact arithmetic of the SQL macro for integer-valued v
-    return (w[ok] * d).sum(axis=1) / tot[ok]
+    return _ordered_sum(w[ok] * values) / tot[ok]
 
 
 def poisson_bootstrap_mean(item_ids: Sequence, values: Iterable, replicates: int = 1000, seed: int = 0,
                            alpha: float = 0.05) -> BootstrapCI:
-    """Twin of the SQL `poisson_bootstrap_mean` for one group."""
+    """Twin of the SQL `poisson_bootstrap_mean` for one group (item_ids are checked, not used:
+    the histogram scheme needs no identity)."""
     v = _values(values)
-    ids = np.asarray(list(item_ids), dtype=object)
-    if len(ids) != len(v):
+    if len(list(item_ids)) != len(v):
         raise ValueError("item_ids and values differ in length")
-    keep = ~np.isnan(v)
-    v, ids = v[keep], ids[keep]
+    v = v[~np.isnan(v)]
     if len(v) == 0:
         return BootstrapCI(0, math.nan, math.nan, math.nan, 0)
-    reps = _poisson_means(v, poisson_weights(list(ids), replicates, seed))
-    return BootstrapCI(len(v), float(v.sum() / len(v)), *_interval(reps, alpha), len(reps))
+    xs, counts = _histogram(v)
+    reps = _histogram_means(xs, poisson_histogram_weights([repr(float(x)) for x in xs], counts, replicates, seed))
+    return BootstrapCI(len(v), float(_ordered_sum(xs * counts) / counts.sum()), *_interval(reps, alpha), len(reps))
 
 
 def poisson_paired_bootstrap(item_ids: Sequence, a: Iterable, b: Iterable, replicates: int = 1000,
                              seed: int = 0, alpha: float = 0.05) -> PairedBootstrap:
-    """Twin of the SQL `poisson_paired_bootstrap` for one group."""
+    """Twin of the SQL `poisson_paired_bootstrap` for one group: the histogram of d = a - b."""
     a, b = _values(a), _values(b)
-    ids = np.asarray(list(item_ids), dtype=object)
-    if not (len(ids) == len(a) == len(b)):
+    if not (len(list(item_ids)) == len(a) == len(b)):
         raise ValueError("item_ids, a and b differ in length")
     keep = ~(np.isnan(a) | np.isnan(b))
-    a, b, ids = a[keep], b[keep], ids[keep]
+    a, b = a[keep], b[keep]
     if len(a) == 0:
         return PairedBootstrap(0, math.nan, math.nan, math.nan, math.nan, math.nan, 0, math.nan)
-    d = a - b
-    reps = _poisson_means(d, poisson_weights(list(ids), replicates, seed))
-    diff = float(d.sum() / len(d))
-    return PairedBootstrap(len(a), float(a.sum() / len(a)), float(b.sum() / len(b)), diff,
+    pairs, counts = np.unique(np.stack([a, b], axis=1), axis=0, return_counts=True)  # sorted by (a, b)
+    keys = [f"{float(x)!r}:{float(y)!r}" for x, y in pairs]
+    w = poisson_histogram_weights(keys, counts, replicates, seed)
+    d = pairs[:, 0] - pairs[:, 1]
+    reps = _histogram_means(d, w)
+    n = counts.sum()
+    diff = float(_ordered_sum(counts * d) / n)
+    return PairedBootstrap(len(a), float(_ordered_sum(counts * pairs[:, 0]) / n),
+                           float(_ordered_sum(counts * pairs[:, 1]) / n), diff,
                            *_interval(reps, alpha), len(reps), _p_value(diff, reps))

@@ -142,13 +142,14 @@ CREATE OR REPLACE MACRO spearman(tbl) AS TABLE
     GROUP BY ALL;
 
 -- ---------------------------------------------------------------------------------------
--- Deterministic Poisson bootstrap. In replicate b (0-based) item i gets weight w ~ Poisson(1):
--- u = the first 13 hex digits (52 bits) of md5('<seed>:<b>:<item_id>') as an integer, and
--- w = the number of thresholds T_k <= u, T_k = ceil(P(Poisson(1) <= k) * 2^52) (inverse CDF).
--- A replicate's mean is sum(w * value) / sum(w) (replicates with sum(w) = 0 are skipped); the
--- CI is the alpha/2 and 1 - alpha/2 quantiles by quantile_linear below (not quantile_cont, whose
--- interpolation may be compiled to a fused multiply-add on some platforms: not portable to Python).
--- item_id must be an INTEGER or VARCHAR (its text is hashed, as Python's str() writes it).
+-- Deterministic Poisson bootstrap. Item-level form (poisson_weight, the definition): in replicate
+-- b (0-based) item i gets weight w ~ Poisson(1): u = the first 13 hex digits (52 bits) of
+-- md5('<seed>:<b>:<item_id>') as an integer, and w = the number of thresholds T_k <= u,
+-- T_k = ceil(P(Poisson(1) <= k) * 2^52) (inverse CDF). A replicate's mean is sum(w * value) / sum(w)
+-- (replicates with sum(w) = 0 are skipped); the CI is the alpha/2 and 1 - alpha/2 quantiles by
+-- quantile_linear below (not quantile_cont, whose interpolation may be compiled to a fused
+-- multiply-add on some platforms: not portable to Python). The table macros below draw the same
+-- sums from per-value histograms (see there): O(distinct values) per replicate, not O(items).
 
 -- Linear interpolation (type 7) of a SORTED list without NULLs at index q * (len - 1):
 -- lo + (hi - lo) * frac, each operation a separate IEEE double operation (NULL for an empty list).
@@ -171,19 +172,49 @@ CREATE OR REPLACE MACRO poisson_weight(seed, b, item_id) AS
     list_transform([bootstrap_hash52(seed, b, item_id)], lambda u:
         len(list_filter(poisson_thresholds(), lambda t: t <= u)))[1];
 
+-- Poisson bootstrap over histograms. The weights of the n_v items that share a value v sum to
+-- W_v ~ Poisson(n_v) (a sum of independent Poisson(1) is Poisson of the sum), and a replicate's mean
+-- sum(w * value) / sum(w) depends on the weights only through these sums: the bootstrap needs the
+-- (value, count) histogram of each group, one Poisson draw per distinct value and replicate, not one
+-- per item. W_v = the inverse CDF of Poisson(n_v) at u = bootstrap_hash52(seed, b, '<v>/<n_v>') / 2^52
+-- (v as DOUBLE text), read by an ASOF join from the table below. Cost: one pass over the rows plus
+-- replicates x distinct values per group (2 per group for 0/1 hits), whatever the number of items.
+
 -- tbl has columns item_id, value (NULL values are dropped) and any group columns; one row per
--- group: the group columns, n, mean, lo, hi, replicates (those with sum(w) > 0).
+-- group: the group columns, n, mean, lo, hi, replicates (those with sum(w) > 0). item_id is not read
+-- (the histogram scheme needs no identity); it stays in the interface of the resampling bootstrap.
 --     SELECT * FROM poisson_bootstrap_mean(hits, replicates := 1000, seed := 0, alpha := 0.05)
 CREATE OR REPLACE MACRO poisson_bootstrap_mean(tbl, replicates := 1000, seed := 0, alpha := 0.05) AS TABLE
-    WITH src AS (SELECT * FROM query_table(tbl) WHERE value IS NOT NULL),
-    weighted AS (
-        SELECT s.*, r.rep,
-               CASE WHEN r.rep < 0 THEN 1 ELSE poisson_weight(seed, r.rep, s.item_id) END AS w
-        FROM src s CROSS JOIN range(-1, replicates) r(rep)
+    WITH hist AS (
+        SELECT COLUMNS(* EXCLUDE (item_id, value)), value::DOUBLE AS value, count(*) AS c
+        FROM query_table(tbl) WHERE value IS NOT NULL GROUP BY ALL
     ),
-    reps AS (
-        SELECT COLUMNS(* EXCLUDE (item_id, value, w)), count(*) AS n,
-               sum(w * value::DOUBLE) / nullif(sum(w), 0) AS m
+    -- Inverse-CDF table of Poisson(lam) for each count lam: one row per k in [lam - 8 sqrt(lam) - 1,
+    -- lam + 8 sqrt(lam) + 12] (the mass outside is < 1e-14) with pmf > 0, lower = P(K < k) renormalised
+    -- over the window; the draw at u is the largest k with lower <= u (ASOF JOIN).
+    pmf AS (
+        SELECT lam, k, exp(k * ln(lam::DOUBLE) - lam - lgamma(k + 1)) AS p
+        FROM (SELECT DISTINCT c AS lam FROM hist) l,
+             range(greatest(0, floor(lam - 8 * sqrt(lam) - 1))::BIGINT, ceil(lam + 8 * sqrt(lam) + 12)::BIGINT) r(k)
+    ),
+    inv AS (
+        SELECT lam, k,
+               coalesce(sum(p) OVER (PARTITION BY lam ORDER BY k ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)
+                   / sum(p) OVER (PARTITION BY lam) AS lower
+        FROM pmf WHERE p > 0
+    ),
+    draws AS (
+        SELECT h.*, r.rep, bootstrap_hash52(seed, r.rep, h.value::VARCHAR || '/' || h.c) / 4503599627370496.0 AS u
+        FROM hist h CROSS JOIN range(0, replicates) r(rep)
+    ),
+    weighted AS (
+        SELECT d.* EXCLUDE (u, c), i.k AS w FROM draws d ASOF JOIN inv i ON d.c = i.lam AND d.u >= i.lower
+        UNION ALL BY NAME
+        SELECT h.* EXCLUDE (c), -1 AS rep, h.c AS w FROM hist h
+    ),
+    reps AS (  -- terms summed in ascending order: the same bits whatever the threads
+        SELECT COLUMNS(* EXCLUDE (value, w)), sum(w) AS n,
+               list_sum(list_sort(list(w * value))) / nullif(sum(w), 0) AS m
         FROM weighted GROUP BY ALL
     ),
     summary AS (
@@ -201,19 +232,41 @@ CREATE OR REPLACE MACRO poisson_bootstrap_mean(tbl, replicates := 1000, seed := 
 
 -- Paired: tbl has columns item_id, a, b (two systems' per-item values on the same items; items
 -- with a NULL on either side are dropped) and any group columns. diff = mean(a) - mean(b), its
--- CI, and a two-sided p-value: twice the share of replicates whose difference does not have the
--- observed sign (<= 0 for a positive diff, >= 0 for a negative one; 1 when diff = 0), capped at 1.
+-- CI from the histogram of the pairs (a, b) (4 for 0/1 hits; a replicate's d = sum(W (a - b)) / sum(W)), and a two-sided p-value: twice the
+-- share of replicates whose difference does not have the observed sign (<= 0 for a positive diff,
+-- >= 0 for a negative one; 1 when diff = 0), capped at 1.
 CREATE OR REPLACE MACRO poisson_paired_bootstrap(tbl, replicates := 1000, seed := 0, alpha := 0.05) AS TABLE
-    WITH src AS (SELECT * FROM query_table(tbl) WHERE a IS NOT NULL AND b IS NOT NULL),
-    weighted AS (
-        SELECT s.*, r.rep,
-               CASE WHEN r.rep < 0 THEN 1 ELSE poisson_weight(seed, r.rep, s.item_id) END AS w
-        FROM src s CROSS JOIN range(-1, replicates) r(rep)
+    WITH hist AS (  -- per distinct pair (a, b): W_(a,b) ~ Poisson(n_(a,b)), value d = a - b
+        SELECT COLUMNS(* EXCLUDE (item_id, a, b)), a::DOUBLE AS a, b::DOUBLE AS b, count(*) AS c
+        FROM query_table(tbl) WHERE a IS NOT NULL AND b IS NOT NULL GROUP BY ALL
     ),
-    reps AS (
-        SELECT COLUMNS(* EXCLUDE (item_id, a, b, w)), count(*) AS n,
-               sum(a::DOUBLE) / count(*) AS mean_a, sum(b::DOUBLE) / count(*) AS mean_b,
-               sum(w * (a::DOUBLE - b::DOUBLE)) / nullif(sum(w), 0) AS m
+    pmf AS (
+        SELECT lam, k, exp(k * ln(lam::DOUBLE) - lam - lgamma(k + 1)) AS p
+        FROM (SELECT DISTINCT c AS lam FROM hist) l,
+             range(greatest(0, floor(lam - 8 * sqrt(lam) - 1))::BIGINT, ceil(lam + 8 * sqrt(lam) + 12)::BIGINT) r(k)
+    ),
+    inv AS (  -- as in poisson_bootstrap_mean
+        SELECT lam, k,
+               coalesce(sum(p) OVER (PARTITION BY lam ORDER BY k ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)
+                   / sum(p) OVER (PARTITION BY lam) AS lower
+        FROM pmf WHERE p > 0
+    ),
+    draws AS (
+        SELECT h.*, r.rep,
+               bootstrap_hash52(seed, r.rep, h.a::VARCHAR || ':' || h.b::VARCHAR || '/' || h.c) / 4503599627370496.0 AS u
+        FROM hist h CROSS JOIN range(0, replicates) r(rep)
+    ),
+    weighted AS (
+        SELECT d.* EXCLUDE (u, c), i.k AS w
+        FROM draws d ASOF JOIN inv i ON d.c = i.lam AND d.u >= i.lower
+        UNION ALL BY NAME
+        SELECT h.* EXCLUDE (c), -1 AS rep, h.c AS w FROM hist h
+    ),
+    reps AS (  -- terms summed in ascending order: the same bits whatever the threads
+        SELECT COLUMNS(* EXCLUDE (a, b, w)), sum(w) AS n,
+               list_sum(list_sort(list(w * a))) / sum(w) AS mean_a,
+               list_sum(list_sort(list(w * b))) / sum(w) AS mean_b,
+               list_sum(list_sort(list(w * (a - b)))) / nullif(sum(w), 0) AS m
         FROM weighted GROUP BY ALL
     ),
     summary AS (

@@ -26,9 +26,11 @@ import keyword
 import logging
 import os
 import sys
+import tempfile
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -38,7 +40,7 @@ from pipeline import schemas as core_schemas
 from pipeline.core import ids, logs
 from pipeline.extract.visitor import private
 from pipeline.families.apiquiz import schemas
-from pipeline.io import read_parquet, write_json, write_parquet
+from pipeline.io import parquet_stream, read_parquet, write_json
 
 log = logging.getLogger("pipeline.families.apiquiz.generate")
 
@@ -159,8 +161,10 @@ def collect_apis(usages: pa.Table, names: Names) -> list[Api]:
                                   pc.is_valid(usages.column("fqn"))))
     cols = {c: calls.column(c).to_pylist() for c in ("fqn", "category", "split", "alias", "import_target",
                                                        "import_statement", "source", "repository")}
+    # rows, or rows aggregated with their count `n` (aggregate_usages): every count below is weighted
+    weights = calls.column("n").to_pylist() if "n" in calls.column_names else itertools.repeat(1)
     groups: dict[tuple[str, str | None], dict] = {}
-    for fqn, cat, split, alias, target, statement, source, repo in zip(*cols.values()):
+    for (fqn, cat, split, alias, target, statement, source, repo), n in zip(zip(*cols.values()), weights):
         # builtins are not quizzed; `outer.<locals>.inner` and script names are no importable API
         if fqn.startswith("builtins.") or "." not in fqn or not importable_name(fqn):
             continue
@@ -168,11 +172,11 @@ def collect_apis(usages: pa.Table, names: Names) -> list[Api]:
         key = (names.definition(fqn), owner)
         g = groups.setdefault(key, {"names": Counter(), "category": Counter(), "seen": False,
                                     "aliases": defaultdict(Counter)})
-        g["names"][fqn] += 1
-        g["category"][cat] += 1
+        g["names"][fqn] += n
+        g["category"][cat] += n
         g["seen"] |= split == "train"
         if alias and target and fqn.startswith(target + "."):
-            g["aliases"][fqn][(alias, target, "import" if statement.startswith("import ") else "from")] += 1
+            g["aliases"][fqn][(alias, target, "import" if statement.startswith("import ") else "from")] += n
     public_alias = _public_reexports(names)
     out = []
     for (definition, owner), g in groups.items():
@@ -370,10 +374,16 @@ def candidates(siblings: list[str], pool: list[str], gold: str, cap: int) -> tup
     return out, sum(c in sibling_set for c in out)
 
 
-def generate(usages: pa.Table, inventory: pa.Table, imports: pa.Table, tokenizers: list[str], settings: list[str],
-             max_candidates: int, n_adversarial: int, seed: int, include_private: bool = False
-             ) -> tuple[pa.Table, pa.Table, dict]:
-    names = Names(usages, imports, inventory)
+def quiz_rows(usages: pa.Table, inventory: pa.Table, imports: pa.Table, tokenizers: list[str], settings: list[str],
+              max_candidates: int, n_adversarial: int, seed: int, include_private: bool = False,
+              modules: pa.Table | None = None, chunk: int = 2048
+              ) -> tuple[list[Api], list[Api], Iterator[tuple[list[dict], list[dict]]]]:
+    """(every API, the quizzed APIs, an iterator of (quiz rows, token-flag rows) per chunk of
+    templates, in generation order: nothing sorted, nothing held beyond one chunk).
+
+    `usages` may be the full table or its call rows aggregated with a count column `n` (see
+    `aggregate_usages`), in which case `modules` gives the distinct (module, source, repository)."""
+    names = Names(usages if modules is None else modules, imports, inventory)
     every_api = collect_apis(usages, names)
     apis = [a for a in every_api if include_private or not a.private]
     toks = [load_tokenizer(spec) for spec in tokenizers]
@@ -402,45 +412,130 @@ def generate(usages: pa.Table, inventory: pa.Table, imports: pa.Table, tokenizer
             context = nl_context(api, docs)
             if context:
                 templates.append(call_template(api, context))
-    texts = [t.text for t in templates]
-    spans_by_tok = [token_spans(tok, texts) for tok in tqdm(toks, desc="tokenize", disable=None, file=sys.stderr)]
     pools = candidate_pools(apis, split_token)
 
+    def chunks() -> Iterator[tuple[list[dict], list[dict]]]:
+        bar = tqdm(total=len(templates), desc="quizzes", unit="text", disable=None, file=sys.stderr)
+        for first in range(0, len(templates), chunk):
+            part = templates[first : first + chunk]
+            spans_by_tok = [token_spans(tok, [t.text for t in part]) for tok in toks]
+            quizzes, flags = [], []
+            for ti, t in enumerate(part):
+                parts = t.api.fqn.split(".")
+                kinds = roles(t.api)
+                primary_spans = spans_by_tok[0][ti]
+                for level, start, end in t.spans:
+                    pieces = overlapping(primary_spans, start, end) or [(start, end)]
+                    masks = [("whole", start, end)]
+                    if len(pieces) > 1:
+                        masks = [("first", start, pieces[0][1]), ("last", pieces[-1][0], end), ("whole", start, end)]
+                    for position, a, b in masks:
+                        answer = t.text[a:b]
+                        role = kinds[level]
+                        cands, n_siblings = candidates(pools.by_parent[(".".join(parts[:level]), position, role)],
+                                                       pools.by_level[(level, position, role)], answer, max_candidates)
+                        qid = quiz_id(t.setting, t.api.fqn, level, position, t.alias, t.api.repository)
+                        quizzes.append({
+                            "quiz_id": qid, "api": t.api.fqn, "library": parts[0], "repository": t.api.repository,
+                            "category": t.api.category, "private": t.api.private, "setting": t.setting,
+                            "level": level, "n_levels": len(parts), "level_name": t.text[start:end],
+                            "level_role": role, "mask_position": position, "alias": t.alias, "context": t.context,
+                            "text": t.text[:a] + schemas.MASK + t.text[b:], "prefix": t.text[:a],
+                            "suffix": t.text[b:], "answer": answer, "candidates": cands,
+                            "candidates_siblings": n_siblings,
+                            "candidates_same_kind": sum(c in pools.kind_names[(level, position, role)] for c in cands),
+                            "seen": t.api.seen, "uses": t.api.uses,
+                        })
+                        for spec, spans in zip(tokenizers, spans_by_tok):
+                            inside = overlapping(spans[ti], a, b)
+                            flags.append({"quiz_id": qid, "tokenizer": spec, "answer_tokens": len(inside),
+                                          "single_token": len(inside) == 1 and (a, b) in spans[ti]})
+            bar.update(len(part))
+            yield quizzes, flags
+        bar.close()
+
+    return every_api, apis, chunks()
+
+
+def generate(usages: pa.Table, inventory: pa.Table, imports: pa.Table, tokenizers: list[str], settings: list[str],
+             max_candidates: int, n_adversarial: int, seed: int, include_private: bool = False
+             ) -> tuple[pa.Table, pa.Table, dict]:
+    """Every quiz in memory (tests, small corpora); `write_quizzes` streams the same tables."""
+    every_api, apis, parts = quiz_rows(usages, inventory, imports, tokenizers, settings, max_candidates,
+                                       n_adversarial, seed, include_private)
     quizzes, flags = [], []
-    for ti, t in enumerate(tqdm(templates, desc="quizzes", unit="text", disable=None, file=sys.stderr)):
-        parts = t.api.fqn.split(".")
-        kinds = roles(t.api)
-        primary_spans = spans_by_tok[0][ti]
-        for level, start, end in t.spans:
-            pieces = overlapping(primary_spans, start, end) or [(start, end)]
-            masks = [("whole", start, end)]
-            if len(pieces) > 1:
-                masks = [("first", start, pieces[0][1]), ("last", pieces[-1][0], end), ("whole", start, end)]
-            for position, a, b in masks:
-                answer = t.text[a:b]
-                role = kinds[level]
-                cands, n_siblings = candidates(pools.by_parent[(".".join(parts[:level]), position, role)],
-                                               pools.by_level[(level, position, role)], answer, max_candidates)
-                qid = quiz_id(t.setting, t.api.fqn, level, position, t.alias, t.api.repository)
-                quizzes.append({
-                    "quiz_id": qid, "api": t.api.fqn, "library": parts[0], "repository": t.api.repository,
-                    "category": t.api.category, "private": t.api.private, "setting": t.setting, "level": level,
-                    "n_levels": len(parts), "level_name": t.text[start:end], "level_role": role,
-                    "mask_position": position, "alias": t.alias, "context": t.context,
-                    "text": t.text[:a] + schemas.MASK + t.text[b:], "prefix": t.text[:a], "suffix": t.text[b:],
-                    "answer": answer, "candidates": cands, "candidates_siblings": n_siblings,
-                    "candidates_same_kind": sum(c in pools.kind_names[(level, position, role)] for c in cands),
-                    "seen": t.api.seen, "uses": t.api.uses,
-                })
-                for spec, spans in zip(tokenizers, spans_by_tok):
-                    inside = overlapping(spans[ti], a, b)
-                    flags.append({"quiz_id": qid, "tokenizer": spec, "answer_tokens": len(inside),
-                                  "single_token": len(inside) == 1 and (a, b) in spans[ti]})
+    for q, f in parts:
+        quizzes += q
+        flags += f
     quizzes.sort(key=lambda q: q["quiz_id"])
     flags.sort(key=lambda f: (f["quiz_id"], f["tokenizer"]))
     qt = pa.Table.from_pylist(quizzes, schemas.QUIZZES)
     ft = pa.Table.from_pylist(flags, schemas.QUIZ_TOKENS)
     return qt, ft, summary(every_api, apis, qt, ft, tokenizers)
+
+
+def aggregate_usages(path: Path, memory_limit: str = "256MB") -> tuple[pa.Table, pa.Table]:
+    """The two small views of usages.parquet that generation needs, computed by DuckDB out of core:
+    the call rows with an FQN, grouped with their count `n` (collect_apis weighs by it: the same
+    APIs as from the rows themselves), and the distinct (module, source, repository) (Names)."""
+    import duckdb
+
+    con = duckdb.connect(config={"memory_limit": memory_limit, "threads": 1})
+    src = f"read_parquet('{str(path).replace(chr(39), chr(39) * 2)}')"
+    calls = con.sql(
+        "SELECT kind, fqn, category, split, alias, import_target, import_statement, source, repository, "
+        f"count(*) AS n FROM {src} WHERE kind IN ('call', 'method') AND fqn IS NOT NULL GROUP BY ALL "
+        "ORDER BY ALL").to_arrow_table()
+    modules = con.sql(f"SELECT DISTINCT module, source, repository FROM {src} ORDER BY ALL").to_arrow_table()
+    con.close()
+    return calls, modules
+
+
+SPILL_ROWS = 4096
+
+
+def write_quizzes(usages: Path, inventory: pa.Table, imports: pa.Table, tokenizers: list[str], settings: list[str],
+                  max_candidates: int, n_adversarial: int, seed: int, include_private: bool, out_quizzes: Path,
+                  out_tokens: Path, tmpdir: Path, memory_limit: str = "128MB", chunk: int = 512) -> dict:
+    """`generate`, streamed: usages aggregated by DuckDB, quizzes produced per chunk of templates,
+    spilled unsorted with their generation order, sorted out of core by DuckDB (ties keep the
+    generation order, as the in-memory stable sort did) and written with `parquet_stream`: the same
+    bytes as `write_parquet` of `generate`'s tables. Returns the metrics."""
+    import duckdb
+    import pyarrow.parquet as pq
+
+    calls, modules = aggregate_usages(usages, memory_limit)
+    every_api, apis, parts = quiz_rows(calls, inventory, imports, tokenizers, settings, max_candidates,
+                                       n_adversarial, seed, include_private, modules=modules, chunk=chunk)
+    q_schema = pa.schema([*schemas.QUIZZES, pa.field("_order", pa.int64())])
+    f_schema = pa.schema([*schemas.QUIZ_TOKENS, pa.field("_order", pa.int64())])
+    q_path, f_path = tmpdir / "quizzes.unsorted.parquet", tmpdir / "tokens.unsorted.parquet"
+    n_quizzes = n_flags = 0
+    with pq.ParquetWriter(q_path, q_schema) as qw, pq.ParquetWriter(f_path, f_schema) as fw:
+        for quizzes, flags in parts:
+            for i, q in enumerate(quizzes):
+                q["_order"] = n_quizzes + i
+            for i, f in enumerate(flags):
+                f["_order"] = n_flags + i
+            n_quizzes, n_flags = n_quizzes + len(quizzes), n_flags + len(flags)
+            qw.write_table(pa.Table.from_pylist(quizzes, q_schema))
+            fw.write_table(pa.Table.from_pylist(flags, f_schema))
+    con = duckdb.connect(config={"memory_limit": memory_limit, "temp_directory": str(tmpdir / "duckdb"),
+                                 "threads": 1})
+    with parquet_stream(out_quizzes, schemas.QUIZZES) as w:
+        for batch in con.sql(f"SELECT * EXCLUDE (_order) FROM read_parquet('{q_path}') "
+                                 "ORDER BY quiz_id, _order").to_arrow_reader(SPILL_ROWS):
+            w.write(batch)
+    with parquet_stream(out_tokens, schemas.QUIZ_TOKENS) as w:
+        for batch in con.sql(f"SELECT * EXCLUDE (_order) FROM read_parquet('{f_path}') "
+                                 "ORDER BY quiz_id, tokenizer, _order").to_arrow_reader(1 << 16):
+            w.write(batch)
+    # the summary reads the columns it counts, never the texts and candidate lists
+    slim = con.sql("SELECT quiz_id, setting, mask_position, seen, candidates_same_kind, candidates_siblings, "
+                       f"len(candidates) AS n_candidates FROM read_parquet('{q_path}') ORDER BY _order").to_arrow_table()
+    flags = con.sql(f"SELECT * EXCLUDE (_order) FROM read_parquet('{f_path}') ORDER BY _order").to_arrow_table()
+    con.close()
+    return summary(every_api, apis, slim, flags, tokenizers)
 
 
 def summary(every_api: list[Api], apis: list[Api], quizzes: pa.Table, flags: pa.Table, tokenizers: list[str]) -> dict:
@@ -451,7 +546,9 @@ def summary(every_api: list[Api], apis: list[Api], quizzes: pa.Table, flags: pa.
     all_single = Counter(single.column("quiz_id").to_pylist())
     every = {q for q, n in all_single.items() if n == len(tokenizers)}
     setting_of = dict(zip(quizzes.column("quiz_id").to_pylist(), quizzes.column("setting").to_pylist()))
-    n_cands = pc.sum(pc.list_value_length(quizzes.column("candidates"))).as_py() or 0
+    lengths = (quizzes.column("n_candidates") if "n_candidates" in quizzes.column_names
+               else pc.list_value_length(quizzes.column("candidates")))
+    n_cands = pc.sum(lengths).as_py() or 0
     return {
         "apis": len(apis),
         "apis_private_left_out": len(every_api) - len(apis),
@@ -497,13 +594,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--metrics", required=True, type=Path)
     args = ap.parse_args(argv)
     logs.setup()
-    quizzes, flags, stats = generate(read_parquet(args.usages, core_schemas.USAGES),
-                                     read_parquet(args.inventory, core_schemas.INVENTORY),
-                                     read_parquet(args.imports, core_schemas.IMPORTS), args.tokenizers,
-                                     args.settings, args.max_candidates, args.adversarial_aliases, args.seed,
-                                     args.include_private)
-    write_parquet(quizzes, args.quizzes, schemas.QUIZZES)
-    write_parquet(flags, args.tokens, schemas.QUIZ_TOKENS)
+    import pyarrow.parquet as pq
+
+    if not pq.read_schema(args.usages).equals(core_schemas.USAGES, check_metadata=False):
+        raise ValueError(f"{args.usages}: schema differs from the declared one")
+    args.quizzes.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".apiquiz-", dir=args.quizzes.parent) as tmp:
+        stats = write_quizzes(args.usages, read_parquet(args.inventory, core_schemas.INVENTORY),
+                              read_parquet(args.imports, core_schemas.IMPORTS), args.tokenizers, args.settings,
+                              args.max_candidates, args.adversarial_aliases, args.seed, args.include_private,
+                              args.quizzes, args.tokens, Path(tmp))
     write_json(stats, args.metrics)
     log.info("apiquiz: %d APIs, %d quizzes %s", stats["apis"], stats["quizzes"], stats["quizzes_by_setting"])
     return 0

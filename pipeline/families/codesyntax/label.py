@@ -158,13 +158,13 @@ def write_tables(labelled: Iterable[tuple[dict, list[Sample | Failure]]], langua
             else "SELECT _order FROM s")
     samples_rows = relations_rows = 0
     with parquet_stream(out["samples"], schemas.SAMPLES, row_group=SAMPLES_ROW_GROUP) as writer:
-        reader = con.execute(f"SELECT * EXCLUDE (_order, {CAP_KEY}) FROM s WHERE _order IN ({keep}) "
+        reader = con.sql(f"SELECT * EXCLUDE (_order, {CAP_KEY}) FROM s WHERE _order IN ({keep}) "
                              "ORDER BY sample_id, _order").to_arrow_reader(SPILL_ROWS)
         for batch in reader:
             writer.write(batch)
         samples_rows = writer.rows
     with parquet_stream(out["relations"], schemas.RELATIONS) as writer:
-        reader = con.execute(f"SELECT r.* EXCLUDE (_order) FROM r JOIN s USING (_order) WHERE _order IN ({keep}) "
+        reader = con.sql(f"SELECT r.* EXCLUDE (_order) FROM r JOIN s USING (_order) WHERE _order IN ({keep}) "
                              "ORDER BY s.sample_id, s._order, relation, head, dep_start, dep_end").to_arrow_reader(1 << 14)
         for batch in reader:
             writer.write(batch)

@@ -8,15 +8,18 @@ import json
 import logging
 import sys
 from collections import defaultdict
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 from tqdm import tqdm
 
 from pipeline.core import logs
 from pipeline.families.codesyntax import schemas
-from pipeline.io import atomic_path, read_parquet, write_json, write_parquet
+from pipeline.io import atomic_path, write_json, write_parquet
 from pipeline.families.codesyntax.baselines import KEYWORDS, Edges, next_keyword_positions, score_relation
 
 log = logging.getLogger("pipeline.families.codesyntax.stats")
@@ -31,29 +34,76 @@ PAPER = {
 
 
 def relation_edges(samples: pa.Table, relations: pa.Table, language: str) -> dict[str, Edges]:
-    """Edges grouped by relation, with each edge's next-keyword positions."""
+    """Edges grouped by relation, with each edge's next-keyword positions (tables in memory; `main`
+    streams the files through `stream_relation_edges`, with the same result)."""
+    return stream_relation_edges(samples.to_batches(), relations.to_batches(), language)
+
+
+def stream_relation_edges(sample_batches: Iterable[pa.RecordBatch], relation_batches: Iterable[pa.RecordBatch],
+                          language: str) -> dict[str, Edges]:
+    """`relation_edges` over record batches of both tables, both sorted by sample_id (as label.py
+    writes them): a merge join that holds one batch of each and the edges' numeric columns, never the
+    samples' code and tokens or the relations as Python objects. Duplicate sample ids (practically
+    none) use the last such sample's tokens, as a dict over the whole table did."""
     keywords = KEYWORDS[language]
-    sample_rows = {sid: i for i, sid in enumerate(samples.column("sample_id").to_pylist())}
-    tokens = samples.column("tokens").to_pylist()
-    dev = [s == "dev" for s in samples.column("eval_split").to_pylist()]
-    rel = relations.to_pydict()
-    by_sample: dict[str, list[int]] = defaultdict(list)
-    for i, sid in enumerate(rel["sample_id"]):
-        by_sample[sid].append(i)
-    head, start, end = (np.asarray(rel[c], dtype=np.int64) for c in ("head", "dep_start", "dep_end"))
-    kw_next = np.full((len(head), len(keywords)), -1, dtype=np.int64)
-    is_dev = np.zeros(len(head), dtype=bool)
-    for sid, rows in tqdm(by_sample.items(), desc=f"keywords {language}", unit="sample", file=sys.stderr):
-        r = sample_rows[sid]
-        idx = np.asarray(rows)
-        kw_next[idx] = next_keyword_positions(tokens[r], head[idx], keywords)
-        is_dev[idx] = dev[r]
-    names = np.asarray(rel["relation"], dtype=object)
+    samples = ((sid, toks, split == "dev") for batch in sample_batches for sid, toks, split in zip(
+        batch.column("sample_id").to_pylist(), batch.column("tokens").to_pylist(),
+        batch.column("eval_split").to_pylist()))
+    ahead = next(samples, None)
+    current: tuple | None = None
+
+    def sample(sid: str):
+        nonlocal ahead, current
+        if current is not None and current[0] == sid:
+            return current
+        while ahead is not None and ahead[0] <= sid:  # the last sample with this id wins
+            if ahead[0] == sid:
+                current = ahead
+            ahead = next(samples, None)
+        if current is None or current[0] != sid:
+            raise ValueError(f"relations name sample {sid!r}, which the samples table (sorted by id) lacks")
+        return current
+
+    parts: dict[str, list[tuple]] = defaultdict(list)
+    bar = tqdm(desc=f"keywords {language}", unit="edge", file=sys.stderr, disable=None)
+    for batch in relation_batches:
+        sids = batch.column("sample_id").to_pylist()
+        # token positions are small integers: int32 (int16 for the keyword table when every sample of
+        # the batch is shorter than 32767 tokens) keeps the edges' bulk a quarter of int64's
+        head, start, end = (batch.column(c).to_numpy(zero_copy_only=False).astype(np.int32)
+                            for c in ("head", "dep_start", "dep_end"))
+        runs, i = [], 0
+        while i < len(sids):  # runs of one sample id
+            j = i + 1
+            while j < len(sids) and sids[j] == sids[i]:
+                j += 1
+            runs.append((i, j, sample(sids[i])))
+            i = j
+        longest = max((len(smp[1]) for _, _, smp in runs), default=0)
+        kw_next = np.full((len(head), len(keywords)), -1, dtype=np.int16 if longest < 2**15 - 1 else np.int32)
+        is_dev = np.zeros(len(head), dtype=bool)
+        for i, j, (_, tokens, dev) in runs:
+            kw_next[i:j] = next_keyword_positions(tokens, head[i:j], keywords)
+            is_dev[i:j] = dev
+        names = np.asarray(batch.column("relation").to_pylist(), dtype=object)
+        for name in sorted(set(names)):
+            m = names == name
+            parts[name].append((head[m], start[m], end[m], is_dev[m], kw_next[m]))
+        bar.update(len(sids))
+    bar.close()
     out = {}
-    for name in sorted(set(rel["relation"])):
-        m = names == name
-        out[name] = Edges(head[m], start[m], end[m], is_dev[m], kw_next[m])
+    for name in sorted(parts):
+        chunks = parts.pop(name)
+        out[name] = Edges(*(np.concatenate([c[f] for c in chunks]) for f in range(5)))
     return out
+
+
+def read_batches(path: Path, schema: pa.Schema, columns: list[str], rows: int) -> Iterator[pa.RecordBatch]:
+    """A Parquet file's columns in batches, failing loudly if its schema drifted from the declared one."""
+    f = pq.ParquetFile(path)
+    if not f.schema_arrow.equals(schema, check_metadata=False):
+        raise ValueError(f"{path}: schema differs from the declared one:\n{f.schema_arrow}\nexpected:\n{schema}")
+    return f.iter_batches(batch_size=rows, columns=columns)
 
 
 def baselines(edges: dict[str, Edges], language: str, variant: str, ks: list[int]) -> pa.Table:
@@ -71,17 +121,29 @@ def baselines(edges: dict[str, Edges], language: str, variant: str, ks: list[int
     return table.sort_by([(c, "ascending") for c in ("chosen_on", "baseline", "metric", "relation", "k")])
 
 
-def statistics(samples: pa.Table, edges: dict[str, Edges]) -> dict:
-    """The paper's Table 1/8 and Figure 3: edges and mean head-to-dependent offset per relation."""
+def statistics(samples: pa.Table | dict, edges: dict[str, Edges]) -> dict:
+    """The paper's Table 1/8 and Figure 3: edges and mean head-to-dependent offset per relation.
+    `samples`: the table, or its counts {"samples", "samples_dev", "tokens"} (see `sample_counts`)."""
+    counts = sample_counts(samples.to_batches()) if isinstance(samples, pa.Table) else samples
     return {
-        "samples": samples.num_rows,
-        "samples_dev": int(sum(s == "dev" for s in samples.column("eval_split").to_pylist())),
-        "tokens_mean": float(np.mean(samples.column("n_tokens").to_numpy())) if samples.num_rows else 0.0,
+        "samples": counts["samples"],
+        "samples_dev": counts["samples_dev"],
+        "tokens_mean": counts["tokens"] / counts["samples"] if counts["samples"] else 0.0,
         "edges": int(sum(len(e.head) for e in edges.values())),
         "relation_types": len(edges),
         "relations": {name: {"edges": len(e.head), "mean_offset": round(float(np.mean(e.start - e.head)), 2)}
                       for name, e in edges.items()},
     }
+
+
+def sample_counts(batches: Iterable[pa.RecordBatch]) -> dict:
+    """Samples, dev samples and tokens (exact integers: their mean equals numpy's over the column)."""
+    out = {"samples": 0, "samples_dev": 0, "tokens": 0}
+    for b in batches:
+        out["samples"] += b.num_rows
+        out["samples_dev"] += int(pc.sum(pc.equal(b.column("eval_split"), "dev")).as_py() or 0)
+        out["tokens"] += int(pc.sum(b.column("n_tokens")).as_py() or 0)
+    return out
 
 
 def scores(table: pa.Table) -> dict:
@@ -143,12 +205,16 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     logs.setup()
     if args.command == "baselines":
-        samples = read_parquet(args.samples, schemas.SAMPLES)
-        edges = relation_edges(samples, read_parquet(args.relations, schemas.RELATIONS), args.language)
+        # streamed: one batch of samples (their tokens) and of edges at a time; the edges' numbers stay
+        edges = stream_relation_edges(
+            read_batches(args.samples, schemas.SAMPLES, ["sample_id", "tokens", "eval_split"], 1024),
+            read_batches(args.relations, schemas.RELATIONS, ["sample_id", "relation", "head", "dep_start", "dep_end"],
+                         1 << 16), args.language)
+        counts = sample_counts(read_batches(args.samples, schemas.SAMPLES, ["eval_split", "n_tokens"], 1 << 16))
         table = baselines(edges, args.language, args.variant, json.loads(args.ks))
         write_parquet(table, args.out, schemas.BASELINES)
         write_json({"language": args.language, "variant": args.variant,
-                    "statistics": statistics(samples, edges), "scores": scores(table)}, args.stats)
+                    "statistics": statistics(counts, edges), "scores": scores(table)}, args.stats)
         return 0
     report: dict = {"variants": {}}
     for path in args.stats:
