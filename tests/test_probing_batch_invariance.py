@@ -4,7 +4,7 @@ Real code (Python standard-library files, read as text), the family's own genera
 type, AST depth, data-flow edge), a real tiny transformers model (a randomly initialised RoBERTa
 with the MiniLM tokenizer, built here), the real features runtime through the probing inference
 task (`run_shard`) once with batch size 1 and once with batch size 32, and the real fit stage
-(`python -m pipeline.fit`'s `main`) on top of each.
+(`python -m pipeline.fit`, as the fit rule runs it) on top of each.
 
 Stated tolerance: the float32 vectors of the two runs differ by a few float32 ulps (padding changes
 how the CPU matmuls block; tests/test_features.py bounds it at 2e-6 relative), so on disk (float16)
@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import subprocess
+import sys
 import sysconfig
 from pathlib import Path
 
@@ -30,10 +32,10 @@ from pipeline import schemas
 from pipeline.families.probing import FAMILY
 from pipeline.families.probing import tasks as T
 from pipeline.families.probing.generate import capped, write_samples, write_task
-from pipeline.fit.cli import main as fit_main
 from pipeline.io import write_parquet
 from pipeline.models.zoo import load_model
 from pipeline.runtime.predict import run_shard
+from tests.conftest import REPO
 from tests.test_features import entry, tiny_model_folder
 
 STDLIB_FILES = ("textwrap.py", "shlex.py", "string.py", "fnmatch.py", "colorsys.py")
@@ -80,9 +82,11 @@ def features_file(loaded, corpus: Path, batch_size: int, token_budget: int, path
 
 def fit(features: Path, corpus: Path, out: Path) -> tuple[pa.Table, dict]:
     tasks = [{"task": t, "labels": str(corpus / t / "labels.parquet"), "task_type": kind} for t, kind in TASKS.items()]
-    code = fit_main(["--features", str(features), "--tasks", json.dumps(tasks), "--probe", "ridge", "--folds", "4",
-                     "--seed", "7", "--majority", "--out", str(out), "--metrics", str(out.with_suffix(".json"))])
-    assert code == 0
+    cmd = [sys.executable, "-m", "pipeline.fit", "--features", str(features), "--tasks", json.dumps(tasks),
+           "--probe", "ridge", "--folds", "4", "--seed", "7", "--majority", "--out", str(out),
+           "--metrics", str(out.with_suffix(".json"))]
+    res = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stderr[-3000:]
     return pq.read_table(out), json.loads(out.with_suffix(".json").read_text())
 
 
@@ -90,22 +94,23 @@ def test_probe_results_are_the_same_for_batch_size_1_and_32(corpus, tiny_mlm, tm
     one = features_file(tiny_mlm, corpus, 1, 4096, tmp_path / "b1.parquet")
     many = features_file(tiny_mlm, corpus, 32, 100_000, tmp_path / "b32.parquet")
 
-    # the features: same rows, float16 components equal or one ulp apart, and not all equal (else the
-    # test would not exercise the tolerance at all) -- the runtime really batched differently
+    # the features: same rows, float16 components equal or one ulp apart (or within float32 noise
+    # where float16's own step is finer)
     f1 = pq.read_table(one).sort_by([("item_id", "ascending"), ("layer", "ascending")])
     f32 = pq.read_table(many).sort_by([("item_id", "ascending"), ("layer", "ascending")])
     assert f1.drop_columns("vector").equals(f32.drop_columns("vector"))
-    a = np.array(f1["vector"].to_pylist(), dtype=np.float16)
-    b = np.array(f32["vector"].to_pylist(), dtype=np.float16)
+    a = np.concatenate([np.asarray(v, dtype=np.float16) for v in f1["vector"].to_pylist()])
+    b = np.concatenate([np.asarray(v, dtype=np.float16) for v in f32["vector"].to_pylist()])
     assert np.isfinite(a).all()
     step = np.abs(np.spacing(np.maximum(np.abs(a), np.abs(b)).astype(np.float16))).astype(np.float32)
     gap = np.abs(a.astype(np.float32) - b.astype(np.float32))
     assert (gap <= step + 2e-6).all(), float((gap - step).max())
+    assert (a != b).any()  # batch 1 and 32 really differ somewhere: the tolerance below is exercised
 
     r1, m1 = fit(one, corpus, tmp_path / "fit1.parquet")
     r32, m32 = fit(many, corpus, tmp_path / "fit32.parquet")
     for t in TASKS:
-        assert m1["tasks"][t]["items"] == m32["tasks"][t]["items"] >= 60
+        assert m1["tasks"][t]["items"] == m32["tasks"][t]["items"] >= 24
     key = ["task", "model", "pooling", "probe", "layer", "fold", "metric", "n_train", "n_test", "alpha", "selected"]
     assert r1.select(key).equals(r32.select(key))  # same layers chosen, same alphas, same splits
     e1, e32 = np.array(r1["error"].to_pylist()), np.array(r32["error"].to_pylist())
