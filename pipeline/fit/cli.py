@@ -250,7 +250,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--items", type=Path, help="FIT_ITEMS Parquet (pipeline.fit.items): only its kept items are "
                     "used, so every model (and the baselines) see the same samples")
     ap.add_argument("--probe", default="ridge", choices=PROBES,
-                    help="ridge: RidgeClassifierCV/RidgeCV, leave-one-out alpha (fast); lbfgs: logistic regression, "
+                    help="ridge: ridge classifier/regression, alpha by --alpha-search (fast); lbfgs: logistic regression, "
                          "C = 1/alpha; sgd: the paper's SGDClassifier(log_loss), grid search (slow)")
     ap.add_argument("--alpha-search", default="inner", choices=ALPHA_SEARCHES,
                     help="ridge: how alpha is chosen on the train folds. inner: a 3-fold CV grouped by `group` "

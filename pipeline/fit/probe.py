@@ -7,8 +7,9 @@ scored on the test fold: error = 1 - accuracy for classification, MAE for regres
 layer is chosen on fold 0 only; the headline is the mean over folds 1..K-1 at that layer, with a
 95% t-interval (and min/max) across those folds. Per-layer curves over all folds are kept.
 
-Probes: `ridge` (default, fast: RidgeClassifierCV / RidgeCV, efficient leave-one-out over the
-alpha grid), `lbfgs` (logistic regression, C = 1/alpha, alpha chosen by an inner grouped CV) and
+Probes: `ridge` (default, fast: ridge classifier / regression, alpha chosen by an inner grouped CV
+on the train folds, one SVD per inner fold for the whole grid; `alpha_search="loo"` keeps sklearn's
+RidgeClassifierCV / RidgeCV efficient leave-one-out for comparison), `lbfgs` (logistic regression, C = 1/alpha, alpha chosen by an inner grouped CV) and
 `sgd` (the paper's SGDClassifier with log loss, tol 1e-4, alpha grid-searched on an inner grouped
 split; slow). Regression tasks always use ridge (the paper's RidgeCV).
 """
