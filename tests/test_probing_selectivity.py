@@ -90,3 +90,32 @@ def test_the_selectivity_view_joins_task_and_control_per_model_and_layer(fitted)
     assert got[("m", 0)] == pytest.approx(sel[0]) and got[("m", 1)] == pytest.approx(sel[1])
     assert got[("m2", 0)] == pytest.approx(-sel[0])
     assert len(got) == 4
+
+
+def test_the_selectivity_view_gives_samples_and_a_paired_t_interval(fitted):
+    """samples = the task's items (each tested once over the folds); the interval is the 95% Student-t
+    interval of the per-fold differences control - task, checked against scipy."""
+    from scipy import stats
+
+    _, _, _, task, ctrl = fitted
+    fits = pa.concat_tables([results_table(task, RunInfo("java-path_type", "classification", "m", "mean", "ridge")),  # noqa: F841
+                             results_table(ctrl, RunInfo("java-path_type-control", "classification", "m", "mean",
+                                                         "ridge"))])
+    empty = schemas.FIT_RESULTS.empty_table()  # noqa: F841
+    con = duckdb.connect()
+    con.execute("CREATE VIEW probing_fits AS SELECT * FROM fits")
+    con.execute("CREATE VIEW probing_baselines AS SELECT * FROM empty")
+    con.execute("CREATE VIEW probing_labels AS SELECT NULL::VARCHAR AS item_id WHERE false")
+    for path in sorted((FOLDER / "sql").glob("*.sql")):
+        con.execute(path.read_text())
+    for layer in (0, 1):
+        t = {s.fold: s for s in task.scores if s.layer == layer}
+        c = {s.fold: s for s in ctrl.scores if s.layer == layer}
+        diffs = np.array([c[f].error - t[f].error for f in sorted(t)])
+        half = stats.t.ppf(0.975, len(diffs) - 1) * diffs.std(ddof=1) / np.sqrt(len(diffs))
+        row = con.sql(f"SELECT selectivity, ci_low, ci_high, samples, folds FROM probing_selectivity "
+                      f"WHERE layer = {layer}").fetchall()[0]
+        assert row[0] == pytest.approx(diffs.mean())
+        assert row[1] == pytest.approx(diffs.mean() - half, abs=1e-3) and row[2] == pytest.approx(diffs.mean() + half,
+                                                                                                   abs=1e-3)
+        assert row[3] == sum(s.n_test for s in t.values()) and row[4] == len(diffs) == 4

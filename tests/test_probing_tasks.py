@@ -222,3 +222,43 @@ def test_dataflow_pairs_are_balanced_and_python_edges():
             ic = next(i for i, t in enumerate(s.tokens) if t.start == c)
             assert frozenset((ia, ic)) not in edges
     assert T.dataflow([s], seed=0) == rows and T.dataflow([s], seed=1) != rows
+
+
+def test_generator_caps_samples_per_task_with_overrides(tmp_path):
+    """--max-samples caps every task; --max-samples-per-task overrides it (0: all) for the tasks it names,
+    and the subsets are nested (seeded by item id, never by file order)."""
+    import json
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    import pytest
+
+    from pipeline import schemas
+    from pipeline.families.probing.generate import main, task_caps
+
+    java = "class A {\n" + "".join(
+        f"  int m{i}(int a, int b) {{\n    int c = a + b * {i};\n    return c - a;\n  }}\n" for i in range(12)) + "}\n"
+    (tmp_path / "A.java").write_text(java)
+    row = {"file_id": "f1", "sha256": "0" * 64, "source": "s", "repository": "r", "path": "A.java",
+           "location": str(tmp_path / "A.java"), "language": "java", "encoding": "utf-8", "bytes": len(java),
+           "lines": java.count("\n"), "split": "train", "duplicate": False}
+    pq.write_table(pa.Table.from_pylist([row], schema=schemas.MANIFEST), tmp_path / "manifest.parquet")
+
+    def run(out, *extra):
+        assert main(["corpus", "--manifest", str(tmp_path / "manifest.parquet"), "--language", "java", "--tasks",
+                     "path_type", "depth", "--max-samples", "5", "--seed", "3", "--out", str(out), "--summary",
+                     str(out / "summary.json"), *extra]) == 0
+        return json.loads((out / "summary.json").read_text())["tasks"], pq.read_table(out / "path_type/labels.parquet")
+
+    capped, small = run(tmp_path / "a")
+    assert capped["path_type"]["samples"] == 5 and capped["depth"]["samples"] == 5
+    wide, big = run(tmp_path / "b", "--max-samples-per-task", "path_type=0")
+    everything = len(T.path_type(T.snippets_of_file(java, "java", "f1", T.parser("java"))))
+    assert wide["path_type"]["samples"] == everything > 5 and wide["depth"]["samples"] == 5
+    assert set(small["item_id"].to_pylist()) <= set(big["item_id"].to_pylist())
+    mid, _ = run(tmp_path / "c", "--max-samples-per-task", "path_type=9,depth=0")
+    assert mid["path_type"]["samples"] == 9 and mid["depth"]["samples"] == 12
+    assert pq.read_table(tmp_path / "b/path_type/control.parquet").num_rows == everything
+    assert task_caps("") == {}
+    with pytest.raises(Exception, match="TASK=N"):
+        task_caps("path_type")

@@ -18,8 +18,8 @@ import pyarrow.parquet as pq
 
 from pipeline import schemas
 from pipeline.fit.probe import (
-    ALPHAS, PROBES, ProbeConfig, RunInfo, assign_folds, cross_validate, majority_baseline, regression_baseline,
-    results_table, summarise,
+    ALPHA_SEARCHES, ALPHAS, PROBES, ProbeConfig, RunInfo, assign_folds, cross_validate, majority_baseline,
+    regression_baseline, results_table, summarise,
 )
 from pipeline.io import write_json, write_parquet
 
@@ -104,7 +104,7 @@ def read_items(path: Path | None) -> set[str] | None:
 def prepare(spec: TaskSpec, args: argparse.Namespace, featured: set[str], kept: set[str] | None) -> TaskData:
     probe = args.probe if spec.task_type == "classification" or not args.tasks else "ridge"
     config = ProbeConfig(task_type=spec.task_type, probe=probe, folds=args.folds, alphas=tuple(args.alphas),
-                         seed=args.seed)
+                         seed=args.seed, alpha_search=args.alpha_search)
     extra = [args.linreg_feature] if args.linreg_feature and spec.task_type == "regression" else []
     labels = read_labels(spec.labels, spec.task_type, extra)
     in_file = set(labels["item_id"].to_pylist())
@@ -206,7 +206,7 @@ def run(args: argparse.Namespace) -> dict:
                                   "dropped": {**t.dropped, "total": t.n_dropped}, "headlines": headlines[t.spec.task]}
     out = [tb for t in tasks for tb in tables[t.spec.task]]
     write_parquet(pa.concat_tables(out) if out else schemas.FIT_RESULTS.empty_table(), args.out, schemas.FIT_RESULTS)
-    common = {"folds": args.folds, "alphas": list(args.alphas), "seed": args.seed}
+    common = {"folds": args.folds, "alphas": list(args.alphas), "seed": args.seed, "alpha_search": args.alpha_search}
     metrics = ({**summaries[specs[0].task], **common} if not args.tasks
                else {**common, "probe": args.probe, "items_file": str(args.items) if args.items else None,
                      "tasks": summaries})
@@ -250,8 +250,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--items", type=Path, help="FIT_ITEMS Parquet (pipeline.fit.items): only its kept items are "
                     "used, so every model (and the baselines) see the same samples")
     ap.add_argument("--probe", default="ridge", choices=PROBES,
-                    help="ridge: RidgeClassifierCV/RidgeCV, leave-one-out alpha (fast); lbfgs: logistic regression, "
+                    help="ridge: ridge classifier/regression, alpha by --alpha-search (fast); lbfgs: logistic regression, "
                          "C = 1/alpha; sgd: the paper's SGDClassifier(log_loss), grid search (slow)")
+    ap.add_argument("--alpha-search", default="inner", choices=ALPHA_SEARCHES,
+                    help="ridge: how alpha is chosen on the train folds. inner: a 3-fold CV grouped by `group` "
+                         "(scaler inside each inner fit, the task's metric, ties to the larger alpha); loo: "
+                         "sklearn's efficient leave-one-out (ignores groups; unstable when the train folds have "
+                         "about as many rows as features)")
     ap.add_argument("--folds", type=int, default=4, help="cross-validation folds K")
     ap.add_argument("--alphas", type=parse_alphas, default=list(ALPHAS), help="regularisation grid (JSON list)")
     ap.add_argument("--seed", type=int, default=0, help="seed of the fold assignment and of sgd")

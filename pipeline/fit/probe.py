@@ -7,8 +7,9 @@ scored on the test fold: error = 1 - accuracy for classification, MAE for regres
 layer is chosen on fold 0 only; the headline is the mean over folds 1..K-1 at that layer, with a
 95% t-interval (and min/max) across those folds. Per-layer curves over all folds are kept.
 
-Probes: `ridge` (default, fast: RidgeClassifierCV / RidgeCV, efficient leave-one-out over the
-alpha grid), `lbfgs` (logistic regression, C = 1/alpha, alpha chosen by an inner grouped CV) and
+Probes: `ridge` (default, fast: ridge classifier / regression, alpha chosen by an inner grouped CV
+on the train folds, one SVD per inner fold for the whole grid; `alpha_search="loo"` keeps sklearn's
+RidgeClassifierCV / RidgeCV efficient leave-one-out for comparison), `lbfgs` (logistic regression, C = 1/alpha, alpha chosen by an inner grouped CV) and
 `sgd` (the paper's SGDClassifier with log loss, tol 1e-4, alpha grid-searched on an inner grouped
 split; slow). Regression tasks always use ridge (the paper's RidgeCV).
 """
@@ -25,6 +26,7 @@ import pyarrow as pa
 
 ALPHAS: tuple[float, ...] = (1e-4, 1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0)  # the paper's grid
 PROBES = ("ridge", "lbfgs", "sgd")
+ALPHA_SEARCHES = ("inner", "loo")
 TASK_TYPES = ("classification", "regression")
 
 
@@ -35,8 +37,9 @@ class ProbeConfig:
     folds: int = 4
     alphas: tuple[float, ...] = ALPHAS
     seed: int = 0
-    inner_folds: int = 3  # lbfgs / sgd: grouped inner split of the train folds for the alpha search
+    inner_folds: int = 3  # grouped inner split of the train folds for the alpha search
     max_iter: int = 1000
+    alpha_search: str = "inner"  # ridge: "inner" grouped CV on the train split, or "loo" (efficient leave-one-out)
 
     def __post_init__(self):
         if self.task_type not in TASK_TYPES:
@@ -45,6 +48,8 @@ class ProbeConfig:
             raise ValueError(f"probe must be one of {PROBES}, got {self.probe!r}")
         if self.task_type == "regression" and self.probe != "ridge":
             raise ValueError("regression tasks are fitted with ridge (RidgeCV); use --probe ridge")
+        if self.alpha_search not in ALPHA_SEARCHES:
+            raise ValueError(f"alpha_search must be one of {ALPHA_SEARCHES}, got {self.alpha_search!r}")
         if self.folds < 2 or self.inner_folds < 2:
             raise ValueError("folds and inner_folds must be at least 2")
         if not self.alphas or any(a <= 0 for a in self.alphas):
@@ -137,6 +142,72 @@ def _standardise(x_train: np.ndarray, x_test: np.ndarray) -> tuple[np.ndarray, n
     return (x_train - mean) / std, (x_test - mean) / std
 
 
+def inner_alpha_scores(x: np.ndarray, y: np.ndarray, splits: Sequence[tuple[np.ndarray, np.ndarray]],
+                       alphas: Sequence[float], regression: bool) -> np.ndarray:
+    """Mean inner-validation score per alpha (higher is better: accuracy, or -MAE for regression).
+
+    For each inner split the train part is standardised on itself (zero-variance columns left at
+    scale 1, as sklearn's StandardScaler), the targets centred (the intercept) and one thin SVD
+    X = U S V^T gives every alpha's ridge solution V diag(s / (s^2 + alpha)) U^T y at once. Targets
+    of a classifier are sklearn's RidgeClassifier's: one column in {-1, 1} per class (one column for
+    two classes), prediction = the arg max (the sign). Equal, to float rounding, to
+    GridSearchCV(Pipeline([StandardScaler(), Ridge / RidgeClassifier()])) with the same splits
+    (tests/test_fit.py checks it), at one SVD per split instead of one fit per (split, alpha).
+    """
+    x = np.asarray(x, dtype=np.float64)
+    alphas = np.asarray(alphas, dtype=np.float64)
+    if regression:
+        targets = np.asarray(y, dtype=np.float64)[:, None]
+    else:
+        classes, codes = np.unique(np.asarray(y).astype(str), return_inverse=True)
+        targets = -np.ones((len(codes), len(classes)))
+        targets[np.arange(len(codes)), codes] = 1.0
+        if len(classes) == 2:
+            targets = targets[:, 1:]
+    scores = np.zeros((len(splits), len(alphas)))
+    for k, (tr, va) in enumerate(splits):
+        mean, std = x[tr].mean(axis=0), x[tr].std(axis=0)
+        std[std == 0] = 1.0
+        xt, xv = (x[tr] - mean) / std, (x[va] - mean) / std
+        centre = xt.mean(axis=0)  # ~0 after standardising; subtracted so the intercept is exact
+        t_mean = targets[tr].mean(axis=0)
+        u, sv, vt = np.linalg.svd(xt - centre, full_matrices=False)
+        uty = u.T @ (targets[tr] - t_mean)  # [rank, columns]
+        proj = (xv - centre) @ vt.T  # [validation, rank]
+        for j, alpha in enumerate(alphas):
+            pred = proj @ ((sv / (sv ** 2 + alpha))[:, None] * uty) + t_mean
+            if regression:
+                scores[k, j] = -np.mean(np.abs(pred[:, 0] - targets[va, 0]))
+            else:
+                got = (pred[:, 0] > 0).astype(int) if pred.shape[1] == 1 else pred.argmax(axis=1)
+                scores[k, j] = np.mean(got == codes[va])
+    return scores.mean(axis=0)
+
+
+def _ridge_inner(x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, y_test: np.ndarray,
+                 groups_train: Sequence[str], config: ProbeConfig) -> tuple[float, float]:
+    """Ridge with alpha chosen by a grouped inner CV on the train split only.
+
+    The inner folds are grouped like the outer ones (a snippet's samples never straddle them), each
+    inner fit is standardised on its own inner train part, alpha is scored with the task's own metric
+    (accuracy, or MAE for regression) and a tie goes to the larger (more regularised) alpha. The chosen
+    alpha is refitted (sklearn Ridge / RidgeClassifier) on the whole train split standardised on it
+    and scored on the test split.
+    """
+    from sklearn.linear_model import Ridge, RidgeClassifier
+
+    regression = config.task_type == "regression"
+    inner = fold_splits(assign_folds(groups_train, config.inner_folds, config.seed + 1))
+    grid = sorted(config.alphas, reverse=True)
+    scores = inner_alpha_scores(x_train, y_train, inner, grid, regression)
+    alpha = float(grid[int(np.argmax(scores))])  # first maximum: the largest alpha among ties
+    x_train, x_test = _standardise(x_train, x_test)
+    model = (Ridge if regression else RidgeClassifier)(alpha=alpha).fit(x_train, y_train)
+    if regression:
+        return float(np.mean(np.abs(model.predict(x_test) - y_test))), alpha
+    return float(1.0 - np.mean(model.predict(x_test) == y_test)), alpha
+
+
 def fit_and_score(x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, y_test: np.ndarray,
                   groups_train: Sequence[str], config: ProbeConfig) -> tuple[float, float]:
     """Fit `config.probe` on the train part (alpha chosen on it only); return (error on test, alpha)."""
@@ -144,12 +215,14 @@ def fit_and_score(x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, 
     from sklearn.linear_model import LogisticRegressionCV, RidgeClassifierCV, RidgeCV, SGDClassifier
     from sklearn.model_selection import GridSearchCV
 
-    x_train, x_test = _standardise(x_train, x_test)
     alphas = list(config.alphas)
-    if config.task_type == "regression":
-        model = RidgeCV(alphas=alphas).fit(x_train, y_train)  # efficient leave-one-out over the grid
-        return float(np.mean(np.abs(model.predict(x_test) - y_test))), float(model.alpha_)
-    if config.probe == "ridge":
+    if config.probe == "ridge" and config.alpha_search == "inner":
+        return _ridge_inner(x_train, y_train, x_test, y_test, groups_train, config)
+    x_train, x_test = _standardise(x_train, x_test)
+    if config.probe == "ridge":  # alpha_search "loo": sklearn's efficient leave-one-out over the grid
+        if config.task_type == "regression":
+            model = RidgeCV(alphas=alphas).fit(x_train, y_train)
+            return float(np.mean(np.abs(model.predict(x_test) - y_test))), float(model.alpha_)
         model = RidgeClassifierCV(alphas=alphas).fit(x_train, y_train)
         alpha = float(model.alpha_)
     else:

@@ -115,12 +115,24 @@ def corpus(args: argparse.Namespace) -> dict:
         summary["submissions"] = len(subs)
     rows = []
     for task in args.tasks:
-        kept = [{**r, "task": task} for r in capped(made[task], args.max_samples, args.seed, task)]
+        cap = args.max_samples_per_task.get(task, args.max_samples)
+        kept = [{**r, "task": task} for r in capped(made[task], cap, args.seed, task)]
         summary["tasks"][task] = write_task(kept, args.out, task, args.seed, control=task == "path_type")
         rows.extend(kept)
     summary["samples"] = len(rows)
     summary["texts"] = write_samples(rows, args.out / "samples.parquet")
     return summary
+
+
+def task_caps(text: str) -> dict[str, int]:
+    """`path_type=2000,depth=0` -> {"path_type": 2000, "depth": 0}; empty text -> {}."""
+    caps = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        task, sep, n = part.partition("=")
+        if not sep or not n.strip().isdigit():
+            raise argparse.ArgumentTypeError(f"{part!r}: expected TASK=N with N >= 0")
+        caps[task.strip()] = int(n)
+    return caps
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -135,7 +147,9 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--max-snippets", type=int, default=0)
     c.add_argument("--classes", type=int, default=15)
     c.add_argument("--max-chars", type=int, default=1000)
-    c.add_argument("--max-samples", type=int, default=0)
+    c.add_argument("--max-samples", type=int, default=0, help="seeded subset of samples per task (0: all)")
+    c.add_argument("--max-samples-per-task", type=task_caps, default={}, metavar="TASK=N,...",
+                   help="per-task overrides of --max-samples, e.g. path_type=2000 (0: all)")
     c.add_argument("--seed", type=int, default=0)
     c.add_argument("--out", type=Path, required=True, help="the language's folder")
     c.add_argument("--summary", type=Path, required=True)

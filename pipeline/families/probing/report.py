@@ -40,8 +40,9 @@ def section(con, figures: Path, link: str, config, plots: Path | None = None) ->
         paper = TABLE1_CODET5_BASE_ENCODER.get(task.split("-", 1)[1].replace("-control", ""))
         body.append((task, model, probe, layer, metric, _fmt(mean), f"[{_fmt(lo)}, {_fmt(hi)}]",
                      None if task.endswith("-control") else paper))
-    sel = con.sql("SELECT task, model, max(selectivity) AS best, arg_max(layer, selectivity) AS at "
-                  "FROM probing_selectivity GROUP BY ALL ORDER BY ALL").fetchall()
+    sel = con.sql("SELECT task, model, arg_max(layer, selectivity), max(selectivity), arg_max(ci_low, selectivity), "
+                  "arg_max(ci_high, selectivity), arg_max(samples, selectivity), arg_max(folds, selectivity) "
+                  "FROM probing_selectivity GROUP BY task, model ORDER BY task, model").fetchall()
     counts = con.sql("SELECT language || '-' || task AS task, count(*) AS samples, count(DISTINCT \"group\") AS snippets "
                      "FROM probing_labels GROUP BY ALL ORDER BY ALL").fetchall()
     out = ["## Probing pretrained models of source code (Table 1)\n",
@@ -49,10 +50,19 @@ def section(con, figures: Path, link: str, config, plots: Path | None = None) ->
            "with a 95% t interval) on frozen per-layer pooled features. Metric: test error (1 - accuracy), MAE for "
            "AST depth. `paper`: CodeT5-base encoder in the paper's Table 1 (Java, a 220M model; our zoo is tiny, "
            "so expect far higher errors). Baselines have no layer.\n",
+           "**Readability (the paper's eighth task) is absent from every table below:** its 200-snippet "
+           "human-rated dataset (Scalabrino et al. 2018) is not in this workspace, so the task is off and no number "
+           "for it is reported or faked (pipeline/families/probing/README.md).\n",
            markdown_table(["task", "model", "probe", "layer", "metric", "mean", "95% CI", "paper"], body),
            "\nSamples per task:\n", markdown_table(["task", "samples", "snippets"], counts),
-           "\nControl-task selectivity (Hewitt & Liang: control error - task error, best layer):\n",
-           markdown_table(["task", "model", "selectivity", "layer"], [(t, m, _fmt(s), a) for t, m, s, a in sel]),
+           "\nControl-task selectivity (Hewitt & Liang: control error - task error at the layer where it is "
+           "largest; mean over the folds, 95% t interval of the per-fold paired differences; `samples`: the "
+           "task's items, each tested once). Positive: the probe reads more than the word type; near 0 or "
+           "negative: it does no better on the real task than on random labels per word type (too few samples "
+           "per word type, or a representation that only encodes the word):\n",
+           markdown_table(["task", "model", "layer", "selectivity", "95% CI", "samples", "folds"],
+                          [(t, m, a, _fmt(s), f"[{_fmt(lo)}, {_fmt(hi)}]", n, k)
+                           for t, m, a, s, lo, hi, n, k in sel]),
            "\nFeatures on disk (float16 Parquet, all shards) against per-token float32 hidden-state dumps of the same "
            "samples (every layer x tokens x hidden size x 4 bytes; tokens counted as the snippet's code tokens, "
            "fewer than the model's subtokens, so the dump figure is a lower bound):\n",
@@ -62,8 +72,7 @@ def section(con, figures: Path, link: str, config, plots: Path | None = None) ->
            + ", ".join(f"{k} {n}" for k, n in con.sql(
                "SELECT CASE WHEN kept THEN 'kept' ELSE 'dropped' END, count(*) FROM probing_fit_items "
                "GROUP BY ALL ORDER BY 1 DESC").fetchall()) + ".\n",
-           "\nNot built here (see pipeline/families/probing/README.md): readability (its 200-snippet dataset is not "
-           "available in this workspace; off, never faked).\n"]
+           ]
     curve = con.sql("SELECT task, model, layer AS x, error AS y FROM probing_layers ORDER BY ALL").fetchall()
     if plots is not None:
         write_plot(plots / "probing_layers.csv", ["task", "model", "x", "y"], curve)

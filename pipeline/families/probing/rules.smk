@@ -26,6 +26,7 @@ for _language in PROBING_FAMILY.subsets(config):
             max_chars=PROBING["max_chars"],
             max_snippets=PROBING["max_snippets"],
             max_samples=PROBING["max_samples"],
+            per_task=",".join(f"{t}={n}" for t, n in sorted(PROBING.get("max_samples_per_task", {}).items())),
             seed=config["seed"],
         conda:
             CONDA_ENV
@@ -34,7 +35,8 @@ for _language in PROBING_FAMILY.subsets(config):
         shell:
             "python -m pipeline.families.probing.generate corpus --manifest {input.manifest:q} --language {params.language}"
             " --tasks {params.tasks} {params.algorithm} --classes {params.classes} --max-chars {params.max_chars}"
-            " --max-snippets {params.max_snippets} --max-samples {params.max_samples} --seed {params.seed}"
+            " --max-snippets {params.max_snippets} --max-samples {params.max_samples}"
+            " --max-samples-per-task '{params.per_task}' --seed {params.seed}"
             " --out data/families/probing/{params.language} --summary {output.summary:q} 2> {log:q}"
 
 

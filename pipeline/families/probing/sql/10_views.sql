@@ -30,8 +30,23 @@ SELECT task, model, probe, layer, metric, mean,
 FROM (SELECT *, CASE n - 1 WHEN 1 THEN 12.706 WHEN 2 THEN 4.303 WHEN 3 THEN 3.182 WHEN 4 THEN 2.776
                  WHEN 5 THEN 2.571 ELSE 1.96 END AS t FROM s);
 
--- Hewitt & Liang selectivity per layer: control-task error - task error (mean over all folds)
+-- Hewitt & Liang selectivity per layer: control-task error - task error (mean over all folds), with the
+-- samples it rests on (test rows summed over the folds: every sample once) and a 95% Student-t interval of
+-- the mean of the per-fold paired differences (the task and its control share items and folds)
 CREATE VIEW probing_selectivity AS
-SELECT t.task, t.model, t.layer, t.error AS task_error, c.error AS control_error, c.error - t.error AS selectivity
-FROM probing_layers t JOIN probing_layers c
-  ON c.task = t.task || '-control' AND c.model = t.model AND c.layer = t.layer AND c.pooling = t.pooling;
+WITH paired AS (
+    SELECT t.task, t.model, t.layer, t.fold, t.error AS task_error, c.error AS control_error,
+           c.error - t.error AS diff, t.n_test
+    FROM probing_fits t JOIN probing_fits c
+      ON c.task = t.task || '-control' AND c.model = t.model AND c.layer = t.layer AND c.pooling = t.pooling
+         AND c.probe = t.probe AND c.fold = t.fold
+    WHERE t.layer IS NOT NULL
+), s AS (
+    SELECT task, model, layer, avg(task_error) AS task_error, avg(control_error) AS control_error,
+           avg(diff) AS selectivity, coalesce(stddev_samp(diff), 0) AS sd, count(*) AS folds, sum(n_test) AS samples
+    FROM paired GROUP BY task, model, layer
+)
+SELECT task, model, layer, task_error, control_error, selectivity,
+       selectivity - t * sd / sqrt(folds) AS ci_low, selectivity + t * sd / sqrt(folds) AS ci_high, folds, samples
+FROM (SELECT *, CASE folds - 1 WHEN 1 THEN 12.706 WHEN 2 THEN 4.303 WHEN 3 THEN 3.182 WHEN 4 THEN 2.776
+                 WHEN 5 THEN 2.571 ELSE 1.96 END AS t FROM s);
