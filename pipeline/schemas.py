@@ -62,6 +62,7 @@ REJECT_REASONS = {
     "language_not_selected": "source file of a language not in manifest.languages",
     "binary": "contains NUL bytes",
     "undecodable": "bytes do not decode in the declared or default encoding",
+    "excluded": "matches a manifest.exclude pattern: not code of the project (vendored copy, test data, cache)",
     # extract and the syntax labellers (per file or per function; too_large is reused with each stage's cap)
     "syntax_error": "CPython's, libcst's or tokenize's parser rejects the file or the cut function (e.g. Python 2 syntax)",
     "too_deep": "nesting too deep to parse or label safely (RecursionError, too many nested parentheses)",
