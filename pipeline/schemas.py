@@ -203,6 +203,17 @@ NOT_APPLICABLE = pa.schema(
     ]
 )
 
+# Items per inference subset of each family (rows of its input tables; an empty subset scores nothing
+# and the report says why).
+SUBSET_ITEMS = pa.schema(
+    [
+        _described("family", pa.string(), "benchmark family", False),
+        _described("subset", pa.string(), "the family's inference subset (a language, a task set, ...)", False),
+        _described("items", pa.int64(), "rows of the subset's smallest input table (0: no inference items); "
+                   "null when an input file is missing", True),
+    ]
+)
+
 # Pooled features (the shared features runtime): one vector per (item, model, layer, pooling).
 FEATURES = pa.schema(
     [

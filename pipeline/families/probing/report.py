@@ -33,14 +33,15 @@ def feature_bytes(con) -> list[tuple]:
 
 
 def section(con, figures: Path, link: str, config, plots: Path | None = None) -> str:
-    rows = con.sql("SELECT task, model, probe, layer, metric, mean, ci_low, ci_high FROM probing_headline "
+    rows = con.sql("SELECT task, model, probe, layer, metric, n_test, mean, ci_low, ci_high FROM probing_headline "
                    "ORDER BY task, probe IN ('ridge', 'lbfgs', 'sgd') DESC, model").fetchall()
     body = []
-    for task, model, probe, layer, metric, mean, lo, hi in rows:
+    for task, model, probe, layer, metric, n, mean, lo, hi in rows:
         paper = TABLE1_CODET5_BASE_ENCODER.get(task.split("-", 1)[1].replace("-control", ""))
-        body.append((task, model, probe, layer, metric, _fmt(mean), f"[{_fmt(lo)}, {_fmt(hi)}]",
+        body.append((task, model, probe, layer, metric, n, _fmt(mean), f"[{_fmt(lo)}, {_fmt(hi)}]",
                      None if task.endswith("-control") else paper))
-    sel = con.sql("SELECT task, model, max(selectivity) AS best, arg_max(layer, selectivity) AS at "
+    sel = con.sql("SELECT task, model, max(selectivity) AS best, arg_max(layer, selectivity) AS at, "
+                  "arg_max(n_test, selectivity) AS n "
                   "FROM probing_selectivity GROUP BY ALL ORDER BY ALL").fetchall()
     counts = con.sql("SELECT language || '-' || task AS task, count(*) AS samples, count(DISTINCT \"group\") AS snippets "
                      "FROM probing_labels GROUP BY ALL ORDER BY ALL").fetchall()
@@ -48,11 +49,12 @@ def section(con, figures: Path, link: str, config, plots: Path | None = None) ->
            "Linear probes (the fit stage: 4 folds grouped by snippet, layer chosen on fold 0, mean of folds 1-3 "
            "with a 95% t interval) on frozen per-layer pooled features. Metric: test error (1 - accuracy), MAE for "
            "AST depth. `paper`: CodeT5-base encoder in the paper's Table 1 (Java, a 220M model; our zoo is tiny, "
-           "so expect far higher errors). Baselines have no layer.\n",
-           markdown_table(["task", "model", "probe", "layer", "metric", "mean", "95% CI", "paper"], body),
+           "so expect far higher errors). Baselines have no layer. `n`: test samples the mean is over (folds 1-3).\n",
+           markdown_table(["task", "model", "probe", "layer", "metric", "n", "mean", "95% CI", "paper"], body),
            "\nSamples per task:\n", markdown_table(["task", "samples", "snippets"], counts),
            "\nControl-task selectivity (Hewitt & Liang: control error - task error, best layer):\n",
-           markdown_table(["task", "model", "selectivity", "layer"], [(t, m, _fmt(s), a) for t, m, s, a in sel]),
+           markdown_table(["task", "model", "selectivity", "layer", "n"],
+                          [(t, m, _fmt(s), a, n) for t, m, s, a, n in sel]),
            "\nFeatures on disk (float16 Parquet, all shards) against per-token float32 hidden-state dumps of the same "
            "samples (every layer x tokens x hidden size x 4 bytes; tokens counted as the snippet's code tokens, "
            "fewer than the model's subtokens, so the dump figure is a lower bound):\n",
