@@ -98,3 +98,58 @@ def test_inference_on_empty_inputs_writes_an_empty_table(family, subset, model_f
 def test_every_family_with_inference_is_covered():
     assert {f.name for f, _, _ in CASES} == {f.name for f in FAMILIES if f.inference}
     assert {mf for _, _, mf in CASES} == set(MODEL_FAMILIES)
+
+
+# --- the fit stage ----------------------------------------------------------------------------
+
+def test_fit_items_and_fit_on_empty_features_skip_every_task(tmp_path):
+    """A family whose subsets had no items: the common item set is empty, every task is skipped with its
+    reason in the metrics, and the results table is empty (not a failed job)."""
+    from pipeline.fit import cli as fit_cli
+    from pipeline.fit import items as fit_items
+    from pipeline.schemas import FEATURES, FIT_ITEMS, FIT_RESULTS, PROBE_LABELS
+
+    features, labels = tmp_path / "f.parquet", tmp_path / "labels.parquet"
+    write_parquet(FEATURES.empty_table(), features, FEATURES)
+    write_parquet(PROBE_LABELS.empty_table(), labels, PROBE_LABELS)
+    spec = {"features": {"java": {"m": [str(features)]}}, "labels": {"java": [str(labels)]}}
+    assert fit_items.main(["--spec", json.dumps(spec), "--out", str(tmp_path / "items.parquet"),
+                           "--summary", str(tmp_path / "items.json")]) == 0
+    assert read_parquet(tmp_path / "items.parquet", FIT_ITEMS).num_rows == 0
+    tasks = [{"task": "java-depth", "labels": str(labels), "task_type": "regression"},
+             {"task": "java-path_type", "labels": str(labels), "task_type": "classification"}]
+    assert fit_cli.main(["--features", str(features), "--tasks", json.dumps(tasks), "--items",
+                         str(tmp_path / "items.parquet"), "--majority", "--out", str(tmp_path / "fit.parquet"),
+                         "--metrics", str(tmp_path / "fit.json")]) == 0
+    assert read_parquet(tmp_path / "fit.parquet", FIT_RESULTS).num_rows == 0
+    metrics = json.loads((tmp_path / "fit.json").read_text())
+    assert set(metrics["tasks"]) == {"java-depth", "java-path_type"}
+    for task in metrics["tasks"].values():
+        assert task["items"] == 0 and "only 0 items" in task["skipped"] and task["headlines"] == []
+
+
+def test_fit_skips_only_the_empty_task(tmp_path):
+    """One language with samples, one without: the first is fitted as before, the second skipped."""
+    import numpy as np
+
+    from pipeline.fit import cli as fit_cli
+    from pipeline.schemas import FEATURES, FIT_RESULTS, PROBE_LABELS
+
+    rng = np.random.default_rng(0)
+    items = [f"i{k:03d}" for k in range(40)]
+    feats = pa.table({"item_id": items * 2, "model": ["m"] * 80, "layer": [0] * 40 + [1] * 40,
+                      "pooling": ["mean"] * 80, "vector": rng.normal(size=(80, 4)).tolist()}, schema=FEATURES)
+    write_parquet(feats, tmp_path / "f.parquet", FEATURES)
+    full, empty = tmp_path / "python.parquet", tmp_path / "java.parquet"
+    write_parquet(pa.table({"item_id": items, "label": ["a", "b"] * 20, "target": [None] * 40,
+                            "group": [f"g{k // 2}" for k in range(40)]}, schema=PROBE_LABELS), full, PROBE_LABELS)
+    write_parquet(PROBE_LABELS.empty_table(), empty, PROBE_LABELS)
+    tasks = [{"task": "python-misuse", "labels": str(full), "task_type": "classification"},
+             {"task": "java-misuse", "labels": str(empty), "task_type": "classification"}]
+    assert fit_cli.main(["--features", str(tmp_path / "f.parquet"), "--tasks", json.dumps(tasks), "--folds", "4",
+                         "--out", str(tmp_path / "fit.parquet"), "--metrics", str(tmp_path / "fit.json")]) == 0
+    rows = read_parquet(tmp_path / "fit.parquet", FIT_RESULTS).to_pylist()
+    assert {r["task"] for r in rows} == {"python-misuse"} and len(rows) == 2 * 4  # 2 layers x 4 folds
+    metrics = json.loads((tmp_path / "fit.json").read_text())["tasks"]
+    assert metrics["python-misuse"]["items"] == 40 and "skipped" not in metrics["python-misuse"]
+    assert metrics["java-misuse"]["items"] == 0 and "only 0 items" in metrics["java-misuse"]["skipped"]
