@@ -100,6 +100,73 @@ def test_every_family_with_inference_is_covered():
     assert {mf for _, _, mf in CASES} == set(MODEL_FAMILIES)
 
 
+# --- the warehouse and the report -------------------------------------------------------------
+
+def test_every_headline_has_its_sample_count(tmp_path):
+    """scores.json: each family's headline SQL gives (model, metric, value, n)."""
+    from pipeline.query import connect
+    from pipeline.warehouse.build import build as build_warehouse
+
+    build_warehouse(tmp_path / "w.duckdb", {"tables": {}, "params": PARAMS_ALL}, tmp_path)
+    con = connect(tmp_path / "w.duckdb")
+    for family in FAMILIES:
+        assert con.sql(family.headline).columns[3] == "n", family.name
+
+
+def test_report_says_why_a_language_has_no_samples(tmp_path):
+    """subset_items counts each subset's inference inputs; the report puts one line per empty subset
+    under the family's heading, naming the cause (no sources of that language, or none that gave a sample)."""
+    from pipeline import schemas as core
+    from pipeline.families.codesyntax import schemas as cs
+    from pipeline.query import connect
+    from pipeline.report.build import build as build_report
+    from pipeline.report.build import headline_scores
+    from pipeline.warehouse.build import build as build_warehouse
+
+    from tests.test_families import one_row
+
+    params = {**PARAMS, "families": ["codesyntax", "apiquiz"]}
+    codesyntax = families.load("codesyntax")
+    apiquiz = families.load("apiquiz")
+    tables: dict[str, list[str]] = {}
+    for language, rows in (("python", 1), ("java", 0)):
+        for name, schema in (("samples", cs.SAMPLES), ("relations", cs.RELATIONS)):
+            path = codesyntax.inference.inputs(params, language)[name]
+            write_parquet(one_row(schema) if rows else schema.empty_table(), tmp_path / path, schema)
+            tables.setdefault(f"codesyntax_{name}", []).append(path)
+    quizzes = apiquiz.inference.inputs(params, "all")["quizzes"]
+    write_parquet(apiquiz.tables[0].schema.empty_table(), tmp_path / quizzes, apiquiz.tables[0].schema)
+    tables["apiquiz_quizzes"] = [quizzes]
+    manifest = one_row(core.MANIFEST).to_pylist()[0]
+    write_parquet(pa.Table.from_pylist([{**manifest, "language": "python"}, {**manifest, "language": "javascript"}],
+                                       schema=core.MANIFEST), tmp_path / "data/manifest.parquet", core.MANIFEST)
+    tables["manifest"] = ["data/manifest.parquet"]
+    build_warehouse(tmp_path / "data/warehouse.duckdb", {"tables": tables, "params": params}, tmp_path)
+    con = connect(tmp_path / "data/warehouse.duckdb")
+    assert con.sql("SELECT family, subset, items FROM subset_items ORDER BY ALL").fetchall() == [
+        ("apiquiz", "all", 0), ("codesyntax", "java", 0), ("codesyntax", "python", 1)]
+    con.close()  # one DuckDB instance per file and process: the report opens its own
+    out = tmp_path / "reports/index.md"
+    build_report(tmp_path / "data/warehouse.duckdb", out, tmp_path / "reports/figures")
+    text = out.read_text()
+    cs_section = text.split("## CodeSyntax", 1)[1].split("\n## ", 1)[0]
+    assert cs_section.splitlines()[2] == ("**No Java samples:** no Java sources in the corpus; codesyntax/java has "
+                                          "no scores.")
+    assert "No Python samples" not in text and text.count("**No ") == 2
+    assert "**No apiquiz items:** the apiquiz generator produced none from this corpus" in text
+
+    # a language with sources that gave no sample says so instead
+    write_parquet(pa.Table.from_pylist([{**manifest, "language": "java"}], schema=core.MANIFEST),
+                  tmp_path / "data/manifest.parquet", core.MANIFEST)
+    build_warehouse(tmp_path / "data/warehouse.duckdb", {"tables": tables, "params": params}, tmp_path)
+    build_report(tmp_path / "data/warehouse.duckdb", out, tmp_path / "reports/figures")
+    assert ("**No Java samples:** the corpus has 1 Java files, but none gave a codesyntax sample"
+            in out.read_text())
+    con = connect(tmp_path / "data/warehouse.duckdb")
+    assert headline_scores(con, [codesyntax]) == {}  # no predictions: no scores, and no crash
+    con.close()
+
+
 # --- the fit stage ----------------------------------------------------------------------------
 
 def test_fit_items_and_fit_on_empty_features_skip_every_task(tmp_path):
@@ -153,3 +220,39 @@ def test_fit_skips_only_the_empty_task(tmp_path):
     metrics = json.loads((tmp_path / "fit.json").read_text())["tasks"]
     assert metrics["python-misuse"]["items"] == 40 and "skipped" not in metrics["python-misuse"]
     assert metrics["java-misuse"]["items"] == 0 and "only 0 items" in metrics["java-misuse"]["skipped"]
+
+
+# --- through real Snakemake -------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_a_language_without_sources_runs_through_and_is_reported(tmp_path):
+    """The .test configuration with no Java sources (the README's "no JDK installed" set-up): the
+    run completes, codesyntax/java and probing (Java only: a family with no items at all) write valid
+    empty outputs, the fit skips the empty tasks, and the report says once per empty subset why."""
+    root = make_project(tmp_path / "p", shards=1)
+    params = yaml.safe_load((root / "params.yaml").read_text())
+    params["corpus"]["sources"][0]["exclude"] = ["*.java"]  # the overlay: no Java in the corpus
+    params["families"] = ["codesyntax", "probing"]
+    params["inference"]["models"] = ["tiny-mlm"]
+    (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    snakemake(root)
+
+    from pipeline.families.codesyntax import schemas as cs
+    from pipeline.schemas import FEATURES
+
+    java = read_parquet(root / "data/predictions/codesyntax/java/tiny-mlm/0.parquet", cs.ATTENTION_HITS)
+    python = read_parquet(root / "data/predictions/codesyntax/python/tiny-mlm/0.parquet", cs.ATTENTION_HITS)
+    assert java.num_rows == 0 and python.num_rows > 0
+    assert read_parquet(root / "data/predictions/probing/java/tiny-mlm/0.parquet", FEATURES).num_rows == 0
+    fit = json.loads((root / "data/fits/probing/tiny-mlm.json").read_text())
+    assert fit["tasks"] and all(t["items"] == 0 and t["skipped"] for t in fit["tasks"].values())
+
+    report = (root / "reports/index.md").read_text()
+    cs_section = report.split("## CodeSyntax", 1)[1].split("\n## ", 1)[0]
+    probing_section = report.split("## Probing", 1)[1].split("\n## ", 1)[0]
+    line = "**No Java samples:** no Java sources in the corpus"
+    assert cs_section.count(line) == 1 and probing_section.count(line) == 1
+    assert "No Python samples" not in report
+    scores = json.loads((root / "reports/metrics/scores.json").read_text())
+    n = scores["codesyntax"]["tiny-mlm"]["n"]
+    assert n["top1_first_python_chosen_on_dev"] > 0 and not any("java" in k for k in n)

@@ -79,13 +79,14 @@ def empty_subsets(con, family: families.Family) -> list[str]:
     for (subset,) in rows:
         if subset in LANGUAGE_NAMES:
             name = language_name(subset)
-            files = con.sql("SELECT count(*) FROM manifest WHERE language = ?", params=[subset]).fetchone()[0]
+            files = con.sql("SELECT count(*) FROM manifest WHERE language = ?", params=[subset]).fetchall()[0][0]
             why = (f"no {name} sources in the corpus" if files == 0 else
                    f"the corpus has {files} {name} files, but none gave a {family.name} sample "
                    f"(see the rejects table and reports/metrics/{family.name}.json)")
             lines.append(f"**No {name} samples:** {why}; {family.name}/{subset} has no scores.")
         else:
-            lines.append(f"**No {subset} items:** the {family.name} generator produced none from this corpus "
+            what = f"{family.name} items" if subset == "all" else f"{family.name} {subset} items"
+            lines.append(f"**No {what}:** the {family.name} generator produced none from this corpus "
                          f"(see reports/metrics/{family.name}.json); {family.name}/{subset} has no scores.")
     return lines
 
