@@ -61,9 +61,9 @@ def section(con, figures: Path, link: str, config, plots: Path | None = None) ->
            markdown_table(["model", "samples", "layers", "features MB / 1,000", "dump MB / 1,000 (at least)", "ratio"],
                           feature_bytes(con)),
            "\nCommon item set (the same samples for every model and baseline): "
-           + ", ".join(f"{k} {n}" for k, n in con.sql(
+           + (", ".join(f"{k} {n}" for k, n in con.sql(
                "SELECT CASE WHEN kept THEN 'kept' ELSE 'dropped' END, count(*) FROM probing_fit_items "
-               "GROUP BY ALL ORDER BY 1 DESC").fetchall()) + ".\n",
+               "GROUP BY ALL ORDER BY 1 DESC").fetchall()) or "empty") + ".\n",
            "\nNot built here (see pipeline/families/probing/README.md): readability (its 200-snippet dataset is not "
            "available in this workspace; off, never faked).\n"]
     curve = con.sql("SELECT task, model, layer AS x, error AS y FROM probing_layers ORDER BY ALL").fetchall()
