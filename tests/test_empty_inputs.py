@@ -256,3 +256,32 @@ def test_a_language_without_sources_runs_through_and_is_reported(tmp_path):
     scores = json.loads((root / "reports/metrics/scores.json").read_text())
     n = scores["codesyntax"]["tiny-mlm"]["n"]
     assert n["top1_first_python_chosen_on_dev"] > 0 and not any("java" in k for k in n)
+
+
+@pytest.mark.slow
+def test_an_empty_corpus_builds_every_family_and_the_report(tmp_path):
+    """A corpus with no code at all: every stage and every family (idbench's corpus-trained embeddings
+    included) writes valid empty outputs, the run completes, and the report says per family why it
+    has no scores."""
+    root = make_project(tmp_path / "p", shards=1)
+    shutil.rmtree(root / "corpus")
+    (root / "corpus").mkdir()
+    (root / "corpus" / "NOTES.txt").write_text("no code here\n")
+    params = yaml.safe_load((root / "params.yaml").read_text())
+    params["corpus"]["sources"] = [{"name": "fixture", "kind": "local", "path": "corpus", "repository": "top_dir"}]
+    params["families"] = ["apiquiz", "codesyntax", "idbench", "apirec", "probing"]
+    params["models"]["zoo"] = [m for m in params["models"]["zoo"] if m["name"] == "minilm"]  # nothing to train on
+    params["idbench"]["embeddings"]["enabled"] = True
+    (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    snakemake(root)
+
+    report = (root / "reports/index.md").read_text()
+    for line in ("**No apiquiz items:**", "**No Java samples:** no Java sources in the corpus; codesyntax/java",
+                 "**No Python samples:** no Python sources in the corpus; codesyntax/python",
+                 "**No apirec code items:**", "**No Java samples:** no Java sources in the corpus; probing/java"):
+        assert report.count(line) == 1, line
+    models = json.loads((root / "data/families/idbench/embeddings/FT-cbow.json").read_text())
+    assert models["tokens"] == 0 and models["vocabulary"] == 0
+    scores = json.loads((root / "reports/metrics/scores.json").read_text())
+    assert set(scores) == {"idbench"}  # IdBench's own pairs still score the string techniques and MiniLM
+    assert all(v > 0 for v in scores["idbench"]["minilm"]["n"].values())
