@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import shutil
-from pathlib import Path
 
 import pyarrow as pa
 import pytest
