@@ -70,6 +70,7 @@ REJECT_REASONS = {
     "language_not_selected": "source file of a language not in manifest.languages",
     "binary": "contains NUL bytes",
     "undecodable": "bytes do not decode in the declared or default encoding",
+    "excluded": "matches a manifest.exclude pattern: not code of the project (vendored copy, test data, cache)",
     # extract and the syntax labellers (per file or per function; too_large is reused with each stage's cap)
     "syntax_error": "CPython's, libcst's or tokenize's parser rejects the file or the cut function (e.g. Python 2 syntax)",
     "too_deep": "nesting too deep to parse or label safely (RecursionError, too many nested parentheses)",
@@ -207,6 +208,17 @@ NOT_APPLICABLE = pa.schema(
         _described("model", pa.string(), "zoo name", False),
         _described("model_family", pa.string(), "the model's family", False),
         _described("reason", pa.string(), "why the family does not apply", False),
+    ]
+)
+
+# Items per inference subset of each family (rows of its input tables; an empty subset scores nothing
+# and the report says why).
+SUBSET_ITEMS = pa.schema(
+    [
+        _described("family", pa.string(), "benchmark family", False),
+        _described("subset", pa.string(), "the family's inference subset (a language, a task set, ...)", False),
+        _described("items", pa.int64(), "rows of the subset's smallest input table (0: no inference items); "
+                   "null when an input file is missing", True),
     ]
 )
 

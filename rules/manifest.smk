@@ -13,6 +13,7 @@ rule scan_source:
         repository=lambda wildcards: SOURCES[wildcards.source].get("repository", wildcards.source),
         languages=as_json(config["manifest"]["languages"]),
         max_file_bytes=config["corpus"]["limits"]["max_file_bytes"],
+        exclude=as_json(config["manifest"].get("exclude", [])),
     threads: config["manifest"]["workers"]
     conda:
         CONDA_ENV
@@ -22,6 +23,7 @@ rule scan_source:
         "python -m pipeline.manifest.scan --name {wildcards.source:q} --root {input.tree:q}"
         " --repository {params.repository:q} --languages {params.languages:q}"
         " --max-file-bytes {params.max_file_bytes} --workers {threads} --origins {input.origins:q}"
+        " --exclude {params.exclude:q}"
         " --out {output.files:q} --rejects {output.rejects:q} 2> {log:q}"
 
 

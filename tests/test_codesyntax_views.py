@@ -52,6 +52,10 @@ def test_models_meet_the_baselines_of_their_own_variant(tmp_path):
     text = section(con, tmp_path / "figures", "figures", params, tmp_path / "plots")
     assert "`with_newlines` labels" in text
     header = next(line for line in text.splitlines() if line.startswith("| system"))
-    assert header == "| system | chosen on | python @1 | python @2 | java @1 | java @2 |"  # codesyntax.ks
+    # codesyntax.ks, and per language the test edges the scores are over
+    assert header == "| system | chosen on | python @1 | python @2 | python n | java @1 | java @2 | java n |"
     offset = next(line for line in text.splitlines() if line.startswith("| offset"))
     assert "70.00" in offset and "40.00" not in offset  # the with_newlines baseline, not the plain one
+    assert offset.split(" | ")[4] == "10"  # its 10 test edges
+    assert run(con, "SELECT chosen_on, edges FROM codesyntax_scores WHERE system = 'm' ORDER BY ALL").fetchall() == [
+        ("dev", 10), ("test", 10)]

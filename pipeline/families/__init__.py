@@ -124,7 +124,9 @@ class Family:
     inference: Inference | None = None
     fit: Fit | None = None
     report: str = ""  # module with `section(con, figures: Path, link: str, config) -> str`
-    headline: str = ""  # SQL returning (model, metric, value) rows: the family's scores in reports/metrics/scores.json
+    # SQL returning (model, metric, value, n) rows: the family's scores in reports/metrics/scores.json, each with
+    # its sample count n (a 3-column query, without n, is still read)
+    headline: str = ""
     plots: tuple[str, ...] = ()  # CSV files under reports/plots/ its report section writes (DVC plots)
 
     @property

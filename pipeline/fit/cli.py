@@ -30,6 +30,11 @@ class FitError(RuntimeError):
     """The inputs cannot be probed as asked; the message says why."""
 
 
+class TooFewItems(FitError):
+    """A task has fewer usable items than folds (e.g. a language without samples): the task is skipped,
+    with this reason in the metrics, and the other tasks are fitted."""
+
+
 def read_labels(path: Path, task_type: str, extra: list[str]) -> pa.Table:
     """item_id, y (label or target), group (+ extra columns), non-null y only, sorted by item_id."""
     y_col = "label" if task_type == "classification" else "target"
@@ -123,7 +128,8 @@ def prepare(spec: TaskSpec, args: argparse.Namespace, featured: set[str], kept: 
     log.info("%s: items: %d used; dropped %d (%s)", spec.task, len(used), n_dropped,
              ", ".join(f"{k}={v}" for k, v in dropped.items()))
     if len(used) < config.folds:
-        raise FitError(f"{spec.task}: only {len(used)} items have both a label and features in every layer")
+        raise TooFewItems(f"{spec.task}: only {len(used)} items have both a label and features in every layer "
+                          f"(fewer than {config.folds} folds): not fitted")
     labels = labels.filter(pc.is_in(labels["item_id"], value_set=pa.array(used))).sort_by("item_id")
     y = np.array(labels["y"].to_pylist(), dtype=object if spec.task_type == "classification" else np.float64)
     groups = np.array(labels["group"].to_pylist(), dtype=object)
@@ -146,17 +152,21 @@ def run(args: argparse.Namespace) -> dict:
     got = {f.name: f.type for f in dataset.schema}
     if any(got.get(n) != t for n, t in want.items()):
         raise FitError(f"features: schema differs from pipeline.schemas.FEATURES: {dataset.schema}")
-    index = feature_index(dataset)
-    if not index:
-        raise FitError("features: no rows")
+    index = feature_index(dataset)  # empty when the family's subsets had no items: every task is skipped
     # an item counts as featured when every model has it in every layer (under whichever pooling)
     per_model: dict[str, dict[int, set[str]]] = {}
     for (model, _), layers in index.items():
         for layer, ids in layers.items():
             per_model.setdefault(model, {}).setdefault(layer, set()).update(ids)
-    featured = set.intersection(*(ids for layers in per_model.values() for ids in layers.values()))
+    featured = set.intersection(*(ids for layers in per_model.values() for ids in layers.values())) if per_model else set()
     kept = read_items(args.items)
-    tasks = [prepare(spec, args, featured, kept) for spec in specs]
+    tasks, skipped = [], {}
+    for spec in specs:
+        try:
+            tasks.append(prepare(spec, args, featured, kept))
+        except TooFewItems as exc:
+            log.warning("%s", exc)
+            skipped[spec.task] = str(exc)
 
     tables: dict[str, list[pa.Table]] = {t.spec.task: [] for t in tasks}
     headlines: dict[str, list[dict]] = {t.spec.task: [] for t in tasks}
@@ -204,6 +214,9 @@ def run(args: argparse.Namespace) -> dict:
         summaries[t.spec.task] = {"task": t.spec.task, "task_type": t.spec.task_type, "probe": t.config.probe,
                                   "metric": t.config.metric, "items": len(t.items),
                                   "dropped": {**t.dropped, "total": t.n_dropped}, "headlines": headlines[t.spec.task]}
+    for task, reason in skipped.items():
+        spec = next(s for s in specs if s.task == task)
+        summaries[task] = {"task": task, "task_type": spec.task_type, "items": 0, "skipped": reason, "headlines": []}
     out = [tb for t in tasks for tb in tables[t.spec.task]]
     write_parquet(pa.concat_tables(out) if out else schemas.FIT_RESULTS.empty_table(), args.out, schemas.FIT_RESULTS)
     common = {"folds": args.folds, "alphas": list(args.alphas), "seed": args.seed, "alpha_search": args.alpha_search}

@@ -74,6 +74,8 @@ def summary(manifest: pa.Table, rejects: pa.Table) -> dict:
         "files_by_source": counts(manifest, "source"),
         "rejects": rejects.num_rows,
         "rejects_by_reason": counts(rejects, "reason"),
+        # manifest.exclude at work: files left out as not code of the project, by the pattern that matched
+        "excluded_by_pattern": counts(rejects.filter(pc.equal(rejects.column("reason"), "excluded")), "detail"),
     }
 
 

@@ -14,6 +14,7 @@ import os
 import sys
 import tokenize
 from dataclasses import dataclass
+from fnmatch import fnmatchcase
 from functools import partial
 from pathlib import Path, PurePosixPath
 
@@ -138,6 +139,17 @@ def list_files(root: Path) -> list[str]:
     return out
 
 
+def excluded_by(path: str, patterns: list[str]) -> str | None:
+    """The first `manifest.exclude` pattern that matches `path` or any of its tails starting at a
+    folder (`testdata/*` matches `testdata/a.py` and `pkg/testdata/a.py`), else None."""
+    parts = path.split("/")
+    tails = ["/".join(parts[i:]) for i in range(len(parts))]
+    for pattern in patterns:
+        if any(fnmatchcase(tail, pattern) for tail in tails):
+            return pattern
+    return None
+
+
 def repository_of(rel: str, mode: str, default: str) -> str:
     """The repository a file belongs to (splits keep a repository on one side).
 
@@ -165,18 +177,32 @@ def scan_source(
     workers: int = 1,
     location_prefix: str | None = None,
     origins: Path | None = None,
+    exclude: list[str] | None = None,
 ) -> tuple[pa.Table, pa.Table]:
     """Scan a fetched source folder (`origins`: where a jsonl source's files came from, written by
-    the fetch beside the tree). Returns (scanned rows, reject rows), each sorted by path."""
+    the fetch beside the tree). Returns (scanned rows, reject rows), each sorted by path. Files
+    matching an `exclude` pattern (manifest.exclude: vendored code, test data, caches) are not
+    read: each is an `excluded` reject naming the pattern."""
     by_location = {}
     if origins is not None and origins.exists():
         by_location = {r["location"]: r for r in read_parquet(origins, schemas.ORIGINS).to_pylist()}
     rels, misnamed = bad_names(list_files(root))
     langs = frozenset(languages)
+    skipped: list[ScanResult] = []
+    if exclude:
+        kept = []
+        for rel in rels:
+            pattern = excluded_by(by_location[rel]["path"] if rel in by_location else rel, exclude)
+            if pattern is None:
+                kept.append(rel)
+            else:
+                skipped.append(ScanResult(rel, None, "excluded", f"manifest.exclude {pattern}",
+                                          bytes=os.path.getsize(os.path.join(root, rel))))
+        rels = kept
     items = [(rel, by_location[rel]["language"] if rel in by_location else None) for rel in rels]
     workers = min(workers, len(items) // MIN_FILES_PER_WORKER)
     results: list[ScanResult] = map_files(partial(_scan_item, str(root), langs, max_bytes), items, workers,
-                                          chunksize=CHUNK, desc=f"scan {name}") + misnamed
+                                          chunksize=CHUNK, desc=f"scan {name}") + misnamed + skipped
     prefix = location_prefix if location_prefix is not None else root.as_posix()
     good, bad = [], []
     for r in results:
@@ -214,12 +240,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-file-bytes", required=True, type=int)
     ap.add_argument("--workers", type=int, default=1, help="processes")
     ap.add_argument("--origins", type=Path, help="where a jsonl source's files came from (the fetch's Parquet)")
+    ap.add_argument("--exclude", default="[]", help="JSON list of manifest.exclude patterns (excluded rejects)")
     ap.add_argument("--out", required=True, type=Path)
     ap.add_argument("--rejects", required=True, type=Path)
     args = ap.parse_args(argv)
     logs.setup()
     files, rejects = scan_source(args.name, args.root, args.repository, json.loads(args.languages),
-                                 args.max_file_bytes, args.workers, origins=args.origins)
+                                 args.max_file_bytes, args.workers, origins=args.origins,
+                                 exclude=json.loads(args.exclude))
     write_parquet(files, args.out, schemas.SCANNED)
     write_parquet(rejects, args.rejects, schemas.REJECTS)
     log.info("%s: %d files kept, %d rejected", args.name, files.num_rows, rejects.num_rows)

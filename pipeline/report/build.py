@@ -18,7 +18,7 @@ from pipeline.core import logs
 from pipeline.io import atomic_path, write_json
 from pipeline.manifest.build import split_order, split_warnings
 from pipeline.query import connect
-from pipeline.report.common import markdown_table
+from pipeline.report.common import LANGUAGE_NAMES, language_name, markdown_table
 
 log = logging.getLogger("pipeline.report.build")
 
@@ -48,11 +48,13 @@ def section_models(models_metrics: Path | None) -> str:
     if not models_metrics or not models_metrics.exists():
         return ""
     data = json.loads(models_metrics.read_text())
-    rows = [(name, *(m.get(k) for k in ("source", "family", "parameters", "test_perplexity", "perplexity_ratio_to_twin")))
+    rows = [(name, *(m.get(k) for k in ("source", "family", "parameters", "test_tokens_scored", "test_perplexity",
+                                        "perplexity_ratio_to_twin")))
             for name, m in sorted(data["models"].items())]
     return ("## Models\n\nTest-split perplexity (masked-token perplexity for masked LMs, span-corruption target "
             "perplexity for encoder-decoders; none for encoders without an LM head); a random twin's last column is its perplexity over its trained model's.\n\n"
-            + markdown_table(["model", "source", "model family", "parameters", "test perplexity", "twin / trained"],
+            + markdown_table(["model", "source", "model family", "parameters", "test tokens", "test perplexity",
+                              "twin / trained"],
                              rows) + "\n")
 
 
@@ -68,15 +70,48 @@ def run_params(con) -> dict:
     return config
 
 
+def empty_subsets(con, family: families.Family) -> list[str]:
+    """One line per inference subset of `family` with no items (warehouse `subset_items`), saying why:
+    a language without sources in the corpus, or sources that gave no item."""
+    rows = con.sql("SELECT subset FROM subset_items WHERE family = ? AND items = 0 ORDER BY subset",
+                   params=[family.name]).fetchall()
+    lines = []
+    for (subset,) in rows:
+        if subset in LANGUAGE_NAMES:
+            name = language_name(subset)
+            files = con.sql("SELECT count(*) FROM manifest WHERE language = ?", params=[subset]).fetchall()[0][0]
+            why = (f"no {name} sources in the corpus" if files == 0 else
+                   f"the corpus has {files} {name} files, but none gave a {family.name} sample "
+                   f"(see the rejects table and reports/metrics/{family.name}.json)")
+            lines.append(f"**No {name} samples:** {why}; {family.name}/{subset} has no scores.")
+        else:
+            what = f"{family.name} items" if subset == "all" else f"{family.name} {subset} items"
+            lines.append(f"**No {what}:** the {family.name} generator produced none from this corpus "
+                         f"(see reports/metrics/{family.name}.json); {family.name}/{subset} has no scores.")
+    return lines
+
+
+def with_notes(section: str, notes: list[str]) -> str:
+    """The section with these notes right under its heading."""
+    if not notes:
+        return section
+    heading, _, body = section.partition("\n")
+    return heading + "\n\n" + "\n\n".join(notes) + "\n" + body
+
+
 def headline_scores(con, fams: list[families.Family]) -> dict:
-    """{family: {model: {metric: value}}}: what `dvc metrics diff` and `dvc exp show` compare."""
+    """{family: {model: {metric: value, ..., "n": {metric: samples}}}}: what `dvc metrics diff` and
+    `dvc exp show` compare, each score with the count of samples it is over."""
     scores: dict = {}
     for family in fams:
         if not family.headline:
             continue
-        for model, metric, value in con.sql(family.headline).fetchall():
+        for model, metric, value, *n in con.sql(family.headline).fetchall():
             if value is not None:
-                scores.setdefault(family.name, {}).setdefault(model, {})[metric] = round(float(value), 4)
+                entry = scores.setdefault(family.name, {}).setdefault(model, {})
+                entry[metric] = round(float(value), 4)
+                if n and n[0] is not None:
+                    entry.setdefault("n", {})[metric] = int(n[0])
     return scores
 
 
@@ -93,7 +128,7 @@ def build(db: Path, out: Path, figures: Path, models_metrics: Path | None = None
     for family in fams:
         if family.report:
             module = importlib.import_module(family.report)
-            sections.append(module.section(con, figures, link, config, plots))
+            sections.append(with_notes(module.section(con, figures, link, config, plots), empty_subsets(con, family)))
     text = "\n".join([
         "# Benchmark report\n",
         "Regenerated from `data/warehouse.duckdb` by `snakemake report`; every number is a view you can query "

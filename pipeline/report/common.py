@@ -13,7 +13,13 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from pipeline.io import atomic_path  # noqa: E402
 
-__all__ = ["markdown_table", "plt", "save", "write_plot"]
+__all__ = ["LANGUAGE_NAMES", "language_name", "markdown_table", "plt", "save", "write_plot"]
+
+LANGUAGE_NAMES = {"python": "Python", "java": "Java", "javascript": "JavaScript"}  # manifest.languages, as written
+
+
+def language_name(language: str) -> str:
+    return LANGUAGE_NAMES.get(language, language)
 
 
 def markdown_table(columns: list[str], rows: list[tuple]) -> str:

@@ -152,7 +152,24 @@ def provenance_rows(spec: dict, root: Path) -> dict[str, list[dict]]:
              else []} for f in families.enabled(spec["params"])]
     return {"families": fams, "models": cards, "sources": sources, "datasets": datasets,
             "run_params": flatten(spec["params"]),
-            "not_applicable": spec.get("not_applicable", [])}
+            "not_applicable": spec.get("not_applicable", []),
+            "subset_items": subset_items(families.enabled(spec["params"]), spec["params"], root)}
+
+
+def subset_items(fams: list[families.Family], config: dict, root: Path) -> list[dict]:
+    """Per (family, subset): rows of the subset's smallest inference input (Parquet metadata only)."""
+    import pyarrow.parquet as pq
+
+    rows = []
+    for family in fams:
+        if family.inference is None:
+            continue
+        for subset in family.subsets(config):
+            paths = [root / p for p in family.inference.inputs(config, subset).values()]
+            items = (min(pq.ParquetFile(p).metadata.num_rows for p in paths)
+                     if paths and all(p.is_file() for p in paths) else None)
+            rows.append({"family": family.name, "subset": subset, "items": items})
+    return rows
 
 
 def create_prediction_provenance(con: duckdb.DuckDBPyConnection, predicted: list[families.Family]) -> None:

@@ -45,5 +45,7 @@ PROVENANCE: dict[str, WarehouseTable] = {
         WarehouseTable("run_params", schemas.RUN_PARAMS, "params.yaml of the run that built the warehouse, by leaf"),
         WarehouseTable("not_applicable", schemas.NOT_APPLICABLE,
                        "(family, model) pairs that got no inference job, with the reason"),
+        WarehouseTable("subset_items", schemas.SUBSET_ITEMS,
+                       "inference items per (family, subset): 0 means its jobs scored nothing"),
     ]
 }

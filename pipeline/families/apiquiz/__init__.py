@@ -34,7 +34,7 @@ FAMILY = Family(
         not_applicable="no LM head: neither fill-mask nor likelihood ranking can be scored",
     ),
     report="pipeline.families.apiquiz.report",
-    headline="SELECT model, 'p_at_1_' || protocol || '_' || setting AS metric, p_at_1 AS value "
+    headline="SELECT model, 'p_at_1_' || protocol || '_' || setting AS metric, p_at_1 AS value, scored AS n "
              "FROM apiquiz_by_setting WHERE scored > 0",
     plots=("apiquiz_p_at_k.csv",),
 )

@@ -120,7 +120,8 @@ def score_shard(quizzes: pa.Table, loaded, shard: int, shards: int, token_budget
     position) with at least `min_per_stratum` of each, so small settings are not lost to a uniform draw."""
     ids = quizzes.column("quiz_id").to_pylist()
     strata = list(zip(quizzes.column("setting").to_pylist(), quizzes.column("mask_position").to_pylist()))
-    mine = quizzes.filter(pa.array(select_shard(ids, shard, shards, max_items, seed, strata, min_per_stratum)))
+    mine = quizzes.filter(pa.array(select_shard(ids, shard, shards, max_items, seed, strata, min_per_stratum),
+                                          pa.bool_()))
     items = [Quiz(r["quiz_id"], r["prefix"], r["answer"], r["suffix"],
                   ranked_candidates(r["answer"], r["candidates"], max_candidates))
              for r in mine.select(["quiz_id", "prefix", "answer", "suffix", "candidates"]).to_pylist()]

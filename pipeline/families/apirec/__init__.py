@@ -52,6 +52,6 @@ FAMILY = Family(
         per_subset={"query": SubsetTask("pipeline.families.apirec.infer_query", ("encoder-only",))},
     ),
     report="pipeline.families.apirec.report",
-    headline="SELECT model, metric, value FROM apirec_headline",
+    headline="SELECT model, metric, value, n FROM apirec_headline",
     plots=("apirec_sr_by_category.csv", "apirec_sr_by_context.csv"),
 )

@@ -103,7 +103,7 @@ def rerank(scorer: Scorer, family: str, points: list[Point], model: str,
 def score_shard(points: pa.Table, loaded, shard: int, shards: int, token_budget: int, max_items: int, seed: int,
                 candidates: int) -> pa.Table:
     ids = points.column("point_id").to_pylist()
-    mine = points.filter(pa.array(select_shard(ids, shard, shards, max_items, seed)))
+    mine = points.filter(pa.array(select_shard(ids, shard, shards, max_items, seed), pa.bool_()))
     items = [Point(r["point_id"], r["context"], r["api"], tuple(r["candidates"][:candidates]),
                    tuple(r["candidate_texts"][:candidates]))
              for r in mine.select(["point_id", "context", "api", "candidates", "candidate_texts"]).to_pylist()

@@ -331,9 +331,10 @@ def build_queries(usages: pa.Table, inventory: pa.Table, manifest: pa.Table, roo
     if max_queries and len(rows) > max_queries:
         keep = set(sorted((r["query_id"] for r in rows), key=lambda i: ids.seeded_order_key(seed, "q", i))[:max_queries])
         rows = [r for r in rows if r["query_id"] in keep]
-    index = BM25Index(universe, docs.column("text").to_pylist())
+    # no documented API in the corpus: no universe, no query can have an answer in it (bm25s cannot index nothing)
+    index = BM25Index(universe, docs.column("text").to_pylist()) if universe else None
     ranks = []
-    for r in rows:
+    for r in rows if index is not None else []:
         top, scores = index.rank(r["text"], max(candidates, top_k))
         r["candidates"] = top[:candidates]
         row = ranking_row({"point_id": r["query_id"], "api": r["api"], "api_class": r["api_class"]}, top, "bm25",

@@ -54,7 +54,7 @@ FAMILY = Family(
         attentions=True,
     ),
     report="pipeline.families.codesyntax.report",
-    headline="SELECT system AS model, 'top1_first_' || language || '_chosen_on_' || chosen_on AS metric, score AS value "
-             "FROM codesyntax_scores WHERE metric = 'first' AND k = 1",
+    headline="SELECT system AS model, 'top1_first_' || language || '_chosen_on_' || chosen_on AS metric, score AS value, "
+             "edges AS n FROM codesyntax_scores WHERE metric = 'first' AND k = 1",
     plots=("codesyntax_layers.csv",),
 )

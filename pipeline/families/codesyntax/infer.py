@@ -149,7 +149,7 @@ class AttentionEvaluator:
 def load_samples(samples: pa.Table, relations: pa.Table, shard: int, shards: int, max_items: int = 0,
                  seed: int = 0) -> list[Sample]:
     ids = samples.column("sample_id").to_pylist()
-    mine = samples.filter(pa.array(select_shard(ids, shard, shards, max_items, seed)))
+    mine = samples.filter(pa.array(select_shard(ids, shard, shards, max_items, seed), pa.bool_()))
     edges: dict[str, list] = defaultdict(list)
     mine_edges = relations.filter(pc.is_in(relations.column("sample_id"), mine.column("sample_id")))
     for r in mine_edges.to_pylist():

@@ -68,7 +68,7 @@ FAMILY = Family(
         hidden_states=True,
     ),
     report="pipeline.families.idbench.report",
-    headline="SELECT system AS model, 'spearman_' || gold || '_' || size AS metric, rho AS value "
+    headline="SELECT system AS model, 'spearman_' || gold || '_' || size AS metric, rho AS value, n "
              "FROM idbench_headline",
     plots=("idbench_layers.csv",),
 )

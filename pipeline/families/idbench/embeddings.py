@@ -190,6 +190,8 @@ def score(models: dict[str, Path], identifiers: str | Path, pairs: str | Path) -
             continue
         fasttext, _ = schemas.EMBEDDINGS[technique]
         wv = load_vectors(models[technique])
+        if len(wv) == 0:  # trained on no identifier tokens (see _train_main): embeds nothing, scores no pair
+            fasttext = False
         unit, known = vectors(wv, words, fasttext)
         cos = pair_cosines(unit, left, right)
         for (pid, _), c in zip(distinct, cos):
@@ -221,8 +223,18 @@ def _train_main(args) -> int:
     corpus = load_corpus(args.sequences, params["languages"], params["splits"], params["max_tokens"], args.seed)
     log.info("%d files, %d tokens, %d sentences", corpus.files, corpus.tokens, len(corpus.sentences))
     if not corpus.tokens:
-        raise SystemExit(f"idbench embeddings: no identifier tokens in {args.sequences} for languages "
-                         f"{params['languages']} and splits {params['splits']}")
+        # a corpus without identifiers of these languages: empty embeddings (no pair scored, coverage 0), not a crash
+        from gensim.models import KeyedVectors
+
+        log.warning("idbench embeddings: no identifier tokens in %s for languages %s and splits %s: empty models",
+                    args.sequences, params["languages"], params["splits"])
+        for technique, out, stats_path in zip(args.technique, args.out, args.stats):
+            fasttext, skip_gram = schemas.EMBEDDINGS[technique]
+            size = params["techniques"][technique]["vector_size"]
+            save_vectors(KeyedVectors(size), out)
+            write_json(asdict(TrainStats(technique, fasttext, skip_gram, list(params["languages"]), 0, 0, 0, size,
+                                         0.0, 0.0)), stats_path)
+        return 0
     for technique, out, stats_path in zip(args.technique, args.out, args.stats):
         model, stats = train(corpus, technique, params, args.seed)
         save_vectors(model.wv, out)

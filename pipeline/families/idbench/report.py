@@ -198,28 +198,28 @@ def _embeddings(con) -> list[str]:
 def _ensembles(con) -> list[str]:
     """Each ensemble variant against the best single technique of its inputs (the paper's gain)."""
     rows = con.sql("""
-        WITH e AS (SELECT system, size, gold, rho FROM idbench_spearman
+        WITH e AS (SELECT system, size, gold, n, rho FROM idbench_spearman
                    WHERE kind = 'ensemble' AND pair_set = 'comparable'),
              best_release AS (SELECT size, gold, max(rho) AS rho FROM idbench_spearman
                               WHERE kind = 'release' AND pair_set = 'comparable' GROUP BY ALL),
              best_ours AS (SELECT size, gold, max(rho) AS rho FROM idbench_spearman
                            WHERE kind IN ('string', 'embedding') AND pair_set = 'comparable' GROUP BY ALL)
-        SELECT e.gold, e.size, e.system, e.rho,
+        SELECT e.gold, e.size, e.system, e.n, e.rho,
                CASE WHEN e.system LIKE 'ensemble:release%' THEN r.rho ELSE o.rho END AS best
         FROM e LEFT JOIN best_release r USING (size, gold) LEFT JOIN best_ours o USING (size, gold)""").fetchall()
     if not rows:
         return []
     order = {g: i for i, g in enumerate(GOLDS)}
     rows.sort(key=lambda r: (order[r[0]], SIZES.index(r[1]), r[2]))
-    table = [(g, sz, t, _fmt(rho), _fmt(best), _fmt(None if rho is None or best is None else rho - best),
+    table = [(g, sz, t, n, _fmt(rho), _fmt(best), _fmt(None if rho is None or best is None else rho - best),
               f"+{paper.ENSEMBLE_GAIN_LARGE[g]:.2f}" if sz == "large" and t == "ensemble:release" else "")
-             for g, sz, t, rho, best in rows]
+             for g, sz, t, n, rho, best in rows]
     return ["\nEnsembles (SVR defaults, leave-one-out, comparable pairs). `release`: the release's seven scores, "
             "standardised as the release's compute_correlations.py does (`Pipeline([StandardScaler(), SVR()])`); "
             "`release-unscaled`: SVR on the raw features (the paper's text read literally: the identifier lengths "
             "dominate the RBF kernel); `ours`: LV, NW and the corpus-trained embeddings. Best single = the best "
             "technique among the ensemble's inputs:\n",
-            markdown_table(["gold", "size", "ensemble", "rho", "best single", "gain", "paper's gain"], table)]
+            markdown_table(["gold", "size", "ensemble", "pairs", "rho", "best single", "gain", "paper's gain"], table)]
 
 
 def _new_pairs(con) -> list[str]:

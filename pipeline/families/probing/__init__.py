@@ -110,6 +110,6 @@ FAMILY = Family(
             params=lambda config: {**config["probing"]["fit"], "seed": config["seed"]},
             baselines="pipeline.families.probing.baselines"),
     report="pipeline.families.probing.report",
-    headline="SELECT model, task || '_' || metric AS metric, mean AS value FROM probing_headline",
+    headline="SELECT model, task || '_' || metric AS metric, mean AS value, n_test AS n FROM probing_headline",
     plots=("probing_layers.csv",),
 )

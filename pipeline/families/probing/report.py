@@ -33,12 +33,12 @@ def feature_bytes(con) -> list[tuple]:
 
 
 def section(con, figures: Path, link: str, config, plots: Path | None = None) -> str:
-    rows = con.sql("SELECT task, model, probe, layer, metric, mean, ci_low, ci_high FROM probing_headline "
+    rows = con.sql("SELECT task, model, probe, layer, metric, n_test, mean, ci_low, ci_high FROM probing_headline "
                    "ORDER BY task, probe IN ('ridge', 'lbfgs', 'sgd') DESC, model").fetchall()
     body = []
-    for task, model, probe, layer, metric, mean, lo, hi in rows:
+    for task, model, probe, layer, metric, n, mean, lo, hi in rows:
         paper = TABLE1_CODET5_BASE_ENCODER.get(task.split("-", 1)[1].replace("-control", ""))
-        body.append((task, model, probe, layer, metric, _fmt(mean), f"[{_fmt(lo)}, {_fmt(hi)}]",
+        body.append((task, model, probe, layer, metric, n, _fmt(mean), f"[{_fmt(lo)}, {_fmt(hi)}]",
                      None if task.endswith("-control") else paper))
     sel = con.sql("SELECT task, model, arg_max(layer, selectivity), max(selectivity), arg_max(ci_low, selectivity), "
                   "arg_max(ci_high, selectivity), arg_max(samples, selectivity), arg_max(folds, selectivity) "
@@ -49,11 +49,11 @@ def section(con, figures: Path, link: str, config, plots: Path | None = None) ->
            "Linear probes (the fit stage: 4 folds grouped by snippet, layer chosen on fold 0, mean of folds 1-3 "
            "with a 95% t interval) on frozen per-layer pooled features. Metric: test error (1 - accuracy), MAE for "
            "AST depth. `paper`: CodeT5-base encoder in the paper's Table 1 (Java, a 220M model; our zoo is tiny, "
-           "so expect far higher errors). Baselines have no layer.\n",
+           "so expect far higher errors). Baselines have no layer. `n`: test samples the mean is over (folds 1-3).\n",
            "**Readability (the paper's eighth task) is absent from every table below:** its 200-snippet "
            "human-rated dataset (Scalabrino et al. 2018) is not in this workspace, so the task is off and no number "
            "for it is reported or faked (pipeline/families/probing/README.md).\n",
-           markdown_table(["task", "model", "probe", "layer", "metric", "mean", "95% CI", "paper"], body),
+           markdown_table(["task", "model", "probe", "layer", "metric", "n", "mean", "95% CI", "paper"], body),
            "\nSamples per task:\n", markdown_table(["task", "samples", "snippets"], counts),
            "\nControl-task selectivity (Hewitt & Liang: control error - task error at the layer where it is "
            "largest; mean over the folds, 95% t interval of the per-fold paired differences; `samples`: the "
@@ -69,9 +69,9 @@ def section(con, figures: Path, link: str, config, plots: Path | None = None) ->
            markdown_table(["model", "samples", "layers", "features MB / 1,000", "dump MB / 1,000 (at least)", "ratio"],
                           feature_bytes(con)),
            "\nCommon item set (the same samples for every model and baseline): "
-           + ", ".join(f"{k} {n}" for k, n in con.sql(
+           + (", ".join(f"{k} {n}" for k, n in con.sql(
                "SELECT CASE WHEN kept THEN 'kept' ELSE 'dropped' END, count(*) FROM probing_fit_items "
-               "GROUP BY ALL ORDER BY 1 DESC").fetchall()) + ".\n",
+               "GROUP BY ALL ORDER BY 1 DESC").fetchall()) or "empty") + ".\n",
            ]
     curve = con.sql("SELECT task, model, layer AS x, error AS y FROM probing_layers ORDER BY ALL").fetchall()
     if plots is not None:

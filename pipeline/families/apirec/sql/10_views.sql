@@ -171,8 +171,8 @@ ORDER BY ALL;
 -- scores.json: method-level SR@1, SR@10 and MRR per model and ranker (queries: all and non-leaky).
 CREATE VIEW apirec_headline AS
 SELECT model, ranker || (CASE WHEN subset = 'all' THEN '' ELSE '_' || subset END) || '_sr_at_' || k || '_method' AS metric,
-       sr_method AS value
+       sr_method AS value, points AS n
 FROM apirec_metrics WHERE k IN (1, 10)
 UNION ALL
-SELECT model, ranker || (CASE WHEN subset = 'all' THEN '' ELSE '_' || subset END) || '_mrr_method', mrr_method
+SELECT model, ranker || (CASE WHEN subset = 'all' THEN '' ELSE '_' || subset END) || '_mrr_method', mrr_method, points
 FROM apirec_metrics WHERE k = 1;

@@ -57,13 +57,15 @@ JOIN codesyntax_head_scores t
 
 -- Averaged over relations (the paper's Table 3), models next to the baselines of the same labelled
 -- variant (a model evaluated on with_newlines labels is compared with with_newlines baselines).
+-- `edges`: the test edges the score averages over (its sample count; a handful means a noisy score).
 CREATE VIEW codesyntax_scores AS
 SELECT chosen_on, model AS system, language, variant, metric, k, count(*) AS relations,
-       round(100 * avg(score), 1) AS score
+       round(100 * avg(score), 1) AS score, sum(total)::BIGINT AS edges
 FROM codesyntax_best_heads
 GROUP BY ALL
 UNION ALL
-SELECT chosen_on, baseline AS system, language, variant, metric, k, count(*), round(100 * avg(hits::DOUBLE / total), 1)
+SELECT chosen_on, baseline AS system, language, variant, metric, k, count(*), round(100 * avg(hits::DOUBLE / total), 1),
+       sum(total)::BIGINT
 FROM codesyntax_baselines
 WHERE total > 0
 GROUP BY ALL

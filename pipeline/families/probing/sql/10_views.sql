@@ -15,18 +15,19 @@ GROUP BY task, model, pooling, probe;
 -- scored on folds 1..K-1: mean and 95% Student-t interval of the mean
 CREATE VIEW probing_headline AS
 WITH rows AS (
-    SELECT task, model, probe, layer, metric, error, fold FROM probing_fits WHERE selected AND fold > 0
+    SELECT task, model, probe, layer, metric, error, fold, n_test FROM probing_fits WHERE selected AND fold > 0
     UNION ALL
-    SELECT task, model, probe, layer, metric, error, fold FROM probing_fits WHERE layer IS NULL AND fold > 0
+    SELECT task, model, probe, layer, metric, error, fold, n_test FROM probing_fits WHERE layer IS NULL AND fold > 0
     UNION ALL
-    SELECT task, model, probe, layer, metric, error, fold FROM probing_baselines WHERE fold > 0
+    SELECT task, model, probe, layer, metric, error, fold, n_test FROM probing_baselines WHERE fold > 0
 ), s AS (
     SELECT task, model, probe, any_value(layer) AS layer, any_value(metric) AS metric, avg(error) AS mean,
-           coalesce(stddev_samp(error), 0) AS sd, count(*) AS n
+           coalesce(stddev_samp(error), 0) AS sd, count(*) AS n, sum(n_test)::BIGINT AS n_test
     FROM rows GROUP BY task, model, probe
 )
+-- n_test: the test samples the mean is over (every sample once across folds 1..K-1)
 SELECT task, model, probe, layer, metric, mean,
-       mean - t * sd / sqrt(n) AS ci_low, mean + t * sd / sqrt(n) AS ci_high, n AS folds
+       mean - t * sd / sqrt(n) AS ci_low, mean + t * sd / sqrt(n) AS ci_high, n AS folds, n_test
 FROM (SELECT *, CASE n - 1 WHEN 1 THEN 12.706 WHEN 2 THEN 4.303 WHEN 3 THEN 3.182 WHEN 4 THEN 2.776
                  WHEN 5 THEN 2.571 ELSE 1.96 END AS t FROM s);
 
