@@ -12,8 +12,8 @@ inside a method or constructor:
 - calls on a variable, parameter or field whose declared type resolves (`List<String> xs;
   xs.add(x)` -> `java.util.List.add`; `var x = new T()` takes `T`; generics and annotations dropped;
   arrays, primitives and type parameters do not resolve), on `this.f`, on a static field of an
-  indexed type (`System.out.println` -> `java.io.PrintStream.println`), on `new T()`, on a cast
-  `((T) x)` and on a string literal (`java.lang.String`);
+  indexed type (`System.out.println` -> `java.io.PrintStream.println`), on a cast `((T) x)` and on
+  a string literal (`java.lang.String`);
 - unqualified `m(...)` through a static import, or a method the enclosing named class declares.
 
 A simple type name resolves (JLS order, simplified): the file's own types, single-type imports,
@@ -21,6 +21,8 @@ the file's package, on-demand (`.*`) imports, then `java.lang`; the last three o
 corpus's index (a class the corpus does not hold is not guessed), and a name that is a type
 parameter anywhere in the file never resolves. Every other call is counted by reason (the
 receiver is a call's result, an untyped lambda parameter, an inherited member, ...), not made.
+Each resolved call has its own cut point (a call whose receiver is a call is never resolved, so no
+two points share a start).
 
 Points follow the Python ones (generate.py): context = the file's package and import
 declarations as written, a blank line, then the method from its first line up to the call (cut
@@ -266,7 +268,7 @@ class Call:
     start: int  # byte offset of the call (receiver or `new`)
     args: int  # byte offset of its argument list
     fqn: str
-    how: str  # constructor / static / variable / field / this / static_field / cast / literal / unqualified / new
+    how: str  # constructor / static / variable / field / this / static_field / cast / literal / unqualified / static_import
 
 
 class Resolver:
@@ -382,16 +384,15 @@ class Resolver:
                     if t:
                         return t, "static_field"
             return None, "field_of_expression"
-        if kind == "object_creation_expression":
-            cls = index.resolve_type(scope, type_name(obj.child_by_field_name("type"), src))
-            return (cls, "new") if cls else (None, "unknown_type")
         if kind == "parenthesized_expression" and obj.named_children and obj.named_children[0].type == "cast_expression":
             cls = index.resolve_type(scope, type_name(obj.named_children[0].child_by_field_name("type"), src))
             return (cls, "cast") if cls else (None, "unknown_type")
         if kind == "string_literal":
             cls = index.resolve_type(scope, "String")
             return (cls, "literal") if cls else (None, "unknown_type")
-        if kind == "method_invocation":
+        if kind in ("method_invocation", "object_creation_expression"):
+            # the receiver is a call's result (its return type is not looked up; `new T().m()` would also
+            # share its cut point with the constructor's)
             return None, "call_result"
         if kind == "super":
             return None, "super"
@@ -451,11 +452,11 @@ def file_calls(index: Index, scope: FileScope, tree, src: bytes, stats: Counter 
     resolver = Resolver(index, scope, src)
     per: dict[int, tuple[object, list[Call]]] = {}
     for call in sorted(tree_sitter.QueryCursor(CALLS).captures(tree.root_node).get("call", []),
-                       key=lambda n: n.start_byte):
+                       key=lambda n: (n.start_byte, n.end_byte)):
         method = innermost_method(call)
         if method is None:
             continue
-        found, how = resolver.resolve(method, call)
+        found, how = (None, "parse_error") if method.has_error else resolver.resolve(method, call)
         if stats is not None:
             stats["calls"] += 1
             stats[("resolved:" if found else "unresolved:") + how] += 1
