@@ -242,7 +242,7 @@ def test_unparsable_and_empty_inputs_do_not_crash(tmp_path):
     assert java.java_points([], tmp_path, {}, "general", "test", 0, 5, 10, 1)[2]["calls"] == 0
 
 
-def test_language_breakdown_in_the_views(built):
+def test_language_breakdown_in_the_views_and_report(built, tmp_path):
     _, points, base, _ = built
     py = {**points[0], "point_id": "py1", "path": "lib/x.py", "api": "os.getcwd", "api_class": "os"}
     con = duckdb.connect()
@@ -262,3 +262,8 @@ def test_language_breakdown_in_the_views(built):
     hits = sum(1 for r in base if r["gold_rank"] == 1)
     sr1 = dict(con.sql("SELECT value, sr1_method FROM apirec_breakdown WHERE dimension = 'language'").fetchall())
     assert sr1 == {"java": round(hits / len(points), 4), "python": 0.0}
+    con.execute("CREATE TABLE not_applicable (family VARCHAR, model VARCHAR, reason VARCHAR)")
+    from pipeline.families.apirec import report
+
+    md = report.section(con, tmp_path, "figures", {})
+    assert f"| code | java | ngram | ngram | 1 | {len(points)} |" in md and "ours, code: python: ngram/ngram" in md
