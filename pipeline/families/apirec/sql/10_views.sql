@@ -187,11 +187,16 @@ SELECT benchmark, subset, model, ranker, k, n, round(mean, 4) AS sr_method, roun
 FROM poisson_bootstrap_mean(apirec_hits)
 ORDER BY ALL;
 
--- scores.json: method-level SR@1, SR@10 and MRR per model and ranker (queries: all and non-leaky).
+-- scores.json: method-level SR@1, SR@10 and MRR per model and ranker (queries: all and non-leaky; code:
+-- both languages, and Java alone).
 CREATE VIEW apirec_headline AS
 SELECT model, ranker || (CASE WHEN subset = 'all' THEN '' ELSE '_' || subset END) || '_sr_at_' || k || '_method' AS metric,
        sr_method AS value
 FROM apirec_metrics WHERE k IN (1, 10)
 UNION ALL
 SELECT model, ranker || (CASE WHEN subset = 'all' THEN '' ELSE '_' || subset END) || '_mrr_method', mrr_method
-FROM apirec_metrics WHERE k = 1;
+FROM apirec_metrics WHERE k = 1
+UNION ALL
+-- Java code points on their own (the rows above pool both languages of `code`)
+SELECT model, ranker || '_java_sr_at_' || k || '_method', sr_method
+FROM apirec_metrics_by_language WHERE benchmark = 'code' AND language = 'java' AND k IN (1, 10);
