@@ -269,3 +269,21 @@ def test_language_breakdown_in_the_views_and_report(built, tmp_path):
     assert f"| code | java | ngram | ngram | 1 | {len(points)} |" in md and "ours, code: python: ngram/ngram" in md
     headline = {m for _, m, _ in con.sql("SELECT * FROM apirec_headline").fetchall()}
     assert {"ngram_java_sr_at_1_method", "ngram_java_sr_at_10_method", "ngram_sr_at_1_method"} <= headline
+
+
+def test_java_points_go_through_the_model_reranking(built, tmp_path):
+    """The same re-ranking as Python points (infer.py), with a tiny random causal LM: every Java point
+    with candidates is ranked over exactly its n-gram pool, the gold's presence recorded."""
+    from pipeline.families.apirec import infer
+    from tests.test_scoring_cache import tiny
+
+    _, points, _, _ = built
+    table = pa.Table.from_pylist(points, schemas.POINTS)
+    out = infer.score_shard(table, tiny(tmp_path, "causal-lm"), 0, 1, 4096, 0, 1, 3).to_pylist()
+    assert len(out) == len(points) and {r["status"] for r in out} == {"ok"}
+    pools = {p["point_id"]: p["candidates"][:3] for p in points}
+    golds = {p["point_id"]: p["api"] for p in points}
+    for r in out:
+        assert sorted(r["top"]) == sorted(pools[r["point_id"]])
+        assert r["gold_in_candidates"] == (golds[r["point_id"]] in pools[r["point_id"]])
+        assert (r["gold_rank"] is not None) == r["gold_in_candidates"]
