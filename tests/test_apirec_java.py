@@ -218,6 +218,16 @@ def test_java_ngram_and_candidate_rendering(built):
     assert stats["ide"].startswith("not applicable")
 
 
+def test_deterministic_and_capped(built, tmp_path):
+    rows, points, base, stats = built
+    root = Path(rows["app/demo/Main.java"]["location"]).parents[3]
+    again = java.java_points(list(rows.values()), root, {"app": "web"}, "general", "test", 0, 5, 10, 1)
+    assert again == (points, base, stats)
+    capped, _, cstats = java.java_points(list(rows.values()), root, {"app": "web"}, "general", "test", 5, 5, 10, 1)
+    assert len(capped) == 5 and cstats["points_all"] == len(points) and cstats["calls"] == stats["calls"]
+    assert {p["point_id"] for p in capped} <= {p["point_id"] for p in points}
+
+
 def test_render_outside_the_files_imports(built):
     rows, _, _, _ = built
     index = java.Index()
