@@ -1,5 +1,5 @@
 """apirec (APIBench, "Revisiting, Benchmarking and Exploring API Recommendation: How Far Are We?"):
-code-based API recommendation points (APIBench-C, Python) ranked by an n-gram baseline and
+code-based API recommendation points (APIBench-C, Python and Java) ranked by an n-gram baseline and
 re-ranked by every zoo LM; query-based API recommendation (APIBench-Q, Python) ranked by BM25 and
 by every encoder-only model's embedding similarity. See README.md here."""
 

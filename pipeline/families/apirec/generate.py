@@ -279,6 +279,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--top-k", type=int, required=True)
     ap.add_argument("--seed", type=int, required=True)
     ap.add_argument("--ide-max-points", type=int, default=0, help="points the jedi IDE baseline ranks (0: none)")
+    ap.add_argument("--java-max-points", type=int, default=0, help="a seeded subset of the Java points (0: all)")
     ap.add_argument("--points", required=True, type=Path)
     ap.add_argument("--baselines", required=True, type=Path)
     ap.add_argument("--metrics", required=True, type=Path)
@@ -290,11 +291,18 @@ def main(argv: list[str] | None = None) -> int:
                                    read_parquet(args.manifest, core_schemas.MANIFEST), Path("."), domains,
                                    args.default_domain, args.eval_split, args.max_points, args.candidates,
                                    args.top_k, args.seed, args.ide_max_points)
+    from pipeline.families.apirec import java  # java.py builds on this module's n-gram and buckets
+
+    points, base, stats = java.add_java_points(points, base, stats, read_parquet(args.manifest, core_schemas.MANIFEST),
+                                               Path("."), domains, args.default_domain, args.eval_split,
+                                               args.java_max_points, args.candidates, args.top_k, args.seed)
     write_parquet(points, args.points, schemas.POINTS)
     write_parquet(base, args.baselines, schemas.BASELINES)
     write_json(stats, args.metrics)
     log.info("apirec: %d points (%d before the cap) %s", stats["points"], stats["points_all"],
              stats["points_by_category"])
+    log.info("apirec java: %d points (%d before the cap), %s of %s calls resolved", stats["java"]["points"],
+             stats["java"]["points_all"], stats["java"]["resolved"], stats["java"]["calls"])
     return 0
 
 

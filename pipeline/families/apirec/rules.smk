@@ -22,6 +22,7 @@ rule apirec_points:
         candidates=APIREC["candidates"],
         top_k=APIREC["top_k"],
         ide_max_points=APIREC["ide_max_points"],
+        java_max_points=APIREC["java_max_points"],
         seed=config["seed"],
     conda:
         CONDA_ENV
@@ -31,7 +32,8 @@ rule apirec_points:
         "python -m pipeline.families.apirec.generate --usages {input.usages:q} --imports {input.imports:q}"
         " --manifest {input.manifest:q} --domains {params.domains:q} --default-domain {params.default_domain:q}"
         " --eval-split {params.eval_split} --max-points {params.max_points} --candidates {params.candidates}"
-        " --top-k {params.top_k} --seed {params.seed} --ide-max-points {params.ide_max_points} --points {output.points:q}"
+        " --top-k {params.top_k} --seed {params.seed} --ide-max-points {params.ide_max_points}"
+        " --java-max-points {params.java_max_points} --points {output.points:q}"
         " --baselines {output.baselines:q} --metrics {output.metrics:q} 2> {log:q}"
 
 

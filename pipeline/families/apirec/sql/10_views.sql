@@ -1,16 +1,19 @@
 -- apirec (APIBench-C and APIBench-Q). The items every ranking scores: code points (benchmark
 -- `code`) and queries (benchmark `query`, `leaky` when the query names its answer), with the
 -- metadata of the paper's breakdowns. `context_lines` buckets a point's line in its function
--- (the context's length in lines, the def line counted).
+-- (the context's length in lines, the def line counted). `language` is the file's, from its extension
+-- as the manifest decides it: python points come from the extraction, java points from tree-sitter-java.
 CREATE VIEW apirec_items AS
 SELECT point_id AS item_id, 'code' AS benchmark, 'code' AS origin, api, api_class, category, position, length_bucket,
        domain, seen, class_siblings, false AS leaky,
        CASE WHEN line_in_function <= 5 THEN '01-05' WHEN line_in_function <= 10 THEN '06-10'
             WHEN line_in_function <= 20 THEN '11-20' WHEN line_in_function <= 50 THEN '21-50'
-            ELSE '51+' END AS context_lines
+            ELSE '51+' END AS context_lines,
+       CASE WHEN path LIKE '%.java' THEN 'java' WHEN path LIKE '%.py' OR path LIKE '%.pyi' THEN 'python' ELSE 'other' END AS language
 FROM apirec_points
 UNION ALL
-SELECT query_id, 'query', origin, api, api_class, category, NULL, NULL, domain, NULL, class_siblings, leaky, NULL
+SELECT query_id, 'query', origin, api, api_class, category, NULL, NULL, domain, NULL, class_siblings, leaky, NULL,
+       CASE WHEN path LIKE '%.java' THEN 'java' WHEN path LIKE '%.py' OR path LIKE '%.pyi' THEN 'python' ELSE 'other' END
 FROM apirec_queries;
 
 -- Every ranking (the baselines': n-gram, jedi, BM25; each model's: LM re-ranking of the n-gram's
@@ -29,7 +32,7 @@ WITH r AS (
     FROM apirec_predictions
 )
 SELECT r.*, p.benchmark, p.origin, p.leaky, p.api, p.api_class, p.category, p.position, p.length_bucket, p.domain,
-       p.seen, p.class_siblings, p.context_lines,
+       p.seen, p.class_siblings, p.context_lines, p.language,
        list_transform(r.top, lambda x: CASE WHEN x = p.api THEN 2
                                         WHEN regexp_replace(x, '\.[^.]*$', '') = p.api_class THEN 1
                                         ELSE 0 END) AS rels,
@@ -51,7 +54,7 @@ FROM apirec_rankings_raw;
 -- one for both levels: `_apibench` takes IDCG from the returned list itself, `_standard` from `ideal`.
 CREATE VIEW apirec_point_scores AS
 SELECT r.point_id, r.model, r.ranker, r.benchmark, r.origin, r.leaky, r.category, r.position, r.length_bucket,
-       r.domain, r.seen, r.context_lines, ks.k,
+       r.domain, r.seen, r.context_lines, r.language, ks.k,
        success_at_k(r.gold_rank, ks.k) AS sr_method,
        success_at_k(r.class_rank, ks.k) AS sr_class,
        ap_at_k_apibench(r.rels, ks.k, min_grade := 2) AS map_apibench_method,
@@ -84,6 +87,19 @@ FROM s
 GROUP BY ALL
 ORDER BY ALL;
 
+-- Table 5 per language (code points: python from the extraction, java from tree-sitter-java), so the
+-- paper's Python reference numbers sit beside Python points only.
+CREATE VIEW apirec_metrics_by_language AS
+SELECT benchmark, language, model, ranker, k, count(*) AS points,
+       round(avg(sr_method), 4) AS sr_method, round(avg(sr_class), 4) AS sr_class,
+       round(avg(map_apibench_method), 4) AS map_apibench_method,
+       round(avg(map_standard_method), 4) AS map_standard_method,
+       round(avg(mrr_method), 4) AS mrr_method, round(avg(mrr_class), 4) AS mrr_class,
+       round(avg(ndcg_apibench), 4) AS ndcg_apibench, round(avg(ndcg_standard), 4) AS ndcg_standard
+FROM apirec_point_scores
+GROUP BY ALL
+ORDER BY ALL;
+
 -- How many items each ranking covers: scored, too long for the model (or no vector), and the first
 -- stage's recall (the gold among the candidates re-ranked; the n-gram: among the train APIs; BM25:
 -- within its top `queries.candidates`).
@@ -113,6 +129,7 @@ WITH d AS (
     UNION ALL SELECT *, 'context_lines', context_lines FROM apirec_point_scores WHERE benchmark = 'code'
     UNION ALL SELECT *, 'domain', domain FROM apirec_point_scores
     UNION ALL SELECT *, 'seen', seen::VARCHAR FROM apirec_point_scores WHERE benchmark = 'code'
+    UNION ALL SELECT *, 'language', language FROM apirec_point_scores
     UNION ALL SELECT *, 'origin', origin FROM apirec_point_scores WHERE benchmark = 'query'
     UNION ALL SELECT *, 'leaky', leaky::VARCHAR FROM apirec_point_scores WHERE benchmark = 'query'
 )
@@ -137,7 +154,9 @@ FROM apirec_point_scores WHERE k = 10 AND benchmark = 'code'
 UNION ALL SELECT benchmark, model, ranker, 'position', position, point_id, sr_method
 FROM apirec_point_scores WHERE k = 10 AND benchmark = 'code' AND length_bucket = 'moderate'
 UNION ALL SELECT benchmark, model, ranker, 'context_lines', context_lines, point_id, sr_method
-FROM apirec_point_scores WHERE k = 10 AND benchmark = 'code';
+FROM apirec_point_scores WHERE k = 10 AND benchmark = 'code'
+UNION ALL SELECT benchmark, model, ranker, 'language', language, point_id, sr_method
+FROM apirec_point_scores WHERE k = 10;
 
 CREATE VIEW apirec_breakdown_ci AS
 SELECT benchmark, model, ranker, dimension, bucket AS value, n, round(mean, 4) AS sr10_method, round(lo, 4) AS lo,
@@ -168,11 +187,16 @@ SELECT benchmark, subset, model, ranker, k, n, round(mean, 4) AS sr_method, roun
 FROM poisson_bootstrap_mean(apirec_hits)
 ORDER BY ALL;
 
--- scores.json: method-level SR@1, SR@10 and MRR per model and ranker (queries: all and non-leaky).
+-- scores.json: method-level SR@1, SR@10 and MRR per model and ranker (queries: all and non-leaky; code:
+-- both languages, and Java alone).
 CREATE VIEW apirec_headline AS
 SELECT model, ranker || (CASE WHEN subset = 'all' THEN '' ELSE '_' || subset END) || '_sr_at_' || k || '_method' AS metric,
        sr_method AS value, points AS n
 FROM apirec_metrics WHERE k IN (1, 10)
 UNION ALL
 SELECT model, ranker || (CASE WHEN subset = 'all' THEN '' ELSE '_' || subset END) || '_mrr_method', mrr_method, points
-FROM apirec_metrics WHERE k = 1;
+FROM apirec_metrics WHERE k = 1
+UNION ALL
+-- Java code points on their own (the rows above pool both languages of `code`)
+SELECT model, ranker || '_java_sr_at_' || k || '_method', sr_method, points
+FROM apirec_metrics_by_language WHERE benchmark = 'code' AND language = 'java' AND k IN (1, 10);

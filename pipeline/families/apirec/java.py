@@ -1,0 +1,596 @@
+"""apirec (APIBench-C, Java): recommendation points from the corpus's Java files, resolved through
+each file's imports with tree-sitter-java (corpus code is parsed, never compiled or run).
+
+Two passes over the manifest's Java files. The first indexes every type the corpus declares
+(top-level and member types: FQN, declaring repository, method names, field types as written) and
+keeps each file's scope (package, imports, own types). The second, over the train split (the
+n-gram) and the evaluation split (points), resolves every method invocation and constructor call
+inside a method or constructor:
+
+- constructors `new T(...)`: `T` resolved as a type -> `pkg.T.<init>`;
+- static calls `T.m(...)` on a type name; fully qualified `java.util.Collections.sort(...)`;
+- calls on a variable, parameter or field whose declared type resolves (`List<String> xs;
+  xs.add(x)` -> `java.util.List.add`; `var x = new T()` takes `T`; generics and annotations dropped;
+  arrays, primitives and type parameters do not resolve), on `this.f`, on a static field of an
+  indexed type (`System.out.println` -> `java.io.PrintStream.println`), on a cast `((T) x)` and on
+  a string literal (`java.lang.String`);
+- unqualified `m(...)` through a static import, or a method the enclosing named class declares.
+
+A simple type name resolves (JLS order, simplified): the file's own types, single-type imports,
+the file's package, on-demand (`.*`) imports, then `java.lang`; the last three only against the
+corpus's index (a class the corpus does not hold is not guessed), and a name that is a type
+parameter anywhere in the file never resolves. Every other call is counted by reason (the
+receiver is a call's result, an untyped lambda parameter, an inherited member, ...), not made.
+Each resolved call has its own cut point (a call whose receiver is a call is never resolved, so no
+two points share a start).
+
+Points follow the Python ones (generate.py): context = the file's package and import
+declarations as written, a blank line, then the method from its first line up to the call (cut
+exactly before the callee: the receiver for `xs.add`, `new` for a constructor); answers: the
+FQN (`<init>` for constructors) and its class. Category: `stdlib` for the JDK's packages (java.*, javax.*, jdk.*, sun.*, com.sun.*),
+`user_defined` for a type of the file's own repository, else `third_party`. Position, the length
+buckets (over the Java methods that hold points), the domain and the split are as for Python; the
+n-gram is a separate one trained on the Java train split.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+import tree_sitter
+import tree_sitter_java
+
+from pipeline.core import ids
+from pipeline.families.apirec.generate import NGram, api_class, length_buckets, position, ranking_row
+from pipeline.manifest import read_text
+
+LANGUAGE = tree_sitter.Language(tree_sitter_java.language())
+TYPE_DECLS = frozenset(("class_declaration", "interface_declaration", "enum_declaration", "record_declaration",
+                        "annotation_type_declaration"))
+METHOD_DECLS = frozenset(("method_declaration", "constructor_declaration", "compact_constructor_declaration"))
+BODIES = frozenset(("class_body", "interface_body", "enum_body", "enum_body_declarations", "annotation_type_body"))
+CONSTRUCTOR = "<init>"
+CALLS = tree_sitter.Query(LANGUAGE, "(method_invocation) @call (object_creation_expression) @call")
+DECLS = tree_sitter.Query(LANGUAGE, """
+(local_variable_declaration) @decl (formal_parameter) @decl (spread_parameter) @decl
+(catch_formal_parameter) @decl (enhanced_for_statement) @decl (resource) @decl
+(lambda_expression parameters: (identifier) @lambda) (inferred_parameters (identifier) @lambda)
+(type_parameter (type_identifier) @tparam)
+""")
+
+
+def parser() -> tree_sitter.Parser:
+    return tree_sitter.Parser(LANGUAGE)
+
+
+def text_of(node, src: bytes) -> str:
+    return src[node.start_byte:node.end_byte].decode("utf-8", "replace")
+
+
+def type_name(node, src: bytes) -> str | None:
+    """The class a declared type names, as written without generics or annotations; None for
+    primitives, arrays, `void` and anything else."""
+    if node is None:
+        return None
+    if node.type == "generic_type":
+        node = node.named_children[0] if node.named_children else None
+        if node is None:
+            return None
+    if node.type == "type_identifier":
+        return text_of(node, src)
+    if node.type == "scoped_type_identifier":
+        parts = [text_of(c, src) for c in node.named_children if c.type == "type_identifier"]
+        inner = [c for c in node.named_children if c.type == "scoped_type_identifier"]
+        head = type_name(inner[0], src) if inner else None
+        return ".".join(([head] if head else []) + parts)
+    return None
+
+
+def dotted(node, src: bytes) -> str | None:
+    """`a.b.C` for an identifier or a chain of field accesses on identifiers; else None."""
+    if node.type == "identifier":
+        return text_of(node, src)
+    if node.type == "field_access":
+        obj, fld = node.child_by_field_name("object"), node.child_by_field_name("field")
+        head = dotted(obj, src) if obj is not None else None
+        return f"{head}.{text_of(fld, src)}" if head and fld is not None else None
+    return None
+
+
+def body_fields(body, src: bytes) -> dict[str, str]:
+    """Field name -> declared type as written (type_name) of one class body."""
+    out = {}
+    for member in body.named_children:
+        if member.type in ("field_declaration", "constant_declaration"):
+            t = type_name(member.child_by_field_name("type"), src)
+            for d in member.children_by_field_name("declarator"):
+                name = d.child_by_field_name("name")
+                if t and name is not None and d.child_by_field_name("dimensions") is None:
+                    out[text_of(name, src)] = t
+        elif member.type == "enum_body_declarations":
+            out.update(body_fields(member, src))
+    return out
+
+
+def body_methods(body, src: bytes) -> set[str]:
+    out = set()
+    for member in body.named_children:
+        if member.type == "method_declaration":
+            out.add(text_of(member.child_by_field_name("name"), src))
+        elif member.type == "enum_body_declarations":
+            out |= body_methods(member, src)
+    return out
+
+
+@dataclass
+class TypeInfo:
+    fqn: str
+    repository: str
+    file_id: str
+    methods: set[str]
+    fields: dict[str, str]  # name -> type as written in the declaring file
+
+
+@dataclass
+class FileScope:
+    package: str
+    repository: str
+    singles: dict[str, str] = field(default_factory=dict)  # simple name -> FQN (import a.b.C;)
+    on_demand: list[str] = field(default_factory=list)  # packages / types (import a.b.*;)
+    static_single: dict[str, str] = field(default_factory=dict)  # method -> class FQN (import static a.C.m;)
+    static_on_demand: list[str] = field(default_factory=list)  # class FQNs (import static a.C.*;)
+    own: dict[str, str] = field(default_factory=dict)  # the file's own types: simple name -> FQN
+    tparams: set[str] = field(default_factory=set)  # every type parameter name of the file
+    header: str = ""  # package and import declarations as written
+
+
+class Index:
+    """Every type the corpus's Java files declare, and each file's scope."""
+
+    def __init__(self):
+        self.types: dict[str, TypeInfo] = {}
+        self.packages: dict[str, set[str]] = defaultdict(set)  # package -> top-level simple names
+        self.scopes: dict[str, FileScope] = {}
+
+    def add_file(self, file_id: str, repository: str, tree, src: bytes) -> FileScope:
+        root = tree.root_node
+        scope = FileScope(package="", repository=repository)
+        header = []
+        for child in root.named_children:
+            if child.type == "package_declaration":
+                name = next((c for c in child.named_children if c.type in ("identifier", "scoped_identifier")), None)
+                scope.package = text_of(name, src) if name is not None else ""
+                header.append(text_of(child, src))
+            elif child.type == "import_declaration":
+                header.append(text_of(child, src))
+                name = next((c for c in child.named_children if c.type in ("identifier", "scoped_identifier")), None)
+                if name is None:
+                    continue
+                target = text_of(name, src).replace(" ", "")
+                static = any(c.type == "static" for c in child.children)
+                star = any(c.type == "asterisk" for c in child.children)
+                if static and star:
+                    scope.static_on_demand.append(target)
+                elif static:
+                    cls, _, member = target.rpartition(".")
+                    scope.static_single[member] = cls
+                elif star:
+                    scope.on_demand.append(target)
+                else:
+                    scope.singles[target.rpartition(".")[2]] = target
+        scope.header = "\n".join(header)
+
+        def walk(node, prefix: str, top: bool):
+            for child in node.named_children:
+                if child.type in TYPE_DECLS:
+                    name = child.child_by_field_name("name")
+                    body = child.child_by_field_name("body")
+                    if name is None:
+                        continue
+                    simple = text_of(name, src)
+                    fqn = prefix + simple
+                    scope.own.setdefault(simple, fqn)
+                    if top:
+                        self.packages[scope.package].add(simple)
+                    methods, fields = (body_methods(body, src), body_fields(body, src)) if body is not None else (set(), {})
+                    self.types.setdefault(fqn, TypeInfo(fqn, repository, file_id, methods, fields))
+                    if body is not None:
+                        walk(body, fqn + ".", False)
+                elif child.type in ("enum_body_declarations",):
+                    walk(child, prefix, False)
+
+        walk(root, scope.package + "." if scope.package else "", True)
+        for tp in tree_sitter.QueryCursor(DECLS).captures(root).get("tparam", []):
+            scope.tparams.add(text_of(tp, src))
+        self.scopes[file_id] = scope
+        return scope
+
+    def simple(self, scope: FileScope, name: str) -> str | None:
+        if name in scope.tparams:
+            return None
+        if name in scope.own:
+            return scope.own[name]
+        if name in scope.singles:
+            return scope.singles[name]
+        if name in self.packages.get(scope.package, ()):
+            return f"{scope.package}.{name}" if scope.package else name
+        for target in scope.on_demand:
+            if name in self.packages.get(target, ()) or f"{target}.{name}" in self.types:
+                return f"{target}.{name}"
+        if name in self.packages.get("java.lang", ()):
+            return f"java.lang.{name}"
+        return None
+
+    def resolve_type(self, scope: FileScope, name: str | None) -> str | None:
+        """A type name as written in a file (simple or dotted) -> its FQN, or None."""
+        if not name:
+            return None
+        head, _, rest = name.partition(".")
+        base = self.simple(scope, head)
+        if base is not None and not rest:
+            return base
+        if base is not None and f"{base}.{rest}" in self.types:
+            return f"{base}.{rest}"
+        if rest and name in self.types:
+            return name
+        return None
+
+    def field_type(self, cls: str, name: str) -> str | None:
+        info = self.types.get(cls)
+        if info is None or name not in info.fields:
+            return None
+        return self.resolve_type(self.scopes[info.file_id], info.fields[name])
+
+
+JDK_PACKAGES = ("java.", "javax.", "jdk.", "sun.", "com.sun.")  # the JDK's own packages, internal ones too
+
+
+def category(cls: str, repository: str, index: Index) -> str:
+    if cls.startswith(JDK_PACKAGES):
+        return "stdlib"
+    info = index.types.get(cls)
+    return "user_defined" if info is not None and info.repository == repository else "third_party"
+
+
+def render(fqn: str, scope: FileScope, index: Index) -> str:
+    """How `fqn` is written in a file of this scope: its class by simple name where the file sees it
+    so (own, imported, same package, java.lang), else fully qualified; `new C` for constructors."""
+    cls, _, member = fqn.rpartition(".")
+    simple = cls.rpartition(".")[2]
+    written = simple if index.resolve_type(scope, simple) == cls else cls
+    return f"new {written}" if member == CONSTRUCTOR else f"{written}.{member}"
+
+
+@dataclass(frozen=True)
+class Call:
+    """One resolved call inside a method."""
+
+    start: int  # byte offset of the call (receiver or `new`)
+    args: int  # byte offset of its argument list
+    fqn: str
+    how: str  # constructor / static / variable / field / this / static_field / cast / literal / unqualified / static_import
+
+
+class Resolver:
+    """Resolves the calls of one file."""
+
+    def __init__(self, index: Index, scope: FileScope, src: bytes):
+        self.index, self.scope, self.src = index, scope, src
+        self._decls: dict[int, list[tuple[int, str, str | None]]] = {}
+
+    def declarations(self, method) -> list[tuple[int, str, str | None]]:
+        """(byte, name, declared type as written or None) of the method's locals and parameters."""
+        key = method.id
+        if key not in self._decls:
+            out, src = [], self.src
+            caps = tree_sitter.QueryCursor(DECLS).captures(method)
+            for node in caps.get("decl", []):
+                t = node.child_by_field_name("type")
+                tname = type_name(t, src) if node.type != "spread_parameter" else None
+                if node.type == "catch_formal_parameter":
+                    ct = [c for c in node.named_children if c.type == "catch_type"]
+                    alts = [c for c in ct[0].named_children] if ct else []
+                    tname = type_name(alts[0], src) if len(alts) == 1 else None
+                declarators = node.children_by_field_name("declarator") or [node]
+                for d in declarators:
+                    name = d.child_by_field_name("name")
+                    if name is None:
+                        continue
+                    dtype = tname
+                    if d.child_by_field_name("dimensions") is not None:
+                        dtype = None
+                    if dtype == "var":
+                        value = d.child_by_field_name("value")
+                        dtype = (type_name(value.child_by_field_name("type"), src)
+                                 if value is not None and value.type == "object_creation_expression" else None)
+                    out.append((name.start_byte, text_of(name, src), dtype))
+            for node in caps.get("lambda", []):
+                out.append((node.start_byte, text_of(node, src), None))
+            out.sort()
+            self._decls[key] = out
+        return self._decls[key]
+
+    def enclosing_classes(self, node) -> list[tuple[str | None, object]]:
+        """(FQN or None for anonymous / local classes, body node), innermost first."""
+        out = []
+        n = node.parent
+        while n is not None:
+            if n.type in BODIES and n.type != "enum_body_declarations":
+                owner = n.parent
+                fqn = None
+                if owner is not None and owner.type in TYPE_DECLS:
+                    fqn = self.named_fqn(owner)
+                out.append((fqn, n))
+            n = n.parent
+        return out
+
+    def named_fqn(self, decl) -> str | None:
+        """The FQN of a member type declaration (None for a local class)."""
+        names = []
+        n = decl
+        while n is not None:
+            if n.type in TYPE_DECLS:
+                names.append(text_of(n.child_by_field_name("name"), self.src))
+            elif n.type in METHOD_DECLS or n.type in ("object_creation_expression", "block", "lambda_expression"):
+                return None
+            n = n.parent
+        pkg = self.scope.package
+        return ".".join(([pkg] if pkg else []) + names[::-1])
+
+    def variable(self, method, name: str, at: int, node) -> tuple[str | None, str] | None:
+        """(type FQN or None, how) if `name` is a local or parameter declared before byte `at` (in this
+        method, then in the methods enclosing it: captured locals of anonymous classes and lambdas) or a
+        field of an enclosing class; None if no variable has that name."""
+        while method is not None:
+            hits = [t for start, n, t in self.declarations(method) if n == name and start < at]
+            if hits:
+                return self.index.resolve_type(self.scope, hits[-1]), "variable"
+            method = innermost_method(method)
+        for fqn, body in self.enclosing_classes(node):
+            fields = self.index.types[fqn].fields if fqn in self.index.types else body_fields(body, self.src)
+            if name in fields:
+                return self.index.resolve_type(self.scope, fields[name]), "field"
+        return None
+
+    def receiver(self, method, obj, call) -> tuple[str | None, str]:
+        """(class FQN of the receiver, how) or (None, reason)."""
+        src, index, scope = self.src, self.index, self.scope
+        kind = obj.type
+        if kind == "identifier":
+            var = self.variable(method, text_of(obj, src), obj.start_byte, call)
+            if var is not None:
+                return var if var[0] else (None, f"untyped_{var[1]}")
+            cls = index.resolve_type(scope, text_of(obj, src))
+            return (cls, "static") if cls else (None, "unknown_name")
+        if kind == "this":
+            cls = next((f for f, _ in self.enclosing_classes(call)), None)
+            return (cls, "this") if cls else (None, "anonymous_this")
+        if kind == "field_access":
+            inner = obj.child_by_field_name("object")
+            fld = text_of(obj.child_by_field_name("field"), src)
+            if inner is not None and inner.type == "this":
+                cls = next((f for f, _ in self.enclosing_classes(call)), None)
+                t = index.field_type(cls, fld) if cls else None
+                return (t, "field") if t else (None, "untyped_field")
+            chain = dotted(obj, src)
+            if chain:
+                head = chain.split(".")[0]
+                if self.variable(method, head, obj.start_byte, call) is None:
+                    cls = index.resolve_type(scope, chain)
+                    if cls:
+                        return cls, "static"
+                    owner = index.resolve_type(scope, chain.rpartition(".")[0])
+                    t = index.field_type(owner, fld) if owner else None
+                    if t:
+                        return t, "static_field"
+            return None, "field_of_expression"
+        if kind == "parenthesized_expression" and obj.named_children and obj.named_children[0].type == "cast_expression":
+            cls = index.resolve_type(scope, type_name(obj.named_children[0].child_by_field_name("type"), src))
+            return (cls, "cast") if cls else (None, "unknown_type")
+        if kind == "string_literal":
+            cls = index.resolve_type(scope, "String")
+            return (cls, "literal") if cls else (None, "unknown_type")
+        if kind in ("method_invocation", "object_creation_expression"):
+            # the receiver is a call's result (its return type is not looked up; `new T().m()` would also
+            # share its cut point with the constructor's)
+            return None, "call_result"
+        if kind == "super":
+            return None, "super"
+        return None, "expression"
+
+    def resolve(self, method, call) -> tuple[Call | None, str]:
+        args = call.child_by_field_name("arguments")
+        if args is None:
+            return None, "no_arguments"
+        if call.type == "object_creation_expression":
+            cls = self.index.resolve_type(self.scope, type_name(call.child_by_field_name("type"), self.src))
+            if not cls:
+                return None, "unknown_type"
+            return Call(call.start_byte, args.start_byte, f"{cls}.{CONSTRUCTOR}", "constructor"), "constructor"
+        name = text_of(call.child_by_field_name("name"), self.src)
+        obj = call.child_by_field_name("object")
+        if obj is None:
+            if name in self.scope.static_single:
+                cls = self.scope.static_single[name]
+                return Call(call.start_byte, args.start_byte, f"{cls}.{name}", "static_import"), "static_import"
+            for fqn, body in self.enclosing_classes(call):
+                methods = self.index.types[fqn].methods if fqn in self.index.types else body_methods(body, self.src)
+                if name in methods:
+                    if fqn is None:
+                        return None, "anonymous_class_method"
+                    return Call(call.start_byte, args.start_byte, f"{fqn}.{name}", "unqualified"), "unqualified"
+            for cls in self.scope.static_on_demand:
+                if name in getattr(self.index.types.get(cls), "methods", ()):
+                    return Call(call.start_byte, args.start_byte, f"{cls}.{name}", "static_import"), "static_import"
+            return None, "unqualified_unknown"
+        cls, how = self.receiver(method, obj, call)
+        if cls is None:
+            return None, how
+        return Call(call.start_byte, args.start_byte, f"{cls}.{name}", how), how
+
+
+def innermost_method(node):
+    n = node.parent
+    while n is not None:
+        if n.type in METHOD_DECLS:
+            return n
+        n = n.parent
+    return None
+
+
+@dataclass(frozen=True)
+class MethodCalls:
+    method_start: int  # byte offset of the method declaration
+    row: int  # 0-based line of the method's start
+    last_row: int
+    qualname: str
+    calls: tuple[Call, ...]
+
+
+def file_calls(index: Index, scope: FileScope, tree, src: bytes, stats: Counter | None) -> list[MethodCalls]:
+    """Resolved calls per method, in source order; unresolved ones counted in `stats`."""
+    resolver = Resolver(index, scope, src)
+    per: dict[int, tuple[object, list[Call]]] = {}
+    for call in sorted(tree_sitter.QueryCursor(CALLS).captures(tree.root_node).get("call", []),
+                       key=lambda n: (n.start_byte, n.end_byte)):
+        method = innermost_method(call)
+        if method is None:
+            continue
+        found, how = (None, "parse_error") if method.has_error else resolver.resolve(method, call)
+        if stats is not None:
+            stats["calls"] += 1
+            stats[("resolved:" if found else "unresolved:") + how] += 1
+        if method.id not in per:
+            per[method.id] = (method, [])
+        if found:
+            per[method.id][1].append(found)
+    out = []
+    for method, calls in per.values():
+        if not calls:
+            continue
+        owner = next((f for f, _ in resolver.enclosing_classes(method)), None) or "<local>"
+        name = text_of(method.child_by_field_name("name"), src) if method.child_by_field_name("name") else "?"
+        owner_short = owner[len(scope.package) + 1:] if scope.package and owner.startswith(scope.package + ".") else owner
+        out.append(MethodCalls(method.start_byte, method.start_point[0], method.end_point[0],
+                               f"{owner_short}.{name}:{method.start_point[0] + 1}", tuple(calls)))
+    return sorted(out, key=lambda m: m.method_start)
+
+
+def java_points(manifest_rows: list[dict], root, domains: dict[str, str], default_domain: str, eval_split: str,
+                max_points: int, candidates: int, top_k: int, seed: int) -> tuple[list[dict], list[dict], dict]:
+    """Java points (schemas.POINTS rows), their n-gram rankings (BASELINES rows) and stats."""
+    java = sorted((r for r in manifest_rows if r["language"] == "java" and not r.get("duplicate")),
+                  key=lambda r: r["file_id"])
+    stats: Counter = Counter()
+    if not java:
+        return [], [], {"files": 0, "calls": 0, "resolved": 0, "coverage": None, "points_all": 0, "points": 0,
+                        "ide": "not applicable (jedi is Python only)"}
+    p = parser()
+    index = Index()
+    for r in java:
+        try:
+            src = read_text(r, root).encode("utf-8")
+        except (OSError, UnicodeDecodeError, ValueError):
+            stats["unreadable_files"] += 1
+            continue
+        index.add_file(r["file_id"], r["repository"], p.parse(src), src)
+
+    sequences: list[list[str]] = []
+    eval_stats: Counter = Counter()
+    raw = []
+    lengths: dict[tuple[str, str], int] = {}
+    for r in java:
+        if r["split"] not in ("train", eval_split) or r["file_id"] not in index.scopes:
+            continue
+        src = read_text(r, root).encode("utf-8")
+        tree = p.parse(src)
+        scope = index.scopes[r["file_id"]]
+        is_eval = r["split"] == eval_split
+        methods = file_calls(index, scope, tree, src, eval_stats if is_eval else None)
+        if r["split"] == "train":
+            sequences += [[c.fqn for c in m.calls] for m in methods]
+        if not is_eval:
+            continue
+        text = src.decode("utf-8")
+        line_bytes = src.split(b"\n")
+        byte_starts, char_starts = [0], [0]
+        for line in line_bytes:
+            byte_starts.append(byte_starts[-1] + len(line) + 1)
+            char_starts.append(char_starts[-1] + len(line.decode("utf-8")) + 1)
+
+        def char_at(byte: int) -> tuple[int, int, int]:
+            row = bisect.bisect_right(byte_starts, byte) - 1
+            col = len(src[byte_starts[row]:byte].decode("utf-8"))
+            return row, col, char_starts[row] + col
+
+        for m in methods:
+            n = m.last_row - m.row + 1
+            lengths[(r["file_id"], m.qualname)] = n
+            body_start = char_starts[m.row]
+            for b, c in enumerate(m.calls, 1):
+                row, col, offset = char_at(c.start)
+                written = src[c.start:c.args].decode("utf-8").rstrip()
+                raw.append((r, m.qualname, text[body_start:offset], scope, b, len(m.calls), row - m.row + 1, n,
+                            m.calls[b - 2].fqn if b > 1 else None, c, row + 1, col, written))
+    buckets = length_buckets(lengths)
+    ngram = NGram(sequences)
+    by_class = Counter(api_class(a) for a in ngram.vocab)
+
+    total = len(raw)
+    if max_points and total > max_points:
+        keyed = {ids.stable_id("apirec", x[0]["file_id"], x[10], x[11]): x for x in raw}
+        keep = set(sorted(keyed, key=lambda i: ids.seeded_order_key(seed, i))[:max_points])
+        raw = [x for pid, x in keyed.items() if pid in keep]
+    rankings: dict[str | None, list[str]] = {}
+    points, baseline = [], []
+    for r, function, body, scope, b, m, a, n, previous, c, line, col, written in raw:
+        if previous not in rankings:
+            rankings[previous] = ngram.rank(previous)
+        ranking = rankings[previous]
+        pool = ranking[:candidates]
+        klass = api_class(c.fqn)
+        header = scope.header
+        points.append({
+            "point_id": ids.stable_id("apirec", r["file_id"], line, col), "file_id": r["file_id"],
+            "source": r["source"], "repository": r["repository"], "path": r["path"], "split": r["split"],
+            "domain": domains.get(r["source"], default_domain), "function": function, "line": line, "col": col,
+            "written": written, "api": c.fqn, "api_class": klass,
+            "category": category(klass, r["repository"], index), "previous_api": previous, "api_index": b,
+            "api_count": m, "line_in_function": a, "function_lines": n, "position": position(a, n, b, m),
+            "length_bucket": buckets[(r["file_id"], function)], "imports": header,
+            "context": (header + "\n\n" if header else "") + body,
+            "class_siblings": by_class[klass] - (1 if c.fqn in ngram.unigram else 0),
+            "seen": c.fqn in ngram.unigram, "candidates": pool,
+            "candidate_texts": [render(x, scope, index) for x in pool]})
+        baseline.append(ranking_row(points[-1], ranking, "ngram", "ngram", top_k))
+
+    resolved = sum(v for k, v in eval_stats.items() if isinstance(k, str) and k.startswith("resolved:"))
+    out = {"files": len(java), "types_indexed": len(index.types), "calls": eval_stats["calls"], "resolved": resolved,
+           "coverage": round(resolved / eval_stats["calls"], 4) if eval_stats["calls"] else None,
+           "resolved_by_how": {k.split(":", 1)[1]: v for k, v in sorted(eval_stats.items())
+                               if k.startswith("resolved:")},
+           "unresolved_by_reason": {k.split(":", 1)[1]: v for k, v in sorted(eval_stats.items())
+                                    if k.startswith("unresolved:")},
+           "points_all": total, "points": len(points), "train_apis": len(ngram.vocab), "functions": len(lengths),
+           "ngram_gold_in_pool": sum(pt["api"] in pt["candidates"] for pt in points),
+           "ide": "not applicable (jedi is Python only)", "unreadable_files": stats["unreadable_files"]}
+    for col_name in ("category", "position", "length_bucket", "domain"):
+        out[f"points_by_{col_name}"] = dict(sorted(Counter(pt[col_name] for pt in points).items()))
+    return points, baseline, out
+
+
+def add_java_points(points: pa.Table, base: pa.Table, stats: dict, manifest: pa.Table, root, domains: dict[str, str],
+                    default_domain: str, eval_split: str, max_points: int, candidates: int, top_k: int,
+                    seed: int) -> tuple[pa.Table, pa.Table, dict]:
+    """The Python points and baselines (generate.generate) with the Java ones added; Java stats under `java`."""
+    from pipeline.families.apirec import schemas
+
+    jp, jb, jstats = java_points(manifest.to_pylist(), root, domains, default_domain, eval_split, max_points,
+                                 candidates, top_k, seed)
+    points = pa.concat_tables([points, pa.Table.from_pylist(jp, schemas.POINTS)]).sort_by("point_id")
+    base = pa.concat_tables([base, pa.Table.from_pylist(jb, schemas.BASELINES)]).sort_by(
+        [("point_id", "ascending"), ("model", "ascending")])
+    return points, base, {**stats, "java": jstats}
