@@ -280,7 +280,7 @@ def test_language_breakdown_in_the_views_and_report(built, tmp_path):
 
     md = report.section(con, tmp_path, "figures", {})
     assert f"| code | java | ngram | ngram | 1 | {len(points)} |" in md and "ours, code: python: ngram/ngram" in md
-    headline = {m for _, m, _ in con.sql("SELECT * FROM apirec_headline").fetchall()}
+    headline = {m for (m,) in con.sql("SELECT metric FROM apirec_headline").fetchall()}
     assert {"ngram_java_sr_at_1_method", "ngram_java_sr_at_10_method", "ngram_sr_at_1_method"} <= headline
 
 
@@ -292,8 +292,11 @@ def test_java_points_go_through_the_model_reranking(built, tmp_path):
 
     _, points, _, _ = built
     table = pa.Table.from_pylist(points, schemas.POINTS)
-    out = infer.score_shard(table, tiny(tmp_path, "causal-lm"), 0, 1, 4096, 0, 1, 3).to_pylist()
-    assert len(out) == len(points) and {r["status"] for r in out} == {"ok"}
+    rows = infer.score_shard(table, tiny(tmp_path, "causal-lm"), 0, 1, 4096, 0, 1, 3).to_pylist()
+    # one row per ranking protocol (rerank_ngram: summed log-likelihood, _mean, _pmi), each point once
+    assert sorted({r["ranker"] for r in rows}) == ["rerank_ngram", "rerank_ngram_mean", "rerank_ngram_pmi"]
+    out = [r for r in rows if r["ranker"] == "rerank_ngram"]
+    assert len(out) == len(points) == len(rows) // 3 and {r["status"] for r in rows} == {"ok"}
     pools = {p["point_id"]: p["candidates"][:3] for p in points}
     golds = {p["point_id"]: p["api"] for p in points}
     for r in out:
