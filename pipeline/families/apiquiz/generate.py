@@ -474,7 +474,7 @@ def generate(usages: pa.Table, inventory: pa.Table, imports: pa.Table, tokenizer
     return qt, ft, summary(every_api, apis, qt, ft, tokenizers)
 
 
-def aggregate_usages(path: Path, memory_limit: str = "256MB") -> tuple[pa.Table, pa.Table]:
+def aggregate_usages(path: Path, memory_limit: str = "1GB") -> tuple[pa.Table, pa.Table]:
     """The two small views of usages.parquet that generation needs, computed by DuckDB out of core:
     the call rows with an FQN, grouped with their count `n` (collect_apis weighs by it: the same
     APIs as from the rows themselves), and the distinct (module, source, repository) (Names)."""
@@ -496,7 +496,7 @@ SPILL_ROWS = 4096
 
 def write_quizzes(usages: Path, inventory: pa.Table, imports: pa.Table, tokenizers: list[str], settings: list[str],
                   max_candidates: int, n_adversarial: int, seed: int, include_private: bool, out_quizzes: Path,
-                  out_tokens: Path, tmpdir: Path, memory_limit: str = "128MB", chunk: int = 512) -> dict:
+                  out_tokens: Path, tmpdir: Path, memory_limit: str = "1GB", chunk: int = 512) -> dict:
     """`generate`, streamed: usages aggregated by DuckDB, quizzes produced per chunk of templates,
     spilled unsorted with their generation order, sorted out of core by DuckDB (ties keep the
     generation order, as the in-memory stable sort did) and written with `parquet_stream`: the same
@@ -520,6 +520,8 @@ def write_quizzes(usages: Path, inventory: pa.Table, imports: pa.Table, tokenize
             n_quizzes, n_flags = n_quizzes + len(quizzes), n_flags + len(flags)
             qw.write_table(pa.Table.from_pylist(quizzes, q_schema))
             fw.write_table(pa.Table.from_pylist(flags, f_schema))
+    # a cap, not an allocation: the sort spills beyond it. 128MB failed on the default corpus ("failed to
+    # pin block": wide quiz rows), so the cap is 1GB, about the old in-memory build's peak at 1,600 files
     con = duckdb.connect(config={"memory_limit": memory_limit, "temp_directory": str(tmpdir / "duckdb"),
                                  "threads": 1})
     with parquet_stream(out_quizzes, schemas.QUIZZES) as w:
