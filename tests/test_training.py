@@ -361,3 +361,30 @@ def test_encoder_decoder_span_perplexity_beats_twin(project):
            for name in ("tiny-t5", "tiny-t5-random")}
     assert got["tiny-t5"]["tokens_scored"] == got["tiny-t5-random"]["tokens_scored"] == 16 * (5 + 2 + 1 + 1)
     assert got["tiny-t5"]["perplexity"] < 0.5 * got["tiny-t5-random"]["perplexity"]
+
+
+def test_pre_layer_norm_masked_lm_trains_deterministically_loads_and_scores(project, tmp_path, monkeypatch):
+    """training.model.mlm_architecture: roberta-prelayernorm (docs/model_recipes.md: the pre-LN masked LM crosses
+    its loss plateau where the post-LN one stays on it): same seed, same weights; the zoo's loader gives its
+    attentions and hidden states, and the masked scoring path runs its LM head on selected positions."""
+    from pipeline.runtime.scoring import _masked_lm_head
+
+    monkeypatch.chdir(project)
+    zoo = parse_zoo(ZOO)
+    data = yaml.safe_load((project / "params.yaml").read_text())["training"]["data"]
+    p = TrainParams(**{**TINY_MODEL, "steps": 6, "eval_every": 3, "mlm_architecture": "roberta-prelayernorm"})
+    cards = [run_training(zoo["tiny-mlm"], project / "data/manifest.parquet", project / "data/tokenizer", data, p, SEED, 1,
+                          "cpu", tmp_path / run / "tiny-mlm", tmp_path / f"{run}.png") for run in ("a", "b")]
+    assert (tmp_path / "a/tiny-mlm/model.safetensors").read_bytes() == (tmp_path / "b/tiny-mlm/model.safetensors").read_bytes()
+    assert cards[0]["model_type"] == "roberta-prelayernorm" and cards[0]["training"]["mlm_architecture"] == "roberta-prelayernorm"
+    curve = json.loads((tmp_path / "a/tiny-mlm/training.json").read_text())
+    assert curve["train_loss"][-1] < curve["train_loss"][0]
+    lm = load_model(zoo["tiny-mlm"], attentions=True, hidden_states=True, device="cpu", models_dir=tmp_path / "a")
+    assert type(lm.model).__name__ == "RobertaPreLayerNormForMaskedLM"
+    out = lm(**lm.tokenizer(["for value in values:"], return_tensors="pt"))
+    assert len(out.attentions) == 1 and len(out.hidden_states) == 2
+    assert _masked_lm_head(lm.model) is not None
+    with pytest.raises(SystemExit, match="mlm_architecture"):
+        run_training(zoo["tiny-mlm"], project / "data/manifest.parquet", project / "data/tokenizer", data,
+                     TrainParams(**{**TINY_MODEL, "steps": 1, "mlm_architecture": "bert"}), SEED, 1, "cpu",
+                     tmp_path / "c", tmp_path / "c.png")

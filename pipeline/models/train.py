@@ -55,6 +55,7 @@ class TrainParams:
     schedule: str = "linear"  # learning rate after warmup: linear or cosine decay to zero
     noise_density: float = 0.15  # seq2seq span corruption (T5): share of tokens in noise spans
     mean_noise_span_length: float = 3.0  # and their mean length
+    mlm_architecture: str = "roberta"  # masked LM: roberta (post-LN, BERT's) or roberta-prelayernorm (pre-LN)
 
 
 def span_counts(length: int, noise_density: float, mean_span: float) -> tuple[int, int]:
@@ -103,7 +104,7 @@ def pretrained_tokenizer(tokenizer_dir: Path, objective: str, max_length: int, s
 
 
 def model_config(objective: str, vocab_size: int, p: TrainParams):
-    from transformers import GPT2Config, RobertaConfig, T5Config
+    from transformers import GPT2Config, RobertaConfig, RobertaPreLayerNormConfig, T5Config
 
     if objective == "seq2seq":  # `layers` in the encoder and as many in the decoder; T5's relative positions
         return T5Config(vocab_size=vocab_size, d_model=p.hidden_size, d_kv=p.hidden_size // p.heads, d_ff=p.intermediate_size,
@@ -112,7 +113,10 @@ def model_config(objective: str, vocab_size: int, p: TrainParams):
                         bos_token_id=None)
 
     if objective == "mlm":
-        return RobertaConfig(vocab_size=vocab_size, hidden_size=p.hidden_size, num_hidden_layers=p.layers,
+        if p.mlm_architecture not in ("roberta", "roberta-prelayernorm"):
+            raise SystemExit(f"training.model.mlm_architecture: {p.mlm_architecture!r} is not roberta or roberta-prelayernorm")
+        config_class = RobertaPreLayerNormConfig if p.mlm_architecture == "roberta-prelayernorm" else RobertaConfig
+        return config_class(vocab_size=vocab_size, hidden_size=p.hidden_size, num_hidden_layers=p.layers,
                              num_attention_heads=p.heads, intermediate_size=p.intermediate_size,
                              max_position_embeddings=p.seq_length + 2, type_vocab_size=1,
                              hidden_dropout_prob=p.dropout, attention_probs_dropout_prob=p.dropout,
@@ -182,7 +186,7 @@ def corrupt_spans(batch: torch.Tensor, noise_density: float, mean_span: float, s
 def mlm_loss(model, inputs: torch.Tensor, attention_mask: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
     """RobertaForMaskedLM's loss with the LM head run on the masked positions only (the same number:
     cross-entropy is per position; the vocabulary projection of the other 85% is skipped)."""
-    hidden = model.roberta(input_ids=inputs, attention_mask=attention_mask).last_hidden_state
+    hidden = model.base_model(input_ids=inputs, attention_mask=attention_mask).last_hidden_state
     picked = labels != -100
     return torch.nn.functional.cross_entropy(model.lm_head(hidden[picked]).float(), labels[picked])
 
@@ -190,8 +194,9 @@ def mlm_loss(model, inputs: torch.Tensor, attention_mask: torch.Tensor, labels: 
 def loss_of(model, objective: str, batch: torch.Tensor, p: TrainParams, vocab_size: int, generator: torch.Generator):
     attention_mask = (batch != PAD).long()  # padding only occurs in the one block of a tiny corpus
     if objective == "mlm":
-        inputs, labels = mask_for_training(batch, p.mlm_probability, vocab_size, generator)
-        return mlm_loss(model, inputs, attention_mask, labels)
+        inputs, labels = mask_for_training(batch.cpu(), p.mlm_probability, vocab_size, generator)  # CPU generator:
+        # the same masks on every device
+        return mlm_loss(model, inputs.to(batch.device), attention_mask, labels.to(batch.device))
     if objective == "seq2seq":
         n = len(sentinel_tokens(p))  # the sentinels end the vocabulary
         inputs, targets = corrupt_spans(batch.cpu(), p.noise_density, p.mean_noise_span_length,

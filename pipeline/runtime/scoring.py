@@ -249,7 +249,8 @@ def _common_prefix(rows: list[list[int]]) -> int:
 
 def _masked_lm_head(model):
     """(encoder, head) of a masked LM whose head can run on selected positions only, else None."""
-    for base_name, head_name in (("roberta", "lm_head"), ("bert", "cls"), ("distilbert", None)):
+    for base_name, head_name in (("roberta", "lm_head"), ("roberta_prelayernorm", "lm_head"), ("bert", "cls"),
+                                 ("distilbert", None)):
         base, head = getattr(model, base_name, None), getattr(model, head_name, None) if head_name else None
         if base is not None and head is not None:
             return base, head
