@@ -127,6 +127,7 @@ def check_interpreter(required: str, running: str | None = None) -> None:
     if running != required:
         raise ParamsError(
             f"params.yaml python.require: this is Python {running}, but outputs are built with Python {required} "
-            f"(another version changes them: CodeSyntax samples, the stdlib corpus). Run `make install` to create "
+            f"(another version changes them: pipeline.syntax's token streams and trees, the stdlib corpus). "
+            f"Run `make install` to create "
             f".venv on Python {required} and use .venv/bin/snakemake, or, to build on {running} knowingly "
             f"(results not comparable with {required}'s), set python.require: \"{running}\" in params.yaml")

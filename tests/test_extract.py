@@ -212,11 +212,15 @@ def test_imports_inside_functions():
     assert [i["scope"] for i in imports] == ["f", "f"]
 
 
-def test_try_import_except_import_error_prefers_the_try_branch():
-    src = """\
-        try:
+@pytest.mark.parametrize("guard, otherwise", [
+    pytest.param("try:", "except ImportError:", id="try_import_except_import_error_prefers_the_try_branch"),
+    pytest.param("if HAS_SIMPLEJSON:", "else:", id="unknown_if_else_import_guard_keeps_the_first_branch_like_try_except"),
+])
+def test_a_guarded_fallback_import_resolves_to_the_first_branch(guard, otherwise):
+    src = f"""\
+        {guard}
             import simplejson as json
-        except ImportError:
+        {otherwise}
             import json
         json.loads(s)
         """
@@ -424,19 +428,6 @@ def test_static_truth_only_decides_version_comparisons(test, expected):
 
     from pipeline.extract.visitor import static_truth
     assert static_truth(cst.parse_expression(test)) is expected
-
-
-def test_unknown_if_else_import_guard_keeps_the_first_branch_like_try_except():
-    src = """\
-        if HAS_SIMPLEJSON:
-            import simplejson as json
-        else:
-            import json
-        json.loads(s)
-        """
-    assert calls(src) == [(5, "method", "json.loads", "simplejson.loads")]
-    _, imports = resolve(src)
-    assert [(i["imported"], i["fallback"]) for i in imports] == [("simplejson", False), ("json", True)]
 
 
 def test_plain_if_still_rebinds():

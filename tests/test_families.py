@@ -9,8 +9,10 @@ rule, its inference jobs, its warehouse views and its report section without any
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import os
+import re
 import subprocess
 import textwrap
 from contextlib import chdir
@@ -66,6 +68,40 @@ def test_registry_matches_params_and_folders():
 def test_unknown_family_is_a_clear_error():
     with pytest.raises(ValueError, match="no family 'nope'"):
         families.load("nope")
+
+
+def code_words(path: Path) -> list[tuple[int, str]]:
+    """(line, text) of what a central file says as code: Python identifiers and string constants
+    (docstrings and comments left out), or a Snakemake/YAML/SQL/Make line without its comment."""
+    if path.suffix != ".py":
+        comment = "--" if path.suffix == ".sql" else "#"
+        return [(i, line.split(comment)[0]) for i, line in enumerate(path.read_text().splitlines(), 1)]
+    tree = ast.parse(path.read_text())
+    docs = {id(n.body[0].value) for n in ast.walk(tree)
+            if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            and n.body and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+    words = []
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs:
+            words.append((n.lineno, n.value))
+        elif isinstance(n, (ast.Name, ast.Attribute, ast.alias, ast.arg, ast.FunctionDef, ast.ClassDef)):
+            words.append((getattr(n, "lineno", 0), getattr(n, "id", None) or getattr(n, "attr", None)
+                          or getattr(n, "name", None) or n.arg))
+    return words
+
+
+def test_no_central_file_names_a_family():
+    """docs/architecture.md: what a family knows lives in its folder; central code reaches it
+    through the registry. Prose (docstrings, comments, Markdown) and params files may name one."""
+    name = re.compile(r"\b(" + "|".join(ALL_NAMES) + r")\b", re.IGNORECASE)
+    registry = REPO / "pipeline" / "families"
+    central = ["Snakefile", "Makefile", "dvc.yaml"] + sorted(
+        p.relative_to(REPO).as_posix() for folder in ("pipeline", "rules", "schemas") for p in (REPO / folder).rglob("*")
+        if p.suffix in (".py", ".smk", ".sql", ".yaml") and (registry not in p.parents or p.parent == registry))
+    assert {"pipeline/families/__init__.py", "pipeline/report/build.py", "rules/inference.smk"} <= set(central)
+    hits = [(f, line, text[:80]) for f in central for line, text in code_words(REPO / f)
+            if name.search(text.replace("_", " "))]
+    assert hits == []
 
 
 @pytest.mark.parametrize("family", FAMILIES, ids=IDS)

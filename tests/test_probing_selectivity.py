@@ -68,22 +68,25 @@ def test_selectivity_is_large_where_features_encode_the_label_and_not_the_word(f
     assert sel[0] > 0.5 and sel[1] < -0.5
 
 
-def test_the_selectivity_view_joins_task_and_control_per_model_and_layer(fitted):
-    """The family's SQL over FIT_RESULTS rows as the fit stage writes them: control error - task error."""
-    _, _, _, task, ctrl = fitted
-    rows = [results_table(task, RunInfo("java-path_type", "classification", "m", "mean", "ridge")),
-            results_table(ctrl, RunInfo("java-path_type-control", "classification", "m", "mean", "ridge")),
-            # another model with the roles swapped: the join must not mix models
-            results_table(ctrl, RunInfo("java-path_type", "classification", "m2", "mean", "ridge")),
-            results_table(task, RunInfo("java-path_type-control", "classification", "m2", "mean", "ridge"))]
-    fits = pa.concat_tables(rows)  # noqa: F841 (DuckDB replacement scan)
-    empty = schemas.FIT_RESULTS.empty_table()  # noqa: F841
+def selectivity_view(runs) -> duckdb.DuckDBPyConnection:
+    """The family's SQL views on an in-memory DuckDB whose `probing_fits` holds FIT_RESULTS rows as
+    the fit stage writes them, one (probe result, task, model) per run; no baselines, no labels."""
     con = duckdb.connect()
-    con.execute("CREATE VIEW probing_fits AS SELECT * FROM fits")
-    con.execute("CREATE VIEW probing_baselines AS SELECT * FROM empty")
+    con.register("probing_fits", pa.concat_tables(
+        [results_table(result, RunInfo(task, "classification", model, "mean", "ridge")) for result, task, model in runs]))
+    con.register("probing_baselines", schemas.FIT_RESULTS.empty_table())
     con.execute("CREATE VIEW probing_labels AS SELECT NULL::VARCHAR AS item_id WHERE false")
     for path in sorted((FOLDER / "sql").glob("*.sql")):
         con.execute(path.read_text())
+    return con
+
+
+def test_the_selectivity_view_joins_task_and_control_per_model_and_layer(fitted):
+    """The family's SQL over FIT_RESULTS rows: control error - task error."""
+    _, _, _, task, ctrl = fitted
+    con = selectivity_view([(task, "java-path_type", "m"), (ctrl, "java-path_type-control", "m"),
+                            # another model with the roles swapped: the join must not mix models
+                            (ctrl, "java-path_type", "m2"), (task, "java-path_type-control", "m2")])
     got = {(m, layer): s for m, layer, s in con.sql(
         "SELECT model, layer, selectivity FROM probing_selectivity WHERE task = 'java-path_type'").fetchall()}
     sel = selectivity(task, ctrl)
@@ -92,30 +95,21 @@ def test_the_selectivity_view_joins_task_and_control_per_model_and_layer(fitted)
     assert len(got) == 4
 
 
-def test_the_selectivity_view_gives_samples_and_a_paired_t_interval(fitted):
+@pytest.mark.parametrize("layer", [pytest.param(0, id="label_layer"), pytest.param(1, id="word_type_layer")])
+def test_the_selectivity_view_gives_samples_and_a_paired_t_interval(fitted, layer):
     """samples = the task's items (each tested once over the folds); the interval is the 95% Student-t
     interval of the per-fold differences control - task, checked against scipy."""
     from scipy import stats
 
     _, _, _, task, ctrl = fitted
-    fits = pa.concat_tables([results_table(task, RunInfo("java-path_type", "classification", "m", "mean", "ridge")),  # noqa: F841
-                             results_table(ctrl, RunInfo("java-path_type-control", "classification", "m", "mean",
-                                                         "ridge"))])
-    empty = schemas.FIT_RESULTS.empty_table()  # noqa: F841
-    con = duckdb.connect()
-    con.execute("CREATE VIEW probing_fits AS SELECT * FROM fits")
-    con.execute("CREATE VIEW probing_baselines AS SELECT * FROM empty")
-    con.execute("CREATE VIEW probing_labels AS SELECT NULL::VARCHAR AS item_id WHERE false")
-    for path in sorted((FOLDER / "sql").glob("*.sql")):
-        con.execute(path.read_text())
-    for layer in (0, 1):
-        t = {s.fold: s for s in task.scores if s.layer == layer}
-        c = {s.fold: s for s in ctrl.scores if s.layer == layer}
-        diffs = np.array([c[f].error - t[f].error for f in sorted(t)])
-        half = stats.t.ppf(0.975, len(diffs) - 1) * diffs.std(ddof=1) / np.sqrt(len(diffs))
-        row = con.sql(f"SELECT selectivity, ci_low, ci_high, samples, folds FROM probing_selectivity "
-                      f"WHERE layer = {layer}").fetchall()[0]
-        assert row[0] == pytest.approx(diffs.mean())
-        assert row[1] == pytest.approx(diffs.mean() - half, abs=1e-3) and row[2] == pytest.approx(diffs.mean() + half,
-                                                                                                   abs=1e-3)
-        assert row[3] == sum(s.n_test for s in t.values()) and row[4] == len(diffs) == 4
+    con = selectivity_view([(task, "java-path_type", "m"), (ctrl, "java-path_type-control", "m")])
+    t = {s.fold: s for s in task.scores if s.layer == layer}
+    c = {s.fold: s for s in ctrl.scores if s.layer == layer}
+    diffs = np.array([c[f].error - t[f].error for f in sorted(t)])
+    half = stats.t.ppf(0.975, len(diffs) - 1) * diffs.std(ddof=1) / np.sqrt(len(diffs))
+    (row,) = con.sql(f"SELECT selectivity, ci_low, ci_high, samples, folds FROM probing_selectivity "
+                     f"WHERE layer = {layer}").fetchall()
+    assert row[0] == pytest.approx(diffs.mean())
+    assert row[1] == pytest.approx(diffs.mean() - half, abs=1e-3) and row[2] == pytest.approx(diffs.mean() + half,
+                                                                                               abs=1e-3)
+    assert row[3] == sum(s.n_test for s in t.values()) and row[4] == len(diffs) == 4

@@ -97,12 +97,9 @@ def test_causal_sum_counts_prefix_tokens_the_fills_change(tmp_path):
     assert list(result.n_tokens) == [len(e.ids) - min(e.span[0], shared) for e in encs]
 
 
-def test_masked_protocols_by_hand(tmp_path):
-    lm = tiny(tmp_path, "masked-lm")
+def masked_by_hand(lm, ctx: str) -> tuple[list[float], list[int], list[float]]:
+    """(log-probs, token counts, no-context log-probs) of FILLS after `ctx`: pseudo-log-likelihoods."""
     tok, model = lm.tokenizer, lm.model
-    scorer = Scorer(lm, 512)
-    ctx = CONTEXTS[0]
-    (result,) = score_plans(scorer, "masked-lm", [plan_candidates(scorer, "masked-lm", ctx, FILLS, SUFFIX)])
     logprob, n_tokens, bare = [], [], []
     for fill in FILLS:
         e = encode(tok, ctx, fill, SUFFIX)
@@ -111,22 +108,30 @@ def test_masked_protocols_by_hand(tmp_path):
         alone = [tok.cls_token_id] + [e.ids[p] for p in e.span] + [tok.sep_token_id]  # [CLS] fill [SEP]
         bare.append(pll(model, alone, list(range(1, len(alone) - 1)), tok.mask_token_id))
     assert n_tokens[FILLS.index("len")] == 1 and n_tokens[FILLS.index("os.path.exists")] == 5
-    check_protocols(result, logprob, n_tokens, bare)
+    return logprob, n_tokens, bare
 
 
-def test_seq2seq_protocols_by_hand(tmp_path):
-    lm = tiny(tmp_path, "encoder-decoder")
+def seq2seq_by_hand(lm, ctx: str) -> tuple[list[float], list[int], list[float]]:
+    """The same for an encoder-decoder: no sentinels in this tokenizer, so the mask token opens the
+    span and [SEP] ends the target; the neutral source is the mask token alone."""
     tok, model = lm.tokenizer, lm.model
-    scorer = Scorer(lm, 512)
-    ctx = CONTEXTS[1]
-    (result,) = score_plans(scorer, "encoder-decoder", [plan_candidates(scorer, "encoder-decoder", ctx, FILLS, SUFFIX)])
-    # no sentinels in this tokenizer: the mask token opens the span and [SEP] ends the target
     source = tok(ctx.rstrip(" ") + tok.mask_token + SUFFIX)["input_ids"]
     neutral = tok(tok.mask_token)["input_ids"]
     assert neutral == [tok.cls_token_id, tok.mask_token_id, tok.sep_token_id]
     targets = [tok(tok.mask_token + " " + f)["input_ids"] for f in FILLS]
-    check_protocols(result, [seq2seq_sum(model, source, t) for t in targets], [len(t) for t in targets],
-                    [seq2seq_sum(model, neutral, t) for t in targets])
+    return ([seq2seq_sum(model, source, t) for t in targets], [len(t) for t in targets],
+            [seq2seq_sum(model, neutral, t) for t in targets])
+
+
+@pytest.mark.parametrize("model_family, ctx, by_hand", [
+    pytest.param("masked-lm", CONTEXTS[0], masked_by_hand, id="masked"),
+    pytest.param("encoder-decoder", CONTEXTS[1], seq2seq_by_hand, id="seq2seq"),
+])
+def test_protocols_by_hand(tmp_path, model_family, ctx, by_hand):
+    lm = tiny(tmp_path, model_family)
+    scorer = Scorer(lm, 512)
+    (result,) = score_plans(scorer, model_family, [plan_candidates(scorer, model_family, ctx, FILLS, SUFFIX)])
+    check_protocols(result, *by_hand(lm, ctx))
 
 
 def test_pmi_cancels_what_the_context_does_not_explain(tmp_path):

@@ -242,7 +242,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         prog="python -m pipeline.fit",
         description=(
-            "Fit cross-validated linear probes on pooled features, with the probing paper's protocol: "
+            "Fit cross-validated linear probes on pooled features, with the protocol of Karmakar & Robbes "
+            "(2021, sec. 4.2): "
             "K folds grouped by the labels' `group` (a seeded, size-balanced assignment of groups to folds), "
             "for every (model, pooling, layer) in the features a probe fitted on the train folds (features "
             "standardised on them) and scored on the test fold; the best layer chosen on fold 0, the headline "
