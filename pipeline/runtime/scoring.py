@@ -155,37 +155,51 @@ class Scorer:
         `starts` (per group, per sequence): sum only the log-probabilities of the tokens at positions
         >= start (a candidate's own tokens and what follows them); the shared prefix is then cut at
         the group's smallest start, so the sums are exactly the plain path's with the same starts."""
-        out: list[list[float]] = []
+        out: list[list[float]] = [[] for _ in groups]
         plain: list[int] = []
+        cut: dict[int, int] = {}  # group -> length of its shared prefix
         for g, rows in enumerate(groups):
-            out.append([])
             n = _common_prefix(rows)
             if starts is not None:
                 n = min(n, *starts[g])
             if n < 2:
                 plain.append(g)
-                continue
-            prefix = torch.tensor([rows[0][:n]], device=self.device)
-            res = self.model(input_ids=prefix, use_cache=True, logits_to_keep=1)
+            else:
+                cut[g] = n
+        # Prefixes of many groups run together, left-padded (positions counted from each one's first
+        # real token), then every sequence of those groups runs its own tokens on its group's cache row.
+        for chunk in self._batches(list(cut), [cut[g] for g in cut]):
+            width = max(cut[g] for g in chunk)
+            ids = torch.full((len(chunk), width), self.pad, dtype=torch.long)
+            pmask = torch.zeros((len(chunk), width), dtype=torch.long)
+            for r, g in enumerate(chunk):
+                ids[r, width - cut[g]:] = torch.tensor(groups[g][0][: cut[g]])
+                pmask[r, width - cut[g]:] = 1
+            ids, pmask = ids.to(self.device), pmask.to(self.device)
+            res = self.model(input_ids=ids, attention_mask=pmask, position_ids=(pmask.cumsum(1) - 1).clamp(min=0),
+                             use_cache=True, logits_to_keep=1)
             if res.past_key_values is None:
-                plain.append(g)
+                plain.extend(chunk)
                 continue
-            last = torch.log_softmax(res.logits[0, -1].float(), dim=-1)
-            scores = [0.0] * len(rows)
-            indexed = list(range(len(rows)))
-            for batch in self._batches(indexed, [len(rows[i]) for i in indexed]):
-                ids, mask = self._pad([rows[i][n:] for i in batch])
+            last = torch.log_softmax(res.logits[:, -1].float(), dim=-1)  # [groups, vocab]
+            members = [(r, g, i) for r, g in enumerate(chunk) for i in range(len(groups[g]))]
+            for g in chunk:
+                out[g] = [0.0] * len(groups[g])
+            for batch in self._batches(members, [width + len(groups[g][i]) - cut[g] for _, g, i in members]):
+                own_ids, mask = self._pad([groups[g][i][cut[g]:] for _, g, i in batch])
+                rows_of = torch.tensor([r for r, _, _ in batch], device=self.device)
                 cache = copy.deepcopy(res.past_key_values)
-                cache.batch_repeat_interleave(len(batch))
-                attn = torch.cat([torch.ones((len(batch), n), dtype=mask.dtype, device=mask.device), mask], dim=1)
-                lp = torch.log_softmax(self.model(input_ids=ids, attention_mask=attn, past_key_values=cache,
-                                                  use_cache=True).logits.float(), dim=-1)
-                own = lp[:, :-1].gather(-1, ids[:, 1:, None]).squeeze(-1) * mask[:, 1:]
-                first = last[ids[:, 0]]
-                for j, i in enumerate(batch):
-                    skip = 0 if starts is None else starts[g][i] - n  # own[j][k] is position n + 1 + k
-                    scores[i] = (float(first[j]) if skip == 0 else 0.0) + float(own[j, max(skip - 1, 0):].sum())
-            out[g] = scores
+                cache.batch_select_indices(rows_of)
+                attn = torch.cat([pmask[rows_of], mask], dim=1)
+                first_pos = torch.tensor([cut[g] for _, g, _ in batch], device=self.device)[:, None]
+                pos = first_pos + torch.arange(own_ids.shape[1], device=self.device)[None, :]
+                lp = torch.log_softmax(self.model(input_ids=own_ids, attention_mask=attn, position_ids=pos,
+                                                  past_key_values=cache, use_cache=True).logits.float(), dim=-1)
+                own = lp[:, :-1].gather(-1, own_ids[:, 1:, None]).squeeze(-1) * mask[:, 1:]
+                first = last[rows_of].gather(-1, own_ids[:, :1]).squeeze(-1)
+                for j, (_, g, i) in enumerate(batch):
+                    skip = 0 if starts is None else starts[g][i] - cut[g]  # own[j][k] is position cut + 1 + k
+                    out[g][i] = (float(first[j]) if skip == 0 else 0.0) + float(own[j, max(skip - 1, 0):].sum())
         if plain:
             flat = [r for g in plain for r in groups[g]]
             values = self.sequence_logprob(flat, None if starts is None else [s for g in plain for s in starts[g]])
