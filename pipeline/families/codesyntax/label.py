@@ -95,56 +95,112 @@ def label_corpus(files: list[dict], opts: Options, workers: int) -> tuple[list[t
 SPILL_ROWS = 2048  # samples per batch spilled to the unsorted temporary tables
 SAMPLES_ROW_GROUP = 8192  # samples carry their code and token lists: small row groups keep memory flat
 CAP_KEY = "_cap_key"
+UNSORTED_SAMPLES = pa.schema([*schemas.SAMPLES, pa.field("_order", pa.int64()), pa.field(CAP_KEY, pa.float64())])
+UNSORTED_RELATIONS = pa.schema([*schemas.RELATIONS, pa.field("_order", pa.int64())])
 
 
-def write_tables(labelled: Iterable[tuple[dict, list[Sample | Failure]]], language: str, seed: int,
+@dataclass(frozen=True)
+class LabelledFile:
+    """One file's samples and edges as Arrow tables (`_order` counts the file's samples from 0), and
+    its failures. Built in the worker: Arrow buffers cross the process boundary far cheaper than
+    Sample and Edge objects, and the ids and splits are hashed in parallel."""
+
+    samples: pa.Table  # UNSORTED_SAMPLES
+    relations: pa.Table  # UNSORTED_RELATIONS
+    failures: tuple[Failure, ...]
+
+
+def file_tables(row: dict, items: list[Sample | Failure], language: str, seed: int, dev_fraction: float) -> LabelledFile:
+    """The rows `write_tables` writes for one file's labelled samples."""
+    cols: dict[str, list] = {name: [] for name in UNSORTED_SAMPLES.names}
+    rel: dict[str, list] = {name: [] for name in UNSORTED_RELATIONS.names}
+    failures = []
+    eval_split = "dev" if unit_float(seed, "codesyntax-split", row["file_id"]) < dev_fraction else "test"
+    for item in items:
+        if not isinstance(item, Sample):
+            failures.append(item)
+            continue
+        s = item
+        order = len(cols["sample_id"])
+        sample_id = stable_id(row["sha256"], language, s.start_line, s.function)
+        for name, value in (("sample_id", sample_id), ("function", s.function), ("start_line", s.start_line),
+                            ("code", s.code), ("tokens", s.tokens), ("token_kinds", s.kinds),
+                            ("token_lines", s.lines), ("token_cols", s.cols), ("n_tokens", len(s.tokens)),
+                            (CAP_KEY, unit_float(seed, "codesyntax-cap", sample_id))):
+            cols[name].append(value)
+        n = len(s.edges)
+        rel["sample_id"] += [sample_id] * n
+        rel["_order"] += [order] * n
+        rel["relation"] += [e.relation for e in s.edges]
+        rel["head"] += [e.head for e in s.edges]
+        rel["dep_start"] += [e.dep_start for e in s.edges]
+        rel["dep_end"] += [e.dep_end for e in s.edges]
+    n = len(cols["sample_id"])
+    cols["_order"] = list(range(n))
+    for name, value in (("language", language), ("file_id", row["file_id"]), ("source", row["source"]),
+                        ("repository", row["repository"]), ("path", row["path"]), ("file_split", row["split"]),
+                        ("eval_split", eval_split)):
+        cols[name] = [value] * n
+    return LabelledFile(pa.table(cols, schema=UNSORTED_SAMPLES), pa.table(rel, schema=UNSORTED_RELATIONS),
+                        tuple(failures))
+
+
+def _label_row_tables(opts: Options, seed: int, dev_fraction: float, row: dict) -> LabelledFile:
+    return file_tables(row, _label_row(opts, row), opts.language, seed, dev_fraction)
+
+
+def iter_labelled_tables(files: list[dict], opts: Options, workers: int, seed: int,
+                         dev_fraction: float) -> Iterator[tuple[dict, LabelledFile]]:
+    """`iter_labelled` with each file's result already as `LabelledFile` (what the stage writes)."""
+    def fallback(make):
+        return lambda row: file_tables(row, make(opts, row), opts.language, seed, dev_fraction)
+
+    labelled = imap_files(partial(_label_row_tables, opts, seed, dev_fraction), files, workers, chunksize=CHUNK,
+                          desc=f"codesyntax {opts.language}", progress=True, on_crash=fallback(_crashed),
+                          on_timeout=fallback(_timed_out) if opts.timeout_s else None)
+    return zip(files, labelled)
+
+
+def write_tables(labelled: Iterable[tuple[dict, LabelledFile | list[Sample | Failure]]], language: str, seed: int,
                  dev_fraction: float, max_samples: int, out: dict[str, Path], tmpdir: Path,
                  memory_limit: str = "256MB") -> dict:
-    """Stream labelled files into the three tables, in memory bounded by a batch of samples and DuckDB's
-    `memory_limit` (it sorts out of core): samples and edges are spilled unsorted to `tmpdir`, then
-    sorted by sample id (edges by sample id, relation, head, dependent span) and written in row groups
-    (`pipeline.io.parquet_stream`: the bytes equal an in-memory write of the same rows). A seeded,
-    id-based subset of `max_samples` (0: all) is kept: stable when the corpus grows."""
+    """Stream labelled files (as `LabelledFile`, or as samples and failures) into the three tables, in
+    memory bounded by a batch of samples and DuckDB's `memory_limit` (it sorts out of core): samples
+    and edges are spilled unsorted to `tmpdir`, then sorted by sample id (edges by sample id, relation,
+    head, dependent span) and written in row groups (`pipeline.io.parquet_stream`: the bytes equal an
+    in-memory write of the same rows). A seeded, id-based subset of `max_samples` (0: all) is kept:
+    stable when the corpus grows."""
     import duckdb
 
-    unsorted_samples = pa.schema([*schemas.SAMPLES, pa.field("_order", pa.int64()), pa.field(CAP_KEY, pa.float64())])
-    unsorted_relations = pa.schema([*schemas.RELATIONS, pa.field("_order", pa.int64())])
     s_path, r_path = tmpdir / "samples.unsorted.parquet", tmpdir / "relations.unsorted.parquet"
-    s_writer, r_writer = pq.ParquetWriter(s_path, unsorted_samples), pq.ParquetWriter(r_path, unsorted_relations)
-    cols: dict[str, list] = {name: [] for name in unsorted_samples.names}
-    rel: dict[str, list] = {name: [] for name in unsorted_relations.names}
+    s_writer, r_writer = pq.ParquetWriter(s_path, UNSORTED_SAMPLES), pq.ParquetWriter(r_path, UNSORTED_RELATIONS)
+    s_parts: list[pa.Table] = []
+    r_parts: list[pa.Table] = []
     failures: list[tuple[dict, Failure]] = []
-    found = 0
+    found = buffered = 0
 
     def spill() -> None:
-        s_writer.write_table(pa.table(cols, schema=unsorted_samples))
-        r_writer.write_table(pa.table(rel, schema=unsorted_relations))
-        for column in (*cols.values(), *rel.values()):
-            column.clear()
+        s_writer.write_table(pa.concat_tables(s_parts) if s_parts else UNSORTED_SAMPLES.empty_table())
+        r_writer.write_table(pa.concat_tables(r_parts) if r_parts else UNSORTED_RELATIONS.empty_table())
+        s_parts.clear()
+        r_parts.clear()
 
-    for row, items in labelled:
-        for item in items:
-            if not isinstance(item, Sample):
-                failures.append((row, item))
-                continue
-            s = item
-            sample_id = stable_id(row["sha256"], language, s.start_line, s.function)
-            for name, value in (("sample_id", sample_id), ("language", language), ("file_id", row["file_id"]),
-                                ("source", row["source"]), ("repository", row["repository"]), ("path", row["path"]),
-                                ("function", s.function), ("start_line", s.start_line), ("file_split", row["split"]),
-                                ("eval_split", "dev" if unit_float(seed, "codesyntax-split", row["file_id"]) < dev_fraction
-                                 else "test"),
-                                ("code", s.code), ("tokens", s.tokens), ("token_kinds", s.kinds),
-                                ("token_lines", s.lines), ("token_cols", s.cols), ("n_tokens", len(s.tokens)),
-                                ("_order", found), (CAP_KEY, unit_float(seed, "codesyntax-cap", sample_id))):
-                cols[name].append(value)
-            for e in s.edges:
-                for name, value in (("sample_id", sample_id), ("relation", e.relation), ("head", e.head),
-                                    ("dep_start", e.dep_start), ("dep_end", e.dep_end), ("_order", found)):
-                    rel[name].append(value)
-            found += 1
-            if len(cols["sample_id"]) >= SPILL_ROWS:
-                spill()
+    for row, result in labelled:
+        if not isinstance(result, LabelledFile):
+            result = file_tables(row, result, language, seed, dev_fraction)
+        failures.extend((row, f) for f in result.failures)
+        n = result.samples.num_rows
+        if not n:
+            continue
+        shift = lambda t: t.set_column(t.schema.get_field_index("_order"), "_order",  # noqa: E731
+                                       pc.add(t.column("_order"), pa.scalar(found, pa.int64())))
+        s_parts.append(shift(result.samples))
+        r_parts.append(shift(result.relations))
+        found += n
+        buffered += n
+        if buffered >= SPILL_ROWS:
+            spill()
+            buffered = 0
     spill()
     s_writer.close()
     r_writer.close()
@@ -225,7 +281,8 @@ def main(argv: list[str] | None = None) -> int:
     out = {"samples": args.samples, "relations": args.relations, "rejects": args.rejects}
     with tempfile.TemporaryDirectory(prefix=".codesyntax-", dir=args.samples.parent if args.samples.parent.exists()
                                      else None) as tmp:
-        summary = write_tables(iter_labelled(files, opts, max(1, args.workers)), args.language, args.seed,
+        summary = write_tables(iter_labelled_tables(files, opts, max(1, args.workers), args.seed, args.dev_fraction),
+                               args.language, args.seed,
                                args.dev_fraction, args.max_samples, out, Path(tmp))
     summary = dict(summary, variant=args.variant, files=len(files))
     write_json(summary, args.summary)
