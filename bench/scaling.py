@@ -186,6 +186,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{stage:11s} {b.wall / a.wall:6.1f}x {b.cpu / a.cpu:6.1f}x {b.rss_mb / a.rss_mb:5.2f}x "
               f"{b.out_mb / max(a.out_mb, 1e-9):6.1f}x{flag}")
     print(f"{'no-op':11s} {results[hi][2] / results[lo][2]:6.1f}x   ({results[hi][2]:.1f} s at x{hi})")
+    # issue 14 item 5: the labelling rate of the real stage (Snakemake and job start-up included)
+    print("\ncodesyntax labelling rate (functions over the stage's CPU seconds, i.e. per core when cores are not shared;"
+          " and over wall x 2 cores)")
+    for scale in args.scales:
+        m = results[scale][0]["codesyntax"]
+        summary = json.loads((args.dir / f"project-x{scale}" / "data/families/codesyntax/plain/python/summary.json").read_text())
+        n = summary["functions_labelled"]
+        print(f"  x{scale:<3d} {n:6d} functions  {n / m.cpu:6.0f} fn per CPU-s  {n / m.wall / 2:6.0f} fn/s per core (wall)")
     if args.plot:
         import matplotlib
 
