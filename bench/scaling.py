@@ -11,6 +11,7 @@ invocation each, in DAG order:
   manifest      fetch + scan + manifest of the corpus
   extract       libcst API extraction
   codesyntax    CodeSyntax labelling of every Python function (plain variant)
+  baselines     CodeSyntax offset/keyword baselines and statistics over every edge
   apiquiz       API quizzes from the extraction
   inference     CodeSyntax attention of one model on a FIXED-size subset (cost should stay flat)
   warehouse     the DuckDB warehouse over every table
@@ -47,11 +48,12 @@ STAGES = {  # stage -> Snakemake targets (files or rules), run in this order
     "manifest": ["data/manifest.parquet"],
     "extract": ["data/extract/usages.parquet"],
     "codesyntax": ["data/families/codesyntax/plain/python/samples.parquet"],
+    "baselines": ["data/families/codesyntax/plain/python/stats.json"],
     "apiquiz": ["apiquiz"],
     "inference": ["data/predictions/codesyntax/python/minilm/0.parquet"],
     "warehouse": ["data/warehouse.duckdb"],
 }
-STREAMING = ("manifest", "extract", "codesyntax", "apiquiz", "warehouse")
+STREAMING = ("manifest", "extract", "codesyntax", "baselines", "apiquiz", "warehouse")
 
 # Runs a command and prints the resources of its whole process tree as JSON (RUSAGE_CHILDREN covers
 # every descendant that was waited for: Snakemake and each of its jobs).
