@@ -165,15 +165,24 @@ def test_stage_tables_from_workers_equal_the_in_process_rows(tmp_path):
     rows.append(dict(rows[0], location="broken.py", path="broken.py", file_id="fb", sha256="0" * 64, bytes=8))
     opts = Options("python", False, 512, str(tmp_path / "c"), timeout_s=30)
     outputs = {}
-    for name, labelled in (("items-1", iter_labelled(rows, opts, 1)),
-                           ("tables-1", iter_labelled_tables(rows, opts, 1, 7, 0.5)),
-                           ("tables-2", iter_labelled_tables(rows, opts, 2, 7, 0.5))):
+    for name, labelled, buckets, cap in (("items-1", iter_labelled(rows, opts, 1), 1, 0),
+                                         ("tables-1", iter_labelled_tables(rows, opts, 1, 7, 0.5), 4, 0),
+                                         ("tables-2", iter_labelled_tables(rows, opts, 2, 7, 0.5), 16, 0),
+                                         ("cap-1", iter_labelled(rows, opts, 1), 1, 10),
+                                         ("cap-8", iter_labelled(rows, opts, 1), 8, 10)):
         out = {t: tmp_path / name / f"{t}.parquet" for t in ("samples", "relations", "rejects")}
         (tmp_path / name).mkdir()
         (tmp_path / name / "tmp").mkdir()
-        summary = write_tables(labelled, "python", 7, 0.5, 0, out, tmp_path / name / "tmp")
+        summary = write_tables(labelled, "python", 7, 0.5, cap, out, tmp_path / name / "tmp", buckets=buckets)
         outputs[name] = ({t: p.read_bytes() for t, p in out.items()}, summary)
+    # bucketed sorting: the same bytes for any number of buckets and workers
     assert outputs["tables-1"] == outputs["items-1"] == outputs["tables-2"]
+    assert outputs["cap-1"] == outputs["cap-8"] and outputs["cap-1"][1]["samples"] == 10
+    capped_ids = pq.read_table(tmp_path / "cap-8" / "samples.parquet").column("sample_id").to_pylist()
+    all_ids = pq.read_table(tmp_path / "tables-2" / "samples.parquet").column("sample_id").to_pylist()
+    assert capped_ids == sorted(sorted(all_ids, key=lambda i: unit_float(7, "codesyntax-cap", i))[:10])
+    capped_edges = pq.read_table(tmp_path / "cap-8" / "relations.parquet").column("sample_id").to_pylist()
+    assert set(capped_edges) <= set(capped_ids) and len(set(capped_edges)) > 5
     samples = pq.read_table(tmp_path / "tables-2" / "samples.parquet").to_pylist()
     relations = pq.read_table(tmp_path / "tables-2" / "relations.parquet")
     expected = [(row, s) for row in rows[:-1] for s in label_file((corpus / row["path"]).read_text(), 512, False)]

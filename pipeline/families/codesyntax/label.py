@@ -3,8 +3,8 @@
 Output: samples (schemas.SAMPLES), relation edges (schemas.RELATIONS) and
 rejects (core_schemas.REJECTS, stage "codesyntax"). Files are labelled in parallel processes;
 the tables are sorted, so the bytes do not depend on the number of workers. The stage streams:
-samples are spilled to a temporary table as files are labelled and sorted out of core by DuckDB,
-so its memory does not grow with the corpus (bench/scaling.py).
+samples and edges are spilled to temporary bucket files by sample id as files are labelled, and
+each bucket is sorted on its own, so its memory does not grow with the corpus (bench/scaling.py).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from functools import lru_cache, partial
 from pathlib import Path
 from typing import Iterable, Iterator
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -161,29 +162,62 @@ def iter_labelled_tables(files: list[dict], opts: Options, workers: int, seed: i
     return zip(files, labelled)
 
 
+def bucket_count(files: int) -> int:
+    """Sample-id buckets the stage sorts in: a power of two, about 100 files per bucket (a few thousand
+    samples, a few MB to sort in memory), at most 128 (two open spill files each)."""
+    buckets = 1
+    while buckets < 128 and buckets * 100 < files:
+        buckets *= 2
+    return buckets
+
+
+def _bucket_of(ids: pa.ChunkedArray | pa.Array, buckets: int) -> np.ndarray:
+    """Bucket of each sample id: its first two hex digits scaled to `buckets` (ids are sha256 hex,
+    so buckets in increasing order hold increasing ids)."""
+    return np.fromiter((int(i[:2], 16) * buckets >> 8 for i in ids.to_pylist()), dtype=np.int64, count=len(ids))
+
+
 def write_tables(labelled: Iterable[tuple[dict, LabelledFile | list[Sample | Failure]]], language: str, seed: int,
                  dev_fraction: float, max_samples: int, out: dict[str, Path], tmpdir: Path,
-                 memory_limit: str = "256MB") -> dict:
-    """Stream labelled files (as `LabelledFile`, or as samples and failures) into the three tables, in
-    memory bounded by a batch of samples and DuckDB's `memory_limit` (it sorts out of core): samples
-    and edges are spilled unsorted to `tmpdir`, then sorted by sample id (edges by sample id, relation,
-    head, dependent span) and written in row groups (`pipeline.io.parquet_stream`: the bytes equal an
-    in-memory write of the same rows). A seeded, id-based subset of `max_samples` (0: all) is kept:
-    stable when the corpus grows."""
+                 memory_limit: str = "256MB", buckets: int = 16) -> dict:
+    """Stream labelled files (as `LabelledFile`, or as samples and failures) into the three tables in
+    memory that does not grow with the corpus: samples and edges are spilled unsorted to `buckets`
+    Arrow files of `tmpdir` by the first hex digits of their sample id; each bucket, in id order, is
+    then sorted in memory by sample id (edges by sample id, relation, head, dependent span) and
+    written in row groups (`pipeline.io.parquet_stream`: the bytes equal an in-memory write of the same
+    rows). DuckDB sorting the wide sample rows needed 250 MB at 1,600 files and failed under 128 MB;
+    a bucket is a few MB. A seeded, id-based subset of `max_samples` (0: all) is kept (DuckDB picks it
+    from the spilled (order, key) pairs within `memory_limit`): stable when the corpus grows."""
     import duckdb
 
-    s_path, r_path = tmpdir / "samples.unsorted.parquet", tmpdir / "relations.unsorted.parquet"
-    s_writer, r_writer = pq.ParquetWriter(s_path, UNSORTED_SAMPLES), pq.ParquetWriter(r_path, UNSORTED_RELATIONS)
+    cap_schema = pa.schema([pa.field("_order", pa.int64()), pa.field(CAP_KEY, pa.float64())])
+    cap_path = tmpdir / "cap.parquet"
+    cap_writer = pq.ParquetWriter(cap_path, cap_schema)
+    s_files = [pa.ipc.new_stream(str(tmpdir / f"samples-{b:03d}.arrow"), UNSORTED_SAMPLES) for b in range(buckets)]
+    r_files = [pa.ipc.new_stream(str(tmpdir / f"relations-{b:03d}.arrow"), UNSORTED_RELATIONS) for b in range(buckets)]
     s_parts: list[pa.Table] = []
     r_parts: list[pa.Table] = []
     failures: list[tuple[dict, Failure]] = []
     found = buffered = 0
 
+    def scatter(parts: list[pa.Table], files: list) -> None:
+        if not parts:
+            return
+        table = pa.concat_tables(parts)
+        bucket = _bucket_of(table.column("sample_id"), buckets)
+        order = np.argsort(bucket, kind="stable")
+        table, bounds = table.take(order), np.searchsorted(bucket[order], np.arange(buckets + 1))
+        for b in range(buckets):
+            if bounds[b + 1] > bounds[b]:
+                for batch in table.slice(bounds[b], bounds[b + 1] - bounds[b]).to_batches():
+                    files[b].write_batch(batch)
+        parts.clear()
+
     def spill() -> None:
-        s_writer.write_table(pa.concat_tables(s_parts) if s_parts else UNSORTED_SAMPLES.empty_table())
-        r_writer.write_table(pa.concat_tables(r_parts) if r_parts else UNSORTED_RELATIONS.empty_table())
-        s_parts.clear()
-        r_parts.clear()
+        if s_parts:
+            cap_writer.write_table(pa.concat_tables(s_parts).select(cap_schema.names))
+        scatter(s_parts, s_files)
+        scatter(r_parts, r_files)
 
     for row, result in labelled:
         if not isinstance(result, LabelledFile):
@@ -202,30 +236,38 @@ def write_tables(labelled: Iterable[tuple[dict, LabelledFile | list[Sample | Fai
             spill()
             buffered = 0
     spill()
-    s_writer.close()
-    r_writer.close()
+    cap_writer.close()
+    for f in (*s_files, *r_files):
+        f.close()
 
-    con = duckdb.connect(config={"memory_limit": memory_limit, "temp_directory": str(tmpdir / "duckdb"),
-                                 "threads": 1})
-    con.execute(f"CREATE VIEW s AS SELECT * FROM read_parquet('{s_path}')")
-    con.execute(f"CREATE VIEW r AS SELECT * FROM read_parquet('{r_path}')")
-    # ties on sample_id (practically none) keep the corpus order, as the in-memory sort did
-    keep = (f"SELECT _order FROM s ORDER BY {CAP_KEY}, _order LIMIT {int(max_samples)}" if max_samples
-            else "SELECT _order FROM s")
-    samples_rows = relations_rows = 0
+    keep = None  # every sample
+    if max_samples:
+        con = duckdb.connect(config={"memory_limit": memory_limit, "temp_directory": str(tmpdir / "duckdb"),
+                                     "threads": 1})
+        # the samples with the smallest seeded keys (ties: corpus order)
+        keep = pa.array(con.sql(f"SELECT _order FROM read_parquet('{cap_path}') ORDER BY {CAP_KEY}, _order "
+                                f"LIMIT {int(max_samples)}").fetchnumpy()["_order"], pa.int64())
+        con.close()
+
+    def buckets_sorted(kind: str, keys: list[str]) -> Iterator[pa.Table]:
+        for b in range(buckets):
+            path = tmpdir / f"{kind}-{b:03d}.arrow"
+            with pa.ipc.open_stream(str(path)) as reader:
+                table = reader.read_all()
+            path.unlink()
+            if keep is not None:
+                table = table.filter(pc.is_in(table.column("_order"), value_set=keep))
+            # pyarrow's sort is stable; ties on sample_id (practically none) keep the corpus order
+            yield table.sort_by([(k, "ascending") for k in keys])
+
     with parquet_stream(out["samples"], schemas.SAMPLES, row_group=SAMPLES_ROW_GROUP) as writer:
-        reader = con.sql(f"SELECT * EXCLUDE (_order, {CAP_KEY}) FROM s WHERE _order IN ({keep}) "
-                             "ORDER BY sample_id, _order").to_arrow_reader(SPILL_ROWS)
-        for batch in reader:
-            writer.write(batch)
+        for table in buckets_sorted("samples", ["sample_id", "_order"]):
+            writer.write(table)
         samples_rows = writer.rows
     with parquet_stream(out["relations"], schemas.RELATIONS) as writer:
-        reader = con.sql(f"SELECT r.* EXCLUDE (_order) FROM r JOIN s USING (_order) WHERE _order IN ({keep}) "
-                             "ORDER BY s.sample_id, s._order, relation, head, dep_start, dep_end").to_arrow_reader(1 << 14)
-        for batch in reader:
-            writer.write(batch)
+        for table in buckets_sorted("relations", ["sample_id", "_order", "relation", "head", "dep_start", "dep_end"]):
+            writer.write(table)
         relations_rows = writer.rows
-    con.close()
 
     rejects = {name: [] for name in core_schemas.REJECTS.names}
     for row, f in sorted(failures, key=lambda x: (x[0]["source"], x[0]["path"], x[1].start_line, x[1].function)):
@@ -283,7 +325,7 @@ def main(argv: list[str] | None = None) -> int:
                                      else None) as tmp:
         summary = write_tables(iter_labelled_tables(files, opts, max(1, args.workers), args.seed, args.dev_fraction),
                                args.language, args.seed,
-                               args.dev_fraction, args.max_samples, out, Path(tmp))
+                               args.dev_fraction, args.max_samples, out, Path(tmp), buckets=bucket_count(len(files)))
     summary = dict(summary, variant=args.variant, files=len(files))
     write_json(summary, args.summary)
     log.info("codesyntax %s/%s: %d samples, %d edges, %d rejects", args.language, args.variant,
