@@ -11,6 +11,7 @@ invocation each, in DAG order:
   manifest      fetch + scan + manifest of the corpus
   extract       libcst API extraction
   codesyntax    CodeSyntax labelling of every Python function (plain variant)
+  baselines     CodeSyntax offset/keyword baselines and statistics over every edge
   apiquiz       API quizzes from the extraction
   inference     CodeSyntax attention of one model on a FIXED-size subset (cost should stay flat)
   warehouse     the DuckDB warehouse over every table
@@ -47,11 +48,12 @@ STAGES = {  # stage -> Snakemake targets (files or rules), run in this order
     "manifest": ["data/manifest.parquet"],
     "extract": ["data/extract/usages.parquet"],
     "codesyntax": ["data/families/codesyntax/plain/python/samples.parquet"],
+    "baselines": ["data/families/codesyntax/plain/python/stats.json"],
     "apiquiz": ["apiquiz"],
     "inference": ["data/predictions/codesyntax/python/minilm/0.parquet"],
     "warehouse": ["data/warehouse.duckdb"],
 }
-STREAMING = ("manifest", "extract", "codesyntax", "apiquiz", "warehouse")
+STREAMING = ("manifest", "extract", "codesyntax", "baselines", "apiquiz", "warehouse")
 
 # Runs a command and prints the resources of its whole process tree as JSON (RUSAGE_CHILDREN covers
 # every descendant that was waited for: Snakemake and each of its jobs).
@@ -186,6 +188,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{stage:11s} {b.wall / a.wall:6.1f}x {b.cpu / a.cpu:6.1f}x {b.rss_mb / a.rss_mb:5.2f}x "
               f"{b.out_mb / max(a.out_mb, 1e-9):6.1f}x{flag}")
     print(f"{'no-op':11s} {results[hi][2] / results[lo][2]:6.1f}x   ({results[hi][2]:.1f} s at x{hi})")
+    # issue 14 item 5: the labelling rate of the real stage (Snakemake and job start-up included)
+    print("\ncodesyntax labelling rate (functions over the stage's CPU seconds, i.e. per core when cores are not shared;"
+          " and over wall x 2 cores)")
+    for scale in args.scales:
+        m = results[scale][0]["codesyntax"]
+        summary = json.loads((args.dir / f"project-x{scale}" / "data/families/codesyntax/plain/python/summary.json").read_text())
+        n = summary["functions_labelled"]
+        print(f"  x{scale:<3d} {n:6d} functions  {n / m.cpu:6.0f} fn per CPU-s  {n / m.wall / 2:6.0f} fn/s per core (wall)")
     if args.plot:
         import matplotlib
 

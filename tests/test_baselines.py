@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from pipeline.families.codesyntax.baselines import KEYWORDS, Edges, greedy_offsets, next_keyword_positions, score_relation
+from pipeline.families.codesyntax.baselines import (KEYWORDS, MAX_OFFSET, METRICS, Edges, Score, edge_windows, greedy_offsets,
+                                                    merge_windows, next_keyword_positions, score_relation, summarize, window)
 
 
 def make(heads, starts, ends, dev, tokens_per_edge, keywords):
@@ -94,12 +95,178 @@ def test_streamed_relation_edges_equal_the_whole_table_version():
     keywords = KEYWORDS["python"]
     want = _old_relation_edges(samples, rel, keywords)
     s_table, r_table = pa.table(samples), pa.table(rel)
-    for s_rows, r_rows in ((1, 1), (3, 7), (1000, 1000)):
-        got = stream_relation_edges(s_table.to_batches(s_rows), r_table.to_batches(r_rows), "python")
+    want_relations = {name: summarize(e, len(keywords)) for name, e in want.items()}
+    for s_rows, r_rows, compact in ((1, 1, 1), (3, 7, 10), (1000, 1000, 1 << 18)):
+        got = stream_relation_edges(s_table.to_batches(s_rows), r_table.to_batches(r_rows), "python", compact)
         assert list(got) == list(want)
         for name in want:
-            for field in ("head", "start", "end", "dev", "keyword_next"):
-                assert np.array_equal(getattr(got[name], field), getattr(want[name], field)), (s_rows, name, field)
-        assert baselines(got, "python", "plain", [1, 3]).equals(baselines(want, "python", "plain", [1, 3]))
+            assert (got[name].edges, got[name].offset_sum) == (want_relations[name].edges, want_relations[name].offset_sum)
+            for metric in METRICS:
+                for field in ("lo", "hi", "kw_hit", "dev", "count"):
+                    assert np.array_equal(getattr(got[name].windows[metric], field),
+                                          getattr(want_relations[name].windows[metric], field)), (s_rows, name, field)
+        table = baselines(got, "python", "plain", [1, 3])
+        assert table.equals(baselines(want_relations, "python", "plain", [1, 3]))
+        assert sorted(zip(table.column("relation").to_pylist(), table.column("chosen_on").to_pylist(),
+                          table.column("baseline").to_pylist(), table.column("metric").to_pylist(),
+                          table.column("k").to_pylist(), table.column("hits").to_pylist())) == sorted(
+            (name, chosen_on, s.baseline, s.metric, s.k, s.hits) for chosen_on in ("dev", "test")
+            for name, e in want.items() for s in _ref_score_relation(e, keywords, [1, 3], chosen_on))
     with pytest.raises(ValueError, match="lacks"):
         stream_relation_edges(s_table.slice(0, 5).to_batches(), r_table.to_batches(), "python")
+
+
+# The per-edge baselines as they were before issue 14 item 1 (every edge of a relation in memory):
+# the reference the windowed, count-weighted version must equal.
+
+def _ref_greedy_offsets(lo: np.ndarray, hi: np.ndarray, k: int) -> list[int]:
+    """k offsets, each the one covering most edges not yet covered (ties: the smaller offset)."""
+    chosen: list[int] = []
+    covered = np.zeros(len(lo), dtype=bool)
+    for _ in range(k):
+        live = ~covered & (lo <= MAX_OFFSET)
+        diff = np.zeros(MAX_OFFSET + 2, dtype=np.int64)
+        np.add.at(diff, lo[live], 1)
+        np.add.at(diff, np.minimum(hi[live], MAX_OFFSET) + 1, -1)
+        gain = np.cumsum(diff)[: MAX_OFFSET + 1]
+        gain[chosen] = -1
+        best = int(np.argmax(gain))
+        chosen.append(best)
+        covered |= (lo <= best) & (best <= hi)
+    return chosen
+
+
+def _ref_greedy_keywords(hit: np.ndarray, k: int) -> list[int]:
+    """k keyword columns of `hit` (edges x keywords), greedily by uncovered edges hit."""
+    chosen: list[int] = []
+    covered = np.zeros(hit.shape[0], dtype=bool)
+    for _ in range(min(k, hit.shape[1])):
+        gain = hit[~covered].sum(axis=0).astype(np.int64)
+        gain[chosen] = -1
+        best = int(np.argmax(gain))
+        chosen.append(best)
+        covered |= hit[:, best]
+    return chosen
+
+
+def _ref_offset_hits(lo: np.ndarray, hi: np.ndarray, offsets: list[int]) -> np.ndarray:
+    hit = np.zeros(len(lo), dtype=bool)
+    for o in offsets:
+        hit |= (lo <= o) & (o <= hi)
+    return hit
+
+
+def _ref_score_relation(edges: Edges, keywords: tuple[str, ...], ks: list[int], chosen_on: str) -> list[Score]:
+    """Every baseline, metric and k for one relation; values chosen on `chosen_on`, scored on test."""
+    test = ~edges.dev
+    pick = edges.dev if chosen_on == "dev" else test
+    out: list[Score] = []
+    for metric in METRICS:
+        lo_abs, hi_abs = window(edges, metric)
+        lo, hi = lo_abs - edges.head, hi_abs - edges.head
+        kw_hit = (edges.keyword_next >= lo_abs[:, None]) & (edges.keyword_next <= hi_abs[:, None])
+        top = max(ks)
+        offsets = _ref_greedy_offsets(lo[pick], hi[pick], top) if pick.any() else []
+        kws = _ref_greedy_keywords(kw_hit[pick], top) if pick.any() else []
+        for k in ks:
+            off_hit = _ref_offset_hits(lo, hi, offsets[:k])
+            kw_k = kw_hit[:, kws[:k]].any(axis=1) if kws else np.zeros(len(lo), dtype=bool)
+            scores = {
+                "offset": Score("offset", metric, k, [f"offset={o}" for o in offsets[:k]], int(off_hit[test].sum()),
+                                int(test.sum()), int(off_hit[pick].sum()), int(pick.sum())),
+                "keyword": Score("keyword", metric, k, [f"keyword={keywords[j]}" for j in kws[:k]],
+                                 int(kw_k[test].sum()), int(test.sum()), int(kw_k[pick].sum()), int(pick.sum())),
+            }
+            better = max(scores.values(), key=lambda s: (s.choice_hits, s.baseline == "offset"))
+            out.extend(scores.values())
+            out.append(Score("combined", metric, k, better.chosen, better.hits, better.total,
+                             better.choice_hits, better.choice_total))
+    return out
+
+
+def _ref_statistics(edges):
+    return {name: {"edges": len(e.head), "mean_offset": round(float(np.mean(e.start - e.head)), 2)}
+            for name, e in edges.items()}
+
+
+def _random_edges(rng, n, keywords, spread):
+    head = rng.integers(0, 40, n)
+    start = head + rng.integers(-3, spread, n)  # negative offsets and offsets past MAX_OFFSET included
+    end = start + rng.integers(0, spread // 2 + 1, n)
+    kw = np.where(rng.random((n, len(keywords))) < 0.5, head[:, None] + rng.integers(1, spread, (n, len(keywords))), -1)
+    return Edges(head, start, end, rng.random(n) < rng.random(), kw)
+
+
+def test_windowed_baselines_equal_the_per_edge_ones_on_random_edges():
+    """Issue 14 item 1: distinct windows weighted by their counts choose the same offsets and keywords
+    and score the same hits as the per-edge greedy, whatever the mix (ties, empty dev side, offsets
+    below 0 and past MAX_OFFSET, windows spanning many offsets), k past the number of keywords too."""
+    rng = np.random.default_rng(14)
+    checked = 0
+    for trial in range(60):
+        keywords = KEYWORDS["python" if trial % 2 else "java"][: int(rng.integers(1, 40))]
+        spread = int(rng.choice([3, 12, 80, MAX_OFFSET + 40]))
+        e = _random_edges(rng, int(rng.integers(1, 400)), keywords, spread)
+        ks = sorted({int(k) for k in rng.integers(1, 25, 3)})
+        for chosen_on in ("dev", "test"):
+            want = _ref_score_relation(e, keywords, ks, chosen_on)
+            assert score_relation(e, keywords, ks, chosen_on) == want
+            checked += len(want)
+        # a compressed relation is far smaller than its edges when windows repeat
+        w = merge_windows([edge_windows(e, "first")], len(keywords))
+        assert int(w.count.sum()) == len(e.head) and len(w.lo) <= len(e.head)
+    assert checked > 1000
+
+
+def test_merging_batches_equals_compressing_everything():
+    rng = np.random.default_rng(5)
+    keywords = KEYWORDS["python"]
+    e = _random_edges(rng, 500, keywords, 10)
+    parts = [Edges(*(getattr(e, f)[i:i + 37] for f in ("head", "start", "end", "dev", "keyword_next")))
+             for i in range(0, 500, 37)]
+    for metric in METRICS:
+        whole = merge_windows([edge_windows(e, metric)], len(keywords))
+        folded = merge_windows([merge_windows([edge_windows(p, metric)], len(keywords)) for p in parts], len(keywords))
+        for f in ("lo", "hi", "kw_hit", "dev", "count"):
+            assert np.array_equal(getattr(whole, f), getattr(folded, f)), (metric, f)
+        assert len(whole.lo) < 500  # small offsets repeat: the point of the compression
+    # hand-checked: three edges, two share (lo, hi, keyword hits, dev)
+    tiny = Edges(np.array([0, 5, 2]), np.array([1, 6, 4]), np.array([1, 7, 4]), np.array([True, True, False]),
+                 np.array([[1], [6], [-1]]))
+    w = merge_windows([edge_windows(tiny, "first")], 1)
+    assert (w.lo.tolist(), w.count.tolist(), w.dev.tolist(), w.kw_hit[:, 0].tolist()) == ([1, 2], [2, 1], [True, False],
+                                                                                           [True, False])
+    assert summarize(tiny, 1).offset_sum == 1 + 1 + 2
+
+
+def test_windowed_baselines_equal_the_per_edge_ones_on_labelled_fixture_code():
+    """The same on real relations: the .test corpus labelled as the stage labels it."""
+    from pathlib import Path
+
+    from pipeline.families.codesyntax.stats import baselines, statistics
+    from pipeline.syntax import python
+    from pipeline.syntax.common import Sample
+
+    keywords = KEYWORDS["python"]
+    rows: dict[str, list] = {}
+    files = sorted(Path(__file__).resolve().parent.parent.glob(".test/corpus/**/*.py"))
+    assert files
+    for i, path in enumerate(files):
+        for item in python.label_file(path.read_text(encoding="utf-8"), 512, False):
+            if not isinstance(item, Sample):
+                continue
+            for edge in item.edges:
+                kw = next_keyword_positions(item.tokens, np.array([edge.head]), keywords)[0]
+                rows.setdefault(edge.relation, []).append((edge.head, edge.dep_start, edge.dep_end, i % 3 == 0, kw))
+    edges = {name: Edges(*(np.array([r[f] for r in rs]) for f in range(4)), np.vstack([r[4] for r in rs]))
+             for name, rs in sorted(rows.items())}
+    assert sum(len(e.head) for e in edges.values()) > 200
+    summaries = {name: summarize(e, len(keywords)) for name, e in edges.items()}
+    for chosen_on in ("dev", "test"):
+        for name, e in edges.items():
+            assert score_relation(e, keywords, [1, 3, 10, 20], chosen_on) == _ref_score_relation(
+                e, keywords, [1, 3, 10, 20], chosen_on), name
+    counts = {"samples": 1, "samples_dev": 0, "tokens": 1}
+    assert statistics(counts, summaries)["relations"] == _ref_statistics(edges)
+    table = baselines(summaries, "python", "plain", [1, 3])
+    assert table.num_rows > 0 and min(table.column("total").to_pylist()) > 0

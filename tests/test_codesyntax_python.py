@@ -1,6 +1,7 @@
 """Python CodeSyntax labels against hand-written expectations (the paper's rules)."""
 
 from pipeline.syntax.python import label_file
+import pyarrow.compute as pc
 
 
 def edges(src: str, relation_prefix: str = "", with_newlines: bool = False) -> tuple[list[str], set]:
@@ -136,3 +137,63 @@ def test_labelling_cap_makes_a_timeout_reject_and_goes_on(tmp_path):
     assert [(row["location"], s.function) for row, s in samples] == [("small.py", "g")]
     uncapped, _ = label_corpus(rows[1:], Options("python", False, 512, str(tmp_path)), workers=1)
     assert [s.tokens for _, s in uncapped] == [s.tokens for _, s in samples]
+
+
+def test_stage_tables_from_workers_equal_the_in_process_rows(tmp_path):
+    """Issue 14 item 5: the labelling workers send each file's rows as Arrow tables (`LabelledFile`);
+    the stage's three tables are byte-identical to writing the labelled samples in this process, for 1
+    and 2 workers, and hold exactly the samples and edges `label_file` finds (ids, splits and the
+    per-file sample order rebuilt by hand for one file)."""
+    import hashlib
+    from pathlib import Path
+
+    import pyarrow.parquet as pq
+
+    from pipeline.core.ids import stable_id, unit_float
+    from pipeline.families.codesyntax.label import Options, iter_labelled, iter_labelled_tables, write_tables
+
+    corpus = Path(__file__).resolve().parent.parent / ".test" / "corpus"
+    files = sorted(corpus.glob("**/*.py"))
+    rows = [{"location": str(f.relative_to(corpus)), "encoding": "utf-8", "sha256": hashlib.sha256(f.read_bytes()).hexdigest(),
+             "file_id": f"f{i}", "source": "s", "repository": f.parent.name, "path": str(f.relative_to(corpus)),
+             "split": "train", "bytes": f.stat().st_size} for i, f in enumerate(files)]
+    (tmp_path / "c").mkdir()
+    for f in files:
+        (tmp_path / "c" / f.relative_to(corpus)).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "c" / f.relative_to(corpus)).write_bytes(f.read_bytes())
+    (tmp_path / "c" / "broken.py").write_text("def f(:\n")
+    rows.append(dict(rows[0], location="broken.py", path="broken.py", file_id="fb", sha256="0" * 64, bytes=8))
+    opts = Options("python", False, 512, str(tmp_path / "c"), timeout_s=30)
+    outputs = {}
+    for name, labelled, buckets, cap in (("items-1", iter_labelled(rows, opts, 1), 1, 0),
+                                         ("tables-1", iter_labelled_tables(rows, opts, 1, 7, 0.5), 4, 0),
+                                         ("tables-2", iter_labelled_tables(rows, opts, 2, 7, 0.5), 16, 0),
+                                         ("cap-1", iter_labelled(rows, opts, 1), 1, 10),
+                                         ("cap-8", iter_labelled(rows, opts, 1), 8, 10)):
+        out = {t: tmp_path / name / f"{t}.parquet" for t in ("samples", "relations", "rejects")}
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "tmp").mkdir()
+        summary = write_tables(labelled, "python", 7, 0.5, cap, out, tmp_path / name / "tmp", buckets=buckets)
+        outputs[name] = ({t: p.read_bytes() for t, p in out.items()}, summary)
+    # bucketed sorting: the same bytes for any number of buckets and workers
+    assert outputs["tables-1"] == outputs["items-1"] == outputs["tables-2"]
+    assert outputs["cap-1"] == outputs["cap-8"] and outputs["cap-1"][1]["samples"] == 10
+    capped_ids = pq.read_table(tmp_path / "cap-8" / "samples.parquet").column("sample_id").to_pylist()
+    all_ids = pq.read_table(tmp_path / "tables-2" / "samples.parquet").column("sample_id").to_pylist()
+    assert capped_ids == sorted(sorted(all_ids, key=lambda i: unit_float(7, "codesyntax-cap", i))[:10])
+    capped_edges = pq.read_table(tmp_path / "cap-8" / "relations.parquet").column("sample_id").to_pylist()
+    assert set(capped_edges) <= set(capped_ids) and len(set(capped_edges)) > 5
+    samples = pq.read_table(tmp_path / "tables-2" / "samples.parquet").to_pylist()
+    relations = pq.read_table(tmp_path / "tables-2" / "relations.parquet")
+    expected = [(row, s) for row in rows[:-1] for s in label_file((corpus / row["path"]).read_text(), 512, False)]
+    assert len(samples) == len(expected) > 20 and outputs["tables-2"][1]["rejects"] == 1
+    assert relations.num_rows == sum(len(s.edges) for _, s in expected)
+    row, s = expected[0]
+    sid = stable_id(row["sha256"], "python", s.start_line, s.function)
+    got = next(r for r in samples if r["sample_id"] == sid)
+    split = "dev" if unit_float(7, "codesyntax-split", row["file_id"]) < 0.5 else "test"
+    assert (got["function"], got["tokens"], got["eval_split"], got["repository"]) == (s.function, s.tokens, split,
+                                                                                        row["repository"])
+    mine = relations.filter(pc.equal(relations.column("sample_id"), sid))
+    assert sorted(zip(mine.column("relation").to_pylist(), mine.column("head").to_pylist())) == sorted(
+        (e.relation, e.head) for e in s.edges)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import io
 import tokenize
+from functools import lru_cache
 from typing import Iterator
 
 from pipeline.syntax.common import CLOSERS, NEWLINE, OPENERS, EdgeSink, Failure, Sample
@@ -33,19 +34,29 @@ class PythonTokens:
         self.cols: list[int] = []
         self.start_at: dict[tuple[int, int], int] = {}
         self.end_at: dict[tuple[int, int], int] = {}
-        for i, tok in enumerate(tokenize.generate_tokens(io.StringIO(code).readline)):
-            self.strings.append(tok.string)
-            self.kinds.append(tokenize.tok_name[tok.type])
-            self.rows.append(tok.start[0])
-            self.cols.append(tok.start[1])
-            if tok.type in LAYOUT or not tok.string:
+        strings, kinds, rows, cols = self.strings.append, self.kinds.append, self.rows.append, self.cols.append
+        start_at, end_at, names = self.start_at, self.end_at, tokenize.tok_name
+        for i, (kind, string, start, end, _) in enumerate(tokenize.generate_tokens(io.StringIO(code).readline)):
+            strings(string)
+            kinds(names[kind])
+            rows(start[0])
+            cols(start[1])
+            if kind in LAYOUT or not string:
                 continue
-            self.start_at.setdefault(tok.start, i)
-            self.end_at[tok.end] = i
+            if start not in start_at:
+                start_at[start] = i
+            end_at[end] = i
 
     def _char_col(self, row: int, byte_col: int) -> int:
         line = self.code_lines[row - 1]
         return byte_col if line.isascii() else len(line.encode("utf-8")[:byte_col].decode("utf-8", "replace"))
+
+    def _start(self, row: int, byte_col: int) -> int | None:
+        """Index of the token starting at the node position (`_char_col` inlined: the hot path)."""
+        line = self.code_lines[row - 1]
+        if not line.isascii():
+            byte_col = len(line.encode("utf-8")[:byte_col].decode("utf-8", "replace"))
+        return self.start_at.get((row, byte_col))
 
     def first(self, node: ast.AST | list | None) -> int | None:
         """Index of the node's first token, leading brackets skipped unless immediately closed.
@@ -59,7 +70,7 @@ class PythonTokens:
             node = node.target
         if node is None:
             return None
-        i = self.start_at.get((node.lineno, self._char_col(node.lineno, node.col_offset)))
+        i = self._start(node.lineno, node.col_offset)
         if i is None:
             return None
         s = self.strings
@@ -106,19 +117,22 @@ class PythonRelations:
             self.visit(statement)
 
     def visit(self, node: ast.AST) -> None:
-        if isinstance(node, FUNCTIONS):
+        cls = type(node)
+        if cls in FUNCTIONS:
             self.visit_function(node)
             return
-        method = getattr(self, "rel_" + type(node).__name__, None)
+        method, has_position, fields = _node_type(cls)
         if method is not None:
-            method(node)
-        has_position = "lineno" in node._attributes
-        for _, value in ast.iter_fields(node):
-            children = value if isinstance(value, list) else [value]
-            for child in children:
+            method(self, node)
+        head = _UNSET  # the node's first token, looked up once for all its children
+        for name in fields:
+            value = getattr(node, name, None)
+            for child in value if isinstance(value, list) else (value,):
                 if isinstance(child, ast.AST):
-                    if has_position and "lineno" in child._attributes and not isinstance(child, FUNCTIONS):
-                        self.edge("children:parent->child", self.t.first(node), child)
+                    if has_position and type(child) not in FUNCTIONS and _node_type(type(child))[1]:
+                        if head is _UNSET:
+                            head = self.t.first(node)
+                        self.edge("children:parent->child", head, child)
                     self.visit(child)
 
     # --- one method per node type, as in the paper's inventory -------------------------------
@@ -230,6 +244,15 @@ class PythonRelations:
 
     def rel_comprehension(self, node: ast.comprehension) -> None:
         self.edge("comprehension:target->iter", self.t.first(node.target), node.iter)
+
+
+_UNSET = object()
+
+
+@lru_cache(maxsize=None)
+def _node_type(cls: type) -> tuple:
+    """Per ast node type: its `rel_*` method (or None), whether it has a position, and its fields."""
+    return getattr(PythonRelations, "rel_" + cls.__name__, None), "lineno" in cls._attributes, cls._fields
 
 
 def normalise_newlines(text: str) -> str:

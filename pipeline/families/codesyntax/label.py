@@ -3,8 +3,8 @@
 Output: samples (schemas.SAMPLES), relation edges (schemas.RELATIONS) and
 rejects (core_schemas.REJECTS, stage "codesyntax"). Files are labelled in parallel processes;
 the tables are sorted, so the bytes do not depend on the number of workers. The stage streams:
-samples are spilled to a temporary table as files are labelled and sorted out of core by DuckDB,
-so its memory does not grow with the corpus (bench/scaling.py).
+samples and edges are spilled to temporary bucket files by sample id as files are labelled, and
+each bucket is sorted on its own, so its memory does not grow with the corpus (bench/scaling.py).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from functools import lru_cache, partial
 from pathlib import Path
 from typing import Iterable, Iterator
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -95,81 +96,178 @@ def label_corpus(files: list[dict], opts: Options, workers: int) -> tuple[list[t
 SPILL_ROWS = 2048  # samples per batch spilled to the unsorted temporary tables
 SAMPLES_ROW_GROUP = 8192  # samples carry their code and token lists: small row groups keep memory flat
 CAP_KEY = "_cap_key"
+UNSORTED_SAMPLES = pa.schema([*schemas.SAMPLES, pa.field("_order", pa.int64()), pa.field(CAP_KEY, pa.float64())])
+UNSORTED_RELATIONS = pa.schema([*schemas.RELATIONS, pa.field("_order", pa.int64())])
 
 
-def write_tables(labelled: Iterable[tuple[dict, list[Sample | Failure]]], language: str, seed: int,
+@dataclass(frozen=True)
+class LabelledFile:
+    """One file's samples and edges as Arrow tables (`_order` counts the file's samples from 0), and
+    its failures. Built in the worker: Arrow buffers cross the process boundary far cheaper than
+    Sample and Edge objects, and the ids and splits are hashed in parallel."""
+
+    samples: pa.Table  # UNSORTED_SAMPLES
+    relations: pa.Table  # UNSORTED_RELATIONS
+    failures: tuple[Failure, ...]
+
+
+def file_tables(row: dict, items: list[Sample | Failure], language: str, seed: int, dev_fraction: float) -> LabelledFile:
+    """The rows `write_tables` writes for one file's labelled samples."""
+    cols: dict[str, list] = {name: [] for name in UNSORTED_SAMPLES.names}
+    rel: dict[str, list] = {name: [] for name in UNSORTED_RELATIONS.names}
+    failures = []
+    eval_split = "dev" if unit_float(seed, "codesyntax-split", row["file_id"]) < dev_fraction else "test"
+    for item in items:
+        if not isinstance(item, Sample):
+            failures.append(item)
+            continue
+        s = item
+        order = len(cols["sample_id"])
+        sample_id = stable_id(row["sha256"], language, s.start_line, s.function)
+        for name, value in (("sample_id", sample_id), ("function", s.function), ("start_line", s.start_line),
+                            ("code", s.code), ("tokens", s.tokens), ("token_kinds", s.kinds),
+                            ("token_lines", s.lines), ("token_cols", s.cols), ("n_tokens", len(s.tokens)),
+                            (CAP_KEY, unit_float(seed, "codesyntax-cap", sample_id))):
+            cols[name].append(value)
+        n = len(s.edges)
+        rel["sample_id"] += [sample_id] * n
+        rel["_order"] += [order] * n
+        rel["relation"] += [e.relation for e in s.edges]
+        rel["head"] += [e.head for e in s.edges]
+        rel["dep_start"] += [e.dep_start for e in s.edges]
+        rel["dep_end"] += [e.dep_end for e in s.edges]
+    n = len(cols["sample_id"])
+    cols["_order"] = list(range(n))
+    for name, value in (("language", language), ("file_id", row["file_id"]), ("source", row["source"]),
+                        ("repository", row["repository"]), ("path", row["path"]), ("file_split", row["split"]),
+                        ("eval_split", eval_split)):
+        cols[name] = [value] * n
+    return LabelledFile(pa.table(cols, schema=UNSORTED_SAMPLES), pa.table(rel, schema=UNSORTED_RELATIONS),
+                        tuple(failures))
+
+
+def _label_row_tables(opts: Options, seed: int, dev_fraction: float, row: dict) -> LabelledFile:
+    return file_tables(row, _label_row(opts, row), opts.language, seed, dev_fraction)
+
+
+def iter_labelled_tables(files: list[dict], opts: Options, workers: int, seed: int,
+                         dev_fraction: float) -> Iterator[tuple[dict, LabelledFile]]:
+    """`iter_labelled` with each file's result already as `LabelledFile` (what the stage writes)."""
+    def fallback(make):
+        return lambda row: file_tables(row, make(opts, row), opts.language, seed, dev_fraction)
+
+    labelled = imap_files(partial(_label_row_tables, opts, seed, dev_fraction), files, workers, chunksize=CHUNK,
+                          desc=f"codesyntax {opts.language}", progress=True, on_crash=fallback(_crashed),
+                          on_timeout=fallback(_timed_out) if opts.timeout_s else None)
+    return zip(files, labelled)
+
+
+def bucket_count(files: int) -> int:
+    """Sample-id buckets the stage sorts in: a power of two, about 100 files per bucket (a few thousand
+    samples, a few MB to sort in memory), at most 128 (two open spill files each)."""
+    buckets = 1
+    while buckets < 128 and buckets * 100 < files:
+        buckets *= 2
+    return buckets
+
+
+def _bucket_of(ids: pa.ChunkedArray | pa.Array, buckets: int) -> np.ndarray:
+    """Bucket of each sample id: its first two hex digits scaled to `buckets` (ids are sha256 hex,
+    so buckets in increasing order hold increasing ids)."""
+    return np.fromiter((int(i[:2], 16) * buckets >> 8 for i in ids.to_pylist()), dtype=np.int64, count=len(ids))
+
+
+def write_tables(labelled: Iterable[tuple[dict, LabelledFile | list[Sample | Failure]]], language: str, seed: int,
                  dev_fraction: float, max_samples: int, out: dict[str, Path], tmpdir: Path,
-                 memory_limit: str = "256MB") -> dict:
-    """Stream labelled files into the three tables, in memory bounded by a batch of samples and DuckDB's
-    `memory_limit` (it sorts out of core): samples and edges are spilled unsorted to `tmpdir`, then
-    sorted by sample id (edges by sample id, relation, head, dependent span) and written in row groups
-    (`pipeline.io.parquet_stream`: the bytes equal an in-memory write of the same rows). A seeded,
-    id-based subset of `max_samples` (0: all) is kept: stable when the corpus grows."""
+                 memory_limit: str = "256MB", buckets: int = 16) -> dict:
+    """Stream labelled files (as `LabelledFile`, or as samples and failures) into the three tables in
+    memory that does not grow with the corpus: samples and edges are spilled unsorted to `buckets`
+    Arrow files of `tmpdir` by the first hex digits of their sample id; each bucket, in id order, is
+    then sorted in memory by sample id (edges by sample id, relation, head, dependent span) and
+    written in row groups (`pipeline.io.parquet_stream`: the bytes equal an in-memory write of the same
+    rows). DuckDB sorting the wide sample rows needed 250 MB at 1,600 files and failed under 128 MB;
+    a bucket is a few MB. A seeded, id-based subset of `max_samples` (0: all) is kept (DuckDB picks it
+    from the spilled (order, key) pairs within `memory_limit`): stable when the corpus grows."""
     import duckdb
 
-    unsorted_samples = pa.schema([*schemas.SAMPLES, pa.field("_order", pa.int64()), pa.field(CAP_KEY, pa.float64())])
-    unsorted_relations = pa.schema([*schemas.RELATIONS, pa.field("_order", pa.int64())])
-    s_path, r_path = tmpdir / "samples.unsorted.parquet", tmpdir / "relations.unsorted.parquet"
-    s_writer, r_writer = pq.ParquetWriter(s_path, unsorted_samples), pq.ParquetWriter(r_path, unsorted_relations)
-    cols: dict[str, list] = {name: [] for name in unsorted_samples.names}
-    rel: dict[str, list] = {name: [] for name in unsorted_relations.names}
+    cap_schema = pa.schema([pa.field("_order", pa.int64()), pa.field(CAP_KEY, pa.float64())])
+    cap_path = tmpdir / "cap.parquet"
+    cap_writer = pq.ParquetWriter(cap_path, cap_schema)
+    s_files = [pa.ipc.new_stream(str(tmpdir / f"samples-{b:03d}.arrow"), UNSORTED_SAMPLES) for b in range(buckets)]
+    r_files = [pa.ipc.new_stream(str(tmpdir / f"relations-{b:03d}.arrow"), UNSORTED_RELATIONS) for b in range(buckets)]
+    s_parts: list[pa.Table] = []
+    r_parts: list[pa.Table] = []
     failures: list[tuple[dict, Failure]] = []
-    found = 0
+    found = buffered = 0
+
+    def scatter(parts: list[pa.Table], files: list) -> None:
+        if not parts:
+            return
+        table = pa.concat_tables(parts)
+        bucket = _bucket_of(table.column("sample_id"), buckets)
+        order = np.argsort(bucket, kind="stable")
+        table, bounds = table.take(order), np.searchsorted(bucket[order], np.arange(buckets + 1))
+        for b in range(buckets):
+            if bounds[b + 1] > bounds[b]:
+                for batch in table.slice(bounds[b], bounds[b + 1] - bounds[b]).to_batches():
+                    files[b].write_batch(batch)
+        parts.clear()
 
     def spill() -> None:
-        s_writer.write_table(pa.table(cols, schema=unsorted_samples))
-        r_writer.write_table(pa.table(rel, schema=unsorted_relations))
-        for column in (*cols.values(), *rel.values()):
-            column.clear()
+        if s_parts:
+            cap_writer.write_table(pa.concat_tables(s_parts).select(cap_schema.names))
+        scatter(s_parts, s_files)
+        scatter(r_parts, r_files)
 
-    for row, items in labelled:
-        for item in items:
-            if not isinstance(item, Sample):
-                failures.append((row, item))
-                continue
-            s = item
-            sample_id = stable_id(row["sha256"], language, s.start_line, s.function)
-            for name, value in (("sample_id", sample_id), ("language", language), ("file_id", row["file_id"]),
-                                ("source", row["source"]), ("repository", row["repository"]), ("path", row["path"]),
-                                ("function", s.function), ("start_line", s.start_line), ("file_split", row["split"]),
-                                ("eval_split", "dev" if unit_float(seed, "codesyntax-split", row["file_id"]) < dev_fraction
-                                 else "test"),
-                                ("code", s.code), ("tokens", s.tokens), ("token_kinds", s.kinds),
-                                ("token_lines", s.lines), ("token_cols", s.cols), ("n_tokens", len(s.tokens)),
-                                ("_order", found), (CAP_KEY, unit_float(seed, "codesyntax-cap", sample_id))):
-                cols[name].append(value)
-            for e in s.edges:
-                for name, value in (("sample_id", sample_id), ("relation", e.relation), ("head", e.head),
-                                    ("dep_start", e.dep_start), ("dep_end", e.dep_end), ("_order", found)):
-                    rel[name].append(value)
-            found += 1
-            if len(cols["sample_id"]) >= SPILL_ROWS:
-                spill()
+    for row, result in labelled:
+        if not isinstance(result, LabelledFile):
+            result = file_tables(row, result, language, seed, dev_fraction)
+        failures.extend((row, f) for f in result.failures)
+        n = result.samples.num_rows
+        if not n:
+            continue
+        shift = lambda t: t.set_column(t.schema.get_field_index("_order"), "_order",  # noqa: E731
+                                       pc.add(t.column("_order"), pa.scalar(found, pa.int64())))
+        s_parts.append(shift(result.samples))
+        r_parts.append(shift(result.relations))
+        found += n
+        buffered += n
+        if buffered >= SPILL_ROWS:
+            spill()
+            buffered = 0
     spill()
-    s_writer.close()
-    r_writer.close()
+    cap_writer.close()
+    for f in (*s_files, *r_files):
+        f.close()
 
-    con = duckdb.connect(config={"memory_limit": memory_limit, "temp_directory": str(tmpdir / "duckdb"),
-                                 "threads": 1})
-    con.execute(f"CREATE VIEW s AS SELECT * FROM read_parquet('{s_path}')")
-    con.execute(f"CREATE VIEW r AS SELECT * FROM read_parquet('{r_path}')")
-    # ties on sample_id (practically none) keep the corpus order, as the in-memory sort did
-    keep = (f"SELECT _order FROM s ORDER BY {CAP_KEY}, _order LIMIT {int(max_samples)}" if max_samples
-            else "SELECT _order FROM s")
-    samples_rows = relations_rows = 0
+    keep = None  # every sample
+    if max_samples:
+        con = duckdb.connect(config={"memory_limit": memory_limit, "temp_directory": str(tmpdir / "duckdb"),
+                                     "threads": 1})
+        # the samples with the smallest seeded keys (ties: corpus order)
+        keep = pa.array(con.sql(f"SELECT _order FROM read_parquet('{cap_path}') ORDER BY {CAP_KEY}, _order "
+                                f"LIMIT {int(max_samples)}").fetchnumpy()["_order"], pa.int64())
+        con.close()
+
+    def buckets_sorted(kind: str, keys: list[str]) -> Iterator[pa.Table]:
+        for b in range(buckets):
+            path = tmpdir / f"{kind}-{b:03d}.arrow"
+            with pa.ipc.open_stream(str(path)) as reader:
+                table = reader.read_all()
+            path.unlink()
+            if keep is not None:
+                table = table.filter(pc.is_in(table.column("_order"), value_set=keep))
+            # pyarrow's sort is stable; ties on sample_id (practically none) keep the corpus order
+            yield table.sort_by([(k, "ascending") for k in keys])
+
     with parquet_stream(out["samples"], schemas.SAMPLES, row_group=SAMPLES_ROW_GROUP) as writer:
-        reader = con.sql(f"SELECT * EXCLUDE (_order, {CAP_KEY}) FROM s WHERE _order IN ({keep}) "
-                             "ORDER BY sample_id, _order").to_arrow_reader(SPILL_ROWS)
-        for batch in reader:
-            writer.write(batch)
+        for table in buckets_sorted("samples", ["sample_id", "_order"]):
+            writer.write(table)
         samples_rows = writer.rows
     with parquet_stream(out["relations"], schemas.RELATIONS) as writer:
-        reader = con.sql(f"SELECT r.* EXCLUDE (_order) FROM r JOIN s USING (_order) WHERE _order IN ({keep}) "
-                             "ORDER BY s.sample_id, s._order, relation, head, dep_start, dep_end").to_arrow_reader(1 << 14)
-        for batch in reader:
-            writer.write(batch)
+        for table in buckets_sorted("relations", ["sample_id", "_order", "relation", "head", "dep_start", "dep_end"]):
+            writer.write(table)
         relations_rows = writer.rows
-    con.close()
 
     rejects = {name: [] for name in core_schemas.REJECTS.names}
     for row, f in sorted(failures, key=lambda x: (x[0]["source"], x[0]["path"], x[1].start_line, x[1].function)):
@@ -225,8 +323,9 @@ def main(argv: list[str] | None = None) -> int:
     out = {"samples": args.samples, "relations": args.relations, "rejects": args.rejects}
     with tempfile.TemporaryDirectory(prefix=".codesyntax-", dir=args.samples.parent if args.samples.parent.exists()
                                      else None) as tmp:
-        summary = write_tables(iter_labelled(files, opts, max(1, args.workers)), args.language, args.seed,
-                               args.dev_fraction, args.max_samples, out, Path(tmp))
+        summary = write_tables(iter_labelled_tables(files, opts, max(1, args.workers), args.seed, args.dev_fraction),
+                               args.language, args.seed,
+                               args.dev_fraction, args.max_samples, out, Path(tmp), buckets=bucket_count(len(files)))
     summary = dict(summary, variant=args.variant, files=len(files))
     write_json(summary, args.summary)
     log.info("codesyntax %s/%s: %d samples, %d edges, %d rejects", args.language, args.variant,

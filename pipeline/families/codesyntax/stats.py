@@ -20,7 +20,8 @@ from tqdm import tqdm
 from pipeline.core import logs
 from pipeline.families.codesyntax import schemas
 from pipeline.io import atomic_path, write_json, write_parquet
-from pipeline.families.codesyntax.baselines import KEYWORDS, Edges, next_keyword_positions, score_relation
+from pipeline.families.codesyntax.baselines import (KEYWORDS, METRICS, Edges, Relation, Windows, edge_windows,
+                                                    merge_windows, next_keyword_positions, score_windows)
 
 log = logging.getLogger("pipeline.families.codesyntax.stats")
 CHOSEN_ON = ("dev", "test")
@@ -33,18 +34,20 @@ PAPER = {
 }
 
 
-def relation_edges(samples: pa.Table, relations: pa.Table, language: str) -> dict[str, Edges]:
-    """Edges grouped by relation, with each edge's next-keyword positions (tables in memory; `main`
-    streams the files through `stream_relation_edges`, with the same result)."""
+def relation_edges(samples: pa.Table, relations: pa.Table, language: str) -> dict[str, Relation]:
+    """Edges summarized by relation (tables in memory; `main` streams the files through
+    `stream_relation_edges`, with the same result)."""
     return stream_relation_edges(samples.to_batches(), relations.to_batches(), language)
 
 
 def stream_relation_edges(sample_batches: Iterable[pa.RecordBatch], relation_batches: Iterable[pa.RecordBatch],
-                          language: str) -> dict[str, Edges]:
+                          language: str, compact_rows: int = 1 << 18) -> dict[str, Relation]:
     """`relation_edges` over record batches of both tables, both sorted by sample_id (as label.py
     writes them): a merge join that holds one batch of each and the edges' numeric columns, never the
-    samples' code and tokens or the relations as Python objects. Duplicate sample ids (practically
-    none) use the last such sample's tokens, as a dict over the whole table did."""
+    samples' code and tokens or the relations as Python objects. Each batch's edges are reduced to
+    distinct windows with counts (`baselines.Windows`), merged whenever a relation's pending rows pass
+    `compact_rows`: memory grows with the distinct windows, not the edges. Duplicate sample ids
+    (practically none) use the last such sample's tokens, as a dict over the whole table did."""
     keywords = KEYWORDS[language]
     samples = ((sid, toks, split == "dev") for batch in sample_batches for sid, toks, split in zip(
         batch.column("sample_id").to_pylist(), batch.column("tokens").to_pylist(),
@@ -64,12 +67,13 @@ def stream_relation_edges(sample_batches: Iterable[pa.RecordBatch], relation_bat
             raise ValueError(f"relations name sample {sid!r}, which the samples table (sorted by id) lacks")
         return current
 
-    parts: dict[str, list[tuple]] = defaultdict(list)
+    n_kw = len(keywords)
+    pending: dict[str, dict[str, list[Windows]]] = defaultdict(lambda: {m: [] for m in METRICS})
+    pending_rows: dict[str, int] = defaultdict(int)
+    counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])  # relation -> [edges, sum of start - head]
     bar = tqdm(desc=f"keywords {language}", unit="edge", file=sys.stderr, disable=None)
     for batch in relation_batches:
         sids = batch.column("sample_id").to_pylist()
-        # token positions are small integers: int32 (int16 for the keyword table when every sample of
-        # the batch is shorter than 32767 tokens) keeps the edges' bulk a quarter of int64's
         head, start, end = (batch.column(c).to_numpy(zero_copy_only=False).astype(np.int32)
                             for c in ("head", "dep_start", "dep_end"))
         runs, i = [], 0
@@ -79,8 +83,7 @@ def stream_relation_edges(sample_batches: Iterable[pa.RecordBatch], relation_bat
                 j += 1
             runs.append((i, j, sample(sids[i])))
             i = j
-        longest = max((len(smp[1]) for _, _, smp in runs), default=0)
-        kw_next = np.full((len(head), len(keywords)), -1, dtype=np.int16 if longest < 2**15 - 1 else np.int32)
+        kw_next = np.full((len(head), n_kw), -1, dtype=np.int32)
         is_dev = np.zeros(len(head), dtype=bool)
         for i, j, (_, tokens, dev) in runs:
             kw_next[i:j] = next_keyword_positions(tokens, head[i:j], keywords)
@@ -88,14 +91,20 @@ def stream_relation_edges(sample_batches: Iterable[pa.RecordBatch], relation_bat
         names = np.asarray(batch.column("relation").to_pylist(), dtype=object)
         for name in sorted(set(names)):
             m = names == name
-            parts[name].append((head[m], start[m], end[m], is_dev[m], kw_next[m]))
+            e = Edges(head[m], start[m], end[m], is_dev[m], kw_next[m])
+            counts[name][0] += len(e.head)
+            counts[name][1] += int((e.start.astype(np.int64) - e.head).sum())
+            for metric in METRICS:
+                pending[name][metric].append(merge_windows([edge_windows(e, metric)], n_kw))
+            pending_rows[name] += len(pending[name][METRICS[-1]][-1].lo)
+            if pending_rows[name] > compact_rows:  # fold the batches' distinct rows into one
+                for metric in METRICS:
+                    pending[name][metric] = [merge_windows(pending[name][metric], n_kw)]
+                pending_rows[name] = len(pending[name][METRICS[-1]][0].lo)
         bar.update(len(sids))
     bar.close()
-    out = {}
-    for name in sorted(parts):
-        chunks = parts.pop(name)
-        out[name] = Edges(*(np.concatenate([c[f] for c in chunks]) for f in range(5)))
-    return out
+    return {name: Relation(counts[name][0], counts[name][1],
+                           {m: merge_windows(pending[name][m], n_kw) for m in METRICS}) for name in sorted(pending)}
 
 
 def read_batches(path: Path, schema: pa.Schema, columns: list[str], rows: int) -> Iterator[pa.RecordBatch]:
@@ -106,13 +115,13 @@ def read_batches(path: Path, schema: pa.Schema, columns: list[str], rows: int) -
     return f.iter_batches(batch_size=rows, columns=columns)
 
 
-def baselines(edges: dict[str, Edges], language: str, variant: str, ks: list[int]) -> pa.Table:
+def baselines(edges: dict[str, Relation], language: str, variant: str, ks: list[int]) -> pa.Table:
     cols: dict[str, list] = {n: [] for n in schemas.BASELINES.names}
     for chosen_on in CHOSEN_ON:
         for relation, e in edges.items():
-            if not (~e.dev).any():
+            if not (~e.windows[METRICS[0]].dev).any():
                 continue  # no test edges: nothing to score
-            for s in score_relation(e, KEYWORDS[language], ks, chosen_on):
+            for s in score_windows(e.windows, KEYWORDS[language], ks, chosen_on):
                 for name, value in (("language", language), ("variant", variant), ("chosen_on", chosen_on),
                                     ("baseline", s.baseline), ("metric", s.metric), ("relation", relation),
                                     ("k", s.k), ("chosen", s.chosen), ("hits", s.hits), ("total", s.total)):
@@ -121,7 +130,7 @@ def baselines(edges: dict[str, Edges], language: str, variant: str, ks: list[int
     return table.sort_by([(c, "ascending") for c in ("chosen_on", "baseline", "metric", "relation", "k")])
 
 
-def statistics(samples: pa.Table | dict, edges: dict[str, Edges]) -> dict:
+def statistics(samples: pa.Table | dict, edges: dict[str, Relation]) -> dict:
     """The paper's Table 1/8 and Figure 3: edges and mean head-to-dependent offset per relation.
     `samples`: the table, or its counts {"samples", "samples_dev", "tokens"} (see `sample_counts`)."""
     counts = sample_counts(samples.to_batches()) if isinstance(samples, pa.Table) else samples
@@ -129,9 +138,10 @@ def statistics(samples: pa.Table | dict, edges: dict[str, Edges]) -> dict:
         "samples": counts["samples"],
         "samples_dev": counts["samples_dev"],
         "tokens_mean": counts["tokens"] / counts["samples"] if counts["samples"] else 0.0,
-        "edges": int(sum(len(e.head) for e in edges.values())),
+        "edges": int(sum(e.edges for e in edges.values())),
         "relation_types": len(edges),
-        "relations": {name: {"edges": len(e.head), "mean_offset": round(float(np.mean(e.start - e.head)), 2)}
+        # the integer sum over the count: what np.mean over the offsets gives (its float64 sum is exact)
+        "relations": {name: {"edges": e.edges, "mean_offset": round(e.offset_sum / e.edges, 2)}
                       for name, e in edges.items()},
     }
 
