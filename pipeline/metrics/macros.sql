@@ -201,37 +201,44 @@ CREATE OR REPLACE MACRO _poisson_inverse_cdf(tbl) AS TABLE
 -- group: the group columns, n, mean, lo, hi, replicates (those with sum(w) > 0).
 --     SELECT * FROM poisson_bootstrap_hist(counts, replicates := 1000, seed := 0, alpha := 0.05)
 CREATE OR REPLACE MACRO poisson_bootstrap_hist(tbl, replicates := 1000, seed := 0, alpha := 0.05) AS TABLE
-    WITH _pb_hist AS (
+    WITH _pb_in AS (
         SELECT COLUMNS(* EXCLUDE (value, items)), value::DOUBLE AS value, sum(items)::BIGINT AS items
         FROM query_table(tbl) WHERE value IS NOT NULL AND items > 0 GROUP BY ALL
     ),
-    _pb_inv AS (SELECT * FROM _poisson_inverse_cdf(_pb_hist)),
+    -- the replicates work on an integer group id, not on the group columns (joined back at the end)
+    _pb_hist AS (SELECT dense_rank() OVER (ORDER BY row(0, *COLUMNS(* EXCLUDE (value, items)))) AS _gid, * FROM _pb_in),
+    _pb_keys AS (SELECT DISTINCT _gid, COLUMNS(* EXCLUDE (_gid, value, items)) FROM _pb_hist),
+    _pb_slim AS (SELECT _gid, value, items FROM _pb_hist),
+    _pb_inv AS (SELECT * FROM _poisson_inverse_cdf(_pb_slim)),
     _pb_draws AS (
         SELECT h.*, r.rep, bootstrap_hash52(seed, r.rep, h.value::VARCHAR || '/' || h.items) / 4503599627370496.0 AS u
-        FROM _pb_hist h CROSS JOIN range(0, replicates) r(rep)
+        FROM _pb_slim h CROSS JOIN range(0, replicates) r(rep)
     ),
     _pb_weighted AS (
-        SELECT d.* EXCLUDE (u, items), i.k AS w FROM _pb_draws d ASOF JOIN _pb_inv i ON d.items = i.lam AND d.u >= i.lower
-        UNION ALL BY NAME
-        SELECT h.* EXCLUDE (items), -1 AS rep, h.items AS w FROM _pb_hist h
+        SELECT d._gid, d.value, d.rep, i.k AS w FROM _pb_draws d ASOF JOIN _pb_inv i ON d.items = i.lam AND d.u >= i.lower
+        UNION ALL
+        SELECT _gid, value, -1 AS rep, items AS w FROM _pb_slim
     ),
     _pb_reps AS (  -- terms summed in ascending order: the same bits whatever the threads
-        SELECT COLUMNS(* EXCLUDE (value, w)), sum(w) AS n,
-               list_sum(list_sort(list(w * value))) / nullif(sum(w), 0) AS m
-        FROM _pb_weighted GROUP BY ALL
+        SELECT _gid, rep, sum(w) AS n, list_sum(list_sort(list(w * value))) / nullif(sum(w), 0) AS m
+        FROM _pb_weighted GROUP BY _gid, rep
     ),
     _pb_summary AS (
-        SELECT COLUMNS(* EXCLUDE (rep, n, m)),
+        SELECT _gid,
                coalesce(any_value(n) FILTER (WHERE rep < 0), 0) AS n,
                any_value(m) FILTER (WHERE rep < 0) AS mean,
                list(m ORDER BY m) FILTER (WHERE rep >= 0 AND m IS NOT NULL) AS _ms
-        FROM _pb_reps GROUP BY ALL
+        FROM _pb_reps GROUP BY _gid
+    ),
+    _pb_out AS (  -- back to the group columns (no group columns and no rows: one row, n = 0)
+        SELECT k.* EXCLUDE (_gid), coalesce(any_value(s.n), 0) AS n, any_value(s.mean) AS mean, any_value(s._ms) AS _ms
+        FROM _pb_summary s JOIN _pb_keys k USING (_gid) GROUP BY ALL
     )
     SELECT * EXCLUDE (_ms),
            quantile_linear(_ms, alpha::DOUBLE / 2) AS lo,
            quantile_linear(_ms, 1 - alpha::DOUBLE / 2) AS hi,
            coalesce(len(_ms), 0) AS replicates
-    FROM _pb_summary;
+    FROM _pb_out;
 
 -- tbl has columns item_id, value (NULL values are dropped) and any group columns; the output of
 -- poisson_bootstrap_hist over the groups' (value, count) histograms. item_id is not read (the
@@ -251,37 +258,45 @@ CREATE OR REPLACE MACRO poisson_bootstrap_mean(tbl, replicates := 1000, seed := 
 -- and a two-sided p-value: twice the share of replicates whose difference does not have the observed
 -- sign (<= 0 for a positive diff, >= 0 for a negative one; 1 when diff = 0), capped at 1.
 CREATE OR REPLACE MACRO poisson_paired_bootstrap_hist(tbl, replicates := 1000, seed := 0, alpha := 0.05) AS TABLE
-    WITH _pb_hist AS (  -- per distinct pair (a, b): W_(a,b) ~ Poisson(n_(a,b)), value d = a - b
+    WITH _pb_in AS (  -- per distinct pair (a, b): W_(a,b) ~ Poisson(n_(a,b)), value d = a - b
         SELECT COLUMNS(* EXCLUDE (a, b, items)), a::DOUBLE AS a, b::DOUBLE AS b, sum(items)::BIGINT AS items
         FROM query_table(tbl) WHERE a IS NOT NULL AND b IS NOT NULL AND items > 0 GROUP BY ALL
     ),
-    _pb_inv AS (SELECT * FROM _poisson_inverse_cdf(_pb_hist)),
+    _pb_hist AS (SELECT dense_rank() OVER (ORDER BY row(0, *COLUMNS(* EXCLUDE (a, b, items)))) AS _gid, * FROM _pb_in),
+    _pb_keys AS (SELECT DISTINCT _gid, COLUMNS(* EXCLUDE (_gid, a, b, items)) FROM _pb_hist),
+    _pb_slim AS (SELECT _gid, a, b, items FROM _pb_hist),
+    _pb_inv AS (SELECT * FROM _poisson_inverse_cdf(_pb_slim)),
     _pb_draws AS (
         SELECT h.*, r.rep,
                bootstrap_hash52(seed, r.rep, h.a::VARCHAR || ':' || h.b::VARCHAR || '/' || h.items) / 4503599627370496.0 AS u
-        FROM _pb_hist h CROSS JOIN range(0, replicates) r(rep)
+        FROM _pb_slim h CROSS JOIN range(0, replicates) r(rep)
     ),
     _pb_weighted AS (
-        SELECT d.* EXCLUDE (u, items), i.k AS w
+        SELECT d._gid, d.a, d.b, d.rep, i.k AS w
         FROM _pb_draws d ASOF JOIN _pb_inv i ON d.items = i.lam AND d.u >= i.lower
-        UNION ALL BY NAME
-        SELECT h.* EXCLUDE (items), -1 AS rep, h.items AS w FROM _pb_hist h
+        UNION ALL
+        SELECT _gid, a, b, -1 AS rep, items AS w FROM _pb_slim
     ),
     _pb_reps AS (  -- terms summed in ascending order: the same bits whatever the threads
-        SELECT COLUMNS(* EXCLUDE (a, b, w)), sum(w) AS n,
+        SELECT _gid, rep, sum(w) AS n,
                list_sum(list_sort(list(w * a))) / sum(w) AS mean_a,
                list_sum(list_sort(list(w * b))) / sum(w) AS mean_b,
                list_sum(list_sort(list(w * (a - b)))) / nullif(sum(w), 0) AS m
-        FROM _pb_weighted GROUP BY ALL
+        FROM _pb_weighted GROUP BY _gid, rep
     ),
     _pb_summary AS (
-        SELECT COLUMNS(* EXCLUDE (rep, n, mean_a, mean_b, m)),
+        SELECT _gid,
                coalesce(any_value(n) FILTER (WHERE rep < 0), 0) AS n,
                any_value(mean_a) FILTER (WHERE rep < 0) AS mean_a,
                any_value(mean_b) FILTER (WHERE rep < 0) AS mean_b,
                any_value(m) FILTER (WHERE rep < 0) AS diff,
                list(m ORDER BY m) FILTER (WHERE rep >= 0 AND m IS NOT NULL) AS _ms
-        FROM _pb_reps GROUP BY ALL
+        FROM _pb_reps GROUP BY _gid
+    ),
+    _pb_out AS (
+        SELECT k.* EXCLUDE (_gid), coalesce(any_value(s.n), 0) AS n, any_value(s.mean_a) AS mean_a,
+               any_value(s.mean_b) AS mean_b, any_value(s.diff) AS diff, any_value(s._ms) AS _ms
+        FROM _pb_summary s JOIN _pb_keys k USING (_gid) GROUP BY ALL
     )
     SELECT * EXCLUDE (_ms),
            quantile_linear(_ms, alpha::DOUBLE / 2) AS lo,
@@ -292,7 +307,7 @@ CREATE OR REPLACE MACRO poisson_paired_bootstrap_hist(tbl, replicates := 1000, s
                 ELSE least(1::DOUBLE, (2 * len(list_filter(_ms, lambda d:
                          CASE WHEN diff > 0 THEN d <= 0 ELSE d >= 0 END)))::DOUBLE / len(_ms))
            END AS p_value
-    FROM _pb_summary;
+    FROM _pb_out;
 
 -- Paired: tbl has columns item_id, a, b (two systems' per-item values on the same items; items
 -- with a NULL on either side are dropped) and any group columns; the output of
