@@ -323,6 +323,19 @@ def test_histogram_macros_equal_item_level_and_python_twin(con):
     assert got[0] == len(a) and py == M.poisson_paired_bootstrap(range(len(a)), a, b, replicates=300, seed=2)
 
 
+def test_poisson1_draw_is_poisson_weight_and_scipy(con):
+    """Histogram entries of count 1 are drawn by _poisson1_draw (a CASE over the thresholds), the others by
+    the ASOF join: the same draw as poisson_weight and as scipy's inverse CDF, at every threshold's edges."""
+    edges = [t + d for t in M.POISSON_THRESHOLDS for d in (-1, 0, 1)] + list(range(0, 2 ** 52, 2 ** 40))
+    got = con.execute("SELECT list(_poisson1_draw(u) ORDER BY i) FROM (SELECT unnest(?) AS u, "
+                      "generate_subscripts(?, 1) AS i)", [edges, edges]).fetchone()[0]
+    want = [sum(t <= u for t in M.POISSON_THRESHOLDS) for u in edges]
+    assert got == want
+    beside = [e for e in edges if 0 < e < 2 ** 52 and e not in M.POISSON_THRESHOLDS]  # one off every edge
+    ppf = scipy.stats.poisson.ppf(np.array(beside, dtype=np.float64) / 2.0 ** 52, 1).astype(int)
+    assert [w for e, w in zip(edges, got) if e in beside] == ppf.tolist()
+
+
 @pytest.mark.parametrize("lam", [1, 2, 7, 40, 301, 123_457])
 def test_sql_poisson_draws_are_scipys_inverse_cdf(con, lam):
     """The histogram macros draw W ~ Poisson(n) by an ASOF join on a CDF table computed with lgamma;

@@ -172,6 +172,19 @@ CREATE OR REPLACE MACRO poisson_weight(seed, b, item_id) AS
     list_transform([bootstrap_hash52(seed, b, item_id)], lambda u:
         len(list_filter(poisson_thresholds(), lambda t: t <= u)))[1];
 
+-- A Poisson(1) draw from a 52-bit integer: the number of thresholds <= u52 (poisson_weight's rule, as a CASE
+-- chain: the histogram macros draw every count-1 entry this way, without the ASOF join).
+CREATE OR REPLACE MACRO _poisson1_draw(u52) AS
+    CASE WHEN u52 < 1656781714176974 THEN 0 WHEN u52 < 3313563428353948 THEN 1
+        WHEN u52 < 4141954285442435 THEN 2 WHEN u52 < 4418084571138598 THEN 3
+        WHEN u52 < 4487117142562638 THEN 4 WHEN u52 < 4500923656847446 THEN 5
+        WHEN u52 < 4503224742561581 THEN 6 WHEN u52 < 4503553469092172 THEN 7
+        WHEN u52 < 4503594559908496 THEN 8 WHEN u52 < 4503599125554754 THEN 9
+        WHEN u52 < 4503599582119380 THEN 10 WHEN u52 < 4503599623625255 THEN 11
+        WHEN u52 < 4503599627084078 THEN 12 WHEN u52 < 4503599627350141 THEN 13
+        WHEN u52 < 4503599627369145 THEN 14 WHEN u52 < 4503599627370412 THEN 15
+        WHEN u52 < 4503599627370492 THEN 16 ELSE 17 END;
+
 -- Poisson bootstrap over histograms. The weights of the n_v items that share a value v sum to
 -- W_v ~ Poisson(n_v) (a sum of independent Poisson(1) is Poisson of the sum), and a replicate's mean
 -- sum(w * value) / sum(w) depends on the weights only through these sums: the bootstrap needs the
@@ -188,7 +201,7 @@ CREATE OR REPLACE MACRO poisson_weight(seed, b, item_id) AS
 CREATE OR REPLACE MACRO _poisson_inverse_cdf(tbl) AS TABLE
     WITH _pb_pmf AS (
         SELECT lam, k, exp(k * ln(lam::DOUBLE) - lam - lgamma(k + 1)) AS p
-        FROM (SELECT DISTINCT items AS lam FROM query_table(tbl)) l,
+        FROM (SELECT DISTINCT items AS lam FROM query_table(tbl) WHERE items > 1) l,
              range(greatest(0, floor(lam - 8 * sqrt(lam) - 1))::BIGINT, ceil(lam + 8 * sqrt(lam) + 12)::BIGINT) r(k)
     )
     SELECT lam, k,
@@ -208,14 +221,18 @@ CREATE OR REPLACE MACRO poisson_bootstrap_hist(tbl, replicates := 1000, seed := 
     -- the replicates work on an integer group id, not on the group columns (joined back at the end)
     _pb_hist AS (SELECT dense_rank() OVER (ORDER BY row(0, *COLUMNS(* EXCLUDE (value, items)))) AS _gid, * FROM _pb_in),
     _pb_keys AS (SELECT DISTINCT _gid, COLUMNS(* EXCLUDE (_gid, value, items)) FROM _pb_hist),
-    _pb_slim AS (SELECT _gid, value, items FROM _pb_hist),
+    _pb_slim AS (SELECT _gid, value, items, value::VARCHAR || '/' || items AS _key FROM _pb_hist),
     _pb_inv AS (SELECT * FROM _poisson_inverse_cdf(_pb_slim)),
     _pb_draws AS (
-        SELECT h.*, r.rep, bootstrap_hash52(seed, r.rep, h.value::VARCHAR || '/' || h.items) / 4503599627370496.0 AS u
+        SELECT h._gid, h.value, h.items, r.rep, bootstrap_hash52(seed, r.rep, h._key) AS u52
         FROM _pb_slim h CROSS JOIN range(0, replicates) r(rep)
     ),
-    _pb_weighted AS (
-        SELECT d._gid, d.value, d.rep, i.k AS w FROM _pb_draws d ASOF JOIN _pb_inv i ON d.items = i.lam AND d.u >= i.lower
+    _pb_weighted AS (  -- count 1: Poisson(1) by thresholds; larger counts: the inverse-CDF table
+        SELECT d._gid, d.value, d.rep, i.k AS w
+        FROM (SELECT *, u52 / 4503599627370496.0 AS u FROM _pb_draws WHERE items > 1) d
+        ASOF JOIN _pb_inv i ON d.items = i.lam AND d.u >= i.lower
+        UNION ALL
+        SELECT _gid, value, rep, _poisson1_draw(u52) AS w FROM _pb_draws WHERE items = 1
         UNION ALL
         SELECT _gid, value, -1 AS rep, items AS w FROM _pb_slim
     ),
@@ -264,34 +281,34 @@ CREATE OR REPLACE MACRO poisson_paired_bootstrap_hist(tbl, replicates := 1000, s
     ),
     _pb_hist AS (SELECT dense_rank() OVER (ORDER BY row(0, *COLUMNS(* EXCLUDE (a, b, items)))) AS _gid, * FROM _pb_in),
     _pb_keys AS (SELECT DISTINCT _gid, COLUMNS(* EXCLUDE (_gid, a, b, items)) FROM _pb_hist),
-    _pb_slim AS (SELECT _gid, a, b, items FROM _pb_hist),
+    _pb_slim AS (SELECT _gid, a - b AS d, items, a::VARCHAR || ':' || b::VARCHAR || '/' || items AS _key FROM _pb_hist),
     _pb_inv AS (SELECT * FROM _poisson_inverse_cdf(_pb_slim)),
     _pb_draws AS (
-        SELECT h.*, r.rep,
-               bootstrap_hash52(seed, r.rep, h.a::VARCHAR || ':' || h.b::VARCHAR || '/' || h.items) / 4503599627370496.0 AS u
+        SELECT h._gid, h.d, h.items, r.rep, bootstrap_hash52(seed, r.rep, h._key) AS u52
         FROM _pb_slim h CROSS JOIN range(0, replicates) r(rep)
     ),
-    _pb_weighted AS (
-        SELECT d._gid, d.a, d.b, d.rep, i.k AS w
-        FROM _pb_draws d ASOF JOIN _pb_inv i ON d.items = i.lam AND d.u >= i.lower
+    _pb_weighted AS (  -- count 1: Poisson(1) by thresholds; larger counts: the inverse-CDF table
+        SELECT d._gid, d.d, d.rep, i.k AS w
+        FROM (SELECT *, u52 / 4503599627370496.0 AS u FROM _pb_draws WHERE items > 1) d
+        ASOF JOIN _pb_inv i ON d.items = i.lam AND d.u >= i.lower
         UNION ALL
-        SELECT _gid, a, b, -1 AS rep, items AS w FROM _pb_slim
+        SELECT _gid, d, rep, _poisson1_draw(u52) AS w FROM _pb_draws WHERE items = 1
     ),
     _pb_reps AS (  -- terms summed in ascending order: the same bits whatever the threads
-        SELECT _gid, rep, sum(w) AS n,
-               list_sum(list_sort(list(w * a))) / sum(w) AS mean_a,
-               list_sum(list_sort(list(w * b))) / sum(w) AS mean_b,
-               list_sum(list_sort(list(w * (a - b)))) / nullif(sum(w), 0) AS m
+        SELECT _gid, rep, list_sum(list_sort(list(w * d))) / nullif(sum(w), 0) AS m
         FROM _pb_weighted GROUP BY _gid, rep
     ),
+    _pb_observed AS (  -- the observed means: every weight = its count
+        SELECT _gid, sum(items) AS n, list_sum(list_sort(list(items * a))) / sum(items) AS mean_a,
+               list_sum(list_sort(list(items * b))) / sum(items) AS mean_b,
+               list_sum(list_sort(list(items * (a - b)))) / sum(items) AS diff
+        FROM _pb_hist GROUP BY _gid
+    ),
     _pb_summary AS (
-        SELECT _gid,
-               coalesce(any_value(n) FILTER (WHERE rep < 0), 0) AS n,
-               any_value(mean_a) FILTER (WHERE rep < 0) AS mean_a,
-               any_value(mean_b) FILTER (WHERE rep < 0) AS mean_b,
-               any_value(m) FILTER (WHERE rep < 0) AS diff,
-               list(m ORDER BY m) FILTER (WHERE rep >= 0 AND m IS NOT NULL) AS _ms
-        FROM _pb_reps GROUP BY _gid
+        SELECT o._gid, o.n, o.mean_a, o.mean_b, o.diff, r._ms
+        FROM _pb_observed o
+        LEFT JOIN (SELECT _gid, list(m ORDER BY m) FILTER (WHERE m IS NOT NULL) AS _ms FROM _pb_reps GROUP BY _gid) r
+          USING (_gid)
     ),
     _pb_out AS (
         SELECT k.* EXCLUDE (_gid), coalesce(any_value(s.n), 0) AS n, any_value(s.mean_a) AS mean_a,
