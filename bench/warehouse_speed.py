@@ -345,7 +345,7 @@ def write_idbench(folder: Path, models: list[str], seed: int, pairs_per_size: in
         grid = pd.MultiIndex.from_product([ident, range(layers), ["mean", "first"]],
                                           names=["item_id", "layer", "pooling"]).to_frame(index=False)
         k = len(grid)
-        vec = rng.standard_normal((k, dim)).astype(np.float32)
+        vec = rng.integers(-3, 4, (k, dim)).astype(np.float32)  # small integers: exact dot products, real ties
         vectors = pa.ListArray.from_arrays(np.arange(0, k * dim + 1, dim, dtype=np.int32), pa.array(vec.reshape(-1)))
         t = fill(schema, {"item_id": grid["item_id"].to_numpy(), "model": np.full(k, model, dtype=object),
                           "layer": grid["layer"].to_numpy().astype(np.int16), "pooling": grid["pooling"].to_numpy(),
@@ -817,12 +817,15 @@ def pd_idbench_judged(tables: dict) -> pd.DataFrame:
     upairs = pairs[["pair_id", "size", "id1_id", "id2_id"]]
     for (model, layer, pooling), g in vec.groupby(["model", "layer", "pooling"], sort=False):
         index = pd.Series(np.arange(len(g)), index=g["item_id"].to_numpy())
-        V = np.stack(g["vector"].to_numpy()).astype(np.float64)
+        V = np.stack(g["vector"].to_numpy()).astype(np.float32)
         i, j = index.reindex(upairs["id1_id"]).to_numpy(), index.reindex(upairs["id2_id"]).to_numpy()
         ok = ~(np.isnan(i) | np.isnan(j))
         a, b = V[i[ok].astype(int)], V[j[ok].astype(int)]
         cos = np.full(len(upairs), np.nan)
-        cos[ok] = (a * b).sum(1) / np.sqrt((a * a).sum(1) * (b * b).sum(1))
+        # in float32 as DuckDB's list_cosine_similarity on FLOAT[] (integer-valued vectors: exact sums, one rounding
+        # in the sqrt and one in the division, so the same cosines and the same ties)
+        dot, na, nb = (np.cumsum(x, axis=1, dtype=np.float32)[:, -1] for x in (a * b, a * a, b * b))
+        cos[ok] = np.clip(dot / np.sqrt(na * nb), np.float32(-1), np.float32(1)).astype(np.float64)
         parts.append(pd.DataFrame({"system": model, "kind": "model", "layer": layer, "pooling": pooling,
                                    "size": upairs["size"].to_numpy(), "pair_id": upairs["pair_id"].to_numpy(),
                                    "score": cos}))
