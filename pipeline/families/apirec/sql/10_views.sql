@@ -52,7 +52,9 @@ FROM apirec_rankings_raw;
 -- (pipeline/metrics). Method level: relevant = grade 2 (one item); class level: grade >= 1
 -- (1 + class_others items). MRR is over the returned top 10 (the paper's lists). NDCG is graded,
 -- one for both levels: `_apibench` takes IDCG from the returned list itself, `_standard` from `ideal`.
-CREATE VIEW apirec_point_scores AS
+-- A table, computed once when the warehouse is built: every view below (and the report) reads it, and the
+-- per-element grading of the returned lists is the family's costly step (bench/warehouse_speed.py).
+CREATE TABLE apirec_point_scores AS
 SELECT r.point_id, r.model, r.ranker, r.benchmark, r.origin, r.leaky, r.category, r.position, r.length_bucket,
        r.domain, r.seen, r.context_lines, r.language, ks.k,
        success_at_k(r.gold_rank, ks.k) AS sr_method,
