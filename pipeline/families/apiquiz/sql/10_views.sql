@@ -118,10 +118,10 @@ ORDER BY ALL;
 CREATE VIEW apiquiz_strata AS
 WITH generated AS (
     SELECT setting, mask_position, count(*) AS quizzes FROM apiquiz_quizzes GROUP BY ALL
-), drawn AS (
-    SELECT q.setting, q.mask_position, p.protocol, p.model, count(*) AS drawn,
-           count(*) FILTER (WHERE p.status = 'ok') AS scored
-    FROM apiquiz_predictions p JOIN apiquiz_quizzes q USING (quiz_id)
+), drawn AS (  -- from the counts kept at build (the same join of predictions and quizzes)
+    SELECT setting, mask_position, protocol, model, sum(n)::BIGINT AS drawn,
+           coalesce(sum(n) FILTER (WHERE status = 'ok'), 0)::BIGINT AS scored
+    FROM apiquiz_rank_counts
     GROUP BY ALL
 )
 SELECT g.setting, g.mask_position, g.quizzes, d.protocol, max(d.drawn) AS drawn,
