@@ -172,15 +172,18 @@ ORDER BY b.model, b.protocol, b.k;
 -- infer.ranked_candidates draws them), beside P@1 and chance. A summed log-likelihood favours short
 -- candidates: its top-1 is shorter than the pool's average even for a random network.
 CREATE VIEW apiquiz_length_bias AS
+WITH q AS (  -- per quiz, once: the gold's length and the other candidates' lengths in order
+    SELECT quiz_id, length(answer)::DOUBLE AS gold_chars,
+           list_transform(list_filter(candidates, lambda c: c <> answer), lambda c: length(c)::DOUBLE) AS lens
+    FROM apiquiz_quizzes
+)
 SELECT p.model, p.protocol, count(*) AS scored,
        round(avg(length(p.top[1])), 2) AS top1_chars,
-       round(avg(length(q.answer)), 2) AS gold_chars,
-       round(avg((length(q.answer) + coalesce(list_sum(list_transform(
-           list_slice(list_filter(q.candidates, lambda c: c <> q.answer), 1, p.n_ranked - 1), lambda c: length(c))), 0))
-           / p.n_ranked), 2) AS pool_chars,
+       round(avg(q.gold_chars), 2) AS gold_chars,
+       round(avg((q.gold_chars + coalesce(list_sum(list_slice(q.lens, 1, p.n_ranked - 1)), 0)) / p.n_ranked), 2) AS pool_chars,
        round(100 * avg(success_at_k(p.gold_rank, 1)), 2) AS p_at_1,
        round(100 * avg(1 / p.n_ranked), 2) AS chance
-FROM apiquiz_predictions p JOIN apiquiz_quizzes q USING (quiz_id)
+FROM apiquiz_predictions p JOIN q USING (quiz_id)
 WHERE p.status = 'ok' AND p.protocol <> 'fill_mask'
 GROUP BY ALL
 ORDER BY ALL;
