@@ -298,3 +298,21 @@ def test_standard_scores_stay_within_one_when_a_ranker_returns_unknown_class_mem
     # ideal = [2, 1, 1]; returned [1, 1, 2]: DCG@3 = 1 + 1/log2(3) + 2/2, IDCG@3 = 2 + 1/log2(3) + 1/2
     lg3 = 1.5849625007211563
     assert got[1][2] == pytest.approx((1 + 1 / lg3 + 1) / (2 + 1 / lg3 + 0.5))
+
+
+def test_in_class_macro_equals_the_regex_it_replaces():
+    """apirec_in_class (grading without a regex per returned element) = regexp_replace(x, '\\.[^.]*$', '') = cls,
+    NULLs, dot-free names, trailing dots and non-ASCII included."""
+    sql = (REPO / "pipeline/families/apirec/sql/10_views.sql").read_text()
+    start = sql.index("CREATE MACRO apirec_in_class")
+    con = duckdb.connect()
+    con.execute(sql[start:sql.index(";", start)])
+    xs = ["lib.C1.m", "lib.C1", "lib.C1.", "lib.C1.m.n", "foo", "lib.C10.m", "", ".", "lib..m", "ä.b.c", "ä.b", None]
+    classes = ["lib.C1", "lib", "foo", "", "ä.b", "ä", None, "lib."]
+    rows = con.execute("SELECT apirec_in_class(x, c), regexp_replace(x, '\\.[^.]*$', '') = c "
+                       "FROM unnest(?) a(x), unnest(?) b(c)", [xs, classes]).fetchall()
+    assert len(rows) == len(xs) * len(classes)
+    assert all(mine is ref or mine == ref for mine, ref in rows)
+    # in class: lib.C1.m and lib.C1. (lib.C1), lib.C1 (lib), foo (foo), '' ('': dot-free), '.' (''), lib..m (lib.),
+    # ä.b.c (ä.b), ä.b (ä)
+    assert sum(bool(mine) for mine, _ in rows) == 9

@@ -286,6 +286,56 @@ def test_sql_poisson_equals_python_twin(con):
     assert other[0] != res["hits"][2]
 
 
+def test_histogram_macros_equal_item_level_and_python_twin(con):
+    """poisson_bootstrap_hist / poisson_paired_bootstrap_hist take the counts themselves (what a table
+    materialised at warehouse build keeps): the same CI as the item-level macro over the items those
+    counts describe, bit for bit, and as the Python twins. Repeated values are added up, NULL values and
+    counts <= 0 dropped."""
+    hits, floats, a, b = _items(con)
+    # the histogram of the hits, split into repeated rows and padded with rows that must be ignored
+    ones, zeros = int(hits.sum()), int(len(hits) - hits.sum())
+    con.execute("CREATE OR REPLACE TEMP TABLE hist (grp VARCHAR, value INTEGER, items BIGINT)")
+    con.executemany("INSERT INTO hist VALUES (?, ?, ?)", [("hits", 1, ones - 10), ("hits", 0, zeros), ("hits", 1, 10),
+                                                          ("hits", None, 7), ("hits", 1, 0), ("hits", 0, -3)])
+    got = one(con, "SELECT n, mean, lo, hi, replicates FROM poisson_bootstrap_hist(hist, replicates := 200, seed := 11)")
+    items = one(con, "SELECT n, mean, lo, hi, replicates FROM poisson_bootstrap_mean(items, replicates := 200, "
+                     "seed := 11) WHERE grp = 'hits'")
+    py = M.poisson_bootstrap_hist([1, 0, 1, None, 1, 0], [ones - 10, zeros, 10, 7, 0, -3], replicates=200, seed=11)
+    assert got == items == (py.n, py.mean, py.lo, py.hi, py.replicates)
+    assert py == M.poisson_bootstrap_mean(range(len(hits)), hits, replicates=200, seed=11)
+    # floats: the (value, count) histogram in any row order gives the item-level CI
+    values, counts = np.unique(floats, return_counts=True)
+    con.execute("CREATE OR REPLACE TEMP TABLE fhist (value DOUBLE, items BIGINT)")
+    con.executemany("INSERT INTO fhist VALUES (?, ?)", [(float(v), int(c)) for v, c in zip(values[::-1], counts[::-1])])
+    assert one(con, "SELECT * FROM poisson_bootstrap_hist(fhist, replicates := 200, seed := 11)") == one(
+        con, "SELECT n, mean, lo, hi, replicates FROM poisson_bootstrap_mean(items, replicates := 200, seed := 11) "
+             "WHERE grp = 'floats'")
+    # paired: counts of the pairs (a, b)
+    pairs, pair_counts = np.unique(np.stack([a, b], axis=1), axis=0, return_counts=True)
+    con.execute("CREATE OR REPLACE TEMP TABLE phist (a INTEGER, b INTEGER, items BIGINT)")
+    con.executemany("INSERT INTO phist VALUES (?, ?, ?)", [(int(x), int(y), int(c)) for (x, y), c in
+                                                           zip(pairs, pair_counts)] + [(1, None, 5), (0, 0, 0)])
+    got = one(con, "SELECT * FROM poisson_paired_bootstrap_hist(phist, replicates := 300, seed := 2)")
+    items = one(con, "SELECT * FROM poisson_paired_bootstrap(pairs, replicates := 300, seed := 2)")
+    py = M.poisson_paired_bootstrap_hist([*pairs[:, 0], 1, 0], [*pairs[:, 1], None, 0], [*pair_counts, 5, 0],
+                                         replicates=300, seed=2)
+    assert got == items == (py.n, py.mean_a, py.mean_b, py.diff, py.lo, py.hi, py.replicates, py.p_value)
+    assert got[0] == len(a) and py == M.poisson_paired_bootstrap(range(len(a)), a, b, replicates=300, seed=2)
+
+
+def test_poisson1_draw_is_poisson_weight_and_scipy(con):
+    """Histogram entries of count 1 are drawn by _poisson1_draw (a CASE over the thresholds), the others by
+    the ASOF join: the same draw as poisson_weight and as scipy's inverse CDF, at every threshold's edges."""
+    edges = [t + d for t in M.POISSON_THRESHOLDS for d in (-1, 0, 1)] + list(range(0, 2 ** 52, 2 ** 40))
+    got = con.execute("SELECT list(_poisson1_draw(u) ORDER BY i) FROM (SELECT unnest(?) AS u, "
+                      "generate_subscripts(?, 1) AS i)", [edges, edges]).fetchone()[0]
+    want = [sum(t <= u for t in M.POISSON_THRESHOLDS) for u in edges]
+    assert got == want
+    beside = [e for e in edges if 0 < e < 2 ** 52 and e not in M.POISSON_THRESHOLDS]  # one off every edge
+    ppf = scipy.stats.poisson.ppf(np.array(beside, dtype=np.float64) / 2.0 ** 52, 1).astype(int)
+    assert [w for e, w in zip(edges, got) if e in beside] == ppf.tolist()
+
+
 @pytest.mark.parametrize("lam", [1, 2, 7, 40, 301, 123_457])
 def test_sql_poisson_draws_are_scipys_inverse_cdf(con, lam):
     """The histogram macros draw W ~ Poisson(n) by an ASOF join on a CDF table computed with lgamma;

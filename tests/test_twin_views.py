@@ -121,6 +121,26 @@ def test_apiquiz_twin_diff_by_hand(warehouse):
     assert got[("m", "m-random", "fill_mask", "P@10")][1:4] == (60.0, 40.0, 1.0)
 
 
+def test_histogram_views_equal_the_item_level_bootstrap(warehouse):
+    """apiquiz_p_at_1_ci, apiquiz_vs_twin and apiquiz_twin_diff bootstrap counts kept at build
+    (apiquiz_rank_counts, apiquiz_twin_rank_pairs) instead of the per-quiz views: the same CIs as the
+    item-level macros over those per-quiz views."""
+    _, _, con = warehouse
+    assert run(con, "SELECT * FROM apiquiz_p_at_1_ci").fetchall() == run(
+        con, "SELECT model, protocol, setting, n, round(100 * mean, 2), round(100 * lo, 2), round(100 * hi, 2) "
+             "FROM poisson_bootstrap_mean(apiquiz_hits_at_1) ORDER BY ALL").fetchall()
+    vs = run(con, "SELECT * FROM apiquiz_vs_twin").fetchall()
+    assert len(vs) == 4 and vs == run(
+        con, "SELECT model, protocol, setting, n, round(100 * mean_a, 2), round(100 * mean_b, 2), round(100 * diff, 2), "
+             "round(100 * lo, 2), round(100 * hi, 2), p_value FROM poisson_paired_bootstrap(apiquiz_twin_pairs) "
+             "ORDER BY ALL").fetchall()
+    assert run(con, "SELECT model, twin, protocol, n, diff, lo, hi, p_value FROM apiquiz_twin_diff").fetchall() == run(
+        con, "SELECT model, twin, protocol, n, round(100 * diff, 2), round(100 * lo, 2), round(100 * hi, 2), p_value "
+             "FROM poisson_paired_bootstrap(apiquiz_twin_hits) ORDER BY model, protocol, k").fetchall()
+    # the counts: 6 quizzes x 3 candidate protocols + 5 fill_mask quizzes both scored
+    assert run(con, "SELECT sum(n) FROM apiquiz_twin_rank_pairs").fetchall() == [(23,)]
+
+
 def test_apiquiz_length_bias_by_hand(warehouse):
     _, _, con = warehouse
     rows = {(m, p): r for m, p, *r in run(con, "SELECT model, protocol, scored, top1_chars, gold_chars, pool_chars, "

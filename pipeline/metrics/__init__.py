@@ -23,8 +23,10 @@ from pipeline.metrics.bootstrap import (
     bootstrap_hash52,
     bootstrap_mean,
     paired_bootstrap,
+    poisson_bootstrap_hist,
     poisson_bootstrap_mean,
     poisson_paired_bootstrap,
+    poisson_paired_bootstrap_hist,
     poisson_weight,
     poisson_histogram_weights,
     poisson_weights,
@@ -98,6 +100,6 @@ __all__ = [
     "ndcg_at_k_standard", "ndcg_at_k_apibench", "is_error", "abs_error", "error_rate", "mae",
     "Spearman", "spearman", "spearman_rho", "avg_ranks",
     "BootstrapCI", "PairedBootstrap", "bootstrap_mean", "paired_bootstrap",
-    "poisson_bootstrap_mean", "poisson_paired_bootstrap", "poisson_weight", "poisson_weights", "poisson_histogram_weights",
+    "poisson_bootstrap_mean", "poisson_paired_bootstrap", "poisson_bootstrap_hist", "poisson_paired_bootstrap_hist", "poisson_weight", "poisson_weights", "poisson_histogram_weights",
     "bootstrap_hash52", "POISSON_THRESHOLDS", "quantile_linear",
 ]

@@ -195,6 +195,34 @@ def _histogram_means(values: np.ndarray, w: np.ndarray) -> np.ndarray:
     return _ordered_sum(w[ok] * values) / tot[ok]
 
 
+def _merge_histogram(keys: np.ndarray, counts: Iterable) -> tuple[np.ndarray, np.ndarray]:
+    """Histogram rows (keys: 1-D values or 2-D pairs) with NULL/NaN keys or counts <= 0 dropped and
+    repeated keys added up, sorted by key."""
+    keys = np.asarray(keys, dtype=np.float64)
+    counts = np.asarray(list(counts), dtype=np.int64)
+    if len(keys) != len(counts):
+        raise ValueError("values and counts differ in length")
+    nan = np.isnan(keys) if keys.ndim == 1 else np.isnan(keys).any(axis=1)
+    keep = ~nan & (counts > 0)
+    keys, counts = keys[keep], counts[keep]
+    if len(keys) == 0:
+        return keys, counts
+    distinct, inverse = np.unique(keys, axis=0 if keys.ndim > 1 else None, return_inverse=True)
+    return distinct, np.bincount(inverse.reshape(-1), weights=counts, minlength=len(distinct)).astype(np.int64)
+
+
+def poisson_bootstrap_hist(values: Iterable, counts: Iterable, replicates: int = 1000, seed: int = 0,
+                           alpha: float = 0.05) -> BootstrapCI:
+    """Twin of the SQL `poisson_bootstrap_hist` for one group: the histogram itself (value, how many
+    items have it) instead of the items."""
+    xs, counts = _merge_histogram(_values(values), counts)
+    if len(xs) == 0:
+        return BootstrapCI(0, math.nan, math.nan, math.nan, 0)
+    reps = _histogram_means(xs, poisson_histogram_weights([repr(float(x)) for x in xs], counts, replicates, seed))
+    return BootstrapCI(int(counts.sum()), float(_ordered_sum(xs * counts) / counts.sum()), *_interval(reps, alpha),
+                       len(reps))
+
+
 def poisson_bootstrap_mean(item_ids: Sequence, values: Iterable, replicates: int = 1000, seed: int = 0,
                            alpha: float = 0.05) -> BootstrapCI:
     """Twin of the SQL `poisson_bootstrap_mean` for one group (item_ids are checked, not used:
@@ -203,30 +231,35 @@ def poisson_bootstrap_mean(item_ids: Sequence, values: Iterable, replicates: int
     if len(list(item_ids)) != len(v):
         raise ValueError("item_ids and values differ in length")
     v = v[~np.isnan(v)]
-    if len(v) == 0:
-        return BootstrapCI(0, math.nan, math.nan, math.nan, 0)
-    xs, counts = _histogram(v)
-    reps = _histogram_means(xs, poisson_histogram_weights([repr(float(x)) for x in xs], counts, replicates, seed))
-    return BootstrapCI(len(v), float(_ordered_sum(xs * counts) / counts.sum()), *_interval(reps, alpha), len(reps))
+    xs, counts = _histogram(v) if len(v) else (v, np.zeros(0, dtype=np.int64))
+    return poisson_bootstrap_hist(xs, counts, replicates, seed, alpha)
 
 
-def poisson_paired_bootstrap(item_ids: Sequence, a: Iterable, b: Iterable, replicates: int = 1000,
-                             seed: int = 0, alpha: float = 0.05) -> PairedBootstrap:
-    """Twin of the SQL `poisson_paired_bootstrap` for one group: the histogram of d = a - b."""
+def poisson_paired_bootstrap_hist(a: Iterable, b: Iterable, counts: Iterable, replicates: int = 1000,
+                                  seed: int = 0, alpha: float = 0.05) -> PairedBootstrap:
+    """Twin of the SQL `poisson_paired_bootstrap_hist` for one group: rows (a, b, how many items have
+    this pair)."""
     a, b = _values(a), _values(b)
-    if not (len(list(item_ids)) == len(a) == len(b)):
-        raise ValueError("item_ids, a and b differ in length")
-    keep = ~(np.isnan(a) | np.isnan(b))
-    a, b = a[keep], b[keep]
-    if len(a) == 0:
+    if len(a) != len(b):
+        raise ValueError("a and b differ in length")
+    pairs, counts = _merge_histogram(np.stack([a, b], axis=1).reshape(len(a), 2), counts)  # sorted by (a, b)
+    if len(pairs) == 0:
         return PairedBootstrap(0, math.nan, math.nan, math.nan, math.nan, math.nan, 0, math.nan)
-    pairs, counts = np.unique(np.stack([a, b], axis=1), axis=0, return_counts=True)  # sorted by (a, b)
     keys = [f"{float(x)!r}:{float(y)!r}" for x, y in pairs]
     w = poisson_histogram_weights(keys, counts, replicates, seed)
     d = pairs[:, 0] - pairs[:, 1]
     reps = _histogram_means(d, w)
     n = counts.sum()
     diff = float(_ordered_sum(counts * d) / n)
-    return PairedBootstrap(len(a), float(_ordered_sum(counts * pairs[:, 0]) / n),
+    return PairedBootstrap(int(n), float(_ordered_sum(counts * pairs[:, 0]) / n),
                            float(_ordered_sum(counts * pairs[:, 1]) / n), diff,
                            *_interval(reps, alpha), len(reps), _p_value(diff, reps))
+
+
+def poisson_paired_bootstrap(item_ids: Sequence, a: Iterable, b: Iterable, replicates: int = 1000,
+                             seed: int = 0, alpha: float = 0.05) -> PairedBootstrap:
+    """Twin of the SQL `poisson_paired_bootstrap` for one group: the histogram of the pairs (a, b)."""
+    a, b = _values(a), _values(b)
+    if not (len(list(item_ids)) == len(a) == len(b)):
+        raise ValueError("item_ids, a and b differ in length")
+    return poisson_paired_bootstrap_hist(a, b, np.ones(len(a), dtype=np.int64), replicates, seed, alpha)

@@ -172,111 +172,148 @@ CREATE OR REPLACE MACRO poisson_weight(seed, b, item_id) AS
     list_transform([bootstrap_hash52(seed, b, item_id)], lambda u:
         len(list_filter(poisson_thresholds(), lambda t: t <= u)))[1];
 
+-- A Poisson(1) draw from a 52-bit integer: the number of thresholds <= u52 (poisson_weight's rule, as a CASE
+-- chain: the histogram macros draw every count-1 entry this way, without the ASOF join).
+CREATE OR REPLACE MACRO _poisson1_draw(u52) AS
+    CASE WHEN u52 < 1656781714176974 THEN 0 WHEN u52 < 3313563428353948 THEN 1
+        WHEN u52 < 4141954285442435 THEN 2 WHEN u52 < 4418084571138598 THEN 3
+        WHEN u52 < 4487117142562638 THEN 4 WHEN u52 < 4500923656847446 THEN 5
+        WHEN u52 < 4503224742561581 THEN 6 WHEN u52 < 4503553469092172 THEN 7
+        WHEN u52 < 4503594559908496 THEN 8 WHEN u52 < 4503599125554754 THEN 9
+        WHEN u52 < 4503599582119380 THEN 10 WHEN u52 < 4503599623625255 THEN 11
+        WHEN u52 < 4503599627084078 THEN 12 WHEN u52 < 4503599627350141 THEN 13
+        WHEN u52 < 4503599627369145 THEN 14 WHEN u52 < 4503599627370412 THEN 15
+        WHEN u52 < 4503599627370492 THEN 16 ELSE 17 END;
+
 -- Poisson bootstrap over histograms. The weights of the n_v items that share a value v sum to
 -- W_v ~ Poisson(n_v) (a sum of independent Poisson(1) is Poisson of the sum), and a replicate's mean
 -- sum(w * value) / sum(w) depends on the weights only through these sums: the bootstrap needs the
 -- (value, count) histogram of each group, one Poisson draw per distinct value and replicate, not one
 -- per item. W_v = the inverse CDF of Poisson(n_v) at u = bootstrap_hash52(seed, b, '<v>/<n_v>') / 2^52
--- (v as DOUBLE text), read by an ASOF join from the table below. Cost: one pass over the rows plus
--- replicates x distinct values per group (2 per group for 0/1 hits), whatever the number of items.
+-- (v as DOUBLE text), read by an ASOF join from the table below. Cost: replicates x distinct values
+-- per group (2 per group for 0/1 hits), whatever the number of items. The *_hist macros take the
+-- histogram itself (a caller that keeps counts, e.g. a table materialised when the warehouse is
+-- built, never rescans its items); the item-level macros count the items, then call them.
 
--- tbl has columns item_id, value (NULL values are dropped) and any group columns; one row per
--- group: the group columns, n, mean, lo, hi, replicates (those with sum(w) > 0). item_id is not read
--- (the histogram scheme needs no identity); it stays in the interface of the resampling bootstrap.
---     SELECT * FROM poisson_bootstrap_mean(hits, replicates := 1000, seed := 0, alpha := 0.05)
-CREATE OR REPLACE MACRO poisson_bootstrap_mean(tbl, replicates := 1000, seed := 0, alpha := 0.05) AS TABLE
-    WITH hist AS (
-        SELECT COLUMNS(* EXCLUDE (item_id, value)), value::DOUBLE AS value, count(*) AS c
-        FROM query_table(tbl) WHERE value IS NOT NULL GROUP BY ALL
-    ),
-    -- Inverse-CDF table of Poisson(lam) for each count lam: one row per k in [lam - 8 sqrt(lam) - 1,
-    -- lam + 8 sqrt(lam) + 12] (the mass outside is < 1e-14) with pmf > 0, lower = P(K < k) renormalised
-    -- over the window; the draw at u is the largest k with lower <= u (ASOF JOIN).
-    pmf AS (
+-- Inverse-CDF table of Poisson(lam) for each distinct `items` of tbl: one row per k in
+-- [lam - 8 sqrt(lam) - 1, lam + 8 sqrt(lam) + 12] (the mass outside is < 1e-14) with pmf > 0,
+-- lower = P(K < k) renormalised over the window; the draw at u is the largest k with lower <= u.
+CREATE OR REPLACE MACRO _poisson_inverse_cdf(tbl) AS TABLE
+    WITH _pb_pmf AS (
         SELECT lam, k, exp(k * ln(lam::DOUBLE) - lam - lgamma(k + 1)) AS p
-        FROM (SELECT DISTINCT c AS lam FROM hist) l,
+        FROM (SELECT DISTINCT items AS lam FROM query_table(tbl) WHERE items > 1) l,
              range(greatest(0, floor(lam - 8 * sqrt(lam) - 1))::BIGINT, ceil(lam + 8 * sqrt(lam) + 12)::BIGINT) r(k)
+    )
+    SELECT lam, k,
+           coalesce(sum(p) OVER (PARTITION BY lam ORDER BY k ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)
+               / sum(p) OVER (PARTITION BY lam) AS lower
+    FROM _pb_pmf WHERE p > 0;
+
+-- tbl has columns value, items (how many items have this value; rows with a NULL value or items <= 0
+-- are dropped, rows repeating a value in a group are added up) and any group columns; one row per
+-- group: the group columns, n, mean, lo, hi, replicates (those with sum(w) > 0).
+--     SELECT * FROM poisson_bootstrap_hist(counts, replicates := 1000, seed := 0, alpha := 0.05)
+CREATE OR REPLACE MACRO poisson_bootstrap_hist(tbl, replicates := 1000, seed := 0, alpha := 0.05) AS TABLE
+    WITH _pb_in AS (
+        SELECT COLUMNS(* EXCLUDE (value, items)), value::DOUBLE AS value, sum(items)::BIGINT AS items
+        FROM query_table(tbl) WHERE value IS NOT NULL AND items > 0 GROUP BY ALL
     ),
-    inv AS (
-        SELECT lam, k,
-               coalesce(sum(p) OVER (PARTITION BY lam ORDER BY k ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)
-                   / sum(p) OVER (PARTITION BY lam) AS lower
-        FROM pmf WHERE p > 0
+    -- the replicates work on an integer group id, not on the group columns (joined back at the end)
+    _pb_hist AS (SELECT dense_rank() OVER (ORDER BY row(0, *COLUMNS(* EXCLUDE (value, items)))) AS _gid, * FROM _pb_in),
+    _pb_keys AS (SELECT DISTINCT _gid, COLUMNS(* EXCLUDE (_gid, value, items)) FROM _pb_hist),
+    _pb_slim AS (SELECT _gid, value, items, value::VARCHAR || '/' || items AS _key FROM _pb_hist),
+    _pb_inv AS (SELECT * FROM _poisson_inverse_cdf(_pb_slim)),
+    _pb_draws AS (
+        SELECT h._gid, h.value, h.items, r.rep, bootstrap_hash52(seed, r.rep, h._key) AS u52
+        FROM _pb_slim h CROSS JOIN range(0, replicates) r(rep)
     ),
-    draws AS (
-        SELECT h.*, r.rep, bootstrap_hash52(seed, r.rep, h.value::VARCHAR || '/' || h.c) / 4503599627370496.0 AS u
-        FROM hist h CROSS JOIN range(0, replicates) r(rep)
+    _pb_weighted AS (  -- count 1: Poisson(1) by thresholds; larger counts: the inverse-CDF table
+        SELECT d._gid, d.value, d.rep, i.k AS w
+        FROM (SELECT *, u52 / 4503599627370496.0 AS u FROM _pb_draws WHERE items > 1) d
+        ASOF JOIN _pb_inv i ON d.items = i.lam AND d.u >= i.lower
+        UNION ALL
+        SELECT _gid, value, rep, _poisson1_draw(u52) AS w FROM _pb_draws WHERE items = 1
+        UNION ALL
+        SELECT _gid, value, -1 AS rep, items AS w FROM _pb_slim
     ),
-    weighted AS (
-        SELECT d.* EXCLUDE (u, c), i.k AS w FROM draws d ASOF JOIN inv i ON d.c = i.lam AND d.u >= i.lower
-        UNION ALL BY NAME
-        SELECT h.* EXCLUDE (c), -1 AS rep, h.c AS w FROM hist h
+    _pb_reps AS (  -- terms summed in ascending order: the same bits whatever the threads
+        SELECT _gid, rep, sum(w) AS n, list_sum(list_sort(list(w * value))) / nullif(sum(w), 0) AS m
+        FROM _pb_weighted GROUP BY _gid, rep
     ),
-    reps AS (  -- terms summed in ascending order: the same bits whatever the threads
-        SELECT COLUMNS(* EXCLUDE (value, w)), sum(w) AS n,
-               list_sum(list_sort(list(w * value))) / nullif(sum(w), 0) AS m
-        FROM weighted GROUP BY ALL
-    ),
-    summary AS (
-        SELECT COLUMNS(* EXCLUDE (rep, n, m)),
+    _pb_summary AS (
+        SELECT _gid,
                coalesce(any_value(n) FILTER (WHERE rep < 0), 0) AS n,
                any_value(m) FILTER (WHERE rep < 0) AS mean,
                list(m ORDER BY m) FILTER (WHERE rep >= 0 AND m IS NOT NULL) AS _ms
-        FROM reps GROUP BY ALL
+        FROM _pb_reps GROUP BY _gid
+    ),
+    _pb_out AS (  -- back to the group columns (no group columns and no rows: one row, n = 0)
+        SELECT k.* EXCLUDE (_gid), coalesce(any_value(s.n), 0) AS n, any_value(s.mean) AS mean, any_value(s._ms) AS _ms
+        FROM _pb_summary s JOIN _pb_keys k USING (_gid) GROUP BY ALL
     )
     SELECT * EXCLUDE (_ms),
            quantile_linear(_ms, alpha::DOUBLE / 2) AS lo,
            quantile_linear(_ms, 1 - alpha::DOUBLE / 2) AS hi,
            coalesce(len(_ms), 0) AS replicates
-    FROM summary;
+    FROM _pb_out;
 
--- Paired: tbl has columns item_id, a, b (two systems' per-item values on the same items; items
--- with a NULL on either side are dropped) and any group columns. diff = mean(a) - mean(b), its
--- CI from the histogram of the pairs (a, b) (4 for 0/1 hits; a replicate's d = sum(W (a - b)) / sum(W)), and a two-sided p-value: twice the
--- share of replicates whose difference does not have the observed sign (<= 0 for a positive diff,
--- >= 0 for a negative one; 1 when diff = 0), capped at 1.
-CREATE OR REPLACE MACRO poisson_paired_bootstrap(tbl, replicates := 1000, seed := 0, alpha := 0.05) AS TABLE
-    WITH hist AS (  -- per distinct pair (a, b): W_(a,b) ~ Poisson(n_(a,b)), value d = a - b
-        SELECT COLUMNS(* EXCLUDE (item_id, a, b)), a::DOUBLE AS a, b::DOUBLE AS b, count(*) AS c
-        FROM query_table(tbl) WHERE a IS NOT NULL AND b IS NOT NULL GROUP BY ALL
+-- tbl has columns item_id, value (NULL values are dropped) and any group columns; the output of
+-- poisson_bootstrap_hist over the groups' (value, count) histograms. item_id is not read (the
+-- histogram scheme needs no identity); it stays in the interface of the resampling bootstrap.
+--     SELECT * FROM poisson_bootstrap_mean(hits, replicates := 1000, seed := 0, alpha := 0.05)
+CREATE OR REPLACE MACRO poisson_bootstrap_mean(tbl, replicates := 1000, seed := 0, alpha := 0.05) AS TABLE
+    WITH _item_hist AS (
+        SELECT COLUMNS(* EXCLUDE (item_id, value)), value::DOUBLE AS value, count(*) AS items
+        FROM query_table(tbl) WHERE value IS NOT NULL GROUP BY ALL
+    )
+    SELECT * FROM poisson_bootstrap_hist(_item_hist, replicates := replicates, seed := seed, alpha := alpha);
+
+-- Paired over a histogram: tbl has columns a, b (a pair of per-item values of two systems on the same
+-- item), items (how many items have this pair; rows with a NULL side or items <= 0 dropped, repeats
+-- added up) and any group columns. diff = mean(a) - mean(b), its CI from one W ~ Poisson(items) per
+-- distinct pair (a, b) and replicate (4 pairs for 0/1 hits; a replicate's d = sum(W (a - b)) / sum(W)),
+-- and a two-sided p-value: twice the share of replicates whose difference does not have the observed
+-- sign (<= 0 for a positive diff, >= 0 for a negative one; 1 when diff = 0), capped at 1.
+CREATE OR REPLACE MACRO poisson_paired_bootstrap_hist(tbl, replicates := 1000, seed := 0, alpha := 0.05) AS TABLE
+    WITH _pb_in AS (  -- per distinct pair (a, b): W_(a,b) ~ Poisson(n_(a,b)), value d = a - b
+        SELECT COLUMNS(* EXCLUDE (a, b, items)), a::DOUBLE AS a, b::DOUBLE AS b, sum(items)::BIGINT AS items
+        FROM query_table(tbl) WHERE a IS NOT NULL AND b IS NOT NULL AND items > 0 GROUP BY ALL
     ),
-    pmf AS (
-        SELECT lam, k, exp(k * ln(lam::DOUBLE) - lam - lgamma(k + 1)) AS p
-        FROM (SELECT DISTINCT c AS lam FROM hist) l,
-             range(greatest(0, floor(lam - 8 * sqrt(lam) - 1))::BIGINT, ceil(lam + 8 * sqrt(lam) + 12)::BIGINT) r(k)
+    _pb_hist AS (SELECT dense_rank() OVER (ORDER BY row(0, *COLUMNS(* EXCLUDE (a, b, items)))) AS _gid, * FROM _pb_in),
+    _pb_keys AS (SELECT DISTINCT _gid, COLUMNS(* EXCLUDE (_gid, a, b, items)) FROM _pb_hist),
+    _pb_slim AS (SELECT _gid, a - b AS d, items, a::VARCHAR || ':' || b::VARCHAR || '/' || items AS _key FROM _pb_hist),
+    _pb_inv AS (SELECT * FROM _poisson_inverse_cdf(_pb_slim)),
+    _pb_draws AS (
+        SELECT h._gid, h.d, h.items, r.rep, bootstrap_hash52(seed, r.rep, h._key) AS u52
+        FROM _pb_slim h CROSS JOIN range(0, replicates) r(rep)
     ),
-    inv AS (  -- as in poisson_bootstrap_mean
-        SELECT lam, k,
-               coalesce(sum(p) OVER (PARTITION BY lam ORDER BY k ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)
-                   / sum(p) OVER (PARTITION BY lam) AS lower
-        FROM pmf WHERE p > 0
+    _pb_weighted AS (  -- count 1: Poisson(1) by thresholds; larger counts: the inverse-CDF table
+        SELECT d._gid, d.d, d.rep, i.k AS w
+        FROM (SELECT *, u52 / 4503599627370496.0 AS u FROM _pb_draws WHERE items > 1) d
+        ASOF JOIN _pb_inv i ON d.items = i.lam AND d.u >= i.lower
+        UNION ALL
+        SELECT _gid, d, rep, _poisson1_draw(u52) AS w FROM _pb_draws WHERE items = 1
     ),
-    draws AS (
-        SELECT h.*, r.rep,
-               bootstrap_hash52(seed, r.rep, h.a::VARCHAR || ':' || h.b::VARCHAR || '/' || h.c) / 4503599627370496.0 AS u
-        FROM hist h CROSS JOIN range(0, replicates) r(rep)
+    _pb_reps AS (  -- terms summed in ascending order: the same bits whatever the threads
+        SELECT _gid, rep, list_sum(list_sort(list(w * d))) / nullif(sum(w), 0) AS m
+        FROM _pb_weighted GROUP BY _gid, rep
     ),
-    weighted AS (
-        SELECT d.* EXCLUDE (u, c), i.k AS w
-        FROM draws d ASOF JOIN inv i ON d.c = i.lam AND d.u >= i.lower
-        UNION ALL BY NAME
-        SELECT h.* EXCLUDE (c), -1 AS rep, h.c AS w FROM hist h
+    _pb_observed AS (  -- the observed means: every weight = its count
+        SELECT _gid, sum(items) AS n, list_sum(list_sort(list(items * a))) / sum(items) AS mean_a,
+               list_sum(list_sort(list(items * b))) / sum(items) AS mean_b,
+               list_sum(list_sort(list(items * (a - b)))) / sum(items) AS diff
+        FROM _pb_hist GROUP BY _gid
     ),
-    reps AS (  -- terms summed in ascending order: the same bits whatever the threads
-        SELECT COLUMNS(* EXCLUDE (a, b, w)), sum(w) AS n,
-               list_sum(list_sort(list(w * a))) / sum(w) AS mean_a,
-               list_sum(list_sort(list(w * b))) / sum(w) AS mean_b,
-               list_sum(list_sort(list(w * (a - b)))) / nullif(sum(w), 0) AS m
-        FROM weighted GROUP BY ALL
+    _pb_summary AS (
+        SELECT o._gid, o.n, o.mean_a, o.mean_b, o.diff, r._ms
+        FROM _pb_observed o
+        LEFT JOIN (SELECT _gid, list(m ORDER BY m) FILTER (WHERE m IS NOT NULL) AS _ms FROM _pb_reps GROUP BY _gid) r
+          USING (_gid)
     ),
-    summary AS (
-        SELECT COLUMNS(* EXCLUDE (rep, n, mean_a, mean_b, m)),
-               coalesce(any_value(n) FILTER (WHERE rep < 0), 0) AS n,
-               any_value(mean_a) FILTER (WHERE rep < 0) AS mean_a,
-               any_value(mean_b) FILTER (WHERE rep < 0) AS mean_b,
-               any_value(m) FILTER (WHERE rep < 0) AS diff,
-               list(m ORDER BY m) FILTER (WHERE rep >= 0 AND m IS NOT NULL) AS _ms
-        FROM reps GROUP BY ALL
+    _pb_out AS (
+        SELECT k.* EXCLUDE (_gid), coalesce(any_value(s.n), 0) AS n, any_value(s.mean_a) AS mean_a,
+               any_value(s.mean_b) AS mean_b, any_value(s.diff) AS diff, any_value(s._ms) AS _ms
+        FROM _pb_summary s JOIN _pb_keys k USING (_gid) GROUP BY ALL
     )
     SELECT * EXCLUDE (_ms),
            quantile_linear(_ms, alpha::DOUBLE / 2) AS lo,
@@ -287,4 +324,14 @@ CREATE OR REPLACE MACRO poisson_paired_bootstrap(tbl, replicates := 1000, seed :
                 ELSE least(1::DOUBLE, (2 * len(list_filter(_ms, lambda d:
                          CASE WHEN diff > 0 THEN d <= 0 ELSE d >= 0 END)))::DOUBLE / len(_ms))
            END AS p_value
-    FROM summary;
+    FROM _pb_out;
+
+-- Paired: tbl has columns item_id, a, b (two systems' per-item values on the same items; items
+-- with a NULL on either side are dropped) and any group columns; the output of
+-- poisson_paired_bootstrap_hist over the groups' histograms of the pairs (a, b).
+CREATE OR REPLACE MACRO poisson_paired_bootstrap(tbl, replicates := 1000, seed := 0, alpha := 0.05) AS TABLE
+    WITH _item_hist AS (
+        SELECT COLUMNS(* EXCLUDE (item_id, a, b)), a::DOUBLE AS a, b::DOUBLE AS b, count(*) AS items
+        FROM query_table(tbl) WHERE a IS NOT NULL AND b IS NOT NULL GROUP BY ALL
+    )
+    SELECT * FROM poisson_paired_bootstrap_hist(_item_hist, replicates := replicates, seed := seed, alpha := alpha);

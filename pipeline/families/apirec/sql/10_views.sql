@@ -20,6 +20,12 @@ FROM apirec_queries;
 -- top-N, encoder ranking of queries) with its item's metadata and the grades of its returned list:
 -- 2 = the exact API, 1 = the right class (or module) but another method, 0 = neither.
 -- `ideal` (standard NDCG) = the exact API then every other relevant API of the gold's class, capped at 10.
+-- x's class (x up to its last dot: regexp_replace(x, '\.[^.]*$', '')) = cls, without a regex per element:
+-- x is cls, a dot and a dot-free rest (a dot-free x is its own class).
+CREATE MACRO apirec_in_class(x, cls) AS
+    CASE WHEN contains(x, '.') THEN starts_with(x, cls || '.') AND NOT contains(x[length(cls) + 2:], '.')
+         ELSE x = cls END;
+
 CREATE VIEW apirec_rankings_raw AS
 WITH r AS (
     SELECT point_id, model, ranker, status, gold_rank, class_rank, n_candidates, gold_in_candidates, top
@@ -33,12 +39,10 @@ WITH r AS (
 )
 SELECT r.*, p.benchmark, p.origin, p.leaky, p.api, p.api_class, p.category, p.position, p.length_bucket, p.domain,
        p.seen, p.class_siblings, p.context_lines, p.language,
-       list_transform(r.top, lambda x: CASE WHEN x = p.api THEN 2
-                                        WHEN regexp_replace(x, '\.[^.]*$', '') = p.api_class THEN 1
+       list_transform(r.top, lambda x: CASE WHEN x = p.api THEN 2 WHEN apirec_in_class(x, p.api_class) THEN 1
                                         ELSE 0 END) AS rels,
        greatest(p.class_siblings,
-                len(list_filter(r.top, lambda x: x <> p.api
-                                AND regexp_replace(x, '\.[^.]*$', '') = p.api_class))) AS class_others
+                len(list_filter(r.top, lambda x: x <> p.api AND apirec_in_class(x, p.api_class)))) AS class_others
 FROM r JOIN apirec_items p ON p.item_id = r.point_id
 WHERE r.status = 'ok';
 
@@ -52,7 +56,9 @@ FROM apirec_rankings_raw;
 -- (pipeline/metrics). Method level: relevant = grade 2 (one item); class level: grade >= 1
 -- (1 + class_others items). MRR is over the returned top 10 (the paper's lists). NDCG is graded,
 -- one for both levels: `_apibench` takes IDCG from the returned list itself, `_standard` from `ideal`.
-CREATE VIEW apirec_point_scores AS
+-- A table, computed once when the warehouse is built: every view below (and the report) reads it, and the
+-- per-element grading of the returned lists is the family's costly step (bench/warehouse_speed.py).
+CREATE TABLE apirec_point_scores AS
 SELECT r.point_id, r.model, r.ranker, r.benchmark, r.origin, r.leaky, r.category, r.position, r.length_bucket,
        r.domain, r.seen, r.context_lines, r.language, ks.k,
        success_at_k(r.gold_rank, ks.k) AS sr_method,
