@@ -151,3 +151,23 @@ def test_causal_jobs_count_the_bos_token_against_max_length(tmp_path):
     assert len(encode(tok, CONTEXTS[0], "len", "(").ids) == n - 1
     assert candidate_jobs(scorer, "causal-lm", CONTEXTS[0], ["len"], "(") is None
     assert candidate_jobs(scorer, "masked-lm", CONTEXTS[0], ["len"], "(") is not None  # no BOS added there
+
+
+def test_causal_prefixes_of_different_lengths_batched_together_stay_within_the_positions(tmp_path):
+    """Items with a long prefix and short candidates share a batch with items whose prefix is short and
+    candidates long: the padding after a short row must not run past the model's last position (a
+    GPT-2 of 16 positions here), and the sums equal the plain path's."""
+    import transformers
+
+    torch.manual_seed(0)
+    model = transformers.GPT2LMHeadModel(transformers.GPT2Config(vocab_size=50, n_embd=16, n_layer=1, n_head=2,
+                                                                 n_positions=16, pad_token_id=0))
+    base = tiny(tmp_path, "causal-lm")
+    base.model = model.eval()
+    cached, plain = Scorer(base, 512), Scorer(base, 512, prefix_cache=False)
+    long_prefix = [list(range(1, 13)) + [20, 21], list(range(1, 13)) + [22, 23]]  # 12 shared, 2 own
+    short_prefix = [[1, 2, 3] + list(range(30, 40)), [1, 2, 3] + list(range(40, 50))]  # 3 shared, 10 own
+    got = cached.shared_prefix_logprob([long_prefix, short_prefix], [[12, 12], [3, 3]])
+    want = [plain.sequence_logprob(g, s) for g, s in ((long_prefix, [12, 12]), (short_prefix, [3, 3]))]
+    for a, b in zip(got, want):
+        assert a == pytest.approx(b, abs=1e-4)

@@ -192,7 +192,9 @@ class Scorer:
                 cache.batch_select_indices(rows_of)
                 attn = torch.cat([pmask[rows_of], mask], dim=1)
                 first_pos = torch.tensor([cut[g] for _, g, _ in batch], device=self.device)[:, None]
-                pos = first_pos + torch.arange(own_ids.shape[1], device=self.device)[None, :]
+                # padding after a short row stays at its first position: within the model's positions
+                pos = torch.where(mask.bool(), first_pos + torch.arange(own_ids.shape[1], device=self.device)[None, :],
+                                  first_pos)
                 lp = torch.log_softmax(self.model(input_ids=own_ids, attention_mask=attn, position_ids=pos,
                                                   past_key_values=cache, use_cache=True).logits.float(), dim=-1)
                 own = lp[:, :-1].gather(-1, own_ids[:, 1:, None]).squeeze(-1) * mask[:, 1:]
