@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from pipeline.families.codesyntax.baselines import (KEYWORDS, MAX_OFFSET, METRICS, Edges, Score, edge_windows, greedy_offsets,
-                                                    merge_windows, next_keyword_positions, score_relation, summarize, window)
+                                                    merge_windows, next_keyword_positions, offset_hits, score_relation, summarize, window)
 
 
 def make(heads, starts, ends, dev, tokens_per_edge, keywords):
@@ -149,13 +149,6 @@ def _ref_greedy_keywords(hit: np.ndarray, k: int) -> list[int]:
     return chosen
 
 
-def _ref_offset_hits(lo: np.ndarray, hi: np.ndarray, offsets: list[int]) -> np.ndarray:
-    hit = np.zeros(len(lo), dtype=bool)
-    for o in offsets:
-        hit |= (lo <= o) & (o <= hi)
-    return hit
-
-
 def _ref_score_relation(edges: Edges, keywords: tuple[str, ...], ks: list[int], chosen_on: str) -> list[Score]:
     """Every baseline, metric and k for one relation; values chosen on `chosen_on`, scored on test."""
     test = ~edges.dev
@@ -169,7 +162,7 @@ def _ref_score_relation(edges: Edges, keywords: tuple[str, ...], ks: list[int], 
         offsets = _ref_greedy_offsets(lo[pick], hi[pick], top) if pick.any() else []
         kws = _ref_greedy_keywords(kw_hit[pick], top) if pick.any() else []
         for k in ks:
-            off_hit = _ref_offset_hits(lo, hi, offsets[:k])
+            off_hit = offset_hits(lo, hi, offsets[:k])  # unchanged by the compression: shared
             kw_k = kw_hit[:, kws[:k]].any(axis=1) if kws else np.zeros(len(lo), dtype=bool)
             scores = {
                 "offset": Score("offset", metric, k, [f"offset={o}" for o in offsets[:k]], int(off_hit[test].sum()),

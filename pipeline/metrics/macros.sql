@@ -209,6 +209,23 @@ CREATE OR REPLACE MACRO _poisson_inverse_cdf(tbl) AS TABLE
                / sum(p) OVER (PARTITION BY lam) AS lower
     FROM _pb_pmf WHERE p > 0;
 
+-- The replicates' Poisson weights over a histogram, shared by the bootstrap macros: tbl has columns
+-- _gid, v (an entry's value), items (its count) and _key (the text hashed with the seed and the
+-- replicate); one row (_gid, v, rep, w) per entry and replicate, w ~ Poisson(items): count 1 by
+-- thresholds, larger counts through the inverse-CDF table.
+CREATE OR REPLACE MACRO _poisson_replicate_weights(tbl, replicates, seed) AS TABLE
+    WITH _pw_in AS (SELECT _gid, v, items, _key FROM query_table(tbl)),
+    _pw_inv AS (SELECT * FROM _poisson_inverse_cdf(_pw_in)),
+    _pw_draws AS (
+        SELECT h._gid, h.v, h.items, r.rep, bootstrap_hash52(seed, r.rep, h._key) AS u52
+        FROM _pw_in h CROSS JOIN range(0, replicates) r(rep)
+    )
+    SELECT d._gid, d.v, d.rep, i.k AS w
+    FROM (SELECT *, u52 / 4503599627370496.0 AS u FROM _pw_draws WHERE items > 1) d
+    ASOF JOIN _pw_inv i ON d.items = i.lam AND d.u >= i.lower
+    UNION ALL
+    SELECT _gid, v, rep, _poisson1_draw(u52) AS w FROM _pw_draws WHERE items = 1;
+
 -- tbl has columns value, items (how many items have this value; rows with a NULL value or items <= 0
 -- are dropped, rows repeating a value in a group are added up) and any group columns; one row per
 -- group: the group columns, n, mean, lo, hi, replicates (those with sum(w) > 0).
@@ -221,20 +238,11 @@ CREATE OR REPLACE MACRO poisson_bootstrap_hist(tbl, replicates := 1000, seed := 
     -- the replicates work on an integer group id, not on the group columns (joined back at the end)
     _pb_hist AS (SELECT dense_rank() OVER (ORDER BY row(0, *COLUMNS(* EXCLUDE (value, items)))) AS _gid, * FROM _pb_in),
     _pb_keys AS (SELECT DISTINCT _gid, COLUMNS(* EXCLUDE (_gid, value, items)) FROM _pb_hist),
-    _pb_slim AS (SELECT _gid, value, items, value::VARCHAR || '/' || items AS _key FROM _pb_hist),
-    _pb_inv AS (SELECT * FROM _poisson_inverse_cdf(_pb_slim)),
-    _pb_draws AS (
-        SELECT h._gid, h.value, h.items, r.rep, bootstrap_hash52(seed, r.rep, h._key) AS u52
-        FROM _pb_slim h CROSS JOIN range(0, replicates) r(rep)
-    ),
-    _pb_weighted AS (  -- count 1: Poisson(1) by thresholds; larger counts: the inverse-CDF table
-        SELECT d._gid, d.value, d.rep, i.k AS w
-        FROM (SELECT *, u52 / 4503599627370496.0 AS u FROM _pb_draws WHERE items > 1) d
-        ASOF JOIN _pb_inv i ON d.items = i.lam AND d.u >= i.lower
+    _pb_slim AS (SELECT _gid, value AS v, items, value::VARCHAR || '/' || items AS _key FROM _pb_hist),
+    _pb_weighted AS (  -- the replicates' weights, and the observed histogram as replicate -1
+        SELECT _gid, v AS value, rep, w FROM _poisson_replicate_weights(_pb_slim, replicates, seed)
         UNION ALL
-        SELECT _gid, value, rep, _poisson1_draw(u52) AS w FROM _pb_draws WHERE items = 1
-        UNION ALL
-        SELECT _gid, value, -1 AS rep, items AS w FROM _pb_slim
+        SELECT _gid, v AS value, -1 AS rep, items AS w FROM _pb_slim
     ),
     _pb_reps AS (  -- terms summed in ascending order: the same bits whatever the threads
         SELECT _gid, rep, sum(w) AS n, list_sum(list_sort(list(w * value))) / nullif(sum(w), 0) AS m
@@ -281,19 +289,8 @@ CREATE OR REPLACE MACRO poisson_paired_bootstrap_hist(tbl, replicates := 1000, s
     ),
     _pb_hist AS (SELECT dense_rank() OVER (ORDER BY row(0, *COLUMNS(* EXCLUDE (a, b, items)))) AS _gid, * FROM _pb_in),
     _pb_keys AS (SELECT DISTINCT _gid, COLUMNS(* EXCLUDE (_gid, a, b, items)) FROM _pb_hist),
-    _pb_slim AS (SELECT _gid, a - b AS d, items, a::VARCHAR || ':' || b::VARCHAR || '/' || items AS _key FROM _pb_hist),
-    _pb_inv AS (SELECT * FROM _poisson_inverse_cdf(_pb_slim)),
-    _pb_draws AS (
-        SELECT h._gid, h.d, h.items, r.rep, bootstrap_hash52(seed, r.rep, h._key) AS u52
-        FROM _pb_slim h CROSS JOIN range(0, replicates) r(rep)
-    ),
-    _pb_weighted AS (  -- count 1: Poisson(1) by thresholds; larger counts: the inverse-CDF table
-        SELECT d._gid, d.d, d.rep, i.k AS w
-        FROM (SELECT *, u52 / 4503599627370496.0 AS u FROM _pb_draws WHERE items > 1) d
-        ASOF JOIN _pb_inv i ON d.items = i.lam AND d.u >= i.lower
-        UNION ALL
-        SELECT _gid, d, rep, _poisson1_draw(u52) AS w FROM _pb_draws WHERE items = 1
-    ),
+    _pb_slim AS (SELECT _gid, a - b AS v, items, a::VARCHAR || ':' || b::VARCHAR || '/' || items AS _key FROM _pb_hist),
+    _pb_weighted AS (SELECT _gid, v AS d, rep, w FROM _poisson_replicate_weights(_pb_slim, replicates, seed)),
     _pb_reps AS (  -- terms summed in ascending order: the same bits whatever the threads
         SELECT _gid, rep, list_sum(list_sort(list(w * d))) / nullif(sum(w), 0) AS m
         FROM _pb_weighted GROUP BY _gid, rep

@@ -70,16 +70,11 @@ ORDER BY ALL;
 -- below bootstrap these histograms instead of pairing every prediction per query. `quizzed`: the
 -- quiz is in apiquiz_quizzes (always, in a run; setting is NULL otherwise).
 CREATE TABLE apiquiz_twin_rank_pairs AS
-WITH twins AS (
-    SELECT m.name AS model, twin.name AS twin
-    FROM models m JOIN models twin ON twin.random AND json_extract_string(twin.card, '$.twin_of') = m.name
-    WHERE NOT m.random
-),
-ok AS (SELECT quiz_id, model, protocol, gold_rank, n_ranked FROM apiquiz_predictions WHERE status = 'ok')
+WITH ok AS (SELECT quiz_id, model, protocol, gold_rank, n_ranked FROM apiquiz_predictions WHERE status = 'ok')
 SELECT t.model, w.twin, t.protocol, q.setting, q.quiz_id IS NOT NULL AS quizzed,
        least(t.gold_rank, 11) AS rank_a, least(r.gold_rank, 11) AS rank_b, t.n_ranked, count(*) AS n
 FROM ok t
-JOIN twins w ON w.model = t.model
+JOIN model_twins w ON w.model = t.model
 JOIN ok r ON r.model = w.twin AND r.protocol = t.protocol AND r.quiz_id = t.quiz_id
 LEFT JOIN apiquiz_quizzes q ON q.quiz_id = t.quiz_id
 GROUP BY ALL
@@ -90,14 +85,9 @@ ORDER BY ALL;
 -- (The (model, twin) pairs are resolved first: joined to the hits through the JSON condition, the
 -- optimizer paired every model's hits with every other's per item: 37 s at 100k rows, out of memory at 1M.)
 CREATE VIEW apiquiz_twin_pairs AS
-WITH twins AS (
-    SELECT m.name AS model, twin.name AS twin
-    FROM models m JOIN models twin ON twin.random AND json_extract_string(twin.card, '$.twin_of') = m.name
-    WHERE NOT m.random
-)
 SELECT t.model, t.protocol, t.setting, t.item_id, t.value AS a, r.value AS b
 FROM apiquiz_hits_at_1 t
-JOIN twins w ON w.model = t.model
+JOIN model_twins w ON w.model = t.model
 JOIN apiquiz_hits_at_1 r ON r.model = w.twin AND r.protocol = t.protocol AND r.setting = t.setting
                         AND r.item_id = t.item_id;
 
@@ -134,12 +124,11 @@ ORDER BY ALL;
 -- P@1 for the candidate rankings (`rank` summed, `rank_mean` per token, `rank_pmi`), P@1 and P@10
 -- for fill_mask (the masked LM's single-token quizzes). Paired on the quizzes both scored.
 CREATE VIEW apiquiz_twin_hits AS
-SELECT t.model, twin.name AS twin, t.protocol, k.k, t.quiz_id AS item_id,
+SELECT t.model, twin.twin, t.protocol, k.k, t.quiz_id AS item_id,
        success_at_k(t.gold_rank, k.k) AS a, success_at_k(r.gold_rank, k.k) AS b
 FROM apiquiz_predictions t
-JOIN models m ON m.name = t.model AND NOT m.random
-JOIN models twin ON twin.random AND json_extract_string(twin.card, '$.twin_of') = m.name
-JOIN apiquiz_predictions r ON r.model = twin.name AND r.protocol = t.protocol AND r.quiz_id = t.quiz_id
+JOIN model_twins twin ON twin.model = t.model
+JOIN apiquiz_predictions r ON r.model = twin.twin AND r.protocol = t.protocol AND r.quiz_id = t.quiz_id
 CROSS JOIN (VALUES (1), (10)) k(k)
 WHERE t.status = 'ok' AND r.status = 'ok' AND (k.k = 1 OR t.protocol = 'fill_mask');
 

@@ -78,12 +78,11 @@ ORDER BY ALL;
 -- replicates, seed 0; the hit counts per head carry no per-edge pairing, so the sampling noise within
 -- a relation is not in this interval).
 CREATE VIEW codesyntax_twin_pairs AS
-SELECT t.chosen_on, t.model, twin.name AS twin, t.language, t.variant, t.metric, t.k, t.relation AS item_id,
+SELECT t.chosen_on, t.model, twin.twin, t.language, t.variant, t.metric, t.k, t.relation AS item_id,
        t.score AS a, r.score AS b
 FROM codesyntax_best_heads t
-JOIN models m ON m.name = t.model AND NOT m.random
-JOIN models twin ON twin.random AND json_extract_string(twin.card, '$.twin_of') = m.name
-JOIN codesyntax_best_heads r ON r.model = twin.name AND r.chosen_on = t.chosen_on AND r.language = t.language
+JOIN model_twins twin ON twin.model = t.model
+JOIN codesyntax_best_heads r ON r.model = twin.twin AND r.chosen_on = t.chosen_on AND r.language = t.language
                             AND r.variant = t.variant AND r.metric = t.metric AND r.k = t.k AND r.relation = t.relation
 WHERE t.metric = 'first' AND t.k = 1;
 
