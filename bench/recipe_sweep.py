@@ -230,7 +230,7 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--only", nargs="*", help="recipe names to run (default: all)")
     t = sub.add_parser("table", help="the Markdown results table of one or more sweep folders")
     t.add_argument("folders", nargs="+", type=Path)
-    if not argv:  # `python -m bench` runs every bench with no arguments: this one needs a recipe list and a device
+    if argv == [] or (argv is None and len(sys.argv) == 1):  # `python -m bench` runs every bench with no arguments: this one needs a recipe list and a device
         ap.print_help()
         print("\nrecipe_sweep: nothing run (give `run --recipes ...`; results of the H100 sweep: docs/model_recipes.md)")
         return 0

@@ -54,3 +54,11 @@ def test_apiquiz_p_at_1_per_protocol_and_fill_mask_p_at_10(tmp_path):
 def test_no_arguments_prints_help_and_runs_nothing(capsys):
     assert main([]) == 0
     assert "nothing run" in capsys.readouterr().out
+
+
+def test_command_line_arguments_are_read_when_main_gets_none(tmp_path, monkeypatch, capsys):
+    """`python -m bench.recipe_sweep table DIR` (main(None): sys.argv) runs the command, not the help."""
+    monkeypatch.setattr("sys.argv", ["recipe_sweep", "table", str(tmp_path)])
+    assert main(None) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("| recipe | model |") and "nothing run" not in out
