@@ -132,3 +132,18 @@ def test_overlay_is_validated_after_the_merge(workdir):
     res = dry_run(workdir, OVERLAY, workdir / "bad.yaml")
     assert res.returncode != 0
     assert "inference.dtype: float16 on models.device 'cpu' is refused" in res.stdout + res.stderr
+
+
+def test_syntax_overlay_plans_the_bigger_masked_lm(tmp_path):
+    """params.syntax.yaml (the 2x256 masked LM that crosses its loss plateau on CPU): the merged config
+    validates and plans, and the masked LM's training command carries the recipe."""
+    config = yaml.safe_load((REPO / "params.yaml").read_text())
+    update_config(config, yaml.safe_load((REPO / "params.syntax.yaml").read_text()))
+    mlm = {**config["training"]["model"], **config["training"]["objectives"]["mlm"]}
+    assert (mlm["hidden_size"], mlm["heads"], mlm["steps"], mlm["batch_size"]) == (256, 8, 2000, 32)
+    assert mlm["mlm_architecture"] == "roberta-prelayernorm"
+    out = subprocess.run([str(BIN / "snakemake"), "-n", "-p", "data/models/code-mlm", "--configfile", "params.syntax.yaml"],
+                         cwd=REPO, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]
+    train = next(line for line in out.stdout.splitlines() if "pipeline.models.train train" in line)
+    assert '"hidden_size": 256' in train and '"steps": 2000' in train and '"max_train_bytes": 30000000' in train
