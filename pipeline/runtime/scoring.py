@@ -144,10 +144,11 @@ class Scorer:
     def shared_prefix_logprob(self, groups: list[list[list[int]]],
                               starts: list[list[int]] | None = None) -> list[list[float]]:
         """Causal LMs, for groups of sequences that share a token prefix (one item's candidates):
-        log p(each sequence's own tokens | the shared prefix). The longest common prefix (at least
-        one own token left per sequence) runs once with `use_cache=True` and logits at its last
-        position only; its KV cache is repeated over the group's sequences (in batches under the
-        token budget) and only their own tokens run. The plain path's `sequence_logprob` differs by
+        log p(each sequence's own tokens | the shared prefix). Each group's longest common prefix (at
+        least one own token left per sequence) runs once, the prefixes of many groups in one left-padded
+        batch (positions counted from each prefix's first real token) with `use_cache=True` and logits
+        at the last position only; then the sequences of those groups, batched across groups under the
+        token budget, run only their own tokens on their group's row of that KV cache. The plain path's `sequence_logprob` differs by
         the prefix's log-probability, the same for every sequence of a group, so ranks within a
         group are the same. Groups with less than two shared tokens take the plain path (whole
         sequences: there the prefix is counted).
