@@ -29,6 +29,8 @@ FIND_PYTHON = [ -n "$(PYTHON_PIN)" ] || { echo "params.yaml has no python: requi
 $(VENV)/.installed-$(PYTHON_PIN): requirements.txt requirements.lock
 	@py=$$($(FIND_PYTHON)) && echo "creating $(VENV) with $$py (Python $(PYTHON_PIN))" && "$$py" -m venv --clear $(VENV)
 	$(PY) -m pip install --disable-pip-version-check -q -r requirements.txt -c requirements.lock
+	@# the project folder on the venv's path: `python -m pipeline ...` works from any of its subfolders
+	$(PY) -c 'import pathlib, sysconfig; pathlib.Path(sysconfig.get_path("purelib"), "benchmark_factory.pth").write_text("$(CURDIR)\n")'
 	touch $@
 
 install: $(VENV)/.installed-$(PYTHON_PIN)

@@ -1,18 +1,33 @@
-"""`python -m pipeline <command>`: the user-facing commands."""
+"""`python -m pipeline <command>`: the user-facing commands (the workflow's own steps are
+`python -m pipeline.<module>`, each with --help; Snakemake runs them)."""
 
+from __future__ import annotations
+
+import importlib
 import sys
 
-COMMANDS = {"query": "pipeline.query"}
+# name -> (module with main(argv) -> int, one line of help)
+COMMANDS = {
+    "query": ("pipeline.query", "read-only, bounded SQL over the warehouse (data/warehouse.duckdb)"),
+}
+
+USAGE = ("usage: python -m pipeline {" + ",".join(COMMANDS) + "} [--help] ...\n\n"
+         "The benchmark factory's commands (run from any folder of the project, with the project's .venv):\n"
+         + "".join(f"  {name:<8} {text}\n" for name, (_, text) in COMMANDS.items())
+         + "\nBuild everything with `snakemake --cores N` (or `dvc repro`); see README.md.\n"
+         "python -m pipeline COMMAND --help says more about a command.")
 
 
 def main(argv: list[str]) -> int:
+    if argv and argv[0] in ("-h", "--help", "help"):
+        print(USAGE)
+        return 0
     if not argv or argv[0] not in COMMANDS:
-        print("usage: python -m pipeline {" + ",".join(COMMANDS) + "} ...\n"
-              "  query   read-only SQL over data/warehouse.duckdb (python -m pipeline query --help)", file=sys.stderr)
+        if argv:
+            print(f"error: no command {argv[0]!r}", file=sys.stderr)
+        print(USAGE, file=sys.stderr)
         return 2
-    import importlib
-
-    return importlib.import_module(COMMANDS[argv[0]]).main(argv[1:])
+    return importlib.import_module(COMMANDS[argv[0]][0]).main(argv[1:])
 
 
 if __name__ == "__main__":

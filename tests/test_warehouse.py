@@ -8,6 +8,8 @@ import json
 import subprocess
 import sys
 
+from pathlib import Path
+
 import pyarrow.parquet as pq
 import pytest
 import yaml
@@ -168,3 +170,104 @@ def test_views_never_read_the_current_directorys_files(project, tmp_path, monkey
                           str(project / "data/warehouse.duckdb")], cwd=other, capture_output=True, text=True,
                          env={**__import__("os").environ, "PYTHONPATH": str(REPO)})
     assert res.stdout.splitlines()[1] == "14", res.stderr
+
+
+def query_cmd(project, *args: str, cwd=None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "pipeline", "query", *args, "--db",
+                           str(project / "data/warehouse.duckdb")], cwd=cwd or REPO, capture_output=True, text=True,
+                          timeout=120)
+
+
+@pytest.mark.parametrize("sql, flags, says", [
+    ("SELECT count(*) FROM range(100000000000)", ["--timeout", "1.5"], "ran past its 1.5 s limit"),
+    ("WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r) SELECT count(*) FROM r",
+     ["--timeout", "1.5"], "ran past its 1.5 s limit"),
+    ("SELECT max(rn) FROM (SELECT row_number() OVER (ORDER BY hash(range)) AS rn FROM range(40000000))",
+     ["--memory", "64MB", "--temp", "96MB"], "memory (64MB) and spill (96MB) limits"),
+])
+def test_runaway_queries_stop_within_their_limits(project, sql, flags, says):
+    """Issue 27 item 8: a runaway query is stopped by its limits (timeout, memory + spill cap), with one
+    `error:` line and exit 2 (no traceback), in about the time the limit allows."""
+    import time
+
+    start = time.perf_counter()
+    res = query_cmd(project, sql, *flags)
+    elapsed = time.perf_counter() - start
+    assert res.returncode == 2, (res.stdout[-500:], res.stderr[-2000:])
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error:") and says in lines[0], res.stderr
+    assert "Traceback" not in res.stderr
+    assert elapsed < 60
+
+
+def test_errors_while_fetching_are_one_line(project):
+    res = query_cmd(project, "SELECT error('boom ' || path) FROM manifest")
+    assert res.returncode == 2 and res.stderr.startswith("error:") and "boom" in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1 and "Traceback" not in res.stderr
+
+
+def test_printed_rows_are_limited_in_every_format(project):
+    for fmt, header in (("--csv", 1), ("--json", 0)):
+        res = query_cmd(project, "SELECT * FROM range(50)", fmt, "--max-rows", "7")
+        assert res.returncode == 0, res.stderr
+        assert "more than 7 rows" in res.stderr
+        rows = json.loads(res.stdout) if fmt == "--json" else res.stdout.splitlines()
+        assert len(rows) == 7 + header
+    res = query_cmd(project, "SELECT * FROM range(5)", "--csv", "--max-rows", "7")
+    assert res.stdout.splitlines()[1:] == [str(i) for i in range(5)] and res.stderr == ""
+
+
+def test_limits_come_from_params(tmp_path):
+    from pipeline.query import Limits, project_limits
+
+    (tmp_path / "Snakefile").write_text("")
+    (tmp_path / "params.yaml").write_text("query: {memory: 1GB, timeout_s: 5}\n")
+    assert project_limits(tmp_path) == Limits(memory="1GB", timeout_s=5)
+    assert project_limits(None) == Limits()
+    with pytest.raises(ValueError, match="not a size"):
+        Limits(memory="lots")
+
+
+def test_a_plain_duckdb_client_opens_the_warehouse(project, tmp_path):
+    """Issue 27 item 5: a DuckDB client that knows nothing of the pipeline answers from the project folder with
+    no set-up line, and from anywhere else with one (`SET file_search_path`): Python and the DuckDB CLI."""
+    import os
+    import shutil
+
+    import duckdb
+
+    db = project / "data/warehouse.duckdb"
+    expected = [(14,)]
+    here = os.getcwd()
+    try:
+        os.chdir(project)
+        assert duckdb.connect(str(db), read_only=True).sql("SELECT count(*) FROM manifest").fetchall() == expected
+        os.chdir(tmp_path)
+        con = duckdb.connect(str(db), read_only=True)
+        con.execute(f"SET file_search_path = '{project}'")
+        assert con.sql("SELECT count(*) FROM manifest").fetchall() == expected
+    finally:
+        os.chdir(here)
+    cli = shutil.which("duckdb", path=str(Path(sys.executable).parent)) or shutil.which("duckdb")
+    assert cli, "the DuckDB CLI (requirements: duckdb-cli) is not installed: run make install"
+    out = subprocess.run([cli, "-readonly", "-csv", str(db), "-c", "SELECT count(*) AS n FROM manifest"],
+                         cwd=project, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and out.stdout.splitlines() == ["n", "14"], out.stderr
+    out = subprocess.run([cli, "-readonly", "-csv", str(db), "-c",
+                          f"SET file_search_path = '{project}'; SELECT count(*) AS n FROM manifest"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and out.stdout.splitlines() == ["n", "14"], out.stderr
+
+
+@pytest.mark.parametrize("where", [".", "docs", "pipeline/families"])
+def test_the_command_line_works_from_any_folder_of_the_project(where):
+    """Issue 27 item 6: `python -m pipeline --help` lists the commands (exit 0), from any folder of the project
+    (make install puts the project on the venv's path); an unknown command is exit 2."""
+    env = {k: v for k, v in __import__("os").environ.items() if k != "PYTHONPATH"}
+    res = subprocess.run([sys.executable, "-m", "pipeline", "--help"], cwd=REPO / where, capture_output=True,
+                         text=True, env=env)
+    assert res.returncode == 0, res.stderr + " (run `make install`: it puts the project on the venv's path)"
+    assert "query" in res.stdout and "usage:" in res.stdout
+    res = subprocess.run([sys.executable, "-m", "pipeline", "nope"], cwd=REPO / where, capture_output=True,
+                         text=True, env=env)
+    assert res.returncode == 2 and "no command 'nope'" in res.stderr

@@ -18,7 +18,7 @@ from pipeline.core import logs
 from pipeline.io import atomic_path, write_json
 from pipeline.manifest.build import split_order, split_warnings
 from pipeline.query import connect
-from pipeline.report.common import LANGUAGE_NAMES, language_name, markdown_table
+from pipeline.report.common import LANGUAGE_NAMES, language_name, markdown_table, no_negative_zero
 
 log = logging.getLogger("pipeline.report.build")
 
@@ -134,7 +134,7 @@ def build(db: Path, out: Path, figures: Path, models_metrics: Path | None = None
         "Regenerated from `data/warehouse.duckdb` by `snakemake report`; every number is a view you can query "
         "with `python -m pipeline query`.\n", *sections])
     with atomic_path(out) as tmp:
-        tmp.write_text(text, encoding="utf-8")
+        tmp.write_text(no_negative_zero(text), encoding="utf-8")
     if scores is not None:
         write_json(headline_scores(con, fams), scores)
 

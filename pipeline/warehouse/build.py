@@ -57,15 +57,18 @@ def relative(path: str | Path, root: Path) -> str:
 
 
 ROOT_VARIABLE = "warehouse_root"
+STORAGE_VERSION = "v1.4.0"
 
 
 def path_expr(f: str) -> str:
     """A view's file: relative paths are joined to the project root held in a DuckDB variable, which
     `build` and `pipeline.query.connect` set to the root the warehouse sits in (so neither the
-    current directory nor a moved project changes what a view reads)."""
+    current directory nor a moved project changes what a view reads). A plain DuckDB client that sets no
+    variable reads them relative to its current folder, or to `SET file_search_path = '<project>'`:
+    `duckdb data/warehouse.duckdb` run in the project folder needs no set-up line at all."""
     if Path(f).is_absolute():
         return quote(f)
-    return f"getvariable('{ROOT_VARIABLE}') || '/' || {quote(f)}"
+    return f"coalesce(getvariable('{ROOT_VARIABLE}') || '/', '') || {quote(f)}"
 
 
 def create_table_view(con: duckdb.DuckDBPyConnection, table: WarehouseTable, files: list[str]) -> None:
@@ -214,7 +217,9 @@ def build(out: Path, spec: dict, root: Path = Path(".")) -> None:
                          "or in a family's FAMILY.tables")
     with atomic_path(out) as tmp:
         tmp.unlink()  # DuckDB creates the file itself
-        con = duckdb.connect(str(tmp))
+        # Written in the storage format of DuckDB 1.4 (LTS), which every DuckDB client from 1.4 on opens
+        # (the 1.x CLI included); the pinned Python package reads and writes it alike.
+        con = duckdb.connect(str(tmp), config={"storage_compatibility_version": STORAGE_VERSION})
         con.execute(f"SET VARIABLE {ROOT_VARIABLE} = ?", [str(root.resolve())])  # view paths resolve while building
         con.execute("CREATE TABLE warehouse_info AS SELECT ? AS db_path", [DB_IN_ROOT])
         # The only files a query connection may read (pipeline.query.connect turns external access off
