@@ -15,7 +15,7 @@ rule warehouse_spec:
     params:
         tables=WAREHOUSE_TABLES,
         not_applicable=registry.not_applicable(FAMILIES, INFERENCE_MODELS),
-        params={k: v for k, v in config.items() if k != "query"},  # query: the query command's limits, read at query time
+        params={k: config[k] for k in config if k != "query"},  # query: the query command's limits, read at query time
     log:
         "logs/warehouse_spec.log",
     run:

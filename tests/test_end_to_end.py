@@ -153,3 +153,22 @@ def test_killed_run_resumes_with_only_the_missing_shards(e2e_project, tmp_path):
     assert len(reference) - len(done) <= reran <= len(reference) - len(done) + 1
     final = {p.relative_to(root): p.read_bytes() for p in (root / "data/predictions").rglob("*.parquet")}
     assert final == reference  # byte-identical to the uninterrupted run
+
+
+def test_report_is_byte_identical_when_built_twice(e2e_project, tmp_path):
+    """Issue 27 item 7: numbers are rounded before rendering (no `-0.00`) and plot CSVs have a fixed precision,
+    so the report, its plot data, its scores and its figures built twice from one warehouse are byte-identical
+    (`reports/` hashes are a regression check)."""
+    from pipeline.report.build import build
+
+    def one(name: str) -> dict:
+        out = tmp_path / name / "reports"
+        build(e2e_project / "data/warehouse.duckdb", out / "index.md", out / "figures/report",
+              e2e_project / "reports/metrics/models.json", out / "metrics/scores.json", out / "plots")
+        return {p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+
+    first, second = one("a"), one("b")
+    assert first.keys() == second.keys() and any(k.startswith("plots/") for k in first)
+    assert [k for k in first if first[k] != second[k]] == []
+    text = first["index.md"].decode()
+    assert "-0.00" not in text and " -0.0 " not in text

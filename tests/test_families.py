@@ -355,8 +355,12 @@ def test_a_family_from_one_folder_gets_rule_jobs_views_and_report(tmp_path):
     assert run(con, "SELECT count(*) FROM dummyfam_items").fetchall() == [(12,)]
     assert run(con, "SELECT * FROM dummyfam_summary").fetchall() == [("minilm", 12, 7)]  # MiniLM: 6 layers + embeddings
     assert run(con, "SELECT name, version FROM families").fetchall() == [("dummyfam", "1")]
-    assert run(con, "SELECT model, rows, family_version, model_family FROM predictions_with_provenance "
+    assert run(con, "SELECT model, rows, family_version, model_family FROM prediction_counts "
                "WHERE family = 'dummyfam'").fetchall() == [("minilm", 12 * 7, "1", "encoder-only")]
+    # the predictions themselves, each with its family version and model card (issue 27 item 4)
+    rows = run(con, "SELECT model, family, family_version, model_family, json_extract_string(model_card, '$.family') "
+                    "FROM predictions_with_provenance('dummyfam')").fetchall()
+    assert len(rows) == 12 * 7 and set(rows) == {("minilm", "dummyfam", "1", "encoder-only", "encoder-only")}
     # the fit stage ran the probe over every layer and fold, and the majority baseline beside it
     fits = run(con, "SELECT probe, count(DISTINCT layer), count(DISTINCT fold), bool_or(selected) FROM dummyfam_fits "
                     "GROUP BY probe ORDER BY probe").fetchall()

@@ -271,3 +271,24 @@ def test_the_command_line_works_from_any_folder_of_the_project(where):
     res = subprocess.run([sys.executable, "-m", "pipeline", "nope"], cwd=REPO / where, capture_output=True,
                          text=True, env=env)
     assert res.returncode == 2 and "no command 'nope'" in res.stderr
+
+
+@pytest.mark.parametrize("params_file", ["params.yaml", ".test/params.yaml"])
+def test_every_column_is_described_and_counts_are_bigint(params_file, tmp_path):
+    """Issue 27 item 4: every column of every table and view of the warehouse has a description (its schema's
+    comment, the glossary, or the described column a view passes through), and no count is HUGEINT (which
+    pandas turns into a float)."""
+    import duckdb
+
+    from pipeline.warehouse.build import build, comment_every_column
+
+    spec = {"tables": {}, "params": yaml.safe_load((REPO / params_file).read_text()), "models": [], "sources": [],
+            "datasets": [], "not_applicable": []}
+    build(tmp_path / "data/warehouse.duckdb", spec, tmp_path)
+    con = duckdb.connect(str(tmp_path / "data/warehouse.duckdb"))
+    where = "database_name = current_database() AND schema_name = 'main'"
+    assert comment_every_column(con) == [], "add these columns to pipeline/warehouse/glossary.yaml"
+    total, described = con.sql(f"SELECT count(*), count(comment) FROM duckdb_columns() WHERE {where}").fetchall()[0]
+    assert total > 500 and described == total
+    assert con.sql(f"SELECT table_name, column_name FROM duckdb_columns() WHERE {where} "
+                   "AND data_type = 'HUGEINT'").fetchall() == []

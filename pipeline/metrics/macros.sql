@@ -245,7 +245,7 @@ CREATE OR REPLACE MACRO poisson_bootstrap_hist(tbl, replicates := 1000, seed := 
         SELECT _gid, v AS value, -1 AS rep, items AS w FROM _pb_slim
     ),
     _pb_reps AS (  -- terms summed in ascending order: the same bits whatever the threads
-        SELECT _gid, rep, sum(w) AS n, list_sum(list_sort(list(w * value))) / nullif(sum(w), 0) AS m
+        SELECT _gid, rep, sum(w)::BIGINT AS n, list_sum(list_sort(list(w * value))) / nullif(sum(w), 0) AS m
         FROM _pb_weighted GROUP BY _gid, rep
     ),
     _pb_summary AS (
@@ -296,7 +296,7 @@ CREATE OR REPLACE MACRO poisson_paired_bootstrap_hist(tbl, replicates := 1000, s
         FROM _pb_weighted GROUP BY _gid, rep
     ),
     _pb_observed AS (  -- the observed means: every weight = its count
-        SELECT _gid, sum(items) AS n, list_sum(list_sort(list(items * a))) / sum(items) AS mean_a,
+        SELECT _gid, sum(items)::BIGINT AS n, list_sum(list_sort(list(items * a))) / sum(items) AS mean_a,
                list_sum(list_sort(list(items * b))) / sum(items) AS mean_b,
                list_sum(list_sort(list(items * (a - b)))) / sum(items) AS diff
         FROM _pb_hist GROUP BY _gid

@@ -176,19 +176,53 @@ def subset_items(fams: list[families.Family], config: dict, root: Path) -> list[
 
 
 def create_prediction_provenance(con: duckdb.DuckDBPyConnection, predicted: list[families.Family]) -> None:
-    """One view over every family's predictions: rows per (family, model), with the family's version
-    and the model's card, so any score can be traced to what produced it."""
+    """`prediction_counts`: prediction rows per (family, model) with the family's version and the model's card;
+    `predictions_with_provenance('<family>')`: that family's predictions themselves, every row with the family
+    version and its model's card, so any score can be traced to what produced it."""
     parts = [f"SELECT {quote(f.name)} AS family, model, count(*) AS rows FROM {f.view('predictions')} GROUP BY model"
              for f in predicted] or ["SELECT NULL::VARCHAR AS family, NULL::VARCHAR AS model, 0::BIGINT AS rows WHERE false"]
     con.execute(f"""
-        CREATE VIEW predictions_with_provenance AS
+        CREATE VIEW prediction_counts AS
         SELECT p.family, p.model, p.rows, f.version AS family_version, m.model_family, m.source AS model_source,
                m.random AS random_twin, m.card AS model_card
         FROM ({' UNION ALL '.join(parts)}) p
         LEFT JOIN families f ON f.name = p.family
         LEFT JOIN models m ON m.name = p.model""")
-    con.execute("COMMENT ON VIEW predictions_with_provenance IS 'predictions per family and model with the "
-                "family version and the model card'")
+    con.execute("COMMENT ON VIEW prediction_counts IS 'prediction rows per family and model, with the family version "
+                "and the model card'")
+    con.execute("""
+        CREATE MACRO predictions_with_provenance(family_name) AS TABLE
+        SELECT p.*, family_name AS family, f.version AS family_version, m.model_family, m.source AS model_source,
+               m.random AS random_twin, m.card AS model_card
+        FROM query_table(family_name || '_predictions') p
+        LEFT JOIN models m ON m.name = p.model
+        LEFT JOIN families f ON f.name = family_name""")
+
+
+GLOSSARY = Path(__file__).parent / "glossary.yaml"
+
+
+def comment_every_column(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
+    """Describe every column still without a comment (view columns, mostly) from the glossary: one name, one
+    concept across families (pipeline/warehouse/glossary.yaml). Returns the (table, column) pairs the glossary
+    does not cover (tests/test_end_to_end.py requires none)."""
+    import yaml
+
+    glossary = yaml.safe_load(GLOSSARY.read_text()) or {}
+    where = "database_name = current_database() AND schema_name = 'main'"
+    # a column a view passes through keeps the description its table's schema gives it (the most common one)
+    inherited = dict(con.sql(f"SELECT column_name, mode(comment) FROM duckdb_columns() WHERE {where} "
+                             "AND comment IS NOT NULL GROUP BY 1").fetchall())
+    missing = []
+    rows = con.sql(f"SELECT table_name, column_name FROM duckdb_columns() WHERE {where} AND comment IS NULL "
+                   "ORDER BY table_name, column_index").fetchall()
+    for table, column in rows:
+        text = glossary.get(f"{table}.{column}", glossary.get(column, inherited.get(column)))
+        if text is None:
+            missing.append((table, column))
+        else:
+            con.execute(f'COMMENT ON COLUMN {table}."{column}" IS {quote(str(text).strip())}')
+    return missing
 
 
 def install_macros(con: duckdb.DuckDBPyConnection) -> None:
@@ -237,6 +271,10 @@ def build(out: Path, spec: dict, root: Path = Path(".")) -> None:
         for sql in [*sorted(SQL_DIR.glob("*.sql")), *(p for f in fams for p in f.sql)]:
             log.info("views: %s", sql)
             con.execute(sql.read_text())
+        missing = comment_every_column(con)
+        if missing:
+            log.warning("%d column(s) have no description (add them to %s): %s", len(missing), GLOSSARY.name,
+                        ", ".join(f"{t}.{c}" for t, c in missing[:20]))
         con.close()
 
 

@@ -13,7 +13,7 @@ ORDER BY ALL;
 CREATE VIEW codesyntax_dataset_stats AS
 SELECT s.language, s.variant,
        count(DISTINCT s.sample_id) AS samples,
-       sum(s.n_tokens) AS tokens
+       sum(s.n_tokens)::BIGINT AS tokens
 FROM codesyntax_samples s
 GROUP BY ALL
 ORDER BY ALL;

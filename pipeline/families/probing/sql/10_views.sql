@@ -2,7 +2,7 @@
 
 CREATE VIEW probing_layers AS
 SELECT task, model, pooling, probe, layer, any_value(metric) AS metric, avg(error) AS error,
-       count(*) AS folds, sum(n_test) AS n_test
+       count(*) AS folds, sum(n_test)::BIGINT AS n_test
 FROM probing_fits WHERE layer IS NOT NULL
 GROUP BY task, model, pooling, probe, layer;
 
@@ -44,7 +44,7 @@ WITH paired AS (
     WHERE t.layer IS NOT NULL
 ), s AS (
     SELECT task, model, layer, avg(task_error) AS task_error, avg(control_error) AS control_error,
-           avg(diff) AS selectivity, coalesce(stddev_samp(diff), 0) AS sd, count(*) AS folds, sum(n_test) AS samples
+           avg(diff) AS selectivity, coalesce(stddev_samp(diff), 0) AS sd, count(*) AS folds, sum(n_test)::BIGINT AS samples
     FROM paired GROUP BY task, model, layer
 )
 SELECT task, model, layer, task_error, control_error, selectivity,
