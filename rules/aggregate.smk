@@ -48,6 +48,7 @@ rule report:
         models=rules.models.output[0],
     output:
         index="reports/index.md",
+        html="reports/index.html",
         figures=directory("reports/figures/report"),
         scores="reports/metrics/scores.json",
         plots=directory("reports/plots"),
@@ -60,4 +61,4 @@ rule report:
     shell:
         "python -m pipeline.report.build --db {input.warehouse:q} --models-metrics {input.models:q}"
         " --out {output.index:q} --figures {output.figures:q} --scores {output.scores:q}"
-        " --plots {output.plots:q} 2> {log:q}"
+        " --plots {output.plots:q} --html {output.html:q} 2> {log:q}"

@@ -172,3 +172,26 @@ def test_report_is_byte_identical_when_built_twice(e2e_project, tmp_path):
     assert [k for k in first if first[k] != second[k]] == []
     text = first["index.md"].decode()
     assert "-0.00" not in text and " -0.0 " not in text
+
+
+def test_html_report_opens_in_a_browser(e2e_project, tmp_path):
+    """Issue 27 item 2: reports/index.html is the report as one page: a table of contents of the family
+    sections, the tables and the figures (links that resolve); a headless browser renders it (when Chromium is
+    installed: `apt-get install chromium`)."""
+    import re as _re
+    import shutil as _shutil
+
+    page = (e2e_project / "reports/index.html").read_text()
+    assert page.startswith("<!DOCTYPE html>") and "<nav>" in page and "<table>" in page
+    for section in ("Corpus", "Models"):
+        assert f">{section}</a>" in page
+    images = _re.findall(r'<img src="([^"]+)"', page)
+    assert images and all((e2e_project / "reports" / src).is_file() for src in images)
+    browser = _shutil.which("chromium") or _shutil.which("chromium-browser")
+    if browser is None:
+        pytest.skip("no headless Chromium here (apt-get install chromium) to take the screenshot")
+    shot = tmp_path / "report.png"
+    subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", f"--screenshot={shot}",
+                    "--window-size=1400,1000", (e2e_project / "reports/index.html").as_uri()],
+                   capture_output=True, timeout=120)
+    assert shot.read_bytes()[:4] == b"\x89PNG" and shot.stat().st_size > 20_000

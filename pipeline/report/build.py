@@ -1,4 +1,4 @@
-"""Write reports/index.md, reports/figures/, reports/plots/*.csv and reports/metrics/scores.json
+"""Write reports/index.md (and the same as a page for a browser, reports/index.html), reports/figures/, reports/plots/*.csv and reports/metrics/scores.json
 from the warehouse. The corpus and model sections are the report's own; every benchmark family
 adds its section (its `report` module) and its headline scores (its `headline` SQL), in the order
 params.yaml lists the families. Everything here is a query over data/warehouse.duckdb."""
@@ -18,6 +18,7 @@ from pipeline.core import logs
 from pipeline.io import atomic_path, write_json
 from pipeline.manifest.build import split_order, split_warnings
 from pipeline.query import connect
+from pipeline.report import html
 from pipeline.report.common import LANGUAGE_NAMES, language_name, markdown_table, no_negative_zero
 
 log = logging.getLogger("pipeline.report.build")
@@ -116,7 +117,7 @@ def headline_scores(con, fams: list[families.Family]) -> dict:
 
 
 def build(db: Path, out: Path, figures: Path, models_metrics: Path | None = None, scores: Path | None = None,
-          plots: Path | None = None) -> None:
+          plots: Path | None = None, html_out: Path | None = None) -> None:
     con = connect(db)
     config = run_params(con)
     fams = families.enabled(config)
@@ -133,8 +134,11 @@ def build(db: Path, out: Path, figures: Path, models_metrics: Path | None = None
         "# Benchmark report\n",
         "Regenerated from `data/warehouse.duckdb` by `snakemake report`; every number is a view you can query "
         "with `python -m pipeline query`.\n", *sections])
+    text = no_negative_zero(text)
     with atomic_path(out) as tmp:
-        tmp.write_text(no_negative_zero(text), encoding="utf-8")
+        tmp.write_text(text, encoding="utf-8")
+    with atomic_path(html_out or out.with_suffix(".html")) as tmp:  # the same report, for a browser
+        tmp.write_text(html.render(text), encoding="utf-8")
     if scores is not None:
         write_json(headline_scores(con, fams), scores)
 
@@ -149,9 +153,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--figures", type=Path, default=Path("reports/figures/report"))
     ap.add_argument("--scores", type=Path, default=None, help="reports/metrics/scores.json (a DVC metric)")
     ap.add_argument("--plots", type=Path, default=None, help="folder for the DVC plot CSVs (reports/plots)")
+    ap.add_argument("--html", type=Path, default=None,
+                    help="the report as one HTML page for a browser (default: --out with .html)")
     args = ap.parse_args(argv)
     logs.setup()
-    build(args.db, args.out, args.figures, args.models_metrics, args.scores, args.plots)
+    build(args.db, args.out, args.figures, args.models_metrics, args.scores, args.plots, args.html)
     return 0
 
 
