@@ -50,8 +50,8 @@ def render(markdown: str, title: str = "Benchmark report") -> str:
             token.attrSet("id", anchor)
             toc.append((token.tag, text, anchor))
     body = md.renderer.render(tokens, md.options, {})
-    nav = "\n".join(f'<a href="#{a}"{" class=\"sub\"" if tag == "h3" else ""}>{html.escape(t)}</a>'
-                    for tag, t, a in toc)
+    sub = ' class="sub"'
+    nav = "\n".join(f'<a href="#{a}"{sub if tag == "h3" else ""}>{html.escape(t)}</a>' for tag, t, a in toc)
     return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
             f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>{html.escape(title)}</title>\n"
             f"<style>{CSS}</style>\n</head>\n<body>\n<nav>\n<strong>Contents</strong>\n{nav}\n</nav>\n"
