@@ -31,7 +31,7 @@ import pyarrow.compute as pc
 from pipeline import schemas
 from pipeline.core import logs
 from pipeline.core.pool import hard_limit, imap_files
-from pipeline.extract import analyse
+from pipeline.extract import analyse, library
 from pipeline.extract.visitor import private
 from pipeline.extract.analyse import Analysed, Failed, FileImport, FileResult, Outcome, Rejected
 from pipeline.io import atomic_path, parquet_stream, read_parquet, write_json
@@ -39,7 +39,7 @@ from pipeline.io import atomic_path, parquet_stream, read_parquet, write_json
 log = logging.getLogger("pipeline.extract.build")
 
 CHUNK = 16
-STDLIB = frozenset(sys.stdlib_module_names) | {"builtins"}
+STDLIB = library.STDLIB_TOPS
 _CODE = ("visitor.py", "positions.py", "analyse.py")
 
 
@@ -211,15 +211,9 @@ def absolute(target: str, level: int, module: str, is_package: bool) -> str | No
     return f"{base}.{target}" if target else base
 
 
-def category(fqn: str | None, via: str | None, repo_tops: set[str]) -> str:
-    if fqn is None:
-        return "unknown"
-    top = fqn.split(".", 1)[0]
-    if via == "def" or top in repo_tops:
-        return "user_defined"
-    if top in STDLIB:
-        return "stdlib"
-    return "third_party"
+def category(fqn: str | None, via: str | None, own_tops: set[str], own: str = "") -> str:
+    """`library.category`: by the caller's distribution `own` and the top-level modules it defines."""
+    return library.category(fqn, via, own, own_tops)
 
 
 def import_statement(imp: FileImport) -> str | None:
@@ -231,7 +225,7 @@ def import_statement(imp: FileImport) -> str | None:
     return f"from {written} import {imp.name} as {imp.asname}"
 
 
-def finalize(row: dict, module: str, is_package: bool, result: FileResult, repo_tops: set[str]):
+def finalize(row: dict, module: str, is_package: bool, result: FileResult, own_tops: set[str], own: str = ""):
     base = {k: row[k] for k in ("file_id", "source", "repository", "path", "split")}
     base["module"] = module
     targets = []
@@ -261,22 +255,25 @@ def finalize(row: dict, module: str, is_package: bool, result: FileResult, repo_
         elif via == "builtin":
             fqn = f"builtins.{chain}"
         usages.append({**base, "sha256": row["sha256"], "line": u.line, "col": u.col, "kind": u.kind, "chain": chain,
-                       "attr": u.attr, "fqn": fqn, "category": category(fqn, via, repo_tops), "via": via,
+                       "attr": u.attr, "fqn": fqn, "category": category(fqn, via, own_tops, own), "via": via,
                        "import_target": import_target, "alias": alias, "import_statement": statement,
                        "enclosing_class": u.enclosing_class, "enclosing_function": u.enclosing_function})
     return imports, usages
 
 
-def inventory_rows(row: dict, module: str, result: FileResult) -> list[dict]:
+def inventory_rows(row: dict, module: str, result: FileResult, own: str = "") -> list[dict]:
     out = []
     if not importable(module):
         return out
+    own_category = "stdlib" if own == library.STDLIB_DISTRIBUTION else "user_defined"
+    is_library = library.library_code(row["path"], module)
     for d in result.definitions:
         fqn = f"{module}.{d.qualname}" if d.qualname else module
         out.append({"library": module.split(".")[0], "source": row["source"], "repository": row["repository"],
                     "path": row["path"], "module": module, "qualname": d.qualname,
                     "fqn": fqn, "kind": d.kind,
-                    "signature": d.signature, "doc": d.doc, "private": private(fqn)})
+                    "signature": d.signature, "doc": d.doc, "private": private(fqn),
+                    "distribution": own or None, "category": own_category, "library_code": is_library})
     return out
 
 
@@ -343,7 +340,8 @@ class Stats:
 
 
 def iter_rows(manifest: pa.Table, workers: int, timeout_s: float, max_file_bytes: int, cache: Cache,
-              stats: Stats, hits: list[int] | None = None) -> Iterator[tuple[str, list[dict]]]:
+              stats: Stats, hits: list[int] | None = None, stdlib_sources: frozenset[str] = frozenset(),
+              per_repository_sources: frozenset[str] = frozenset()) -> Iterator[tuple[str, list[dict]]]:
     """(table name, rows) in each table's final order, file by file, as the analyses arrive.
 
     Files are walked in (source, repository, path) order, so each file's rows sorted by the table's
@@ -359,9 +357,12 @@ def iter_rows(manifest: pa.Table, workers: int, timeout_s: float, max_file_bytes
     packages = {k: package_dirs(v) for k, v in by_repo.items()}
     del by_repo
     modules = {r["file_id"]: module_name(r["path"], packages[(r["source"], r["repository"])]) for r in rows}
-    repo_tops: dict[tuple[str, str], set[str]] = {}
+    # categories by distribution (issue 24 item 2), never by the `repository:` grouping
+    dists = {r["file_id"]: library.distribution(r["source"], r["repository"], r["source"] in per_repository_sources,
+                                                r["source"] in stdlib_sources) for r in rows}
+    dist_tops: dict[str, set[str]] = {}
     for r in rows:
-        repo_tops.setdefault((r["source"], r["repository"]), set()).add(modules[r["file_id"]][0].split(".")[0])
+        dist_tops.setdefault(dists[r["file_id"]], set()).add(modules[r["file_id"]][0].split(".")[0])
 
     tasks, remaining = [], Counter()
     for r in rows:
@@ -405,13 +406,14 @@ def iter_rows(manifest: pa.Table, workers: int, timeout_s: float, max_file_bytes
         result: FileResult = outcome.result
         stats.positions_fallback += result.positions_from != "ast" and not r["duplicate"]
         module, is_package = modules[r["file_id"]]
-        imp, use = finalize(r, module, is_package, result, repo_tops[(r["source"], r["repository"])])
+        own = dists[r["file_id"]]
+        imp, use = finalize(r, module, is_package, result, dist_tops[own], own)
         use.sort(key=lambda u: (u["line"], u["col"], u["kind"], u["chain"] or ""))
         imp.sort(key=lambda i: (i["line"], i["name"] or "", i["imported"]))
         yield from emit("imports", imp)
         yield from emit("usages", use)
         if not r["duplicate"]:
-            for inv in inventory_rows(r, module, result):
+            for inv in inventory_rows(r, module, result, own):
                 # unique per repository (two projects' `tests.conftest` are two modules); within one,
                 # the first file in path order wins
                 inventory.setdefault(inv["fqn"], inv)
@@ -419,24 +421,28 @@ def iter_rows(manifest: pa.Table, workers: int, timeout_s: float, max_file_bytes
     next(arriving, None)  # let the generator finish (it reports the cache hits)
 
 
-def build(manifest: pa.Table, workers: int, timeout_s: float, max_file_bytes: int, cache: Cache):
+def build(manifest: pa.Table, workers: int, timeout_s: float, max_file_bytes: int, cache: Cache,
+          stdlib_sources: frozenset[str] = frozenset(), per_repository_sources: frozenset[str] = frozenset()):
     """Every table in memory (tests, small corpora): (tables, metrics, cache hits). `write` streams."""
     stats, hits, parts = Stats(), [], {name: [] for name in TABLES}
-    for name, rows in iter_rows(manifest, workers, timeout_s, max_file_bytes, cache, stats, hits):
+    for name, rows in iter_rows(manifest, workers, timeout_s, max_file_bytes, cache, stats, hits, stdlib_sources,
+                                per_repository_sources):
         parts[name] += rows
     tables = {name: pa.Table.from_pylist(parts[name], TABLES[name]) for name in TABLES}
     return tables, stats.summary(), hits[0] if hits else 0
 
 
 def write(manifest: pa.Table, workers: int, timeout_s: float, max_file_bytes: int, cache: Cache,
-          paths: dict[str, Path], batch_rows: int = 8192):
+          paths: dict[str, Path], batch_rows: int = 8192, stdlib_sources: frozenset[str] = frozenset(),
+          per_repository_sources: frozenset[str] = frozenset()):
     """Stream every table to its Parquet file (`pipeline.io.parquet_stream`: the same bytes as
     `write_parquet` of `build`'s tables, in bounded memory). Returns (metrics, cache hits)."""
     stats, hits = Stats(), []
     with contextlib.ExitStack() as stack:
         outs = {name: stack.enter_context(parquet_stream(paths[name], TABLES[name])) for name in TABLES}
         pending: dict[str, list[dict]] = {name: [] for name in TABLES}
-        for name, rows in iter_rows(manifest, workers, timeout_s, max_file_bytes, cache, stats, hits):
+        for name, rows in iter_rows(manifest, workers, timeout_s, max_file_bytes, cache, stats, hits, stdlib_sources,
+                                    per_repository_sources):
             pending[name] += rows
             if len(pending[name]) >= batch_rows:
                 outs[name].write(pa.Table.from_pylist(pending[name], TABLES[name]))
@@ -459,6 +465,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout-s", type=float, required=True, help="per-file analysis time cap")
     ap.add_argument("--max-file-bytes", type=int, required=True, help="larger files are rejected (too_large)")
     ap.add_argument("--cache", type=Path, default=None, help="per-content-hash cache folder (none: no cache)")
+    ap.add_argument("--stdlib-sources", nargs="*", default=[],
+                    help="sources that are the interpreter's standard library (`builtin: stdlib`): distribution `stdlib`")
+    ap.add_argument("--per-repository-sources", nargs="*", default=[],
+                    help="sources holding many projects (jsonl dumps): one distribution per repository, not per source")
     ap.add_argument("--usages", required=True, type=Path)
     ap.add_argument("--imports", required=True, type=Path)
     ap.add_argument("--inventory", required=True, type=Path)
@@ -468,7 +478,9 @@ def main(argv: list[str] | None = None) -> int:
     logs.setup()
     manifest = read_parquet(args.manifest, schemas.MANIFEST)
     paths = {"usages": args.usages, "imports": args.imports, "inventory": args.inventory, "rejects": args.rejects}
-    stats, hits = write(manifest, args.workers, args.timeout_s, args.max_file_bytes, Cache(args.cache), paths)
+    stats, hits = write(manifest, args.workers, args.timeout_s, args.max_file_bytes, Cache(args.cache), paths,
+                        stdlib_sources=frozenset(args.stdlib_sources),
+                        per_repository_sources=frozenset(args.per_repository_sources))
     write_json(stats, args.metrics)
     log.info("extract: %d files analysed (%d cached), %d rejects, %d usages, %d unique call APIs",
              stats["files_analysed"], hits, stats["rejects"], stats["usages"], stats["unique_call_apis"])

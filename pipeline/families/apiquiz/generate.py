@@ -38,6 +38,8 @@ from tqdm import tqdm
 
 from pipeline import schemas as core_schemas
 from pipeline.core import ids, logs
+from pipeline.extract import library
+from pipeline.extract.build import absolute
 from pipeline.extract.visitor import private
 from pipeline.families.apiquiz import schemas
 from pipeline.io import parquet_stream, read_parquet, write_json
@@ -71,6 +73,9 @@ class Api:
     private: bool = False  # no public path: some part starts with "_"
     definition: str = ""  # where it is defined (re-exports followed)
     module_levels: int = 0  # how many leading levels are modules
+    library_code: bool = True  # defined in library code (not a test, example, docs, tools or scripts module)
+    data_member: bool = False  # a member of a data attribute (`os.environ.items`): no API of its own
+    other_names: tuple[str, ...] = ()  # the other names the corpus calls it by (`pkg.core.Group` for `pkg.Group`)
 
 
 @dataclass(frozen=True)
@@ -93,9 +98,22 @@ class Names:
 
     def __init__(self, usages: pa.Table, imports: pa.Table, inventory: pa.Table):
         self.modules: set[str] = set(sys.stdlib_module_names) | set(sys.builtin_module_names)
-        for fqn, kind in zip(inventory.column("fqn").to_pylist(), inventory.column("kind").to_pylist()):
+        # the corpus's own modules (files) -> library code or not; its classes; names defined at module level
+        self.corpus_modules: dict[str, bool] = {}
+        self.classes: set[str] = set()
+        self.module_names: dict[str, set[str]] = defaultdict(set)
+        flags = (inventory.column("library_code").to_pylist() if "library_code" in inventory.column_names
+                 else itertools.repeat(None))
+        for fqn, kind, module, qualname, lib in zip(*(inventory.column(c).to_pylist()
+                                                      for c in ("fqn", "kind", "module", "qualname")), flags):
             if kind == "module":
                 self._add_module(fqn)
+                lib = not library.script_module(fqn) if lib is None else lib  # an older inventory: by name
+                self.corpus_modules[fqn] = self.corpus_modules.get(fqn, False) or lib
+            elif kind == "class":
+                self.classes.add(fqn)
+            if qualname and "." not in qualname:
+                self.module_names[module].add(qualname)
         owners: dict[str, set[tuple[str, str]]] = defaultdict(set)
         for table in (usages, imports):
             for module, source, repo in zip(*(table.column(c).to_pylist() for c in ("module", "source", "repository"))):
@@ -114,9 +132,34 @@ class Names:
                 self._add_module(target if asname else imported)
             else:
                 self._add_module(target.rsplit(".", 1)[0] if level or "." in target else target)
+            if scope == "" and bound and importable_name(module):
+                self.module_names[module].add(bound)
             if (scope == "" and bound and (kind == "from" or asname) and f"{module}.{bound}" != target
                     and importable_name(module)):  # a script (`make-state-diagrams.py`) re-exports nothing
                 self.reexports.setdefault(f"{module}.{bound}", target)
+        self._star_reexports(imports)
+
+    def _star_reexports(self, imports: pa.Table) -> None:
+        """`from .core import *` at module level re-exports every public name `core` binds at module
+        level (its definitions and imports; what it star-imports in turn, to a fixed point). Without
+        `__all__` (not extracted) this is Python's rule for a star import."""
+        stars = imports.filter(pc.and_(imports.column("star"), pc.equal(imports.column("scope"), "")))
+        edges = set()
+        for module, imported, level, path in zip(*(stars.column(c).to_pylist()
+                                                    for c in ("module", "imported", "level", "path"))):
+            src = absolute(imported.lstrip("."), level, module, path.rsplit("/", 1)[-1] == "__init__.py")
+            if src is not None and importable_name(module) and src != module:
+                edges.add((module, src))
+        for _ in range(len(edges)):  # each round follows one more link of a chain of star imports
+            grew = False
+            for module, src in sorted(edges):
+                for name in sorted(self.module_names.get(src, ())):
+                    if not name.startswith("_") and name not in self.module_names[module]:
+                        self.module_names[module].add(name)
+                        self.reexports.setdefault(f"{module}.{name}", f"{src}.{name}")
+                        grew = True
+            if not grew:
+                break
 
     def _add_module(self, dotted: str) -> None:
         parts = dotted.split(".")
@@ -134,13 +177,46 @@ class Names:
             seen.add(fqn)
             parts = fqn.split(".")
             for i in range(len(parts), 0, -1):
-                target = self.reexports.get(".".join(parts[:i]))
+                prefix = ".".join(parts[:i])
+                if i < len(parts) and prefix in self.corpus_modules:
+                    return fqn  # `pkg.testing.f`: the submodule `pkg.testing`, not an attribute `pkg.testing`
+                target = self.reexports.get(prefix)
                 if target is not None:
                     fqn = ".".join([target, *parts[i:]])
                     break
             else:
                 return fqn
         return start
+
+    def corpus_module(self, fqn: str) -> str | None:
+        """The longest proper prefix of `fqn` that is a module file of the corpus."""
+        parts = fqn.split(".")
+        for i in range(len(parts) - 1, 0, -1):
+            if ".".join(parts[:i]) in self.corpus_modules:
+                return ".".join(parts[:i])
+        return None
+
+    def is_library_code(self, definition: str) -> bool:
+        """Defined in library code: its corpus module is (pipeline.extract.library), or, outside the
+        corpus, its module name is no test / conftest / setup / `__main__` module."""
+        module = self.corpus_module(definition)
+        if module is not None:
+            return self.corpus_modules[module]
+        k = self.module_levels(definition)
+        return not library.script_module(".".join(definition.split(".")[:k])) if k else True
+
+    def is_data_member(self, definition: str) -> bool:
+        """A member of a data attribute (`os.environ.items`, `sys.stdout.write`): the level after the
+        module is no class of the corpus (a corpus module), or not CapWords (a C-implemented stdlib
+        module, which has no submodules); unknown third-party modules are given the benefit of the doubt."""
+        module = self.corpus_module(definition)
+        if module is not None:
+            rest = definition[len(module) + 1 :].split(".")
+            return len(rest) >= 2 and f"{module}.{rest[0]}" not in self.classes
+        parts = definition.split(".")
+        if parts[0] in sys.builtin_module_names and len(parts) >= 3:
+            return not parts[1][:1].isupper()
+        return False
 
     def module_levels(self, fqn: str) -> int:
         """Length of the longest prefix of `fqn` (not all of it) that is a module."""
@@ -185,7 +261,8 @@ def collect_apis(usages: pa.Table, names: Names) -> list[Api]:
         aliases = g["aliases"][fqn]
         alias = min(aliases.items(), key=lambda kv: (-kv[1], kv[0]))[0] if aliases else None
         out.append(Api(fqn, cat, sum(g["names"].values()), g["seen"], alias, owner, private(fqn), definition,
-                       names.module_levels(fqn)))
+                       names.module_levels(fqn), names.is_library_code(definition), names.is_data_member(definition),
+                       tuple(sorted(n for n in g["names"] if n != fqn))))
     out.sort(key=lambda a: (a.fqn, a.repository or ""))
     return out
 
@@ -385,7 +462,9 @@ def quiz_rows(usages: pa.Table, inventory: pa.Table, imports: pa.Table, tokenize
     `aggregate_usages`), in which case `modules` gives the distinct (module, source, repository)."""
     names = Names(usages if modules is None else modules, imports, inventory)
     every_api = collect_apis(usages, names)
-    apis = [a for a in every_api if include_private or not a.private]
+    # the universe is importable library code (issue 24 item 3): no test/example/docs/tools/scripts definition,
+    # no method of a data attribute; private names only when asked
+    apis = [a for a in every_api if (include_private or not a.private) and a.library_code and not a.data_member]
     toks = [load_tokenizer(spec) for spec in tokenizers]
     primary = toks[0]
 
@@ -553,7 +632,11 @@ def summary(every_api: list[Api], apis: list[Api], quizzes: pa.Table, flags: pa.
     n_cands = pc.sum(lengths).as_py() or 0
     return {
         "apis": len(apis),
-        "apis_private_left_out": len(every_api) - len(apis),
+        "apis_private_left_out": sum(a.private and a.library_code and not a.data_member for a in every_api)
+        - sum(a.private for a in apis),
+        "apis_not_library_code_left_out": sum(not a.library_code for a in every_api),
+        "apis_data_member_left_out": sum(a.library_code and a.data_member for a in every_api),
+        "apis_with_other_names": sum(bool(a.other_names) for a in apis),
         "apis_private_share": round(sum(a.private for a in every_api) / max(1, len(every_api)), 4),
         "apis_seen": sum(a.seen for a in apis),
         "apis_with_alias": sum(a.alias is not None for a in apis),
