@@ -76,6 +76,8 @@ class Api:
     library_code: bool = True  # defined in library code (not a test, example, docs, tools or scripts module)
     data_member: bool = False  # a member of a data attribute (`os.environ.items`): no API of its own
     other_names: tuple[str, ...] = ()  # the other names the corpus calls it by (`pkg.core.Group` for `pkg.Group`)
+    level_kinds: tuple[str, ...] = ()  # per level: module / class / function / method (see Names.level_kinds)
+    kinds_known: tuple[bool, ...] = ()  # per level: the kind is the inventory's (else guessed from the name)
 
 
 @dataclass(frozen=True)
@@ -101,6 +103,7 @@ class Names:
         # the corpus's own modules (files) -> library code or not; its classes; names defined at module level
         self.corpus_modules: dict[str, bool] = {}
         self.classes: set[str] = set()
+        self.kinds: dict[str, str] = {}  # inventory fqn -> module / class / function / method
         self.module_names: dict[str, set[str]] = defaultdict(set)
         flags = (inventory.column("library_code").to_pylist() if "library_code" in inventory.column_names
                  else itertools.repeat(None))
@@ -188,6 +191,31 @@ class Names:
                 return fqn
         return start
 
+    def level_kinds(self, fqn: str, module_levels: int) -> tuple[tuple[str, ...], tuple[bool, ...]]:
+        """The kind of each level of `fqn` (module / class / function / method) and whether the
+        inventory says so (the level's name, re-exports followed, is a definition of the corpus); else
+        guessed: a level between the module and the called name is a class; the called name is a
+        method under a class, else a class when CapWords, else a function."""
+        parts = fqn.split(".")
+        kinds, known = [], []
+        for i in range(len(parts)):
+            if i < module_levels:
+                kinds.append("module")
+                known.append(True)
+                continue
+            prefix = ".".join(parts[: i + 1])
+            kind = self.kinds.get(self.definition(prefix)) or self.kinds.get(prefix)
+            known.append(kind is not None)
+            if kind is None:
+                if i < len(parts) - 1:
+                    kind = "class"
+                elif i > module_levels:
+                    kind = "method"
+                else:
+                    kind = "class" if parts[i][:1].isupper() else "function"
+            kinds.append(kind)
+        return tuple(kinds), tuple(known)
+
     def corpus_module(self, fqn: str) -> str | None:
         """The longest proper prefix of `fqn` that is a module file of the corpus."""
         parts = fqn.split(".")
@@ -260,9 +288,10 @@ def collect_apis(usages: pa.Table, names: Names) -> list[Api]:
         cat = min(g["category"].items(), key=lambda kv: (-kv[1], kv[0]))[0]
         aliases = g["aliases"][fqn]
         alias = min(aliases.items(), key=lambda kv: (-kv[1], kv[0]))[0] if aliases else None
+        levels = names.module_levels(fqn)
         out.append(Api(fqn, cat, sum(g["names"].values()), g["seen"], alias, owner, private(fqn), definition,
-                       names.module_levels(fqn), names.is_library_code(definition), names.is_data_member(definition),
-                       tuple(sorted(n for n in g["names"] if n != fqn))))
+                       levels, names.is_library_code(definition), names.is_data_member(definition),
+                       tuple(sorted(n for n in g["names"] if n != fqn)), *names.level_kinds(fqn, levels)))
     out.sort(key=lambda a: (a.fqn, a.repository or ""))
     return out
 
@@ -404,34 +433,44 @@ def roles(api: Api) -> list[str]:
 
 @dataclass(frozen=True)
 class Pools:
-    """Names per (level, mask position, role), and per (parent path, mask position, role): siblings."""
+    """Names per (level, mask position, kind), and per (parent path, mask position, kind): siblings.
+    The kind is the level's definition kind (module / class / function / method, Api.level_kinds),
+    not its position in the name (issue 24 item 5: `callable` mixed classes, functions and methods)."""
 
     by_level: dict[tuple[int, str, str], list[str]]
     by_parent: dict[tuple[str, str, str], list[str]]
     kind_names: dict[tuple[int, str, str], frozenset[str]]  # by_level as sets: "is this name of that kind here"
+    role_names: dict[tuple[int, str, str], frozenset[str]]  # per (level, position, role): the former rule's sets
+    known_names: dict[tuple[int, str, str], frozenset[str]]  # kind_names restricted to inventory-known kinds
 
 
 def candidate_pools(apis: list[Api], split_token) -> Pools:
     level: dict[tuple[int, str, str], Counter] = defaultdict(Counter)
     parent: dict[tuple[str, str, str], Counter] = defaultdict(Counter)
+    by_role: dict[tuple[int, str, str], set] = defaultdict(set)
+    known: dict[tuple[int, str, str], set] = defaultdict(set)
     seen = set()
     for api in apis:
         parts = api.fqn.split(".")
-        for i, (part, role) in enumerate(zip(parts, roles(api))):
+        for i, (part, role, kind, is_known) in enumerate(zip(parts, roles(api), api.level_kinds, api.kinds_known)):
             first, last = split_token(part)
             above = ".".join(parts[:i])
             for position, name in (("whole", part), ("first", first), ("last", last)):
                 if (api.fqn, api.repository, i, position) in seen:
                     continue
                 seen.add((api.fqn, api.repository, i, position))
-                level[(i, position, role)][name] += 1
-                parent[(above, position, role)][name] += 1
+                level[(i, position, kind)][name] += 1
+                parent[(above, position, kind)][name] += 1
+                by_role[(i, position, role)].add(name)
+                if is_known:
+                    known[(i, position, kind)].add(name)
 
     def ranked(c: Counter) -> list[str]:
         return [n for n, _ in sorted(c.items(), key=lambda kv: (-kv[1], kv[0]))]
 
     return Pools({k: ranked(c) for k, c in level.items()}, {k: ranked(c) for k, c in parent.items()},
-                 {k: frozenset(c) for k, c in level.items()})
+                 {k: frozenset(c) for k, c in level.items()}, {k: frozenset(c) for k, c in by_role.items()},
+                 {k: frozenset(c) for k, c in known.items()})
 
 
 def candidates(siblings: list[str], pool: list[str], gold: str, cap: int) -> tuple[list[str], int]:
@@ -510,9 +549,9 @@ def quiz_rows(usages: pa.Table, inventory: pa.Table, imports: pa.Table, tokenize
                         masks = [("first", start, pieces[0][1]), ("last", pieces[-1][0], end), ("whole", start, end)]
                     for position, a, b in masks:
                         answer = t.text[a:b]
-                        role = kinds[level]
-                        cands, n_siblings = candidates(pools.by_parent[(".".join(parts[:level]), position, role)],
-                                                       pools.by_level[(level, position, role)], answer, max_candidates)
+                        role, kind = kinds[level], t.api.level_kinds[level]
+                        cands, n_siblings = candidates(pools.by_parent[(".".join(parts[:level]), position, kind)],
+                                                       pools.by_level[(level, position, kind)], answer, max_candidates)
                         qid = quiz_id(t.setting, t.api.fqn, level, position, t.alias, t.api.repository)
                         quizzes.append({
                             "quiz_id": qid, "api": t.api.fqn, "library": parts[0], "repository": t.api.repository,
@@ -522,7 +561,11 @@ def quiz_rows(usages: pa.Table, inventory: pa.Table, imports: pa.Table, tokenize
                             "text": t.text[:a] + schemas.MASK + t.text[b:], "prefix": t.text[:a],
                             "suffix": t.text[b:], "answer": answer, "candidates": cands,
                             "candidates_siblings": n_siblings,
-                            "candidates_same_kind": sum(c in pools.kind_names[(level, position, role)] for c in cands),
+                            "level_kind": kind,
+                            "candidates_same_kind": sum(c in pools.kind_names[(level, position, kind)] for c in cands),
+                            "candidates_same_kind_known": sum(c in pools.known_names.get((level, position, kind), ())
+                                                              for c in cands),
+                            "candidates_same_role": sum(c in pools.role_names[(level, position, role)] for c in cands),
                             "seen": t.api.seen, "uses": t.api.uses,
                         })
                         for spec, spans in zip(tokenizers, spans_by_tok):
@@ -612,7 +655,8 @@ def write_quizzes(usages: Path, inventory: pa.Table, imports: pa.Table, tokenize
                                  "ORDER BY quiz_id, tokenizer, _order").to_arrow_reader(1 << 16):
             w.write(batch)
     # the summary reads the columns it counts, never the texts and candidate lists
-    slim = con.sql("SELECT quiz_id, setting, mask_position, seen, candidates_same_kind, candidates_siblings, "
+    slim = con.sql("SELECT quiz_id, setting, mask_position, seen, level_kind, candidates_same_kind, "
+                   "candidates_same_kind_known, candidates_same_role, candidates_siblings, "
                        f"len(candidates) AS n_candidates FROM read_parquet('{q_path}') ORDER BY _order").to_arrow_table()
     flags = con.sql(f"SELECT * EXCLUDE (_order) FROM read_parquet('{f_path}') ORDER BY _order").to_arrow_table()
     con.close()
@@ -649,11 +693,36 @@ def summary(every_api: list[Api], apis: list[Api], quizzes: pa.Table, flags: pa.
         "quizzes_seen": int(pc.sum(quizzes.column("seen")).as_py() or 0),
         "candidates_same_kind_share": round((pc.sum(quizzes.column("candidates_same_kind")).as_py() or 0)
                                             / max(1, n_cands), 4),
+        # honest figures (issue 24 item 5): same kind by the inventory alone; the former role rule's share; per kind
+        "candidates_same_kind_known_share": round((pc.sum(quizzes.column("candidates_same_kind_known")).as_py() or 0)
+                                                  / max(1, n_cands), 4),
+        "candidates_same_role_share": round((pc.sum(quizzes.column("candidates_same_role")).as_py() or 0)
+                                            / max(1, n_cands), 4),
+        "candidates_same_kind_share_by_kind": _share_by(quizzes, lengths, "level_kind", "candidates_same_kind"),
+        "candidates_per_quiz_by_kind": _mean_by(quizzes, lengths, "level_kind"),
         "candidates_sibling_share": round((pc.sum(quizzes.column("candidates_siblings")).as_py() or 0)
                                           / max(1, n_cands), 4),
         "single_token_quizzes_by_tokenizer": counts(single.column("tokenizer")),
         "single_token_in_every_tokenizer_by_setting": dict(sorted(Counter(setting_of[q] for q in every).items())),
     }
+
+
+def _share_by(quizzes: pa.Table, lengths, by: str, column: str) -> dict[str, float]:
+    """sum(column) / sum(candidates) per value of `by`."""
+    num, den = Counter(), Counter()
+    for key, n, total in zip(quizzes.column(by).to_pylist(), quizzes.column(column).to_pylist(), lengths.to_pylist()):
+        num[key] += n
+        den[key] += total
+    return {k: round(num[k] / max(1, den[k]), 4) for k in sorted(den)}
+
+
+def _mean_by(quizzes: pa.Table, lengths, by: str) -> dict[str, float]:
+    """Mean number of candidates per quiz, per value of `by`."""
+    total, count = Counter(), Counter()
+    for key, n in zip(quizzes.column(by).to_pylist(), lengths.to_pylist()):
+        total[key] += n
+        count[key] += 1
+    return {k: round(total[k] / count[k], 2) for k in sorted(count)}
 
 
 def main(argv: list[str] | None = None) -> int:
