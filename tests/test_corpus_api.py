@@ -49,6 +49,7 @@ def make_group():
     return Group()
 ''',
     "mylib/helpers.py": "def testing():\n    return 1\n",
+    "mylib/extra.py": "from .core import *\n\n\ndef build():\n    make_group()\n    return unknown_name()\n",
     "mylib/testing.py": "def check(x):\n    return x\n",
     "mylib/compat.py": '''try:
     import PIL
@@ -60,8 +61,14 @@ except ImportError:
 def load(path):
     return PIL.Image.open(path)
 ''',
+    "mylib/_impl.py": "class Worker:\n    pass\n",
+    "mylib/sub/__init__.py": "",
+    "mylib/sub/deep.py": "from ..core import make_group\n\n\ndef deeper():\n    return make_group()\n",
     "tests/test_core.py": '''import mylib.core
 from mylib.core import Group
+from mylib._impl import Worker
+
+Worker()
 
 
 def test_group():
@@ -102,7 +109,8 @@ def rows(root, source, files, grouping):
         loc = root / source / path
         loc.parent.mkdir(parents=True, exist_ok=True)
         loc.write_text(text)
-        repo = path.split("/")[0] if grouping == "dir:1" else source
+        folders = path.split("/")[:-1]
+        repo = ("/".join(folders[:2]) or path[:-3]) if grouping == "dir:2" else source
         out.append({"file_id": hashlib.sha256(f"{source}/{path}".encode()).hexdigest()[:16],
                     "sha256": hashlib.sha256(text.encode()).hexdigest(), "source": source, "repository": repo,
                     "path": path, "location": str(loc), "language": "python", "encoding": "utf-8",
@@ -120,7 +128,7 @@ def extract(root, grouping):
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
     root = tmp_path_factory.mktemp("corpusapi")
-    return {g: (root, *extract(root, g)) for g in ("source", "dir:1")}
+    return {g: (root, *extract(root, g)) for g in ("source", "dir:2")}
 
 
 def labels(tables):
@@ -130,20 +138,23 @@ def labels(tables):
 
 # -- item 2: categories from the distribution ------------------------------------------------------
 def test_categories_do_not_move_when_the_grouping_changes(built):
-    by_source, by_dir = labels(built["source"][2]), labels(built["dir:1"][2])
+    by_source, by_dir = labels(built["source"][2]), labels(built["dir:2"][2])
     assert by_source == by_dir  # no label moves (the issue: 486 of 2,000 points flipped under dir:2)
-    assert len({r["repository"] for r in built["dir:1"][1].to_pylist() if r["source"] == "mylib"}) == 4  # 4 groups
+    assert len({r["repository"] for r in built["dir:2"][1].to_pylist() if r["source"] == "mylib"}) == 5  # 5 groups
+    # mylib/sub/ is a repository of its own under dir:2, still the module mylib.sub.deep: its relative import resolves
+    deep = [v for (s, p, *_), v in by_dir.items() if p == "mylib/sub/deep.py"]
+    assert deep == [("mylib.core.make_group", "user_defined")]
 
 
 def test_category_rule(built):
-    got = {(s, p, fqn): cat for (s, p, *_), (fqn, cat) in labels(built["dir:1"][2]).items()}
+    got = {(s, p, fqn): cat for (s, p, *_), (fqn, cat) in labels(built["dir:2"][2]).items()}
     # a test calling its own distribution's package is user-defined, whatever the repository grouping
     assert got[("mylib", "tests/test_core.py", "mylib.core.Group")] == "user_defined"
     assert got[("app", "app/main.py", "mylib.core.make_group")] == "third_party"
     assert got[("app", "app/main.py", "os.path.join")] == "stdlib"
     # the stdlib source is the distribution `stdlib`: its calls to itself are stdlib, not user-defined
     assert got[("stdlib", "json/__init__.py", "json.decoder.JSONDecoder")] == "stdlib"
-    inv = {(r["source"], r["fqn"]): r for r in built["dir:1"][2]["inventory"].to_pylist()}
+    inv = {(r["source"], r["fqn"]): r for r in built["dir:2"][2]["inventory"].to_pylist()}
     assert inv[("stdlib", "json.loads")]["category"] == "stdlib"
     assert inv[("mylib", "mylib.core.make_group")]["category"] == "user_defined"
     assert inv[("mylib", "mylib.core.make_group")]["distribution"] == "mylib"
@@ -194,6 +205,8 @@ def test_apiquiz_universe_is_library_code_under_one_name(quizzes):
     assert stats["apis_data_member_left_out"] == 2
     # `from mylib.testing import check` names the submodule, not the attribute mylib.testing (a function)
     assert "mylib.testing.check" in apis
+    # a test importing a private name gives it no public name (`h11.tests.test_io.ChunkedWriter` was one)
+    assert not [a for a in apis if a.endswith("Worker")]
     imports = {r["prefix"] + r["answer"] + r["suffix"] for r in table.to_pylist() if r["setting"] == "import"}
     assert "from mylib.testing import check" in imports
 
@@ -224,6 +237,13 @@ def test_self_and_super_resolve_through_the_file_hierarchy(built):
     assert got[("Group.add", "self.size", None)] == ("mylib.core.Group.size", "user_defined")
     assert got[("Team.add", None, "add")] == ("mylib.core.Group.add", "user_defined")  # super().add
     assert got[("Team.add", "self.size", None)] == ("mylib.core.Group.size", "user_defined")  # inherited
+
+
+def test_star_imports_of_corpus_modules_resolve(built):
+    u = {r["chain"]: (r["fqn"], r["category"]) for r in built["source"][2]["usages"].to_pylist()
+         if r["path"] == "mylib/extra.py"}
+    assert u["make_group"] == ("mylib.core.make_group", "user_defined")
+    assert u["unknown_name"] == (None, "unknown")  # the star target does not bind it
 
 
 def test_unknown_bases_and_staticmethods_stay_unresolved():

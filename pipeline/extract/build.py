@@ -11,6 +11,7 @@ manifest row afterwards, which is cheap.
 from __future__ import annotations
 
 import argparse
+import ast
 import contextlib
 import hashlib
 import keyword
@@ -225,7 +226,103 @@ def import_statement(imp: FileImport) -> str | None:
     return f"from {written} import {imp.name} as {imp.asname}"
 
 
-def finalize(row: dict, module: str, is_package: bool, result: FileResult, own_tops: set[str], own: str = ""):
+# -- star imports of the corpus's own modules (issue 24 item 4) ---------------------------------------
+def _module_ast(row: dict) -> ast.Module | None:
+    """The file parsed by CPython's `ast` (read as text, never run); None when it does not parse."""
+    try:
+        text = Path(row["location"]).read_bytes().decode(row["encoding"])
+        return ast.parse(text)
+    except (OSError, UnicodeDecodeError, LookupError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def _star_targets(tree: ast.Module, module: str, is_package: bool) -> list[str]:
+    """Absolute modules of the module-level `from X import *` statements, in source order."""
+    out = []
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
+            target = absolute(node.module or "", node.level, module, is_package)
+            if target:
+                out.append(target)
+    return out
+
+
+def _exports(tree: ast.Module) -> tuple[set[str], list[str] | None]:
+    """(names bound at module level, `__all__` when it is a literal list/tuple of strings)."""
+    names, all_names = set(), None
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            for t in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                if isinstance(t, ast.Name):
+                    names.add(t.id)
+                    if t.id == "__all__" and isinstance(node.value, (ast.List, ast.Tuple)):
+                        values = [e.value for e in node.value.elts if isinstance(e, ast.Constant)]
+                        if all(isinstance(v, str) for v in values):
+                            all_names = values
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for a in node.names:
+                if a.name != "*":
+                    names.add(a.asname or a.name.split(".")[0])
+    return names, all_names
+
+
+def star_names(rows: list[dict], modules: dict, dists: dict, max_file_bytes: int) -> dict[str, dict[str, str]]:
+    """Per file with a module-level star import of a corpus module: name -> the module it comes from
+    (`from .core import *` binds core's `__all__`, else its public module-level names; chains of star
+    imports followed; a later star import wins, as in Python). Only files whose text has `import *`
+    and the modules they name are parsed (CPython's `ast`, never run)."""
+    by_module: dict[tuple[str, str], dict] = {}
+    for r in rows:
+        mod = modules[r["file_id"]][0]
+        by_module.setdefault((dists[r["file_id"]], mod), r)
+    cache: dict[str, ast.Module | None] = {}
+
+    def parsed(r: dict) -> ast.Module | None:
+        if r["file_id"] not in cache:
+            cache[r["file_id"]] = _module_ast(r) if r["bytes"] <= max_file_bytes else None
+        return cache[r["file_id"]]
+
+    def public(dist: str, target: str, seen: frozenset) -> dict[str, str]:
+        r = by_module.get((dist, target))
+        tree = parsed(r) if r is not None and target not in seen else None
+        if tree is None:
+            return {}
+        names, all_names = _exports(tree)
+        out: dict[str, str] = {}
+        mod, is_package = modules[r["file_id"]]
+        for sub in _star_targets(tree, mod, is_package):
+            out.update(public(dist, sub, seen | {target}))
+        out.update({n: target for n in names if not n.startswith("_")})
+        if all_names is not None:
+            out = {n: out.get(n, target) for n in all_names}
+        return out
+
+    result = {}
+    for r in rows:
+        if r["bytes"] > max_file_bytes:
+            continue
+        try:
+            data = Path(r["location"]).read_bytes()
+        except OSError:
+            continue
+        if b"import *" not in data and b"import*" not in data:
+            continue
+        tree = parsed(r)
+        if tree is None:
+            continue
+        mod, is_package = modules[r["file_id"]]
+        bound: dict[str, str] = {}
+        for target in _star_targets(tree, mod, is_package):
+            bound.update(public(dists[r["file_id"]], target, frozenset({mod})))
+        if bound:
+            result[r["file_id"]] = bound
+    return result
+
+
+def finalize(row: dict, module: str, is_package: bool, result: FileResult, own_tops: set[str], own: str = "",
+             stars: dict[str, str] | None = None):
     base = {k: row[k] for k in ("file_id", "source", "repository", "path", "split")}
     base["module"] = module
     targets = []
@@ -254,6 +351,16 @@ def finalize(row: dict, module: str, is_package: bool, result: FileResult, own_t
             fqn = f"{module}.{u.payload}" + (f".{rest}" if rest else "")
         elif via == "builtin":
             fqn = f"builtins.{chain}"
+        elif via == "star":  # bound by no statement of the file: by its star import of a corpus module?
+            source = (stars or {}).get(u.payload)
+            if source is not None:
+                via = "import"
+                import_target = f"{source}.{u.payload}"
+                fqn = f"{import_target}.{rest}" if rest else import_target
+            elif u.kind in ("reference", "decorator"):
+                continue  # as before: only resolved references and decorators are rows
+            else:
+                via = None
         usages.append({**base, "sha256": row["sha256"], "line": u.line, "col": u.col, "kind": u.kind, "chain": chain,
                        "attr": u.attr, "fqn": fqn, "category": category(fqn, via, own_tops, own), "via": via,
                        "import_target": import_target, "alias": alias, "import_statement": statement,
@@ -351,18 +458,20 @@ def iter_rows(manifest: pa.Table, workers: int, timeout_s: float, max_file_bytes
     outcomes of contents still awaited by a later duplicate file; never the corpus's rows."""
     rows = manifest.filter(pc.equal(manifest.column("language"), "python")).to_pylist()
     rows.sort(key=_file_key)  # stable: the manifest's own order, made explicit
-    by_repo: dict[tuple[str, str], list[str]] = {}
-    for r in rows:
-        by_repo.setdefault((r["source"], r["repository"]), []).append(r["path"])
-    packages = {k: package_dirs(v) for k, v in by_repo.items()}
-    del by_repo
-    modules = {r["file_id"]: module_name(r["path"], packages[(r["source"], r["repository"])]) for r in rows}
-    # categories by distribution (issue 24 item 2), never by the `repository:` grouping
+    # module names and categories by distribution (issue 24 item 2), never by the `repository:` grouping:
+    # `dir:2` once cut `pkg/sub/x.py` from `pkg/__init__.py`, so it was module `sub.x` in one grouping only
     dists = {r["file_id"]: library.distribution(r["source"], r["repository"], r["source"] in per_repository_sources,
                                                 r["source"] in stdlib_sources) for r in rows}
+    by_dist: dict[tuple[str, str], list[str]] = {}
+    for r in rows:
+        by_dist.setdefault((r["source"], dists[r["file_id"]]), []).append(r["path"])
+    packages = {k: package_dirs(v) for k, v in by_dist.items()}
+    del by_dist
+    modules = {r["file_id"]: module_name(r["path"], packages[(r["source"], dists[r["file_id"]])]) for r in rows}
     dist_tops: dict[str, set[str]] = {}
     for r in rows:
         dist_tops.setdefault(dists[r["file_id"]], set()).add(modules[r["file_id"]][0].split(".")[0])
+    stars = star_names(rows, modules, dists, max_file_bytes)
 
     tasks, remaining = [], Counter()
     for r in rows:
@@ -407,7 +516,7 @@ def iter_rows(manifest: pa.Table, workers: int, timeout_s: float, max_file_bytes
         stats.positions_fallback += result.positions_from != "ast" and not r["duplicate"]
         module, is_package = modules[r["file_id"]]
         own = dists[r["file_id"]]
-        imp, use = finalize(r, module, is_package, result, dist_tops[own], own)
+        imp, use = finalize(r, module, is_package, result, dist_tops[own], own, stars.get(r["file_id"]))
         use.sort(key=lambda u: (u["line"], u["col"], u["kind"], u["chain"] or ""))
         imp.sort(key=lambda i: (i["line"], i["name"] or "", i["imported"]))
         yield from emit("imports", imp)

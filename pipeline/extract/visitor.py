@@ -30,6 +30,7 @@ SEQ_CALL, SEQ_ATTRIBUTE, SEQ_DECORATOR_NAME, SEQ_IMPORT = range(4)
 BIND_IMPORT, BIND_DEF, BIND_LOCAL = range(3)
 BIND_BUILTIN = -2  # not bound in any enclosing scope, and a builtin name
 UNRESOLVED = -1  # not resolved (yet): bound nowhere visible, or an unbound local
+BIND_STAR = -3  # bound nowhere in the file, which has a module-level star import: the star may bind it
 
 # Fields that never contain code (whitespace, punctuation, brackets): not entered.
 _SKIP_FIELD = re.compile(
@@ -399,6 +400,8 @@ class Extractor:
     def _resolve_builtin(self, u: UsageRecord, head: str) -> None:
         if head in self.builtins:
             u.via, u.payload = BIND_BUILTIN, head
+        elif self.module_scope.star:  # `from pkg.core import *`: resolved per file by the build (star_names)
+            u.via, u.payload = BIND_STAR, head
 
     # -- handlers ---------------------------------------------------------------------------
     def _call(self, node: cst.Call, stack: list) -> None:

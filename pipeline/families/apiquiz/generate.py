@@ -284,7 +284,7 @@ def collect_apis(usages: pa.Table, names: Names) -> list[Api]:
     public_alias = _public_reexports(names)
     out = []
     for (definition, owner), g in groups.items():
-        fqn = canonical(definition, g["names"], public_alias)
+        fqn = canonical(definition, g["names"], public_alias, names)
         cat = min(g["category"].items(), key=lambda kv: (-kv[1], kv[0]))[0]
         aliases = g["aliases"][fqn]
         alias = min(aliases.items(), key=lambda kv: (-kv[1], kv[0]))[0] if aliases else None
@@ -300,16 +300,17 @@ def _public_reexports(names: Names) -> dict[str, str]:
     """Definition -> the shortest public name that re-exports it (then alphabetical)."""
     out: dict[str, str] = {}
     for name in sorted(names.reexports, key=lambda n: (n.count("."), len(n), n)):
-        if not private(name):
+        # a test or script importing a name re-exports nothing (`h11.tests.test_io.ChunkedWriter`)
+        if not private(name) and names.is_library_code(name):
             out.setdefault(names.definition(name), name)
     return out
 
 
-def canonical(definition: str, used: Counter, public_alias: dict[str, str]) -> str:
+def canonical(definition: str, used: Counter, public_alias: dict[str, str], names: "Names | None" = None) -> str:
     """The public name the corpus calls the definition by most (then the shortest, then alphabetical);
     else a public re-export of it (or of its class: `httpx.Response.json`); else the most used name."""
     ranked = sorted(used.items(), key=lambda kv: (-kv[1], kv[0].count("."), kv[0]))
-    public = [n for n, _ in ranked if not private(n)]
+    public = [n for n, _ in ranked if not private(n) and (names is None or names.is_library_code(n))]
     if public:
         return public[0]
     parts = definition.split(".")
