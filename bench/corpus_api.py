@@ -221,7 +221,7 @@ def invalid(folder: Path, check_python: str, libraries: set[str]) -> dict:
         by_setting[setting] += 1
         if failed[qid]:
             bad[setting] += 1
-            if len(examples[setting]) < 5:
+            if len(examples[setting]) < 40:
                 examples[setting].append(f"{api}: {failed[qid]}")
     return {s: {"texts": by_setting[s], "invalid": bad[s], "rate": round(bad[s] / max(1, by_setting[s]), 4),
                 "examples": examples[s]} for s in sorted(by_setting)}
