@@ -217,9 +217,11 @@ AUDIT_USAGES = pa.Table.from_pylist([
     use("httpx.Response"), use("httpx.Response"),
     use("packaging._manylinux.platform_tags", "user_defined", repository="packaging", module="packaging.tags"),
     use("packaging.tags.platform_tags"),
-    # two projects' own tests.conftest
-    use("tests.conftest.helper", "user_defined", repository="alpha", module="tests.test_a"),
-    use("tests.conftest.helper", "user_defined", repository="beta", module="tests.test_b"),
+    # two projects' own common.helpers
+    use("common.helpers.helper", "user_defined", repository="alpha", module="common.app"),
+    use("common.helpers.helper", "user_defined", repository="beta", module="common.app"),
+    # issue 24 item 3: a test helper (tests.conftest) is no library API; nor is a method of a data attribute
+    use("tests.conftest.fixture_helper", "user_defined", repository="alpha", module="tests.test_a"),
 ], schemas.USAGES)
 
 AUDIT_IMPORTS = pa.Table.from_pylist([
@@ -236,9 +238,11 @@ AUDIT_INVENTORY = pa.Table.from_pylist([
     definition("httpx._models.Response", "An HTTP response.", kind="class", repository="httpx", private=True),
     definition("packaging._manylinux.platform_tags", "Manylinux tags.", repository="packaging", private=True),
     definition("packaging.tags.platform_tags", "Tags of this platform.", repository="packaging"),
+    definition("common.helpers", None, kind="module", repository="alpha"),
+    definition("common.helpers.helper", "Helper of alpha.", repository="alpha"),
+    definition("common.helpers.helper", "Helper of beta.", repository="beta"),
     definition("tests.conftest", None, kind="module", repository="alpha"),
-    definition("tests.conftest.helper", "Helper of alpha.", repository="alpha"),
-    definition("tests.conftest.helper", "Helper of beta.", repository="beta"),
+    definition("tests.conftest.fixture_helper", "A fixture helper.", repository="alpha"),
 ], schemas.INVENTORY)
 
 
@@ -254,19 +258,22 @@ def whole(table, setting, api, level, repository=None):
 
 def test_import_quizzes_import_only_from_modules(audit):
     texts = {q["text"] for q in audit[0].to_pylist() if q["setting"] == "import"}
-    # sys.stdin is no module: import stdin from sys, mask the rest in the call (stdin itself unmasked)
-    assert "from sys import stdin\nstdin.buffer.<mask>(" in texts
-    assert "from <mask> import stdin\nstdin.buffer.read(" in texts
-    assert not [t for t in texts if t.startswith("from sys.stdin")]
-    assert whole(audit[0], "import", "sys.stdin.buffer.read", 1) == []
+    # sys.stdin.buffer.read is a method of a data attribute of a C module: left out (issue 24 item 3)
+    assert not [t for t in texts if "stdin" in t] and audit[2]["apis_data_member_left_out"] == 1
+    # pkg.mod.Client is no module: import Client from pkg.mod, mask the rest in the call
     assert "from pkg.mod import Client\nClient.<mask>(" in texts
+    assert "from <mask>.mod import Client\nClient.send(" in texts
+    assert not [t for t in texts if t.startswith("from pkg.mod.Client")]
     # every import quiz is valid Python once unmasked, and its `from` part is a module
     for q in audit[0].to_pylist():
         if q["setting"] == "import":
             code = q["prefix"] + q["answer"] + q["suffix"]
             compile(code + ")" if code.endswith("(") else code, "<quiz>", "exec")
-            assert code.split()[1] in {"sys", "json", "os", "os.path", "pkg.mod", "httpx", "packaging.tags",
-                                       "tests.conftest"}  # tests.conftest: a module of the inventory
+            assert code.split()[1] in {"json", "os", "os.path", "pkg.mod", "httpx", "packaging.tags",
+                                       "common.helpers"}  # common.helpers: a module of the inventory
+    # tests.conftest is a test module: its helper is no library API
+    assert not [q for q in audit[0].to_pylist() if q["api"].startswith("tests.")]
+    assert audit[2]["apis_not_library_code_left_out"] == 1
 
 
 def test_only_importable_names_are_quizzed(audit):
@@ -309,7 +316,7 @@ def test_nl_context_comes_from_the_definition_itself(audit):
 
 
 def test_user_defined_names_are_per_repository(audit):
-    rows = [q for q in audit[0].to_pylist() if q["api"] == "tests.conftest.helper" and q["setting"] == "nl"
+    rows = [q for q in audit[0].to_pylist() if q["api"] == "common.helpers.helper" and q["setting"] == "nl"
             and q["mask_position"] == "whole" and q["level"] == 2]
     assert sorted((q["repository"], q["context"]) for q in rows) == [("s/alpha", "Helper of alpha."),
                                                                     ("s/beta", "Helper of beta.")]

@@ -215,7 +215,7 @@ def test_our_features_keep_pairs_with_missing_scores(tmp_path):
 
 def test_new_pairs_are_deterministic_and_span_the_ranking(trained, corpus, idbench_tables, tmp_path):
     params = {"technique": "FT-cbow", "min_count": 20, "max_identifiers": 40, "ranges": 5, "per_range": 3,
-              "random_pairs": 4}
+              "random_pairs": 4, "mixed": True}
     args = [corpus, trained / "FT-cbow.kv", idbench_tables["pairs"], params, PARAMS]
     table = newpairs.new_pairs(*args, seed=3)
     again = newpairs.new_pairs(*args, seed=3)
@@ -223,18 +223,25 @@ def test_new_pairs_are_deterministic_and_span_the_ranking(trained, corpus, idben
     write_parquet(table, tmp_path / "a.parquet", schemas.NEW_PAIRS)
     write_parquet(again, tmp_path / "b.parquet", schemas.NEW_PAIRS)
     assert (tmp_path / "a.parquet").read_bytes() == (tmp_path / "b.parquet").read_bytes()
-    rows = table.to_pylist()
+    all_rows = table.to_pylist()
+    # issue 24 item 7: one group per language (no pair mixes languages), then `mixed` because asked
+    groups = list(dict.fromkeys(r["language"] for r in all_rows))
+    assert groups == ["javascript", "python", "mixed"]
+    for r in all_rows:
+        if r["language"] != "mixed":
+            assert r["id1_language"] == r["id2_language"] == r["language"]
+    rows = [r for r in all_rows if r["language"] == "mixed"]  # the former single ranking
     n_pairs = 40 * 39 // 2
     bounds = np.linspace(0, n_pairs, 6).round().astype(int)
     for k in range(5):
         mine = [r for r in rows if r["stratum"] == f"range-{k}"]
         assert len(mine) == 3 and all(bounds[k] <= r["rank"] < bounds[k + 1] for r in mine)
     assert sum(r["stratum"] == "random" for r in rows) == 4
-    assert len({r["pair_id"] for r in rows}) == len(rows) == 19
+    assert len({r["pair_id"] for r in all_rows}) == len(all_rows) and len(rows) == 19
     # the ranking is by cosine: range 0 holds more similar pairs than the last range
     assert min(r["cosine"] for r in rows if r["stratum"] == "range-0") >= max(r["cosine"] for r in rows if r["stratum"] == "range-4")
     seqs = [r for r in read_parquet(corpus, SEQUENCES).to_pylist() if r["language"] in PARAMS["languages"] and not r["duplicate"]]
-    for r in rows:
+    for r in all_rows:
         assert r["id1"] < r["id2"] and r["id1_count"] >= 20 and r["id2_count"] >= 20
         assert r["id1_count"] == sum(s["identifiers"].count(r["id1"]) for s in seqs)
         assert r["id1_language"] in PARAMS["languages"] and r["id1_source"].startswith("src")
@@ -242,6 +249,9 @@ def test_new_pairs_are_deterministic_and_span_the_ranking(trained, corpus, idben
     r = rows[0]
     assert r["cosine"] == pytest.approx(float(wv.similarity(r["id1"], r["id2"])), abs=1e-5)
     assert newpairs.new_pairs(*args, seed=4).column("pair_id") != table.column("pair_id")
+    # without `mixed`: the per-language groups only, the same rows
+    alone = newpairs.new_pairs(*args[:3], {**params, "mixed": False}, PARAMS, seed=3).to_pylist()
+    assert alone == [r for r in all_rows if r["language"] != "mixed"]
 
 
 def test_sample_hand_case():

@@ -34,9 +34,10 @@ VOCAB = 1000
 def quiz(quiz_id: str, answer: str) -> dict:
     return {"quiz_id": quiz_id, "api": f"lib.{answer}", "library": "lib", "repository": None, "category": "stdlib",
             "private": False, "setting": "call", "level": 1, "n_levels": 2, "level_name": answer,
-            "level_role": "callable", "mask_position": "whole", "alias": None, "context": None,
+            "level_role": "callable", "level_kind": "function", "mask_position": "whole", "alias": None, "context": None,
             "text": "lib.<mask>(", "prefix": "lib.", "suffix": "(", "answer": answer, "candidates": CANDIDATES,
-            "candidates_siblings": 5, "candidates_same_kind": 5, "seen": True, "uses": 1}
+            "candidates_siblings": 5, "candidates_same_kind": 5, "candidates_same_kind_known": 5,
+            "candidates_same_role": 5, "seen": True, "uses": 1}
 
 
 def prediction(model: str, protocol: str, quiz_id: str, rank: int | None) -> dict:

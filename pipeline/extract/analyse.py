@@ -13,12 +13,13 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from pipeline.extract import positions
-from pipeline.extract.visitor import BIND_BUILTIN, BIND_DEF, BIND_IMPORT, SEQ_IMPORT, Extractor
+from pipeline.extract.visitor import BIND_BUILTIN, BIND_DEF, BIND_IMPORT, BIND_STAR, SEQ_IMPORT, Extractor
 
 BUILTINS = frozenset(dir(builtins))
 
 # `UsageRecord.via` -> `FileUsage.via`; local bindings and unresolved names map to None.
-VIA = {BIND_IMPORT: "import", BIND_DEF: "def", BIND_BUILTIN: "builtin"}
+# "star": bound by no statement of the file, which star-imports (the build resolves it, or leaves it None).
+VIA = {BIND_IMPORT: "import", BIND_DEF: "def", BIND_BUILTIN: "builtin", BIND_STAR: "star"}
 
 
 class Rejected(Exception):
@@ -56,8 +57,8 @@ class FileUsage:
     col: int
     enclosing_class: str | None
     enclosing_function: str | None
-    via: str | None  # "import", "def", "builtin" or None (a local or unresolved name)
-    payload: object  # via "import": index into FileResult.imports; "def": qualname; "builtin": name
+    via: str | None  # "import", "def", "builtin", "star" (maybe from a star import) or None (a local or unresolved name)
+    payload: object  # via "import": index into FileResult.imports; "def": qualname; "builtin"/"star": name
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,7 +169,7 @@ def _analyse(text: str, libcst_positions: bool) -> FileResult:
     usages = []
     for u in analysis.usages:
         via = VIA.get(u.via)
-        if u.kind == "reference" and via != "import":
+        if u.kind == "reference" and via not in ("import", "star"):
             continue  # attribute chains are kept when they name an imported module's member
         if u.kind == "decorator" and via is None:
             continue

@@ -11,6 +11,7 @@ manifest row afterwards, which is cheap.
 from __future__ import annotations
 
 import argparse
+import ast
 import contextlib
 import hashlib
 import keyword
@@ -31,7 +32,7 @@ import pyarrow.compute as pc
 from pipeline import schemas
 from pipeline.core import logs
 from pipeline.core.pool import hard_limit, imap_files
-from pipeline.extract import analyse
+from pipeline.extract import analyse, library
 from pipeline.extract.visitor import private
 from pipeline.extract.analyse import Analysed, Failed, FileImport, FileResult, Outcome, Rejected
 from pipeline.io import atomic_path, parquet_stream, read_parquet, write_json
@@ -39,7 +40,7 @@ from pipeline.io import atomic_path, parquet_stream, read_parquet, write_json
 log = logging.getLogger("pipeline.extract.build")
 
 CHUNK = 16
-STDLIB = frozenset(sys.stdlib_module_names) | {"builtins"}
+STDLIB = library.STDLIB_TOPS
 _CODE = ("visitor.py", "positions.py", "analyse.py")
 
 
@@ -211,15 +212,9 @@ def absolute(target: str, level: int, module: str, is_package: bool) -> str | No
     return f"{base}.{target}" if target else base
 
 
-def category(fqn: str | None, via: str | None, repo_tops: set[str]) -> str:
-    if fqn is None:
-        return "unknown"
-    top = fqn.split(".", 1)[0]
-    if via == "def" or top in repo_tops:
-        return "user_defined"
-    if top in STDLIB:
-        return "stdlib"
-    return "third_party"
+def category(fqn: str | None, via: str | None, own_tops: set[str], own: str = "") -> str:
+    """`library.category`: by the caller's distribution `own` and the top-level modules it defines."""
+    return library.category(fqn, via, own, own_tops)
 
 
 def import_statement(imp: FileImport) -> str | None:
@@ -231,7 +226,103 @@ def import_statement(imp: FileImport) -> str | None:
     return f"from {written} import {imp.name} as {imp.asname}"
 
 
-def finalize(row: dict, module: str, is_package: bool, result: FileResult, repo_tops: set[str]):
+# -- star imports of the corpus's own modules (issue 24 item 4) ---------------------------------------
+def _module_ast(row: dict) -> ast.Module | None:
+    """The file parsed by CPython's `ast` (read as text, never run); None when it does not parse."""
+    try:
+        text = Path(row["location"]).read_bytes().decode(row["encoding"])
+        return ast.parse(text)
+    except (OSError, UnicodeDecodeError, LookupError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def _star_targets(tree: ast.Module, module: str, is_package: bool) -> list[str]:
+    """Absolute modules of the module-level `from X import *` statements, in source order."""
+    out = []
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
+            target = absolute(node.module or "", node.level, module, is_package)
+            if target:
+                out.append(target)
+    return out
+
+
+def _exports(tree: ast.Module) -> tuple[set[str], list[str] | None]:
+    """(names bound at module level, `__all__` when it is a literal list/tuple of strings)."""
+    names, all_names = set(), None
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            for t in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                if isinstance(t, ast.Name):
+                    names.add(t.id)
+                    if t.id == "__all__" and isinstance(node.value, (ast.List, ast.Tuple)):
+                        values = [e.value for e in node.value.elts if isinstance(e, ast.Constant)]
+                        if all(isinstance(v, str) for v in values):
+                            all_names = values
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for a in node.names:
+                if a.name != "*":
+                    names.add(a.asname or a.name.split(".")[0])
+    return names, all_names
+
+
+def star_names(rows: list[dict], modules: dict, dists: dict, max_file_bytes: int) -> dict[str, dict[str, str]]:
+    """Per file with a module-level star import of a corpus module: name -> the module it comes from
+    (`from .core import *` binds core's `__all__`, else its public module-level names; chains of star
+    imports followed; a later star import wins, as in Python). Only files whose text has `import *`
+    and the modules they name are parsed (CPython's `ast`, never run)."""
+    by_module: dict[tuple[str, str], dict] = {}
+    for r in rows:
+        mod = modules[r["file_id"]][0]
+        by_module.setdefault((dists[r["file_id"]], mod), r)
+    cache: dict[str, ast.Module | None] = {}
+
+    def parsed(r: dict) -> ast.Module | None:
+        if r["file_id"] not in cache:
+            cache[r["file_id"]] = _module_ast(r) if r["bytes"] <= max_file_bytes else None
+        return cache[r["file_id"]]
+
+    def public(dist: str, target: str, seen: frozenset) -> dict[str, str]:
+        r = by_module.get((dist, target))
+        tree = parsed(r) if r is not None and target not in seen else None
+        if tree is None:
+            return {}
+        names, all_names = _exports(tree)
+        out: dict[str, str] = {}
+        mod, is_package = modules[r["file_id"]]
+        for sub in _star_targets(tree, mod, is_package):
+            out.update(public(dist, sub, seen | {target}))
+        out.update({n: target for n in names if not n.startswith("_")})
+        if all_names is not None:
+            out = {n: out.get(n, target) for n in all_names}
+        return out
+
+    result = {}
+    for r in rows:
+        if r["bytes"] > max_file_bytes:
+            continue
+        try:
+            data = Path(r["location"]).read_bytes()
+        except OSError:
+            continue
+        if b"import *" not in data and b"import*" not in data:
+            continue
+        tree = parsed(r)
+        if tree is None:
+            continue
+        mod, is_package = modules[r["file_id"]]
+        bound: dict[str, str] = {}
+        for target in _star_targets(tree, mod, is_package):
+            bound.update(public(dists[r["file_id"]], target, frozenset({mod})))
+        if bound:
+            result[r["file_id"]] = bound
+    return result
+
+
+def finalize(row: dict, module: str, is_package: bool, result: FileResult, own_tops: set[str], own: str = "",
+             stars: dict[str, str] | None = None):
     base = {k: row[k] for k in ("file_id", "source", "repository", "path", "split")}
     base["module"] = module
     targets = []
@@ -260,23 +351,36 @@ def finalize(row: dict, module: str, is_package: bool, result: FileResult, repo_
             fqn = f"{module}.{u.payload}" + (f".{rest}" if rest else "")
         elif via == "builtin":
             fqn = f"builtins.{chain}"
+        elif via == "star":  # bound by no statement of the file: by its star import of a corpus module?
+            source = (stars or {}).get(u.payload)
+            if source is not None:
+                via = "import"
+                import_target = f"{source}.{u.payload}"
+                fqn = f"{import_target}.{rest}" if rest else import_target
+            elif u.kind in ("reference", "decorator"):
+                continue  # as before: only resolved references and decorators are rows
+            else:
+                via = None
         usages.append({**base, "sha256": row["sha256"], "line": u.line, "col": u.col, "kind": u.kind, "chain": chain,
-                       "attr": u.attr, "fqn": fqn, "category": category(fqn, via, repo_tops), "via": via,
+                       "attr": u.attr, "fqn": fqn, "category": category(fqn, via, own_tops, own), "via": via,
                        "import_target": import_target, "alias": alias, "import_statement": statement,
                        "enclosing_class": u.enclosing_class, "enclosing_function": u.enclosing_function})
     return imports, usages
 
 
-def inventory_rows(row: dict, module: str, result: FileResult) -> list[dict]:
+def inventory_rows(row: dict, module: str, result: FileResult, own: str = "") -> list[dict]:
     out = []
     if not importable(module):
         return out
+    own_category = "stdlib" if own == library.STDLIB_DISTRIBUTION else "user_defined"
+    is_library = library.library_code(row["path"], module)
     for d in result.definitions:
         fqn = f"{module}.{d.qualname}" if d.qualname else module
         out.append({"library": module.split(".")[0], "source": row["source"], "repository": row["repository"],
                     "path": row["path"], "module": module, "qualname": d.qualname,
                     "fqn": fqn, "kind": d.kind,
-                    "signature": d.signature, "doc": d.doc, "private": private(fqn)})
+                    "signature": d.signature, "doc": d.doc, "private": private(fqn),
+                    "distribution": own or None, "category": own_category, "library_code": is_library})
     return out
 
 
@@ -343,7 +447,8 @@ class Stats:
 
 
 def iter_rows(manifest: pa.Table, workers: int, timeout_s: float, max_file_bytes: int, cache: Cache,
-              stats: Stats, hits: list[int] | None = None) -> Iterator[tuple[str, list[dict]]]:
+              stats: Stats, hits: list[int] | None = None, stdlib_sources: frozenset[str] = frozenset(),
+              per_repository_sources: frozenset[str] = frozenset()) -> Iterator[tuple[str, list[dict]]]:
     """(table name, rows) in each table's final order, file by file, as the analyses arrive.
 
     Files are walked in (source, repository, path) order, so each file's rows sorted by the table's
@@ -353,15 +458,20 @@ def iter_rows(manifest: pa.Table, workers: int, timeout_s: float, max_file_bytes
     outcomes of contents still awaited by a later duplicate file; never the corpus's rows."""
     rows = manifest.filter(pc.equal(manifest.column("language"), "python")).to_pylist()
     rows.sort(key=_file_key)  # stable: the manifest's own order, made explicit
-    by_repo: dict[tuple[str, str], list[str]] = {}
+    # module names and categories by distribution (issue 24 item 2), never by the `repository:` grouping:
+    # `dir:2` once cut `pkg/sub/x.py` from `pkg/__init__.py`, so it was module `sub.x` in one grouping only
+    dists = {r["file_id"]: library.distribution(r["source"], r["repository"], r["source"] in per_repository_sources,
+                                                r["source"] in stdlib_sources) for r in rows}
+    by_dist: dict[tuple[str, str], list[str]] = {}
     for r in rows:
-        by_repo.setdefault((r["source"], r["repository"]), []).append(r["path"])
-    packages = {k: package_dirs(v) for k, v in by_repo.items()}
-    del by_repo
-    modules = {r["file_id"]: module_name(r["path"], packages[(r["source"], r["repository"])]) for r in rows}
-    repo_tops: dict[tuple[str, str], set[str]] = {}
+        by_dist.setdefault((r["source"], dists[r["file_id"]]), []).append(r["path"])
+    packages = {k: package_dirs(v) for k, v in by_dist.items()}
+    del by_dist
+    modules = {r["file_id"]: module_name(r["path"], packages[(r["source"], dists[r["file_id"]])]) for r in rows}
+    dist_tops: dict[str, set[str]] = {}
     for r in rows:
-        repo_tops.setdefault((r["source"], r["repository"]), set()).add(modules[r["file_id"]][0].split(".")[0])
+        dist_tops.setdefault(dists[r["file_id"]], set()).add(modules[r["file_id"]][0].split(".")[0])
+    stars = star_names(rows, modules, dists, max_file_bytes)
 
     tasks, remaining = [], Counter()
     for r in rows:
@@ -405,13 +515,14 @@ def iter_rows(manifest: pa.Table, workers: int, timeout_s: float, max_file_bytes
         result: FileResult = outcome.result
         stats.positions_fallback += result.positions_from != "ast" and not r["duplicate"]
         module, is_package = modules[r["file_id"]]
-        imp, use = finalize(r, module, is_package, result, repo_tops[(r["source"], r["repository"])])
+        own = dists[r["file_id"]]
+        imp, use = finalize(r, module, is_package, result, dist_tops[own], own, stars.get(r["file_id"]))
         use.sort(key=lambda u: (u["line"], u["col"], u["kind"], u["chain"] or ""))
         imp.sort(key=lambda i: (i["line"], i["name"] or "", i["imported"]))
         yield from emit("imports", imp)
         yield from emit("usages", use)
         if not r["duplicate"]:
-            for inv in inventory_rows(r, module, result):
+            for inv in inventory_rows(r, module, result, own):
                 # unique per repository (two projects' `tests.conftest` are two modules); within one,
                 # the first file in path order wins
                 inventory.setdefault(inv["fqn"], inv)
@@ -419,24 +530,28 @@ def iter_rows(manifest: pa.Table, workers: int, timeout_s: float, max_file_bytes
     next(arriving, None)  # let the generator finish (it reports the cache hits)
 
 
-def build(manifest: pa.Table, workers: int, timeout_s: float, max_file_bytes: int, cache: Cache):
+def build(manifest: pa.Table, workers: int, timeout_s: float, max_file_bytes: int, cache: Cache,
+          stdlib_sources: frozenset[str] = frozenset(), per_repository_sources: frozenset[str] = frozenset()):
     """Every table in memory (tests, small corpora): (tables, metrics, cache hits). `write` streams."""
     stats, hits, parts = Stats(), [], {name: [] for name in TABLES}
-    for name, rows in iter_rows(manifest, workers, timeout_s, max_file_bytes, cache, stats, hits):
+    for name, rows in iter_rows(manifest, workers, timeout_s, max_file_bytes, cache, stats, hits, stdlib_sources,
+                                per_repository_sources):
         parts[name] += rows
     tables = {name: pa.Table.from_pylist(parts[name], TABLES[name]) for name in TABLES}
     return tables, stats.summary(), hits[0] if hits else 0
 
 
 def write(manifest: pa.Table, workers: int, timeout_s: float, max_file_bytes: int, cache: Cache,
-          paths: dict[str, Path], batch_rows: int = 8192):
+          paths: dict[str, Path], batch_rows: int = 8192, stdlib_sources: frozenset[str] = frozenset(),
+          per_repository_sources: frozenset[str] = frozenset()):
     """Stream every table to its Parquet file (`pipeline.io.parquet_stream`: the same bytes as
     `write_parquet` of `build`'s tables, in bounded memory). Returns (metrics, cache hits)."""
     stats, hits = Stats(), []
     with contextlib.ExitStack() as stack:
         outs = {name: stack.enter_context(parquet_stream(paths[name], TABLES[name])) for name in TABLES}
         pending: dict[str, list[dict]] = {name: [] for name in TABLES}
-        for name, rows in iter_rows(manifest, workers, timeout_s, max_file_bytes, cache, stats, hits):
+        for name, rows in iter_rows(manifest, workers, timeout_s, max_file_bytes, cache, stats, hits, stdlib_sources,
+                                    per_repository_sources):
             pending[name] += rows
             if len(pending[name]) >= batch_rows:
                 outs[name].write(pa.Table.from_pylist(pending[name], TABLES[name]))
@@ -459,6 +574,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout-s", type=float, required=True, help="per-file analysis time cap")
     ap.add_argument("--max-file-bytes", type=int, required=True, help="larger files are rejected (too_large)")
     ap.add_argument("--cache", type=Path, default=None, help="per-content-hash cache folder (none: no cache)")
+    ap.add_argument("--stdlib-sources", nargs="*", default=[],
+                    help="sources that are the interpreter's standard library (`builtin: stdlib`): distribution `stdlib`")
+    ap.add_argument("--per-repository-sources", nargs="*", default=[],
+                    help="sources holding many projects (jsonl dumps): one distribution per repository, not per source")
     ap.add_argument("--usages", required=True, type=Path)
     ap.add_argument("--imports", required=True, type=Path)
     ap.add_argument("--inventory", required=True, type=Path)
@@ -468,7 +587,9 @@ def main(argv: list[str] | None = None) -> int:
     logs.setup()
     manifest = read_parquet(args.manifest, schemas.MANIFEST)
     paths = {"usages": args.usages, "imports": args.imports, "inventory": args.inventory, "rejects": args.rejects}
-    stats, hits = write(manifest, args.workers, args.timeout_s, args.max_file_bytes, Cache(args.cache), paths)
+    stats, hits = write(manifest, args.workers, args.timeout_s, args.max_file_bytes, Cache(args.cache), paths,
+                        stdlib_sources=frozenset(args.stdlib_sources),
+                        per_repository_sources=frozenset(args.per_repository_sources))
     write_json(stats, args.metrics)
     log.info("extract: %d files analysed (%d cached), %d rejects, %d usages, %d unique call APIs",
              stats["files_analysed"], hits, stats["rejects"], stats["usages"], stats["unique_call_apis"])

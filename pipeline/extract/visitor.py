@@ -30,6 +30,7 @@ SEQ_CALL, SEQ_ATTRIBUTE, SEQ_DECORATOR_NAME, SEQ_IMPORT = range(4)
 BIND_IMPORT, BIND_DEF, BIND_LOCAL = range(3)
 BIND_BUILTIN = -2  # not bound in any enclosing scope, and a builtin name
 UNRESOLVED = -1  # not resolved (yet): bound nowhere visible, or an unbound local
+BIND_STAR = -3  # bound nowhere in the file, which has a module-level star import: the star may bind it
 
 # Fields that never contain code (whitespace, punctuation, brackets): not entered.
 _SKIP_FIELD = re.compile(
@@ -136,6 +137,7 @@ class UsageRecord:
     inner: bool = False  # passed up from a nested scope: sees the scope's final bindings
     via: int = UNRESOLVED  # BIND_IMPORT / BIND_DEF / BIND_LOCAL / BIND_BUILTIN / UNRESOLVED
     payload: object = None  # import index or def qualname or builtin name
+    super_of: str | None = None  # `super().m()`: the qualname of the class whose method calls it
 
 
 @dataclass(slots=True)
@@ -191,6 +193,11 @@ class Extractor:
         self.module_scope = Scope("module", "", None)
         self.scope = self.module_scope
         self.star = False
+        # the file's class hierarchy (issue 24 item 4: `self.m()`, `super().m()`): a class's written bases,
+        # its methods, and per method its class and first parameter (None for a staticmethod)
+        self.class_bases: dict[str, list[tuple[str, ...] | None]] = {}
+        self.class_methods: dict[str, set[str]] = {}
+        self.method_self: dict[str, tuple[str, str | None]] = {}
         self.handlers = {
             cst.Call: self._call,
             cst.Attribute: self._attribute,
@@ -235,7 +242,58 @@ class Extractor:
                 handler(item, stack)
             else:
                 self._children(item, _code_fields(type(item)), stack)
+        self._resolve_members()
         return FileAnalysis(self.imports, self.usages, self.definitions, self.star)
+
+    # -- `self.m()` and `super().m()` through the file's own class hierarchy ------------------------
+    def _resolve_members(self) -> None:
+        """`self.m()` (the method's first parameter, `cls` too) resolves to the first class of the
+        enclosing class's hierarchy that defines `m`, `super().m()` to the first after the enclosing
+        class; a hierarchy that reaches a base not defined in this file before `m` is found stays
+        unresolved (the base may define it), and so does a method not found. No type inference."""
+        for u in self.usages:
+            if u.super_of is not None and u.attr is not None:
+                owner = self._lookup(u.super_of, u.attr, skip_first=True)
+                if owner is not None:
+                    u.via, u.payload = BIND_DEF, f"{owner}.{u.attr}"
+            elif u.via == BIND_LOCAL and u.chain is not None and len(u.chain) == 2 and u.kind == "method":
+                cls, first = self.method_self.get(u.enclosing_function, (None, None))
+                if first is not None and u.chain[0] == first:
+                    owner = self._lookup(cls, u.chain[1])
+                    if owner is not None:
+                        u.via, u.payload = BIND_DEF, owner
+
+    def _mro(self, cls: str) -> list[str | None]:
+        """The class and its bases, depth first, left to right, each once; None for a base that is not
+        a class of this file (the walk stops there)."""
+        out, seen, stack = [], set(), [cls]
+        while stack:
+            c = stack.pop()
+            if c is None:
+                out.append(None)
+                break
+            if c in seen:
+                continue
+            seen.add(c)
+            out.append(c)
+            stack.extend(reversed([self._base_class(b) for b in self.class_bases.get(c, [])]))
+        return out
+
+    def _base_class(self, chain: tuple[str, ...] | None) -> str | None:
+        if chain is None or len(chain) != 1:
+            return None
+        bound = self.module_scope.bindings.get(chain[0])
+        if not bound or bound[-1][1] != BIND_DEF or bound[-1][2] not in self.class_bases:
+            return None
+        return bound[-1][2]
+
+    def _lookup(self, cls: str, name: str, skip_first: bool = False) -> str | None:
+        for c in self._mro(cls)[1 if skip_first else 0 :]:
+            if c is None:
+                return None
+            if name in self.class_methods.get(c, ()):
+                return c
+        return None
 
     @staticmethod
     def _children(node: cst.CSTNode, names: tuple[str, ...], stack: list) -> None:
@@ -276,8 +334,10 @@ class Extractor:
         if name in scope.declared_outer:
             scope = self.module_scope
         bound = scope.bindings.setdefault(name, [])
-        if kind == BIND_LOCAL and self.except_depth and bound and bound[-1][1] == BIND_IMPORT:
-            return  # `try: import trio / except ImportError: trio = None`: the module binding wins
+        if kind != BIND_IMPORT and self.except_depth and bound and bound[-1][1] == BIND_IMPORT:
+            # `try: import trio / except ImportError: trio = None` (or a stub `class trio:` / `def trio():`):
+            # the module binding wins
+            return
         bound.append((self._next(), kind, payload))
 
     def _enclosing(self) -> tuple[str | None, str | None]:
@@ -340,6 +400,8 @@ class Extractor:
     def _resolve_builtin(self, u: UsageRecord, head: str) -> None:
         if head in self.builtins:
             u.via, u.payload = BIND_BUILTIN, head
+        elif self.module_scope.star:  # `from pkg.core import *`: resolved per file by the build (star_names)
+            u.via, u.payload = BIND_STAR, head
 
     # -- handlers ---------------------------------------------------------------------------
     def _call(self, node: cst.Call, stack: list) -> None:
@@ -350,6 +412,8 @@ class Extractor:
         else:
             attr = func.attr.value if func.__class__ is cst.Attribute else None
             self._usage("method" if attr else "call", None, attr, SEQ_CALL, node, attr)
+            if attr and _is_super(func.value):
+                self.usages[-1].super_of = self.usages[-1].enclosing_class
         kids = [a.value for a in node.args]
         kids.reverse()
         stack.extend(kids)
@@ -414,6 +478,11 @@ class Extractor:
         in_def_scope = self.scope.kind in ("module", "class")
         if in_def_scope:
             kind = "method" if self.scope.kind == "class" else "function"
+            if kind == "method":
+                self.class_methods.setdefault(self.scope.qualname, set()).add(node.name.value)
+                static = any(dotted(d.decorator) == ("staticmethod",) for d in node.decorators)
+                first = [*node.params.posonly_params, *node.params.params][:1]
+                self.method_self[qual] = (self.scope.qualname, None if static or not first else first[0].name.value)
             sig = _EMPTY_MODULE.code_for_node(node.params)
             ret = f" -> {_EMPTY_MODULE.code_for_node(node.returns.annotation)}" if node.returns else ""
             self.definitions.append(Definition(qual, kind, " ".join(f"({sig}){ret}".split()),
@@ -435,6 +504,8 @@ class Extractor:
         qual = self._child_qualname(node.name.value)
         in_def_scope = self.scope.kind in ("module", "class")
         if in_def_scope:
+            self.class_bases[qual] = [dotted(a.value) for a in node.bases]
+            self.class_methods.setdefault(qual, set())
             bases = ", ".join(_EMPTY_MODULE.code_for_node(a).strip().rstrip(",") for a in (*node.bases, *node.keywords))
             self.definitions.append(Definition(qual, "class", f"({' '.join(bases.split())})",
                                                first_sentence(node.get_docstring())))
@@ -533,6 +604,11 @@ def private(dotted_name: str) -> bool:
     """A name with a part that starts with one underscore (`_models`, `__x`), dunders (`__init__`) aside."""
     return any(p.startswith("_") and not (p.startswith("__") and p.endswith("__") and len(p) > 4)
                for p in dotted_name.split("."))
+
+
+def _is_super(node: cst.BaseExpression) -> bool:
+    """`super()` or `super(C, self)`."""
+    return node.__class__ is cst.Call and node.func.__class__ is cst.Name and node.func.value == "super"
 
 
 def _all_params(params: cst.Parameters) -> list[cst.Param]:

@@ -38,6 +38,8 @@ from tqdm import tqdm
 
 from pipeline import schemas as core_schemas
 from pipeline.core import ids, logs
+from pipeline.extract import library
+from pipeline.extract.build import absolute
 from pipeline.extract.visitor import private
 from pipeline.families.apiquiz import schemas
 from pipeline.io import parquet_stream, read_parquet, write_json
@@ -71,6 +73,11 @@ class Api:
     private: bool = False  # no public path: some part starts with "_"
     definition: str = ""  # where it is defined (re-exports followed)
     module_levels: int = 0  # how many leading levels are modules
+    library_code: bool = True  # defined in library code (not a test, example, docs, tools or scripts module)
+    data_member: bool = False  # a member of a data attribute (`os.environ.items`): no API of its own
+    other_names: tuple[str, ...] = ()  # the other names the corpus calls it by (`pkg.core.Group` for `pkg.Group`)
+    level_kinds: tuple[str, ...] = ()  # per level: module / class / function / method (see Names.level_kinds)
+    kinds_known: tuple[bool, ...] = ()  # per level: the kind is the inventory's (else guessed from the name)
 
 
 @dataclass(frozen=True)
@@ -93,9 +100,23 @@ class Names:
 
     def __init__(self, usages: pa.Table, imports: pa.Table, inventory: pa.Table):
         self.modules: set[str] = set(sys.stdlib_module_names) | set(sys.builtin_module_names)
-        for fqn, kind in zip(inventory.column("fqn").to_pylist(), inventory.column("kind").to_pylist()):
+        # the corpus's own modules (files) -> library code or not; its classes; names defined at module level
+        self.corpus_modules: dict[str, bool] = {}
+        self.classes: set[str] = set()
+        self.kinds: dict[str, str] = {}  # inventory fqn -> module / class / function / method
+        self.module_names: dict[str, set[str]] = defaultdict(set)
+        flags = (inventory.column("library_code").to_pylist() if "library_code" in inventory.column_names
+                 else itertools.repeat(None))
+        for fqn, kind, module, qualname, lib in zip(*(inventory.column(c).to_pylist()
+                                                      for c in ("fqn", "kind", "module", "qualname")), flags):
             if kind == "module":
                 self._add_module(fqn)
+                lib = not library.script_module(fqn) if lib is None else lib  # an older inventory: by name
+                self.corpus_modules[fqn] = self.corpus_modules.get(fqn, False) or lib
+            elif kind == "class":
+                self.classes.add(fqn)
+            if qualname and "." not in qualname:
+                self.module_names[module].add(qualname)
         owners: dict[str, set[tuple[str, str]]] = defaultdict(set)
         for table in (usages, imports):
             for module, source, repo in zip(*(table.column(c).to_pylist() for c in ("module", "source", "repository"))):
@@ -114,9 +135,34 @@ class Names:
                 self._add_module(target if asname else imported)
             else:
                 self._add_module(target.rsplit(".", 1)[0] if level or "." in target else target)
+            if scope == "" and bound and importable_name(module):
+                self.module_names[module].add(bound)
             if (scope == "" and bound and (kind == "from" or asname) and f"{module}.{bound}" != target
                     and importable_name(module)):  # a script (`make-state-diagrams.py`) re-exports nothing
                 self.reexports.setdefault(f"{module}.{bound}", target)
+        self._star_reexports(imports)
+
+    def _star_reexports(self, imports: pa.Table) -> None:
+        """`from .core import *` at module level re-exports every public name `core` binds at module
+        level (its definitions and imports; what it star-imports in turn, to a fixed point). Without
+        `__all__` (not extracted) this is Python's rule for a star import."""
+        stars = imports.filter(pc.and_(imports.column("star"), pc.equal(imports.column("scope"), "")))
+        edges = set()
+        for module, imported, level, path in zip(*(stars.column(c).to_pylist()
+                                                    for c in ("module", "imported", "level", "path"))):
+            src = absolute(imported.lstrip("."), level, module, path.rsplit("/", 1)[-1] == "__init__.py")
+            if src is not None and importable_name(module) and src != module:
+                edges.add((module, src))
+        for _ in range(len(edges)):  # each round follows one more link of a chain of star imports
+            grew = False
+            for module, src in sorted(edges):
+                for name in sorted(self.module_names.get(src, ())):
+                    if not name.startswith("_") and name not in self.module_names[module]:
+                        self.module_names[module].add(name)
+                        self.reexports.setdefault(f"{module}.{name}", f"{src}.{name}")
+                        grew = True
+            if not grew:
+                break
 
     def _add_module(self, dotted: str) -> None:
         parts = dotted.split(".")
@@ -134,13 +180,71 @@ class Names:
             seen.add(fqn)
             parts = fqn.split(".")
             for i in range(len(parts), 0, -1):
-                target = self.reexports.get(".".join(parts[:i]))
+                prefix = ".".join(parts[:i])
+                if i < len(parts) and prefix in self.corpus_modules:
+                    return fqn  # `pkg.testing.f`: the submodule `pkg.testing`, not an attribute `pkg.testing`
+                target = self.reexports.get(prefix)
                 if target is not None:
                     fqn = ".".join([target, *parts[i:]])
                     break
             else:
                 return fqn
         return start
+
+    def level_kinds(self, fqn: str, module_levels: int) -> tuple[tuple[str, ...], tuple[bool, ...]]:
+        """The kind of each level of `fqn` (module / class / function / method) and whether the
+        inventory says so (the level's name, re-exports followed, is a definition of the corpus); else
+        guessed: a level between the module and the called name is a class; the called name is a
+        method under a class, else a class when CapWords, else a function."""
+        parts = fqn.split(".")
+        kinds, known = [], []
+        for i in range(len(parts)):
+            if i < module_levels:
+                kinds.append("module")
+                known.append(True)
+                continue
+            prefix = ".".join(parts[: i + 1])
+            kind = self.kinds.get(self.definition(prefix)) or self.kinds.get(prefix)
+            known.append(kind is not None)
+            if kind is None:
+                if i < len(parts) - 1:
+                    kind = "class"
+                elif i > module_levels:
+                    kind = "method"
+                else:
+                    kind = "class" if parts[i][:1].isupper() else "function"
+            kinds.append(kind)
+        return tuple(kinds), tuple(known)
+
+    def corpus_module(self, fqn: str) -> str | None:
+        """The longest proper prefix of `fqn` that is a module file of the corpus."""
+        parts = fqn.split(".")
+        for i in range(len(parts) - 1, 0, -1):
+            if ".".join(parts[:i]) in self.corpus_modules:
+                return ".".join(parts[:i])
+        return None
+
+    def is_library_code(self, definition: str) -> bool:
+        """Defined in library code: its corpus module is (pipeline.extract.library), or, outside the
+        corpus, its module name is no test / conftest / setup / `__main__` module."""
+        module = self.corpus_module(definition)
+        if module is not None:
+            return self.corpus_modules[module]
+        k = self.module_levels(definition)
+        return not library.script_module(".".join(definition.split(".")[:k])) if k else True
+
+    def is_data_member(self, definition: str) -> bool:
+        """A member of a data attribute (`os.environ.items`, `sys.stdout.write`): the level after the
+        module is no class of the corpus (a corpus module), or not CapWords (a C-implemented stdlib
+        module, which has no submodules); unknown third-party modules are given the benefit of the doubt."""
+        module = self.corpus_module(definition)
+        if module is not None:
+            rest = definition[len(module) + 1 :].split(".")
+            return len(rest) >= 2 and f"{module}.{rest[0]}" not in self.classes
+        parts = definition.split(".")
+        if parts[0] in sys.builtin_module_names and len(parts) >= 3:
+            return not parts[1][:1].isupper()
+        return False
 
     def module_levels(self, fqn: str) -> int:
         """Length of the longest prefix of `fqn` (not all of it) that is a module."""
@@ -180,12 +284,14 @@ def collect_apis(usages: pa.Table, names: Names) -> list[Api]:
     public_alias = _public_reexports(names)
     out = []
     for (definition, owner), g in groups.items():
-        fqn = canonical(definition, g["names"], public_alias)
+        fqn = canonical(definition, g["names"], public_alias, names)
         cat = min(g["category"].items(), key=lambda kv: (-kv[1], kv[0]))[0]
         aliases = g["aliases"][fqn]
         alias = min(aliases.items(), key=lambda kv: (-kv[1], kv[0]))[0] if aliases else None
+        levels = names.module_levels(fqn)
         out.append(Api(fqn, cat, sum(g["names"].values()), g["seen"], alias, owner, private(fqn), definition,
-                       names.module_levels(fqn)))
+                       levels, names.is_library_code(definition), names.is_data_member(definition),
+                       tuple(sorted(n for n in g["names"] if n != fqn)), *names.level_kinds(fqn, levels)))
     out.sort(key=lambda a: (a.fqn, a.repository or ""))
     return out
 
@@ -194,16 +300,17 @@ def _public_reexports(names: Names) -> dict[str, str]:
     """Definition -> the shortest public name that re-exports it (then alphabetical)."""
     out: dict[str, str] = {}
     for name in sorted(names.reexports, key=lambda n: (n.count("."), len(n), n)):
-        if not private(name):
+        # a test or script importing a name re-exports nothing (`h11.tests.test_io.ChunkedWriter`)
+        if not private(name) and names.is_library_code(name):
             out.setdefault(names.definition(name), name)
     return out
 
 
-def canonical(definition: str, used: Counter, public_alias: dict[str, str]) -> str:
+def canonical(definition: str, used: Counter, public_alias: dict[str, str], names: "Names | None" = None) -> str:
     """The public name the corpus calls the definition by most (then the shortest, then alphabetical);
     else a public re-export of it (or of its class: `httpx.Response.json`); else the most used name."""
     ranked = sorted(used.items(), key=lambda kv: (-kv[1], kv[0].count("."), kv[0]))
-    public = [n for n, _ in ranked if not private(n)]
+    public = [n for n, _ in ranked if not private(n) and (names is None or names.is_library_code(n))]
     if public:
         return public[0]
     parts = definition.split(".")
@@ -327,34 +434,44 @@ def roles(api: Api) -> list[str]:
 
 @dataclass(frozen=True)
 class Pools:
-    """Names per (level, mask position, role), and per (parent path, mask position, role): siblings."""
+    """Names per (level, mask position, kind), and per (parent path, mask position, kind): siblings.
+    The kind is the level's definition kind (module / class / function / method, Api.level_kinds),
+    not its position in the name (issue 24 item 5: `callable` mixed classes, functions and methods)."""
 
     by_level: dict[tuple[int, str, str], list[str]]
     by_parent: dict[tuple[str, str, str], list[str]]
     kind_names: dict[tuple[int, str, str], frozenset[str]]  # by_level as sets: "is this name of that kind here"
+    role_names: dict[tuple[int, str, str], frozenset[str]]  # per (level, position, role): the former rule's sets
+    known_names: dict[tuple[int, str, str], frozenset[str]]  # kind_names restricted to inventory-known kinds
 
 
 def candidate_pools(apis: list[Api], split_token) -> Pools:
     level: dict[tuple[int, str, str], Counter] = defaultdict(Counter)
     parent: dict[tuple[str, str, str], Counter] = defaultdict(Counter)
+    by_role: dict[tuple[int, str, str], set] = defaultdict(set)
+    known: dict[tuple[int, str, str], set] = defaultdict(set)
     seen = set()
     for api in apis:
         parts = api.fqn.split(".")
-        for i, (part, role) in enumerate(zip(parts, roles(api))):
+        for i, (part, role, kind, is_known) in enumerate(zip(parts, roles(api), api.level_kinds, api.kinds_known)):
             first, last = split_token(part)
             above = ".".join(parts[:i])
             for position, name in (("whole", part), ("first", first), ("last", last)):
                 if (api.fqn, api.repository, i, position) in seen:
                     continue
                 seen.add((api.fqn, api.repository, i, position))
-                level[(i, position, role)][name] += 1
-                parent[(above, position, role)][name] += 1
+                level[(i, position, kind)][name] += 1
+                parent[(above, position, kind)][name] += 1
+                by_role[(i, position, role)].add(name)
+                if is_known:
+                    known[(i, position, kind)].add(name)
 
     def ranked(c: Counter) -> list[str]:
         return [n for n, _ in sorted(c.items(), key=lambda kv: (-kv[1], kv[0]))]
 
     return Pools({k: ranked(c) for k, c in level.items()}, {k: ranked(c) for k, c in parent.items()},
-                 {k: frozenset(c) for k, c in level.items()})
+                 {k: frozenset(c) for k, c in level.items()}, {k: frozenset(c) for k, c in by_role.items()},
+                 {k: frozenset(c) for k, c in known.items()})
 
 
 def candidates(siblings: list[str], pool: list[str], gold: str, cap: int) -> tuple[list[str], int]:
@@ -385,7 +502,9 @@ def quiz_rows(usages: pa.Table, inventory: pa.Table, imports: pa.Table, tokenize
     `aggregate_usages`), in which case `modules` gives the distinct (module, source, repository)."""
     names = Names(usages if modules is None else modules, imports, inventory)
     every_api = collect_apis(usages, names)
-    apis = [a for a in every_api if include_private or not a.private]
+    # the universe is importable library code (issue 24 item 3): no test/example/docs/tools/scripts definition,
+    # no method of a data attribute; private names only when asked
+    apis = [a for a in every_api if (include_private or not a.private) and a.library_code and not a.data_member]
     toks = [load_tokenizer(spec) for spec in tokenizers]
     primary = toks[0]
 
@@ -431,9 +550,9 @@ def quiz_rows(usages: pa.Table, inventory: pa.Table, imports: pa.Table, tokenize
                         masks = [("first", start, pieces[0][1]), ("last", pieces[-1][0], end), ("whole", start, end)]
                     for position, a, b in masks:
                         answer = t.text[a:b]
-                        role = kinds[level]
-                        cands, n_siblings = candidates(pools.by_parent[(".".join(parts[:level]), position, role)],
-                                                       pools.by_level[(level, position, role)], answer, max_candidates)
+                        role, kind = kinds[level], t.api.level_kinds[level]
+                        cands, n_siblings = candidates(pools.by_parent[(".".join(parts[:level]), position, kind)],
+                                                       pools.by_level[(level, position, kind)], answer, max_candidates)
                         qid = quiz_id(t.setting, t.api.fqn, level, position, t.alias, t.api.repository)
                         quizzes.append({
                             "quiz_id": qid, "api": t.api.fqn, "library": parts[0], "repository": t.api.repository,
@@ -443,7 +562,11 @@ def quiz_rows(usages: pa.Table, inventory: pa.Table, imports: pa.Table, tokenize
                             "text": t.text[:a] + schemas.MASK + t.text[b:], "prefix": t.text[:a],
                             "suffix": t.text[b:], "answer": answer, "candidates": cands,
                             "candidates_siblings": n_siblings,
-                            "candidates_same_kind": sum(c in pools.kind_names[(level, position, role)] for c in cands),
+                            "level_kind": kind,
+                            "candidates_same_kind": sum(c in pools.kind_names[(level, position, kind)] for c in cands),
+                            "candidates_same_kind_known": sum(c in pools.known_names.get((level, position, kind), ())
+                                                              for c in cands),
+                            "candidates_same_role": sum(c in pools.role_names[(level, position, role)] for c in cands),
                             "seen": t.api.seen, "uses": t.api.uses,
                         })
                         for spec, spans in zip(tokenizers, spans_by_tok):
@@ -533,7 +656,8 @@ def write_quizzes(usages: Path, inventory: pa.Table, imports: pa.Table, tokenize
                                  "ORDER BY quiz_id, tokenizer, _order").to_arrow_reader(1 << 16):
             w.write(batch)
     # the summary reads the columns it counts, never the texts and candidate lists
-    slim = con.sql("SELECT quiz_id, setting, mask_position, seen, candidates_same_kind, candidates_siblings, "
+    slim = con.sql("SELECT quiz_id, setting, mask_position, seen, level_kind, candidates_same_kind, "
+                   "candidates_same_kind_known, candidates_same_role, candidates_siblings, "
                        f"len(candidates) AS n_candidates FROM read_parquet('{q_path}') ORDER BY _order").to_arrow_table()
     flags = con.sql(f"SELECT * EXCLUDE (_order) FROM read_parquet('{f_path}') ORDER BY _order").to_arrow_table()
     con.close()
@@ -553,7 +677,11 @@ def summary(every_api: list[Api], apis: list[Api], quizzes: pa.Table, flags: pa.
     n_cands = pc.sum(lengths).as_py() or 0
     return {
         "apis": len(apis),
-        "apis_private_left_out": len(every_api) - len(apis),
+        "apis_private_left_out": sum(a.private and a.library_code and not a.data_member for a in every_api)
+        - sum(a.private for a in apis),
+        "apis_not_library_code_left_out": sum(not a.library_code for a in every_api),
+        "apis_data_member_left_out": sum(a.library_code and a.data_member for a in every_api),
+        "apis_with_other_names": sum(bool(a.other_names) for a in apis),
         "apis_private_share": round(sum(a.private for a in every_api) / max(1, len(every_api)), 4),
         "apis_seen": sum(a.seen for a in apis),
         "apis_with_alias": sum(a.alias is not None for a in apis),
@@ -566,11 +694,36 @@ def summary(every_api: list[Api], apis: list[Api], quizzes: pa.Table, flags: pa.
         "quizzes_seen": int(pc.sum(quizzes.column("seen")).as_py() or 0),
         "candidates_same_kind_share": round((pc.sum(quizzes.column("candidates_same_kind")).as_py() or 0)
                                             / max(1, n_cands), 4),
+        # honest figures (issue 24 item 5): same kind by the inventory alone; the former role rule's share; per kind
+        "candidates_same_kind_known_share": round((pc.sum(quizzes.column("candidates_same_kind_known")).as_py() or 0)
+                                                  / max(1, n_cands), 4),
+        "candidates_same_role_share": round((pc.sum(quizzes.column("candidates_same_role")).as_py() or 0)
+                                            / max(1, n_cands), 4),
+        "candidates_same_kind_share_by_kind": _share_by(quizzes, lengths, "level_kind", "candidates_same_kind"),
+        "candidates_per_quiz_by_kind": _mean_by(quizzes, lengths, "level_kind"),
         "candidates_sibling_share": round((pc.sum(quizzes.column("candidates_siblings")).as_py() or 0)
                                           / max(1, n_cands), 4),
         "single_token_quizzes_by_tokenizer": counts(single.column("tokenizer")),
         "single_token_in_every_tokenizer_by_setting": dict(sorted(Counter(setting_of[q] for q in every).items())),
     }
+
+
+def _share_by(quizzes: pa.Table, lengths, by: str, column: str) -> dict[str, float]:
+    """sum(column) / sum(candidates) per value of `by`."""
+    num, den = Counter(), Counter()
+    for key, n, total in zip(quizzes.column(by).to_pylist(), quizzes.column(column).to_pylist(), lengths.to_pylist()):
+        num[key] += n
+        den[key] += total
+    return {k: round(num[k] / max(1, den[k]), 4) for k in sorted(den)}
+
+
+def _mean_by(quizzes: pa.Table, lengths, by: str) -> dict[str, float]:
+    """Mean number of candidates per quiz, per value of `by`."""
+    total, count = Counter(), Counter()
+    for key, n in zip(quizzes.column(by).to_pylist(), lengths.to_pylist()):
+        total[key] += n
+        count[key] += 1
+    return {k: round(total[k] / count[k], 2) for k in sorted(count)}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -8,6 +8,24 @@ from pipeline.families.apiquiz.paper import P_AT_1_CALL_IMPORT
 from pipeline.report.common import markdown_table, plt, save, write_plot
 
 
+def _distractors(con) -> list[str]:
+    """Distractor kinds as generated (issue 24 item 5): per gold kind, the candidates of the gold's kind,
+    of it by the inventory alone (not guessed from the name), and by the former role rule."""
+    columns = {r[0] for r in con.sql("DESCRIBE apiquiz_quizzes").fetchall()}
+    if "level_kind" not in columns:
+        return []
+    rows = con.sql("SELECT level_kind, count(*), round(avg(len(candidates)), 1), "
+                   "round(100 * sum(candidates_same_kind) / greatest(1, sum(len(candidates))), 1), "
+                   "round(100 * sum(candidates_same_kind_known) / greatest(1, sum(len(candidates))), 1), "
+                   "round(100 * sum(candidates_same_role) / greatest(1, sum(len(candidates))), 1) "
+                   "FROM apiquiz_quizzes GROUP BY ALL ORDER BY ALL").fetchall()
+    return ["\nCandidates per quiz by the gold level's kind (module / class / function / method): the share of "
+            "the gold's kind, of it by the inventory alone (a kind not in the inventory is guessed from the name), "
+            "and of the same role (module / member / callable: the former rule, which mixed kinds):\n",
+            markdown_table(["gold kind", "quizzes", "candidates", "same kind %", "known same kind %",
+                            "same role %"], rows)]
+
+
 def section(con, figures: Path, link: str, config, plots: Path | None = None) -> str:
     rows = con.sql("SELECT b.model, b.protocol, b.setting, b.scored, b.p_at_1, "
                    "'[' || ci.lo || ', ' || ci.hi || ']', b.p_at_5, b.p_at_10 "
@@ -53,6 +71,7 @@ def section(con, figures: Path, link: str, config, plots: Path | None = None) ->
                           con.sql("SELECT setting, mask_position, quizzes, coalesce(protocol, '-'), "
                                   "coalesce(drawn, 0), coalesce(min_scored, 0), coalesce(max_scored, 0) "
                                   "FROM apiquiz_strata ORDER BY ALL").fetchall()),
+           *_distractors(con),
            "\nPaper, P@1 (call / import):\n",
            markdown_table(["model", "call", "import"], P_AT_1_CALL_IMPORT)]
     seen = con.sql("SELECT model, protocol, seen, sum(scored)::BIGINT, round(sum(p_at_1 * scored) / sum(scored), 2) "

@@ -20,6 +20,8 @@ QUIZZES = pa.schema(
         pa.field("n_levels", pa.int32(), nullable=False),
         pa.field("level_name", pa.string(), nullable=False),  # the whole masked level
         pa.field("level_role", pa.string(), nullable=False),  # module / member (a class, an object) / callable
+        # module / class / function / method: the inventory's kind of the level's definition, else guessed (issue 24)
+        pa.field("level_kind", pa.string(), nullable=False),
         pa.field("mask_position", pa.string(), nullable=False),  # first / last token of the level, or whole level
         pa.field("alias", pa.string(), nullable=True),  # alias settings: the alias in the text
         pa.field("context", pa.string(), nullable=True),  # nl setting: the docstring sentence in front
@@ -27,10 +29,14 @@ QUIZZES = pa.schema(
         pa.field("prefix", pa.string(), nullable=False),
         pa.field("suffix", pa.string(), nullable=False),
         pa.field("answer", pa.string(), nullable=False),  # gold
-        # names of the same kind (role) at this level, siblings (same parent path) first; gold included
+        # names of the same kind (level_kind) at this level, siblings (same parent path) first; gold included
         pa.field("candidates", pa.list_(pa.string()), nullable=False),
         pa.field("candidates_siblings", pa.int32(), nullable=False),  # how many are siblings of the gold
-        pa.field("candidates_same_kind", pa.int32(), nullable=False),  # how many occur at this level in this role
+        pa.field("candidates_same_kind", pa.int32(), nullable=False),  # how many occur at this level with this kind
+        # of those, how many have that kind by the inventory (not guessed from the name)
+        pa.field("candidates_same_kind_known", pa.int32(), nullable=False),
+        # how many occur at this level in this level_role (the former rule, for comparison)
+        pa.field("candidates_same_role", pa.int32(), nullable=False),
         pa.field("seen", pa.bool_(), nullable=False),  # the API occurs in a train-split file
         pa.field("uses", pa.int64(), nullable=False),  # calls of the API in the corpus
     ]

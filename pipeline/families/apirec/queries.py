@@ -67,6 +67,21 @@ SKIP_COMMENT = re.compile(r"^(noqa|type:|pragma|fmt:|pylint|mypy|isort|flake8|co
 _WORD = re.compile(r"[A-Za-z0-9]+")
 _PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
+# reST / Markdown markup (issue 24 item 6), replaced by the text a reader sees, in this order
+_MARKUP = [
+    (re.compile(r"^\s*\.\.\s+[\w-]+::\s*"), ""),  # a directive's head (`.. note::`)
+    (re.compile(r"!?\[([^\]]*)\]\([^)]*\)"), r"\1"),  # Markdown link / image: its text
+    (re.compile(r":(?:[\w-]+:)*[\w-]+:`~?([^`<]*?)\s*(?:<[^>]*>)?`"), r"\1"),  # :role:`text <target>`
+    (re.compile(r"``(.+?)``"), r"\1"),  # inline literal
+    (re.compile(r"`([^`<]*?)\s*(?:<[^>]*>)?`_{1,2}"), r"\1"),  # `link <url>`_ and `ref`_
+    (re.compile(r"`([^`]+)`"), r"\1"),  # interpreted text / Markdown code
+    (re.compile(r"\*\*(\S(?:.*?\S)?)\*\*"), r"\1"),  # strong
+    (re.compile(r"(?<![\w*])\*(\S(?:[^*]*?\S)?)\*(?![\w*])"), r"\1"),  # emphasis (not `*args`)
+    (re.compile(r"\|([\w -]+)\|"), r"\1"),  # substitution
+    (re.compile(r"<(https?://[^>]+)>"), r"\1"),  # bare link in brackets
+    (re.compile(r"^#+\s+"), ""),  # Markdown heading
+    (re.compile(r"::(\s|$)"), r":\1"),  # a literal block's `::`
+]
 
 
 @dataclass(frozen=True)
@@ -90,6 +105,15 @@ def first_sentence(text: str) -> str:
     """Whitespace collapsed, cut after the first `.`, `!` or `?` that a space follows."""
     flat = " ".join(text.split())
     return _SENTENCE_END.split(flat, 1)[0].strip() if flat else ""
+
+
+def clean_markup(text: str) -> str:
+    """The text without reST / Markdown markup (roles, literals, links, emphasis, directives),
+    whitespace collapsed: `Return :func:`os.path.join` of ``a``.` -> `Return os.path.join of a.`"""
+    flat = " ".join(text.split())
+    for pattern, repl in _MARKUP:
+        flat = pattern.sub(repl, flat)
+    return " ".join(flat.split())
 
 
 def identifier_parts(text: str) -> list[str]:
@@ -124,7 +148,7 @@ def comment_text(lines: list[str]) -> str | None:
     body = " ".join(line.lstrip("#").strip() for line in lines).strip()
     if not body or SKIP_COMMENT.match(body) or SKIP_COMMENT.match(lines[0].lstrip("#").strip()):
         return None
-    text = first_sentence(body)
+    text = first_sentence(clean_markup(body))
     if len([w for w in _WORD.findall(text) if any(c.isalpha() for c in w)]) < 2:
         return None
     try:
@@ -183,7 +207,7 @@ def rest_of_doc(doc: str) -> str:
 
 
 def category_of(library: str) -> str:
-    """A docstring query's category: its library's (stdlib or third-party)."""
+    """A docstring query's category when the inventory does not record one (an older extraction)."""
     return "stdlib" if library in sys.stdlib_module_names else "third_party"
 
 
@@ -254,17 +278,23 @@ def collect(usages: pa.Table, inventory: pa.Table, manifest: pa.Table, root: Pat
     """Every docstring and comment query of the evaluation split, before dedup."""
     files = {r["path"]: r for r in manifest.to_pylist()}
     out: list[Query] = []
+    # no query's answer is a test, example, docs, tools or scripts definition (issue 24 item 6)
+    not_library = {r["fqn"] for r in inventory.select(["fqn", "library_code"]).to_pylist() if r["library_code"] is False}
     for r in inventory.to_pylist():
         if r["kind"] not in DEF_KINDS or r["private"]:  # the universe is the public API (the inventory flags private parts)
             continue
         f = files.get(r["path"])
         if f is None or f["split"] != eval_split:
             continue
-        text = first_sentence(r["doc"] or "")
+        if r["fqn"] in not_library:
+            stats["docstring_not_library_code"] += 1
+            continue
+        text = first_sentence(clean_markup(r["doc"] or ""))
         if len([w for w in _WORD.findall(text) if any(c.isalpha() for c in w)]) < 2:
             stats["docstring_too_short"] += 1
             continue
-        out.append(Query("docstring", text, r["fqn"], r["kind"], category_of(r["library"]), f["file_id"],
+        # the extraction's category of the definition seen from its own distribution: the points' rule
+        out.append(Query("docstring", text, r["fqn"], r["kind"], r["category"] or category_of(r["library"]), f["file_id"],
                          r["source"], r["repository"], r["path"], f["split"], full.get(r["fqn"], (0, ""))[0]))
     mask = pc.and_(pc.and_(pc.is_in(usages.column("kind"), pa.array(CALL_KINDS)), pc.is_valid(usages.column("fqn"))),
                    pc.equal(usages.column("split"), eval_split))
@@ -285,6 +315,9 @@ def collect(usages: pa.Table, inventory: pa.Table, manifest: pa.Table, root: Pat
             u = calls[fid].get(line)
             if u is None:
                 stats["comment_without_call"] += 1
+                continue
+            if u["fqn"] in not_library:
+                stats["comment_not_library_code"] += 1
                 continue
             out.append(Query("comment", q, u["fqn"], "call", u["category"], fid, u["source"], u["repository"],
                              u["path"], u["split"], line - 1))

@@ -7,7 +7,13 @@ paper's manual additions (synonym pairs) are left to the survey's authors.
 Frequencies come from the same identifier sequences the embeddings train on (the languages and
 splits of params `embeddings`, duplicates excluded, every file: `max_tokens` caps training only).
 Each identifier's language and source/repository are the ones it occurs in most (ties: name order).
-Deterministic: seeded sampling, ties in the ranking broken by the identifiers' text.
+
+Pairs are drawn per language (issue 24 item 7): each identifier belongs to the language it occurs in
+most, and each language's identifiers are ranked and sampled on their own (`max_identifiers`,
+`ranges`, `per_range` and `random_pairs` apply per language), so no pair mixes languages and every
+language of `embeddings.languages` with frequent identifiers gets its own pairs. `mixed: true` adds
+one more group, `mixed`, ranked over every language's identifiers together (the former behaviour).
+Deterministic: seeded sampling (a stream per group), ties in the ranking broken by the identifiers' text.
 """
 
 from __future__ import annotations
@@ -89,6 +95,7 @@ def sample(n_pairs: int, ranges: int, per_range: int, random_pairs: int, rng: np
 
 
 def new_pairs(sequences, model, idbench_pairs, params: dict, embeddings: dict, seed: int) -> pa.Table:
+    """Sampled pairs of every language group (then `mixed`, when asked), in group order."""
     technique = params["technique"]
     fasttext, _ = schemas.EMBEDDINGS[technique]
     total, by_language, by_origin = frequencies(sequences, embeddings["languages"], embeddings["splits"])
@@ -96,25 +103,44 @@ def new_pairs(sequences, model, idbench_pairs, params: dict, embeddings: dict, s
     frequent = sorted((w for w, c in total.items() if c >= params["min_count"]), key=lambda w: (-total[w], w))
     unit, known = vectors(wv, frequent, fasttext)
     frequent = [w for w, ok in zip(frequent, np.isfinite(unit).all(axis=1)) if ok]  # word2vec: in vocabulary only
-    if params["max_identifiers"]:
-        frequent = frequent[: params["max_identifiers"]]
-    frequent.sort()
-    unit, _ = vectors(wv, frequent, fasttext)
-    log.info("%d identifiers with >= %d occurrences (embedded by %s)", len(frequent), params["min_count"], technique)
-    i, j, cos = rank_pairs(unit)
-    rng = np.random.default_rng(int(stable_id("idbench-new-pairs", seed, technique), 16))
+    groups: dict[str, list[str]] = defaultdict(list)
+    for w in frequent:  # most frequent first
+        groups[most(by_language[w])].append(w)
+    order = sorted(groups)
+    if params.get("mixed", False):
+        groups["mixed"] = frequent
+        order.append("mixed")
     released = {frozenset((p["id1"], p["id2"])) for p in read_parquet(idbench_pairs, schemas.PAIRS).to_pylist()}
+    rows: list[dict] = []
+    for group in order:
+        rows += _group_pairs(group, groups[group], wv, fasttext, params, seed, total, by_language, by_origin, released)
+    return pa.Table.from_pylist(rows, schemas.NEW_PAIRS)
+
+
+def _group_pairs(group: str, words: list[str], wv, fasttext: bool, params: dict, seed: int, total: Counter,
+                 by_language: dict[str, Counter], by_origin: dict[str, Counter], released: set) -> list[dict]:
+    technique = params["technique"]
+    if params["max_identifiers"]:
+        words = words[: params["max_identifiers"]]
+    words = sorted(words)
+    unit, _ = vectors(wv, words, fasttext)
+    log.info("%s: %d identifiers with >= %d occurrences (embedded by %s)", group, len(words), params["min_count"],
+             technique)
+    i, j, cos = rank_pairs(unit)
+    rng = np.random.default_rng(int(stable_id("idbench-new-pairs", seed, technique, group), 16))
     rows = []
     for stratum, pos in sample(len(cos), params["ranges"], params["per_range"], params["random_pairs"], rng):
-        a, b = frequent[i[pos]], frequent[j[pos]]
+        a, b = words[i[pos]], words[j[pos]]
         oa, ob = most(by_origin[a]).split("\t"), most(by_origin[b]).split("\t")
-        rows.append({"pair_id": stable_id("idbench-new-pair", a, b), "id1": a, "id2": b, "stratum": stratum,
+        # a pair of one language has one id; the same pair drawn again in `mixed` is another row
+        pair_id = stable_id("idbench-new-pair", a, b, *(("mixed",) if group == "mixed" else ()))
+        rows.append({"pair_id": pair_id, "language": group, "id1": a, "id2": b, "stratum": stratum,
                      "rank": pos, "cosine": round(float(cos[pos]), 6), "technique": technique,
                      "id1_count": total[a], "id2_count": total[b],
                      "id1_language": most(by_language[a]), "id2_language": most(by_language[b]),
                      "id1_source": oa[0], "id1_repository": oa[1], "id2_source": ob[0], "id2_repository": ob[1],
                      "in_idbench": frozenset((a, b)) in released})
-    return pa.Table.from_pylist(rows, schemas.NEW_PAIRS)
+    return rows
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -223,12 +223,15 @@ def _ensembles(con) -> list[str]:
 
 
 def _new_pairs(con) -> list[str]:
-    rows = con.sql("SELECT stratum, technique, count(*), min(cosine), max(cosine), count(*) FILTER (WHERE in_idbench) "
-                   "FROM idbench_new_pairs GROUP BY ALL").fetchall()
+    rows = con.sql("SELECT language, stratum, technique, count(*), min(cosine), max(cosine), "
+                   "count(*) FILTER (WHERE in_idbench) FROM idbench_new_pairs GROUP BY ALL").fetchall()
     if not rows:
         return []
-    rows.sort(key=lambda r: (r[0] == "random", int(r[0].split("-")[1]) if r[0].startswith("range-") else 0))
+    rows.sort(key=lambda r: (r[0] == "mixed", r[0], r[1] == "random",
+                             int(r[1].split("-")[1]) if r[1].startswith("range-") else 0))
     return ["\nNew pairs for a rating survey (`idbench_new_pairs`: frequent corpus identifiers, pairs sampled from "
-            "each range of one embedding's cosine ranking plus random pairs, as the paper selected IdBench's):\n",
-            markdown_table(["stratum", "ranked by", "pairs", "min cosine", "max cosine", "already in IdBench"],
-                           [(st, t, n, _fmt(lo), _fmt(hi), k) for st, t, n, lo, hi, k in rows])]
+            "each range of one embedding's cosine ranking plus random pairs, as the paper selected IdBench's; "
+            "ranked and sampled per language, `mixed` only when `new_pairs.mixed` asks for it):\n",
+            markdown_table(["language", "stratum", "ranked by", "pairs", "min cosine", "max cosine",
+                            "already in IdBench"],
+                           [(lang, st, t, n, _fmt(lo), _fmt(hi), k) for lang, st, t, n, lo, hi, k in rows])]

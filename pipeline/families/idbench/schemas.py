@@ -132,7 +132,8 @@ EMBEDDING_MODELS = pa.schema(
 # sampled across the ranges of one embedding's cosine ranking plus random pairs.
 NEW_PAIRS = pa.schema(
     [
-        pa.field("pair_id", pa.string(), nullable=False),  # stable_id("idbench-new-pair", id1, id2)
+        pa.field("pair_id", pa.string(), nullable=False),  # stable_id("idbench-new-pair", id1, id2[, "mixed"])
+        pa.field("language", pa.string(), nullable=False),  # the group ranked and sampled: a language, or "mixed"
         pa.field("id1", pa.string(), nullable=False),
         pa.field("id2", pa.string(), nullable=False),
         pa.field("stratum", pa.string(), nullable=False),  # range-<k> (k-th range of the ranking, 0 = most similar) / random
