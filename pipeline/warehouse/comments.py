@@ -1,7 +1,7 @@
 """Column descriptions for the warehouse, taken from where each schema is declared.
 
 Schemas are declared once, in Python, with a comment beside each field
-(`pa.field("sha256", pa.string(), nullable=False),  # content hash`). Putting those comments into
+(`pa.field("sha256", pa.string(), nullable=False),  # content hash`, or a comment block right above the field). Putting those comments into
 the field metadata would change every Parquet file's bytes; instead the warehouse reads them from
 the declaring module's source and attaches them as DuckDB column comments. A field's
 `description` metadata, where present, wins.
@@ -18,6 +18,7 @@ from functools import lru_cache
 import pyarrow as pa
 
 FIELD = re.compile(r'pa\.field\(\s*"(?P<name>\w+)".*#\s*(?P<comment>.+?)\s*$')
+BARE_FIELD = re.compile(r'pa\.field\(\s*"(?P<name>\w+)"')
 
 
 @lru_cache(maxsize=None)
@@ -35,10 +36,15 @@ def _module_comments(module_name: str) -> dict[str, dict[str, str]]:
     for node in ast.parse(source).body:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             fields = {}
+            above: list[str] = []  # a comment block right above a field describes it when its line has none
             for line in lines[node.lineno - 1 : node.end_lineno]:
                 m = FIELD.search(line)
                 if m:
                     fields[m.group("name")] = m.group("comment")
+                elif (name := BARE_FIELD.search(line)) and above:
+                    fields[name.group("name")] = " ".join(above)
+                stripped = line.strip()
+                above = [*above, stripped.lstrip("#").strip()] if stripped.startswith("#") else []
             if fields:
                 out[node.targets[0].id] = fields
     return out
