@@ -32,6 +32,7 @@ rule manifest:
         files=expand("data/manifest/parts/{source}.parquet", source=SOURCES),
         scan_rejects=expand("data/manifest/parts/{source}.rejects.parquet", source=SOURCES),
         fetch_rejects=expand("data/sources/{source}.rejects.parquet", source=SOURCES),
+        records=expand("data/sources/{source}.json", source=SOURCES),
     output:
         manifest="data/manifest.parquet",
         rejects="data/rejects.parquet",
@@ -46,5 +47,5 @@ rule manifest:
     shell:
         "python -m pipeline.manifest.build --scanned {input.files:q}"
         " --rejects-in {input.fetch_rejects:q} {input.scan_rejects:q}"
-        " --seed {params.seed} --split {params.split:q}"
+        " --records {input.records:q} --seed {params.seed} --split {params.split:q}"
         " --out {output.manifest:q} --rejects {output.rejects:q} --metrics {output.metrics:q} 2> {log:q}"

@@ -55,6 +55,12 @@ def build(scanned: list[pa.Table], seed: int, fractions: dict[str, float]) -> pa
     return table.append_column("duplicate", pa.array(duplicate, pa.bool_()))
 
 
+def caps(records: list[dict]) -> list[dict]:
+    """Every cap that left members of a source out (fetch records' `caps`), with what it kept of what it saw."""
+    return [{"source": rec["name"], **cap} for rec in sorted(records, key=lambda r: r["name"])
+            for cap in rec.get("caps", [])]
+
+
 def summary(manifest: pa.Table, rejects: pa.Table) -> dict:
     def counts(table: pa.Table, column: str) -> dict:
         if table.num_rows == 0:
@@ -110,6 +116,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--scanned", nargs="*", default=[], type=Path, help="per-source manifest parts")
     ap.add_argument("--rejects-in", nargs="*", default=[], type=Path, help="per-source reject tables (fetch and scan)")
+    ap.add_argument("--records", nargs="*", default=[], type=Path,
+                    help="the sources' fetch records (data/sources/<name>.json): their caps' kept and seen counts")
     ap.add_argument("--seed", required=True, type=int)
     ap.add_argument("--split", required=True, help='fractions as JSON, e.g. {"train":0.8,"valid":0.1,"test":0.1}')
     ap.add_argument("--out", required=True, type=Path)
@@ -123,6 +131,10 @@ def main(argv: list[str] | None = None) -> int:
     write_parquet(manifest, args.out, schemas.MANIFEST)
     write_parquet(rejects, args.rejects, schemas.REJECTS)
     stats = summary(manifest, rejects)
+    stats["caps"] = caps([json.loads(p.read_text()) for p in args.records])
+    for cap in stats["caps"]:
+        log.warning("manifest: source %s: %s kept %d of %d members seen (%s)", cap["source"], cap["reason"],
+                    cap["kept"], cap["seen"], cap["path"])
     unique = manifest.filter(pc.invert(manifest.column("duplicate")))
     by_language: dict[str, dict[str, int]] = {}
     for language, split in zip(unique.column("language").to_pylist(), unique.column("split").to_pylist()):
