@@ -49,7 +49,74 @@ def validate(config: Mapping, schema_path: Path = SCHEMA) -> None:
         raise ParamsError(f"params.yaml inference.models: {', '.join(map(repr, unknown))} not in models.zoo "
                           f"(the zoo has: {', '.join(sorted(zoo))}); add an entry to models.zoo or fix the name")
 
+    check_duplicates(config)
+    check_references(config)
     _check_consistency(config)
+
+
+# Lists of named entries: a name listed twice would make two jobs write the same files.
+NAMED_LISTS = ("corpus.sources", "models.zoo", "datasets")
+
+
+def check_duplicates(config: Mapping, where: tuple = ()) -> None:
+    """No list of params holds the same value twice (a duplicate variant, language, k or pattern is
+    never meant: it builds or counts the same thing twice), nor two entries of the same name in
+    NAMED_LISTS. Every block is checked, enabled or not."""
+    if isinstance(config, Mapping):
+        for key, value in config.items():
+            check_duplicates(value, (*where, key))
+        return
+    if not isinstance(config, list):
+        return
+    key = _where(where)
+    if key in NAMED_LISTS and all(isinstance(e, Mapping) and "name" in e for e in config):
+        values = [e["name"] for e in config]
+        what = "the name"
+    elif all(isinstance(e, (str, int, float, bool)) for e in config):
+        values, what = config, "the value"
+    else:
+        values, what = [], ""
+    seen: set = set()
+    for v in values:
+        if v in seen:
+            raise ParamsError(f"params.yaml {key}: two entries have the same name {v!r}; give each its own name"
+                              if what == "the name" else f"params.yaml {key}: {what} {v!r} is listed twice; list each once")
+        seen.add(v)
+    for i, e in enumerate(config):
+        if isinstance(e, (Mapping, list)):
+            check_duplicates(e, (*where, e.get("name", i) if isinstance(e, Mapping) else i))
+
+
+def check_references(config: Mapping) -> None:
+    """Keys that name something defined elsewhere in params.yaml name something that is there: an
+    apirec domain's source, idbench's dataset, codesyntax's evaluated variant. Checked for every block
+    present, whether or not its family is enabled."""
+    sources = [s["name"] for s in config.get("corpus", {}).get("sources", [])]
+    datasets = [d["name"] for d in config.get("datasets", [])]
+    refs: list[tuple[str, list, list, str]] = []  # (key, names used, names defined, where they are defined)
+    if isinstance(config.get("apirec"), Mapping):
+        domains = config["apirec"].get("domains", {})  # null: an entry an overlay removed (Snakemake merges mappings)
+        refs.append(("apirec.domains", [k for k, v in domains.items() if v is not None], sources, "corpus.sources names"))
+    if isinstance(config.get("idbench"), Mapping) and "dataset" in config["idbench"]:
+        refs.append(("idbench.dataset", [config["idbench"]["dataset"]], datasets, "datasets names"))
+    syntax = config.get("codesyntax")
+    if isinstance(syntax, Mapping) and isinstance(syntax.get("inference"), Mapping) and "variant" in syntax["inference"]:
+        refs.append(("codesyntax.inference.variant", [syntax["inference"]["variant"]], syntax.get("variants", []),
+                     "codesyntax.variants"))
+    for key, used, defined, where in refs:
+        missing = [u for u in used if u not in defined]
+        if missing:
+            hint = (" (an overlay that replaces corpus.sources sets each of them to null: Snakemake merges mappings "
+                    "key by key)" if key == "apirec.domains" else "")
+            raise ParamsError(f"params.yaml {key}: {', '.join(map(repr, missing))} not among the {where} "
+                              f"({', '.join(map(str, defined)) or 'none'}); fix the name or remove the entry{hint}")
+
+
+def normalised(config: dict) -> dict:
+    """The config as the rules read it: apirec.domains entries an overlay set to null removed."""
+    if isinstance(config.get("apirec"), dict) and isinstance(config["apirec"].get("domains"), dict):
+        config["apirec"]["domains"] = {k: v for k, v in config["apirec"]["domains"].items() if v is not None}
+    return config
 
 
 def _check_consistency(config: Mapping) -> None:

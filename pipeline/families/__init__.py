@@ -195,10 +195,11 @@ def params_schema(base: Path, config: Config) -> dict:
         fragment = yaml.safe_load(family.params_schema.read_text())
         schema["properties"][family.name] = fragment
         schema["required"] = [*schema["required"], family.name]
-    # blocks of families not selected are allowed (switching one off keeps its params)
+    # blocks of families not selected are allowed (switching one off keeps its params) and validated all
+    # the same, so that switching one on never meets an error its block had all along
     for key in config:
         if key not in schema["properties"] and _is_family_folder(key):
-            schema["properties"][key] = {"type": "object"}
+            schema["properties"][key] = yaml.safe_load((Path(__file__).parent / key / "params.schema.yaml").read_text())
     return schema
 
 
