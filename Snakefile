@@ -49,6 +49,7 @@ rule all:
     default_target: True
     input:
         rules.manifest.output,
+        rules.evaluation_sizes.output,
         rules.datasets.input,
         rules.extract.output,
         rules.identifiers.output,

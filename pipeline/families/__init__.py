@@ -106,6 +106,22 @@ class Fit:
 
 
 @dataclass(frozen=True)
+class EvaluationSet:
+    """Items a family's scores are computed on, in one language: rows of a Parquet file it builds, those
+    matching `where` (column -> value) and, when `suffixes` is set, whose `path` column ends with one of
+    them; `distinct` counts distinct values of a column instead of rows (e.g. snippets, not samples).
+    pipeline.manifest.evaluation checks each holds manifest.evaluation.min_items."""
+
+    name: str  # what the items are: "points", "test samples", ...
+    language: str
+    file: str
+    where: tuple[tuple[str, str], ...] = ()
+    suffixes: tuple[str, ...] = ()
+    distinct: str = ""
+    fix: str = ""  # the family's own advice when the set is small (after the corpus-wide advice)
+
+
+@dataclass(frozen=True)
 class Family:
     """A benchmark family. Its folder holds `rules.smk` (a rule named after the family that builds
     its benchmark under data/families/<name>/ and reports/metrics/<name>.json), `params.schema.yaml`
@@ -128,6 +144,9 @@ class Family:
     # its sample count n (a 3-column query, without n, is still read)
     headline: str = ""
     plots: tuple[str, ...] = ()  # CSV files under reports/plots/ its report section writes (DVC plots)
+    # its evaluation sets, per language (manifest.evaluation.min_items is checked on each); [] for a family whose
+    # items do not come from the corpus's evaluation split (idbench's pairs are a pinned dataset's)
+    evaluation: Callable[[Config], list[EvaluationSet]] = lambda config: []
 
     @property
     def rules(self) -> Path:
