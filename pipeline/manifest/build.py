@@ -250,6 +250,10 @@ def main(argv: list[str] | None = None) -> int:
     for language, split in zip(unique.column("language").to_pylist(), unique.column("split").to_pylist()):
         by_language.setdefault(language, {}).setdefault(split, 0)
         by_language[language][split] += 1
+    # a language dealt by package: its scripts train by design, so its splits are judged on its library files
+    for language, used in split_report.items():
+        if used["policy"] != "repository" and language in by_language:
+            by_language[language] = used["library_files_by_split"]
     stats["warnings"] = split_warnings(by_language, json.loads(args.split))
     for warning in stats["warnings"]:
         log.warning("manifest: %s", warning)

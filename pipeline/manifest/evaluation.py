@@ -21,8 +21,8 @@ from pipeline.io import write_json
 
 log = logging.getLogger("pipeline.manifest.evaluation")
 
-ADVICE = ("add sources with library code in {language}, or let few sources be split by package "
-          "(manifest.split_policy.mode: auto or package; docs/splits.md)")
+ADVICE = ("add sources with library code in {language}, give the evaluation split a larger share (manifest.split), "
+          "or let few sources be split by package (manifest.split_policy.mode: auto or package; docs/splits.md)")
 
 
 def size(spec: dict) -> int:
