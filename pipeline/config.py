@@ -87,35 +87,35 @@ def check_duplicates(config: Mapping, where: tuple = ()) -> None:
             check_duplicates(e, (*where, e.get("name", i) if isinstance(e, Mapping) else i))
 
 
+def _references(config: Mapping) -> list:
+    """Every family block's references (families.Reference), enabled or not."""
+    return [ref for key in config if families.is_family_block(key) and isinstance(config[key], Mapping)
+            for ref in families.load(key).references(config)]
+
+
 def check_references(config: Mapping) -> None:
-    """Keys that name something defined elsewhere in params.yaml name something that is there: an
-    apirec domain's source, idbench's dataset, codesyntax's evaluated variant. Checked for every block
-    present, whether or not its family is enabled."""
-    sources = [s["name"] for s in config.get("corpus", {}).get("sources", [])]
-    datasets = [d["name"] for d in config.get("datasets", [])]
-    refs: list[tuple[str, list, list, str]] = []  # (key, names used, names defined, where they are defined)
-    if isinstance(config.get("apirec"), Mapping):
-        domains = config["apirec"].get("domains", {})  # null: an entry an overlay removed (Snakemake merges mappings)
-        refs.append(("apirec.domains", [k for k, v in domains.items() if v is not None], sources, "corpus.sources names"))
-    if isinstance(config.get("idbench"), Mapping) and "dataset" in config["idbench"]:
-        refs.append(("idbench.dataset", [config["idbench"]["dataset"]], datasets, "datasets names"))
-    syntax = config.get("codesyntax")
-    if isinstance(syntax, Mapping) and isinstance(syntax.get("inference"), Mapping) and "variant" in syntax["inference"]:
-        refs.append(("codesyntax.inference.variant", [syntax["inference"]["variant"]], syntax.get("variants", []),
-                     "codesyntax.variants"))
-    for key, used, defined, where in refs:
-        missing = [u for u in used if u not in defined]
+    """Keys that name something defined elsewhere in params.yaml name something that is there (each
+    family declares its own: families.Reference). Checked for every family block present, whether or
+    not the family is enabled. A null entry of a mapping that allows it is no entry (an overlay's way
+    to remove one: Snakemake merges mappings key by key)."""
+    for ref in _references(config):
+        missing = [u for u in ref.used if u not in ref.defined]
         if missing:
-            hint = (" (an overlay that replaces corpus.sources sets each of them to null: Snakemake merges mappings "
-                    "key by key)" if key == "apirec.domains" else "")
-            raise ParamsError(f"params.yaml {key}: {', '.join(map(repr, missing))} not among the {where} "
-                              f"({', '.join(map(str, defined)) or 'none'}); fix the name or remove the entry{hint}")
+            hint = (" (an overlay that replaces them sets each of these to null: Snakemake merges mappings key by key)"
+                    if ref.null_drops else "")
+            raise ParamsError(f"params.yaml {ref.key}: {', '.join(map(repr, missing))} not among the {ref.where} "
+                              f"({', '.join(map(str, ref.defined)) or 'none'}); fix the name or remove the entry{hint}")
 
 
 def normalised(config: dict) -> dict:
-    """The config as the rules read it: apirec.domains entries an overlay set to null removed."""
-    if isinstance(config.get("apirec"), dict) and isinstance(config["apirec"].get("domains"), dict):
-        config["apirec"]["domains"] = {k: v for k, v in config["apirec"]["domains"].items() if v is not None}
+    """The config as the rules read it: null entries of the mappings that allow them removed."""
+    for ref in _references(config):
+        if ref.null_drops:
+            *parents, leaf = ref.key.split(".")
+            block = config
+            for part in parents:
+                block = block[part]
+            block[leaf] = {k: v for k, v in block[leaf].items() if v is not None}
     return config
 
 

@@ -78,6 +78,8 @@ rule evaluation_sizes:
     priority: 100
     conda:
         CONDA_ENV
-    shell:
+    log:
+        "logs/evaluation_sizes.log",
+    shell:  # a failure's lines reach the console (allow_small's warnings: the Snakefile's onsuccess prints them)
         "python -m pipeline.manifest.evaluation --sets {params.sets:q} --min-items {params.min_items}"
-        " {params.allow_small} --metrics {output.metrics:q}"
+        " {params.allow_small} --metrics {output.metrics:q} 2> {log:q} || {{ grep -h '^ERROR' {log:q} >&2; exit 1; }}"

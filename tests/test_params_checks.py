@@ -33,7 +33,7 @@ def test_bad_params_are_refused_naming_the_key(edit, needle):
 def test_an_overlay_drops_a_default_domain_with_null():
     params = default_params()
     params["corpus"]["sources"] = [s for s in params["corpus"]["sources"] if s["name"] != "requests"]
-    with pytest.raises(ParamsError, match="sets each of them to null"):
+    with pytest.raises(ParamsError, match="sets each of these to null"):
         validate(params)
     params["apirec"]["domains"]["requests"] = None
     validate(params)

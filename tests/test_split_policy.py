@@ -139,6 +139,8 @@ def test_distinct_and_where_filters(tmp_path):
     pq.write_table(pa.table({"group": ["g1", "g1", "g2"], "eval_split": ["test", "dev", "test"]}), tmp_path / "s.parquet")
     assert evaluation.size({"file": str(tmp_path / "s.parquet"), "distinct": "group"}) == 2
     assert evaluation.size({"file": str(tmp_path / "s.parquet"), "where": [["eval_split", "test"]]}) == 2
+    _points(tmp_path / "empty.parquet", [])  # the run: no point at all
+    assert evaluation.size({"file": str(tmp_path / "empty.parquet"), "suffixes": [".py"]}) == 0
 
 
 @pytest.mark.parametrize("family", ["apiquiz", "apirec", "codesyntax", "probing"])

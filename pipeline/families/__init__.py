@@ -106,6 +106,18 @@ class Fit:
 
 
 @dataclass(frozen=True)
+class Reference:
+    """A params key whose values name something defined elsewhere in params.yaml (pipeline.config checks
+    every one, whether or not the family is enabled)."""
+
+    key: str  # dotted params key, e.g. "<family>.domains"
+    used: tuple[str, ...]  # the names it holds (a mapping's keys whose value is not null)
+    defined: tuple[str, ...]  # the names they must be among
+    where: str  # where those are defined, for the message ("corpus.sources names")
+    null_drops: bool = False  # the key is a mapping whose null entries mean "no entry" (dropped before use)
+
+
+@dataclass(frozen=True)
 class EvaluationSet:
     """Items a family's scores are computed on, in one language: rows of a Parquet file it builds, those
     matching `where` (column -> value) and, when `suffixes` is set, whose `path` column ends with one of
@@ -147,6 +159,7 @@ class Family:
     # its evaluation sets, per language (manifest.evaluation.min_items is checked on each); [] for a family whose
     # items do not come from the corpus's evaluation split (idbench's pairs are a pinned dataset's)
     evaluation: Callable[[Config], list[EvaluationSet]] = lambda config: []
+    references: Callable[[Config], list[Reference]] = lambda config: []  # params keys naming things elsewhere
 
     @property
     def rules(self) -> Path:
@@ -224,6 +237,11 @@ def params_schema(base: Path, config: Config) -> dict:
 
 def _is_family_folder(name: str) -> bool:
     return (Path(__file__).parent / name / "__init__.py").is_file()
+
+
+def is_family_block(name: str) -> bool:
+    """Whether a top-level params key is the block of a family in pipeline/families/ (enabled or not)."""
+    return _is_family_folder(name)
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ import logging
 import sys
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
@@ -37,7 +38,7 @@ def size(spec: dict) -> int:
         table = table.filter(pc.equal(table.column(column), value))
     if spec.get("suffixes"):
         paths = table.column("path").to_pylist()
-        table = table.filter([p.endswith(tuple(spec["suffixes"])) for p in paths])
+        table = table.filter(pa.array([p.endswith(tuple(spec["suffixes"])) for p in paths], pa.bool_()))
     if spec.get("distinct"):
         return len(set(table.column(spec["distinct"]).to_pylist()))
     return table.num_rows
