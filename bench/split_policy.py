@@ -2,7 +2,7 @@
 files per language and split, library vs scripts, and how many files move. Reads the manifest parts of a
 project folder (data/manifest/parts/*.parquet) and its params.yaml.
 
-    python bench/split_policy.py PROJECT_DIR [--json OUT]
+    python bench/split_policy.py PROJECT_DIR [--configfile OVERLAY ...] [--json OUT]
 """
 
 from __future__ import annotations
@@ -21,8 +21,12 @@ from pipeline.manifest.build import SCRIPTS, SplitPolicy, assign_splits, split_o
 from pipeline.manifest.scan import excluded_by  # noqa: E402
 
 
-def compare(project: Path) -> dict:
+def compare(project: Path, overlays: list[Path] = ()) -> dict:
+    from snakemake.utils import update_config
+
     params = yaml.safe_load((project / "params.yaml").read_text())
+    for overlay in overlays:
+        update_config(params, yaml.safe_load(overlay.read_text()))
     fractions, seed = params["manifest"]["split"], params["seed"]
     given = params["manifest"].get("split_policy", {})
     policy = SplitPolicy(given.get("mode", "auto"), tuple(given.get("scripts", SCRIPTS)), given.get("min_units", 10))
@@ -50,9 +54,10 @@ def compare(project: Path) -> dict:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python bench/split_policy.py", description=__doc__.split("\n\n")[0])
     ap.add_argument("project", type=Path, help="a project folder with params.yaml and data/manifest/parts")
+    ap.add_argument("--configfile", nargs="*", default=[], type=Path, help="overlays the run was given, in order")
     ap.add_argument("--json", type=Path, help="write the figures here too")
     args = ap.parse_args(argv)
-    result = compare(args.project)
+    result = compare(args.project, args.configfile)
     text = json.dumps(result, indent=1)
     print(text)
     if args.json:

@@ -103,6 +103,9 @@ def test_deal_and_degenerate_by_hand():
     assert degenerate({"train": 100}, FRACTIONS) == ["valid", "test"]
     assert degenerate({"train": 80, "valid": 10, "test": 2}, FRACTIONS) == ["test"]  # 2 < 9.2 / 4
     assert degenerate({"train": 80, "valid": 10, "test": 10}, FRACTIONS) == []
+    # an evaluation split made mostly of scripts (the anycorpus at 0.7 / 0.1 / 0.2: 119 scripts, 11 library files)
+    assert degenerate({"train": 127, "valid": 21, "test": 11}, {"train": 0.7, "valid": 0.1, "test": 0.2},
+                      {"train": 168, "valid": 14, "test": 119}) == ["test"]
     dealt = deal({("s", f"u{i}"): 1 for i in range(10)}, 0, FRACTIONS)
     assert sorted(dealt.values()).count("test") == 1 and sorted(dealt.values()).count("valid") == 1
 

@@ -13,8 +13,9 @@ tests, examples, docs, tools, benchmarks, by path). Per language:
   source, group) and dealt to the split furthest below its share of library files so far, so each split
   gets its share of real library code; scripts train.
 - `auto` (the default): `repository`, unless it leaves a split of the language without its share of
-  library files (none, or under a quarter of what its fraction promises); then `package` for that
-  language only. The default corpus keeps its repository splits for Python and Java.
+  library files (none, or under a quarter of what its fraction promises) or an evaluation split made
+  mostly of scripts; then `package` for that language only. The default corpus keeps its repository
+  splits (0 files move).
 """
 
 from __future__ import annotations
@@ -69,12 +70,15 @@ class SplitPolicy:
     min_units: int = 10  # package mode: with fewer folders of a language, its modules are the units
 
 
-def degenerate(library: dict[str, int], fractions: dict[str, float]) -> list[str]:
+def degenerate(library: dict[str, int], fractions: dict[str, float], scripts: dict[str, int] | None = None) -> list[str]:
     """The splits (fraction > 0) that hold none, or under a quarter of their promised share (when it is
-    at least 4), of a language's library files. `library`: split -> library files."""
-    total = sum(library.values())
-    return [s for s in split_order(fractions) if fractions[s] > 0
-            and (library.get(s, 0) == 0 or (fractions[s] * total >= 4 and library.get(s, 0) < fractions[s] * total / 4))]
+    at least 4), of a language's library files, and the evaluation splits (all but the first) made mostly
+    of scripts. `library`, `scripts`: split -> files."""
+    total, scripts = sum(library.values()), scripts or {}
+    order = [s for s in split_order(fractions) if fractions[s] > 0]
+    return [s for s in order
+            if library.get(s, 0) == 0 or (fractions[s] * total >= 4 and library.get(s, 0) < fractions[s] * total / 4)
+            or (s != order[0] and scripts.get(s, 0) > library.get(s, 0))]
 
 
 def deal(units: dict[tuple[str, str], int], seed: int, fractions: dict[str, float]) -> dict[tuple[str, str], str]:
@@ -106,10 +110,11 @@ def assign_splits(rows: list[dict], seed: int, fractions: dict[str, float],
     for language in sorted({r["language"] for r in rows}):
         mine = [i for i, r in enumerate(rows) if r["language"] == language]
         library: dict[str, int] = {}
+        script_files: dict[str, int] = {}
         for i in mine:
-            if not scripts[i]:
-                library[splits[i]] = library.get(splits[i], 0) + 1
-        bad = degenerate(library, fractions)
+            counts = script_files if scripts[i] else library
+            counts[splits[i]] = counts.get(splits[i], 0) + 1
+        bad = degenerate(library, fractions, script_files)
         use = policy.mode if policy.mode != "auto" else ("package" if bad and library else "repository")
         units = {(rows[i]["source"], rows[i]["repository"]) for i in mine if not scripts[i]}
         if use == "package":
