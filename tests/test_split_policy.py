@@ -154,3 +154,27 @@ def test_every_corpus_family_declares_its_evaluation_sets(family):
     assert sets and all(s.file.startswith("data/families/") for s in sets)
     targets = set(families.load(family).targets(config))
     assert {s.file for s in sets} <= targets  # built by the family's own rule
+
+
+@pytest.mark.slow
+def test_the_run_fails_naming_each_small_family_and_language(tmp_path):
+    """Through real Snakemake on the .test configuration: min_items above what the fixture gives and no
+    opt-out stop the run non-zero with one ERROR line per family and language; allow_small lets it pass."""
+    import yaml
+
+    from tests.conftest import make_project, snakemake
+
+    root = make_project(tmp_path / "p", shards=1)
+    params = yaml.safe_load((root / "params.yaml").read_text())
+    params["families"] = ["apiquiz", "codesyntax"]
+    params["manifest"]["evaluation"] = {"min_items": 100000, "allow_small": False}
+    (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    res = snakemake(root, "evaluation_sizes", check=False)
+    lines = sorted({l for l in res.stderr.splitlines() if l.startswith("ERROR evaluation: ")})
+    assert res.returncode != 0 and "Traceback" not in res.stderr
+    assert sorted(l.split(":")[1].strip() for l in lines) == [
+        "apiquiz python", "codesyntax java", "codesyntax python"], res.stderr[-3000:]
+    params["manifest"]["evaluation"]["allow_small"] = True
+    (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    assert snakemake(root, "evaluation_sizes", check=False).returncode == 0
+    assert len(json.loads((root / "reports/metrics/evaluation.json").read_text())["too_small"]) == 3
