@@ -49,6 +49,7 @@ rule all:
     default_target: True
     input:
         rules.manifest.output,
+        rules.evaluation_sizes.output,
         rules.datasets.input,
         rules.extract.output,
         rules.identifiers.output,
@@ -78,6 +79,10 @@ onsuccess:
     if _metrics.exists():
         for _warning in _json.loads(_metrics.read_text()).get("warnings", []):
             print(f"WARNING manifest: {_warning}", file=_sys.stderr)
+    _evaluation = _Path("reports/metrics/evaluation.json")  # small evaluation sets accepted by allow_small
+    if _evaluation.exists():
+        for _warning in _json.loads(_evaluation.read_text()).get("too_small", []):
+            print(f"WARNING evaluation: {_warning}", file=_sys.stderr)
     # A source that could not be had as pinned was left out (its record and reject row say why):
     # the rest was built, and the run ends loudly and non-zero.
     _failed = _failed_sources([_Path(f"data/sources/{_name}.json") for _name in SOURCES])

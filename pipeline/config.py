@@ -49,7 +49,74 @@ def validate(config: Mapping, schema_path: Path = SCHEMA) -> None:
         raise ParamsError(f"params.yaml inference.models: {', '.join(map(repr, unknown))} not in models.zoo "
                           f"(the zoo has: {', '.join(sorted(zoo))}); add an entry to models.zoo or fix the name")
 
+    check_duplicates(config)
+    check_references(config)
     _check_consistency(config)
+
+
+# Lists of named entries: a name listed twice would make two jobs write the same files.
+NAMED_LISTS = ("corpus.sources", "models.zoo", "datasets")
+
+
+def check_duplicates(config: Mapping, where: tuple = ()) -> None:
+    """No list of params holds the same value twice (a duplicate variant, language, k or pattern is
+    never meant: it builds or counts the same thing twice), nor two entries of the same name in
+    NAMED_LISTS. Every block is checked, enabled or not."""
+    if isinstance(config, Mapping):
+        for key, value in config.items():
+            check_duplicates(value, (*where, key))
+        return
+    if not isinstance(config, list):
+        return
+    key = _where(where)
+    if key in NAMED_LISTS and all(isinstance(e, Mapping) and "name" in e for e in config):
+        values = [e["name"] for e in config]
+        what = "the name"
+    elif all(isinstance(e, (str, int, float, bool)) for e in config):
+        values, what = config, "the value"
+    else:
+        values, what = [], ""
+    seen: set = set()
+    for v in values:
+        if v in seen:
+            raise ParamsError(f"params.yaml {key}: two entries have the same name {v!r}; give each its own name"
+                              if what == "the name" else f"params.yaml {key}: {what} {v!r} is listed twice; list each once")
+        seen.add(v)
+    for i, e in enumerate(config):
+        if isinstance(e, (Mapping, list)):
+            check_duplicates(e, (*where, e.get("name", i) if isinstance(e, Mapping) else i))
+
+
+def _references(config: Mapping) -> list:
+    """Every family block's references (families.Reference), enabled or not."""
+    return [ref for key in config if families.is_family_block(key) and isinstance(config[key], Mapping)
+            for ref in families.load(key).references(config)]
+
+
+def check_references(config: Mapping) -> None:
+    """Keys that name something defined elsewhere in params.yaml name something that is there (each
+    family declares its own: families.Reference). Checked for every family block present, whether or
+    not the family is enabled. A null entry of a mapping that allows it is no entry (an overlay's way
+    to remove one: Snakemake merges mappings key by key)."""
+    for ref in _references(config):
+        missing = [u for u in ref.used if u not in ref.defined]
+        if missing:
+            hint = (" (an overlay that replaces them sets each of these to null: Snakemake merges mappings key by key)"
+                    if ref.null_drops else "")
+            raise ParamsError(f"params.yaml {ref.key}: {', '.join(map(repr, missing))} not among the {ref.where} "
+                              f"({', '.join(map(str, ref.defined)) or 'none'}); fix the name or remove the entry{hint}")
+
+
+def normalised(config: dict) -> dict:
+    """The config as the rules read it: null entries of the mappings that allow them removed."""
+    for ref in _references(config):
+        if ref.null_drops:
+            *parents, leaf = ref.key.split(".")
+            block = config
+            for part in parents:
+                block = block[part]
+            block[leaf] = {k: v for k, v in block[leaf].items() if v is not None}
+    return config
 
 
 def _check_consistency(config: Mapping) -> None:

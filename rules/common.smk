@@ -12,13 +12,14 @@ from snakemake.utils import min_version
 # import: a no-op run stays fast).
 sys.path.insert(0, workflow.basedir)
 from pipeline import families as registry  # noqa: E402
-from pipeline.config import ParamsError, check_devices, validate  # noqa: E402
+from pipeline.config import ParamsError, check_devices, normalised, validate  # noqa: E402
 from pipeline.models.entries import INFERENCE_ONLY, parse_zoo  # noqa: E402
 
 min_version("9.0")
 
 try:
     validate(config)  # schemas/params.schema.yaml + each family's params.schema.yaml
+    normalised(config)
 except ParamsError as exc:
     raise WorkflowError(str(exc)) from None
 

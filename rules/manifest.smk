@@ -1,5 +1,7 @@
 # Stage 2: one manifest row per source file, one reject row per file left out.
 
+import dataclasses
+
 
 rule scan_source:
     input:
@@ -32,6 +34,7 @@ rule manifest:
         files=expand("data/manifest/parts/{source}.parquet", source=SOURCES),
         scan_rejects=expand("data/manifest/parts/{source}.rejects.parquet", source=SOURCES),
         fetch_rejects=expand("data/sources/{source}.rejects.parquet", source=SOURCES),
+        records=expand("data/sources/{source}.json", source=SOURCES),
     output:
         manifest="data/manifest.parquet",
         rejects="data/rejects.parquet",
@@ -39,6 +42,7 @@ rule manifest:
     params:
         seed=config["seed"],
         split=as_json(config["manifest"]["split"]),
+        split_policy=as_json(config["manifest"].get("split_policy", {})),
     conda:
         CONDA_ENV
     log:
@@ -46,5 +50,36 @@ rule manifest:
     shell:
         "python -m pipeline.manifest.build --scanned {input.files:q}"
         " --rejects-in {input.fetch_rejects:q} {input.scan_rejects:q}"
-        " --seed {params.seed} --split {params.split:q}"
+        " --records {input.records:q} --seed {params.seed} --split {params.split:q}"
+        " --split-policy {params.split_policy:q}"
         " --out {output.manifest:q} --rejects {output.rejects:q} --metrics {output.metrics:q} 2> {log:q}"
+
+
+# Every enabled family's evaluation set holds manifest.evaluation.min_items items per language, or the run fails
+# naming each family and language (pipeline.manifest.evaluation; docs/splits.md). Run as soon as the benchmarks
+# exist (priority), before the inference they feed.
+EVALUATION_SETS = [
+    {"family": _f.name, **dataclasses.asdict(_s)}
+    for _f in FAMILIES
+    for _s in _f.evaluation(config)
+    if _s.language in config["manifest"]["languages"]
+]
+
+
+rule evaluation_sizes:
+    input:
+        sorted({s["file"] for s in EVALUATION_SETS}),
+    output:
+        metrics="reports/metrics/evaluation.json",
+    params:
+        sets=as_json(EVALUATION_SETS),
+        min_items=config["manifest"]["evaluation"]["min_items"],
+        allow_small="--allow-small" if config["manifest"]["evaluation"]["allow_small"] else "",
+    priority: 100
+    conda:
+        CONDA_ENV
+    log:
+        "logs/evaluation_sizes.log",
+    shell:  # a failure's log reaches the console (profiles/default: show-failed-logs); allow_small's warnings: onsuccess
+        "python -m pipeline.manifest.evaluation --sets {params.sets:q} --min-items {params.min_items}"
+        " {params.allow_small} --metrics {output.metrics:q} 2> {log:q}"

@@ -33,6 +33,8 @@ def write_params(workdir: Path, sources: list[dict], **overrides) -> dict:
     """A params.yaml for `workdir`: the defaults with these sources and small limits."""
     params = default_params()
     params["corpus"]["sources"] = sources
+    names = {s["name"] for s in sources}  # apirec.domains may only name these (pipeline.config.check_references)
+    params["apirec"]["domains"] = {k: v for k, v in params["apirec"]["domains"].items() if k in names}
     params["corpus"]["limits"] = {"max_file_bytes": 2000, "max_total_bytes": 10_000_000, "max_members": 1000}
     for dotted, value in overrides.items():
         node = params

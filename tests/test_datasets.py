@@ -30,7 +30,8 @@ def entry(name: str, path: str, files: dict[str, bytes]) -> dict:
 
 def setup(tmp_path: Path, datasets: list[dict]) -> Path:
     work = tmp_path / "work"
-    write_params(work, default_params()["corpus"]["sources"], datasets=datasets)
+    write_params(work, default_params()["corpus"]["sources"], datasets=datasets,
+                 idbench__dataset=datasets[0]["name"])  # idbench.dataset must name a dataset (pipeline.config)
     return work
 
 
@@ -52,7 +53,8 @@ def test_files_verified_copied_and_recorded(tmp_path):
 def test_relative_path_resolves_against_the_working_directory(tmp_path):
     work = tmp_path / "work"
     files = make_dataset(work / "mydata")
-    write_params(work, default_params()["corpus"]["sources"], datasets=[entry("rel", "mydata", files)])
+    write_params(work, default_params()["corpus"]["sources"], datasets=[entry("rel", "mydata", files)],
+                 idbench__dataset="rel")
     snakemake(work, "datasets")
     assert json.loads((work / "data/datasets/rel.json").read_text())["origin"]["resolved"] == str(work / "mydata")
 
@@ -95,7 +97,7 @@ def test_pin_change_reruns_only_that_dataset(tmp_path):
     (tmp_path / "a/pairs.csv").write_bytes(b"a,b,score\nx,y,0.75\n")
     a["pairs.csv"] = b"a,b,score\nx,y,0.75\n"
     write_params(work, default_params()["corpus"]["sources"],
-                 datasets=[entry("a", str(tmp_path / "a"), a), entry("b", str(tmp_path / "b"), b)])
+                 datasets=[entry("a", str(tmp_path / "a"), a), entry("b", str(tmp_path / "b"), b)], idbench__dataset="a")
     res = snakemake(work, "datasets")
     assert res.stdout.count("rule fetch_dataset") + res.stderr.count("rule fetch_dataset") == 1
     assert (work / "data/datasets/a/pairs.csv").read_bytes() == a["pairs.csv"]

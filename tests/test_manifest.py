@@ -10,7 +10,7 @@ import pytest
 
 from pipeline import schemas
 from pipeline.io import read_parquet
-from pipeline.manifest.build import split_of
+from pipeline.manifest.build import assign_splits, split_of
 from tests.conftest import snakemake, write_params
 from tests.fixture_corpus import LATIN1, SETUP_PY, build_sources
 
@@ -95,14 +95,23 @@ def test_nothing_escaped_or_executed(built, fixture_sources):
 
 
 def test_splits_by_repository(built):
+    """Languages the split policy keeps by repository (reports/metrics/manifest.json split_policy) are split
+    by repository; the others (too few repositories: tests/test_split_policy.py) by package."""
+    import json
+
     table = pq.read_table(built / "data/manifest.parquet").to_pylist()
+    policy = json.loads((built / "reports/metrics/manifest.json").read_text())["split_policy"]
     seed = 20261122
     fractions = {"train": 0.8, "valid": 0.1, "test": 0.1}
     by_repo: dict[tuple, set] = {}
     for r in table:
-        by_repo.setdefault((r["source"], r["repository"]), set()).add(r["split"])
-        assert r["split"] == split_of(seed, r["source"], r["repository"], fractions)
+        if policy[r["language"]]["policy"] == "repository":
+            by_repo.setdefault((r["source"], r["repository"]), set()).add(r["split"])
+            assert r["split"] == split_of(seed, r["source"], r["repository"], fractions)
     assert all(len(s) == 1 for s in by_repo.values())
+    # this fixture's languages have two to six repositories: each is dealt by package, as the policy says
+    assert [r["split"] for r in table] == assign_splits(table, seed, fractions)[0]
+    assert {p["policy"] for p in policy.values()} == {"package (module)"}
 
 
 def test_split_function_is_stable_and_proportional():
@@ -162,7 +171,7 @@ def test_split_warnings_by_hand():
     # 40 python files: valid promises 4 and has 0 (empty), test promises 4 and has 1 (< a quarter of 4? no: 1 == 4/4)
     got = split_warnings({"python": {"train": 39, "test": 1}}, fractions)
     assert len(got) == 1 and got[0].startswith("the valid split of python has 0 of 40 files")
-    assert "missing" in got[0] and "repository: dir:N" in got[0]
+    assert "missing" in got[0] and "manifest.split_policy.mode: package" in got[0]
     # 200 files: test promises 20 and has 4 (< 5): noisy; valid 20 of 20: fine
     got = split_warnings({"java": {"train": 176, "valid": 20, "test": 4}}, fractions)
     assert [w.split(":")[0] for w in got] == ["the test split of java has 4 of 200 files (manifest.split promises about 20)"]
@@ -180,7 +189,8 @@ def test_empty_split_warns_in_metrics_and_on_the_console(tmp_path, fixture_sourc
     from pipeline.manifest.build import split_warnings
 
     work = tmp_path / "w"
-    write_params(work, fixture_sources, manifest__split={"train": 0.6, "valid": 0.2, "test": 0.2})
+    write_params(work, fixture_sources, manifest__split={"train": 0.6, "valid": 0.2, "test": 0.2},
+                 manifest__split_policy={"mode": "repository"})  # auto would deal the few repositories by package
     res = snakemake(work, "manifest")
     table = pq.read_table(work / "data/manifest.parquet").to_pylist()
     counts: dict = {}

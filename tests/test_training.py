@@ -78,6 +78,7 @@ def project(tmp_path_factory) -> Path:
     params = yaml.safe_load((REPO / "params.yaml").read_text())
     params["seed"] = SEED
     params["corpus"]["sources"] = [{"name": "fixture", "kind": "local", "path": str(root / "corpus"), "repository": "top_dir"}]
+    params["apirec"]["domains"] = {}  # the default's name the default's sources
     params["manifest"]["split"] = {"train": 0.6, "valid": 0.2, "test": 0.2}
     params["models"] = {"device": "cpu", "zoo": ZOO}
     params["training"]["threads"] = 1

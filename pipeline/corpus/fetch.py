@@ -40,8 +40,8 @@ import pyarrow as pa
 
 from pipeline import schemas
 from pipeline.core import logs
-from pipeline.corpus.safety import (ArchiveError, Limits, Refusal, Selection, copy_folder, extract_archive,
-                                    name_problem, reset_dir)
+from pipeline.corpus.safety import (ArchiveError, Limits, Refusal, Selection, clean_member_name, copy_folder,
+                                    extract_archive, folder_members, name_problem, reset_dir)
 from pipeline.corpus.safety import shown as shown_name
 from pipeline.io import write_json, write_parquet
 
@@ -351,6 +351,9 @@ def _record(line: bytes) -> tuple[tuple[str, str, str, str] | None, str]:
         return None, "repo, path, code and language must be strings"
     for key, value in zip(("repo", "path", "code", "language"), fields):
         problem = "" if key == "code" else name_problem(value)
+        if key == "path" and not problem:
+            clean, why = clean_member_name(value)
+            problem = "" if clean == value else f"{why or 'not a normalised relative path'} ({value!r})"
         try:
             value.encode("utf-8")
         except UnicodeEncodeError:
@@ -363,18 +366,25 @@ def _record(line: bytes) -> tuple[tuple[str, str, str, str] | None, str]:
 def fetch_jsonl(spec: dict, dest: Path, cache: Path, limits: Limits, sel: Selection) -> Fetched:
     if "url" in spec:
         path = download(spec["url"], cache / "downloads", spec["sha256"], spec["url"])
+        label = _basename(spec["url"]) or spec["name"]  # rejects name the dump, never its cache hash
     else:
         path = Path(spec["path"])
         if not path.is_file():
             raise FetchError(f"jsonl source {spec['name']}: {path} does not exist", path.name)
         if "sha256" in spec:
             verify(path, spec["sha256"], str(path))
+        label = path.name
     refusals: list[Refusal] = []
     rows = {"location": [], "repository": [], "path": [], "language": []}
     files = total = 0
+    capped: str | None = None  # the first record past limits.max_members: later lines are counted, not parsed
+    past = 0
     cap = JSONL_LINE_FACTOR * limits.max_file_bytes + 65536
     for lineno, line in jsonl_lines(path, cap):
-        where = f"{path.name}:{lineno}"
+        where = f"{label}:{lineno}"
+        if capped is not None and not isinstance(line, BaseException):
+            past += line is None or bool(line.strip())
+            continue
         if isinstance(line, BaseException):
             refusals.append(Refusal(where, "corrupt_archive", f"the dump breaks off: {type(line).__name__}: {line}"[:300]))
             break
@@ -393,8 +403,8 @@ def fetch_jsonl(spec: dict, dest: Path, cache: Path, limits: Limits, sel: Select
             refusals.append(Refusal(where, "too_large", f"{len(data)} > {limits.max_file_bytes}", len(data)))
             continue
         if files >= limits.max_members:
-            refusals.append(Refusal(where, "member_limit", "later records not materialised"))
-            break
+            capped, past = where, 1
+            continue
         if not sel.keeps(rpath):
             continue
         location = f"{files:08d}{LANGUAGE_EXTENSIONS.get(lang.lower(), '.txt')}"
@@ -403,6 +413,10 @@ def fetch_jsonl(spec: dict, dest: Path, cache: Path, limits: Limits, sel: Select
             rows[k].append(v)
         files += 1
         total += len(data)
+    if capped is not None:
+        refusals.append(Refusal(capped, "member_limit", f"{limits.max_members} records kept (limits.max_members) of "
+                                f"{files + past} seen; the other {past} lines were counted, not parsed (raise "
+                                "corpus.limits.max_members to keep them)", kept=files, seen=files + past))
     pin = {"path" if "path" in spec else "url": spec.get("path", spec.get("url")), "sha256": sha256_file(path)}
     return Fetched(pin, refusals, files, total, origins=pa.table(rows, schema=schemas.ORIGINS))
 
@@ -438,13 +452,49 @@ def fetch_local(spec: dict, dest: Path, cache: Path, limits: Limits, sel: Select
         if not root.exists():
             raise FetchError(f"local source {spec['name']}: {root} does not exist", root.name)
         pin = {"path": str(root)}
-        if root.is_file():
-            pin["sha256"] = sha256_file(root)
+        pin.update(verify_local(spec, root))
     if root.is_dir():
         refusals, files, size = copy_folder(root, dest, limits, sel)
     else:
         refusals, files, size = extract_archive(root, dest, limits, sel, strip_top=False)
     return Fetched(pin, refusals, files, size)
+
+
+def tree_sha256(root: Path) -> str:
+    """The pin of a local folder: the sha256 of one line per entry, in sorted order, of its kind, its
+    path and its content's sha256 (a link: its target), links never followed. Any added, removed,
+    renamed or edited file changes it; timestamps and permissions do not."""
+    h = hashlib.sha256()
+    for m in folder_members(root):
+        if m.kind == "file":
+            assert m.open is not None
+            with m.open() as f:
+                content = hashlib.file_digest(f, "sha256").hexdigest()
+        else:
+            content = m.link_target
+        h.update(f"{m.kind}\0{m.name}\0{content}\n".encode("utf-8", "surrogateescape"))
+    return h.hexdigest()
+
+
+def verify_local(spec: dict, root: Path) -> dict:
+    """Check a local source's pin like the downloads' (a zip or tar by `sha256`, a folder by
+    `tree_sha256`); raise PinMismatch naming the value to pin. Returns the pin record's hash field."""
+    what = f"local source {spec['name']} ({root})"
+    if root.is_file():
+        if "tree_sha256" in spec:
+            raise FetchError(f"{what}: tree_sha256 pins a folder, but this is a file; pin it by `sha256: "
+                             f"{sha256_file(root)}`", root.name, reason="pin_mismatch")
+        if "sha256" in spec:
+            verify(root, spec["sha256"], what, member=root.name)
+        return {"sha256": sha256_file(root)}
+    got = tree_sha256(root)
+    if "sha256" in spec:
+        raise FetchError(f"{what}: sha256 pins a file, but this is a folder; pin a folder by `tree_sha256: {got}`",
+                         root.name, reason="pin_mismatch")
+    if "tree_sha256" in spec and spec["tree_sha256"].lower() != got:
+        raise PinMismatch(f"{what}: tree_sha256 mismatch: params.yaml pins {spec['tree_sha256'].lower()} but the "
+                          f"folder has {got}; pin the new value only if the change is intended", root.name)
+    return {"tree_sha256": got}
 
 
 FETCHERS = {"pypi": fetch_pypi, "npm": fetch_npm, "git": fetch_git, "url": fetch_url, "jsonl": fetch_jsonl, "local": fetch_local}
@@ -504,7 +554,10 @@ def _write_outcome(spec: dict, result: Fetched, record: Path, rejects: Path) -> 
     )
     write_parquet(table, rejects, schemas.REJECTS)
     outcome = {"name": spec["name"], "kind": spec["kind"], "status": result.status, "pin": result.pin,
-               "files": result.files, "bytes": result.bytes, "refused": len(result.refusals)}
+               "files": result.files, "bytes": result.bytes, "refused": len(result.refusals),
+               # every cap that left members out, with what it kept of what it saw (reports/metrics/manifest.json)
+               "caps": [{"reason": r.reason, "path": r.path, "kept": r.kept, "seen": r.seen}
+                        for r in result.refusals if r.seen is not None]}
     if result.status == "failed":
         outcome.update(reason=result.reason, error=result.error)
     write_json(outcome, record)

@@ -60,6 +60,10 @@ class Refusal:
     reason: str
     detail: str = ""
     bytes: int | None = None
+    # a cap's row (member_limit): how many members were kept and how many were seen in all (kept + the
+    # ones past the cap, counted without being read), so no loss is uncounted
+    kept: int | None = None
+    seen: int | None = None
 
 
 @dataclass(frozen=True)
@@ -112,9 +116,12 @@ def name_problem(rel: str) -> str:
     return ""
 
 
-def _clean(name: str) -> tuple[str | None, str]:
-    """Normalise a member name; return (relative path, "") or (None, reason)."""
-    name = name.replace("\\", "/")
+def clean_member_name(name: str) -> tuple[str | None, str]:
+    """Normalise a member name; return (relative path, "") or (None, reason). A backslash is refused
+    (`backslash_in_name`): a folder separator to Windows tools, a plain character to POSIX ones, so
+    the same name would be a folder or a file depending on who reads it."""
+    if "\\" in name:
+        return None, "backslash_in_name"
     if name.startswith("/") or (len(name) > 1 and name[1] == ":"):
         return None, "absolute_path"
     parts = [p for p in name.split("/") if p not in ("", ".")]
@@ -166,19 +173,23 @@ def _materialise(members: Iterator[Member], dest: Path, limits: Limits, selectio
     files = total = entries = 0
     written: set[str] = set()  # files, by path under dest
     folders: set[str] = set()  # the folders those files made
+    cap: tuple[str, str] | None = None  # (first member past a cap, which cap): from there on members are counted only
+    past = 0  # files past the cap (their headers read, their bytes not)
     try:
         for m in members:
             entries += 1
-            if entries > limits.entry_cap:
-                refusals.append(Refusal(shown(m.name), "member_limit",
-                                        f"more than {limits.entry_cap} entries (folders, links and refusals "
-                                        "included); the rest of the archive was not read"))
-                break
+            if cap is None and entries > limits.entry_cap:
+                cap = (shown(m.name), f"more than {limits.entry_cap} entries (limits.max_members x {ENTRY_FACTOR}; "
+                       "folders, links and refusals included)")
             if m.kind in ("broken", "too_many"):
                 reason = "corrupt_archive" if m.kind == "broken" else "member_limit"
-                refusals.append(Refusal(shown(m.name), reason, m.detail[:300]))
+                refusals.append(Refusal(shown(m.name), reason, m.detail[:300], seen=m.size if m.kind == "too_many"
+                                        else None, kept=0 if m.kind == "too_many" else None))
                 break
-            rel, why = _clean(m.name)
+            if cap is not None:
+                past += _counted(m, top, selection)
+                continue
+            rel, why = clean_member_name(m.name)
             if rel is None:
                 refusals.append(Refusal(shown(m.name), why, bytes=m.size))
                 continue
@@ -225,9 +236,9 @@ def _materialise(members: Iterator[Member], dest: Path, limits: Limits, selectio
                                         m.size))
                 continue
             if files >= limits.max_members:
-                refusals.append(Refusal(rel, "member_limit", f"{limits.max_members} files extracted; the rest of "
-                                        "the source was not read"))
-                break
+                cap = (rel, f"{limits.max_members} files extracted (limits.max_members)")
+                past = 1
+                continue
             if m.size > limits.max_file_bytes:
                 refusals.append(Refusal(rel, "too_large", f"{m.size} > {limits.max_file_bytes}", m.size))
                 continue
@@ -261,7 +272,21 @@ def _materialise(members: Iterator[Member], dest: Path, limits: Limits, selectio
         close = getattr(members, "close", None)
         if close:
             close()
+    if cap is not None:
+        refusals.append(Refusal(cap[0], "member_limit", f"{cap[1]}: kept {files} of {files + past} files seen; the "
+                                f"other {past} were counted, not extracted (raise corpus.limits.max_members to keep them)",
+                                kept=files, seen=files + past))
     return refusals, files, total
+
+
+def _counted(m: Member, top: str | None, selection: Selection) -> int:
+    """1 when a member past a cap is a file the source would have kept, else 0 (its bytes are not read)."""
+    rel, _ = clean_member_name(m.name)
+    if m.kind != "file" or not rel:
+        return 0
+    if top:
+        rel = rel[len(top) + 1 :] if rel.startswith(top + "/") else rel
+    return int(selection.keeps(rel))
 
 
 def _copy_capped(open_src: Callable[[], BinaryIO], dst: BinaryIO, cap: int) -> tuple[int | None, str]:
@@ -405,7 +430,7 @@ def _open_zip(path: Path, limits: Limits, label: str) -> zipfile.ZipFile | Membe
     try:
         entries = _zip_directory(path)[2]
         if entries > limits.entry_cap:
-            return Member(label, "too_many", 0, detail=f"the zip lists {entries} entries, more than the "
+            return Member(label, "too_many", entries, detail=f"the zip lists {entries} entries, more than the "
                           f"{limits.entry_cap} read (limits.max_members x {ENTRY_FACTOR}); nothing extracted")
         try:
             return zipfile.ZipFile(path)

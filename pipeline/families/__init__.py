@@ -106,6 +106,34 @@ class Fit:
 
 
 @dataclass(frozen=True)
+class Reference:
+    """A params key whose values name something defined elsewhere in params.yaml (pipeline.config checks
+    every one, whether or not the family is enabled)."""
+
+    key: str  # dotted params key, e.g. "<family>.domains"
+    used: tuple[str, ...]  # the names it holds (a mapping's keys whose value is not null)
+    defined: tuple[str, ...]  # the names they must be among
+    where: str  # where those are defined, for the message ("corpus.sources names")
+    null_drops: bool = False  # the key is a mapping whose null entries mean "no entry" (dropped before use)
+
+
+@dataclass(frozen=True)
+class EvaluationSet:
+    """Items a family's scores are computed on, in one language: rows of a Parquet file it builds, those
+    matching `where` (column -> value) and, when `suffixes` is set, whose `path` column ends with one of
+    them; `distinct` counts distinct values of a column instead of rows (e.g. snippets, not samples).
+    pipeline.manifest.evaluation checks each holds manifest.evaluation.min_items."""
+
+    name: str  # what the items are: "points", "test samples", ...
+    language: str
+    file: str
+    where: tuple[tuple[str, str], ...] = ()
+    suffixes: tuple[str, ...] = ()
+    distinct: str = ""
+    fix: str = ""  # the family's own advice when the set is small (after the corpus-wide advice)
+
+
+@dataclass(frozen=True)
 class Family:
     """A benchmark family. Its folder holds `rules.smk` (a rule named after the family that builds
     its benchmark under data/families/<name>/ and reports/metrics/<name>.json), `params.schema.yaml`
@@ -128,6 +156,10 @@ class Family:
     # its sample count n (a 3-column query, without n, is still read)
     headline: str = ""
     plots: tuple[str, ...] = ()  # CSV files under reports/plots/ its report section writes (DVC plots)
+    # its evaluation sets, per language (manifest.evaluation.min_items is checked on each); [] for a family whose
+    # items do not come from the corpus's evaluation split (idbench's pairs are a pinned dataset's)
+    evaluation: Callable[[Config], list[EvaluationSet]] = lambda config: []
+    references: Callable[[Config], list[Reference]] = lambda config: []  # params keys naming things elsewhere
 
     @property
     def rules(self) -> Path:
@@ -195,15 +227,21 @@ def params_schema(base: Path, config: Config) -> dict:
         fragment = yaml.safe_load(family.params_schema.read_text())
         schema["properties"][family.name] = fragment
         schema["required"] = [*schema["required"], family.name]
-    # blocks of families not selected are allowed (switching one off keeps its params)
+    # blocks of families not selected are allowed (switching one off keeps its params) and validated all
+    # the same, so that switching one on never meets an error its block had all along
     for key in config:
         if key not in schema["properties"] and _is_family_folder(key):
-            schema["properties"][key] = {"type": "object"}
+            schema["properties"][key] = yaml.safe_load((Path(__file__).parent / key / "params.schema.yaml").read_text())
     return schema
 
 
 def _is_family_folder(name: str) -> bool:
     return (Path(__file__).parent / name / "__init__.py").is_file()
+
+
+def is_family_block(name: str) -> bool:
+    """Whether a top-level params key is the block of a family in pipeline/families/ (enabled or not)."""
+    return _is_family_folder(name)
 
 
 @dataclass(frozen=True)

@@ -1,12 +1,31 @@
-"""Merge the per-source scans into the manifest: splits by repository, duplicate flags,
-and one rejects table from every stage so far."""
+"""Merge the per-source scans into the manifest: splits, duplicate flags, and one rejects table
+from every stage so far.
+
+Split policy (docs/splits.md). Every file is library code or a script (`manifest.split_policy.scripts`:
+tests, examples, docs, tools, benchmarks, by path). Per language:
+
+- `repository`: each repository's split is a hash of (seed, source, repository), so a repository keeps
+  its split whatever else is in the corpus. A repository holding only scripts trains (scripts never
+  form an evaluation split on their own).
+- `package`: for corpora of few repositories (seven sdists make seven units, and a 10% test split of
+  seven units is empty two times in three). Library files are grouped by package (their folder; by
+  module when the language has fewer than `min_units` folders), the groups ordered by a hash of (seed,
+  source, group) and dealt to the split furthest below its share of library files so far, so each split
+  gets its share of real library code; scripts train.
+- `auto` (the default): `repository`, unless it leaves a split of the language without its share of
+  library files (none, or under a quarter of what its fraction promises) or an evaluation split made
+  mostly of scripts; then `package` for that language only. The default corpus keeps its repository
+  splits (0 files move).
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
 import logging
+import posixpath
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow as pa
@@ -15,6 +34,7 @@ import pyarrow.compute as pc
 from pipeline import schemas
 from pipeline.core import ids, logs
 from pipeline.io import read_parquet, write_json, write_parquet
+from pipeline.manifest.scan import excluded_by
 
 log = logging.getLogger("pipeline.manifest.build")
 
@@ -36,23 +56,113 @@ def split_of(seed: int, source: str, repository: str, fractions: dict[str, float
     return SPLITS[-1]
 
 
-def build(scanned: list[pa.Table], seed: int, fractions: dict[str, float]) -> pa.Table:
+# Paths (and tails of paths starting at a folder) that are scripts, not library code: the default of
+# manifest.split_policy.scripts.
+SCRIPTS = ("test/*", "tests/*", "test_*.py", "*_test.py", "conftest.py", "*Test.java", "*Tests.java",
+           "*.test.js", "*.spec.js", "__tests__/*", "example/*", "examples/*", "demo/*", "demos/*", "doc/*",
+           "docs/*", "tools/*", "scripts/*", "bench/*", "benchmark/*", "benchmarks/*", "setup.py", "noxfile.py")
+
+
+@dataclass(frozen=True)
+class SplitPolicy:
+    mode: str = "auto"  # auto / repository / package
+    scripts: tuple[str, ...] = SCRIPTS
+    min_units: int = 10  # package mode: with fewer folders of a language, its modules are the units
+
+
+def degenerate(library: dict[str, int], fractions: dict[str, float], scripts: dict[str, int] | None = None) -> list[str]:
+    """The splits (fraction > 0) that hold none, or under a quarter of their promised share (when it is
+    at least 4), of a language's library files, and the evaluation splits (all but the first) made mostly
+    of scripts. `library`, `scripts`: split -> files."""
+    total, scripts = sum(library.values()), scripts or {}
+    order = [s for s in split_order(fractions) if fractions[s] > 0]
+    return [s for s in order
+            if library.get(s, 0) == 0 or (fractions[s] * total >= 4 and library.get(s, 0) < fractions[s] * total / 4)
+            or (s != order[0] and scripts.get(s, 0) > library.get(s, 0))]
+
+
+def deal(units: dict[tuple[str, str], int], seed: int, fractions: dict[str, float]) -> dict[tuple[str, str], str]:
+    """Package splits: units (source, group) -> library files, in the order of a seeded hash of each,
+    each to the split furthest below its share of the files dealt so far (ties: train, valid, test)."""
+    order = split_order(fractions)
+    counts, dealt, out = {s: 0 for s in order}, 0, {}
+    for unit in sorted(units, key=lambda u: (ids.unit_float(seed, "package-split", *u), u)):
+        dealt += units[unit]
+        best = max((s for s in order if fractions[s] > 0), key=lambda s: (fractions[s] * dealt - counts[s], -order.index(s)))
+        counts[best] += units[unit]
+        out[unit] = best
+    return out
+
+
+def assign_splits(rows: list[dict], seed: int, fractions: dict[str, float],
+                  policy: SplitPolicy = SplitPolicy()) -> tuple[list[str], dict]:
+    """The split of each row (source, repository, path, language) and, per language, the policy used:
+    {language: {policy, units, library_files_by_split, script_files, degenerate_by_repository}}."""
+    scripts = [excluded_by(r["path"], list(policy.scripts)) is not None for r in rows]
+    # where scripts go when they are not with their repository's library code: train (the first split with a
+    # fraction, when train has none)
+    script_split = next(s for s in split_order(fractions) if fractions[s] > 0)
+    library_repos = {(r["source"], r["repository"]) for r, script in zip(rows, scripts) if not script}
+    cache: dict[tuple[str, str], str] = {}
+    splits = [cache.setdefault((r["source"], r["repository"]), split_of(seed, r["source"], r["repository"], fractions))
+              if (r["source"], r["repository"]) in library_repos else script_split for r in rows]
+    report: dict[str, dict] = {}
+    for language in sorted({r["language"] for r in rows}):
+        mine = [i for i, r in enumerate(rows) if r["language"] == language]
+        library: dict[str, int] = {}
+        script_files: dict[str, int] = {}
+        for i in mine:
+            counts = script_files if scripts[i] else library
+            counts[splits[i]] = counts.get(splits[i], 0) + 1
+        bad = degenerate(library, fractions, script_files)
+        use = policy.mode if policy.mode != "auto" else ("package" if bad and library else "repository")
+        units = {(rows[i]["source"], rows[i]["repository"]) for i in mine if not scripts[i]}
+        if use == "package":
+            folders = {(rows[i]["source"], posixpath.dirname(rows[i]["path"])) for i in mine if not scripts[i]}
+            by_module = len(folders) < policy.min_units
+            unit_of = {i: (rows[i]["source"], rows[i]["path"] if by_module else posixpath.dirname(rows[i]["path"]))
+                       for i in mine if not scripts[i]}
+            sizes: dict[tuple[str, str], int] = {}
+            for u in unit_of.values():
+                sizes[u] = sizes.get(u, 0) + 1
+            dealt = deal(sizes, seed, fractions)
+            for i in mine:
+                splits[i] = dealt[unit_of[i]] if i in unit_of else script_split
+            units = set(sizes)
+            library = {}
+            for i in unit_of:
+                library[splits[i]] = library.get(splits[i], 0) + 1
+        report[language] = {"policy": use if use == "repository" else f"package ({'module' if by_module else 'folder'})",
+                            "units": len(units), "library_files_by_split": dict(sorted(library.items())),
+                            "script_files": sum(scripts[i] for i in mine),
+                            "degenerate_by_repository": bad}
+    return splits, report
+
+
+def build(scanned: list[pa.Table], seed: int, fractions: dict[str, float],
+          policy: SplitPolicy = SplitPolicy()) -> tuple[pa.Table, dict]:
+    """The manifest (sorted, with split and duplicate columns) and the split policy's report."""
     total = sum(fractions[s] for s in SPLITS)
     if abs(total - 1.0) > 1e-9:
         raise ValueError(f"manifest.split fractions must add up to 1, got {total}")
     table = pa.concat_tables(scanned) if scanned else schemas.SCANNED.empty_table()
     table = table.sort_by([("source", "ascending"), ("repository", "ascending"), ("path", "ascending"),
                            ("location", "ascending")])
-    sources, repos = table.column("source").to_pylist(), table.column("repository").to_pylist()
-    cache: dict[tuple[str, str], str] = {}
-    splits = [cache.setdefault((s, r), split_of(seed, s, r, fractions)) for s, r in zip(sources, repos)]
+    splits, report = assign_splits(table.select(["source", "repository", "path", "language"]).to_pylist(), seed,
+                                   fractions, policy)
     seen: set[str] = set()
     duplicate = []
     for h in table.column("sha256").to_pylist():
         duplicate.append(h in seen)
         seen.add(h)
     table = table.append_column("split", pa.array(splits, pa.string()))
-    return table.append_column("duplicate", pa.array(duplicate, pa.bool_()))
+    return table.append_column("duplicate", pa.array(duplicate, pa.bool_())), report
+
+
+def caps(records: list[dict]) -> list[dict]:
+    """Every cap that left members of a source out (fetch records' `caps`), with what it kept of what it saw."""
+    return [{"source": rec["name"], **cap} for rec in sorted(records, key=lambda r: r["name"])
+            for cap in rec.get("caps", [])]
 
 
 def summary(manifest: pa.Table, rejects: pa.Table) -> dict:
@@ -98,8 +208,8 @@ def split_warnings(files: dict[str, dict[str, int]], fractions: dict[str, float]
             if fraction > 0 and (n == 0 or (expected >= 4 and n < expected / 4)):
                 out.append(f"the {split} split of {language} has {n} of {total} files (manifest.split promises about "
                            f"{expected:.0f}): {language} scores on {split} will be {'missing' if n == 0 else 'noisy'}. "
-                           "Splits are by repository: give large sources `repository: dir:N` (or top_dir) so their "
-                           "folders become repositories, or add sources")
+                           "Add sources, or set manifest.split_policy.mode: package (or auto) so few sources are "
+                           "split by package (docs/splits.md)")
     return out
 
 
@@ -110,24 +220,45 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--scanned", nargs="*", default=[], type=Path, help="per-source manifest parts")
     ap.add_argument("--rejects-in", nargs="*", default=[], type=Path, help="per-source reject tables (fetch and scan)")
+    ap.add_argument("--records", nargs="*", default=[], type=Path,
+                    help="the sources' fetch records (data/sources/<name>.json): their caps' kept and seen counts")
     ap.add_argument("--seed", required=True, type=int)
     ap.add_argument("--split", required=True, help='fractions as JSON, e.g. {"train":0.8,"valid":0.1,"test":0.1}')
+    ap.add_argument("--split-policy", default="{}",
+                    help='manifest.split_policy as JSON: {"mode": "auto|repository|package", "scripts": [globs], '
+                         '"min_units": N} (docs/splits.md)')
     ap.add_argument("--out", required=True, type=Path)
     ap.add_argument("--rejects", required=True, type=Path)
     ap.add_argument("--metrics", required=True, type=Path)
     args = ap.parse_args(argv)
     logs.setup()
-    manifest = build([read_parquet(p, schemas.SCANNED) for p in args.scanned], args.seed, json.loads(args.split))
+    given = json.loads(args.split_policy)
+    policy = SplitPolicy(given.get("mode", "auto"), tuple(given.get("scripts", SCRIPTS)), given.get("min_units", 10))
+    manifest, split_report = build([read_parquet(p, schemas.SCANNED) for p in args.scanned], args.seed,
+                                   json.loads(args.split), policy)
     rejects = pa.concat_tables([read_parquet(p, schemas.REJECTS) for p in args.rejects_in] or [schemas.REJECTS.empty_table()])
     rejects = rejects.sort_by([("source", "ascending"), ("stage", "ascending"), ("path", "ascending"), ("reason", "ascending")])
     write_parquet(manifest, args.out, schemas.MANIFEST)
     write_parquet(rejects, args.rejects, schemas.REJECTS)
     stats = summary(manifest, rejects)
+    stats["split_policy"] = split_report
+    for language, used in split_report.items():
+        if used["policy"] != "repository":
+            log.warning("manifest: %s split by %s: by repository, the %s split(s) would hold too little library "
+                        "code", language, used["policy"], ", ".join(used["degenerate_by_repository"]) or "-")
+    stats["caps"] = caps([json.loads(p.read_text()) for p in args.records])
+    for cap in stats["caps"]:
+        log.warning("manifest: source %s: %s kept %d of %d members seen (%s)", cap["source"], cap["reason"],
+                    cap["kept"], cap["seen"], cap["path"])
     unique = manifest.filter(pc.invert(manifest.column("duplicate")))
     by_language: dict[str, dict[str, int]] = {}
     for language, split in zip(unique.column("language").to_pylist(), unique.column("split").to_pylist()):
         by_language.setdefault(language, {}).setdefault(split, 0)
         by_language[language][split] += 1
+    # a language dealt by package: its scripts train by design, so its splits are judged on its library files
+    for language, used in split_report.items():
+        if used["policy"] != "repository" and language in by_language:
+            by_language[language] = used["library_files_by_split"]
     stats["warnings"] = split_warnings(by_language, json.loads(args.split))
     for warning in stats["warnings"]:
         log.warning("manifest: %s", warning)

@@ -3,7 +3,7 @@ APIs?"): cloze quizzes on the fully qualified names the corpus calls. See README
 
 from pathlib import Path
 
-from pipeline.families import Family, Inference, Table
+from pipeline.families import EvaluationSet, Family, Inference, Table
 from pipeline.families.apiquiz import schemas
 
 FOLDER = Path(__file__).parent
@@ -37,4 +37,5 @@ FAMILY = Family(
     headline="SELECT model, 'p_at_1_' || protocol || '_' || setting AS metric, p_at_1 AS value, scored AS n "
              "FROM apiquiz_by_setting WHERE scored > 0",
     plots=("apiquiz_p_at_k.csv",),
+    evaluation=lambda config: [EvaluationSet("quizzes", "python", QUIZZES)],
 )

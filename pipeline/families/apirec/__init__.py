@@ -5,7 +5,7 @@ by every encoder-only model's embedding similarity. See README.md here."""
 
 from pathlib import Path
 
-from pipeline.families import Family, Inference, SubsetTask, Table
+from pipeline.families import EvaluationSet, Reference, Family, Inference, SubsetTask, Table
 from pipeline.families.apirec import schemas
 
 FOLDER = Path(__file__).parent
@@ -54,4 +54,12 @@ FAMILY = Family(
     report="pipeline.families.apirec.report",
     headline="SELECT model, metric, value, n FROM apirec_headline",
     plots=("apirec_sr_by_category.csv", "apirec_sr_by_context.csv"),
+    references=lambda config: [Reference(
+        "apirec.domains", tuple(k for k, v in config["apirec"].get("domains", {}).items() if v is not None),
+        tuple(s["name"] for s in config["corpus"]["sources"]), "corpus.sources names", null_drops=True)],
+    evaluation=lambda config: [
+        EvaluationSet("points", "python", POINTS, suffixes=(".py",), fix="or choose apirec.eval_split"),
+        EvaluationSet("points", "java", POINTS, suffixes=(".java",), fix="or choose apirec.eval_split"),
+        EvaluationSet("queries", "python", QUERIES, fix="or choose apirec.eval_split"),
+    ],
 )

@@ -3,7 +3,7 @@ attention heads find the AST relations of code? See README.md here."""
 
 from pathlib import Path
 
-from pipeline.families import Family, Inference, Table
+from pipeline.families import EvaluationSet, Reference, Family, Inference, Table
 from pipeline.families.codesyntax import schemas
 
 FOLDER = Path(__file__).parent
@@ -57,4 +57,13 @@ FAMILY = Family(
     headline="SELECT system AS model, 'top1_first_' || language || '_chosen_on_' || chosen_on AS metric, score AS value, "
              "edges AS n FROM codesyntax_scores WHERE metric = 'first' AND k = 1",
     plots=("codesyntax_layers.csv",),
+    # heads and baselines are chosen on the dev side; scores are on the test side (its files, codesyntax.dev_fraction)
+    references=lambda config: [Reference(
+        "codesyntax.inference.variant", (config["codesyntax"]["inference"]["variant"],),
+        tuple(config["codesyntax"]["variants"]), "codesyntax.variants")],
+    evaluation=lambda config: [
+        EvaluationSet("test samples", lang, LABELS.format(variant=config["codesyntax"]["inference"]["variant"],
+                                                          language=lang, table="samples"),
+                      where=(("eval_split", "test"),), fix="or lower codesyntax.dev_fraction")
+        for lang in config["codesyntax"]["languages"]],
 )

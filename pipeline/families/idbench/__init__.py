@@ -4,7 +4,7 @@ identifiers, against developers' relatedness / similarity ratings. See README.md
 
 from pathlib import Path
 
-from pipeline.families import Family, Inference, Table
+from pipeline.families import Reference, Family, Inference, Table
 from pipeline.families.idbench import schemas
 
 FOLDER = Path(__file__).parent
@@ -71,4 +71,6 @@ FAMILY = Family(
     headline="SELECT system AS model, 'spearman_' || gold || '_' || size AS metric, rho AS value, n "
              "FROM idbench_headline",
     plots=("idbench_layers.csv",),
+    references=lambda config: [Reference("idbench.dataset", (config["idbench"]["dataset"],),
+                                         tuple(d["name"] for d in config.get("datasets", [])), "datasets names")],
 )

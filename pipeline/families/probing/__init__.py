@@ -3,7 +3,7 @@ seeds/004_*): linear probes on frozen per-layer pooled features. See README.md h
 
 from pathlib import Path
 
-from pipeline.families import Family, Fit, Inference, Table, fit_baselines_file
+from pipeline.families import EvaluationSet, Family, Fit, Inference, Table, fit_baselines_file
 from pipeline.families.probing import schemas
 from pipeline.schemas import FEATURES, FIT_RESULTS
 
@@ -105,6 +105,9 @@ FAMILY = Family(
         model_families=("masked-lm", "causal-lm", "encoder-decoder", "encoder-only"),
         not_applicable="every model gives hidden states",
     ),
+    # cross-validated over snippets (folds never split one): the snippets are the evaluation set
+    evaluation=lambda config: [EvaluationSet("snippets", lang, samples_file(lang), distinct="group",
+                                             fix="or raise probing.max_snippets") for lang in subsets(config)],
     fit=Fit(tasks=fit_tasks, subset=lambda config, task: split(task)[0],
             labels=labels_file, task_type=task_type,
             params=lambda config: {**config["probing"]["fit"], "seed": config["seed"]},

@@ -1,0 +1,130 @@
+"""Issue 24 items 8 and 9: every cap counted (kept vs seen, in the reject row, the fetch record and
+reports/metrics/manifest.json), rejects named by the source's own name, names with a backslash or
+`..` refused with a reason, and `local` sources verified by their pin (a zip's sha256, a folder's tree hash)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import zipfile
+from pathlib import Path
+
+from pipeline import schemas
+from pipeline.corpus.fetch import fetch, tree_sha256
+from pipeline.corpus.safety import Limits
+from pipeline.io import write_parquet
+from pipeline.manifest import build
+from tests.fixture_corpus import sha256
+from tests.hostile_inputs import tar_with
+from tests.test_hostile import record, run
+
+LIMITS = Limits(max_file_bytes=100_000, max_total_bytes=10_000_000, max_members=5)
+
+
+def _jsonl(path: Path, records: list[dict]) -> Path:
+    with gzip.open(path, "wt") as f:
+        for r in records:
+            f.write(json.dumps(r) + "\n")
+    return path
+
+
+def _rec(i: int, path: str | None = None) -> dict:
+    return {"repo": "o/r", "path": path or f"m{i}.py", "code": f"x = {i}\n", "language": "python"}
+
+
+# item 8: caps counted
+
+
+def test_a_tar_member_cap_counts_what_it_left_out(tmp_path):
+    archive = tar_with(tmp_path / "many.tar", [(f"p/f{i:02d}.py", b"x = 1\n") for i in range(12)])
+    result, rows, files = run({"name": "many", "kind": "local", "path": str(archive)}, tmp_path, LIMITS)
+    assert len(files) == 5 and rows == [("p/f05.py", "member_limit")]
+    cap = result.refusals[-1]
+    assert (cap.kept, cap.seen) == (5, 12) and "kept 5 of 12 files seen" in cap.detail
+    assert record(tmp_path, "many")["caps"] == [{"reason": "member_limit", "path": "p/f05.py", "kept": 5, "seen": 12}]
+
+
+def test_a_jsonl_cap_counts_later_records_and_names_the_dump_not_its_cache_hash(tmp_path):
+    dump = _jsonl(tmp_path / "dump.jsonl.gz", [_rec(i) for i in range(9)])
+    spec = {"name": "dump", "kind": "jsonl", "url": dump.as_uri(), "sha256": sha256(dump)}
+    result, rows, files = run(spec, tmp_path, LIMITS)
+    assert len(files) == 5 and rows == [("dump.jsonl.gz:6", "member_limit")]
+    assert (result.refusals[-1].kept, result.refusals[-1].seen) == (5, 9)
+
+
+def test_manifest_metrics_list_every_cap(tmp_path):
+    recs = []
+    for name, kept, seen in (("b", 5, 12), ("a", 3, 3)):
+        p = tmp_path / f"{name}.json"
+        caps = [{"reason": "member_limit", "path": "x", "kept": kept, "seen": seen}] if seen > kept else []
+        p.write_text(json.dumps({"name": name, "caps": caps}))
+        recs.append(p)
+    part = tmp_path / "part.parquet"
+    write_parquet(schemas.SCANNED.empty_table(), part, schemas.SCANNED)
+    metrics = tmp_path / "m.json"
+    assert build.main(["--scanned", str(part), "--records", *map(str, recs), "--seed", "1", "--split",
+                       '{"train": 0.8, "valid": 0.1, "test": 0.1}', "--out", str(tmp_path / "m.parquet"),
+                       "--rejects", str(tmp_path / "r.parquet"), "--metrics", str(metrics)
+                       ]) == 0
+    assert json.loads(metrics.read_text())["caps"] == [
+        {"source": "b", "reason": "member_limit", "path": "x", "kept": 5, "seen": 12}]
+
+
+def test_a_backslash_in_a_tar_name_is_refused_not_made_a_folder(tmp_path):
+    archive = tar_with(tmp_path / "bs.tar", [("p/ok.py", b"x = 1\n"), ("p/a\\b.py", b"x = 2\n")])
+    _, rows, files = run({"name": "bs", "kind": "local", "path": str(archive)}, tmp_path, LIMITS)
+    assert files == ["p/ok.py"] and rows == [("p/a\\b.py", "backslash_in_name")]
+
+
+def test_jsonl_paths_that_leave_the_tree_are_bad_records(tmp_path):
+    dump = _jsonl(tmp_path / "d.jsonl.gz", [_rec(0), _rec(1, "../../x.py"), _rec(2, "/etc/x.py"), _rec(3, "a\\b.py")])
+    result, rows, files = run({"name": "d", "kind": "jsonl", "path": str(dump)}, tmp_path, LIMITS)
+    assert len(files) == 1
+    assert rows == [("d.jsonl.gz:2", "bad_record"), ("d.jsonl.gz:3", "bad_record"), ("d.jsonl.gz:4", "bad_record")]
+    details = [r.detail for r in result.refusals]
+    assert "parent_traversal" in details[0] and "absolute_path" in details[1] and "backslash_in_name" in details[2]
+
+
+# item 9: local sources verified
+
+
+def _folder(root: Path) -> Path:
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "a.py").write_text("x = 1\n")
+    return root
+
+
+def test_a_local_folder_is_checked_against_its_tree_hash(tmp_path):
+    folder = _folder(tmp_path / "src")
+    good = tree_sha256(folder)
+    result, rows, files = run({"name": "ok", "kind": "local", "path": str(folder), "tree_sha256": good}, tmp_path)
+    assert result.status == "ok" and files == ["pkg/a.py"] and record(tmp_path, "ok")["pin"]["tree_sha256"] == good
+    (folder / "pkg" / "a.py").write_text("x = 2\n")  # an edit changes the tree hash
+    result, rows, files = run({"name": "bad", "kind": "local", "path": str(folder), "tree_sha256": good}, tmp_path)
+    assert result.status == "failed" and rows == [("src", "pin_mismatch")] and files == []
+    assert tree_sha256(folder) in result.error
+
+
+def test_a_local_zip_is_checked_against_its_sha256(tmp_path):
+    archive = tmp_path / "src.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("pkg/a.py", "x = 1\n")
+    result, rows, _ = run({"name": "zeros", "kind": "local", "path": str(archive), "sha256": "0" * 64}, tmp_path)
+    assert result.status == "failed" and rows == [("src.zip", "pin_mismatch")]
+    result, _, files = run({"name": "good", "kind": "local", "path": str(archive),
+                            "sha256": sha256(archive)}, tmp_path)
+    assert result.status == "ok" and files == ["pkg/a.py"]
+
+
+def test_a_pin_of_the_wrong_kind_is_refused(tmp_path):
+    folder = _folder(tmp_path / "src")
+    result, rows, _ = run({"name": "f", "kind": "local", "path": str(folder), "sha256": "0" * 64}, tmp_path)
+    assert result.status == "failed" and "tree_sha256" in result.error
+
+
+def test_the_params_schema_takes_tree_sha256():
+    from pipeline.config import SCHEMA
+    import yaml
+
+    source = yaml.safe_load(SCHEMA.read_text())["properties"]["corpus"]["properties"]["sources"]["items"]
+    assert "tree_sha256" in source["properties"]
