@@ -15,6 +15,9 @@ rule extract:
         max_file_bytes=config["extract"]["max_file_bytes"],
         cache=config["extract"]["cache_dir"],
     threads: config["extract"]["workers"]
+    resources:
+        mem_mb=jobres.stage_mem_mb(config["extract"]["workers"]),
+        runtime=lambda wildcards, input: jobres.stage_runtime(input, config["extract"]["workers"]),
     conda:
         CONDA_ENV
     log:

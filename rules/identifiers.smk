@@ -16,6 +16,9 @@ rule identifiers:
         max_file_bytes=config["identifiers"]["max_file_bytes"],
         cache=config["identifiers"]["cache_dir"],
     threads: config["identifiers"]["workers"]
+    resources:
+        mem_mb=jobres.stage_mem_mb(config["identifiers"]["workers"]),
+        runtime=lambda wildcards, input: jobres.stage_runtime(input, config["identifiers"]["workers"]),
     conda:
         CONDA_ENV
     log:
