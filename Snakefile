@@ -46,8 +46,8 @@ include: "rules/aggregate.smk"
 
 
 # On a cluster (profiles/slurm/), these run where Snakemake runs: the steps that need the network
-# (source and dataset fetches, hub downloads behind external models' cards; `snakemake --until corpus
-# datasets models` does them ahead on a login node) and one-line bookkeeping that would cost more to
+# (source and dataset fetches, hub downloads behind external models' cards; `snakemake --until
+# fetch_source fetch_dataset external_model` does them ahead on a login node, docs/cluster.md) and one-line bookkeeping that would cost more to
 # submit than to run. A family marks its own summary rules local in its rules.smk.
 localrules:
     all,
