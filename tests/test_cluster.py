@@ -157,3 +157,47 @@ def test_local_cpu_plan_requests_no_gpu(tmp_path):
     res = _plan(tmp_path, "--cores", "2")
     assert res.returncode == 0, res.stderr[-3000:]
     assert all(g == {0} for g in requests(res.stdout).values())
+
+
+# ---- corpus stages in shards (issue 26 item 5; identifiers so far) --------------------------------------
+
+from tests.test_identifiers import small_manifest  # noqa: E402,F401  (a fixture)
+
+
+def test_identifier_shards_merge_to_the_one_job_bytes(small_manifest, tmp_path):  # noqa: F811
+    from pipeline import schemas
+    from pipeline.core.ids import shard_of
+    from pipeline.identifiers.build import main
+    from pipeline.io import write_parquet
+
+    manifest = tmp_path / "manifest.parquet"
+    write_parquet(small_manifest, manifest, schemas.MANIFEST)
+    common = ["--manifest", str(manifest), "--languages", '["javascript", "python", "java"]', "--workers", "1",
+              "--max-error-fraction", "0.1", "--max-file-bytes", "400"]
+
+    def outputs(stem):
+        return ["--sequences", f"{stem}.sequences.parquet", "--rejects", f"{stem}.rejects.parquet",
+                "--metrics", f"{stem}.json"]
+
+    assert main(common + outputs(tmp_path / "one")) == 0
+    shards = 4
+    assert len({shard_of(f, shards) for f in small_manifest.column("file_id").to_pylist()}) > 1
+    for k in range(shards):
+        assert main(common + ["--shard", str(k), "--shards", str(shards)] + outputs(tmp_path / f"part{k}")) == 0
+    parts = [str(tmp_path / f"part{k}.json") for k in range(shards)]
+    assert main(common + ["--merge", *parts] + outputs(tmp_path / "merged")) == 0
+    for suffix in (".sequences.parquet", ".rejects.parquet", ".json"):
+        assert (tmp_path / f"one{suffix}").read_bytes() == (tmp_path / f"merged{suffix}").read_bytes(), suffix
+    with pytest.raises(SystemExit):
+        main(common + ["--shard", "4", "--shards", "4"] + outputs(tmp_path / "bad"))
+
+
+def test_identifier_shards_plan_n_jobs_and_one_merge(tmp_path):
+    config = yaml.safe_load((REPO / ".test" / "params.yaml").read_text())
+    config["identifiers"]["shards"] = 4
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(config))
+    res = subprocess.run([str(BIN / "snakemake"), "--snakefile", str(REPO / "Snakefile"), "--directory", str(tmp_path),
+                          "-n", "--cores", "1", "data/identifiers/sequences.parquet"],
+                         capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stdout[-2000:]
+    assert re.search(r"identifiers_shard\s+4\b", res.stdout) and re.search(r"\bidentifiers\s+1\b", res.stdout)
