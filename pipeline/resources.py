@@ -7,7 +7,9 @@ cheap: the Snakefile calls these for every job.
   device is a GPU: `cuda`/`cuda:N`; `auto` is a GPU only on a local run on a machine that shows one (a
   cluster job gets none unless asked: name `cuda` there). Every other job: 0.
 - `mem_mb`: the measured floor of the job's kind (peak RSS on `.test`: a torch job 739 MB, any other
-  Python stage <= 517 MB; issue 26 and bench/slurm_run.py) plus what the params add: pool workers,
+  Python stage <= 517 MB in issue 26's run; GNU time around each job of a later `.test` build: predict
+  623 MB (max of 33 jobs), train_model 513, evaluate_model 481, other stages <= 427, the corpus stages
+  <= 136) plus what the params add: pool workers,
   the model's weights (its card once built, else an estimate from params.yaml), the activations of one
   batch (items x max_length, under the token budget), the optimizer state when training, the host side
   of a CUDA context; times MEM_MARGIN, rounded up to 256 MB.
@@ -27,7 +29,7 @@ import os
 from pathlib import Path
 from typing import Mapping
 
-# Floors (MB): peak RSS measured on .test (issue 26's run; bench/slurm_run.py re-measures them).
+# Floors (MB): the larger peak RSS of the two .test measurements in the docstring.
 TORCH_MB = 740          # a job that imports torch and holds a tiny model (predict: 739 MB)
 PYTHON_MB = 520         # any other stage (all <= 517 MB)
 WORKER_MB = 300         # one more pool worker process (pyarrow, libcst / tree-sitter loaded again)
