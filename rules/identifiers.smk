@@ -6,10 +6,6 @@
 
 IDENTIFIERS = config["identifiers"]
 IDENTIFIER_SHARDS = IDENTIFIERS.get("shards", 1)
-IDENTIFIER_ARGS = (
-    "--languages {params.languages:q} --workers {threads} --max-error-fraction {params.max_error_fraction}"
-    " --max-file-bytes {params.max_file_bytes} --cache {params.cache:q}"
-)
 
 
 rule identifiers_shard:
@@ -34,8 +30,9 @@ rule identifiers_shard:
     log:
         "logs/identifiers/shard_{shard}.log",
     shell:
-        "python -m pipeline.identifiers.build --manifest {input.manifest:q} " + IDENTIFIER_ARGS
-        + " --shard {wildcards.shard} --shards {params.shards}"
+        "python -m pipeline.identifiers.build --manifest {input.manifest:q} --languages {params.languages:q}"
+        " --workers {threads} --max-error-fraction {params.max_error_fraction}"
+        " --max-file-bytes {params.max_file_bytes} --cache {params.cache:q} --shard {wildcards.shard} --shards {params.shards}"
         " --sequences {output.sequences:q} --rejects {output.rejects:q} --metrics {output.metrics:q} 2> {log:q}"
 
 
@@ -63,5 +60,7 @@ rule identifiers:
     log:
         "logs/identifiers.log",
     shell:
-        "python -m pipeline.identifiers.build --manifest {input.manifest:q} " + IDENTIFIER_ARGS + " {params.merge} {input.parts:q}"
+        "python -m pipeline.identifiers.build --manifest {input.manifest:q} --languages {params.languages:q}"
+        " --workers {threads} --max-error-fraction {params.max_error_fraction}"
+        " --max-file-bytes {params.max_file_bytes} --cache {params.cache:q} {params.merge} {input.parts:q}"
         " --sequences {output.sequences:q} --rejects {output.rejects:q} --metrics {output.metrics:q} 2> {log:q}"
