@@ -179,13 +179,14 @@ PASSES_PER_ITEM = 20  # forward passes of max_length per item (the 20 candidates
 
 
 def _rows(paths) -> int | None:
-    """Rows of the largest Parquet input once it exists (its footer only), else None."""
+    """Rows of the smallest Parquet input once it exists (its footer only; a family's items table, not
+    the per-token or per-edge tables beside it), else None."""
     found = [p for p in map(str, paths) if p.endswith(".parquet") and os.path.isfile(p)]
     if not found:
         return None
     import pyarrow.parquet as pq
 
-    return max(pq.read_metadata(p).num_rows for p in found)
+    return min(pq.read_metadata(p).num_rows for p in found)
 
 
 def predict_runtime(config: Mapping, model: str, inputs, max_items: int, local: bool) -> int:
