@@ -45,6 +45,23 @@ include: "rules/inference.smk"
 include: "rules/aggregate.smk"
 
 
+# On a cluster (profiles/slurm/), these run where Snakemake runs: the steps that need the network
+# (source and dataset fetches, hub downloads behind external models' cards; `snakemake --until
+# fetch_source fetch_dataset external_model` does them ahead on a login node, docs/cluster.md) and one-line bookkeeping that would cost more to
+# submit than to run. A family marks its own summary rules local in its rules.smk.
+localrules:
+    all,
+    corpus,
+    fetch_source,
+    datasets,
+    fetch_dataset,
+    external_model,
+    models,
+    inference,
+    fits,
+    warehouse_spec,
+
+
 rule all:
     default_target: True
     input:
@@ -62,11 +79,15 @@ rule all:
 
 
 onstart:
-    # The GPU params.yaml names must be here before the first job runs; planning (-n) never needs one.
+    # The GPU params.yaml names must be here before the first job of a local run; planning (-n) never
+    # needs one. A cluster run plans on a login node, which has none: there it is a warning, and each GPU
+    # job checks its own node when it loads its model (pipeline.models.zoo.pick_device).
     try:
         check_devices(config)
     except ParamsError as _exc:
-        raise WorkflowError(str(_exc)) from None
+        if LOCAL_RUN:
+            raise WorkflowError(str(_exc)) from None
+        print(f"WARNING (this machine only; the jobs check their own nodes): {_exc}", file=_sys.stderr)
 
 
 onsuccess:

@@ -12,6 +12,7 @@ from snakemake.utils import min_version
 # import: a no-op run stays fast).
 sys.path.insert(0, workflow.basedir)
 from pipeline import families as registry  # noqa: E402
+from pipeline import resources as jobres  # noqa: E402
 from pipeline.config import ParamsError, check_devices, normalised, validate  # noqa: E402
 from pipeline.models.entries import INFERENCE_ONLY, parse_zoo  # noqa: E402
 
@@ -32,6 +33,15 @@ os.environ.update(
 )
 # Software for `--use-conda` / `--sdm conda` (clusters); ignored otherwise.
 CONDA_ENV = os.path.join(workflow.basedir, "envs", "pipeline.yaml")
+
+# Every rule's command first checks, where it runs (a cluster node, a conda env), that its interpreter
+# is params.yaml python.require (pipeline/preflight.py: no third-party import, ~20 ms).
+shell.prefix(f"set -euo pipefail; python -m pipeline.preflight --python {config['python']['require']}; ")
+
+# Scheduler requests (pipeline/resources.py): `gpu` only where models.device is a GPU for this run,
+# `mem_mb` and `runtime` from the params that drive them; `--set-resources` overrides any.
+LOCAL_RUN = workflow.local_exec
+GPUS = jobres.gpus(config, LOCAL_RUN)
 
 SOURCES = {s["name"]: s for s in config["corpus"]["sources"]}
 if len(SOURCES) != len(config["corpus"]["sources"]):

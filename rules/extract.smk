@@ -18,6 +18,9 @@ rule extract:
         stdlib=[s["name"] for s in config["corpus"]["sources"] if s.get("builtin") == "stdlib"],
         per_repo=[s["name"] for s in config["corpus"]["sources"] if s["kind"] == "jsonl"],
     threads: config["extract"]["workers"]
+    resources:
+        mem_mb=jobres.stage_mem_mb(config["extract"]["workers"]),
+        runtime=lambda wildcards, input: jobres.stage_runtime(input, config["extract"]["workers"]),
     conda:
         CONDA_ENV
     log:

@@ -24,7 +24,11 @@ rule predict:
         dtype=config["inference"].get("dtype", "float32"),
     threads: config["inference"]["threads"]
     resources:
-        gpu=1,
+        gpu=GPUS,
+        mem_mb=lambda wildcards: jobres.predict_mem_mb(config, wildcards.model, LOCAL_RUN),
+        runtime=lambda wildcards, input: jobres.predict_runtime(
+            config, wildcards.model, input, FAMILY_BY_NAME[wildcards.family].inference.params(config).get("max_items", 0),
+            LOCAL_RUN),
     conda:
         CONDA_ENV
     log:
@@ -85,6 +89,8 @@ rule fit:
             + ([f"--linreg-feature {fit_params(wildcards)['linreg_feature']}"]
                if fit_params(wildcards).get("linreg_feature") else [])),
     threads: config["inference"]["threads"]
+    resources:
+        mem_mb=lambda wildcards, input: jobres.stage_mem_mb() + 4 * int(input.size_mb),
     conda:
         CONDA_ENV
     log:

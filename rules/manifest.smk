@@ -17,6 +17,9 @@ rule scan_source:
         max_file_bytes=config["corpus"]["limits"]["max_file_bytes"],
         exclude=as_json(config["manifest"].get("exclude", [])),
     threads: config["manifest"]["workers"]
+    resources:
+        mem_mb=jobres.stage_mem_mb(config["manifest"]["workers"]),
+        runtime=lambda wildcards, input: jobres.stage_runtime([input.record], config["manifest"]["workers"]),
     conda:
         CONDA_ENV
     log:

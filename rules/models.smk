@@ -43,7 +43,9 @@ rule train_model:
         seed=config["seed"],
     threads: lambda wildcards: config["training"]["threads"]
     resources:
-        gpu=1,
+        gpu=GPUS,
+        mem_mb=lambda wildcards: jobres.train_mem_mb(config, wildcards.model, LOCAL_RUN),
+        runtime=lambda wildcards: jobres.train_runtime(config, wildcards.model, LOCAL_RUN),
     conda:
         CONDA_ENV
     log:
@@ -65,6 +67,8 @@ rule random_model:
     params:
         entry=zoo_subset_for_models,
         seed=config["seed"],
+    resources:
+        mem_mb=lambda wildcards: jobres.evaluate_mem_mb(config, wildcards.model, False),
     conda:
         CONDA_ENV
     log:
@@ -105,6 +109,10 @@ rule evaluate_model:
         device=lambda wildcards: config["models"]["device"],
         seed=config["seed"],
     threads: lambda wildcards: config["training"]["threads"]
+    resources:
+        gpu=GPUS,
+        mem_mb=lambda wildcards: jobres.evaluate_mem_mb(config, wildcards.model, LOCAL_RUN),
+        runtime=lambda wildcards: jobres.evaluate_runtime(config, wildcards.model, LOCAL_RUN),
     conda:
         CONDA_ENV
     log:

@@ -112,14 +112,17 @@ def test_duplicate_source_names_are_refused(tmp_path):
     assert res.returncode != 0 and "same name" in res.stdout + res.stderr
 
 
-def test_conda_env_mirrors_requirements():
+def test_conda_env_is_the_lock_on_the_pinned_interpreter():
+    """envs/pipeline.yaml (--sdm conda on a cluster) = python.require exactly + every pin of the lock (issue 26)."""
     pins = [l.strip() for l in (REPO / "requirements.txt").read_text().splitlines() if l.strip() and l[0] != "#"]
+    assert all("==" in p for p in pins), "every direct dependency is pinned"
+    lock = [l.strip() for l in (REPO / "requirements.lock").read_text().splitlines() if "==" in l and l[0] != "#"]
+    assert {p.split("==")[0].lower() for p in pins} <= {p.split("==")[0].lower() for p in lock}
     env = yaml.safe_load((REPO / "envs/pipeline.yaml").read_text())
     pip = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))
-    assert pip == pins
-    assert all("==" in p for p in pins), "every direct dependency is pinned"
-    lock = {l.split("==")[0].lower() for l in (REPO / "requirements.lock").read_text().splitlines() if "==" in l}
-    assert {p.split("==")[0].lower() for p in pins} <= lock
+    assert pip == lock
+    require = yaml.safe_load((REPO / "params.yaml").read_text())["python"]["require"]
+    assert f"python={require}" in env["dependencies"]
 
 
 @pytest.mark.parametrize("module", ["pipeline.corpus.fetch", "pipeline.manifest.scan", "pipeline.manifest.build",

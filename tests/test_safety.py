@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import os
 import stat
 import subprocess
@@ -252,8 +253,11 @@ def test_jdk_found_from_java_home(tmp_path, monkeypatch):
     with zipfile.ZipFile(home / "lib" / "src.zip", "w") as zf:
         zf.writestr("java.base/java/util/List.java", "package java.util;\ninterface List {}\n")
     monkeypatch.setenv("JAVA_HOME", str(home))
+    (home / "release").write_text('IMPLEMENTOR="Debian"\nJAVA_VERSION="17.0.12"\n')
     result = fetch_local({"name": "jdk", "builtin": "jdk"}, tmp_path / "t", tmp_path / "c", LIMITS, Selection())
-    assert result.files == 1 and result.pin["src_zip"] == str(home / "lib" / "src.zip")
+    assert result.files == 1 and result.pin["java_version"] == "17.0.12"
+    # the pin names no path on this machine (a cluster node keeps its JDK elsewhere): content and version
+    assert str(tmp_path) not in json.dumps(result.pin) and len(result.pin["sha256"]) == 64
 
 
 @pytest.mark.parametrize(

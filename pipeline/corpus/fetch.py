@@ -434,6 +434,16 @@ def find_jdk_src_zip() -> Path | None:
     return next((c for c in candidates if c.is_file()), None)
 
 
+def jdk_version(src_zip: Path) -> str | None:
+    """JAVA_VERSION from the JDK's `release` file beside lib/ (None when it has none)."""
+    release = src_zip.parent.parent / "release"
+    if release.is_file():
+        for line in release.read_text(errors="replace").splitlines():
+            if line.startswith("JAVA_VERSION="):
+                return line.split("=", 1)[1].strip().strip('"')
+    return None
+
+
 def fetch_local(spec: dict, dest: Path, cache: Path, limits: Limits, sel: Selection) -> Fetched:
     builtin = spec.get("builtin")
     if builtin == "stdlib":
@@ -446,7 +456,9 @@ def fetch_local(spec: dict, dest: Path, cache: Path, limits: Limits, sel: Select
                            "no JDK src.zip under JAVA_HOME, the javac on PATH or /usr/lib/jvm; "
                            "install a JDK with sources (e.g. apt-get install openjdk-17-source) or set JAVA_HOME")],
                            0, 0, status="skipped")
-        pin = {"builtin": "jdk", "src_zip": str(root), "sha256": sha256_file(root)}
+        # node-independent: the archive's content and the JDK's version, not where this node keeps it
+        pin = {"builtin": "jdk", "sha256": sha256_file(root), "java_version": jdk_version(root)}
+        log.info("jdk: %s", root)
     else:
         root = Path(spec["path"]).expanduser()
         if not root.exists():

@@ -43,6 +43,7 @@ import pyarrow.compute as pc
 
 from pipeline import schemas
 from pipeline.core import logs
+from pipeline.core.ids import shard_of
 from pipeline.core.pool import imap_files
 from pipeline.identifiers.schemas import SEQUENCES
 from pipeline.io import atomic_path, read_parquet, write_json, write_parquet
@@ -195,13 +196,17 @@ def parse_all(tasks: list[Task], workers: int, cache: Cache) -> tuple[dict[tuple
 
 
 def build(manifest: pa.Table, languages: list[str], workers: int, max_error_fraction: float, max_file_bytes: int,
-          cache: Cache) -> tuple[pa.Table, pa.Table, dict, int]:
-    """(sequences, rejects, metrics, cache hits) for the manifest's files of `languages`."""
+          cache: Cache, shard: int = 0, shards: int = 1) -> tuple[pa.Table, pa.Table, dict, int]:
+    """(sequences, rejects, metrics, cache hits) for the manifest's files of `languages`; with shards > 1,
+    only the files whose file_id hashes to `shard` (pipeline.core.ids.shard_of, as inference shards
+    items): `merge` of the N parts equals the one-job result byte for byte."""
     unknown = sorted(set(languages) - set(LANGUAGES))
     if unknown:
         raise ValueError(f"identifiers.languages: no grammar for {unknown}; supported: {list(LANGUAGES)}")
     rows = manifest.filter(pc.is_in(manifest.column("language"), pa.array(sorted(languages), pa.string())))
     rows = rows.sort_by([("file_id", "ascending")]).to_pylist()
+    if shards > 1:
+        rows = [r for r in rows if shard_of(r["file_id"], shards) == shard]
     tasks, seen = [], set()
     for r in rows:
         key = (r["sha256"], r["language"])
@@ -266,6 +271,23 @@ def summary(sequences: list[dict], rejects: list[dict], with_errors: Counter, re
     }
 
 
+def merge(sequences: list[Path], rejects: list[Path], metrics: list[Path],
+          languages: list[str]) -> tuple[pa.Table, pa.Table, dict]:
+    """The shards' parts as one result: rows in build's order (file_id; rejects by source, repository,
+    path), the summary recomputed (distinct identifiers are not additive; error and reject counts are)."""
+    seq = pa.concat_tables([read_parquet(p, SEQUENCES) for p in sequences]).sort_by([("file_id", "ascending")])
+    rej_rows = [r for p in rejects for r in read_parquet(p, schemas.REJECTS).to_pylist()]
+    rej_rows.sort(key=lambda x: (x["source"], x["repository"], x["path"]))
+    with_errors, rejected = Counter(), Counter()
+    for path in metrics:
+        for lang, counts in json.loads(Path(path).read_text())["languages"].items():
+            with_errors[lang] += counts["files_with_some_errors"]
+            rejected[lang] += counts["rejects"]
+    seq_rows = seq.select(["language", "duplicate", "identifiers"]).to_pylist()
+    return (seq, pa.Table.from_pylist(rej_rows, schemas.REJECTS),
+            summary(seq_rows, rej_rows, with_errors, rejected, languages))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         prog="python -m pipeline.identifiers.build",
@@ -284,11 +306,25 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sequences", required=True, type=Path, help="output: one row per file (SEQUENCES)")
     ap.add_argument("--rejects", required=True, type=Path, help="output: files left out (core REJECTS schema)")
     ap.add_argument("--metrics", required=True, type=Path, help="output: counts per language (JSON)")
+    ap.add_argument("--shard", type=int, default=0, help="this job's shard in [0, --shards)")
+    ap.add_argument("--shards", type=int, default=1, help="jobs the files are split over by file_id hash (1: all)")
+    ap.add_argument("--merge", nargs="+", type=Path, metavar="PART",
+                    help="instead of parsing: merge these shards' outputs, given as their metrics JSON files "
+                    "(X.json beside X.sequences.parquet and X.rejects.parquet); --manifest is not read")
     args = ap.parse_args(argv)
     logs.setup()
-    manifest = read_parquet(args.manifest, schemas.MANIFEST)
-    seq, rej, stats, hits = build(manifest, json.loads(args.languages), args.workers, args.max_error_fraction,
-                                  args.max_file_bytes, Cache(args.cache))
+    languages = json.loads(args.languages)
+    if args.merge:
+        parts = [p.with_suffix("") for p in args.merge]
+        seq, rej, stats = merge([Path(f"{p}.sequences.parquet") for p in parts],
+                                [Path(f"{p}.rejects.parquet") for p in parts], args.merge, languages)
+        hits = 0
+    else:
+        if not 0 <= args.shard < args.shards:
+            ap.error(f"--shard {args.shard} is not in [0, --shards={args.shards})")
+        manifest = read_parquet(args.manifest, schemas.MANIFEST)
+        seq, rej, stats, hits = build(manifest, languages, args.workers, args.max_error_fraction,
+                                      args.max_file_bytes, Cache(args.cache), args.shard, args.shards)
     write_parquet(seq, args.sequences, SEQUENCES)
     write_parquet(rej, args.rejects, schemas.REJECTS)
     write_json(stats, args.metrics)

@@ -82,3 +82,7 @@ rule apirec:
     shell:
         "python -m pipeline.families.apirec.summary --points {input.points:q} --queries {input.queries:q}"
         " --out {output:q} 2> {log:q}"
+
+
+localrules:
+    apirec,  # a summary: cheaper to run than to submit to a cluster

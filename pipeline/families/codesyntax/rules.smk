@@ -23,6 +23,9 @@ rule codesyntax_label:
         seed=config["seed"],
         timeout_s=CODESYNTAX.get("timeout_s", 60),
     threads: CODESYNTAX["workers"]
+    resources:
+        mem_mb=jobres.stage_mem_mb(CODESYNTAX["workers"]),
+        runtime=lambda wildcards, input: jobres.stage_runtime(input, CODESYNTAX["workers"]),
     conda:
         CONDA_ENV
     log:
@@ -70,3 +73,7 @@ rule codesyntax:
     shell:
         "python -m pipeline.families.codesyntax.stats report --stats {input.stats:q} --summaries {input.summaries:q}"
         " --metrics {output.metrics:q} --markdown {output.markdown:q} 2> {log:q}"
+
+
+localrules:
+    codesyntax,  # a summary: cheaper to run than to submit to a cluster

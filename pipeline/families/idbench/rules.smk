@@ -121,3 +121,7 @@ rule idbench:
         rules.idbench_ensemble.output,
         ([f"{IDBENCH_DIR}/embedding_scores.parquet", f"{IDBENCH_DIR}/new_pairs.parquet"]
          if IDBENCH_EMB["enabled"] else []),
+
+
+localrules:
+    idbench,  # a summary: cheaper to run than to submit to a cluster

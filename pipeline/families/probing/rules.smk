@@ -52,3 +52,7 @@ rule probing:
     shell:
         "python -m pipeline.families.probing.generate summary --summaries {input.summaries:q}"
         " --out {output.metrics:q} 2> {log:q}"
+
+
+localrules:
+    probing,  # a summary: cheaper to run than to submit to a cluster
