@@ -159,3 +159,19 @@ def test_declared_every_python_one_line_function_never_outside_or_invalid(src):
             assert not tree.has_error, r["text"]
             # the use lands inside the function (one-line body: its own line is impossible, so none)
             assert r["text"].startswith("def f(") and r["label"] == "declared"
+
+
+def test_release_tasks_are_the_defaults_and_variants_stay_beside_them():
+    import yaml
+
+    from pipeline.families import probing as P
+    assert set(P.CORPUS_TASKS) == set(T.GENERATORS) and set(P.RELEASE_TASKS) & set(P.VARIANTS) == set()
+    schema = yaml.safe_load((P.FOLDER / "params.schema.yaml").read_text())
+    assert set(P.CORPUS_TASKS) <= set(schema["properties"]["tasks"]["items"]["enum"])
+    assert "paper" in schema["properties"]["fit"]["properties"]["probe"]["enum"]
+    config = {"probing": {"languages": ["java", "python"], "tasks": ["declared", "declared_every", "depth_any_leaf"],
+                          "control": False}}
+    # the release's declared is Java-only (its insertion points are braces); our variant runs on both
+    assert P.language_tasks(config, "java") == ["declared", "declared_every", "depth_any_leaf"]
+    assert P.language_tasks(config, "python") == ["declared_every", "depth_any_leaf"]
+    assert P.task_type(config, "java-depth_any_leaf") == "regression" == P.task_type(config, "java-depth")
