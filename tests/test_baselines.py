@@ -263,3 +263,12 @@ def test_windowed_baselines_equal_the_per_edge_ones_on_labelled_fixture_code():
     assert statistics(counts, summaries)["relations"] == _ref_statistics(edges)
     table = baselines(summaries, "python", "plain", [1, 3])
     assert table.num_rows > 0 and min(table.column("total").to_pylist()) > 0
+
+
+def test_java_keyword_list_is_the_releases():
+    from pipeline.families.codesyntax.baselines import JAVA_KEYWORDS_JLS
+    java = KEYWORDS["java"]
+    # dashends/CodeSyntax topk_scores_baselines_java.py: 52 words, the literals in, `enum` out, its order
+    assert len(java) == 52 and {"true", "false", "null"} <= set(java) and "enum" not in java
+    assert java[:3] == ("abstract", "assert", "boolean") and java.index("false") == java.index("extends") + 1
+    assert set(java) ^ set(JAVA_KEYWORDS_JLS) == {"true", "false", "null", "enum"}

@@ -36,7 +36,7 @@ def synthetic(n_groups=40, per_group=5, dim=8, layers=3, good=1, seed=0):
     return feats, y, groups
 
 
-@pytest.mark.parametrize("probe", ["ridge", "lbfgs", "sgd"])
+@pytest.mark.parametrize("probe", ["ridge", "lbfgs", "sgd", "paper"])
 def test_separable_layer_is_chosen_and_noise_is_near_chance(probe):
     feats, y, groups = synthetic()
     config = ProbeConfig(probe=probe, seed=3)
@@ -120,6 +120,28 @@ def test_regression_task_uses_ridge_mae():
     assert res.selected_layer == 0 and res.headline.mean < 0.05
     with pytest.raises(ValueError, match="ridge"):
         ProbeConfig(task_type="regression", probe="sgd")
+    # the paper's probe on a regression task is the release's RidgeCV on the raw features
+    res = probe_layers([(0, x), (1, rng.normal(size=(120, 5)))], t, groups, assign_folds(groups, 4, 0),
+                       ProbeConfig(task_type="regression", probe="paper"))
+    assert res.selected_layer == 0 and res.headline.mean < 0.05
+
+
+def test_paper_probe_is_the_releases_sgd_grid_search_on_raw_features():
+    """probings4code's TokenClassificationLinearModel: GridSearchCV(SGDClassifier(loss=log, tol=1e-4),
+    {alpha: grid}) with sklearn's default split, no scaling; ours seeded, so it is that exact model."""
+    from sklearn.linear_model import SGDClassifier
+    from sklearn.model_selection import GridSearchCV
+
+    from pipeline.fit.probe import fit_and_score
+    feats, y, groups = synthetic()
+    x = feats[1] * 50.0 + 3.0  # raw scale matters to SGD: no standardisation may happen
+    tr, te = np.arange(len(y)) % 4 != 0, np.arange(len(y)) % 4 == 0
+    alphas = (1e-4, 1e-3, 1e-2, 1e-1)
+    err, alpha = fit_and_score(x[tr], y[tr], x[te], y[te], groups[tr], ProbeConfig(probe="paper", alphas=alphas, seed=5))
+    ref = GridSearchCV(SGDClassifier(loss="log_loss", tol=1e-4, random_state=5), {"alpha": list(alphas)})
+    ref.fit(x[tr].astype(np.float64), y[tr])
+    assert alpha == ref.best_params_["alpha"]
+    assert err == pytest.approx(1.0 - np.mean(ref.predict(x[te].astype(np.float64)) == y[te]))
 
 
 @pytest.mark.parametrize("kind", ["regression", "binary", "multiclass"])

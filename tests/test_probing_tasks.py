@@ -141,12 +141,13 @@ def test_declared_inserted_use_inside_and_outside_the_scope_java():
     s = scopes(JAVA_SCOPES, "java")
     rows = {r["word"]: r for r in T.declared([s], seed=0)}
     assert {w: r["label"] for w, r in rows.items()} == {"a": "declared", "x": "declared", "y": "undeclared",
-                                                         "i": "undeclared"}
+                                                         "i": "declared"}
     # y is used after its block closed: the paper's own example of an undeclared variable
     assert "    }\n    System.out.println(y); for (int i = 0;" in rows["y"]["text"]
-    # i is used after the for statement, before the method's closing brace
-    assert rows["i"]["text"].endswith("return x;\n  System.out.println(i); }")
-    assert "if (a > 0) {\n      System.out.println(a); int y = x;" in rows["a"]["text"]
+    # never after `return x;` (unreachable: javac rejects it); i is used inside its for statement
+    assert all("return x;\n  System.out.println" not in r["text"] for r in rows.values())
+    assert "i++) { System.out.println(i); x = x + i;" in rows["i"]["text"]
+    assert "y += a;\n    System.out.println(a); }" in rows["a"]["text"]
     for r in rows.values():
         (a, b), = r["spans"]
         assert r["text"][a:b] == r["word"] and r["kind"] == "word" and r["group"] == s.snippet_id
@@ -173,8 +174,10 @@ def test_declared_python_function_scope_and_except_alias():
             assert r["label"] == ("declared" if inside else "undeclared")
             seen.add(r["label"])
     assert seen == {"declared", "undeclared"}
-    e3 = next(r for r in T.declared([s], seed=3) if r["word"] == "e")
-    assert e3["label"] == "undeclared" and e3["text"].endswith("    return x\n    print(e)")
+    e1 = next(r for r in T.declared([s], seed=1) if r["word"] == "e")
+    assert e1["label"] == "undeclared" and "        h(e)\n    print(e)\n    for i" in e1["text"]
+    for seed in range(20):  # never after the `return` (the old generator put one there)
+        assert all(not r["text"].rstrip().endswith(f"return x\n    print({r['word']})") for r in T.declared([s], seed=seed))
 
 
 def test_dataflow_edges_java():

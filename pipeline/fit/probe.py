@@ -1,4 +1,5 @@
-"""Linear probes on frozen features, with the probing paper's protocol (Karmakar & Robbes 2021, sec. 4.2).
+"""Linear probes on frozen features, with the probing paper's protocol (Troshin & Chirkova 2022,
+"Probing Pretrained Models of Source Codes", BlackboxNLP, sec. 4.2).
 
 K-fold cross-validation (K = 4) with folds grouped by `group` (the samples of one snippet never
 straddle folds; groups are assigned to folds by a seeded, size-balanced draw). For every layer a
@@ -10,8 +11,12 @@ layer is chosen on fold 0 only; the headline is the mean over folds 1..K-1 at th
 Probes: `ridge` (default, fast: ridge classifier / regression, alpha chosen by an inner grouped CV
 on the train folds, one SVD per inner fold for the whole grid; `alpha_search="loo"` keeps sklearn's
 RidgeClassifierCV / RidgeCV efficient leave-one-out for comparison), `lbfgs` (logistic regression, C = 1/alpha, alpha chosen by an inner grouped CV) and
-`sgd` (the paper's SGDClassifier with log loss, tol 1e-4, alpha grid-searched on an inner grouped
-split; slow). Regression tasks always use ridge (the paper's RidgeCV).
+`sgd` (SGDClassifier with log loss, tol 1e-4, alpha grid-searched on an inner grouped split, on
+standardised features; slow) and `paper`: the release's probe as it runs (probings4code
+`TokenClassificationLinearModel` / edge probe: `SGDClassifier(loss="log", tol=1e-4)` in sklearn's
+`GridSearchCV` with its default 5-fold stratified split, on the raw features; regression: `RidgeCV`
+on the raw features), the grid `alphas`, seeded (the release leaves SGD's seed free). Regression
+tasks otherwise use ridge (the paper's RidgeCV).
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ import numpy as np
 import pyarrow as pa
 
 ALPHAS: tuple[float, ...] = (1e-4, 1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0)  # the paper's grid
-PROBES = ("ridge", "lbfgs", "sgd")
+PROBES = ("ridge", "lbfgs", "sgd", "paper")
 ALPHA_SEARCHES = ("inner", "loo")
 TASK_TYPES = ("classification", "regression")
 
@@ -46,8 +51,8 @@ class ProbeConfig:
             raise ValueError(f"task_type must be one of {TASK_TYPES}, got {self.task_type!r}")
         if self.probe not in PROBES:
             raise ValueError(f"probe must be one of {PROBES}, got {self.probe!r}")
-        if self.task_type == "regression" and self.probe != "ridge":
-            raise ValueError("regression tasks are fitted with ridge (RidgeCV); use --probe ridge")
+        if self.task_type == "regression" and self.probe not in ("ridge", "paper"):
+            raise ValueError("regression tasks are fitted with ridge (RidgeCV); use --probe ridge (or paper)")
         if self.alpha_search not in ALPHA_SEARCHES:
             raise ValueError(f"alpha_search must be one of {ALPHA_SEARCHES}, got {self.alpha_search!r}")
         if self.folds < 2 or self.inner_folds < 2:
@@ -208,6 +213,26 @@ def _ridge_inner(x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, y
     return float(1.0 - np.mean(model.predict(x_test) == y_test)), alpha
 
 
+def _paper_probe(x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, y_test: np.ndarray,
+                 config: ProbeConfig) -> tuple[float, float]:
+    """The release's probe: raw features; regression RidgeCV (efficient leave-one-out), classification
+    SGDClassifier(log loss, tol 1e-4) grid-searched by GridSearchCV's default 5-fold stratified split."""
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.linear_model import RidgeCV, SGDClassifier
+    from sklearn.model_selection import GridSearchCV
+
+    x_train, x_test = x_train.astype(np.float64), x_test.astype(np.float64)
+    if config.task_type == "regression":
+        model = RidgeCV(alphas=list(config.alphas)).fit(x_train, y_train)
+        return float(np.mean(np.abs(model.predict(x_test) - y_test))), float(model.alpha_)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        warnings.filterwarnings("ignore", message="The least populated class")
+        sgd = SGDClassifier(loss="log_loss", tol=1e-4, max_iter=config.max_iter, random_state=config.seed)
+        model = GridSearchCV(sgd, {"alpha": list(config.alphas)}).fit(x_train, y_train)
+    return float(1.0 - np.mean(model.predict(x_test) == y_test)), float(model.best_params_["alpha"])
+
+
 def fit_and_score(x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, y_test: np.ndarray,
                   groups_train: Sequence[str], config: ProbeConfig) -> tuple[float, float]:
     """Fit `config.probe` on the train part (alpha chosen on it only); return (error on test, alpha)."""
@@ -216,6 +241,8 @@ def fit_and_score(x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, 
     from sklearn.model_selection import GridSearchCV
 
     alphas = list(config.alphas)
+    if config.probe == "paper":
+        return _paper_probe(x_train, y_train, x_test, y_test, config)
     if config.probe == "ridge" and config.alpha_search == "inner":
         return _ridge_inner(x_train, y_train, x_test, y_test, groups_train, config)
     x_train, x_test = _standardise(x_train, x_test)

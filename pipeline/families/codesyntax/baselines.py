@@ -9,7 +9,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
+# The release's Java keyword list (dashends/CodeSyntax evaluating_models/PL/topk_scores_baselines_java.py),
+# in its order (ties go to the earlier keyword): the reserved words with the literals true, false, null
+# and without `enum`. Python: keyword.kwlist (the release's list is Python 3.8's, the same 35 words).
 JAVA_KEYWORDS = (
+    "abstract assert boolean break byte case catch char class const continue default do double else extends "
+    "false final finally float for goto if implements import instanceof int interface long native new null "
+    "package private protected public return short static strictfp super switch synchronized this throw "
+    "throws transient true try void volatile while").split()
+# our earlier list (the JLS reserved words, `enum` in, the three literals out), kept as a named variant
+JAVA_KEYWORDS_JLS = (
     "abstract assert boolean break byte case catch char class const continue default do double else enum "
     "extends final finally float for goto if implements import instanceof int interface long native new "
     "package private protected public return short static strictfp super switch synchronized this throw "

@@ -6,8 +6,12 @@ layer-free), as FIT_RESULTS rows.
 - token path type: the most frequent class per token string (`per_token_majority`; the paper's
   "constant prediction w.r.t. a subtoken", here per token, as the probe's unit is the token);
 - AST depth: linear regression on the snippet's token count (`linreg`);
-- variable name, misuse, algorithm: tf-idf bag of words of the sample's text (subtokens: words split
-  at underscores and case changes) and a logistic regression (`tfidf`).
+- is variable declared, variable name, misuse (the release's token tasks): tf-idf bag of words of
+  what the release's baseline reads, the sample's token (`word`: its subtokens; the release's
+  `sample2hashable` is the token's BPE pieces) and a logistic regression (`tfidf`);
+- algorithm (a sentence task) and our variants `declared_every`, `variable_name_declared`,
+  `misuse_declared`: tf-idf over the whole sample text (`tfidf_text`; subtokens: words split at
+  underscores and case changes). On a misuse pair the text cannot tell the two apart.
 """
 
 from __future__ import annotations
@@ -31,8 +35,9 @@ from pipeline.io import write_json, write_parquet
 from pipeline.schemas import FIT_RESULTS
 
 log = logging.getLogger("probing.baselines")
-BOW_TASKS = ("variable_name", "misuse", "algorithm", "declared")
-WORD_TASKS = ("path_type", "dataflow")  # the most frequent class per token string (pair: per token pair)
+WORD_BOW_TASKS = ("variable_name", "misuse", "declared")  # bag of words of the sample's token (the release's)
+TEXT_BOW_TASKS = ("algorithm", "declared_every", "variable_name_declared", "misuse_declared")  # of its text
+WORD_TASKS = ("path_type", "dataflow", "dataflow_last_def")  # the most frequent class per token string (pair: per token pair)
 
 
 def per_token_majority(words, labels, folds) -> object:
@@ -106,10 +111,12 @@ def run(tasks: list[dict], items: Path, k: int, seed: int) -> tuple[pa.Table, di
             results.append(("majority", majority_baseline(y, folds)))
             if base in WORD_TASKS:
                 results.append(("per_token_majority", per_token_majority(t["word"].to_pylist(), y, folds)))
-            if base in BOW_TASKS:
+            if base in WORD_BOW_TASKS:
+                results.append(("tfidf", tfidf([str(w) for w in t["word"].to_pylist()], y, folds, seed)))
+            if base in TEXT_BOW_TASKS:
                 samples = pq.read_table(path.parent.parent / "samples.parquet", columns=["item_id", "text"])
                 text = dict(zip(samples["item_id"].to_pylist(), samples["text"].to_pylist()))
-                results.append(("tfidf", tfidf([text[i] for i in t["item_id"].to_pylist()], y, folds, seed)))
+                results.append(("tfidf_text", tfidf([text[i] for i in t["item_id"].to_pylist()], y, folds, seed)))
         metrics[name] = {"samples": t.num_rows, "groups": len(set(groups)), "task_type": task_type, "baselines": {}}
         for probe, result in results:
             tables.append(results_table(result, RunInfo(name, task_type, probe, "-", probe)))

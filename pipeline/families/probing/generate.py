@@ -16,6 +16,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline.core.ids import unit_float
+from pipeline.families.probing import release as R
 from pipeline.families.probing import tasks as T
 from pipeline.families.probing.schemas import LABELS, SAMPLES
 from pipeline.fit.probe import control_labels
@@ -102,11 +103,19 @@ def corpus(args: argparse.Namespace) -> dict:
     if corpus_tasks:
         snippets, counts = corpus_snippets(args)
         summary.update(counts)
-        generators = {"path_type": lambda: T.path_type(snippets, args.classes), "depth": lambda: T.ast_depth(snippets),
-                      "declared": lambda: T.declared(snippets, args.seed),
-                      "dataflow": lambda: T.dataflow(snippets, args.seed),
-                      "variable_name": lambda: T.variable_name(snippets, args.classes),
-                      "misuse": lambda: T.misuse(snippets, args.seed)}
+        prs = T.parser(args.language)
+        generators = {"path_type": lambda: T.path_type(snippets, args.classes),
+                      "depth": lambda: R.ast_depth(snippets, prs),
+                      "declared": lambda: R.declared(snippets, args.seed, prs),
+                      "dataflow": lambda: R.dataflow(snippets, args.seed, prs),
+                      "variable_name": lambda: R.variable_name(snippets, args.seed, prs),
+                      "misuse": lambda: R.misuse(snippets, args.seed, prs),
+                      # our definitions, named variants beside the release's
+                      "depth_any_leaf": lambda: T.ast_depth(snippets),
+                      "declared_every": lambda: T.declared(snippets, args.seed),
+                      "dataflow_last_def": lambda: T.dataflow(snippets, args.seed),
+                      "variable_name_declared": lambda: T.variable_name(snippets, args.classes),
+                      "misuse_declared": lambda: T.misuse(snippets, args.seed)}
         for task in corpus_tasks:
             made[task] = generators[task]()
     if "algorithm" in args.tasks:

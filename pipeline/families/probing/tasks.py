@@ -336,21 +336,44 @@ def declarations(root: Node, language: str) -> list[Declaration]:
     return sorted(out, key=lambda d: (d.end, d.name))
 
 
+JUMPS = frozenset(("return_statement", "raise_statement", "throw_statement", "break_statement", "continue_statement"))
+
+
 def places(root: Node, language: str) -> list[tuple[int, str]]:
     """Where a statement can be inserted: (byte in the file, indentation) before every statement of
-    every block, and before a Java block's closing brace / after a Python function body's end."""
+    every block, and before a Java block's closing brace / after a Python function body's end; never
+    right after a `return` / `raise` / `throw` / `break` / `continue` (unreachable code)."""
     out = []
     for n in _walk(root):
         if n.type != "block":
             continue
         stmts = [c for c in n.named_children if c.type not in COMMENTS]
-        for s in stmts:
-            out.append((s.start_byte, None))
+        for k, s in enumerate(stmts):
+            if k == 0 or stmts[k - 1].type not in JUMPS:
+                out.append((s.start_byte, None))
+        if stmts and stmts[-1].type in JUMPS:
+            continue
         if language == "java" and n.children and n.children[-1].type == "}":
             out.append((n.children[-1].start_byte, None))
         elif language == "python" and stmts and n.parent is not None and n.parent.type == "function_definition":
             out.append((n.end_byte, "end"))
     return sorted(set(out))
+
+
+def inserted_in_function(source: bytes, base: int, end: int, at: int, text: str, span: tuple[int, int],
+                         language: str, prs: tree_sitter.Parser) -> bool | None:
+    """The file with the sample's text in place of the snippet, parsed again: None when the snippet
+    no longer parses (the insertion broke it), else whether the inserted name is inside the function."""
+    new = source[:base] + text.encode("utf-8") + source[end:]
+    root = prs.parse(new).root_node
+    size = len(text.encode("utf-8"))
+    fn = root.descendant_for_byte_range(base, base + size)
+    while fn is not None and not (fn.start_byte == base and fn.type in FUNCTIONS[language]):
+        fn = fn.parent
+    if fn is None or fn.has_error:
+        return None
+    at_byte = base + len(text[:span[0]].encode("utf-8"))
+    return fn.start_byte <= at_byte < fn.end_byte
 
 
 def insert_use(source: bytes, base: int, at: int, where: str | None, name: str, language: str,
@@ -382,6 +405,7 @@ def declared_samples(node: Node, source: bytes, language: str, snippet_id: str, 
     that name has the place in its scope, else `undeclared`. The feature: the inserted name."""
     decls = declarations(node, language)
     spots = [p for p in places(node, language) if node.start_byte < p[0] <= node.end_byte]
+    prs = parser(language)
     rows = []
     for k, d in enumerate(decls):
         after = [p for p in spots if p[0] >= d.end]
@@ -390,6 +414,9 @@ def declared_samples(node: Node, source: bytes, language: str, snippet_id: str, 
             pick = int(unit_float(seed, "declared.place", snippet_id, k, d.name, len(after)) * len(after))
             at, where = after.pop(pick)
             made = insert_use(source, node.start_byte, at, where, d.name, language, node.end_byte)
+            if made is not None:  # a sample that does not parse, or lands outside the function: the next place
+                in_function = inserted_in_function(source, node.start_byte, node.end_byte, at, *made, language, prs)
+                made = made if in_function else None
         if made is None:
             continue
         text, span = made
@@ -498,4 +525,5 @@ def declared(snippets: list[Snippet], seed: int) -> list[dict]:
     return rows
 
 
-GENERATORS = ("path_type", "depth", "declared", "dataflow", "variable_name", "misuse")
+GENERATORS = ("path_type", "depth", "declared", "dataflow", "variable_name", "misuse",  # the release's (release.py)
+              "depth_any_leaf", "declared_every", "dataflow_last_def", "variable_name_declared", "misuse_declared")

@@ -1,0 +1,536 @@
+"""The probing tasks as the paper's release defines them (Troshin & Chirkova 2022, code:
+github.com/serjtroshin/probings4code, `src/struct_probing/code_augs/` and `probings/`), re-implemented
+from its procedures; the data-flow task's graph is GraphCodeBERT's DFG extraction (github.com/microsoft/
+CodeBERT, `GraphCodeBERT/*/parser/DFG.py`, which the release copies unchanged for Java).
+
+Each snippet is parsed **alone** (the release parses the method text, not its file): the tree's root
+is `program` (Java) / `module` (Python). Tokens are the tree's leaves without comments, a string
+literal one token (the grammar of the release's time made it a leaf). Random choices are seeded
+hashes of the snippet id (the release uses numpy / random state), so a sample is reproducible.
+
+- depth: the longest root-to-identifier path (edges) of the snippet's own tree (`get_depth`);
+- dataflow: every DFG entry with a source gives the edge (token, its first source), labels
+  `comesFrom` / `computedFrom` (`get_data_flow`); as many `NoEdge` pairs, drawn among the ordered
+  pairs of the edges' tokens that are no edge in that direction (`IdentityWithDataFlowGraph`);
+- declared (Java): one `int x = e;` / `int x;` local declaration per snippet (not a `for` init, no
+  modifiers), `System.out.println(x);` inserted after a `{`, or after a `;` / `}` followed by `}`,
+  right of the declaration; `declared` when a declaration of x precedes it in a block enclosing it
+  (`UnidentifiedVariablesHard`, `is_left_visible_to_right`); an insertion that breaks the parse drops the snippet;
+- misuse: up to 3 (identifier occurrence, another identifier of the snippet) pairs per snippet, each
+  a misused and a correct sample (`VarMisuseAugmentation`);
+- variable_name: one identifier among the release's 50 names per snippet (drawn over occurrences),
+  every identifier occurrence of it replaced by `var` (`IdentNamePrediction`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import tree_sitter
+
+from pipeline.core.ids import stable_id, unit_float
+
+Node = tree_sitter.Node
+COMMENTS = frozenset(("comment", "line_comment", "block_comment"))
+ATOMIC = {"java": frozenset(("string_literal", "character_literal", "text_block")), "python": frozenset(("string",))}
+PLACEHOLDER = "var"
+MAX_MISUSES = 3  # the release's MAX_SELECTIONS
+# identname.py's TOP_IDENTIFIERS: the 50 most frequent identifiers of the release's Java data
+TOP_IDENTIFIERS = ("result", "i", "value", "sb", "name", "c", "response", "key", "s", "builder", "t", "list", "b",
+                   "data", "p", "request", "id", "r", "index", "type", "f", "size", "count", "m", "file", "out", "res",
+                   "buf", "message", "in", "e", "v", "a", "x", "entry", "reader", "n", "other", "line", "status", "map",
+                   "url", "config", "params", "msg", "l", "expected", "val", "conf", "factory")
+PRINT = ("System.out.println(", ");")
+
+
+@dataclass(frozen=True)
+class Alone:
+    """A snippet parsed alone: its text, bytes, tree and leaf tokens (in order)."""
+
+    text: str
+    source: bytes
+    root: Node
+    leaves: tuple[Node, ...]
+    chars: tuple[int, ...]  # byte offset -> character offset in `text`
+
+    def span(self, node: Node) -> tuple[int, int]:
+        return self.chars[node.start_byte], self.chars[node.end_byte]
+
+    def word(self, node: Node) -> str:
+        return self.source[node.start_byte:node.end_byte].decode("utf-8", "replace")
+
+
+def is_token(node: Node, language: str) -> bool:
+    return (node.child_count == 0 or node.type in ATOMIC[language]) and node.type not in COMMENTS
+
+
+def leaves(node: Node, language: str) -> list[Node]:
+    """GraphCodeBERT's `tree_to_token_index`: the token nodes in order (zero-width MISSING ones left out)."""
+    out, stack = [], [node]
+    while stack:
+        n = stack.pop()
+        if is_token(n, language):
+            if n.end_byte > n.start_byte:
+                out.append(n)
+        elif n.type not in COMMENTS:
+            stack.extend(reversed(n.children))
+    return out
+
+
+def alone(text: str, language: str, prs: tree_sitter.Parser) -> Alone:
+    source = text.encode("utf-8")
+    chars = [0] * (len(source) + 1)
+    # byte -> char: every byte of a character maps to the character's index, the end to len(text)
+    pos = 0
+    for i, ch in enumerate(text):
+        for _ in range(len(ch.encode("utf-8"))):
+            chars[pos] = i
+            pos += 1
+    chars[len(source)] = len(text)
+    root = prs.parse(source).root_node
+    return Alone(text, source, root, tuple(leaves(root, language)), tuple(chars))
+
+
+# ----------------------------------------------------------------- AST depth (get_depth)
+
+def depth(a: Alone) -> int:
+    """Edges on the longest path from the root to an `identifier` node (0 without identifiers)."""
+    best, stack = 0, [(a.root, 0)]
+    while stack:
+        n, d = stack.pop()
+        if n.type == "identifier":
+            best = max(best, d)
+        stack.extend((c, d + 1) for c in n.children)
+    return best
+
+
+# ----------------------------------------------------------------- GraphCodeBERT's DFG
+
+Entry = tuple[str, int, str, list, list]  # (token text, token index, kind, source texts, source indices)
+
+
+def _dedup(dfg: list[Entry]) -> list[Entry]:
+    """GraphCodeBERT's merge of a loop's two passes: one entry per (text, index, kind), sources united."""
+    merged: dict[tuple, list] = {}
+    for code, idx, kind, codes, idxs in dfg:
+        key = (code, idx, kind)
+        if key not in merged:
+            merged[key] = [codes, idxs]
+        else:
+            merged[key] = [sorted(set(merged[key][0] + codes)), sorted(set(merged[key][1] + idxs))]
+    out = [(k[0], k[1], k[2], v[0], v[1]) for k, v in sorted(merged.items(), key=lambda kv: kv[0][1])]
+    return sorted(out, key=lambda x: x[1])
+
+
+def _merge_states(others: list[dict]) -> dict:
+    new: dict[str, list] = {}
+    for dic in others:
+        for key in dic:
+            new[key] = dic[key].copy() if key not in new else new[key] + dic[key]
+    return {k: sorted(set(v)) for k, v in new.items()}
+
+
+class DataFlow:
+    """GraphCodeBERT's `DFG_java` / `DFG_python` over one snippet's tree (read from its definition)."""
+
+    def __init__(self, a: Alone, language: str):
+        self.language = language
+        self.a = a
+        self.index = {(n.start_byte, n.end_byte): (i, a.word(n)) for i, n in enumerate(a.leaves)}
+
+    def variables(self, node: Node) -> list[tuple[int, str]]:
+        """`tree_to_variable_index`: the tokens under `node` whose type is not their text."""
+        out, stack = [], [node]
+        while stack:
+            n = stack.pop()
+            if is_token(n, self.language):
+                got = self.index.get((n.start_byte, n.end_byte))
+                if got is not None and n.type != got[1]:
+                    out.append(got)
+            elif n.type not in COMMENTS:
+                stack.extend(reversed(n.children))
+        return out
+
+    def graph(self) -> list[Entry]:
+        run = self.java if self.language == "java" else self.python
+        return sorted(run(self.a.root, {})[0], key=lambda x: x[1])
+
+    def _leaf(self, node: Node, states: dict):
+        got = self.index.get((node.start_byte, node.end_byte))
+        if got is None or node.type == got[1]:
+            return [], states
+        idx, code = got
+        if code in states:
+            return [(code, idx, "comesFrom", [code], states[code].copy())], states
+        if node.type == "identifier":
+            states[code] = [idx]
+        return [(code, idx, "comesFrom", [], [])], states
+
+    def _define(self, run, node: Node, states: dict, kind: str):
+        """A declarator / default parameter: `name = value` (comesFrom), or `name` alone."""
+        name, value = node.child_by_field_name("name"), node.child_by_field_name("value")
+        dfg = []
+        if value is None:
+            for idx, code in self.variables(name):
+                dfg.append((code, idx, kind, [], []))
+                states[code] = [idx]
+            return sorted(dfg, key=lambda x: x[1]), states
+        names, values = self.variables(name), self.variables(value)
+        temp, states = run(value, states)
+        dfg += temp
+        for idx1, code1 in names:
+            for idx2, code2 in values:
+                dfg.append((code1, idx1, kind, [code2], [idx2]))
+            states[code1] = [idx1]
+        return sorted(dfg, key=lambda x: x[1]), states
+
+    def _if(self, run, node: Node, states: dict, branch_types, if_types):
+        dfg, current, others, flag, tag = [], states.copy(), [], False, "else" in node.type
+        for child in node.children:
+            if "else" in child.type:
+                tag = True
+            if child.type not in branch_types and not flag:
+                temp, current = run(child, current)
+            else:
+                flag = flag or if_types
+                temp, new = run(child, states)
+                others.append(new)
+            dfg += temp
+        others.append(current)
+        if not tag:
+            others.append(states)
+        return sorted(dfg, key=lambda x: x[1]), _merge_states(others)
+
+    def java(self, node: Node, states: dict):
+        states = states.copy()
+        t = node.type
+        if is_token(node, "java"):
+            return self._leaf(node, states)
+        if t == "variable_declarator":
+            return self._define(self.java, node, states, "comesFrom")
+        if t == "assignment_expression":
+            left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+            dfg, states = self.java(right, states)
+            values = self.variables(right)
+            for idx1, code1 in self.variables(left):
+                for idx2, code2 in values:
+                    dfg.append((code1, idx1, "computedFrom", [code2], [idx2]))
+                states[code1] = [idx1]
+            return sorted(dfg, key=lambda x: x[1]), states
+        if t == "update_expression":
+            dfg, found = [], self.variables(node)
+            for idx1, code1 in found:
+                for idx2, code2 in found:
+                    dfg.append((code1, idx1, "computedFrom", [code2], [idx2]))
+                states[code1] = [idx1]
+            return sorted(dfg, key=lambda x: x[1]), states
+        if t in ("if_statement", "else"):
+            return self._if(self.java, node, states, ("if_statement", "else"), True)
+        if t == "for_statement":
+            dfg = []
+            for child in node.children:
+                temp, states = self.java(child, states)
+                dfg += temp
+            flag = False
+            for child in node.children:
+                if flag:
+                    temp, states = self.java(child, states)
+                    dfg += temp
+                elif child.type == "local_variable_declaration":
+                    flag = True
+            return _dedup(dfg), states
+        if t == "enhanced_for_statement":
+            name, value, body = (node.child_by_field_name(f) for f in ("name", "value", "body"))
+            dfg = []
+            for _ in range(2):
+                temp, states = self.java(value, states)
+                dfg += temp
+                values = self.variables(value)
+                for idx1, code1 in self.variables(name):
+                    for idx2, code2 in values:
+                        dfg.append((code1, idx1, "computedFrom", [code2], [idx2]))
+                    states[code1] = [idx1]
+                temp, states = self.java(body, states)
+                dfg += temp
+            return _dedup(dfg), states
+        if t == "while_statement":
+            dfg = []
+            for _ in range(2):
+                for child in node.children:
+                    temp, states = self.java(child, states)
+                    dfg += temp
+            return _dedup(dfg), states
+        dfg = []
+        for child in node.children:
+            temp, states = self.java(child, states)
+            dfg += temp
+        return sorted(dfg, key=lambda x: x[1]), states
+
+    def _py_pairs(self, node: Node):
+        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+        lefts = [x for x in left.children if x.type != ","]
+        rights = [x for x in right.children if x.type != ","]
+        if len(rights) != len(lefts):
+            lefts, rights = [left], [right]
+        return lefts or [left], rights or [right]
+
+    def _py_assign(self, lefts, rights, states):
+        dfg = []
+        for n in rights:
+            temp, states = self.python(n, states)
+            dfg += temp
+        for left, right in zip(lefts, rights):
+            values = self.variables(right)
+            for idx1, code1 in self.variables(left):
+                dfg.append((code1, idx1, "computedFrom", [c for _, c in values], [i for i, _ in values]))
+                states[code1] = [idx1]
+        return dfg, states
+
+    def python(self, node: Node, states: dict):
+        states = states.copy()
+        t = node.type
+        if is_token(node, "python"):
+            return self._leaf(node, states)
+        if t == "default_parameter":
+            return self._define(self.python, node, states, "comesFrom")
+        if t in ("assignment", "augmented_assignment", "for_in_clause"):
+            if t == "for_in_clause":
+                lefts, rights = [node.child_by_field_name("left")], [node.children[-1]]
+            else:
+                if node.child_by_field_name("right") is None:
+                    return [], states
+                lefts, rights = self._py_pairs(node)
+            dfg, states = self._py_assign(lefts, rights, states)
+            return sorted(dfg, key=lambda x: x[1]), states
+        if t == "if_statement":
+            return self._if(self.python, node, states, ("elif_clause", "else_clause"), False)
+        if t == "for_statement":
+            dfg = []
+            for _ in range(2):
+                lefts, rights = self._py_pairs(node)
+                temp, states = self._py_assign(lefts, rights, states)
+                dfg += temp
+                if node.children[-1].type == "block":
+                    temp, states = self.python(node.children[-1], states)
+                    dfg += temp
+            return _dedup(dfg), states
+        if t == "while_statement":
+            dfg = []
+            for _ in range(2):
+                for child in node.children:
+                    temp, states = self.python(child, states)
+                    dfg += temp
+            return _dedup(dfg), states
+        dfg = []
+        first = [c for c in node.children if c.type == "for_in_clause"]
+        for child in first + [c for c in node.children if c.type != "for_in_clause"]:
+            temp, states = self.python(child, states)
+            dfg += temp
+        return sorted(dfg, key=lambda x: x[1]), states
+
+
+def dataflow_edges(a: Alone, language: str) -> dict[tuple[int, int], str]:
+    """(token, source) -> `comesFrom` / `computedFrom`, leaf indices. Java: the release's
+    `get_data_flow` (each entry's first source). Python (no release): every source of an entry (a
+    Python `computedFrom` entry lists the whole right-hand side, a Java one a single token)."""
+    edges: dict[tuple[int, int], str] = {}
+    for _code, idx, kind, _codes, idxs in DataFlow(a, language).graph():
+        for src in (idxs[:1] if language == "java" else idxs):
+            edges.setdefault((idx, src), kind)
+    return edges
+
+
+def dataflow(snippets, seed: int, prs: tree_sitter.Parser) -> list[dict]:
+    """Data-flow edges as the release samples them: every edge, and as many `NoEdge` ordered pairs
+    of the edges' tokens (seeded), with no edge in that direction."""
+    rows = []
+    for s in snippets:
+        a = alone(s.text, s.language, prs)
+        edges = dataflow_edges(a, s.language)
+        if not edges:
+            continue
+        nodes = sorted({i for e in edges for i in e})
+        free = [(i, j) for i in nodes for j in nodes if i != j and (i, j) not in edges]
+        free.sort(key=lambda p: unit_float(seed, "dataflow.neg", s.snippet_id, *p))
+        pairs = sorted(edges.items()) + [(p, "NoEdge") for p in sorted(free[:len(edges)])]
+        for (i, j), kind in pairs:
+            rows.append({"item_id": stable_id("dataflow", s.snippet_id, i, j), "group": s.snippet_id, "text": s.text,
+                         "kind": "pair", "spans": [a.span(a.leaves[i]), a.span(a.leaves[j])],
+                         "word": f"{a.word(a.leaves[i])} {a.word(a.leaves[j])}", "label": kind,
+                         "n_tokens": len(a.leaves)})
+    return rows
+
+
+# ----------------------------------------------------------------- is variable declared (Java)
+
+def local_declarations(a: Alone) -> list[Node]:
+    """The release's `get_identifier_declarations_with_expr` then `..._without_expr`
+    (only_int_types=False): a local variable declaration outside a `for` header whose second child
+    is a declarator `x = e` or, with `;` third, a bare `x`."""
+    found = []
+    stack = [a.root]
+    while stack:
+        n = stack.pop()
+        stack.extend(reversed(n.children))
+        if n.type == "local_variable_declaration" and n.parent is not None and n.parent.type != "for_statement":
+            found.append(n)
+    with_expr, without = [], []
+    for n in found:
+        ch = n.children
+        if len(ch) < 2 or ch[1].type != "variable_declarator":
+            continue
+        d = ch[1].children
+        if len(d) > 2 and d[0].type == "identifier" and d[1].type == "=":
+            with_expr.append(n)
+        elif len(ch) > 2 and ch[2].type == ";" and len(d) == 1 and d[0].type == "identifier":
+            without.append(n)
+    return with_expr + without
+
+
+def insertion_points(a: Alone) -> list[int]:
+    """Leaf indices after which the release inserts: `{`, and `;` or `}` followed by `}`."""
+    t = [n.type for n in a.leaves]
+    return [i for i, k in enumerate(t) if k == "{" or (k in (";", "}") and i + 1 < len(t) and t[i + 1] == "}")]
+
+
+def _blocks(node: Node) -> list[tuple[int, int]]:
+    out = []
+    while node is not None:
+        if node.type == "block":
+            out.append((node.start_byte, node.end_byte))
+        node = node.parent
+    return out
+
+
+def visible(left: Node, right: Node) -> bool:
+    """`is_left_visible_to_right`: left precedes right and left's innermost block encloses right."""
+    lb = _blocks(left)
+    return (not lb or lb[0] in _blocks(right)) and left.start_byte < right.start_byte
+
+
+def insert_print(a: Alone, decls: list[Node], d: Node, at: int, prs: tree_sitter.Parser):
+    """`System.out.println(name);` inserted after leaf `at` for declaration `d`: (new text, the
+    inserted name's character span, label), or None when the new text does not parse."""
+    name = a.word(d.children[1].children[0])
+    cut = a.leaves[at].end_byte
+    ins = f" {PRINT[0]}{name}{PRINT[1]}".encode()
+    new = a.source[:cut] + ins + a.source[cut:]
+    root = prs.parse(new).root_node
+    if root.has_error:
+        return None
+    used = cut + 1 + len(PRINT[0])
+    size = len(name.encode())
+    use = root.descendant_for_byte_range(used, used + size)
+    targets = []  # every identifier `name` inside a declaration of `name`, found again in the new tree
+    for o in decls:
+        if a.word(o.children[1].children[0]) != name:
+            continue
+        stack = [o]
+        while stack:
+            n = stack.pop()
+            stack.extend(n.children)
+            if n.type == "identifier" and a.word(n) == name:
+                b = n.start_byte + (len(ins) if n.start_byte >= cut else 0)
+                targets.append(root.descendant_for_byte_range(b, b + size))
+    label = "declared" if any(visible(t, use) for t in targets) else "undeclared"
+    start = len(new[:used].decode("utf-8", "replace"))
+    return new.decode("utf-8", "replace"), (start, start + len(name)), label
+
+
+def declaration_end(a: Alone, d: Node) -> int:
+    """The index of the declaration's last leaf (its `;`)."""
+    return max(i for i, n in enumerate(a.leaves) if n.start_byte >= d.start_byte and n.end_byte <= d.end_byte)
+
+
+def declared_sample(s, a: Alone, seed: int, prs: tree_sitter.Parser) -> dict | None:
+    """One declaration drawn (seeded), one insertion point right of it drawn (seeded)."""
+    decls = local_declarations(a)
+    if not decls:
+        return None
+    d = decls[int(unit_float(seed, "declared.decl", s.snippet_id) * len(decls))]
+    spots = [i for i in insertion_points(a) if i > declaration_end(a, d)]
+    if not spots:
+        return None
+    made = insert_print(a, decls, d, spots[int(unit_float(seed, "declared.place", s.snippet_id) * len(spots))], prs)
+    if made is None:
+        return None
+    text, span, label = made
+    return {"item_id": stable_id("declared", s.snippet_id), "group": s.snippet_id, "text": text, "kind": "word",
+            "spans": [span], "word": text[span[0]:span[1]], "label": label, "n_tokens": len(a.leaves)}
+
+
+def declared(snippets, seed: int, prs: tree_sitter.Parser) -> list[dict]:
+    """Is variable declared as the release samples it: Java only (one sample per snippet at most)."""
+    rows = []
+    for s in snippets:
+        if s.language == "java":
+            row = declared_sample(s, alone(s.text, "java", prs), seed, prs)
+            if row is not None:
+                rows.append(row)
+    return rows
+
+
+# ----------------------------------------------------------------- misuse, variable name, depth
+
+def _identifiers(a: Alone) -> list[int]:
+    return [i for i, n in enumerate(a.leaves) if n.type == "identifier"]
+
+
+def _replace(text: str, spans: list[tuple[int, int]], new: str) -> tuple[str, list[tuple[int, int]]]:
+    out, at, shift, where = [], 0, 0, []
+    for x, y in sorted(spans):
+        out += [text[at:x], new]
+        where.append((x + shift, x + shift + len(new)))
+        shift += len(new) - (y - x)
+        at = y
+    out.append(text[at:])
+    return "".join(out), where
+
+
+def misuse(snippets, seed: int, prs: tree_sitter.Parser) -> list[dict]:
+    """Up to 3 (identifier occurrence, another identifier name of the snippet) pairs per snippet,
+    drawn (seeded) among all such pairs; each a `misused` sample (the name replaced) and a `correct`
+    one (the original text), the feature the identifier at that place."""
+    rows = []
+    for s in snippets:
+        a = alone(s.text, s.language, prs)
+        ids = _identifiers(a)
+        names = list(dict.fromkeys(a.word(a.leaves[i]) for i in ids))
+        pairs = [(i, o) for i in ids for o in names if o != a.word(a.leaves[i])]
+        pairs.sort(key=lambda p: unit_float(seed, "misuse.pair", s.snippet_id, *p))
+        for i, other in pairs[:MAX_MISUSES]:
+            span, name = a.span(a.leaves[i]), a.word(a.leaves[i])
+            wrong, [wspan] = _replace(s.text, [span], other)
+            for label, text, sp, word in (("misused", wrong, wspan, other), ("correct", s.text, span, name)):
+                rows.append({"item_id": stable_id("misuse", s.snippet_id, i, other, label), "group": s.snippet_id,
+                             "text": text, "kind": "word", "spans": [sp], "word": word, "label": label,
+                             "n_tokens": len(a.leaves)})
+    return rows
+
+
+def variable_name(snippets, seed: int, prs: tree_sitter.Parser) -> list[dict]:
+    """One of the release's 50 names per snippet, drawn over its identifier occurrences (seeded);
+    every identifier occurrence of it replaced by `var`; the feature the mean over them."""
+    top = frozenset(TOP_IDENTIFIERS)
+    rows = []
+    for s in snippets:
+        a = alone(s.text, s.language, prs)
+        occ = [i for i in _identifiers(a) if a.word(a.leaves[i]) in top]
+        if not occ:
+            continue
+        name = a.word(a.leaves[occ[int(unit_float(seed, "variable_name", s.snippet_id) * len(occ))]])
+        spans = [a.span(a.leaves[i]) for i in _identifiers(a) if a.word(a.leaves[i]) == name]
+        text, where = _replace(s.text, spans, PLACEHOLDER)
+        rows.append({"item_id": stable_id("variable_name", s.snippet_id), "group": s.snippet_id, "text": text,
+                     "kind": "span", "spans": where, "word": PLACEHOLDER, "label": name, "n_tokens": len(a.leaves)})
+    return rows
+
+
+def ast_depth(snippets, prs: tree_sitter.Parser) -> list[dict]:
+    """AST depth as the release computes it (`get_depth`), one sample per snippet."""
+    rows = []
+    for s in snippets:
+        a = alone(s.text, s.language, prs)
+        rows.append({"item_id": stable_id("depth", s.snippet_id), "group": s.snippet_id, "text": s.text,
+                     "kind": "snippet", "spans": [], "word": None, "target": float(depth(a)), "n_tokens": len(a.leaves)})
+    return rows

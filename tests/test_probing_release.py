@@ -1,0 +1,177 @@
+"""The probing tasks as the paper's release defines them (pipeline/families/probing/release.py), on
+hand-checkable snippets: each expected label below is read off the release's procedure by hand
+(serjtroshin/probings4code code_augs/*.py, probings/sentence_regression.py get_depth;
+GraphCodeBERT's DFG_java / DFG_python), not computed by the code under test."""
+
+from collections import Counter
+
+import pytest
+
+from pipeline.families.probing import release as R
+from pipeline.families.probing import tasks as T
+
+JAVA = T.parser("java")
+PY = T.parser("python")
+
+
+class S:  # the two fields of a Snippet the release's generators read
+    def __init__(self, text, language="java", sid="s"):
+        self.text, self.language, self.snippet_id = text, language, sid
+
+
+def edges(code, language="java"):
+    a = R.alone(code, language, JAVA if language == "java" else PY)
+    return {(f"{a.word(a.leaves[i])}@{i}", f"{a.word(a.leaves[j])}@{j}"): k
+            for (i, j), k in R.dataflow_edges(a, language).items()}
+
+
+def test_depth_is_the_longest_root_to_identifier_path_of_the_snippet_alone():
+    # program > method_declaration > block > if_statement > block > return_statement > method_invocation
+    #   > argument_list > identifier `a`: 8 edges
+    assert R.depth(R.alone("int f(int a) { if (a > 0) { return g(a); } return 0; }", "java", JAVA)) == 8
+    # the deepest leaf is the literal 1 (9 edges), but the release measures to identifiers only
+    code = "void f() { int s = 0; while (s < 3) { s = s + 1; } }"
+    assert R.depth(R.alone(code, "java", JAVA)) == 8
+    rows = R.ast_depth([S(code)], JAVA)
+    assert rows[0]["target"] == 8.0 and rows[0]["kind"] == "snippet"
+
+
+def test_dataflow_java_graphcodebert_rules_the_releases_example():
+    # dfg.py's own example: a declaration with a value is `comesFrom` (not computedFrom), an
+    # assignment `computedFrom` each variable of its right side, a use `comesFrom` its definition
+    code = ("public static void printres ( ) { int x1 = 1 ; int y1 = 0 ; if ( x1 == 0 ) { y2 = x1 + y1; } "
+            "else { x3 = y1 ; } }")
+    assert edges(code) == {("x1@8", "1@10"): "comesFrom", ("y1@13", "0@15"): "comesFrom",
+                           ("x1@19", "x1@8"): "comesFrom", ("y2@24", "x1@26"): "computedFrom",
+                           ("y2@24", "y1@28"): "computedFrom", ("x1@26", "x1@8"): "comesFrom",
+                           ("y1@28", "y1@13"): "comesFrom", ("x3@33", "y1@35"): "computedFrom",
+                           ("y1@35", "y1@13"): "comesFrom"}
+
+
+def test_dataflow_java_loop_merges_both_passes_and_keeps_the_first_source():
+    # a while body runs twice; the passes' entries merge per token with their sources sorted, and
+    # the release keeps the first: the condition's s comes from the declaration (6, not 17), and
+    # `s = s + 1` is computed from the right s only (the literal 1 is the merged entry's 2nd source)
+    assert edges("void f() { int s = 0; while (s < 3) { s = s + 1; } }") == {
+        ("s@6", "0@8"): "comesFrom", ("s@12", "s@6"): "comesFrom", ("s@17", "s@19"): "computedFrom",
+        ("s@19", "s@6"): "comesFrom"}
+
+
+def test_dataflow_python_graphcodebert_rules():
+    assert edges("def f(a):\n    b = a + 1\n    return b\n", "python") == {
+        ("b@6", "a@8"): "computedFrom", ("b@6", "1@10"): "computedFrom", ("a@8", "a@3"): "comesFrom",
+        ("b@12", "b@6"): "comesFrom"}
+
+
+def test_dataflow_samples_edges_and_as_many_ordered_non_edges():
+    code = "void f() { int s = 0; while (s < 3) { s = s + 1; } }"
+    rows = R.dataflow([S(code)], 0, JAVA)
+    got = Counter(r["label"] for r in rows)
+    assert got == {"comesFrom": 3, "computedFrom": 1, "NoEdge": 4}
+    pos = {tuple(r["spans"]) for r in rows if r["label"] != "NoEdge"}
+    for r in rows:
+        (a, b), (c, d) = r["spans"]
+        assert r["word"] == f"{code[a:b]} {code[c:d]}"
+        if r["label"] == "NoEdge":  # an ordered pair of edge tokens that is no edge in that direction
+            assert tuple(r["spans"]) not in pos and (a, b) != (c, d)
+    assert R.dataflow([S(code)], 0, JAVA) == rows
+
+
+DECL = """void f() {
+  int x = 0;
+  if (x == 1) { int y; y = 2; }
+  for (int i = 0; i < 3; i++) { x += i; }
+}"""
+
+
+def test_declared_candidates_insertion_points_and_visibility():
+    a = R.alone(DECL, "java", JAVA)
+    decls = R.local_declarations(a)
+    # the for header's `int i = 0` is no candidate (the release filters for_statement parents)
+    assert [a.word(d) for d in decls] == ["int x = 0;", "int y;"]
+    # after `{`, after `;` followed by `}`, after `}` followed by `}`
+    assert [a.word(a.leaves[i]) for i in R.insertion_points(a)] == ["{", "{", ";", "{", ";", "}"]
+    got = {}
+    for d in decls:
+        for at in R.insertion_points(a):
+            if at > R.declaration_end(a, d):
+                text, (s, e), label = R.insert_print(a, decls, d, at, JAVA)
+                assert text[s:e] == a.word(d.children[1].children[0])
+                got[(text[s:e], at)] = label
+    # x is declared in the method block: visible everywhere after it; y only inside the if's block
+    assert got == {("x", 16): "declared", ("x", 23): "declared", ("x", 39): "declared", ("x", 43): "declared",
+                   ("x", 44): "declared", ("y", 23): "declared", ("y", 39): "undeclared",
+                   ("y", 43): "undeclared", ("y", 44): "undeclared"}
+
+
+def test_declared_one_sample_per_snippet_java_only_and_seeded():
+    rows = R.declared([S(DECL, sid=str(k)) for k in range(40)], 0, JAVA)
+    assert 0 < len(rows) <= 40 and len({r["group"] for r in rows}) == len(rows)
+    assert {r["label"] for r in rows} == {"declared", "undeclared"}
+    for r in rows:
+        (s, e), = r["spans"]
+        assert r["text"][s:e] == r["word"] and f"System.out.println({r['word']});" in r["text"]
+    assert R.declared([S(DECL, sid=str(k)) for k in range(40)], 0, JAVA) == rows
+    assert R.declared([S("def f(x):\n    y = x\n", "python")], 0, PY) == []
+
+
+def test_declared_drops_an_insertion_that_breaks_the_parse():
+    # `{` of an array initialiser is an insertion point; a statement there does not parse
+    code = "void f() { int x = 1; int[] a = {x}; }"
+    a = R.alone(code, "java", JAVA)
+    decls = R.local_declarations(a)
+    brace = next(i for i, n in enumerate(a.leaves) if n.type == "{" and n.start_byte > 20)
+    assert R.insert_print(a, decls, decls[0], brace, JAVA) is None
+
+
+def test_misuse_up_to_three_pairs_of_any_identifier():
+    code = "void f() { int a = b; }"  # identifiers f, a, b: 3 x 2 (place, other name) pairs
+    rows = R.misuse([S(code)], 0, JAVA)
+    assert Counter(r["label"] for r in rows) == {"misused": 3, "correct": 3}
+    names = {"f", "a", "b"}
+    for wrong, right in zip(rows[::2], rows[1::2]):
+        (s, e), = wrong["spans"]
+        (s2, e2), = right["spans"]
+        assert right["text"] == code and wrong["text"][s:e] == wrong["word"] != right["word"] == code[s2:e2]
+        assert {wrong["word"], right["word"]} <= names and s == s2
+    assert R.misuse([S("void f() { }")], 0, JAVA) == []  # one identifier: no pair
+
+
+def test_variable_name_from_the_releases_50_names_every_occurrence_replaced():
+    code = "int g(int count) { int result = count; obj.result = 1; return result; }"
+    seen = set()
+    for seed in range(12):
+        [r] = R.variable_name([S(code)], seed, JAVA)
+        seen.add(r["label"])
+        assert r["kind"] == "span" and all(r["text"][s:e] == "var" for s, e in r["spans"])
+        # every identifier occurrence, the field `obj.result` included (an identifier too)
+        assert len(r["spans"]) == {"count": 2, "result": 3}[r["label"]] and r["label"] not in r["text"]
+    assert seen == {"count", "result"}  # `g` and `obj` are not among the 50 names (`f`, `other` are)
+    assert R.variable_name([S("void g() { foo(); }")], 0, JAVA) == []
+
+
+@pytest.mark.parametrize("src", ["class A:\n    def f(self, x): return x\n", "def f(x): return x\n"])
+def test_declared_every_python_one_line_function_never_outside_or_invalid(src):
+    [s] = T.snippets_of_file(src, "python", "F", T.parser("python"))
+    for seed in range(10):
+        for r in T.declared([s], seed=seed):
+            tree = PY.parse(r["text"].encode()).root_node
+            assert not tree.has_error, r["text"]
+            # the use lands inside the function (one-line body: its own line is impossible, so none)
+            assert r["text"].startswith("def f(") and r["label"] == "declared"
+
+
+def test_release_tasks_are_the_defaults_and_variants_stay_beside_them():
+    import yaml
+
+    from pipeline.families import probing as P
+    assert set(P.CORPUS_TASKS) == set(T.GENERATORS) and set(P.RELEASE_TASKS) & set(P.VARIANTS) == set()
+    schema = yaml.safe_load((P.FOLDER / "params.schema.yaml").read_text())
+    assert set(P.CORPUS_TASKS) <= set(schema["properties"]["tasks"]["items"]["enum"])
+    assert "paper" in schema["properties"]["fit"]["properties"]["probe"]["enum"]
+    config = {"probing": {"languages": ["java", "python"], "tasks": ["declared", "declared_every", "depth_any_leaf"],
+                          "control": False}}
+    # the release's declared is Java-only (its insertion points are braces); our variant runs on both
+    assert P.language_tasks(config, "java") == ["declared", "declared_every", "depth_any_leaf"]
+    assert P.language_tasks(config, "python") == ["declared_every", "depth_any_leaf"]
+    assert P.task_type(config, "java-depth_any_leaf") == "regression" == P.task_type(config, "java-depth")
