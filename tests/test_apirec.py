@@ -333,6 +333,18 @@ def test_query_metrics_with_and_without_leaky_queries():
     assert head["minilm:embed_bm25_sr_at_10_minus_bm25"] == -0.5
     # Table 6's pattern for queries: method SR@1 <= NDCG@1 <= class SR@1
     assert con.sql("SELECT bool_and(pattern_holds) FROM apirec_ndcg_at_1").fetchall() == [(True,)]
+    md = report_of(con)
+    assert "paper Table 6: BIKER" in md and "| query | all | minilm | embed_bm25 | bm25 | 10 | 2 |" in md
+    assert md.index("ours, query: bm25/bm25 (stdlib)") < md.index("ours, query: bm25/bm25 (all)")
+
+
+def report_of(con) -> str:
+    import tempfile
+
+    from pipeline.families.apirec import report
+
+    con.execute("CREATE TABLE IF NOT EXISTS not_applicable (family VARCHAR, model VARCHAR, reason VARCHAR)")
+    return report.section(con, Path(tempfile.mkdtemp()), "figures", {})
 
 
 def test_cross_domain_and_library_groups():
@@ -340,7 +352,8 @@ def test_cross_domain_and_library_groups():
         ("stdlib", "os.getcwd"), ("third_party", "flask.Flask"), ("third_party", "requests.get"),
         ("user_defined", "app.util.helper"), ("third_party", "numpy.array")]] == [
         "stdlib", "popular_third_party", "other_third_party", "user_defined", "popular_third_party"]
-    pts = [dict(point("p1", "os.getcwd"), domain="web", path="a.py"), dict(point("p2", "os.getcwd"), domain="general", path="b.py")]
+    pts = [dict(point("p1", "os.getcwd"), domain="web", path="a.py"),
+           dict(point("p2", "os.getcwd"), domain="general", path="b.py")]
     rks = [ranking("p1", ["os.getcwd"], "os.getcwd"), ranking("p2", ["x.y"], "os.getcwd"),
            dict(ranking("p1", ["x.y"], "os.getcwd"), model="ngram@general", ranker="ngram_domain"),
            dict(ranking("p2", ["os.getcwd"], "os.getcwd"), model="ngram@general", ranker="ngram_domain")]
@@ -352,6 +365,8 @@ def test_cross_domain_and_library_groups():
     assert not con.sql("SELECT * FROM apirec_headline WHERE metric LIKE 'ngram_domain%'").fetchall()
     groups = con.sql("SELECT DISTINCT value FROM apirec_breakdown WHERE dimension = 'library_group'").fetchall()
     assert groups == [("stdlib",)]
+    md = report_of(con)
+    assert "| all | web | 1 | 1.00 |" in md and "paper Table 9: TravTrans" in md
 
 
 def test_cross_domain_ngrams_rank_every_point(built):
