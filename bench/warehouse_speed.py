@@ -689,7 +689,10 @@ def pd_apirec_scores(tables: dict) -> pd.DataFrame:
     r = pd.concat([pd.read_parquet(f, columns=cols) for name in ("apirec_baselines", "apirec_query_baselines",
                                                                 "apirec_predictions") for f in tables[name]],
                   ignore_index=True)
-    r = r[r["status"] == "ok"]
+    # a ranking the model could not score (too long, no vector) stays: nothing returned, a miss at every k
+    bad = r["status"] != "ok"
+    r.loc[bad, ["gold_rank", "class_rank"]] = np.nan
+    r["top"] = [t if ok else np.array([], dtype=object) for t, ok in zip(r["top"], ~bad)]
     p = pd.read_parquet(tables["apirec_points"][0], columns=["point_id", "api", "api_class", "category", "position",
                                                              "length_bucket", "domain", "seen", "class_siblings",
                                                              "line_in_function", "path"])
@@ -734,7 +737,14 @@ def pd_apirec_scores(tables: dict) -> pd.DataFrame:
             s["mrr_class"] = np.where(cls <= 10, 1 / cls, 0.0)
             dcg = (Rk * disc[:k]).sum(axis=1)
             idcg = (-np.sort(-Rk, axis=1) * disc[:k]).sum(axis=1)
-            s["ndcg_apibench"] = np.where(idcg > 0, dcg / np.where(idcg > 0, idcg, 1), 0.0)
+            s["ndcg_apibench_topk"] = np.where(idcg > 0, dcg / np.where(idcg > 0, idcg, 1), 0.0)
+            # the paper's: IDCG@k from the whole returned list re-sorted; code points at method level (grade 2 -> 1)
+            code = (d["benchmark"] == "code").to_numpy()
+            G = np.where(code[:, None], (R == 2).astype(float), R)
+            gdcg = (G[:, :k] * disc[:k]).sum(axis=1)
+            gidcg = (-np.sort(-G, axis=1)[:, :k] * disc[:k]).sum(axis=1)
+            s["ndcg_apibench"] = np.where(gidcg > 0, gdcg / np.where(gidcg > 0, gidcg, 1), 0.0)
+            s["ndcg_standard_method"] = ((R[:, :k] == 2) * disc[:k]).sum(axis=1)
             ones = np.minimum(np.minimum(class_others, 9), k - 1)  # the ideal's 1s within the top k
             ideal = 2 * disc[0] + np.cumsum(np.concatenate([[0.0], disc[1:k]]))[ones]
             s["ndcg_standard"] = dcg / ideal
@@ -747,12 +757,21 @@ def pd_apirec_scores(tables: dict) -> pd.DataFrame:
 
 
 APIREC_METRICS = ["sr_method", "sr_class", "map_apibench_method", "map_standard_method", "map_apibench_class",
-                  "map_standard_class", "mrr_method", "mrr_class", "ndcg_apibench", "ndcg_standard"]
+                  "map_standard_class", "mrr_method", "mrr_class", "ndcg_apibench", "ndcg_apibench_topk",
+                  "ndcg_standard", "ndcg_standard_method"]
+
+
+def pd_apirec_subsets(s: pd.DataFrame) -> pd.DataFrame:
+    """apirec_subset_scores: every item (`all`); queries also `non_leaky`, `stdlib`, `stdlib_non_leaky`."""
+    q = s[s["benchmark"] == "query"]
+    std = q[q["category"] == "stdlib"]
+    return pd.concat([s.assign(subset="all"), q[~q["leaky"]].assign(subset="non_leaky"), std.assign(subset="stdlib"),
+                      std[~std["leaky"]].assign(subset="stdlib_non_leaky")])
 
 
 def pd_apirec_metrics(tables: dict) -> pd.DataFrame:
     s = pd_apirec_scores(tables)
-    both = pd.concat([s.assign(subset="all"), s[(s["benchmark"] == "query") & ~s["leaky"]].assign(subset="non_leaky")])
+    both = pd_apirec_subsets(s)
     out = both.groupby(["benchmark", "subset", "model", "ranker", "k"]).agg(
         points=("sr_method", "size"), **{m: (m, "mean") for m in APIREC_METRICS}).reset_index()
     return out
@@ -773,7 +792,7 @@ def pd_apirec_sr_by_category(tables: dict) -> pd.DataFrame:
 def pd_apirec_sr_ci(tables: dict) -> pd.DataFrame:
     s = pd_apirec_scores(tables)
     s = s[s["k"].isin([1, 10])]
-    both = pd.concat([s.assign(subset="all"), s[(s["benchmark"] == "query") & ~s["leaky"]].assign(subset="non_leaky")])
+    both = pd_apirec_subsets(s)
     rows = []
     for key, g in both.groupby(["benchmark", "subset", "model", "ranker", "k"], sort=True):
         ci = M.poisson_bootstrap_mean(g["point_id"].to_numpy(), g["sr_method"].to_numpy())

@@ -191,7 +191,8 @@ def views(points: list[dict], rankings: list[dict], queries: list[dict] = (), qu
 def point(pid: str, api: str, siblings: int = 1, category: str = "stdlib") -> dict:
     return {"point_id": pid, "file_id": "f", "source": "s", "repository": "r", "path": "p", "split": "test",
             "domain": "general", "function": "f", "line": 1, "col": 0, "written": api, "api": api,
-            "api_class": gen.api_class(api), "category": category, "previous_api": None, "api_index": 1,
+            "api_class": gen.api_class(api), "category": category,
+            "library_group": gen.library_group(category, api, ("json",)), "previous_api": None, "api_index": 1,
             "api_count": 1, "line_in_function": 1, "function_lines": 1, "position": "front",
             "length_bucket": "moderate", "imports": "", "context": "", "class_siblings": siblings, "seen": True,
             "candidates": [], "candidate_texts": []}
@@ -216,14 +217,21 @@ def test_table5_views_on_hand_built_rankings():
     con = views(pts, rks)
     got = {r[0]: r[1:] for r in con.sql(
         "SELECT point_id, sr_method, sr_class, map_apibench_method, map_standard_method, map_apibench_class, "
-        "map_standard_class, mrr_method, ndcg_apibench, ndcg_standard FROM apirec_point_scores WHERE k = 3").fetchall()}
+        "map_standard_class, mrr_method, ndcg_apibench, ndcg_standard, ndcg_apibench_topk, ndcg_standard_method "
+        "FROM apirec_point_scores WHERE k = 3").fetchall()}
     assert got["p1"][:2] == (0, 1) and got["p1"][6] == 0
     assert got["p1"][4] == 1.0 and got["p1"][5] == pytest.approx(0.5)  # class level: 2 relevant exist, 1 found
-    assert got["p1"][7] == pytest.approx(1.0)  # IDCG from the returned list itself
+    # code points: the paper's NDCG is method level (Table 7), so a class-only hit gains nothing; the top-k 2/1
+    # reading scores it 1 (IDCG from the returned top k itself)
+    assert got["p1"][7] == 0 and got["p1"][9] == pytest.approx(1.0) and got["p1"][10] == 0
     assert got["p1"][8] == pytest.approx(1 / (2 + 1 / 1.5849625007211563))  # ideal [2, 1]
     assert got["p2"][:4] == (1, 1, 0.5, 0.5) and got["p2"][6] == 0.5
-    assert got["p2"][7] == pytest.approx((2 / 1.5849625007211563) / 2) == got["p2"][8]
-    assert got["p3"] == (0, 0, 0, 0, 0, 0, 0, 0, 0)
+    lg3 = 1.5849625007211563
+    assert got["p2"][7] == pytest.approx(1 / lg3) == got["p2"][10]  # method level: 1/log2(3), the gold returned
+    assert got["p2"][9] == pytest.approx((2 / lg3) / 2) == got["p2"][8]
+    assert got["p3"] == (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+    # Table 7's pattern: NDCG@1 = SR@1 for code points
+    assert con.sql("SELECT bool_and(pattern_holds) FROM apirec_ndcg_at_1").fetchall() == [(True,)]
     m = dict(con.sql("SELECT k, sr_method FROM apirec_metrics").fetchall())
     assert m == {1: 0.0, 3: pytest.approx(1 / 3, abs=1e-4), 5: pytest.approx(1 / 3, abs=1e-4), 10: pytest.approx(1 / 3, abs=1e-4)}
     cats = con.sql("SELECT value, points, sr10_method FROM apirec_breakdown WHERE dimension = 'category'").fetchall()
@@ -233,7 +241,7 @@ def test_table5_views_on_hand_built_rankings():
                  "WHERE dimension = 'category' ORDER BY value").fetchall()
     assert ci == [("category", "stdlib", 2, 0.0, 0.0, 0.0), ("category", "third_party", 1, 1.0, 1.0, 1.0)]
     assert {r[1] for r in con.sql("SELECT * FROM apirec_headline").fetchall()} == {
-        "ngram_sr_at_1_method", "ngram_sr_at_10_method", "ngram_mrr_method"}
+        "ngram_sr_at_1_method", "ngram_sr_at_10_method", "ngram_mrr_method", "ngram_pool_recall"}
 
 
 def test_ide_baseline_never_runs_corpus_code(tmp_path):
@@ -246,47 +254,133 @@ def test_ide_baseline_never_runs_corpus_code(tmp_path):
             manifest_row(tmp_path, "lib", "lib/train.py", TRAIN, "train")]
     manifest = pa.Table.from_pylist(rows, core_schemas.MANIFEST)
     tables, _, _ = build(manifest, 1, 30, 100000, Cache(None))
-    points, base, stats = gen.generate(tables["usages"], tables["imports"], manifest, tmp_path, {}, "general",
-                                       "test", 0, 5, 10, 0, ide_max_points=10)
-    jedi = {r["point_id"]: r for r in base.to_pylist() if r["model"] == "jedi"}
-    assert stats["ide_points"] == len(jedi) == points.num_rows >= 2
-    join = next(p for p in points.to_pylist() if p["api"] == "os.path.join")
-    row = jedi[join["point_id"]]  # completes `os.path.` from the file alone (jedi's order: alphabetical here)
-    assert row["gold_in_candidates"] and row["top"][0] == "os.path.abspath" and row["gold_rank"] > 10
+    for typed in (0, 1):
+        points, base, stats = gen.generate(tables["usages"], tables["imports"], manifest, tmp_path, {}, "general",
+                                           "test", 0, 5, 10, 0, ide_max_points=0, ide_typed_chars=typed)
+        jedi = {r["point_id"]: r for r in base.to_pylist() if r["model"] == "jedi"}
+        assert stats["ide_points"] == len(jedi) == points.num_rows >= 2  # 0: every point
+        join = next(p for p in points.to_pylist() if p["api"] == "os.path.join")
+        row = jedi[join["point_id"]]  # completes `os.path.` (`os.path.j`) from the file alone, in jedi's order
+        if typed == 0:  # nothing typed after the qualifier: jedi's order is alphabetical
+            assert row["gold_in_candidates"] and row["top"][0] == "os.path.abspath" and row["gold_rank"] > 10
+        else:
+            assert row["top"][0] == "os.path.join" and row["gold_rank"] == 1
     assert not marker.exists()
 
 
-def query(qid: str, api: str, leaky: bool, siblings: int = 0) -> dict:
+def test_ide_names_the_files_own_definitions_by_its_module():
+    from pipeline.families.apirec import ide
+
+    project = ide.project()
+    code = "import os\n\n\ndef helper(x):\n    return x\n\n\ndef go():\n    "
+    assert ide.typed_prefix("os.path.join", 2) == "os.path.jo" and ide.typed_prefix("helper", 0) == ""
+    got = ide.complete(code, "helper", project, typed=2, key="f1", module="pkg.mod")
+    assert "pkg.mod.helper" in got and not any(n.startswith("__main__.") for n in got)
+    # a second cut of the same file under the same key (jedi's diff parser) gives the same answer as a fresh one
+    again = ide.complete(code + "x = 1\n    ", "helper", project, typed=2, key="f1", module="pkg.mod")
+    fresh = ide.complete(code + "x = 1\n    ", "helper", ide.project(), typed=2, key="f2", module="pkg.mod")
+    assert again == fresh and "pkg.mod.helper" in again
+
+
+def query(qid: str, api: str, leaky: bool, siblings: int = 0, category: str = "stdlib") -> dict:
     return {"query_id": qid, "origin": "docstring", "file_id": "f", "source": "s", "repository": "r", "path": "p",
             "split": "test", "domain": "general", "line": 1, "text": "t", "norm": "t", "api": api,
-            "api_class": gen.api_class(api), "kind": "function", "category": "stdlib", "leaky": leaky, "answers": 1,
+            "api_class": gen.api_class(api), "kind": "function", "category": category, "leaky": leaky, "answers": 1,
             "duplicates": 0, "class_siblings": siblings, "candidates": []}
 
 
 def test_query_metrics_with_and_without_leaky_queries():
-    qs = [query("q1", "os.path.join", True), query("q2", "json.loads", False), query("q3", "re.sub", False)]
+    qs = [query("q1", "os.path.join", True), query("q2", "json.loads", False),
+          query("q3", "re.sub", False, category="third_party")]
     bm25 = [dict(ranking("q1", ["os.path.join"], "os.path.join"), model="bm25", ranker="bm25"),
             dict(ranking("q2", ["json.dumps", "json.loads"], "json.loads"), model="bm25", ranker="bm25"),
             dict(ranking("q3", ["a.b"], "re.sub"), model="bm25", ranker="bm25")]
-    enc = [dict(ranking("q2", ["json.loads"], "json.loads"), model="minilm", ranker="embed_bm25")]
+    # the encoder scores q2 and could not embed q1 (no_vector): q1 counts as a miss, not a smaller denominator
+    enc = [dict(ranking("q2", ["json.loads"], "json.loads"), model="minilm", ranker="embed_bm25"),
+           dict(ranking("q1", [], "os.path.join"), model="minilm", ranker="embed_bm25", status="no_vector",
+                gold_in_candidates=True)]
     con = views([point("p1", "os.getcwd")], [ranking("p1", ["os.getcwd"], "os.getcwd")], qs, bm25, enc)
     got = {r[:3]: r[3:] for r in con.sql("SELECT benchmark, subset, ranker, points, sr_method, mrr_method "
                                          "FROM apirec_metrics WHERE k = 1").fetchall()}
     assert got == {("code", "all", "ngram"): (1, 1.0, 1.0),
                    ("query", "all", "bm25"): (3, pytest.approx(1 / 3, abs=1e-4), pytest.approx(0.5, abs=1e-4)),
                    ("query", "non_leaky", "bm25"): (2, 0.0, 0.25),
-                   ("query", "all", "embed_bm25"): (1, 1.0, 1.0),
-                   ("query", "non_leaky", "embed_bm25"): (1, 1.0, 1.0)}
+                   ("query", "stdlib", "bm25"): (2, 0.5, 0.75),  # the paper's APIBench-Q: standard APIs only
+                   ("query", "stdlib_non_leaky", "bm25"): (1, 0.0, 0.5),
+                   ("query", "all", "embed_bm25"): (2, 0.5, 0.5),
+                   ("query", "non_leaky", "embed_bm25"): (1, 1.0, 1.0),
+                   ("query", "stdlib", "embed_bm25"): (2, 0.5, 0.5),
+                   ("query", "stdlib_non_leaky", "embed_bm25"): (1, 1.0, 1.0)}
+    scored = dict(con.sql("SELECT ranker, scored FROM apirec_metrics WHERE k = 1 AND subset = 'all'").fetchall())
+    assert scored == {"ngram": 1, "bm25": 3, "embed_bm25": 1}
     k10 = dict(con.sql("SELECT ranker || subset, sr_method FROM apirec_metrics WHERE k = 10 AND benchmark = 'query'").fetchall())
     assert k10["bm25all"] == pytest.approx(2 / 3, abs=1e-4) and k10["bm25non_leaky"] == 0.5
     leaky = con.sql("SELECT value, points, sr1_method FROM apirec_breakdown WHERE dimension = 'leaky' "
                     "AND ranker = 'bm25' ORDER BY value").fetchall()
     assert leaky == [("false", 2, 0.0), ("true", 1, 1.0)]
     head = dict(con.sql("SELECT model || ':' || metric, value FROM apirec_headline").fetchall())
-    assert head["bm25:bm25_non_leaky_sr_at_10_method"] == 0.5 and head["minilm:embed_bm25_sr_at_1_method"] == 1.0
+    assert head["bm25:bm25_non_leaky_sr_at_10_method"] == 0.5 and head["minilm:embed_bm25_sr_at_1_method"] == 0.5
+    assert head["bm25:bm25_stdlib_sr_at_1_method"] == 0.5 and head["minilm:embed_bm25_pool_recall"] == 1.0
     cov = con.sql("SELECT benchmark, ranker, points, gold_in_candidates FROM apirec_coverage ORDER BY ALL").fetchall()
     assert cov == [("code", "ngram", 1, 1.0), ("query", "bm25", 3, pytest.approx(2 / 3, abs=1e-4)),
-                   ("query", "embed_bm25", 1, 1.0)]
+                   ("query", "embed_bm25", 2, 1.0)]
+    # paired against BM25 on the same two queries: SR@1 a = [0, 1], b = [1, 0]; SR@10 a = [0, 1], b = [1, 1]
+    paired = {(r[0], r[1]): r[2:] for r in con.sql(
+        "SELECT subset, k, baseline, n, sr_method, baseline_sr_method, diff, replicates FROM apirec_vs_baseline "
+        "JOIN (SELECT 1000 AS replicates) ON true WHERE ranker = 'embed_bm25'").fetchall()}
+    assert paired[("all", 1)][:5] == ("bm25", 2, 0.5, 0.5, 0.0)
+    assert paired[("all", 10)][:5] == ("bm25", 2, 0.5, 1.0, -0.5)
+    assert head["minilm:embed_bm25_sr_at_10_minus_bm25"] == -0.5
+    # Table 6's pattern for queries: method SR@1 <= NDCG@1 <= class SR@1
+    assert con.sql("SELECT bool_and(pattern_holds) FROM apirec_ndcg_at_1").fetchall() == [(True,)]
+    md = report_of(con)
+    assert "paper Table 6: BIKER" in md and "| query | all | minilm | embed_bm25 | bm25 | 10 | 2 |" in md
+    assert md.index("ours, query: bm25/bm25 (stdlib)") < md.index("ours, query: bm25/bm25 (all)")
+
+
+def report_of(con) -> str:
+    import tempfile
+
+    from pipeline.families.apirec import report
+
+    con.execute("CREATE TABLE IF NOT EXISTS not_applicable (family VARCHAR, model VARCHAR, reason VARCHAR)")
+    return report.section(con, Path(tempfile.mkdtemp()), "figures", {})
+
+
+def test_cross_domain_and_library_groups():
+    assert [gen.library_group(c, f, ("flask", "numpy")) for c, f in [
+        ("stdlib", "os.getcwd"), ("third_party", "flask.Flask"), ("third_party", "requests.get"),
+        ("user_defined", "app.util.helper"), ("third_party", "numpy.array")]] == [
+        "stdlib", "popular_third_party", "other_third_party", "user_defined", "popular_third_party"]
+    pts = [dict(point("p1", "os.getcwd"), domain="web", path="a.py"),
+           dict(point("p2", "os.getcwd"), domain="general", path="b.py")]
+    rks = [ranking("p1", ["os.getcwd"], "os.getcwd"), ranking("p2", ["x.y"], "os.getcwd"),
+           dict(ranking("p1", ["x.y"], "os.getcwd"), model="ngram@general", ranker="ngram_domain"),
+           dict(ranking("p2", ["os.getcwd"], "os.getcwd"), model="ngram@general", ranker="ngram_domain")]
+    con = views(pts, rks)
+    got = con.sql("SELECT train_domain, test_domain, n, sr10_method FROM apirec_cross_domain").fetchall()
+    assert got == [("all", "general", 1, 0.0), ("all", "web", 1, 1.0), ("general", "general", 1, 1.0),
+                   ("general", "web", 1, 0.0)]
+    # the per-domain n-grams stay out of scores.json and the paired table
+    assert not con.sql("SELECT * FROM apirec_headline WHERE metric LIKE 'ngram_domain%'").fetchall()
+    groups = con.sql("SELECT DISTINCT value FROM apirec_breakdown WHERE dimension = 'library_group'").fetchall()
+    assert groups == [("stdlib",)]
+    md = report_of(con)
+    assert "| all | web | 1 | 1.00 |" in md and "paper Table 9: TravTrans" in md
+
+
+def test_cross_domain_ngrams_rank_every_point(built):
+    _, points, _, _ = built
+    from pipeline.families.apirec.generate import cross_domain_rows
+
+    seqs = {("a", "f"): [{"fqn": "os.getcwd", "split": "train", "source": "s1"}],
+            ("b", "g"): [{"fqn": "json.loads", "split": "train", "source": "s2"}],
+            ("c", "h"): [{"fqn": "re.sub", "split": "test", "source": "s2"}]}
+    rows = cross_domain_rows(points, seqs, {"s1": "web"}, "general", 10)
+    assert len(rows) == 2 * len(points) and {r["model"] for r in rows} == {"ngram@general", "ngram@web"}
+    web = [r for r in rows if r["model"] == "ngram@web"]
+    assert all(r["top"] == ["os.getcwd"] and r["ranker"] == "ngram_domain" for r in web)
+    assert cross_domain_rows(points, seqs, {}, "general", 10) == []  # one training domain: nothing to compare
 
 
 def test_standard_scores_stay_within_one_when_a_ranker_returns_unknown_class_members():

@@ -91,6 +91,11 @@ def test_ndcg_class_only_hit(con):
     # a badly ordered list: [0, 2, 1] k=3: DCG = 2/log2(3) + 1/2; APIBench IDCG = 2 + 1/log2(3)
     dcg = 2 / math.log2(3) + 0.5
     assert one(con, "SELECT ndcg_at_k_apibench([0, 2, 1], 3)")[0] == pytest.approx(dcg / (2 + 1 / math.log2(3)))
+    # the whole list vs its top k: the exact API below k lowers APIBench's NDCG@1 (Table 6's pattern), not the top-k one's
+    assert one(con, "SELECT ndcg_at_k_apibench([1, 0, 2], 1), ndcg_at_k_apibench_topk([1, 0, 2], 1)") == (0.5, 1.0)
+    assert M.ndcg_at_k_apibench([[1, 0, 2]], 1)[0] == 0.5 and M.ndcg_at_k_apibench_topk([[1, 0, 2]], 1)[0] == 1.0
+    # method level (binary grades, one gold): NDCG@1 = SR@1 whenever the gold is returned at all (Table 7)
+    assert one(con, "SELECT ndcg_at_k_apibench([0, 1], 1), ndcg_at_k_apibench([1, 0], 1)") == (0, 1)
     # no gain anywhere -> 0; ideal NULL -> NULL
     assert one(con, "SELECT ndcg_at_k_apibench([0, 0], 3), ndcg_at_k_standard([0], 3, []), "
                     "ndcg_at_k_standard([1], 3, NULL)") == (0, 0, None)
@@ -179,12 +184,14 @@ def test_apibench_variants_sql_equals_python(con):
     rels = [r for _, r, _ in rows]
     for k in (*KS, None):
         for lvl in (1, 2):
-            sql = con.execute("SELECT ap_at_k_apibench(rels, $k, min_grade := $l), ndcg_at_k_apibench(rels, $k) "
-                              "FROM q ORDER BY rowid", {"k": k, "l": lvl}).fetchall()
+            sql = con.execute("SELECT ap_at_k_apibench(rels, $k, min_grade := $l), ndcg_at_k_apibench(rels, $k), "
+                              "ndcg_at_k_apibench_topk(rels, $k) FROM q ORDER BY rowid", {"k": k, "l": lvl}).fetchall()
             ap, nd = M.ap_at_k_apibench(rels, k, min_grade=lvl), M.ndcg_at_k_apibench(rels, k)
+            nd_top = M.ndcg_at_k_apibench_topk(rels, k)
             assert [s[0] for s in sql] == pytest.approx(ap.tolist(), abs=1e-12)
             assert [s[1] for s in sql] == pytest.approx(nd.tolist(), abs=1e-12)
-            assert ((0 <= ap) & (ap <= 1)).all() and ((0 <= nd) & (nd <= 1 + 1e-12)).all()
+            assert [s[2] for s in sql] == pytest.approx(nd_top.tolist(), abs=1e-12)
+            assert ((0 <= ap) & (ap <= 1)).all() and ((0 <= nd) & (nd <= nd_top + 1e-12)).all()
 
 
 # --------------------------------------------------------------------------------- Spearman
@@ -436,7 +443,8 @@ def test_paired_bootstrap_p_values(con):
 
 def test_registry_and_empty_tables(con):
     assert set(M.METRICS) >= {"success_at_k", "mrr_at_k", "map_at_k_standard", "map_at_k_apibench",
-                              "ndcg_at_k_standard", "ndcg_at_k_apibench", "error_rate", "mae", "spearman"}
+                              "ndcg_at_k_standard", "ndcg_at_k_apibench", "ndcg_at_k_apibench_topk", "error_rate", "mae",
+                              "spearman"}
     macros = {r[0] for r in con.execute("SELECT function_name FROM duckdb_functions() "
                                         "WHERE function_type LIKE '%macro%'").fetchall()}
     for m in M.METRICS.values():

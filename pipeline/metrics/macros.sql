@@ -77,9 +77,17 @@ CREATE OR REPLACE MACRO ndcg_at_k_standard(rels, k, ideal) AS
          THEN _dcg_at_k(rels, k) / _dcg_at_k(list_reverse_sort(ideal), k)
          ELSE 0::DOUBLE END;
 
--- APIBench paper: IDCG from the returned top k itself, re-sorted descending (so a list whose
--- relevant items are already in the best order scores 1, whatever it misses). 0 if no gain.
+-- APIBench paper, as its Tables 6-7 imply: IDCG@k = the best DCG@k of the WHOLE returned list re-sorted
+-- by grade ("re-arranging the order of current results"): an exact API returned below k still lowers
+-- NDCG@k (Table 6: BIKER NDCG@1 .27 < class SR@1 .33). 0 if the list has no gain.
 CREATE OR REPLACE MACRO ndcg_at_k_apibench(rels, k) AS
+    CASE WHEN _dcg_at_k(list_reverse_sort(coalesce(rels, []::INTEGER[])), k) > 0
+         THEN _dcg_at_k(rels, k) / _dcg_at_k(list_reverse_sort(coalesce(rels, []::INTEGER[])), k)
+         ELSE 0::DOUBLE END;
+
+-- A looser reading: IDCG from the returned TOP K only, re-sorted (so a list whose relevant items in the
+-- top k are already in the best order scores 1, whatever it misses; NDCG@1 = class SR@1 under 2/1 grades).
+CREATE OR REPLACE MACRO ndcg_at_k_apibench_topk(rels, k) AS
     CASE WHEN _dcg_at_k(list_reverse_sort(_top_k(rels, k)), k) > 0
          THEN _dcg_at_k(rels, k) / _dcg_at_k(list_reverse_sort(_top_k(rels, k)), k)
          ELSE 0::DOUBLE END;

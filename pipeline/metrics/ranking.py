@@ -104,7 +104,19 @@ def ndcg_at_k_standard(rels: Iterable, k: int | None, ideal: Iterable) -> np.nda
 
 
 def ndcg_at_k_apibench(rels: Iterable, k: int | None) -> np.ndarray:
-    """APIBench's NDCG@k: IDCG from the returned top k itself, re-sorted descending."""
+    """APIBench's NDCG@k as its Tables 6-7 imply: IDCG@k = the best DCG@k of the WHOLE returned list
+    re-sorted by grade ("re-arranging the order of current results"), so an exact API returned below k
+    still lowers NDCG@k (BIKER: NDCG@1 .27 < class SR@1 .33). 0 when the list has no gain."""
+    out = []
+    for r in rels:
+        idcg = _dcg(sorted(_top_k(r, None), reverse=True), k)
+        out.append(_dcg(r, k) / idcg if idcg > 0 else 0.0)
+    return np.array(out, dtype=np.float64)
+
+
+def ndcg_at_k_apibench_topk(rels: Iterable, k: int | None) -> np.ndarray:
+    """A looser reading of APIBench's NDCG@k: IDCG from the returned TOP K only, re-sorted (forces
+    NDCG@1 = class-level SR@1 under 2/1 grades, which Table 6 contradicts)."""
     out = []
     for r in rels:
         top = _top_k(r, k)

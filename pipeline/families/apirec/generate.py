@@ -152,6 +152,14 @@ def call_sequences(usages: pa.Table) -> dict[tuple[str, str], list[dict]]:
     return out
 
 
+def library_group(category: str, fqn: str, popular: tuple[str, ...]) -> str:
+    """The paper's API kinds (Sec. 3): `stdlib`, `popular_third_party` (a third-party API whose top-level package
+    is in `popular`, the paper's list of popular libraries), `other_third_party`, `user_defined`."""
+    if category == "third_party":
+        return "popular_third_party" if fqn.split(".", 1)[0] in popular else "other_third_party"
+    return category
+
+
 def ranking_row(point: dict, ranking: list[str], model: str, ranker: str, top_k: int) -> dict:
     gold, klass = point["api"], point["api_class"]
     rank = ranking.index(gold) + 1 if gold in ranking else None
@@ -161,11 +169,14 @@ def ranking_row(point: dict, ranking: list[str], model: str, ranker: str, top_k:
             "top": ranking[:top_k], "gold_logprob": None}
 
 
-def ide_rows(points: list[dict], files: dict, root: Path, cap: int, seed: int, top_k: int, stats: Counter) -> list[dict]:
-    """The jedi IDE baseline on a seeded subset of the points (ide.py): the file alone, cut at the point."""
+def ide_rows(points: list[dict], modules: dict[str, str], files: dict, root: Path, cap: int, typed: int, seed: int,
+             top_k: int, stats: Counter) -> list[dict]:
+    """The jedi IDE baseline (ide.py) on every point (`cap` 0) or a seeded subset: the file alone, cut at the
+    point, with the callee's qualifier and its first `typed` characters typed. Points are visited file by file in
+    source order under one path per file, so jedi's parser re-parses only what changed since the last cut."""
     from pipeline.families.apirec import ide
 
-    chosen = sorted(points, key=lambda p: ids.seeded_order_key(seed, "ide", p["point_id"]))[:cap]
+    chosen = sorted(points, key=lambda p: ids.seeded_order_key(seed, "ide", p["point_id"]))[:cap] if cap else points
     project = ide.project()
     rows, texts = [], {}
     for p in sorted(chosen, key=lambda p: (p["file_id"], p["line"], p["col"])):
@@ -174,15 +185,42 @@ def ide_rows(points: list[dict], files: dict, root: Path, cap: int, seed: int, t
         text = texts[p["file_id"]]
         lines = text.splitlines(keepends=True)
         offset = sum(len(x) for x in lines[: p["line"] - 1]) + p["col"]
-        ranking = ide.complete(text[:offset], p["written"], project)
+        ranking = ide.complete(text[:offset], p["written"], project, typed=typed, key=p["file_id"],
+                               module=modules.get(p["point_id"], ""))
         rows.append(ranking_row(p, ranking, "jedi", "ide", top_k))
     stats["ide_points"] = len(rows)
+    stats["ide_typed_chars"] = typed
+    stats["ide_gold_in_list"] = sum(r["gold_in_candidates"] for r in rows)
+    return rows
+
+
+def cross_domain_rows(points: list[dict], sequences: dict, domains: dict[str, str], default_domain: str,
+                      top_k: int) -> list[dict]:
+    """The paper's RQ6 (Table 9): one n-gram per domain, trained on that domain's train-split functions only,
+    ranks every point (ranker `ngram_domain`, model `ngram@<domain>`); only when the train split holds two
+    domains or more (with one, it is the n-gram itself)."""
+    by_domain: dict[str, list[list[str]]] = defaultdict(list)
+    for (_, _), seq in sorted(sequences.items()):
+        if seq[0]["split"] == "train":
+            by_domain[domains.get(seq[0]["source"], default_domain)].append([r["fqn"] for r in seq])
+    if len(by_domain) < 2:
+        return []
+    rows = []
+    for domain, seqs in sorted(by_domain.items()):
+        ngram, rankings = NGram(seqs), {}
+        for p in points:
+            if p["previous_api"] not in rankings:
+                rankings[p["previous_api"]] = ngram.rank(p["previous_api"])
+            rows.append(ranking_row(p, rankings[p["previous_api"]], f"ngram@{domain}", "ngram_domain", top_k))
     return rows
 
 
 def generate(usages: pa.Table, imports: pa.Table, manifest: pa.Table, root: Path, domains: dict[str, str],
              default_domain: str, eval_split: str, max_points: int, candidates: int, top_k: int,
-             seed: int, ide_max_points: int = 0) -> tuple[pa.Table, pa.Table, dict]:
+             seed: int, ide_max_points: int | None = None, ide_typed_chars: int = 1,
+             popular_libraries: tuple[str, ...] = (), cross_domain: bool = False) -> tuple[pa.Table, pa.Table, dict]:
+    """Points, baseline rankings (n-gram; jedi unless `ide_max_points` is None, 0 = every point; the per-domain
+    n-grams when `cross_domain`) and stats."""
     sequences = call_sequences(usages)
     ngram = NGram([[r["fqn"] for r in seq] for (_, _), seq in sorted(sequences.items()) if seq[0]["split"] == "train"])
     by_class = Counter(api_class(a) for a in ngram.vocab)
@@ -233,7 +271,7 @@ def generate(usages: pa.Table, imports: pa.Table, manifest: pa.Table, root: Path
         keep = set(sorted(keyed, key=lambda i: ids.seeded_order_key(seed, i))[:max_points])
         raw = [x for pid, x in keyed.items() if pid in keep]
     rankings: dict[str | None, list[str]] = {}  # the n-gram's ranking depends on the previous API only
-    points, baseline = [], []
+    points, baseline, modules = [], [], {}
     for r, function, offset, body, header, b, m, a, n, previous in raw:
         fqn = r["fqn"]
         point_id = ids.stable_id("apirec", r["file_id"], r["line"], r["col"])
@@ -245,7 +283,9 @@ def generate(usages: pa.Table, imports: pa.Table, manifest: pa.Table, root: Path
             "point_id": point_id, "file_id": r["file_id"], "source": r["source"], "repository": r["repository"],
             "path": r["path"], "split": r["split"], "domain": domains.get(r["source"], default_domain),
             "function": function, "line": r["line"], "col": r["col"], "written": r["chain"], "api": fqn,
-            "api_class": api_class(fqn), "category": r["category"], "previous_api": previous, "api_index": b,
+            "api_class": api_class(fqn), "category": r["category"],
+            "library_group": library_group(r["category"], fqn, popular_libraries), "previous_api": previous,
+            "api_index": b,
             "api_count": m, "line_in_function": a, "function_lines": n, "position": position(a, n, b, m),
             "length_bucket": buckets[(r["file_id"], function)], "imports": header,
             "context": (header + "\n\n" if header else "") + body,
@@ -253,14 +293,17 @@ def generate(usages: pa.Table, imports: pa.Table, manifest: pa.Table, root: Path
             "seen": fqn in ngram.unigram, "candidates": pool,
             "candidate_texts": [render(c, bindings[r["file_id"]], r["module"]) for c in pool]})
         baseline.append((points[-1], ranking))
+        modules[point_id] = r["module"] or ""
     table = pa.Table.from_pylist(points, schemas.POINTS).sort_by("point_id")
     rows = [ranking_row(p, rk, "ngram", "ngram", top_k) for p, rk in baseline]
-    if ide_max_points:
-        rows += ide_rows(points, files, root, ide_max_points, seed, top_k, stats)
+    if ide_max_points is not None:
+        rows += ide_rows(points, modules, files, root, ide_max_points, ide_typed_chars, seed, top_k, stats)
+    if cross_domain:
+        rows += cross_domain_rows(points, sequences, domains, default_domain, top_k)
     base = pa.Table.from_pylist(rows, schemas.BASELINES).sort_by([("point_id", "ascending"), ("model", "ascending")])
     stats.update({"points_all": total, "points": table.num_rows, "train_apis": len(ngram.vocab),
                   "functions": len(lengths)})
-    for col in ("category", "position", "length_bucket", "domain"):
+    for col in ("category", "library_group", "position", "length_bucket", "domain"):
         stats[f"points_by_{col}"] = dict(sorted(Counter(table.column(col).to_pylist()).items()))
     stats["ngram_gold_in_pool"] = sum(p["api"] in p["candidates"] for p in points)
     return table, base, dict(stats)
@@ -278,7 +321,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--candidates", type=int, required=True)
     ap.add_argument("--top-k", type=int, required=True)
     ap.add_argument("--seed", type=int, required=True)
-    ap.add_argument("--ide-max-points", type=int, default=0, help="points the jedi IDE baseline ranks (0: none)")
+    ap.add_argument("--ide-max-points", type=int, default=None,
+                    help="a seeded subset of the points the jedi IDE baseline ranks (0: every point; omitted: no jedi)")
+    ap.add_argument("--ide-typed-chars", type=int, default=1,
+                    help="characters of the callee's name typed before jedi completes (after its qualifier)")
+    ap.add_argument("--popular-libraries", nargs="*", default=[],
+                    help="top-level packages of the popular third-party libraries (library_group)")
+    ap.add_argument("--cross-domain", action="store_true",
+                    help="also rank every point with one n-gram per training domain (the paper's RQ6, Table 9)")
     ap.add_argument("--java-max-points", type=int, default=0, help="a seeded subset of the Java points (0: all)")
     ap.add_argument("--points", required=True, type=Path)
     ap.add_argument("--baselines", required=True, type=Path)
@@ -290,12 +340,14 @@ def main(argv: list[str] | None = None) -> int:
                                    read_parquet(args.imports, core_schemas.IMPORTS),
                                    read_parquet(args.manifest, core_schemas.MANIFEST), Path("."), domains,
                                    args.default_domain, args.eval_split, args.max_points, args.candidates,
-                                   args.top_k, args.seed, args.ide_max_points)
+                                   args.top_k, args.seed, args.ide_max_points, args.ide_typed_chars,
+                                   tuple(args.popular_libraries), args.cross_domain)
     from pipeline.families.apirec import java  # java.py builds on this module's n-gram and buckets
 
     points, base, stats = java.add_java_points(points, base, stats, read_parquet(args.manifest, core_schemas.MANIFEST),
                                                Path("."), domains, args.default_domain, args.eval_split,
-                                               args.java_max_points, args.candidates, args.top_k, args.seed)
+                                               args.java_max_points, args.candidates, args.top_k, args.seed,
+                                               tuple(args.popular_libraries))
     write_parquet(points, args.points, schemas.POINTS)
     write_parquet(base, args.baselines, schemas.BASELINES)
     write_json(stats, args.metrics)

@@ -1,43 +1,63 @@
 """The IDE baseline (the paper measured PyCharm by hand on 500 points): jedi's static completion at
-the recommendation point, automated over the points.
+the recommendation point, automated over every point.
 
-Jedi sees the file alone, as text, cut at the point; for a dotted callee the qualifier typed so far
-is kept (`os.path.` for `os.path.join`, as a developer would have typed it before the completion
-pops up), a bare callee completes from an empty prefix. Completions are mapped to their full names
-(jedi's order: its own ranking), classes and functions only. Jedi parses and infers; it never
+Jedi sees the file alone, as text, cut at the point, with what a developer would have typed by then:
+the callee's qualifier (`os.path.` for `os.path.join`) and the first `typed` characters of its name
+(`os.path.j`; `typed` = `apirec.ide_typed_chars`, default 1: the paper says only that its manual
+evaluation imitated developers, not how many characters they typed; PyCharm's completion pops up
+after the first one). Completions are mapped to their full names in jedi's own order (its ranking),
+classes and functions only; the file's own definitions, which jedi names `__main__.x`, get the
+file's module name (`pkg.mod.x`), as the extraction names them. Jedi parses and infers; it never
 imports or runs the corpus's code (the project is an empty folder, so no sys.path entry of the
 corpus is added, and unsafe extension loading stays off; tests/test_apirec.py checks a file that
-writes a marker when run leaves none).
+writes a marker when run leaves none). Each file gets one path under that empty folder (never
+written), so jedi's parser re-parses only the changed tail between two cuts of the same file.
 """
 
 from __future__ import annotations
 
 import logging
 import tempfile
+from pathlib import Path
 
 log = logging.getLogger("pipeline.families.apirec.ide")
 
 KINDS = ("function", "class")
+MAIN = "__main__."
 
 
-def complete(text_before: str, written: str, project) -> list[str]:
-    """Ranked full names jedi offers at the end of `text_before` + the callee's qualifier."""
+def typed_prefix(written: str, typed: int) -> str:
+    """What is typed at the point: the callee's qualifier and the first `typed` characters of its name."""
+    qualifier, _, name = written.rpartition(".")
+    return (qualifier + "." if qualifier else "") + name[: max(typed, 0)]
+
+
+def complete(text_before: str, written: str, project, typed: int = 0, key: str | None = None,
+             module: str = "") -> list[str]:
+    """Ranked full names jedi offers at the end of `text_before` + the typed prefix of the callee.
+    `key` names the file (one path per file under the project's empty folder); `module` replaces jedi's
+    `__main__` for the file's own definitions."""
     import jedi
 
-    qualifier = written.rsplit(".", 1)[0] + "." if "." in written else ""
-    code = text_before + qualifier
+    code = text_before + typed_prefix(written, typed)
     lines = code.split("\n")
+    path = Path(project.path) / f"{key}.py" if key else None
     try:
-        script = jedi.Script(code=code, project=project)
+        script = jedi.Script(code=code, path=path, project=project)
         completions = script.complete(len(lines), len(lines[-1]))
     except Exception as exc:  # jedi's inference can fail on odd code: no completions
         log.debug("jedi failed: %s", exc)
         return []
     out, seen = [], set()
     for c in completions:
-        if c.type in KINDS and c.full_name and c.full_name not in seen:
-            seen.add(c.full_name)
-            out.append(c.full_name)
+        name = c.full_name
+        if c.type not in KINDS or not name:
+            continue
+        if module and name.startswith(MAIN):
+            name = module + "." + name[len(MAIN):]
+        if name not in seen:
+            seen.add(name)
+            out.append(name)
     return out
 
 

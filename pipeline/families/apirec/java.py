@@ -44,7 +44,7 @@ import tree_sitter
 import tree_sitter_java
 
 from pipeline.core import ids
-from pipeline.families.apirec.generate import NGram, api_class, length_buckets, position, ranking_row
+from pipeline.families.apirec.generate import NGram, api_class, length_buckets, library_group, position, ranking_row
 from pipeline.manifest import read_text
 
 LANGUAGE = tree_sitter.Language(tree_sitter_java.language())
@@ -480,7 +480,8 @@ def file_calls(index: Index, scope: FileScope, tree, src: bytes, stats: Counter 
 
 
 def java_points(manifest_rows: list[dict], root, domains: dict[str, str], default_domain: str, eval_split: str,
-                max_points: int, candidates: int, top_k: int, seed: int) -> tuple[list[dict], list[dict], dict]:
+                max_points: int, candidates: int, top_k: int, seed: int,
+                popular: tuple[str, ...] = ()) -> tuple[list[dict], list[dict], dict]:
     """Java points (schemas.POINTS rows), their n-gram rankings (BASELINES rows) and stats."""
     java = sorted((r for r in manifest_rows if r["language"] == "java" and not r.get("duplicate")),
                   key=lambda r: r["file_id"])
@@ -559,6 +560,7 @@ def java_points(manifest_rows: list[dict], root, domains: dict[str, str], defaul
             "domain": domains.get(r["source"], default_domain), "function": function, "line": line, "col": col,
             "written": written, "api": c.fqn, "api_class": klass,
             "category": category(klass, r["repository"], index), "previous_api": previous, "api_index": b,
+            "library_group": library_group(category(klass, r["repository"], index), c.fqn, popular),
             "api_count": m, "line_in_function": a, "function_lines": n, "position": position(a, n, b, m),
             "length_bucket": buckets[(r["file_id"], function)], "imports": header,
             "context": (header + "\n\n" if header else "") + body,
@@ -584,12 +586,12 @@ def java_points(manifest_rows: list[dict], root, domains: dict[str, str], defaul
 
 def add_java_points(points: pa.Table, base: pa.Table, stats: dict, manifest: pa.Table, root, domains: dict[str, str],
                     default_domain: str, eval_split: str, max_points: int, candidates: int, top_k: int,
-                    seed: int) -> tuple[pa.Table, pa.Table, dict]:
+                    seed: int, popular: tuple[str, ...] = ()) -> tuple[pa.Table, pa.Table, dict]:
     """The Python points and baselines (generate.generate) with the Java ones added; Java stats under `java`."""
     from pipeline.families.apirec import schemas
 
     jp, jb, jstats = java_points(manifest.to_pylist(), root, domains, default_domain, eval_split, max_points,
-                                 candidates, top_k, seed)
+                                 candidates, top_k, seed, popular)
     points = pa.concat_tables([points, pa.Table.from_pylist(jp, schemas.POINTS)]).sort_by("point_id")
     base = pa.concat_tables([base, pa.Table.from_pylist(jb, schemas.BASELINES)]).sort_by(
         [("point_id", "ascending"), ("model", "ascending")])

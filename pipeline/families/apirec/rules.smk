@@ -22,6 +22,9 @@ rule apirec_points:
         candidates=APIREC["candidates"],
         top_k=APIREC["top_k"],
         ide_max_points=APIREC["ide_max_points"],
+        ide_typed_chars=APIREC["ide_typed_chars"],
+        popular=APIREC["popular_libraries"],
+        cross_domain="--cross-domain" if APIREC["cross_domain"] else "",
         java_max_points=APIREC["java_max_points"],
         seed=config["seed"],
     conda:
@@ -33,6 +36,7 @@ rule apirec_points:
         " --manifest {input.manifest:q} --domains {params.domains:q} --default-domain {params.default_domain:q}"
         " --eval-split {params.eval_split} --max-points {params.max_points} --candidates {params.candidates}"
         " --top-k {params.top_k} --seed {params.seed} --ide-max-points {params.ide_max_points}"
+        " --ide-typed-chars {params.ide_typed_chars} --popular-libraries {params.popular:q} {params.cross_domain}"
         " --java-max-points {params.java_max_points} --points {output.points:q}"
         " --baselines {output.baselines:q} --metrics {output.metrics:q} 2> {log:q}"
 

@@ -22,6 +22,9 @@ POINTS = pa.schema(
         pa.field("api", pa.string(), nullable=False),  # method-level answer: the FQN
         pa.field("api_class", pa.string(), nullable=False),  # class-level answer: class or module
         pa.field("category", pa.string(), nullable=False),  # stdlib / third_party / user_defined
+        # stdlib / popular_third_party (top-level package in apirec.popular_libraries: the paper's popular list) /
+        # other_third_party / user_defined
+        pa.field("library_group", pa.string(), nullable=False),
         pa.field("previous_api", pa.string(), nullable=True),  # the resolved API called just before, in the function
         pa.field("api_index", pa.int32(), nullable=False),  # b: 1-based index among the function's resolved calls
         pa.field("api_count", pa.int32(), nullable=False),  # m
@@ -48,7 +51,7 @@ POINTS = pa.schema(
 RANKING_FIELDS = [
     pa.field("point_id", pa.string(), nullable=False),
     pa.field("model", pa.string(), nullable=False),  # a zoo model, or the baseline's name (ngram)
-    pa.field("ranker", pa.string(), nullable=False),  # ngram / ide / bm25 / rerank_ngram[_mean|_pmi] / embed_bm25 / embed_universe
+    pa.field("ranker", pa.string(), nullable=False),  # ngram / ngram_domain / ide / bm25 / rerank_ngram[_mean|_pmi] / embed_bm25 / embed_universe
     pa.field("status", pa.string(), nullable=False),
     pa.field("gold_rank", pa.int32(), nullable=True),  # method level
     pa.field("class_rank", pa.int32(), nullable=True),  # first candidate of the gold's class
