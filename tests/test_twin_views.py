@@ -36,7 +36,8 @@ def quiz(quiz_id: str, answer: str) -> dict:
             "private": False, "setting": "call", "level": 1, "n_levels": 2, "level_name": answer,
             "level_role": "callable", "mask_position": "whole", "alias": None, "context": None,
             "text": "lib.<mask>(", "prefix": "lib.", "suffix": "(", "answer": answer, "candidates": CANDIDATES,
-            "candidates_siblings": 5, "candidates_same_kind": 5, "seen": True, "uses": 1}
+            "candidates_siblings": 5, "candidates_same_kind": 5, "seen": True, "uses": 1,
+            "context_leak": False}
 
 
 def prediction(model: str, protocol: str, quiz_id: str, rank: int | None) -> dict:
