@@ -381,3 +381,16 @@ def test_api_names_map_every_called_name_to_its_quizzed_api():
     assert ("numpy.linalg.norm", "numpy.linalg.norm") in got and ("os.path.join", "os.path.join") in got
     assert not any(r["fqn"].startswith("builtins.") for r in names)
     assert all(r["source"] == "s" and r["repository"] == "r" for r in names)
+
+
+def test_own_first_last_masks_follow_the_models_tokenizer(tokenizer):
+    """Issue 23 item 3: a whole-level quiz whose level the model's tokenizer splits gives that model's own
+    first- and last-token masks; a one-token level gives none (its fill_mask row is the paper's mask)."""
+    from pipeline.families.apiquiz.infer import Quiz, own_masks
+
+    q = Quiz("q", "import pandas as pd\npd.", "read_csv", "(", ("read_csv",))
+    masks = own_masks(tokenizer, q)
+    assert [m[0] for m in masks] == ["fill_mask_own_first", "fill_mask_own_last"]
+    assert [tokenizer.convert_ids_to_tokens(ids[at]) for _, ids, at in masks] == ["read", "##v"]
+    assert own_masks(tokenizer, Quiz("q", "import os\nos.", "path", ".join(", ("path",))) == []
+    assert own_masks(tokenizer, Quiz("q", "pd.", "read", "_csv(", ("read",), "first")) == []

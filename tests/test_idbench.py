@@ -154,3 +154,21 @@ def test_subtokens_and_leave_one_out_against_sklearn():
     assert np.allclose(ours, cross_val_predict(SVR(), x, y, cv=LeaveOneOut()))
     # by hand: the first prediction comes from a model that never saw the first pair
     assert ours[0] == pytest.approx(SVR().fit(x[1:], y[1:]).predict(x[:1])[0])
+
+
+def test_layer_chosen_on_held_out_pairs():
+    """Issue 23 item 8: the layer is chosen per fold on the other folds' pairs, and the CI reruns the choice."""
+    import numpy as np
+
+    from pipeline.families.idbench.stats import cv_layer_spearman
+
+    rng = np.random.default_rng(0)
+    y = rng.random(60)
+    ids = [f"p{i}" for i in range(60)]
+    good = cv_layer_spearman([rng.random(60), y * 2 + 1, rng.random(60)], y, [0, 1, 2], ids, 5, 200, seed=3)
+    assert good.layers == (1, 1, 1, 1, 1) and abs(good.rho - 1) < 1e-12 and good.hi <= 1 + 1e-12
+    noise = rng.random((20, 60))  # 20 layers of noise: the best on all pairs is optimistic, held-out is not
+    oracle = max(spearmanr(layer, y).statistic for layer in noise)
+    held = cv_layer_spearman(noise, y, list(range(20)), ids, 5, 200, seed=3)
+    assert held.rho < oracle - 0.1 and held.lo < 0 < held.hi
+    assert held == cv_layer_spearman(noise, y, list(range(20)), ids, 5, 200, seed=3)  # seeded
