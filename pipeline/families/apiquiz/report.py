@@ -68,7 +68,8 @@ def section(con, figures: Path, link: str, config, plots: Path | None = None) ->
            "\nnl quizzes whose context contains the answer (ignoring case: the masked name, or the first/last "
            "token a first/last-token quiz masks), left out of every table above:\n",
            markdown_table(["mask position", "nl quizzes", "leaking", "leaking %", "drawn", "drawn leaking"],
-                          con.sql("SELECT * FROM apiquiz_leaks").fetchall()),
+                          con.sql("SELECT * FROM apiquiz_leaks").fetchall()
+                          or [("(no nl quizzes)", 0, 0, None, 0, 0)]),
            "\nPaper, P@1 (call / import):\n",
            markdown_table(["model", "call", "import"], P_AT_1_CALL_IMPORT)]
     corpus = con.sql("SELECT model, corpus, files_read, split_files, bytes_read, split_bytes, quizzes, split_seen, "
@@ -82,14 +83,14 @@ def section(con, figures: Path, link: str, config, plots: Path | None = None) ->
                 markdown_table(["model", "corpus", "files read", "split files", "bytes read", "split bytes",
                                 "quizzes", "seen (split)", "seen (model)", "seen -> unseen", "unseen -> seen",
                                 "unseen library (RQ4)"], corpus)]
-    seen = con.sql("SELECT model, protocol, seen, sum(scored)::BIGINT, "
-                   "round(sum(p_at_1 * scored) FILTER (WHERE p_at_1 IS NOT NULL) / "
-                   "sum(scored) FILTER (WHERE p_at_1 IS NOT NULL), 2) "
-                   "FROM apiquiz_precision WHERE scored > 0 AND NOT context_leak GROUP BY ALL ORDER BY ALL").fetchall()
+    seen = con.sql("SELECT model, protocol, seen, coalesce(sum(n) FILTER (WHERE status = 'ok'), 0)::BIGINT AS scored, "
+                   "apiquiz_p_at(1, n, gold_rank, n_ranked, status), apiquiz_chance_at(1, n, n_ranked, status) "
+                   "FROM apiquiz_rank_counts WHERE NOT context_leak GROUP BY ALL HAVING scored > 0 "
+                   "ORDER BY ALL").fetchall()
     if seen:
         out += ["\nP@1 by the model's own seen/unseen (`unseen_library`: the paper's RQ4 unseen split, no API of the "
                 "library seen; `unseen_api_seen_library`: the rest of the unseen):\n",
-                markdown_table(["model", "protocol", "seen", "scored", "P@1"], seen)]
+                markdown_table(["model", "protocol", "seen", "scored", "P@1", "chance@1"], seen)]
     curves = con.sql("SELECT model, protocol, p_at_1, p_at_5, p_at_10, p_at_20, p_at_50, chance_at_1, chance_at_5, "
                      "chance_at_10, chance_at_20, chance_at_50, scored FROM apiquiz_p_at_k ORDER BY ALL").fetchall()
     ks = (1, 5, 10, 20, 50)

@@ -181,7 +181,7 @@ ORDER BY ALL;
 CREATE VIEW apiquiz_hits_at_1 AS
 SELECT p.model, p.protocol, q.setting, p.quiz_id AS item_id, success_at_k(p.gold_rank, 1) AS value
 FROM apiquiz_predictions p JOIN apiquiz_quizzes q USING (quiz_id)
-WHERE p.status = 'ok' AND NOT q.context_leak;
+WHERE p.status = 'ok' AND NOT q.context_leak AND p.n_ranked > 1;  -- one item ranked: a hit by construction
 
 -- P@1 with its sample count and a 95% Poisson-bootstrap confidence interval (1000 replicates, seed 0).
 -- The bootstrap needs only each group's histogram of hits (how many scored quizzes hit, how many miss:
@@ -190,7 +190,7 @@ WHERE p.status = 'ok' AND NOT q.context_leak;
 CREATE VIEW apiquiz_p_at_1_ci AS
 WITH hits AS (
     SELECT model, protocol, setting, success_at_k(gold_rank, 1) AS value, sum(n) AS items
-    FROM apiquiz_rank_counts WHERE status = 'ok' AND NOT context_leak GROUP BY ALL
+    FROM apiquiz_rank_counts WHERE status = 'ok' AND NOT context_leak AND n_ranked > 1 GROUP BY ALL
 )
 SELECT model, protocol, setting, n, round(100 * mean, 2) AS p_at_1, round(100 * lo, 2) AS lo, round(100 * hi, 2) AS hi
 FROM poisson_bootstrap_hist(hits)
@@ -228,7 +228,7 @@ JOIN apiquiz_hits_at_1 r ON r.model = w.twin AND r.protocol = t.protocol AND r.s
 CREATE VIEW apiquiz_vs_twin AS
 WITH pair_hits AS (
     SELECT model, protocol, setting, success_at_k(rank_a, 1) AS a, success_at_k(rank_b, 1) AS b, sum(n) AS items
-    FROM apiquiz_twin_rank_pairs WHERE quizzed GROUP BY ALL
+    FROM apiquiz_twin_rank_pairs WHERE quizzed AND n_ranked > 1 GROUP BY ALL
 )
 SELECT model, protocol, setting, n, round(100 * mean_a, 2) AS p_at_1, round(100 * mean_b, 2) AS twin_p_at_1,
        round(100 * diff, 2) AS diff, round(100 * lo, 2) AS lo, round(100 * hi, 2) AS hi, p_value
@@ -264,7 +264,7 @@ JOIN model_twins twin ON twin.model = t.model
 JOIN apiquiz_predictions r ON r.model = twin.twin AND r.protocol = t.protocol AND r.quiz_id = t.quiz_id
 LEFT JOIN apiquiz_quizzes q ON q.quiz_id = t.quiz_id
 CROSS JOIN (VALUES (1), (10)) k(k)
-WHERE t.status = 'ok' AND r.status = 'ok' AND (k.k = 1 OR t.protocol LIKE 'fill_mask%')
+WHERE t.status = 'ok' AND r.status = 'ok' AND (k.k = 1 OR t.protocol LIKE 'fill_mask%') AND t.n_ranked > k.k
   AND NOT coalesce(q.context_leak, false);
 
 -- ... with chance beside it (a uniformly random order puts the gold in the top k with probability
@@ -274,7 +274,7 @@ WHERE t.status = 'ok' AND r.status = 'ok' AND (k.k = 1 OR t.protocol LIKE 'fill_
 CREATE VIEW apiquiz_twin_diff AS
 WITH pairs AS (
     SELECT p.*, k.k FROM apiquiz_twin_rank_pairs p CROSS JOIN (VALUES (1), (10)) k(k)
-    WHERE k.k = 1 OR p.protocol LIKE 'fill_mask%'
+    WHERE (k.k = 1 OR p.protocol LIKE 'fill_mask%') AND p.n_ranked > k.k  -- P@k only where it does not saturate
 ),
 pair_hits AS (
     SELECT model, twin, protocol, k, success_at_k(rank_a, k) AS a, success_at_k(rank_b, k) AS b, sum(n) AS items
