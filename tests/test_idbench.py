@@ -117,6 +117,7 @@ def test_views_on_a_small_warehouse(tmp_path):
     for name, schema in (("embedding_scores", schemas.SCORES), ("embedding_vocab", schemas.EMBEDDING_VOCAB)):
         con.register(f"_{name}", schema.empty_table())
         con.execute(f"CREATE VIEW idbench_{name} AS SELECT * FROM _{name}")
+    con.execute("CREATE TABLE run_params AS SELECT 'seed' AS key, '4' AS value")  # the warehouse's params by leaf
     con.execute((REPO / "pipeline/families/idbench/sql/10_views.sql").read_text())
     rho, n = con.execute("SELECT rho, n FROM idbench_spearman WHERE system = 'LV' AND size = 'small' "
                      "AND gold = 'similarity' AND pair_set = 'comparable'").fetchone()
@@ -133,6 +134,25 @@ def test_views_on_a_small_warehouse(tmp_path):
     assert diff[0] < 1e-12 and diff[1] == con.execute("SELECT count(*) FROM idbench_spearman").fetchone()[0] > 100
     assert con.execute("SELECT count(DISTINCT layer) FROM idbench_spearman WHERE kind = 'model'").fetchone() == (2,)
     assert con.execute("SELECT count(*) FROM idbench_headline WHERE kind = 'model'").fetchone() == (9,)
+    # the layer chosen on held-out pairs (scores.json's model rows) equals stats.cv_layer_spearman (the report's)
+    from pipeline.families.idbench.report import _held_out_layers
+
+    class Rows:  # the report's `con.sql(q).fetchall()`, through execute (the fetchone() above left a result open)
+        def __init__(self, q):
+            self.rows = con.execute(q).fetchall()
+
+        def fetchall(self):
+            return self.rows
+
+    class Con:
+        sql = staticmethod(Rows)
+
+    py = _held_out_layers(Con(), 0, 4, 5)
+    sql = {(m, s, g): (n, rho, tuple(layers)) for m, s, g, n, rho, layers in con.execute(
+        "SELECT model, size, gold, n, rho, layers FROM idbench_held_out_layer").fetchall()}
+    assert len(sql) == len(py) == 9
+    for key, h in py.items():
+        assert sql[key][0] == h.n and sql[key][1] == pytest.approx(h.rho, abs=1e-12) and sql[key][2] == h.layers
     # release Path-based misses pairs: coverage below 1 on every rated pair, never silently dropped
     cov = con.execute("SELECT coverage FROM idbench_spearman WHERE system = 'release:Path-based' AND size = 'small' "
                   "AND gold = 'similarity' AND pair_set = 'all_rated'").fetchone()[0]
