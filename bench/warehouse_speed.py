@@ -401,25 +401,29 @@ def make_warehouse(root: Path, tables: dict, cards: list[dict]) -> Path:
 
 
 def pd_apiquiz(tables: dict, with_quizzes: bool) -> pd.DataFrame:
-    p = pd.concat([pd.read_parquet(f, columns=["quiz_id", "model", "protocol", "status", "gold_rank"])
+    p = pd.concat([pd.read_parquet(f, columns=["quiz_id", "model", "protocol", "status", "gold_rank", "n_ranked"])
                    for f in tables["apiquiz_predictions"]], ignore_index=True)
     if with_quizzes:
-        q = pd.read_parquet(tables["apiquiz_quizzes"][0], columns=["quiz_id", "setting", "mask_position", "seen"])
+        q = pd.read_parquet(tables["apiquiz_quizzes"][0], columns=["quiz_id", "setting", "mask_position", "context_leak"])
         p = p.merge(q, on="quiz_id")
+        # each model's own seen (apiquiz_seen): the bench's cards record no corpus (unknown); a random twin read
+        # nothing, so its every API is unseen, of an unseen library
+        p["seen"] = np.where(p["model"].astype(str).str.endswith("-random"), "unseen_library", "unknown")
     return p
 
 
 def hits(df: pd.DataFrame, ks: list[int]) -> pd.DataFrame:
+    """Hit at k of every scored quiz with more than k ranked items (P@k does not count the saturated)."""
     ok = df["status"] == "ok"
     for k in ks:
-        df[f"h{k}"] = np.where(ok, (df["gold_rank"] <= k).astype(float), np.nan)
+        df[f"h{k}"] = np.where(ok & (df["n_ranked"] > k), (df["gold_rank"] <= k).astype(float), np.nan)
     return df
 
 
 def pd_apiquiz_precision(tables: dict) -> pd.DataFrame:
     df = hits(pd_apiquiz(tables, True), [1, 5, 10, 20, 50])
     df["ok"] = df["status"] == "ok"
-    g = df.groupby(["model", "protocol", "setting", "mask_position", "seen"], sort=True)
+    g = df.groupby(["model", "protocol", "setting", "mask_position", "seen", "context_leak"], sort=True)
     out = g.agg(quizzes=("quiz_id", "size"), scored=("ok", "sum"), **{f"p_at_{k}": (f"h{k}", "mean") for k in [1, 5, 10, 20, 50]})
     for k in [1, 5, 10, 20, 50]:
         out[f"p_at_{k}"] = 100 * out[f"p_at_{k}"]  # the view rounds to 2 decimals (compared within 0.005)
@@ -428,6 +432,7 @@ def pd_apiquiz_precision(tables: dict) -> pd.DataFrame:
 
 def pd_apiquiz_by_setting(tables: dict) -> pd.DataFrame:
     df = hits(pd_apiquiz(tables, True), [1, 5, 10])
+    df = df[~df["context_leak"]].copy()
     df["ok"] = df["status"] == "ok"
     out = df.groupby(["model", "protocol", "setting"], sort=True).agg(
         scored=("ok", "sum"), **{f"p_at_{k}": (f"h{k}", "mean") for k in [1, 5, 10]})
@@ -437,8 +442,8 @@ def pd_apiquiz_by_setting(tables: dict) -> pd.DataFrame:
 
 
 def pd_apiquiz_p_at_k(tables: dict) -> pd.DataFrame:
-    df = pd_apiquiz(tables, False)
-    df = hits(df[df["status"] == "ok"].copy(), [1, 5, 10, 20, 50])
+    df = pd_apiquiz(tables, True)
+    df = hits(df[(df["status"] == "ok") & ~df["context_leak"]].copy(), [1, 5, 10, 20, 50])
     out = df.groupby(["model", "protocol"], sort=True).agg(
         scored=("quiz_id", "size"), **{f"p_at_{k}": (f"h{k}", "mean") for k in [1, 5, 10, 20, 50]})
     for k in [1, 5, 10, 20, 50]:
@@ -477,7 +482,7 @@ def pd_cs_scores(tables: dict) -> pd.DataFrame:
 
 def pd_hits_at_1(tables: dict) -> pd.DataFrame:
     p = pd_apiquiz(tables, True)
-    p = p[p["status"] == "ok"]
+    p = p[(p["status"] == "ok") & (p["n_ranked"] > 1) & ~p["context_leak"]]
     return pd.DataFrame({"model": p["model"].astype("category"), "protocol": p["protocol"].astype("category"),
                          "setting": p["setting"].astype("category"),
                          "item_id": p["quiz_id"].astype("category").cat.codes,  # ids only pair items here
@@ -526,7 +531,8 @@ def pd_twin_diff(tables: dict, cards: list[dict]) -> pd.DataFrame:
     pairs = t.merge(r, on=["twin", "protocol", "quiz_id"])
     rows = []
     for (model, twin, protocol), g in pairs.groupby(["model", "twin", "protocol"], sort=True):
-        for k in ([1, 10] if protocol == "fill_mask" else [1]):
+        for k in ([1, 10] if protocol.startswith("fill_mask") else [1]):
+            g = g[g["n_ranked"] > k]  # P@k only where it does not saturate
             a = (g["gold_rank"].to_numpy() <= k).astype(np.int64)
             b = (g["rank_b"].to_numpy() <= k).astype(np.int64)
             pb = M.poisson_paired_bootstrap(g["quiz_id"].to_numpy(), a, b)
@@ -892,11 +898,12 @@ def pd_idbench_spearman(tables: dict) -> pd.DataFrame:
 A2, R4 = 0.005 + 1e-9, 0.00005 + 1e-9
 VIEWS: dict[str, tuple] = {
     # apiquiz (--rows prediction rows)
-    "apiquiz_precision": (pd_apiquiz_precision, ["model", "protocol", "setting", "mask_position", "seen", "quizzes",
-                                                 "scored", "p_at_1", "p_at_5", "p_at_10", "p_at_20", "p_at_50"], 7, A2),
+    "apiquiz_precision": (pd_apiquiz_precision, ["model", "protocol", "setting", "mask_position", "seen",
+                                                 "context_leak", "quizzes", "scored", "p_at_1", "p_at_5", "p_at_10",
+                                                 "p_at_20", "p_at_50"], 8, A2),
     "apiquiz_by_setting": (pd_apiquiz_by_setting, ["model", "protocol", "setting", "scored", "p_at_1", "p_at_5",
                                                    "p_at_10"], 4, A2),
-    "apiquiz_p_at_k": (pd_apiquiz_p_at_k, ["model", "protocol", "scored", "p_at_1", "p_at_10", "p_at_50"], 3, 1e-9),
+    "apiquiz_p_at_k": (pd_apiquiz_p_at_k, ["model", "protocol", "scored", "p_at_1", "p_at_10", "p_at_50"], 3, A2),
     # 95% CIs (1000 replicates): the histogram Poisson bootstrap, against a pandas groupby feeding the Python twin
     "apiquiz_p_at_1_ci": (pd_p_at_1_ci, ["model", "protocol", "setting", "n", "p_at_1", "lo", "hi"], 4, A2),
     "apiquiz_vs_twin": (pd_vs_twin, ["model", "protocol", "setting", "n", "p_at_1", "twin_p_at_1", "diff", "lo", "hi",

@@ -362,3 +362,42 @@ def test_streamed_quizzes_equal_the_in_memory_tables_byte_for_byte(tmp_path, gen
         assert q.read_bytes() == (tmp_path / "ref-q2.parquet").read_bytes(), chunk
         assert t.read_bytes() == (tmp_path / "ref-t.parquet").read_bytes(), chunk
         assert got == doubled[2] and got["quizzes"] == stats["quizzes"] > 10
+
+
+def test_nl_context_leaks_are_flagged(generated):
+    """Issue 23 item 2: an nl quiz whose context contains the answer (or the masked name) is flagged."""
+    from pipeline.families.apiquiz.generate import context_leak
+
+    quizzes, _, stats = generated
+    nl = {(q["api"], q["level"], q["mask_position"]): q["context_leak"] for q in quizzes.to_pylist()
+          if q["setting"] == "nl"}
+    assert nl[("numpy.linalg.norm", 2, "whole")]  # "# Matrix or vector norm." gives `norm` away
+    assert not nl[("numpy.linalg.norm", 0, "whole")] and not nl[("numpy.linalg.norm", 1, "whole")]
+    assert not any(q["context_leak"] for q in quizzes.to_pylist() if q["setting"] != "nl")
+    assert sum(stats["nl_context_leaks_by_mask_position"].values()) == sum(nl.values())
+    assert context_leak("Read a CSV file.", "read", "read_csv") and context_leak("Read_CSV it", "x", "read_csv")
+    assert not context_leak("Parse a file.", "read_csv", "read_csv") and not context_leak(None, "a", "a")
+
+
+def test_api_names_map_every_called_name_to_its_quizzed_api():
+    """Issue 23 item 1: the called names (per source, repository) of each quizzed API, for the per-model seen."""
+    from pipeline.families.apiquiz.generate import Names, api_names, collect_apis
+
+    names = api_names(collect_apis(USAGES, Names(USAGES, IMPORTS, INVENTORY))).to_pylist()
+    got = {(r["fqn"], r["api"]) for r in names}
+    assert ("numpy.linalg.norm", "numpy.linalg.norm") in got and ("os.path.join", "os.path.join") in got
+    assert not any(r["fqn"].startswith("builtins.") for r in names)
+    assert all(r["source"] == "s" and r["repository"] == "r" for r in names)
+
+
+def test_own_first_last_masks_follow_the_models_tokenizer(tokenizer):
+    """Issue 23 item 3: a whole-level quiz whose level the model's tokenizer splits gives that model's own
+    first- and last-token masks; a one-token level gives none (its fill_mask row is the paper's mask)."""
+    from pipeline.families.apiquiz.infer import Quiz, own_masks
+
+    q = Quiz("q", "import pandas as pd\npd.", "read_csv", "(", ("read_csv",))
+    masks = own_masks(tokenizer, q)
+    assert [m[0] for m in masks] == ["fill_mask_own_first", "fill_mask_own_last"]
+    assert [tokenizer.convert_ids_to_tokens(ids[at]) for _, ids, at in masks] == ["read", "##v"]
+    assert own_masks(tokenizer, Quiz("q", "import os\nos.", "path", ".join(", ("path",))) == []
+    assert own_masks(tokenizer, Quiz("q", "pd.", "read", "_csv(", ("read",), "first")) == []

@@ -34,24 +34,34 @@ def test_apiquiz_precision_view_matches_hand_computation(e2e_project):
     quizzes = {q["quiz_id"]: q for q in pq.read_table(project / "data/families/apiquiz/quizzes.parquet").to_pylist()}
     assert {p["model"] for p in preds} == {"tiny-mlm", "tiny-clm", "tiny-mlm-random", "tiny-t5"}  # minilm: no LM head
     assert {p["protocol"] for p in preds if p["model"] in ("tiny-clm", "tiny-t5")} == {"rank", "rank_mean", "rank_pmi"}
-    assert {p["protocol"] for p in preds if p["model"] == "tiny-mlm"} == {"fill_mask", "rank", "rank_mean", "rank_pmi"}
+    # fill_mask_own_first / _last: the model's own first/last-token masks of the levels its tokenizer splits
+    assert {"fill_mask", "rank", "rank_mean", "rank_pmi"} <= {p["protocol"] for p in preds if p["model"] == "tiny-mlm"} <= {
+        "fill_mask", "fill_mask_own_first", "fill_mask_own_last", "rank", "rank_mean", "rank_pmi"}
     assert any(p["status"] == "ok" for p in preds if p["model"] == "tiny-t5")  # the encoder-decoder ranks too
     assert any(p["status"] == "ok" and p["protocol"] == "fill_mask" for p in preds if p["model"] == "tiny-mlm")
+    con = connect(project / "data/warehouse.duckdb")
+    # seen: each model's own (from the text its card says it read); the view keys by it and the leak flag
+    seen = {(m, a, r): s for m, a, r, s in run(con, "SELECT model, api, api_repository, seen FROM apiquiz_seen").fetchall()}
+    assert {s for (m, _, _), s in seen.items() if m == "tiny-clm"} == {"seen"}  # .test: it read the whole split
+    assert {s for (m, _, _), s in seen.items() if m == "minilm"} == {"unknown"}  # packaged: never guessed
+    position = {"fill_mask_own_first": "first", "fill_mask_own_last": "last"}
     groups = defaultdict(list)
     for p in preds:
         q = quizzes[p["quiz_id"]]
-        groups[(p["model"], p["protocol"], q["setting"], q["mask_position"], q["seen"])].append(p)
-    con = connect(project / "data/warehouse.duckdb")
+        groups[(p["model"], p["protocol"], q["setting"], position.get(p["protocol"], q["mask_position"]),
+                seen.get((p["model"], q["api"], q["repository"]), "unknown"), q["context_leak"])].append(p)
     # one visible line for the model the family does not apply to
     rows = run(con, "SELECT family, model, model_family FROM not_applicable ORDER BY ALL").fetchall()
     assert ("apiquiz", "minilm", "encoder-only") in rows and ("codesyntax", "tiny-clm", "causal-lm") in rows
     assert all(f != "apiquiz" or m == "minilm" for f, m, _ in rows)
-    view = {tuple(r[:5]): r[5:] for r in run(con, "SELECT model, protocol, setting, mask_position, seen, quizzes, "
-                                                  "scored, p_at_1, p_at_5, p_at_50 FROM apiquiz_precision").fetchall()}
+    view = {tuple(r[:6]): r[6:] for r in run(con, "SELECT model, protocol, setting, mask_position, seen, context_leak, "
+                                                  "quizzes, scored, p_at_1, p_at_5, p_at_50 FROM apiquiz_precision").fetchall()}
     assert set(view) == set(groups)
     for key, rows in groups.items():
-        ok = [r["gold_rank"] for r in rows if r["status"] == "ok"]
-        expect = [len(rows), len(ok)] + [round(100 * sum(r <= k for r in ok) / len(ok), 2) if ok else None
+        ok = [r for r in rows if r["status"] == "ok"]
+        # P@k over the quizzes with more than k ranked items (the rest are in the top k by construction)
+        at = {k: [r["gold_rank"] for r in ok if r["n_ranked"] > k] for k in (1, 5, 50)}
+        expect = [len(rows), len(ok)] + [round(100 * sum(g <= k for g in at[k]) / len(at[k]), 2) if at[k] else None
                                          for k in (1, 5, 50)]
         assert list(view[key]) == pytest.approx(expect), key
     # the report's strata table: generated / drawn / scored per (setting, mask position, protocol)
@@ -62,7 +72,7 @@ def test_apiquiz_precision_view_matches_hand_computation(e2e_project):
     drawn = defaultdict(lambda: defaultdict(lambda: [0, 0]))
     for p in preds:
         q = quizzes[p["quiz_id"]]
-        c = drawn[(q["setting"], q["mask_position"], p["protocol"])][p["model"]]
+        c = drawn[(q["setting"], position.get(p["protocol"], q["mask_position"]), p["protocol"])][p["model"]]
         c[0] += 1
         c[1] += p["status"] == "ok"
     assert strata == {k: (generated[k[:2]], max(c[0] for c in per.values()), min(c[1] for c in per.values()),

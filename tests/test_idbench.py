@@ -117,6 +117,7 @@ def test_views_on_a_small_warehouse(tmp_path):
     for name, schema in (("embedding_scores", schemas.SCORES), ("embedding_vocab", schemas.EMBEDDING_VOCAB)):
         con.register(f"_{name}", schema.empty_table())
         con.execute(f"CREATE VIEW idbench_{name} AS SELECT * FROM _{name}")
+    con.execute("CREATE TABLE run_params AS SELECT 'seed' AS key, '4' AS value")  # the warehouse's params by leaf
     con.execute((REPO / "pipeline/families/idbench/sql/10_views.sql").read_text())
     rho, n = con.execute("SELECT rho, n FROM idbench_spearman WHERE system = 'LV' AND size = 'small' "
                      "AND gold = 'similarity' AND pair_set = 'comparable'").fetchone()
@@ -133,6 +134,25 @@ def test_views_on_a_small_warehouse(tmp_path):
     assert diff[0] < 1e-12 and diff[1] == con.execute("SELECT count(*) FROM idbench_spearman").fetchone()[0] > 100
     assert con.execute("SELECT count(DISTINCT layer) FROM idbench_spearman WHERE kind = 'model'").fetchone() == (2,)
     assert con.execute("SELECT count(*) FROM idbench_headline WHERE kind = 'model'").fetchone() == (9,)
+    # the layer chosen on held-out pairs (scores.json's model rows) equals stats.cv_layer_spearman (the report's)
+    from pipeline.families.idbench.report import _held_out_layers
+
+    class Rows:  # the report's `con.sql(q).fetchall()`, through execute (the fetchone() above left a result open)
+        def __init__(self, q):
+            self.rows = con.execute(q).fetchall()
+
+        def fetchall(self):
+            return self.rows
+
+    class Con:
+        sql = staticmethod(Rows)
+
+    py = _held_out_layers(Con(), 0, 4, 5)
+    sql = {(m, s, g): (n, rho, tuple(layers)) for m, s, g, n, rho, layers in con.execute(
+        "SELECT model, size, gold, n, rho, layers FROM idbench_held_out_layer").fetchall()}
+    assert len(sql) == len(py) == 9
+    for key, h in py.items():
+        assert sql[key][0] == h.n and sql[key][1] == pytest.approx(h.rho, abs=1e-12) and sql[key][2] == h.layers
     # release Path-based misses pairs: coverage below 1 on every rated pair, never silently dropped
     cov = con.execute("SELECT coverage FROM idbench_spearman WHERE system = 'release:Path-based' AND size = 'small' "
                   "AND gold = 'similarity' AND pair_set = 'all_rated'").fetchone()[0]
@@ -154,3 +174,21 @@ def test_subtokens_and_leave_one_out_against_sklearn():
     assert np.allclose(ours, cross_val_predict(SVR(), x, y, cv=LeaveOneOut()))
     # by hand: the first prediction comes from a model that never saw the first pair
     assert ours[0] == pytest.approx(SVR().fit(x[1:], y[1:]).predict(x[:1])[0])
+
+
+def test_layer_chosen_on_held_out_pairs():
+    """Issue 23 item 8: the layer is chosen per fold on the other folds' pairs, and the CI reruns the choice."""
+    import numpy as np
+
+    from pipeline.families.idbench.stats import cv_layer_spearman
+
+    rng = np.random.default_rng(0)
+    y = rng.random(60)
+    ids = [f"p{i}" for i in range(60)]
+    good = cv_layer_spearman([rng.random(60), y * 2 + 1, rng.random(60)], y, [0, 1, 2], ids, 5, 200, seed=3)
+    assert good.layers == (1, 1, 1, 1, 1) and abs(good.rho - 1) < 1e-12 and good.hi <= 1 + 1e-12
+    noise = rng.random((20, 60))  # 20 layers of noise: the best on all pairs is optimistic, held-out is not
+    oracle = max(spearmanr(layer, y).statistic for layer in noise)
+    held = cv_layer_spearman(noise, y, list(range(20)), ids, 5, 200, seed=3)
+    assert held.rho < oracle - 0.1 and held.lo < 0 < held.hi
+    assert held == cv_layer_spearman(noise, y, list(range(20)), ids, 5, 200, seed=3)  # seeded

@@ -113,6 +113,10 @@ def test_training_rule_builds_model_folders_cards_and_curves(project):
         blocks = card["train_data"]["tokens"] // 32
         assert card["train_data"]["full_epoch"] == (40 * 8 >= blocks)
         assert card["train_data"]["epochs"] == round(40 * 8 / blocks, 3)
+        read = card["train_data"]["read"]  # exactly what it read (issue 23 item 1)
+        assert 0 < read["files"] <= card["train_data"]["files"] <= card["train_data"]["split_files"]
+        assert read["blocks"] == blocks and read["blocks_read"] <= blocks and read["bytes"] > 0
+        assert read["blocks_read"] == blocks or not card["train_data"]["full_epoch"]
         curve = json.loads((folder / "training.json").read_text())
         assert len(curve["train_loss"]) == 40 and curve["eval_step"] == [20, 40]
         assert curve["train_loss"][-1] < curve["train_loss"][0]

@@ -37,7 +37,7 @@ def quiz(quiz_id: str, answer: str) -> dict:
             "level_role": "callable", "level_kind": "function", "mask_position": "whole", "alias": None, "context": None,
             "text": "lib.<mask>(", "prefix": "lib.", "suffix": "(", "answer": answer, "candidates": CANDIDATES,
             "candidates_siblings": 5, "candidates_same_kind": 5, "candidates_same_kind_known": 5,
-            "candidates_same_role": 5, "seen": True, "uses": 1}
+            "candidates_same_role": 5, "seen": True, "uses": 1, "context_leak": False}
 
 
 def prediction(model: str, protocol: str, quiz_id: str, rank: int | None) -> dict:

@@ -77,3 +77,58 @@ def blocks(ids: list[int], length: int, max_blocks: int | None = None, pad_id: i
     if max_blocks is not None:
         n = min(n, max_blocks)
     return torch.tensor(ids[: n * length], dtype=torch.long).view(n, length)
+
+
+def batch_order(n_blocks: int, batch_size: int, steps: int, seed: int) -> Iterator[list[int]]:
+    """The block indices of each training step's batch: seeded permutations of the blocks, concatenated,
+    cut into full batches (also when there are fewer blocks than a batch). The training loop draws its
+    batches from here, and the card recomputes from here which blocks the model read."""
+    gen = torch.Generator().manual_seed(seed)
+    order: list[int] = []
+    for _ in range(steps):
+        while len(order) < batch_size:
+            order.extend(torch.randperm(n_blocks, generator=gen).tolist())
+        idx, order = order[:batch_size], order[batch_size:]
+        yield idx
+
+
+def _position(text: str, char: int) -> tuple[int, int]:
+    """(1-based line, 0-based column in characters) of a character offset: the usages' convention."""
+    return text.count("\n", 0, char) + 1, char - (text.rfind("\n", 0, char) + 1)
+
+
+def read_ranges(tokenizer, selection: Selection, texts: Iterator[str], length: int, separator_id: int | None,
+              blocks_read: set[int]) -> dict:
+    """Exactly which text a model read: the selection's files tokenized as `token_stream` does, cut into
+    blocks of `length` tokens as `blocks` does (the ragged tail dropped; a stream shorter than one block
+    is one padded block), and, per file, the ranges of its tokens that lie in a block of `blocks_read`.
+    Ranges are [start line, start column, end line, end column) in the decoded text (1-based lines,
+    0-based character columns, as data/extract/usages.parquet places calls); `bytes` counts their UTF-8
+    bytes. Files with no token read are left out of `files` (they were selected, never read)."""
+    files, pos, total_bytes = [], 0, 0
+    streamed: list[tuple[str, str, list[tuple[int, int]], int]] = []
+    for file_id, text in zip(selection.file_ids, texts):
+        offsets = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True,
+                            verbose=False)["offset_mapping"]
+        streamed.append((file_id, text, offsets, pos))
+        pos += len(offsets) + (separator_id is not None)
+    usable = pos if 0 < pos < length else pos // length * length  # tokens inside a (possibly padded) block
+    for file_id, text, offsets, start in streamed:
+        ranges, run = [], None
+        for j, (a, b) in enumerate(offsets):
+            at = start + j
+            if at < usable and at // length in blocks_read:
+                run = [a, b] if run is None else [run[0], b]
+            elif run is not None:
+                ranges.append(run)
+                run = None
+        if run is not None:
+            ranges.append(run)
+        if ranges:
+            n_bytes = sum(len(text[a:b].encode("utf-8")) for a, b in ranges)
+            total_bytes += n_bytes
+            files.append({"file_id": file_id, "bytes": n_bytes,
+                          "ranges": [[*_position(text, a), *_position(text, b)] for a, b in ranges]})
+    return {"block_length": length, "blocks": max(1, pos // length) if 0 < pos < length else pos // length,
+            "blocks_read": len(blocks_read), "files": len(files), "bytes": total_bytes,
+            "text": sorted(files, key=lambda f: f["file_id"])}

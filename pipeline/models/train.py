@@ -24,7 +24,7 @@ from tqdm import tqdm
 from pipeline.core import logs
 from pipeline.io import atomic_path, write_json
 from pipeline.models import cards
-from pipeline.models.data import blocks, select_files, token_stream
+from pipeline.models.data import batch_order, blocks, read_ranges, select_files, token_stream
 from pipeline.models.entries import OBJECTIVES
 from pipeline.models.tokenizer_train import RECORD_FILE, SENTINEL, SPECIAL_TOKENS, TOKENIZER_FILE
 from pipeline.models.zoo import ModelEntry, auto_class, locate, parse_zoo, pick_device
@@ -225,14 +225,10 @@ def train(objective: str, p: TrainParams, train_blocks: torch.Tensor, valid_bloc
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": p.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
                             lr=p.learning_rate)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: lr_factor(s, p))
-    order_gen = torch.Generator().manual_seed(seed)
     mask_gen = torch.Generator().manual_seed(seed + 1)
-    order: list[int] = []
     curve = {"step": [], "train_loss": [], "eval_step": [], "valid_loss": []}
-    for step in tqdm(range(p.steps), desc=f"train {objective}", file=sys.stderr, mininterval=5):
-        while len(order) < p.batch_size:  # full batches, also when there are fewer blocks than a batch
-            order.extend(torch.randperm(train_blocks.shape[0], generator=order_gen).tolist())
-        idx, order = order[: p.batch_size], order[p.batch_size:]
+    batches = batch_order(train_blocks.shape[0], p.batch_size, p.steps, seed)  # the card recomputes it (read_ranges)
+    for step, idx in tqdm(enumerate(batches), total=p.steps, desc=f"train {objective}", file=sys.stderr, mininterval=5):
         batch = train_blocks[idx].to(device)
         loss = loss_of(model, objective, batch, p, vocab_size, mask_gen)
         opt.zero_grad(set_to_none=True)
@@ -312,13 +308,20 @@ def run_training(entry: ModelEntry, manifest: Path, tokenizer_dir: Path, data: d
     tokenizer.save_pretrained(out)
     record = json.loads((tokenizer_dir / RECORD_FILE).read_text())
     tokens_seen = p.steps * p.batch_size * p.seq_length
+    # `read`: exactly the text the model read (the blocks its batches drew, mapped back to line/column
+    # ranges of the selected files): "seen" is computed from it per model (apiquiz). `split_*`: the
+    # whole train split in these languages, for comparison.
+    drawn = set().union(*batch_order(train_blocks.shape[0], p.batch_size, p.steps, seed))
+    split = select_files(manifest, "train", data["languages"], 1 << 62, seed)
     card = cards.card_for(entry, model, str(out), {
         "seed": seed,
         # full_epoch: every block was in some batch, so every selected file was seen (all but the stream's
-        # ragged tail of < seq_length tokens): "seen vs unseen" is then exact at file level.
+        # ragged tail of < seq_length tokens).
         "train_data": {**train_sel.describe(data["languages"]), "tokens": int(train_blocks.numel()),
                        "tokens_seen": tokens_seen, "epochs": round(tokens_seen / train_blocks.numel(), 3),
-                       "full_epoch": p.steps * p.batch_size >= train_blocks.shape[0]},
+                       "full_epoch": p.steps * p.batch_size >= train_blocks.shape[0],
+                       "split_files": len(split.file_ids), "split_bytes": split.bytes,
+                       "read": read_ranges(tokenizer, train_sel, train_sel.texts(), content_length, EOS, drawn)},
         "tokenizer": {"kind": "byte-level BPE", "vocab_size": record["vocab_size"], "train_data": record["train_data"]},
         "training": {"objective": objective, **vars(p)},
     })

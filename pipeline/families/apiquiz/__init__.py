@@ -9,6 +9,7 @@ from pipeline.families.apiquiz import schemas
 FOLDER = Path(__file__).parent
 QUIZZES = "data/families/apiquiz/quizzes.parquet"
 QUIZ_TOKENS = "data/families/apiquiz/quiz_tokens.parquet"
+API_NAMES = "data/families/apiquiz/api_names.parquet"
 
 FAMILY = Family(
     name="apiquiz",
@@ -18,11 +19,13 @@ FAMILY = Family(
     version="1",
     folder=FOLDER,
     subsets=lambda config: ["all"],
-    targets=lambda config: [QUIZZES, QUIZ_TOKENS, "reports/metrics/apiquiz.json"],
+    targets=lambda config: [QUIZZES, QUIZ_TOKENS, API_NAMES, "reports/metrics/apiquiz.json"],
     tables=(
         Table("quizzes", schemas.QUIZZES, "apiquiz cloze quizzes", lambda config: [QUIZZES]),
         Table("quiz_tokens", schemas.QUIZ_TOKENS, "per quiz and tokenizer: is the answer one token",
               lambda config: [QUIZ_TOKENS]),
+        Table("api_names", schemas.API_NAMES, "which called names (per source, repository) are which quizzed API",
+              lambda config: [API_NAMES]),
     ),
     inference=Inference(
         task="pipeline.families.apiquiz.infer",
@@ -35,7 +38,7 @@ FAMILY = Family(
     ),
     report="pipeline.families.apiquiz.report",
     headline="SELECT model, 'p_at_1_' || protocol || '_' || setting AS metric, p_at_1 AS value, scored AS n "
-             "FROM apiquiz_by_setting WHERE scored > 0",
+             "FROM apiquiz_by_setting WHERE scored > 0 AND p_at_1 IS NOT NULL",
     plots=("apiquiz_p_at_k.csv",),
     evaluation=lambda config: [EvaluationSet("quizzes", "python", QUIZZES)],
 )

@@ -42,7 +42,7 @@ from pipeline.extract import library
 from pipeline.extract.build import absolute
 from pipeline.extract.visitor import private
 from pipeline.families.apiquiz import schemas
-from pipeline.io import parquet_stream, read_parquet, write_json
+from pipeline.io import parquet_stream, read_parquet, write_json, write_parquet
 
 log = logging.getLogger("pipeline.families.apiquiz.generate")
 
@@ -78,6 +78,9 @@ class Api:
     other_names: tuple[str, ...] = ()  # the other names the corpus calls it by (`pkg.core.Group` for `pkg.Group`)
     level_kinds: tuple[str, ...] = ()  # per level: module / class / function / method (see Names.level_kinds)
     kinds_known: tuple[bool, ...] = ()  # per level: the kind is the inventory's (else guessed from the name)
+    # every (called name, source, repository) of the corpus's calls that is this API: a model's own "seen" is
+    # computed from these and the text it read (sql/10_views.sql, apiquiz_seen)
+    called_as: tuple[tuple[str, str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -275,8 +278,9 @@ def collect_apis(usages: pa.Table, names: Names) -> list[Api]:
         owner = f"{source}/{repo}" if cat == "user_defined" and fqn.split(".", 1)[0] in names.shared else None
         key = (names.definition(fqn), owner)
         g = groups.setdefault(key, {"names": Counter(), "category": Counter(), "seen": False,
-                                    "aliases": defaultdict(Counter)})
+                                    "aliases": defaultdict(Counter), "called_as": set()})
         g["names"][fqn] += n
+        g["called_as"].add((fqn, source, repo))
         g["category"][cat] += n
         g["seen"] |= split == "train"
         if alias and target and fqn.startswith(target + "."):
@@ -291,7 +295,8 @@ def collect_apis(usages: pa.Table, names: Names) -> list[Api]:
         levels = names.module_levels(fqn)
         out.append(Api(fqn, cat, sum(g["names"].values()), g["seen"], alias, owner, private(fqn), definition,
                        levels, names.is_library_code(definition), names.is_data_member(definition),
-                       tuple(sorted(n for n in g["names"] if n != fqn)), *names.level_kinds(fqn, levels)))
+                       tuple(sorted(n for n in g["names"] if n != fqn)), *names.level_kinds(fqn, levels),
+                       called_as=tuple(sorted(g["called_as"]))))
     out.sort(key=lambda a: (a.fqn, a.repository or ""))
     return out
 
@@ -416,6 +421,24 @@ def token_spans(tokenizer, texts: list[str]) -> list[list[tuple[int, int]]]:
 
 def overlapping(spans: list[tuple[int, int]], start: int, end: int) -> list[tuple[int, int]]:
     return [(max(s, start), min(e, end)) for s, e in spans if s < end and e > start]
+
+
+def context_leak(context: str | None, answer: str, name: str) -> bool:
+    """The nl context gives the answer away: it contains (ignoring case) the masked text (the name, or the
+    first/last token a first/last-token quiz masks) or the whole masked name."""
+    if not context:
+        return False
+    folded = context.casefold()
+    return answer.casefold() in folded or name.casefold() in folded
+
+
+def api_names(apis: list[Api]) -> pa.Table:
+    """Which called names (per source and repository) are which quizzed API: the join from
+    data/extract/usages.parquet's call sites to the quizzes, for each model's own seen/unseen."""
+    rows = [{"api": a.fqn, "api_repository": a.repository, "fqn": fqn, "source": source, "repository": repo}
+            for a in apis for fqn, source, repo in a.called_as]
+    rows.sort(key=lambda r: (r["fqn"], r["source"], r["repository"], r["api"], r["api_repository"] or ""))
+    return pa.Table.from_pylist(rows, schemas.API_NAMES)
 
 
 def quiz_id(setting: str, api: str, level: int, position: str, alias: str | None, repository: str | None = None) -> str:
@@ -550,6 +573,7 @@ def quiz_rows(usages: pa.Table, inventory: pa.Table, imports: pa.Table, tokenize
                         masks = [("first", start, pieces[0][1]), ("last", pieces[-1][0], end), ("whole", start, end)]
                     for position, a, b in masks:
                         answer = t.text[a:b]
+                        leak = context_leak(t.context, answer, t.text[start:end])
                         role, kind = kinds[level], t.api.level_kinds[level]
                         cands, n_siblings = candidates(pools.by_parent[(".".join(parts[:level]), position, kind)],
                                                        pools.by_level[(level, position, kind)], answer, max_candidates)
@@ -567,7 +591,7 @@ def quiz_rows(usages: pa.Table, inventory: pa.Table, imports: pa.Table, tokenize
                             "candidates_same_kind_known": sum(c in pools.known_names.get((level, position, kind), ())
                                                               for c in cands),
                             "candidates_same_role": sum(c in pools.role_names[(level, position, role)] for c in cands),
-                            "seen": t.api.seen, "uses": t.api.uses,
+                            "seen": t.api.seen, "uses": t.api.uses, "context_leak": leak,
                         })
                         for spec, spans in zip(tokenizers, spans_by_tok):
                             inside = overlapping(spans[ti], a, b)
@@ -619,7 +643,8 @@ SPILL_ROWS = 4096
 
 def write_quizzes(usages: Path, inventory: pa.Table, imports: pa.Table, tokenizers: list[str], settings: list[str],
                   max_candidates: int, n_adversarial: int, seed: int, include_private: bool, out_quizzes: Path,
-                  out_tokens: Path, tmpdir: Path, memory_limit: str = "1GB", chunk: int = 512) -> dict:
+                  out_tokens: Path, tmpdir: Path, memory_limit: str = "1GB", chunk: int = 512,
+                  out_names: Path | None = None) -> dict:
     """`generate`, streamed: usages aggregated by DuckDB, quizzes produced per chunk of templates,
     spilled unsorted with their generation order, sorted out of core by DuckDB (ties keep the
     generation order, as the in-memory stable sort did) and written with `parquet_stream`: the same
@@ -630,6 +655,8 @@ def write_quizzes(usages: Path, inventory: pa.Table, imports: pa.Table, tokenize
     calls, modules = aggregate_usages(usages, memory_limit)
     every_api, apis, parts = quiz_rows(calls, inventory, imports, tokenizers, settings, max_candidates,
                                        n_adversarial, seed, include_private, modules=modules, chunk=chunk)
+    if out_names is not None:
+        write_parquet(api_names(apis), out_names, schemas.API_NAMES)
     q_schema = pa.schema([*schemas.QUIZZES, pa.field("_order", pa.int64())])
     f_schema = pa.schema([*schemas.QUIZ_TOKENS, pa.field("_order", pa.int64())])
     q_path, f_path = tmpdir / "quizzes.unsorted.parquet", tmpdir / "tokens.unsorted.parquet"
@@ -656,7 +683,7 @@ def write_quizzes(usages: Path, inventory: pa.Table, imports: pa.Table, tokenize
                                  "ORDER BY quiz_id, tokenizer, _order").to_arrow_reader(1 << 16):
             w.write(batch)
     # the summary reads the columns it counts, never the texts and candidate lists
-    slim = con.sql("SELECT quiz_id, setting, mask_position, seen, level_kind, candidates_same_kind, "
+    slim = con.sql("SELECT quiz_id, setting, mask_position, seen, context_leak, level_kind, candidates_same_kind, "
                    "candidates_same_kind_known, candidates_same_role, candidates_siblings, "
                        f"len(candidates) AS n_candidates FROM read_parquet('{q_path}') ORDER BY _order").to_arrow_table()
     flags = con.sql(f"SELECT * EXCLUDE (_order) FROM read_parquet('{f_path}') ORDER BY _order").to_arrow_table()
@@ -692,6 +719,11 @@ def summary(every_api: list[Api], apis: list[Api], quizzes: pa.Table, flags: pa.
         "quizzes_by_setting": counts(quizzes.column("setting")),
         "quizzes_by_mask_position": counts(quizzes.column("mask_position")),
         "quizzes_seen": int(pc.sum(quizzes.column("seen")).as_py() or 0),
+        # nl quizzes whose context gives the answer away, per mask position (left out of the headline)
+        "nl_context_leaks_by_mask_position": counts(quizzes.filter(quizzes.column("context_leak"))
+                                                   .column("mask_position")),
+        "nl_quizzes_by_mask_position": counts(quizzes.filter(pc.equal(quizzes.column("setting"), "nl"))
+                                              .column("mask_position")),
         "candidates_same_kind_share": round((pc.sum(quizzes.column("candidates_same_kind")).as_py() or 0)
                                             / max(1, n_cands), 4),
         # honest figures (issue 24 item 5): same kind by the inventory alone; the former role rule's share; per kind
@@ -746,6 +778,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, required=True)
     ap.add_argument("--quizzes", required=True, type=Path)
     ap.add_argument("--tokens", required=True, type=Path, help="per-tokenizer answer token counts")
+    ap.add_argument("--names", required=True, type=Path,
+                    help="which called names (per source, repository) are which quizzed API: for each model's seen")
     ap.add_argument("--metrics", required=True, type=Path)
     args = ap.parse_args(argv)
     logs.setup()
@@ -758,7 +792,7 @@ def main(argv: list[str] | None = None) -> int:
         stats = write_quizzes(args.usages, read_parquet(args.inventory, core_schemas.INVENTORY),
                               read_parquet(args.imports, core_schemas.IMPORTS), args.tokenizers, args.settings,
                               args.max_candidates, args.adversarial_aliases, args.seed, args.include_private,
-                              args.quizzes, args.tokens, Path(tmp))
+                              args.quizzes, args.tokens, Path(tmp), out_names=args.names)
     write_json(stats, args.metrics)
     log.info("apiquiz: %d APIs, %d quizzes %s", stats["apis"], stats["quizzes"], stats["quizzes_by_setting"])
     return 0

@@ -4,6 +4,9 @@ Protocols (the `protocol` column):
 - `fill_mask` (the paper's, masked LMs): the answer must be one token of this model's
   tokenizer in context; the mask replaces it and the row keeps the gold token's rank over the
   whole vocabulary and the top-k fill-ins.
+- `fill_mask_own_first` / `fill_mask_own_last` (masked LMs): the paper's first/last-token masks under
+  the model's own tokenizer, on the whole-level quizzes whose level it splits (the quizzes' own
+  first/last masks come from the generator's tokenizer, apiquiz.tokenizers[0]).
 - `rank` (beyond the paper, every model family with an LM head): each candidate completes the text
   and is scored by log-likelihood; masked LMs by pseudo-log-likelihood of the candidate's
   tokens (each masked in turn, the rest visible), causal LMs by the log-probability of the whole
@@ -50,24 +53,54 @@ class Quiz:
     answer: str
     suffix: str
     candidates: tuple[str, ...]
+    mask_position: str = "whole"  # first / last token of the level (the generator's tokenizer), or whole level
+
+
+OWN_MASKS = ("fill_mask_own_first", "fill_mask_own_last")
+
+
+def own_masks(tok, q: Quiz) -> list[tuple[str, list[int], int]]:
+    """The paper's first/last-token masks under this model's own tokenizer: for a whole-level quiz whose
+    level it splits, (protocol, ids, position) of its first token (starting where the level starts) and of
+    its last token (ending where it ends); a boundary token that runs past the level gives no quiz."""
+    if q.mask_position != "whole":
+        return []
+    text = q.prefix + q.answer + q.suffix
+    enc = tok(text, return_offsets_mapping=True, add_special_tokens=True)
+    start, end = len(q.prefix), len(q.prefix) + len(q.answer)
+    span = [i for i, (a, b) in enumerate(enc["offset_mapping"]) if b > a and a < end and b > start]
+    if len(span) < 2:
+        return []  # one token: the level's own fill_mask row
+    (a0, _), (_, b1) = enc["offset_mapping"][span[0]], enc["offset_mapping"][span[-1]]
+    out = []
+    if a0 == start:
+        out.append((OWN_MASKS[0], list(enc["input_ids"]), span[0]))
+    if b1 == end:
+        out.append((OWN_MASKS[1], list(enc["input_ids"]), span[-1]))
+    return out
 
 
 def fill_mask(scorer: Scorer, quizzes: list[Quiz], model: str, top_k: int) -> list[dict]:
+    """`fill_mask` rows (the quiz's answer, when it is one token of this model's tokenizer) and, for
+    whole-level quizzes this tokenizer splits, `fill_mask_own_first` / `fill_mask_own_last` rows (its own
+    first/last token masked, the rest of the level visible)."""
     rows, jobs, owners = [], [], []
     for q in quizzes:
         enc = encode(scorer.tok, q.prefix, q.answer, q.suffix)
         base = {"quiz_id": q.quiz_id, "model": model, "protocol": "fill_mask", "gold_rank": None,
                 "n_ranked": None, "top": [], "gold_logprob": None}
+        masks = [("fill_mask", list(enc.ids), enc.span[0])] if enc.exact else []
         if not enc.exact:
             rows.append({**base, "status": "multi_token"})
-        elif len(enc.ids) > scorer.max_length:
-            rows.append({**base, "status": "too_long"})
-        else:
-            ids = list(enc.ids)
-            gold = ids[enc.span[0]]
-            ids[enc.span[0]] = scorer.tok.mask_token_id
-            jobs.append((ids, enc.span[0]))
-            owners.append((base, gold))
+        masks += own_masks(scorer.tok, q)
+        for protocol, ids, at in masks:
+            if len(ids) > scorer.max_length:
+                rows.append({**base, "protocol": protocol, "status": "too_long"})
+                continue
+            gold = ids[at]
+            ids[at] = scorer.tok.mask_token_id
+            jobs.append((ids, at))
+            owners.append(({**base, "protocol": protocol}, gold))
     for (base, gold), logp in zip(owners, scorer.masked_position_logprobs(jobs)):
         rounded = torch.round(logp, decimals=SCORE_DECIMALS)
         g = rounded[gold]
@@ -123,8 +156,8 @@ def score_shard(quizzes: pa.Table, loaded, shard: int, shards: int, token_budget
     mine = quizzes.filter(pa.array(select_shard(ids, shard, shards, max_items, seed, strata, min_per_stratum),
                                           pa.bool_()))
     items = [Quiz(r["quiz_id"], r["prefix"], r["answer"], r["suffix"],
-                  ranked_candidates(r["answer"], r["candidates"], max_candidates))
-             for r in mine.select(["quiz_id", "prefix", "answer", "suffix", "candidates"]).to_pylist()]
+                  ranked_candidates(r["answer"], r["candidates"], max_candidates), r["mask_position"])
+             for r in mine.select(["quiz_id", "prefix", "answer", "suffix", "candidates", "mask_position"]).to_pylist()]
     model, family = loaded.entry.name, loaded.entry.model_family
     if family not in APPLIES_TO:
         raise ValueError(f"apiquiz needs an LM head; {model} is {family}")

@@ -28,7 +28,7 @@ def _distractors(con) -> list[str]:
 
 def section(con, figures: Path, link: str, config, plots: Path | None = None) -> str:
     rows = con.sql("SELECT b.model, b.protocol, b.setting, b.scored, b.p_at_1, "
-                   "'[' || ci.lo || ', ' || ci.hi || ']', b.p_at_5, b.p_at_10 "
+                   "'[' || ci.lo || ', ' || ci.hi || ']', b.chance_at_1, b.p_at_5, b.p_at_10, b.chance_at_10 "
                    "FROM apiquiz_by_setting b LEFT JOIN apiquiz_p_at_1_ci ci USING (model, protocol, setting) "
                    "WHERE b.scored > 0 ORDER BY b.protocol, b.model, b.setting").fetchall()
     twins = con.sql("SELECT model, protocol, setting, n, p_at_1, twin_p_at_1, diff, "
@@ -47,8 +47,13 @@ def section(con, figures: Path, link: str, config, plots: Path | None = None) ->
            "scored tokens, `rank_mean` by its mean per scored token (model tokens, not bytes as "
            "lm-evaluation-harness's acc_norm), `rank_pmi` by the sum minus the same tokens' log-likelihood "
            "without the context (a PMI; `pipeline/runtime/scoring.py` says what is scored and what \"without "
-           "the context\" is per model family).\n",
-           markdown_table(["model", "protocol", "setting", "scored", "P@1", "95% CI", "P@5", "P@10"], rows),
+           "the context\" is per model family). `fill_mask_own_first` / `_last`: the paper's first/last-token masks "
+           "under the model's own tokenizer (on the levels it splits). nl quizzes whose context gives the answer away "
+           "are left out (below). P@k counts only quizzes with more than k ranked items (a rank protocol ranks at "
+           "most 50 candidates: P@50 would be 100% by construction); chance is a random order's P@k on the same "
+           "quizzes.\n",
+           markdown_table(["model", "protocol", "setting", "scored", "P@1", "95% CI", "chance@1", "P@5", "P@10",
+                           "chance@10"], rows),
            "\nHeadline: each trained model against its random twin over all settings, on the quizzes both scored "
            "(P@1; P@10 too for fill_mask), with chance beside it (min(k, n)/n for n ranked items) and the "
            "difference's 95% CI (paired Poisson bootstrap, 1000 replicates); `beats twin`: the CI excludes zero "
@@ -72,26 +77,57 @@ def section(con, figures: Path, link: str, config, plots: Path | None = None) ->
                                   "coalesce(drawn, 0), coalesce(min_scored, 0), coalesce(max_scored, 0) "
                                   "FROM apiquiz_strata ORDER BY ALL").fetchall()),
            *_distractors(con),
+           "\nThe paper's protocol (fill_mask, masked LMs): on the paper's quiz set (answers one token of every "
+           "compared model's tokenizer: every model with fill_mask rows scored them), and beside it on each "
+           "model's own tokenizer (its single-token levels whole, its own first/last token of the levels it "
+           "splits). Leaking nl quizzes left out:\n",
+           markdown_table(["model", "quiz set", "mask position", "scored", "P@1", "P@5", "P@10"],
+                          con.sql("SELECT * FROM apiquiz_fill_mask ORDER BY quiz_set DESC, model, "
+                                  "mask_position").fetchall()),
+           "\nnl quizzes whose context contains the answer (ignoring case: the masked name, or the first/last "
+           "token a first/last-token quiz masks), left out of every table above:\n",
+           markdown_table(["mask position", "nl quizzes", "leaking", "leaking %", "drawn", "drawn leaking"],
+                          con.sql("SELECT * FROM apiquiz_leaks").fetchall()
+                          or [("(no nl quizzes)", 0, 0, None, 0, 0)]),
            "\nPaper, P@1 (call / import):\n",
            markdown_table(["model", "call", "import"], P_AT_1_CALL_IMPORT)]
-    seen = con.sql("SELECT model, protocol, seen, sum(scored)::BIGINT, round(sum(p_at_1 * scored) / sum(scored), 2) "
-                   "FROM apiquiz_precision WHERE scored > 0 GROUP BY ALL ORDER BY ALL").fetchall()
+    corpus = con.sql("SELECT model, corpus, files_read, split_files, bytes_read, split_bytes, quizzes, split_seen, "
+                     "model_seen, seen_to_unseen, unseen_to_seen, rq4_unseen_library FROM apiquiz_seen_vs_split "
+                     "WHERE model IN (SELECT DISTINCT model FROM apiquiz_predictions) ORDER BY model").fetchall()
+    if corpus:
+        out += ["\nSeen per model, from the text its card says it read (`exact`: the blocks its batches drew; "
+                "`none`: a random twin; `unknown`: a packaged or hub model, never guessed), against the split-level "
+                "flag (called in any train-split file): files and bytes read vs the train split's, quizzes seen "
+                "each way, and how many change side:\n",
+                markdown_table(["model", "corpus", "files read", "split files", "bytes read", "split bytes",
+                                "quizzes", "seen (split)", "seen (model)", "seen -> unseen", "unseen -> seen",
+                                "unseen library (RQ4)"], corpus)]
+    seen = con.sql("SELECT model, protocol, seen, coalesce(sum(n) FILTER (WHERE status = 'ok'), 0)::BIGINT AS scored, "
+                   "apiquiz_p_at(1, n, gold_rank, n_ranked, status), apiquiz_chance_at(1, n, n_ranked, status) "
+                   "FROM apiquiz_rank_counts WHERE NOT context_leak GROUP BY ALL HAVING scored > 0 "
+                   "ORDER BY ALL").fetchall()
     if seen:
-        out += ["\nSeen vs unseen in the train split (P@1):\n",
-                markdown_table(["model", "protocol", "seen", "scored", "P@1"], seen)]
-    curves = con.sql("SELECT model, protocol, p_at_1, p_at_5, p_at_10, p_at_20, p_at_50, scored FROM apiquiz_p_at_k "
-                     "ORDER BY ALL").fetchall()
-    if plots is not None:
-        write_plot(plots / "apiquiz_p_at_k.csv", ["model", "protocol", "x", "y", "scored"],  # x: k, y: P@k (%)
-                   [(m, p, k, v, n) for m, p, *ps, n in curves for k, v in zip((1, 5, 10, 20, 50), ps)])
+        out += ["\nP@1 by the model's own seen/unseen (`unseen_library`: the paper's RQ4 unseen split, no API of the "
+                "library seen; `unseen_api_seen_library`: the rest of the unseen):\n",
+                markdown_table(["model", "protocol", "seen", "scored", "P@1", "chance@1"], seen)]
+    curves = con.sql("SELECT model, protocol, p_at_1, p_at_5, p_at_10, p_at_20, p_at_50, chance_at_1, chance_at_5, "
+                     "chance_at_10, chance_at_20, chance_at_50, scored FROM apiquiz_p_at_k ORDER BY ALL").fetchall()
+    ks = (1, 5, 10, 20, 50)
+    if plots is not None:  # x: k, y: P@k (%); only the k below the number ranked (the rest saturate)
+        write_plot(plots / "apiquiz_p_at_k.csv", ["model", "protocol", "x", "y", "chance", "scored"],
+                   [(m, p, k, v, c, r[-1]) for m, p, *r in curves for k, v, c in zip(ks, r[:5], r[5:10])
+                    if v is not None])
     if curves:
         fig, ax = plt.subplots(figsize=(6, 4))
-        for model, protocol, *ps, _ in curves:
-            ax.plot([1, 5, 10, 20, 50], ps, marker="o", label=f"{model} ({protocol})")
+        for model, protocol, *r in curves:
+            points = [(k, v, c) for k, v, c in zip(ks, r[:5], r[5:10]) if v is not None]
+            line, = ax.plot([k for k, _, _ in points], [v for _, v, _ in points], marker="o",
+                            label=f"{model} ({protocol})")
+            ax.plot([k for k, _, _ in points], [c for _, _, c in points], ls=":", color=line.get_color(), lw=1)
         ax.set_xscale("log")
         ax.set_xlabel("k")
         ax.set_ylabel("P@k (%)")
-        ax.set_title("apiquiz: precision at k")
+        ax.set_title("apiquiz: precision at k (dotted: chance)")
         ax.legend(fontsize=7)
         save(fig, figures / "apiquiz_p_at_k.png")
         out.append(f"\n![P@k per model]({link}/apiquiz_p_at_k.png)\n")

@@ -9,6 +9,7 @@ rule apiquiz:
     output:
         quizzes="data/families/apiquiz/quizzes.parquet",
         tokens="data/families/apiquiz/quiz_tokens.parquet",
+        names="data/families/apiquiz/api_names.parquet",
         metrics="reports/metrics/apiquiz.json",
     params:
         tokenizers=config["apiquiz"]["tokenizers"],
@@ -26,5 +27,5 @@ rule apiquiz:
         " --imports {input.imports:q} {params.private}"
         " --tokenizers {params.tokenizers:q} --settings {params.settings:q}"
         " --max-candidates {params.max_candidates} --adversarial-aliases {params.adversarial_aliases}"
-        " --seed {params.seed} --quizzes {output.quizzes:q} --tokens {output.tokens:q}"
+        " --seed {params.seed} --quizzes {output.quizzes:q} --tokens {output.tokens:q} --names {output.names:q}"
         " --metrics {output.metrics:q} 2> {log:q}"

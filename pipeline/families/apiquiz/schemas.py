@@ -39,6 +39,22 @@ QUIZZES = pa.schema(
         pa.field("candidates_same_role", pa.int32(), nullable=False),
         pa.field("seen", pa.bool_(), nullable=False),  # the API occurs in a train-split file
         pa.field("uses", pa.int64(), nullable=False),  # calls of the API in the corpus
+        # nl setting: the context contains (ignoring case) the answer or the whole masked name; such quizzes
+        # are left out of the headline (issue 23 item 2). False in the other settings.
+        pa.field("context_leak", pa.bool_(), nullable=False),
+    ]
+)
+
+# Which called names are which quizzed API (generate.api_names): one row per (called FQN, source,
+# repository) of the corpus's calls. Joined to usages' call sites and a model card's read text, it
+# gives each model's own seen/unseen (sql/10_views.sql, apiquiz_seen).
+API_NAMES = pa.schema(
+    [
+        pa.field("api", pa.string(), nullable=False),  # the quizzes' `api`
+        pa.field("api_repository", pa.string(), nullable=True),  # the quizzes' `repository`
+        pa.field("fqn", pa.string(), nullable=False),  # usages.fqn
+        pa.field("source", pa.string(), nullable=False),  # usages.source
+        pa.field("repository", pa.string(), nullable=False),  # usages.repository
     ]
 )
 
@@ -55,7 +71,8 @@ QUIZ_TOKENS = pa.schema(
 
 
 # Inference (infer.py): one row per (quiz, model, protocol). `fill_mask` ranks the
-# gold token over the vocabulary (masked LMs, single-token answers); `rank` ranks the quiz's
+# gold token over the vocabulary (masked LMs, single-token answers; `fill_mask_own_first` / `_last`: the
+# model's own first/last token of a whole-level quiz's level it splits); `rank` ranks the quiz's
 # candidates by summed log-likelihood, `rank_mean` by its per-token mean, `rank_pmi` by the sum minus
 # the no-context log-likelihood (pipeline.runtime.scoring.PROTOCOLS). gold_logprob: the gold's score
 # under the row's protocol. status: ok / multi_token / too_long / not_applicable.

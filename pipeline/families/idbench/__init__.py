@@ -68,8 +68,10 @@ FAMILY = Family(
         hidden_states=True,
     ),
     report="pipeline.families.idbench.report",
+    # models: the layer chosen on held-out pairs (idbench_held_out_layer), never the oracle best layer
     headline="SELECT system AS model, 'spearman_' || gold || '_' || size AS metric, rho AS value, n "
-             "FROM idbench_headline",
+             "FROM idbench_headline WHERE kind <> 'model' UNION ALL "
+             "SELECT model, 'spearman_' || gold || '_' || size, round(rho, 4), n FROM idbench_held_out_layer",
     plots=("idbench_layers.csv",),
     references=lambda config: [Reference("idbench.dataset", (config["idbench"]["dataset"],),
                                          tuple(d["name"] for d in config.get("datasets", [])), "datasets names")],

@@ -76,3 +76,58 @@ def paired_spearman(a, b, y, replicates: int = 1000, seed: int = 0, alpha: float
     lo, hi = np.quantile(d, [alpha / 2, 1 - alpha / 2])
     wrong = (d <= 0).mean() if diff > 0 else (d >= 0).mean() if diff < 0 else 0.5
     return PairedRho(len(y), ra, rb, diff, float(lo), float(hi), float(min(1.0, 2 * wrong)))
+
+
+@dataclass(frozen=True)
+class HeldOutLayerRho:
+    """A model's rho with its layer chosen on held-out pairs (cv_layer_spearman)."""
+
+    n: int
+    rho: float
+    lo: float
+    hi: float
+    layers: tuple[int, ...]  # the layer chosen for each fold (on the other folds' pairs)
+
+
+def _held_out_rho(scores: np.ndarray, y: np.ndarray, fold_of: np.ndarray, folds: int) -> tuple[float, list[int]]:
+    """Each fold's pairs scored at the layer with the highest rho on the other folds' pairs; a pair's score
+    is its rank among all pairs at that layer (no gold used), so scores of different layers compare."""
+    n_layers, n = scores.shape
+    ranks = rankdata(scores, axis=1) / n
+    crossed, chosen = np.empty(n), []
+    for k in range(folds):
+        test = fold_of == k
+        if not test.any():
+            chosen.append(-1)
+            continue
+        train = ~test
+        rhos = _rows_rho(scores[:, train], np.broadcast_to(y[train], (n_layers, int(train.sum()))))
+        best = int(np.argmax(np.where(np.isfinite(rhos), rhos, -np.inf)))  # ties: the lowest layer
+        chosen.append(best)
+        crossed[test] = ranks[best, test]
+    return float(_rows_rho(crossed[None], y[None])[0]), chosen
+
+
+def cv_layer_spearman(scores, y, layers: list[int], pair_ids: list[str], folds: int = 5, replicates: int = 1000,
+                      seed: int = 0, alpha: float = 0.05, key: str = "") -> HeldOutLayerRho:
+    """Spearman's rho of a model whose layer is chosen on held-out pairs: the pairs split into `folds`
+    seeded folds (by pair id); for each fold, the layer with the highest rho on the other folds; each
+    pair scored at the layer chosen without it (_held_out_rho). The CI reruns the whole selection on
+    every bootstrap resample (a resampled pair keeps its fold), so it includes the choice of layer.
+    `scores`: [layers, pairs] (complete pairs only), `y`: the gold scores."""
+    scores, y = np.asarray(scores, dtype=float), np.asarray(y, dtype=float)
+    fold_of = np.array([int(stable_id("idbench-fold", seed, p), 16) % folds for p in pair_ids])
+    rho, chosen = _held_out_rho(scores, y, fold_of, folds)
+    names = tuple(layers[c] if c >= 0 else -1 for c in chosen)
+    if len(y) < 3 * folds or not replicates:
+        return HeldOutLayerRho(len(y), rho, float("nan"), float("nan"), names)
+    rng = _rng(seed, "held-out-layer", key)
+    reps = []
+    for _ in range(replicates):
+        idx = rng.integers(0, len(y), size=len(y))
+        r, _ = _held_out_rho(scores[:, idx], y[idx], fold_of[idx], folds)
+        reps.append(r)
+    reps = np.asarray(reps)
+    reps = reps[np.isfinite(reps)]
+    lo, hi = np.quantile(reps, [alpha / 2, 1 - alpha / 2])
+    return HeldOutLayerRho(len(y), rho, float(lo), float(hi), names)

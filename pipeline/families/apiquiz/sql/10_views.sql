@@ -1,47 +1,179 @@
--- Predictions counted per model, protocol, quiz stratum, status and gold rank, once, when the
--- warehouse is built: every P@k below is exact from these counts, and at scale (10M prediction rows,
--- bench/warehouse_speed.py) the join with the quizzes is paid once instead of per query.
-CREATE TABLE apiquiz_rank_counts AS
-SELECT p.model, p.protocol, q.setting, q.mask_position, q.seen, p.status, p.gold_rank, count(*) AS n
-FROM apiquiz_predictions p JOIN apiquiz_quizzes q USING (quiz_id)
+-- Each model's own seen/unseen (issue 23 item 1). The text every pipeline-trained model read is in its
+-- card (train_data.read.text: per file, [start line, start column, end line, end column) ranges of the
+-- blocks its batches drew); a quizzed API is `seen` by a model when one of its calls (usages, joined
+-- through apiquiz_api_names: the called names that are this API) starts inside that text.
+CREATE TABLE apiquiz_model_read AS
+WITH files AS (
+    SELECT name AS model, unnest(json_extract(card, '$.train_data.read.text[*]')) AS f FROM models
+), ranges AS (
+    SELECT model, json_extract_string(f, '$.file_id') AS file_id, unnest(json_extract(f, '$.ranges[*]')) AS r
+    FROM files
+)
+SELECT model, file_id, json_extract(r, '$[0]')::INTEGER AS start_line, json_extract(r, '$[1]')::INTEGER AS start_col,
+       json_extract(r, '$[2]')::INTEGER AS end_line, json_extract(r, '$[3]')::INTEGER AS end_col
+FROM ranges
+ORDER BY ALL;
+
+-- Per model, what its card says it read: `exact` (train_data.read), `none` (a random twin read no text),
+-- `unknown` (a packaged or hub model, or a card without a recorded corpus: never guessed).
+CREATE VIEW apiquiz_model_corpus AS
+SELECT name AS model,
+       CASE WHEN json_extract(card, '$.train_data.read') IS NOT NULL THEN 'exact'
+            WHEN random THEN 'none' ELSE 'unknown' END AS corpus,
+       json_extract(card, '$.train_data.read.files')::BIGINT AS files_read,
+       json_extract(card, '$.train_data.read.bytes')::BIGINT AS bytes_read,
+       json_extract(card, '$.train_data.split_files')::BIGINT AS split_files,
+       json_extract(card, '$.train_data.split_bytes')::BIGINT AS split_bytes
+FROM models;
+
+-- Per model and quizzed API: `seen` (a call of it in the text the model read), `unseen_api_seen_library`
+-- (unseen, but the model saw another API of its library: the top-level module), `unseen_library` (no API
+-- of its library seen: the paper's RQ4 unseen split, "we filter out all the APIs belonging to the seen
+-- libraries in the unseen split"), `unknown` (apiquiz_model_corpus.corpus = unknown).
+CREATE TABLE apiquiz_seen AS
+WITH read_apis AS (
+    SELECT DISTINCT r.model, n.api, n.api_repository
+    FROM usages u
+    JOIN apiquiz_api_names n ON n.fqn = u.fqn AND n.source = u.source AND n.repository = u.repository
+    JOIN apiquiz_model_read r ON r.file_id = u.file_id
+     AND (u.line > r.start_line OR (u.line = r.start_line AND u.col >= r.start_col))
+     AND (u.line < r.end_line OR (u.line = r.end_line AND u.col < r.end_col))
+    WHERE u.kind IN ('call', 'method')
+), apis AS (
+    SELECT DISTINCT api, repository AS api_repository, library FROM apiquiz_quizzes
+), seen_libraries AS (
+    SELECT DISTINCT r.model, a.library FROM read_apis r JOIN apis a USING (api)
+)
+SELECT c.model, a.api, a.api_repository,
+       CASE WHEN c.corpus = 'unknown' THEN 'unknown'
+            WHEN r.api IS NOT NULL THEN 'seen'
+            WHEN l.library IS NOT NULL THEN 'unseen_api_seen_library'
+            ELSE 'unseen_library' END AS seen
+FROM apiquiz_model_corpus c CROSS JOIN apis a
+LEFT JOIN read_apis r ON r.model = c.model AND r.api = a.api AND r.api_repository IS NOT DISTINCT FROM a.api_repository
+LEFT JOIN seen_libraries l ON l.model = c.model AND l.library = a.library
+ORDER BY ALL;
+
+-- Per model: the text it read against the train split, and how many quizzes change side between the
+-- split-level flag (quizzes.seen: called in any train-split file) and the model's own.
+CREATE VIEW apiquiz_seen_vs_split AS
+SELECT c.model, c.corpus, c.files_read, c.split_files, c.bytes_read, c.split_bytes, count(q.quiz_id) AS quizzes,
+       count(*) FILTER (WHERE q.seen) AS split_seen,
+       count(*) FILTER (WHERE s.seen = 'seen') AS model_seen,
+       count(*) FILTER (WHERE q.seen AND s.seen LIKE 'unseen%') AS seen_to_unseen,
+       count(*) FILTER (WHERE NOT q.seen AND s.seen = 'seen') AS unseen_to_seen,
+       count(*) FILTER (WHERE s.seen = 'unseen_library') AS rq4_unseen_library
+FROM apiquiz_model_corpus c
+LEFT JOIN apiquiz_seen s USING (model)
+LEFT JOIN apiquiz_quizzes q ON q.api = s.api AND q.repository IS NOT DISTINCT FROM s.api_repository
 GROUP BY ALL
 ORDER BY ALL;
 
--- apiquiz precision at k (percent of scored quizzes whose gold is in the top k), per model,
--- protocol, setting, mask position and seen/unseen. `scored` < `quizzes` when answers are
--- multi-token (fill_mask) or texts too long. P@k = success_at_k (pipeline/metrics).
+-- The paper's quiz set (issue 23 item 3): quizzes whose answer is one token of every compared model's
+-- vocabulary, i.e. that every model with fill_mask rows scored (status ok) under its own tokenizer.
+CREATE TABLE apiquiz_paper_set AS
+SELECT quiz_id FROM apiquiz_predictions
+WHERE protocol = 'fill_mask'
+GROUP BY quiz_id
+HAVING bool_and(status = 'ok')
+   AND count(DISTINCT model) = (SELECT count(DISTINCT model) FROM apiquiz_predictions WHERE protocol = 'fill_mask')
+ORDER BY ALL;
+
+-- Predictions counted per model, protocol, quiz stratum, status, gold rank and number ranked, once, when
+-- the warehouse is built: every P@k below is exact from these counts, and at scale (10M prediction rows,
+-- bench/warehouse_speed.py) the join with the quizzes is paid once instead of per query. `seen`: the
+-- model's own (apiquiz_seen); `context_leak`: an nl quiz whose context gives the answer away (left out of
+-- every view below but apiquiz_precision and apiquiz_leaks); `paper_set`: in apiquiz_paper_set. The
+-- model's own first/last-token masks (fill_mask_own_first / _last, on whole-level quizzes) count under
+-- mask position first / last.
+CREATE TABLE apiquiz_rank_counts AS
+SELECT p.model, p.protocol, q.setting,
+       CASE p.protocol WHEN 'fill_mask_own_first' THEN 'first' WHEN 'fill_mask_own_last' THEN 'last'
+                       ELSE q.mask_position END AS mask_position,
+       coalesce(s.seen, 'unknown') AS seen, q.context_leak, ps.quiz_id IS NOT NULL AS paper_set,
+       p.status, p.gold_rank, p.n_ranked, count(*) AS n
+FROM apiquiz_predictions p JOIN apiquiz_quizzes q USING (quiz_id)
+LEFT JOIN apiquiz_seen s ON s.model = p.model AND s.api = q.api AND s.api_repository IS NOT DISTINCT FROM q.repository
+LEFT JOIN apiquiz_paper_set ps ON ps.quiz_id = p.quiz_id
+GROUP BY ALL
+ORDER BY ALL;
+
+-- P@k in percent over the scored quizzes of a group that have more than k ranked items: a quiz with at
+-- most k candidates has its gold in the top k by construction (the rank protocols rank <= 50), so it is
+-- left out of P@k (NULL where no quiz of the group has more than k). `chance_at_k`: a random order's P@k
+-- over the same quizzes, min(k, n)/n averaged. P@k = success_at_k (pipeline/metrics).
+CREATE MACRO apiquiz_p_at(k, n, gold_rank, n_ranked, status) AS
+    round(100 * sum(n * success_at_k(gold_rank, k)) FILTER (WHERE status = 'ok' AND n_ranked > k)
+          / sum(n) FILTER (WHERE status = 'ok' AND n_ranked > k), 2);
+CREATE MACRO apiquiz_chance_at(k, n, n_ranked, status) AS
+    round(100 * sum(n * k / n_ranked) FILTER (WHERE status = 'ok' AND n_ranked > k)
+          / sum(n) FILTER (WHERE status = 'ok' AND n_ranked > k), 2);
+
+-- apiquiz precision at k per model, protocol, setting, mask position, the model's own seen/unseen and the
+-- nl leak flag. `scored` < `quizzes` when answers are multi-token (fill_mask) or texts too long.
 CREATE VIEW apiquiz_precision AS
-SELECT model, protocol, setting, mask_position, seen,
+SELECT model, protocol, setting, mask_position, seen, context_leak,
        sum(n)::BIGINT AS quizzes,
        coalesce(sum(n) FILTER (WHERE status = 'ok'), 0)::BIGINT AS scored,
-       round(100 * sum(n * success_at_k(gold_rank, 1)) FILTER (WHERE status = 'ok') / sum(n) FILTER (WHERE status = 'ok'), 2) AS p_at_1,
-       round(100 * sum(n * success_at_k(gold_rank, 5)) FILTER (WHERE status = 'ok') / sum(n) FILTER (WHERE status = 'ok'), 2) AS p_at_5,
-       round(100 * sum(n * success_at_k(gold_rank, 10)) FILTER (WHERE status = 'ok') / sum(n) FILTER (WHERE status = 'ok'), 2) AS p_at_10,
-       round(100 * sum(n * success_at_k(gold_rank, 20)) FILTER (WHERE status = 'ok') / sum(n) FILTER (WHERE status = 'ok'), 2) AS p_at_20,
-       round(100 * sum(n * success_at_k(gold_rank, 50)) FILTER (WHERE status = 'ok') / sum(n) FILTER (WHERE status = 'ok'), 2) AS p_at_50
+       apiquiz_p_at(1, n, gold_rank, n_ranked, status) AS p_at_1, apiquiz_p_at(5, n, gold_rank, n_ranked, status) AS p_at_5, apiquiz_p_at(10, n, gold_rank, n_ranked, status) AS p_at_10,
+       apiquiz_p_at(20, n, gold_rank, n_ranked, status) AS p_at_20, apiquiz_p_at(50, n, gold_rank, n_ranked, status) AS p_at_50
 FROM apiquiz_rank_counts
 GROUP BY ALL
 ORDER BY ALL;
 
--- Like the paper's Table III: P@k per model, protocol and setting (all mask positions, seen and unseen).
+-- Like the paper's Table III: P@k per model, protocol and setting (all mask positions, seen and unseen),
+-- leaking nl quizzes left out; chance beside P@1 and P@10.
 CREATE VIEW apiquiz_by_setting AS
 SELECT model, protocol, setting,
        coalesce(sum(n) FILTER (WHERE status = 'ok'), 0)::BIGINT AS scored,
-       round(100 * sum(n * success_at_k(gold_rank, 1)) FILTER (WHERE status = 'ok') / sum(n) FILTER (WHERE status = 'ok'), 2) AS p_at_1,
-       round(100 * sum(n * success_at_k(gold_rank, 5)) FILTER (WHERE status = 'ok') / sum(n) FILTER (WHERE status = 'ok'), 2) AS p_at_5,
-       round(100 * sum(n * success_at_k(gold_rank, 10)) FILTER (WHERE status = 'ok') / sum(n) FILTER (WHERE status = 'ok'), 2) AS p_at_10
+       apiquiz_p_at(1, n, gold_rank, n_ranked, status) AS p_at_1, apiquiz_p_at(5, n, gold_rank, n_ranked, status) AS p_at_5, apiquiz_p_at(10, n, gold_rank, n_ranked, status) AS p_at_10,
+       apiquiz_chance_at(1, n, n_ranked, status) AS chance_at_1, apiquiz_chance_at(10, n, n_ranked, status) AS chance_at_10
 FROM apiquiz_rank_counts
+WHERE NOT context_leak
 GROUP BY ALL
 ORDER BY ALL;
 
--- P@k over all scored quizzes per model and protocol (the P@k curves).
+-- P@k over all scored non-leaking quizzes per model and protocol (the P@k curves), each with chance.
 CREATE VIEW apiquiz_p_at_k AS
-SELECT model, protocol, sum(n)::BIGINT AS scored,
-       100 * sum(n * success_at_k(gold_rank, 1)) FILTER (WHERE status = 'ok') / sum(n) FILTER (WHERE status = 'ok') AS p_at_1, 100 * sum(n * success_at_k(gold_rank, 5)) FILTER (WHERE status = 'ok') / sum(n) FILTER (WHERE status = 'ok') AS p_at_5,
-       100 * sum(n * success_at_k(gold_rank, 10)) FILTER (WHERE status = 'ok') / sum(n) FILTER (WHERE status = 'ok') AS p_at_10, 100 * sum(n * success_at_k(gold_rank, 20)) FILTER (WHERE status = 'ok') / sum(n) FILTER (WHERE status = 'ok') AS p_at_20,
-       100 * sum(n * success_at_k(gold_rank, 50)) FILTER (WHERE status = 'ok') / sum(n) FILTER (WHERE status = 'ok') AS p_at_50
+SELECT model, protocol, coalesce(sum(n) FILTER (WHERE status = 'ok'), 0)::BIGINT AS scored,
+       apiquiz_p_at(1, n, gold_rank, n_ranked, status) AS p_at_1, apiquiz_p_at(5, n, gold_rank, n_ranked, status) AS p_at_5, apiquiz_p_at(10, n, gold_rank, n_ranked, status) AS p_at_10,
+       apiquiz_p_at(20, n, gold_rank, n_ranked, status) AS p_at_20, apiquiz_p_at(50, n, gold_rank, n_ranked, status) AS p_at_50,
+       apiquiz_chance_at(1, n, n_ranked, status) AS chance_at_1, apiquiz_chance_at(5, n, n_ranked, status) AS chance_at_5,
+       apiquiz_chance_at(10, n, n_ranked, status) AS chance_at_10, apiquiz_chance_at(20, n, n_ranked, status) AS chance_at_20,
+       apiquiz_chance_at(50, n, n_ranked, status) AS chance_at_50
 FROM apiquiz_rank_counts
-WHERE status = 'ok'
+WHERE status = 'ok' AND NOT context_leak
+GROUP BY ALL
+ORDER BY ALL;
+
+-- The paper's table (fill_mask, masked LMs) on the paper's quiz set (one token in every compared model),
+-- beside each model's own tokenizer's masks (its whole single-token levels and its own first/last token
+-- of the levels it splits); leaking nl quizzes left out.
+CREATE VIEW apiquiz_fill_mask AS
+SELECT model, 'paper set' AS quiz_set, mask_position, sum(n)::BIGINT AS scored,
+       apiquiz_p_at(1, n, gold_rank, n_ranked, status) AS p_at_1, apiquiz_p_at(5, n, gold_rank, n_ranked, status) AS p_at_5, apiquiz_p_at(10, n, gold_rank, n_ranked, status) AS p_at_10
+FROM apiquiz_rank_counts
+WHERE protocol = 'fill_mask' AND paper_set AND status = 'ok' AND NOT context_leak
+GROUP BY ALL
+UNION ALL
+SELECT model, 'own tokenizer' AS quiz_set, mask_position, sum(n)::BIGINT AS scored,
+       apiquiz_p_at(1, n, gold_rank, n_ranked, status) AS p_at_1, apiquiz_p_at(5, n, gold_rank, n_ranked, status) AS p_at_5, apiquiz_p_at(10, n, gold_rank, n_ranked, status) AS p_at_10
+FROM apiquiz_rank_counts
+WHERE status = 'ok' AND NOT context_leak
+  AND (protocol IN ('fill_mask_own_first', 'fill_mask_own_last') OR (protocol = 'fill_mask' AND mask_position = 'whole'))
+GROUP BY ALL
+ORDER BY ALL;
+
+-- nl quizzes whose context gives the answer away, per mask position: generated and drawn (issue 23 item 2).
+CREATE VIEW apiquiz_leaks AS
+WITH drawn AS (
+    SELECT DISTINCT quiz_id FROM apiquiz_predictions
+)
+SELECT q.mask_position, count(*) AS nl_quizzes, count(*) FILTER (WHERE q.context_leak) AS leaking,
+       round(100 * count(*) FILTER (WHERE q.context_leak) / count(*), 2) AS leaking_pct,
+       count(d.quiz_id) AS drawn, count(d.quiz_id) FILTER (WHERE q.context_leak) AS drawn_leaking
+FROM apiquiz_quizzes q LEFT JOIN drawn d USING (quiz_id)
+WHERE q.setting = 'nl'
 GROUP BY ALL
 ORDER BY ALL;
 
@@ -49,7 +181,7 @@ ORDER BY ALL;
 CREATE VIEW apiquiz_hits_at_1 AS
 SELECT p.model, p.protocol, q.setting, p.quiz_id AS item_id, success_at_k(p.gold_rank, 1) AS value
 FROM apiquiz_predictions p JOIN apiquiz_quizzes q USING (quiz_id)
-WHERE p.status = 'ok';
+WHERE p.status = 'ok' AND NOT q.context_leak AND p.n_ranked > 1;  -- one item ranked: a hit by construction
 
 -- P@1 with its sample count and a 95% Poisson-bootstrap confidence interval (1000 replicates, seed 0).
 -- The bootstrap needs only each group's histogram of hits (how many scored quizzes hit, how many miss:
@@ -58,7 +190,7 @@ WHERE p.status = 'ok';
 CREATE VIEW apiquiz_p_at_1_ci AS
 WITH hits AS (
     SELECT model, protocol, setting, success_at_k(gold_rank, 1) AS value, sum(n) AS items
-    FROM apiquiz_rank_counts WHERE status = 'ok' GROUP BY ALL
+    FROM apiquiz_rank_counts WHERE status = 'ok' AND NOT context_leak AND n_ranked > 1 GROUP BY ALL
 )
 SELECT model, protocol, setting, n, round(100 * mean, 2) AS p_at_1, round(100 * lo, 2) AS lo, round(100 * hi, 2) AS hi
 FROM poisson_bootstrap_hist(hits)
@@ -77,6 +209,7 @@ FROM ok t
 JOIN model_twins w ON w.model = t.model
 JOIN ok r ON r.model = w.twin AND r.protocol = t.protocol AND r.quiz_id = t.quiz_id
 LEFT JOIN apiquiz_quizzes q ON q.quiz_id = t.quiz_id
+WHERE NOT coalesce(q.context_leak, false)  -- leaking nl quizzes are left out (issue 23 item 2)
 GROUP BY ALL
 ORDER BY ALL;
 
@@ -95,7 +228,7 @@ JOIN apiquiz_hits_at_1 r ON r.model = w.twin AND r.protocol = t.protocol AND r.s
 CREATE VIEW apiquiz_vs_twin AS
 WITH pair_hits AS (
     SELECT model, protocol, setting, success_at_k(rank_a, 1) AS a, success_at_k(rank_b, 1) AS b, sum(n) AS items
-    FROM apiquiz_twin_rank_pairs WHERE quizzed GROUP BY ALL
+    FROM apiquiz_twin_rank_pairs WHERE quizzed AND n_ranked > 1 GROUP BY ALL
 )
 SELECT model, protocol, setting, n, round(100 * mean_a, 2) AS p_at_1, round(100 * mean_b, 2) AS twin_p_at_1,
        round(100 * diff, 2) AS diff, round(100 * lo, 2) AS lo, round(100 * hi, 2) AS hi, p_value
@@ -129,8 +262,10 @@ SELECT t.model, twin.twin, t.protocol, k.k, t.quiz_id AS item_id,
 FROM apiquiz_predictions t
 JOIN model_twins twin ON twin.model = t.model
 JOIN apiquiz_predictions r ON r.model = twin.twin AND r.protocol = t.protocol AND r.quiz_id = t.quiz_id
+LEFT JOIN apiquiz_quizzes q ON q.quiz_id = t.quiz_id
 CROSS JOIN (VALUES (1), (10)) k(k)
-WHERE t.status = 'ok' AND r.status = 'ok' AND (k.k = 1 OR t.protocol = 'fill_mask');
+WHERE t.status = 'ok' AND r.status = 'ok' AND (k.k = 1 OR t.protocol LIKE 'fill_mask%') AND t.n_ranked > k.k
+  AND NOT coalesce(q.context_leak, false);
 
 -- ... with chance beside it (a uniformly random order puts the gold in the top k with probability
 -- min(k, n)/n, n = the candidates or the vocabulary ranked), the difference's 95% CI (paired Poisson
@@ -139,7 +274,7 @@ WHERE t.status = 'ok' AND r.status = 'ok' AND (k.k = 1 OR t.protocol = 'fill_mas
 CREATE VIEW apiquiz_twin_diff AS
 WITH pairs AS (
     SELECT p.*, k.k FROM apiquiz_twin_rank_pairs p CROSS JOIN (VALUES (1), (10)) k(k)
-    WHERE k.k = 1 OR p.protocol = 'fill_mask'
+    WHERE (k.k = 1 OR p.protocol LIKE 'fill_mask%') AND p.n_ranked > k.k  -- P@k only where it does not saturate
 ),
 pair_hits AS (
     SELECT model, twin, protocol, k, success_at_k(rank_a, k) AS a, success_at_k(rank_b, k) AS b, sum(n) AS items
@@ -173,6 +308,6 @@ SELECT p.model, p.protocol, count(*) AS scored,
        round(100 * avg(success_at_k(p.gold_rank, 1)), 2) AS p_at_1,
        round(100 * avg(1 / p.n_ranked), 2) AS chance
 FROM apiquiz_predictions p JOIN q USING (quiz_id)
-WHERE p.status = 'ok' AND p.protocol <> 'fill_mask'
+WHERE p.status = 'ok' AND p.protocol NOT LIKE 'fill_mask%'
 GROUP BY ALL
 ORDER BY ALL;

@@ -158,3 +158,63 @@ FROM idbench_embedding_scores s JOIN idbench_pairs p USING (pair_id)
 JOIN idbench_embedding_vocab v1 ON v1.technique = s.technique AND v1.identifier_id = p.id1_id
 JOIN idbench_embedding_vocab v2 ON v2.technique = s.technique AND v2.identifier_id = p.id2_id
 GROUP BY ALL;
+
+-- A model's rho with its layer chosen on held-out pairs (issue 23 item 8; stats.cv_layer_spearman's point
+-- estimate, the report adds its bootstrap CI): the comparable pairs every layer scored (mean pooling) split
+-- into `idbench.layer_folds` folds by sha256('idbench-fold', seed, pair_id) (pipeline.core.ids.stable_id);
+-- each fold's pairs scored at the layer with the best rho on the other folds' pairs (ties: the lowest
+-- layer), a pair's score being its average rank among all pairs at that layer (no gold used); one rho over
+-- all the pairs. `layers`: the layer chosen per fold. scores.json's model rows read this view.
+CREATE VIEW idbench_held_out_layer AS
+WITH cfg AS (
+    SELECT coalesce((SELECT value FROM run_params WHERE key = 'seed'), '0') AS seed,
+           coalesce((SELECT value FROM run_params WHERE key = 'idbench.layer_folds'), '5')::INTEGER AS folds
+), m AS (
+    SELECT system, layer, size, gold, pair_id, score, value FROM idbench_judged
+    WHERE kind = 'model' AND pooling = 'mean' AND pair_set = 'comparable'
+), layers AS (
+    SELECT system, size, gold, count(DISTINCT layer) AS n_layers FROM m GROUP BY ALL
+), complete AS (
+    SELECT m.system, m.size, m.gold, m.pair_id FROM m JOIN layers USING (system, size, gold)
+    GROUP BY m.system, m.size, m.gold, m.pair_id, layers.n_layers
+    HAVING count(*) FILTER (WHERE m.score IS NOT NULL AND NOT isnan(m.score)) = layers.n_layers
+       AND bool_and(m.value IS NOT NULL AND NOT isnan(m.value))
+), c AS (
+    SELECT m.*, ('0x' || left(sha256('idbench-fold' || chr(0) || cfg.seed || chr(0) || m.pair_id), 16))::UBIGINT
+                % cfg.folds AS fold
+    FROM m JOIN complete USING (system, size, gold, pair_id) CROSS JOIN cfg
+), k AS (
+    SELECT range AS k FROM range((SELECT folds FROM cfg))
+), train AS (
+    SELECT c.system, c.size, c.gold, c.layer, k.k,
+           (rank() OVER wx + count(*) OVER wx) / 2.0 AS rx, (rank() OVER wy + count(*) OVER wy) / 2.0 AS ry
+    FROM c JOIN k ON c.fold <> k.k
+    WINDOW wx AS (PARTITION BY c.system, c.size, c.gold, c.layer, k.k ORDER BY c.score),
+           wy AS (PARTITION BY c.system, c.size, c.gold, c.layer, k.k ORDER BY c.value)
+), rho AS (
+    SELECT system, size, gold, layer, k, corr(rx, ry) AS rho FROM train GROUP BY ALL
+), chosen AS (
+    SELECT system, size, gold, k,
+           first(layer ORDER BY CASE WHEN rho IS NULL OR isnan(rho) THEN NULL ELSE rho END DESC NULLS LAST, layer) AS layer
+    FROM rho GROUP BY ALL
+), x AS (
+    SELECT system, size, gold, layer, pair_id, fold, value,
+           (rank() OVER w + count(*) OVER w) / 2.0 AS x
+    FROM c WINDOW w AS (PARTITION BY system, size, gold, layer ORDER BY score)
+), crossed AS (
+    SELECT x.system, x.size, x.gold, x.x, x.value
+    FROM x JOIN chosen ch ON ch.system = x.system AND ch.size = x.size AND ch.gold = x.gold AND ch.k = x.fold
+                         AND ch.layer = x.layer
+), ranked AS (
+    SELECT system, size, gold, (rank() OVER wx + count(*) OVER wx) / 2.0 AS rx,
+           (rank() OVER wy + count(*) OVER wy) / 2.0 AS ry
+    FROM crossed
+    WINDOW wx AS (PARTITION BY system, size, gold ORDER BY x), wy AS (PARTITION BY system, size, gold ORDER BY value)
+), per_fold AS (
+    SELECT system, size, gold, list(layer ORDER BY k) AS layers FROM chosen GROUP BY ALL
+)
+SELECT r.system AS model, r.size, r.gold, count(*) AS n, corr(r.rx, r.ry) AS rho, any_value(f.layers) AS layers
+FROM ranked r JOIN per_fold f USING (system, size, gold)
+GROUP BY ALL
+HAVING count(*) >= 2 * (SELECT folds FROM cfg)
+ORDER BY ALL;
