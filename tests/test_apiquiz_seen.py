@@ -25,10 +25,11 @@ def quiz(quiz_id, api, answer, setting="call", leak=False, position="whole"):
     library = api.split(".")[0]
     return {"quiz_id": quiz_id, "api": api, "library": library, "repository": None, "category": "third_party",
             "private": False, "setting": setting, "level": 1, "n_levels": 2, "level_name": answer,
-            "level_role": "callable", "mask_position": position, "alias": None,
+            "level_role": "callable", "level_kind": "function", "mask_position": position, "alias": None,
             "context": "ccc it" if setting == "nl" else None, "text": f"{library}.<mask>(", "prefix": f"{library}.",
             "suffix": "(", "answer": answer, "candidates": CANDIDATES, "candidates_siblings": 5,
-            "candidates_same_kind": 5, "seen": True, "uses": 1, "context_leak": leak}
+            "candidates_same_kind": 5, "candidates_same_kind_known": 5, "candidates_same_role": 5, "seen": True,
+            "uses": 1, "context_leak": leak}
 
 
 QUIZZES = [quiz("q1", "lib.a", "ccc"), quiz("q2", "lib.b", "bb"), quiz("q3", "other.c", "dddd"),
