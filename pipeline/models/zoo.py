@@ -222,6 +222,9 @@ class MissingWeights(ModelUnavailable):
 
 
 HEAD_PREFIXES = ("lm_head", "cls.", "qa_outputs", "classifier", "score", "pooler")
+# Tensors no family reads: an encoder-only model's pooler (features are hidden states), absent from masked-LM
+# checkpoints read as encoders. Missing ones are recorded on the card, never refused.
+UNUSED = {"encoder-only": ("pooler.",)}
 
 
 def check_loading(entry: ModelEntry, model, info: dict) -> dict:
@@ -231,10 +234,10 @@ def check_loading(entry: ModelEntry, model, info: dict) -> dict:
     tied = _tied_names(model)
     missing = sorted(k for k in info.get("missing_keys", ()) if k not in tied)
     unexpected = sorted(info.get("unexpected_keys", ()))
-    refused = [k for k in missing if not any(k == a or k.startswith(a.rstrip(".") + ".") for a in entry.allow_missing)]
+    allowed = tuple(a.rstrip(".") + "." for a in entry.allow_missing) + UNUSED.get(entry.model_family, ())
+    refused = [k for k in missing if k not in entry.allow_missing and not k.startswith(allowed)]
     if refused:
-        heads = all(k.split(".", 1)[0] + ("." if k.startswith("cls.") else "") in HEAD_PREFIXES
-                    or k.startswith(HEAD_PREFIXES) for k in refused)
+        heads = all(k.startswith(HEAD_PREFIXES) for k in refused)
         hint = ("the checkpoint has no head for it: declare it `family: encoder-only` (features only)" if heads and
                 entry.model_family != "encoder-only" else "check the checkpoint matches the declared family")
         raise MissingWeights(f"{entry.name}: loading {entry.source} as a {entry.model_family} leaves {len(refused)} "

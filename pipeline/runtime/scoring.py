@@ -423,6 +423,14 @@ class CandidateScores:
         raise ValueError(f"unknown ranking protocol {name!r}")
 
 
+BART_STYLE = ("bart", "plbart", "mbart")  # denoising encoder-decoders trained to rebuild the whole text
+
+
+def is_bart_style(scorer: "Scorer") -> bool:
+    return (getattr(getattr(scorer.model, "config", None), "model_type", None) in BART_STYLE
+            and scorer.tok.mask_token is not None)
+
+
 def _opening_closing(tok) -> tuple[str, str]:
     found = sentinels(tok)
     return (found[0], found[1]) if len(found) >= 2 else (tok.mask_token, "")
@@ -439,7 +447,10 @@ def plan_candidates(scorer: Scorer, model_family: str, prefix: str, fills, suffi
     fill to the end (the fill and the suffix, which follows from it), from earlier where the fills
     tokenize the end of the prefix differently (from the first token not shared by all of them);
     context: the tokens before.
-    encoder-decoder: the fill between the model's first two sentinels (T5's span-corruption target)
+    encoder-decoder, BART-style (`BART_STYLE`: BART, PLBART, mBART): the whole completed text as the
+    target (their text-infilling objective rebuilds the whole text) for the source with the mask token in
+    the fill's place; scored: every target token.
+    encoder-decoder, others: the fill between the model's first two sentinels (T5's span-corruption target)
     for the text with the first sentinel (or mask) in its place; scored: the target's tokens; context:
     the source's prefix and suffix."""
     if model_family == "causal-lm" and scorer.convention == "lm-eval":
@@ -476,6 +487,15 @@ def plan_candidates(scorer: Scorer, model_family: str, prefix: str, fills, suffi
             jobs.append((ids, start))
         return CandidatePlan(jobs, list(range(len(encs))), tuple(len(ids) - start for ids, start in jobs),
                              tuple(tuple(ids[start:]) for ids, start in jobs))
+    if is_bart_style(scorer):
+        # BART/PLBART's text infilling: the source with the mask in the fill's place, the target the whole
+        # completed text in the tokenizer's format (BART `<s> … </s>`, PLBART `… </s> [language code]`)
+        source = scorer.tok(prefix.rstrip(" ") + scorer.tok.mask_token + suffix)["input_ids"]
+        targets = [scorer.tok(prefix + f + suffix)["input_ids"] for f in fills]
+        if len(source) > scorer.max_length or any(len(t) > scorer.max_length for t in targets):
+            return None
+        return CandidatePlan([(source, t) for t in targets], list(range(len(fills))), tuple(len(t) for t in targets),
+                             tuple(tuple(t) for t in targets))
     # T5's format: `prefix <extra_id_0> suffix` -> `<extra_id_0> fill <extra_id_1>`: the next sentinel
     # closes the span, and nothing after it is scored (what follows it in training is the next span or
     # </s>, the same for every fill); a model without sentinels gets its mask token and </s>
