@@ -40,6 +40,7 @@ class ModelEntry:
     allow_missing: tuple[str, ...] = ()  # weight names (or prefixes) the checkpoint may lack: randomly initialised
     max_items: int | None = None  # at most this many items per (family, subset) for this model (None: the family's)
     scoring: str = "pipeline"  # causal-lm scoring convention, one of SCORING_CONVENTIONS
+    eval_blocks: int | None = None  # test blocks of its perplexity, at most (None: training.evaluation.max_blocks)
 
     @property
     def kind(self) -> str:
@@ -97,5 +98,6 @@ def parse_zoo(entries: list[dict]) -> dict[str, ModelEntry]:
                                batch_size=int(base.get("batch_size", DEFAULT_BATCH_SIZE)), dtype=base.get("dtype"),
                                revision=e.get("revision"), sha256=e.get("sha256"),
                                allow_missing=tuple(e.get("allow_missing") or ()),
-                               max_items=int(base["max_items"]) if base.get("max_items") else None, scoring=scoring)
+                               max_items=int(base["max_items"]) if base.get("max_items") else None, scoring=scoring,
+                               eval_blocks=int(base["eval_blocks"]) if base.get("eval_blocks") else None)
     return zoo
