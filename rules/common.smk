@@ -62,6 +62,7 @@ ZOO = parse_zoo(config.get("models", {}).get("zoo", []))
 TRAINED = [n for n, e in ZOO.items() if e.kind == "trained"]
 RANDOM = [n for n, e in ZOO.items() if e.kind == "random"]
 EXTERNAL = [n for n, e in ZOO.items() if e.kind in ("package", "hub", "path")]
+GGUF = [n for n, e in ZOO.items() if e.kind == "gguf"]
 LMS = [n for n, e in ZOO.items() if e.model_family in ("masked-lm", "causal-lm")]
 
 

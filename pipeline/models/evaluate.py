@@ -124,7 +124,8 @@ def main(argv: list[str] | None = None) -> int:
     if entry.model_family in ("masked-lm", "causal-lm", "encoder-decoder"):
         lm = load_model(entry, device=args.device, models_dir=args.models_dir)
         selection = select_files(args.manifest, "test", data["languages"], data["max_eval_bytes"], args.seed)
-        result.update(perplexity(lm, selection.texts(), entry.max_length, ev["max_blocks"], args.seed, ev["mlm_probability"]))
+        blocks = min(ev["max_blocks"], entry.eval_blocks) if entry.eval_blocks else ev["max_blocks"]
+        result.update(perplexity(lm, selection.texts(), entry.max_length, blocks, args.seed, ev["mlm_probability"]))
         result["test_data"] = selection.describe(data["languages"])
         log.info("%s: test perplexity %.3f over %d tokens", entry.name, result["perplexity"] or float("nan"), result["tokens_scored"])
     else:

@@ -324,7 +324,7 @@ def run_training(entry: ModelEntry, manifest: Path, tokenizer_dir: Path, data: d
                        "read": read_ranges(tokenizer, train_sel, train_sel.texts(), content_length, EOS, drawn)},
         "tokenizer": {"kind": "byte-level BPE", "vocab_size": record["vocab_size"], "train_data": record["train_data"]},
         "training": {"objective": objective, **vars(p)},
-    })
+    }, tokenizer=tokenizer)
     write_json(card, out / cards.CARD_FILE)
     write_json({**curve, "seconds": seconds, "device": str(dev), "threads": threads,
                 "tokens_per_second": tokens_seen / seconds}, out / cards.TRAINING_FILE)
@@ -345,7 +345,8 @@ def make_random_twin(entry: ModelEntry, twin: ModelEntry, seed: int, models_dir:
     out.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out)
     tokenizer.save_pretrained(out)
-    card = cards.card_for(entry, model, str(out), {"seed": seed, "twin_of": twin.name, "train_data": None})
+    card = cards.card_for(entry, model, str(out), {"seed": seed, "twin_of": twin.name, "train_data": None},
+                          tokenizer=tokenizer)
     write_json(card, out / cards.CARD_FILE)
     return card
 

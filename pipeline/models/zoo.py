@@ -78,7 +78,7 @@ class Location:
 def locate(entry: ModelEntry, models_dir: Path = DEFAULT_MODELS_DIR) -> Location:
     if entry.kind == "package":
         return Location(str(package_model_dir(entry.value)))
-    if entry.pipeline_made:
+    if entry.pipeline_made:  # trained, random twins, converted GGUF files
         folder = Path(models_dir) / entry.name
         if not (folder / "config.json").is_file():
             raise ModelUnavailable(f"{entry.name}: {folder} holds no model yet; build it with `snakemake {folder}`")
@@ -159,6 +159,7 @@ class LoadedModel:
     device: torch.device
     dtype: torch.dtype
     card: dict = field(default_factory=dict)
+    loading: dict = field(default_factory=dict)  # missing / unexpected checkpoint keys (check_loading)
 
     @property
     def model_family(self) -> str:
@@ -195,20 +196,117 @@ def load_model(
     dt = pick_dtype(dtype if dtype is not None else entry.dtype, dev)
     options = {"local_files_only": loc.local_files_only, "revision": loc.revision}
     try:
-        tokenizer = transformers.AutoTokenizer.from_pretrained(loc.target, **options)
-        model = auto_class(entry.model_family).from_pretrained(
+        tokenizer = fast_tokenizer(entry, transformers.AutoTokenizer.from_pretrained(loc.target, **options))
+        model, info = auto_class(entry.model_family).from_pretrained(
             loc.target,
             dtype=dt,
             attn_implementation="eager" if attentions else None,
             output_attentions=attentions,
             output_hidden_states=hidden_states,
+            output_loading_info=True,
             **options,
         )
     except OSError as exc:
         if entry.kind == "hub" and loc.local_files_only:
             raise ModelUnavailable(fetch_hint(entry.value, entry.revision)) from exc
         raise ModelUnavailable(f"{entry.name}: cannot load {loc.target}: {exc}") from exc
+    loading = check_loading(entry, model, info)
     model.to(dev).eval().requires_grad_(False)
     card_path = Path(models_dir) / entry.name / "card.json"
     card = json.loads(card_path.read_text()) if card_path.is_file() else {}
-    return LoadedModel(entry, model, tokenizer, loc.target, dev, dt, card)
+    return LoadedModel(entry, model, tokenizer, loc.target, dev, dt, card, loading)
+
+
+class MissingWeights(ModelUnavailable):
+    """A checkpoint lacks tensors its declared model family needs (they would be random)."""
+
+
+HEAD_PREFIXES = ("lm_head", "cls.", "qa_outputs", "classifier", "score", "pooler")
+# Tensors no family reads: an encoder-only model's pooler (features are hidden states), absent from masked-LM
+# checkpoints read as encoders. Missing ones are recorded on the card, never refused.
+UNUSED = {"encoder-only": ("pooler.",)}
+
+
+def check_loading(entry: ModelEntry, model, info: dict) -> dict:
+    """Refuse silent random weights: every tensor the model family needs must come from the checkpoint,
+    unless the zoo entry lists it (or a prefix of its name) in `allow_missing`. Returns the missing and
+    unexpected keys (the card records them)."""
+    tied = _tied_names(model)
+    missing = sorted(k for k in info.get("missing_keys", ()) if k not in tied)
+    unexpected = sorted(info.get("unexpected_keys", ()))
+    allowed = tuple(a.rstrip(".") + "." for a in entry.allow_missing) + UNUSED.get(entry.model_family, ())
+    refused = [k for k in missing if k not in entry.allow_missing and not k.startswith(allowed)]
+    if refused:
+        heads = all(k.startswith(HEAD_PREFIXES) for k in refused)
+        hint = ("the checkpoint has no head for it: declare it `family: encoder-only` (features only)" if heads and
+                entry.model_family != "encoder-only" else "check the checkpoint matches the declared family")
+        raise MissingWeights(f"{entry.name}: loading {entry.source} as a {entry.model_family} leaves {len(refused)} "
+                             f"tensor(s) randomly initialised ({', '.join(refused[:8])}{', ...' if len(refused) > 8 else ''}); "
+                             f"{hint}, or list them in models.zoo[{entry.name}].allow_missing")
+    return {"missing_keys": missing, "unexpected_keys": unexpected, "allowed_missing": [k for k in missing if k not in refused]}
+
+
+def _tied_names(model) -> set[str]:
+    """Parameter names tied to another tensor (an LM head sharing the input embeddings): never missing."""
+    keys = getattr(model, "_tied_weights_keys", None) or {}
+    names = set(keys if isinstance(keys, (list, tuple, set)) else keys.keys())
+    if getattr(model.config, "tie_word_embeddings", False):
+        out = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
+        if out is not None:
+            names |= {n for n, p in model.named_parameters(remove_duplicate=False) if p is out.weight}
+    return names
+
+
+def fast_tokenizer(entry: ModelEntry, tokenizer):
+    """A fast tokenizer (character offsets, which every family reads). A slow-only one is converted:
+    PLBART's sentencepiece tokenizer by `PLBartConverter`, others by transformers' converters; one that
+    cannot be converted is refused with a message naming the model."""
+    if getattr(tokenizer, "is_fast", False):
+        return tokenizer
+    name = type(tokenizer).__name__
+    try:
+        import transformers
+        from transformers.convert_slow_tokenizer import convert_slow_tokenizer
+
+        backend = plbart_fast(tokenizer) if name == "PLBartTokenizer" else convert_slow_tokenizer(tokenizer)
+        specials = {k: getattr(tokenizer, k) for k in ("bos_token", "eos_token", "unk_token", "sep_token",
+                                                        "pad_token", "cls_token", "mask_token")
+                    if getattr(tokenizer, k, None) is not None}
+        fast = transformers.PreTrainedTokenizerFast(tokenizer_object=backend, model_max_length=tokenizer.model_max_length,
+                                                    **specials)
+    except Exception as exc:  # noqa: BLE001  (any converter failure becomes one clear message)
+        raise ModelUnavailable(f"{entry.name}: its tokenizer ({name}) is slow-only and could not be converted to a fast "
+                               f"one ({type(exc).__name__}: {exc}); the runtime needs character offsets: give the model "
+                               f"a tokenizer.json (a fast tokenizer) or use another checkpoint") from exc
+    return fast
+
+
+def plbart_fast(tokenizer):
+    """PLBART's sentencepiece BPE as a `tokenizers` BPE with PLBART's own ids (fairseq's order: <s> <pad>
+    </s> <unk>, the pieces, the language codes, <mask>) and its suffix (</s>, then the source language's
+    code when `src_lang` is set): the same ids as the slow tokenizer, with offsets."""
+    from tokenizers import AddedToken, Tokenizer, processors
+    from tokenizers.models import BPE
+    from transformers.convert_slow_tokenizer import SpmConverter
+    from transformers.tokenization_utils_base import generate_merges
+
+    class PLBartConverter(SpmConverter):
+        def tokenizer(self, proto):
+            ids = self.original_tokenizer.get_vocab()
+            pieces = [(p.piece, p.score) for p in proto.pieces if p.type == 1]  # normal pieces
+            order = {p.piece: i for i, p in enumerate(proto.pieces)}
+            unk = self.original_tokenizer.unk_token
+            tk = Tokenizer(BPE({p: ids[p] for p, _ in pieces} | {unk: ids[unk]}, generate_merges(order, pieces),
+                               unk_token=unk, fuse_unk=True, dropout=None))
+            plain = {p for p, _ in pieces}
+            tk.add_special_tokens([AddedToken(w, normalized=False, special=True)
+                                   for _, w in sorted((i, w) for w, i in ids.items() if w not in plain)])
+            return tk
+
+        def post_processor(self):
+            t = self.original_tokenizer
+            suffix = t.convert_ids_to_tokens(list(t.suffix_tokens))
+            return processors.TemplateProcessing(single=" ".join(["$A", *suffix]), pair=" ".join(["$A", "$B", *suffix]),
+                                                 special_tokens=[(w, t.convert_tokens_to_ids(w)) for w in suffix])
+
+    return PLBartConverter(tokenizer).converted()

@@ -60,9 +60,25 @@ def run_shard(family: families.Family, subset: str, inputs: dict[str, Path], par
         raise ValueError(f"{family.name}/{subset} does not apply to {loaded.entry.name} ({loaded.entry.model_family}): "
                          f"{family.inference.not_applicable if family.inference else 'the family runs no model'}")
     task = importlib.import_module(family.inference.task_for(subset))
+    params = cap_items(params, getattr(loaded.entry, "max_items", None))
     ctx = ShardContext(family, subset, inputs, params, loaded, shard, shards, seed, token_budget)
     table = task.predict(ctx)
     return table.select(family.inference.schema.names).cast(family.inference.schema)
+
+
+def cap_items(params: dict, cap: int | None) -> dict:
+    """The family's params with every `max_items` / `*_max_items` key at most `cap` (a zoo entry's
+    `max_items`: a big model scores a smaller seeded subset; 0, meaning all, becomes `cap`)."""
+    if not cap:
+        return params
+
+    def walk(value):
+        if isinstance(value, dict):
+            return {k: (min(v, cap) if v else cap) if k.endswith("max_items") and isinstance(v, int) else walk(v)
+                    for k, v in value.items()}
+        return value
+
+    return walk(params)
 
 
 def predictions_schema(family: families.Family) -> pa.Schema:

@@ -21,6 +21,7 @@ Batches are length-sorted under the token budget (pipeline.runtime.batching).
 from __future__ import annotations
 
 import copy
+import re
 from dataclasses import dataclass
 
 import torch
@@ -50,9 +51,106 @@ def encode(tokenizer, prefix: str, fill: str, suffix: str) -> Encoded:
 
 
 def with_bos(tokenizer, ids: list[int]) -> list[int]:
-    """Causal LMs score every token given the ones before it: start with BOS so the first one counts too."""
-    bos = tokenizer.bos_token_id
-    return [bos] + ids if bos is not None and ids[:1] != [bos] else ids
+    """Causal LMs score every token given the ones before it: start with the start token (`start_policy`)
+    so the first one counts too."""
+    return start_policy(tokenizer, "causal-lm").apply(ids)
+
+
+# Chat / instruction-format tokens: never put before code (SmolLM2-Instruct names `<|im_start|>` its BOS).
+CHAT_TOKEN = re.compile(r"<\|(im_start|im_end|im_sep|user|assistant|system|start_header_id|end_header_id|eot_id)\|>"
+                        r"|\[/?INST\]|<(start|end)_of_turn>|<\|(begin|end)_of_(turn|role)\|>")
+DOCUMENT_SEPARATOR = "<|endoftext|>"  # GPT-2, CodeGen, StarCoder, SmolLM, Qwen2: what separates training documents
+
+
+@dataclass(frozen=True)
+class StartPolicy:
+    """What scoring puts before a text, per model family and scoring convention, and why (the model card
+    records it). `apply` drops chat tokens the tokenizer itself put first and prepends `token_ids`."""
+
+    convention: str
+    token_ids: tuple[int, ...]
+    tokens: tuple[str, ...]
+    rule: str
+    dropped: tuple[int, ...] = ()  # leading token ids removed from a tokenized text (chat tokens)
+
+    def apply(self, ids: list[int]) -> list[int]:
+        ids = list(ids)
+        while ids[:1] and ids[0] in self.dropped:
+            ids = ids[1:]
+        start = list(self.token_ids)
+        return start + ids if start and ids[: len(start)] != start else ids
+
+    def describe(self) -> dict:
+        return {"convention": self.convention, "start_tokens": list(self.tokens), "rule": self.rule}
+
+
+def is_chat_token(token: str | None) -> bool:
+    return bool(token) and CHAT_TOKEN.fullmatch(str(token)) is not None
+
+
+def start_policy(tokenizer, model_family: str, convention: str = "pipeline") -> StartPolicy:
+    """Which start token a model's scoring uses (issue 25 item 5).
+
+    - masked-lm, encoder-decoder, encoder-only: the tokenizer's own special tokens (`<s>` … `</s>`,
+      `[CLS]` … `[SEP]`), the format the model was trained on; nothing else is added.
+    - causal-lm, convention `pipeline` (the default): the tokenizer's BOS, so the text's first token is
+      scored too; a BOS that is a chat/instruction token (`<|im_start|>`) is never used: the document
+      separator `<|endoftext|>` takes its place when the vocabulary has it (what preceded every document in
+      pretraining), else EOS when it is no chat token, else nothing (the first token goes unscored). A chat
+      token the tokenizer itself puts first is dropped.
+    - causal-lm, convention `lm-eval`: lm-evaluation-harness 0.4's HF loglikelihood: the tokenizer's
+      defaults (`add_special_tokens=True`: no BOS for GPT-2-style tokenizers, which add none), nothing
+      prepended; an empty context is its `prefix_token_id` (BOS, else EOS). See `lm_eval_job`."""
+    lead = tuple(_special_frame(tokenizer)[0])
+    if model_family != "causal-lm":
+        return StartPolicy(convention, lead, tuple(tokenizer.convert_ids_to_tokens(list(lead))),
+                           "the tokenizer's own special tokens (the model's training format)")
+    if convention == "lm-eval":
+        return StartPolicy(convention, (), (), "lm-evaluation-harness 0.4: the tokenizer's defaults, nothing prepended "
+                           "(no BOS for GPT-2-style tokenizers); empty context: BOS, else EOS")
+    dropped = tuple(i for i in lead if is_chat_token(tokenizer.convert_ids_to_tokens(i)))
+    bos = tokenizer.bos_token
+    vocab = tokenizer.get_vocab()
+    if bos is not None and not is_chat_token(bos):
+        token, rule = bos, "the tokenizer's BOS"
+    elif DOCUMENT_SEPARATOR in vocab:
+        token = DOCUMENT_SEPARATOR
+        rule = (f"the document separator {DOCUMENT_SEPARATOR}: the BOS {bos} is a chat token" if bos is not None
+                else f"the document separator {DOCUMENT_SEPARATOR}: the tokenizer has no BOS")
+    elif tokenizer.eos_token is not None and not is_chat_token(tokenizer.eos_token):
+        token, rule = tokenizer.eos_token, "the tokenizer's EOS (no BOS that is not a chat token)"
+    else:
+        return StartPolicy(convention, (), (), "none: no BOS, document separator or EOS that is not a chat token "
+                           "(the first token is not scored)", dropped)
+    return StartPolicy(convention, (vocab[token],) if token in vocab else (tokenizer.convert_tokens_to_ids(token),),
+                       (token,), rule, dropped)
+
+
+def lm_eval_job(tokenizer, context: str, continuation: str, prefix_token_id: int | None = None) -> tuple[list[int], int]:
+    """(ids, start) as lm-evaluation-harness 0.4.13 scores `continuation` after `context` with an HF causal LM
+    (`TemplateLM.loglikelihood`/`_encode_pair`, `HFLM.tok_encode` with add_bos_token unset): trailing spaces of
+    the context move to the continuation; the whole text and the context are tokenized with the tokenizer's
+    defaults (not adding specials when the text starts with the decoded prefix token), and the continuation's
+    tokens are the whole text's tokens after the context's token count (so a merge across the boundary,
+    `._`, shifts what is scored: lm-eval's handling, kept); an empty context is `prefix_token_id` (BOS, else
+    EOS) unless the continuation starts with it. The score is the sum of log p over ids[start:]."""
+    if prefix_token_id is None:
+        prefix_token_id = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
+    if context == "":
+        cont = tokenizer(continuation, add_special_tokens=False)["input_ids"]
+        ctx, cont = ([prefix_token_id], cont) if cont[:1] != [prefix_token_id] else (cont[:1], cont[1:])
+        return ctx + cont, len(ctx)
+    spaces = len(context) - len(context.rstrip())
+    if spaces:
+        context, continuation = context[:-spaces], context[-spaces:] + continuation
+    bos_text = tokenizer.decode(prefix_token_id)
+
+    def tok_encode(text: str) -> list[int]:
+        kwargs = {"add_special_tokens": False} if text.startswith(bos_text) else {}
+        return tokenizer.encode(text, **kwargs)
+
+    whole, ctx = tok_encode(context + continuation), tok_encode(context)
+    return ctx + whole[len(ctx):], len(ctx)
 
 
 def rank_of(scores: list[float], names: list[str], gold: int) -> tuple[int, list[int]]:
@@ -75,6 +173,17 @@ class Scorer:
         self.prefix_cache = prefix_cache  # causal LMs: share each item's token prefix through the KV cache
         self._head = _masked_lm_head(self.model) if head_only else None  # masked LMs: the head at the mask only
         self._no_context: dict[tuple[int, ...], float] = {}  # no_context_logprobs' cache: scored tokens -> log-likelihood
+        self.convention = getattr(loaded.entry, "scoring", "pipeline")
+        self.model_family = loaded.entry.model_family
+        self._start: tuple[tuple, StartPolicy] | None = None
+
+    @property
+    def start(self) -> StartPolicy:
+        """The start-token policy of this model (recomputed only when the tokenizer's BOS/EOS change)."""
+        key = (self.tok.bos_token, self.tok.eos_token)
+        if self._start is None or self._start[0] != key:
+            self._start = (key, start_policy(self.tok, self.model_family, self.convention))
+        return self._start[1]
 
     def _pad(self, rows: list[list[int]]) -> tuple[torch.Tensor, torch.Tensor]:
         width = max(len(r) for r in rows)
@@ -314,6 +423,14 @@ class CandidateScores:
         raise ValueError(f"unknown ranking protocol {name!r}")
 
 
+BART_STYLE = ("bart", "plbart", "mbart")  # denoising encoder-decoders trained to rebuild the whole text
+
+
+def is_bart_style(scorer: "Scorer") -> bool:
+    return (getattr(getattr(scorer.model, "config", None), "model_type", None) in BART_STYLE
+            and scorer.tok.mask_token is not None)
+
+
 def _opening_closing(tok) -> tuple[str, str]:
     found = sentinels(tok)
     return (found[0], found[1]) if len(found) >= 2 else (tok.mask_token, "")
@@ -325,16 +442,29 @@ def plan_candidates(scorer: Scorer, model_family: str, prefix: str, fills, suffi
 
     masked-lm: each token overlapping the fill masked in turn, the rest visible (pseudo-log-likelihood);
     scored: the fill's tokens; context: the prefix and the suffix.
-    causal-lm: the completed text (BOS first); scored: the tokens from the first one overlapping the
+    causal-lm: the completed text after the start token (`start_policy`: BOS unless it is a chat token);
+    under the `lm-eval` convention lm-evaluation-harness's split instead (`lm_eval_job`); scored: the tokens from the first one overlapping the
     fill to the end (the fill and the suffix, which follows from it), from earlier where the fills
     tokenize the end of the prefix differently (from the first token not shared by all of them);
     context: the tokens before.
-    encoder-decoder: the fill between the model's first two sentinels (T5's span-corruption target)
+    encoder-decoder, BART-style (`BART_STYLE`: BART, PLBART, mBART): the whole completed text as the
+    target (their text-infilling objective rebuilds the whole text) for the source with the mask token in
+    the fill's place; scored: every target token.
+    encoder-decoder, others: the fill between the model's first two sentinels (T5's span-corruption target)
     for the text with the first sentinel (or mask) in its place; scored: the target's tokens; context:
     the source's prefix and suffix."""
+    if model_family == "causal-lm" and scorer.convention == "lm-eval":
+        jobs = [lm_eval_job(scorer.tok, prefix, f + suffix) for f in fills]
+        if any(len(ids) > scorer.max_length for ids, _ in jobs):
+            return None
+        return CandidatePlan(jobs, list(range(len(fills))), tuple(len(ids) - start for ids, start in jobs),
+                             tuple(tuple(ids[start:]) for ids, start in jobs))
     encs = [encode(scorer.tok, prefix, f, suffix) for f in fills]
-    extra = 1 if model_family == "causal-lm" and scorer.tok.bos_token_id is not None else 0  # with_bos's token
-    if any(len(e.ids) + (extra if e.ids[:1] != [scorer.tok.bos_token_id] else 0) > scorer.max_length for e in encs):
+    if model_family == "causal-lm":
+        rows = [scorer.start.apply(e.ids) for e in encs]
+        if any(len(r) > scorer.max_length for r in rows):
+            return None
+    elif any(len(e.ids) > scorer.max_length for e in encs):
         return None
     if model_family == "masked-lm":
         jobs, owner = [], []
@@ -347,7 +477,6 @@ def plan_candidates(scorer: Scorer, model_family: str, prefix: str, fills, suffi
         return CandidatePlan(jobs, owner, tuple(len(e.span) for e in encs),
                              tuple(tuple(e.ids[p] for p in e.span) for e in encs))
     if model_family == "causal-lm":
-        rows = [with_bos(scorer.tok, e.ids) for e in encs]
         # the tokens before `start` are the same for every fill: a fill can change how the end of the
         # prefix is tokenized (`…Middle` + `tream` vs + `Write`), and those tokens are scored too
         shared = _common_prefix(rows)
@@ -358,6 +487,15 @@ def plan_candidates(scorer: Scorer, model_family: str, prefix: str, fills, suffi
             jobs.append((ids, start))
         return CandidatePlan(jobs, list(range(len(encs))), tuple(len(ids) - start for ids, start in jobs),
                              tuple(tuple(ids[start:]) for ids, start in jobs))
+    if is_bart_style(scorer):
+        # BART/PLBART's text infilling: the source with the mask in the fill's place, the target the whole
+        # completed text in the tokenizer's format (BART `<s> … </s>`, PLBART `… </s> [language code]`)
+        source = scorer.tok(prefix.rstrip(" ") + scorer.tok.mask_token + suffix)["input_ids"]
+        targets = [scorer.tok(prefix + f + suffix)["input_ids"] for f in fills]
+        if len(source) > scorer.max_length or any(len(t) > scorer.max_length for t in targets):
+            return None
+        return CandidatePlan([(source, t) for t in targets], list(range(len(fills))), tuple(len(t) for t in targets),
+                             tuple(tuple(t) for t in targets))
     # T5's format: `prefix <extra_id_0> suffix` -> `<extra_id_0> fill <extra_id_1>`: the next sentinel
     # closes the span, and nothing after it is scored (what follows it in training is the next span or
     # </s>, the same for every fill); a model without sentinels gets its mask token and </s>
@@ -431,7 +569,10 @@ def no_context_logprobs(scorer: Scorer, model_family: str, keys: list[tuple[int,
                     owner.append(c)
             values = _sum_by_owner([(jobs, owner, len(todo))], scorer.masked_token_logprobs(jobs))[0]
         elif model_family == "causal-lm":
-            lead = with_bos(tok, _special_frame(tok)[0])  # BOS, else what the tokenizer puts first ([CLS])
+            if scorer.convention == "lm-eval":  # its empty context: the prefix token (BOS, else EOS)
+                lead = [tok.bos_token_id if tok.bos_token_id is not None else tok.eos_token_id]
+            else:  # the start token, else what the tokenizer puts first ([CLS])
+                lead = scorer.start.apply(_special_frame(tok)[0])
             rows = [lead + list(k) for k in todo]
             values = scorer.sequence_logprob(rows, [max(len(lead), 1)] * len(rows))  # none: 1st token unscored
         else:
