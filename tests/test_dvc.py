@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -65,6 +66,61 @@ def test_dvc_yaml_is_generated_from_the_rules():
     res = subprocess.run([sys.executable, "-m", "pipeline.dvcgen", "--check"], cwd=REPO, capture_output=True,
                          text=True)
     assert res.returncode == 0, res.stderr[-4000:]
+
+
+def test_no_absolute_path_reaches_a_param_or_an_input():
+    """A moved or copied project plans the same jobs: no job's params, inputs or outputs hold a path of this
+    checkout (the trace runs in a temporary working directory, so neither its path nor the repository's may show)."""
+    from pipeline.dvcgen import run_trace
+
+    def strings(value):
+        if isinstance(value, str):
+            try:
+                parsed = json.loads(value)
+            except ValueError:
+                yield value
+                return
+            yield from strings(parsed) if not isinstance(parsed, str) else [parsed]
+        elif isinstance(value, dict):
+            for v in value.values():
+                yield from strings(v)
+        elif isinstance(value, list):
+            for v in value:
+                yield from strings(v)
+
+    trace = run_trace(REPO / "params.yaml", [])
+    for job in trace["jobs"]:
+        for text in strings([job.get("params"), job.get("input"), job.get("output")]):
+            assert not os.path.isabs(text) and not text.startswith("/"), (job["rule"], job["wildcards"], text)
+
+
+# The params leaves where DVC was found wrong (issue #29) and a few others of each kind, on .test;
+# test_perturbation_every_leaf (slow) sweeps all of them.
+FAST_LEAVES = ["apiquiz.inference.max_candidates", "codesyntax.ks", "models.zoo.0.batch_size", "inference.token_budget",
+               "inference.shards", "manifest.workers", "seed", "idbench.embeddings.enabled"]
+
+
+def perturbation_sweep(leaves):
+    from pipeline import dvcperturb
+
+    params = REPO / ".test" / "params.yaml"
+    outcomes = dvcperturb.sweep(params, {"after": dvcperturb.generated(params)}, leaves)
+    missed = {o.leaf: o.dvc["after"][2] for o in outcomes if o.snakemake >= 0 and o.dvc["after"][2]}
+    assert not missed, f"DVC misses jobs Snakemake reruns: {missed}"
+    return {o.leaf: o for o in outcomes}
+
+
+def test_perturbation_dvc_misses_no_snakemake_job():
+    outcomes = perturbation_sweep(FAST_LEAVES)
+    assert all(o.snakemake >= 0 for o in outcomes.values())
+    # exactly Snakemake's jobs where the old dvc.yaml missed or over-ran (worker counts rerun nothing of theirs)
+    for leaf in ("apiquiz.inference.max_candidates", "inference.token_budget", "manifest.workers"):
+        assert outcomes[leaf].dvc["after"][3] == 0, (leaf, outcomes[leaf])
+
+
+@pytest.mark.slow
+def test_perturbation_every_leaf():
+    perturbation_sweep(None)
 
 
 def test_every_job_belongs_to_exactly_one_stage_and_outs_cover_it():
@@ -149,6 +205,19 @@ def test_dvc_repro_reruns_only_the_changed_stage(tmp_path):
     assert "Running stage 'corpus'" not in second and "Stage 'corpus' didn't change" in second
     lock = yaml.safe_load((project / "dvc.lock").read_text())
     assert {o["path"]: o["md5"] for o in lock["stages"]["manifest"]["outs"]}["data/manifest.parquet"] != manifest_md5
+
+    # a copied project (another folder, same files): neither tool has anything to do
+    moved = tmp_path / "elsewhere" / "project"
+    shutil.copytree(project, moved, symlinks=True)
+    assert "up to date" in dvc(moved, "status", "manifest") or "Data and pipelines are up to date" in dvc(moved, "status", "manifest")
+    planned = subprocess.run([str(BIN / "snakemake"), "-n", "manifest"], cwd=moved, capture_output=True, text=True)
+    assert planned.returncode == 0 and "Nothing to be done" in planned.stdout + planned.stderr, planned.stdout
+
+    # adopting a Snakemake build: with no dvc.lock, `dvc commit -f` records what Snakemake built; nothing reruns
+    (moved / "dvc.lock").unlink()
+    dvc(moved, "commit", "-f", "corpus", "manifest")
+    again = dvc(moved, "repro", "manifest")
+    assert "Running stage" not in again, again
 
 
 @pytest.mark.slow
