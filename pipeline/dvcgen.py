@@ -51,6 +51,10 @@ HEADER = """\
 # After changing a rule, a family, the zoo or `families`, run it again and commit this file
 # (tests/test_dvc.py fails while it is stale). docs/dvc.md explains how the params are derived.
 """
+# The one DVC metric: each family's headline scores per model, with n (`dvc exp show`, `dvc metrics
+# diff`); git-tracked (.gitignore lets it through, `cache: false`) so that every commit holds its
+# scores. The stages' other reports/metrics/*.json (counts) are cached outs, never columns.
+METRICS = "reports/metrics/scores.json"
 SPINE = ("corpus", "datasets", "manifest", "extract", "identifiers")
 
 
@@ -336,12 +340,11 @@ def generate(params_path: Path) -> str:
             stage["params"] = normalise(keys)
         outs, metrics, plots = [], [], []
         for out in outs_of[name]:
-            if out.startswith("reports/metrics/") and out.endswith(".json"):
+            # every out but the metric is cached: `dvc push` / `dvc pull` carry it, `dvc checkout` restores it
+            if out == METRICS:
                 metrics.append({out: {"cache": False}})
             elif out == "reports/plots":
-                plots.append({out: {"cache": False, "x": "x", "y": "y", "template": "linear"}})
-            elif out.startswith("reports/"):
-                outs.append({out: {"cache": False}})
+                plots.append({out: {"x": "x", "y": "y", "template": "linear"}})
             else:
                 outs.append(out)
         for key, value in (("outs", outs), ("metrics", metrics), ("plots", plots)):
