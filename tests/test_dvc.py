@@ -240,8 +240,10 @@ def test_dvc_repro_reruns_only_the_changed_stage(tmp_path):
     assert "up to date" in dvc(clone, "status", "manifest")
     planned = subprocess.run([str(BIN / "snakemake"), "-n", "manifest"], cwd=clone, capture_output=True, text=True)
     assert planned.returncode == 0 and "Nothing to be done" in planned.stdout + planned.stderr, planned.stdout
-    # an older commit's tables, exactly: git checkout + dvc checkout
+    # an older commit's tables, exactly: git checkout + dvc checkout (from the cache, which `dvc fetch`
+    # fills from the remote: the clone fetched only HEAD's)
     git("checkout", "-q", "HEAD~1", cwd=clone)
+    dvc(clone, "fetch", "--with-deps", "manifest")
     dvc(clone, "checkout", "manifest")
     import hashlib
 
