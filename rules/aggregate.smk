@@ -30,8 +30,9 @@ rule warehouse:
     input:
         spec=rules.warehouse_spec.output[0],
         tables=[path for paths in WAREHOUSE_TABLES.values() for path in paths],
-        sql=sorted(glob.glob(os.path.join(workflow.basedir, "pipeline/warehouse/sql/*.sql")))
-        + [str(p) for f in FAMILIES for p in f.sql],
+        # relative to the working directory: a moved or copied project plans the same inputs
+        sql=[os.path.relpath(p) for p in sorted(glob.glob(os.path.join(workflow.basedir, "pipeline/warehouse/sql/*.sql")))]
+        + [os.path.relpath(p) for f in FAMILIES for p in f.sql],
     output:
         "data/warehouse.duckdb",
     conda:

@@ -17,8 +17,9 @@ rule fetch_dataset:
         # the dataset's own entry as canonical JSON: a pin change reruns only its job
         spec=lambda wildcards: as_json(DATASETS[wildcards.dataset]),
         cache=config["corpus"]["cache_dir"],
-        # a relative local path: the working directory first, then the repository's folder
-        repo=workflow.basedir,
+        # a relative local path: the working directory first, then the repository's folder (relative to
+        # the working directory: no absolute path in a param, so a moved project reruns nothing)
+        repo=os.path.relpath(workflow.basedir),
     conda:
         CONDA_ENV
     log:

@@ -47,6 +47,17 @@ rule inference:
         [path for f in PREDICTED for path in prediction_paths(f)],
 
 
+# One target per family's predictions and per family's fits: DVC's `predict-<family>` and
+# `fit-<family>` stages run them (dvc.yaml is generated: `python -m pipeline.dvcgen`).
+for _family in PREDICTED:
+
+    rule:
+        name:
+            f"predict_{_family.name}"
+        input:
+            prediction_paths(_family),
+
+
 # The fit stage: probes and regressors over the pooled features a family's predict jobs wrote.
 # Per family: the common item set (one job), one fit per model over all tasks, the family's baselines.
 FITTED = [f for f in FAMILIES if f.fit is not None]
@@ -121,6 +132,15 @@ rule fit_baselines:
     shell:
         "python -m {params.module} --tasks {params.tasks:q} --items {input.common:q} --folds {params.folds}"
         " --seed {params.seed} --out {output.results:q} --metrics {output.metrics:q} 2> {log:q}"
+
+
+for _family in FITTED:
+
+    rule:
+        name:
+            f"fits_{_family.name}"
+        input:
+            fit_outputs(_family),
 
 
 rule fits:

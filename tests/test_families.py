@@ -95,7 +95,8 @@ def test_no_central_file_names_a_family():
     through the registry. Prose (docstrings, comments, Markdown) and params files may name one."""
     name = re.compile(r"\b(" + "|".join(ALL_NAMES) + r")\b", re.IGNORECASE)
     registry = REPO / "pipeline" / "families"
-    central = ["Snakefile", "Makefile", "dvc.yaml"] + sorted(
+    # dvc.yaml is generated from the registry (pipeline.dvcgen; tests/test_dvc.py checks it is): not hand-written
+    central = ["Snakefile", "Makefile"] + sorted(
         p.relative_to(REPO).as_posix() for folder in ("pipeline", "rules", "schemas") for p in (REPO / folder).rglob("*")
         if p.suffix in (".py", ".smk", ".sql", ".yaml") and (registry not in p.parents or p.parent == registry))
     assert {"pipeline/families/__init__.py", "pipeline/report/build.py", "rules/inference.smk"} <= set(central)
