@@ -245,13 +245,17 @@ def _install(reads: Reads) -> dict:
 
     from pipeline import config as pipeline_config
 
-    original_validate = pipeline_config.validate
+    # Validation reads every block (params are checked whether or not a rule reads them): no job depends on
+    # that. normalised() only drops null entries of mappings an overlay may null; the keys it walks are the
+    # family blocks' references, which the rules that use them read themselves.
+    for name in ("validate", "normalised"):
+        original = getattr(pipeline_config, name)
 
-    def validate(config, *args, **kwargs):
-        with reads.pause():
-            return original_validate(config, *args, **kwargs)
+        def paused(config, *args, _original=original, **kwargs):
+            with reads.pause():
+                return _original(config, *args, **kwargs)
 
-    pipeline_config.validate = validate
+        setattr(pipeline_config, name, paused)
     return state
 
 
