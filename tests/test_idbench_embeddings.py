@@ -348,6 +348,7 @@ def test_views_and_report_section_with_the_embeddings(trained, corpus, idbench_t
         con.execute(f"CREATE VIEW idbench_{name} AS SELECT * FROM read_parquet('{path}')")
     con.register("_preds", schemas.PREDICTIONS.empty_table())
     con.execute("CREATE VIEW idbench_predictions AS SELECT * FROM _preds")
+    con.execute("CREATE TABLE run_params (key VARCHAR, value VARCHAR)")  # the warehouse's params by leaf (none here)
     con.execute((REPO / "pipeline/families/idbench/sql/10_views.sql").read_text())
     pairs = [p for p in read_parquet(idbench_tables["pairs"], schemas.PAIRS).to_pylist()
              if p["size"] == "small" and p["comparable"] and p["relatedness"] is not None]
