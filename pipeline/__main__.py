@@ -30,5 +30,20 @@ def main(argv: list[str]) -> int:
     return importlib.import_module(COMMANDS[argv[0]][0]).main(argv[1:])
 
 
+def run_and_exit(argv: list[str]) -> None:
+    """Run a command and end the process with its exit code, skipping interpreter teardown: DuckDB's bindings
+    may print a leak report (nanobind) while the interpreter shuts down after an error, which would turn a
+    one-line `error:` into dozens of lines on stderr."""
+    import os
+
+    code = main(argv)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (BrokenPipeError, ValueError):  # the reader left (`| head`): nothing more to say
+            pass
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    run_and_exit(sys.argv[1:])

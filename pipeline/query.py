@@ -225,4 +225,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from pipeline.__main__ import run_and_exit
+
+    run_and_exit(["query", *sys.argv[1:]])
