@@ -254,17 +254,21 @@ class DataFlow:
                 dfg += temp
             return _dedup(dfg), states
         if t == "while_statement":
-            dfg = []
-            for _ in range(2):
-                for child in node.children:
-                    temp, states = self.java(child, states)
-                    dfg += temp
-            return _dedup(dfg), states
+            return self._loop_twice(self.java, node, states)
         dfg = []
         for child in node.children:
             temp, states = self.java(child, states)
             dfg += temp
         return sorted(dfg, key=lambda x: x[1]), states
+
+    def _loop_twice(self, walk, node: Node, states: dict):
+        """A while loop, walked twice so definitions at its end reach uses at its start (as DFG.py does)."""
+        dfg = []
+        for _ in range(2):
+            for child in node.children:
+                temp, states = walk(child, states)
+                dfg += temp
+        return _dedup(dfg), states
 
     def _py_pairs(self, node: Node):
         left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
@@ -315,12 +319,7 @@ class DataFlow:
                     dfg += temp
             return _dedup(dfg), states
         if t == "while_statement":
-            dfg = []
-            for _ in range(2):
-                for child in node.children:
-                    temp, states = self.python(child, states)
-                    dfg += temp
-            return _dedup(dfg), states
+            return self._loop_twice(self.python, node, states)
         dfg = []
         first = [c for c in node.children if c.type == "for_in_clause"]
         for child in first + [c for c in node.children if c.type != "for_in_clause"]:
