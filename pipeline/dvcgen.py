@@ -329,7 +329,7 @@ def generate(params_path: Path) -> str:
                     src = stage_of[producer[f]]
                     data.add(next(o for o in outs_of[src] if under(f, o)))
                 elif f not in producer and not f.startswith("data/"):
-                    data.add(os.path.relpath(f, REPO) if os.path.isabs(f) else f)
+                    data.add(os.path.relpath(Path(f).resolve(), REPO) if os.path.isabs(f) else f)
         stage: dict = {"cmd": f"snakemake {target} --cores all"}
         code = sorted(snakefiles) + code_deps(modules)
         code = {c for c in code if not any(c != d and under(c, d) for d in code)}

@@ -231,7 +231,10 @@ def _install(reads: Reads) -> dict:
                             reads.by_context.setdefault((self.name, "params", job), set()).add(value._path or ALL)
                     record["params"] = [_param_text(p) for p in values]
                 elif method_name == "expand_input":
-                    record["input"] = sorted(str(f) for f in result[0])
+                    # a path outside the working directory (a source file named relative to it) is made absolute,
+                    # so that the generator can name it relative to the repository wherever the trace ran
+                    record["input"] = sorted(os.path.abspath(f) if str(f).startswith("..") else str(f)
+                                             for f in result[0])
                 elif method_name == "expand_output":
                     record["output"] = sorted(str(f) for f in result[0])
             return result
