@@ -21,6 +21,16 @@ import os
 import sys
 from pathlib import Path
 
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _repo_relative(path: str) -> str:
+    """A path that leaves the working directory (``../..``) named relative to the repository instead."""
+    if not path.startswith(".."):
+        return path
+    return os.path.relpath(Path(path).resolve(), REPO)
+
+
 # directives whose values Snakemake never compares when it decides what to rerun
 NEUTRAL_DIRECTIVES = ("threads", "resources", "log", "conda", "message", "benchmark", "priority", "group",
                       "localrule", "retries", "envmodules", "container", "containerized", "handover",
@@ -231,10 +241,9 @@ def _install(reads: Reads) -> dict:
                             reads.by_context.setdefault((self.name, "params", job), set()).add(value._path or ALL)
                     record["params"] = [_param_text(p) for p in values]
                 elif method_name == "expand_input":
-                    # a path outside the working directory (a source file named relative to it) is made absolute,
-                    # so that the generator can name it relative to the repository wherever the trace ran
-                    record["input"] = sorted(os.path.abspath(f) if str(f).startswith("..") else str(f)
-                                             for f in result[0])
+                    # a path outside the working directory (a source file named relative to it) is named
+                    # relative to the repository, so the trace names no checkout wherever it ran
+                    record["input"] = sorted(_repo_relative(str(f)) for f in result[0])
                 elif method_name == "expand_output":
                     record["output"] = sorted(str(f) for f in result[0])
             return result
