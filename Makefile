@@ -6,6 +6,8 @@
 VENV ?= .venv
 PY := $(VENV)/bin/python
 CORES ?= all
+# test workers (pytest-xdist): a module's tests run on one worker, modules spread over the workers
+TEST_WORKERS ?= 2
 
 PYTHON_PIN := $(shell awk '/^python:/ {f = 1; next} f && /require:/ {gsub(/["'"'"' ]/, "", $$2); print $$2; exit}' params.yaml)
 PYTHON_MM := $(basename $(PYTHON_PIN))
@@ -42,11 +44,11 @@ python:  ## the interpreter .venv is created with: exactly params.yaml python.re
 run: install  ## build everything on the embedded default corpus
 	$(VENV)/bin/snakemake --cores $(CORES)
 
-test: install  ## the test suite CI runs (slow end-to-end tests excluded)
-	$(VENV)/bin/python -m pytest -q
+test: install  ## the test suite CI runs (slow end-to-end tests excluded), on TEST_WORKERS processes
+	$(VENV)/bin/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup
 
 test-all: install  ## every test, slow ones included
-	$(VENV)/bin/python -m pytest -q -m ""
+	$(VENV)/bin/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup -m ""
 
 bench: install  ## performance benchmarks (ratios against baselines measured in the same run)
 	$(PY) -m bench

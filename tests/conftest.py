@@ -83,3 +83,12 @@ def e2e_project(tmp_path_factory) -> Path:
     root = make_project(tmp_path_factory.mktemp("e2e"))
     snakemake(root)
     return root
+
+
+def pytest_collection_modifyitems(config, items):
+    """Under `pytest -n N --dist loadgroup` (make test), a module's tests stay on one worker, so each
+    module-scoped fixture is built once; every test on the session's end-to-end build joins one group,
+    so that build is made once too."""
+    for item in items:
+        group = "e2e" if "e2e_project" in getattr(item, "fixturenames", ()) else item.nodeid.split("::")[0]
+        item.add_marker(pytest.mark.xdist_group(group))

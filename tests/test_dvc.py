@@ -123,6 +123,9 @@ def test_perturbation_every_leaf():
     perturbation_sweep(None)
 
 
+# The two checks below run Snakemake once per stage (21 plans, about 4 CPU-minutes each on CI): `slow`.
+# test_dvc_yaml_is_generated_from_the_rules keeps dvc.yaml equal to the generator's output in the default suite.
+@pytest.mark.slow
 def test_every_job_belongs_to_exactly_one_stage_and_outs_cover_it():
     claimed: dict[str, str] = {}
     seen_files: set[str] = set()
@@ -155,6 +158,7 @@ def test_every_job_belongs_to_exactly_one_stage_and_outs_cover_it():
     assert target_rules - unused <= {"all", "inference"} | {t for s in STAGES.values() for t in targets_of(s)}
 
 
+@pytest.mark.slow
 def test_stage_code_deps_cover_the_modules_their_rules_run():
     for name, stage in STAGES.items():
         res = subprocess.run([str(BIN / "snakemake"), "-n", "-p", "--forceall", *targets_of(stage)], cwd=REPO,
