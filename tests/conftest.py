@@ -18,7 +18,7 @@ def snakemake(workdir: Path, *args: str, check: bool = True) -> subprocess.Compl
     """Run this repository's Snakefile with `workdir` as working directory and its params.yaml."""
     cmd = [str(BIN / "snakemake"), "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir),
            "--configfile", str(workdir / "params.yaml"), "--cores", "2", *args]
-    res = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
     if check and res.returncode:
         logs = "\n".join(f"--- {p}\n{p.read_text()[-3000:]}" for p in sorted((workdir / "logs").rglob("*.log")))
         raise AssertionError(f"snakemake failed ({res.returncode}):\n{res.stdout[-4000:]}\n{res.stderr[-6000:]}\n{logs}")

@@ -12,6 +12,9 @@ imports or runs the corpus's code (the project is an empty folder, so no sys.pat
 corpus is added, and unsafe extension loading stays off; tests/test_apirec.py checks a file that
 writes a marker when run leaves none). Each file gets one path under that empty folder (never
 written), so jedi's parser re-parses only the changed tail between two cuts of the same file.
+Jedi infers in this process (`InterpreterEnvironment`, the pipeline's own interpreter), not through the
+helper subprocess it starts by default: a completion never depends on that subprocess's health under
+load. A point where jedi raises gets no completions and is counted (`ide_failures` in the stats).
 """
 
 from __future__ import annotations
@@ -33,20 +36,22 @@ def typed_prefix(written: str, typed: int) -> str:
 
 
 def complete(text_before: str, written: str, project, typed: int = 0, key: str | None = None,
-             module: str = "") -> list[str]:
+             module: str = "", failures: list | None = None) -> list[str]:
     """Ranked full names jedi offers at the end of `text_before` + the typed prefix of the callee.
     `key` names the file (one path per file under the project's empty folder); `module` replaces jedi's
-    `__main__` for the file's own definitions."""
+    `__main__` for the file's own definitions; a jedi error appends its message to `failures`."""
     import jedi
 
     code = text_before + typed_prefix(written, typed)
     lines = code.split("\n")
     path = Path(project.path) / f"{key}.py" if key else None
     try:
-        script = jedi.Script(code=code, path=path, project=project)
+        script = jedi.Script(code=code, path=path, project=project, environment=_environment())
         completions = script.complete(len(lines), len(lines[-1]))
-    except Exception as exc:  # jedi's inference can fail on odd code: no completions
+    except Exception as exc:  # jedi's inference can fail on odd code: no completions, counted
         log.debug("jedi failed: %s", exc)
+        if failures is not None:
+            failures.append(f"{type(exc).__name__}: {exc}")
         return []
     out, seen = [], set()
     for c in completions:
@@ -59,6 +64,18 @@ def complete(text_before: str, written: str, project, typed: int = 0, key: str |
             seen.add(name)
             out.append(name)
     return out
+
+
+_ENV = None
+
+
+def _environment():
+    global _ENV
+    if _ENV is None:
+        import jedi
+
+        _ENV = jedi.InterpreterEnvironment()
+    return _ENV
 
 
 def project():
