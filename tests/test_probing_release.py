@@ -175,3 +175,52 @@ def test_release_tasks_are_the_defaults_and_variants_stay_beside_them():
     assert P.language_tasks(config, "java") == ["declared", "declared_every", "depth_any_leaf"]
     assert P.language_tasks(config, "python") == ["declared_every", "depth_any_leaf"]
     assert P.task_type(config, "java-depth_any_leaf") == "regression" == P.task_type(config, "java-depth")
+
+
+def test_path_type_zero_based_from_the_snippets_root_comments_counted():
+    # program > method_declaration (0) > [integral_type 0, identifier f 1, formal_parameters 2, block 3];
+    # block > [`{` 0, block_comment 1, return_statement 2, `}` 3]: the comment takes index 1 (the
+    # release's cursor walk counts every child), so `return` is 0,3,2,0 (0,3,1,0 without the comment)
+    code = 'int f(int a) { /* c */ return a + "x y"; }'
+    a = R.alone(code, "java", JAVA)
+    got = [(a.word(n), R.path_key(p)) for n, p in R.token_paths(a, "java")]
+    assert got == [("int", "0,0,0"), ("f", "0,1"), ("(", "0,2,0"), ("int", "0,2,1,0,0"), ("a", "0,2,1,1"),
+                   (")", "0,2,2"), ("{", "0,3,0"), ("return", "0,3,2,0"), ("a", "0,3,2,1,0"), ("+", "0,3,2,1,1"),
+                   ('"x y"', "0,3,2,1,2"), (";", "0,3,2,2"), ("}", "0,3,3")]  # a string literal: one token
+    rows = R.path_type([S(code)], JAVA)
+    assert [(r["word"], r["label"]) for r in rows] == got
+    assert all(code[s:e] == r["word"] for r in rows for s, e in r["spans"]) and rows[0]["kind"] == "word"
+    # ours (the `path_type_ours` variant): 1-based from the method node, comments not counted
+    [s] = T.snippets_of_file("class A { " + code + " }", "java", "F", JAVA)
+    assert [T.path_key(t.path) for t in s.tokens if t.text == "return"] == ["4,2,1"]
+
+
+def test_release_classes_keep_15_frequent_drop_rare_merge_when_few_labels():
+    # 20 distinct labels (>= 15): a class with fewer than 30 samples is dropped (index 15, filtered)
+    labels = ["a"] * 40 + ["b"] * 35 + ["c"] * 30 + ["d"] * 29 + [f"z{i}" for i in range(16)]
+    got = R.release_classes(labels)
+    assert {k for k, v in got.items() if v is not None} == {"a", "b", "c"} and got["a"] == "a"
+    assert got["d"] is None and got["z0"] is None
+    # 3 distinct labels (< 15): the rare ones take index min(15, 3) = 3 < 15, kept as one merged class
+    assert R.release_classes(["a"] * 40 + ["b"] * 5 + ["c"] * 2) == {"a": "a", "b": R.OTHER, "c": R.OTHER}
+    # 17 labels with >= 30 samples each: indices 0..16 in order of frequency, 15 and 16 dropped
+    many = [f"k{i:02d}" for i in range(17) for _ in range(30 + 17 - i)]
+    kept = {k for k, v in R.release_classes(many).items() if v is not None}
+    assert kept == {f"k{i:02d}" for i in range(15)}
+    # the rule's own counts beside the rows it keeps: never a silent drop
+    rows = [{"label": y, "item_id": str(i)} for i, y in enumerate(labels)]
+    out, info = R.apply_classes(rows, 15, 30)
+    assert len(out) == 105 and info["dropped_samples"] == 45 and info["classes"] == 3
+    assert info["dropped_labels"][:2] == ["d", "z0"] and info["merged_into_other"] == []
+
+
+def test_variable_name_class_rule_at_small_and_large_counts():
+    # one sample per snippet: 40 snippets naming `result`, 3 naming `count` and 2 naming `i` -> 3 labels
+    # (< 15): `result` kept, the two rare ones merged (the release's index arithmetic)
+    snippets = [S(f"int g{k}() {{ int {n} = 0; return {n}; }}", sid=f"{n}{k}")
+                for n, m in (("result", 40), ("count", 3), ("i", 2)) for k in range(m)]
+    rows = R.variable_name(snippets, 0, JAVA)
+    assert Counter(r["label"] for r in rows) == {"result": 40, "count": 3, "i": 2}
+    out, info = R.apply_classes(rows, 15, 30)
+    assert Counter(r["label"] for r in out) == {"result": 40, R.OTHER: 5}
+    assert info["merged_into_other"] == ["count", "i"] and info["dropped_samples"] == 0

@@ -526,4 +526,5 @@ def declared(snippets: list[Snippet], seed: int) -> list[dict]:
 
 
 GENERATORS = ("path_type", "depth", "declared", "dataflow", "variable_name", "misuse",  # the release's (release.py)
-              "depth_any_leaf", "declared_every", "dataflow_last_def", "variable_name_declared", "misuse_declared")
+              "path_type_ours", "depth_any_leaf", "declared_every", "dataflow_last_def", "variable_name_declared",
+              "misuse_declared")
