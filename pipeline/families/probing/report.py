@@ -32,6 +32,43 @@ def feature_bytes(con) -> list[tuple]:
     return out
 
 
+ONE_CLASS = 0.9  # a task at least this much one class says so in a line of its own
+
+
+def class_balance(con) -> tuple[list[tuple], list[str]]:
+    """Per classification task, on the fit's common item set (all labelled items where it has no
+    row): samples, classes, the majority class and its share, the majority baseline's error and the
+    best probe's (mean of folds 1-3, 95% CI, n = test samples over folds 1-3); and one line per task
+    that is >= 90% one class."""
+    rows = con.sql("""
+        WITH k AS (
+            SELECT l.language || '-' || l.task AS task, l.label
+            FROM probing_labels l LEFT JOIN probing_fit_items f ON f.item_id = l.item_id AND f.subset = l.language
+            WHERE l.label IS NOT NULL AND coalesce(f.kept, true)
+        ), c AS (SELECT task, label, count(*) AS n FROM k GROUP BY ALL),
+        r AS (SELECT *, row_number() OVER (PARTITION BY task ORDER BY n DESC, label) AS rank,
+                     sum(n) OVER (PARTITION BY task) AS total, count(*) OVER (PARTITION BY task) AS classes FROM c),
+        maj AS (SELECT task, mean, ci_low, ci_high, n_test FROM probing_headline WHERE model = 'majority'),
+        best AS (SELECT task, arg_min(model || ' (' || probe || ')', mean) AS who, min(mean) AS mean,
+                        arg_min(ci_low, mean) AS ci_low, arg_min(ci_high, mean) AS ci_high, arg_min(n_test, mean) AS n_test
+                 FROM probing_headline WHERE layer IS NOT NULL GROUP BY task)
+        SELECT r.task, r.total, r.classes, r.label, r.n / r.total AS share,
+               maj.mean, maj.ci_low, maj.ci_high, maj.n_test, best.who, best.mean, best.ci_low, best.ci_high, best.n_test
+        FROM r LEFT JOIN maj USING (task) LEFT JOIN best USING (task)
+        WHERE r.rank = 1 ORDER BY r.task""").fetchall()
+    table, lines = [], []
+    for task, total, classes, label, share, m, mlo, mhi, mn, who, b, blo, bhi, bn in rows:
+        table.append((task, total, classes, label, f"{share:.1%}",
+                      None if m is None else f"{_fmt(m)} [{_fmt(mlo)}, {_fmt(mhi)}]", mn,
+                      who, None if b is None else f"{_fmt(b)} [{_fmt(blo)}, {_fmt(bhi)}]", bn))
+        if share >= ONE_CLASS:
+            beat = f"the majority baseline's error {_fmt(m)} (n = {mn})" if m is not None else \
+                f"an error of {_fmt(1 - share)} (always `{label}`)"
+            lines.append(f"- **{task} is {share:.1%} one class** (`{label}`, {total} samples): a probe must beat {beat}, "
+                         "not chance.")
+    return table, lines
+
+
 def section(con, figures: Path, link: str, config, plots: Path | None = None) -> str:
     rows = con.sql("SELECT task, model, probe, layer, metric, n_test, mean, ci_low, ci_high FROM probing_headline "
                    "ORDER BY task, probe IN ('ridge', 'lbfgs', 'sgd', 'paper') DESC, model").fetchall()
@@ -45,6 +82,7 @@ def section(con, figures: Path, link: str, config, plots: Path | None = None) ->
                   "FROM probing_selectivity GROUP BY task, model ORDER BY task, model").fetchall()
     counts = con.sql("SELECT language || '-' || task AS task, count(*) AS samples, count(DISTINCT \"group\") AS snippets "
                      "FROM probing_labels GROUP BY ALL ORDER BY ALL").fetchall()
+    balance = class_balance(con)
     out = ["## Probing pretrained models of source code (Table 1)\n",
            "Linear probes (the fit stage: 4 folds grouped by snippet, layer chosen on fold 0, mean of folds 1-3 "
            "with a 95% t interval) on frozen per-layer pooled features. Metric: test error (1 - accuracy), MAE for "
@@ -59,6 +97,12 @@ def section(con, figures: Path, link: str, config, plots: Path | None = None) ->
            "for it is reported or faked (pipeline/families/probing/README.md).\n",
            markdown_table(["task", "model", "probe", "layer", "metric", "n", "mean", "95% CI", "paper"], body),
            "\nSamples per task:\n", markdown_table(["task", "samples", "snippets"], counts),
+           "\nClass balance (classification tasks, on the common item set): the majority class's share and the "
+           "majority baseline beside the best probe (mean of folds 1-3, 95% CI; `n`: test samples over folds 1-3). "
+           "A task that is mostly one class is only as informative as its margin over the majority baseline:\n",
+           markdown_table(["task", "samples", "classes", "majority class", "share", "majority baseline",
+                           "n (baseline)", "best probe", "error", "n (probe)"], balance[0]),
+           *(["", *balance[1]] if balance[1] else []),
            "\nControl-task selectivity (Hewitt & Liang: control error - task error at the layer where it is "
            "largest; mean over the folds, 95% t interval of the per-fold paired differences; `samples`: the "
            "task's items, each tested once). Positive: the probe reads more than the word type; near 0 or "
