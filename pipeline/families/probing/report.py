@@ -88,7 +88,7 @@ def section(con, figures: Path, link: str, config, plots: Path | None = None) ->
            "with a 95% t interval) on frozen per-layer pooled features. Metric: test error (1 - accuracy), MAE for "
            "AST depth. `paper`: CodeT5-base encoder in the paper's Table 1 (Java, a 220M model; our zoo is tiny, "
            "so expect far higher errors; our methods are JDK methods <= 1000 characters, the paper's Ahmad et al.'s "
-           "10k Java test functions). Task names without a suffix are the release's definitions; `*_every`, "
+           "10k Java test functions). Task names without a suffix are the release's definitions; `*_ours`, `*_every`, "
            "`*_last_def`, `*_declared`, `*_any_leaf` are our variants (no paper figure). `probe`: `ridge` is the "
            "fast default for exploration, `paper` the release's SGD probe (the paper-comparable one). Baselines "
            "have no layer. `n`: test samples the mean is over (folds 1-3).\n",
