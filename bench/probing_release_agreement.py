@@ -7,7 +7,8 @@ probings4code's `get_node_representations` (depth), `get_identifier_declarations
 `..._without_expr`, `find_*`, `is_left_visible_to_right` (declared) and `TOP_IDENTIFIERS` (variable
 name), `get_node_representations` with `match_tokens.match_nodes` (path type: each token's node and
 its path, run on the snippet's tokens joined on one line as the release's data is) and
-`TokensClassificationProbingTask.make_dict` (the class list of path type and variable name). Only the few inline lines of the release's `__call__`s (insertion points, the data-flow
+`TokensClassificationProbingTask.make_dict` (the class list of path type and variable name).
+Only the few inline lines of the release's `__call__`s (insertion points, the data-flow
 edge extraction, misuse pairs) are restated here. The sources are read with `git show` from the
 two repositories' clones (`--codebert-git`, `--release-git`: a bare or normal clone of
 github.com/microsoft/CodeBERT and github.com/serjtroshin/probings4code).
@@ -263,7 +264,8 @@ def main(argv: list[str] | None = None) -> int:
                 "logging": logging, "warnings": warnings})
     load(git_show(args.release_git, base + "utils/match_tokens.py"),
          ["_get_token_spans", "_get_shortest_overlaping_node", "match_nodes"], rel)
-    load(git_show(args.release_git, base + "probings/token_classification.py"), ["TokensClassificationProbingTask"], rel)
+    load(git_show(args.release_git, base + "probings/token_classification.py"),
+         ["TokensClassificationProbingTask"], rel)
     prs = T.parser("java")
     snippets = methods(args.methods, args.max_chars, args.seed)
     print(f"{len(snippets)} JDK methods (<= {args.max_chars} characters), seed {args.seed}")
@@ -286,7 +288,8 @@ def main(argv: list[str] | None = None) -> int:
         if ref_paths is not None:
             add("path_type", sum(x == y for x, y in zip(ours_paths, ref_paths)), len(ref_paths))
             before = {(t.start, t.end): (0, *(i - 1 for i in t.path)) for t in s.tokens}  # ours, in the release's form
-            add("path_type_before", sum(before.get(a.span(n)) == y for n, y in zip(a.leaves, ref_paths)), len(ref_paths))
+            add("path_type_before", sum(before.get(a.span(n)) == y for n, y in zip(a.leaves, ref_paths)),
+                len(ref_paths))
         ref = reference_dataflow(g, a)
         add("dataflow", *agreement(R.dataflow_edges(a, "java"), ref))
         add("dataflow_before", *agreement(old_edges(s, a), ref))
@@ -320,7 +323,8 @@ def main(argv: list[str] | None = None) -> int:
 
     # the class rule (make_dict) on the labels of these methods and on cases that reach its every branch
     cases = {"path_type": path_labels, "variable_name": name_labels,
-             "20 labels, 3 with >= 30": ["a"] * 40 + ["b"] * 35 + ["c"] * 30 + ["d"] * 29 + [f"z{i}" for i in range(16)],
+             "20 labels, 3 with >= 30": (["a"] * 40 + ["b"] * 35 + ["c"] * 30 + ["d"] * 29
+                                         + [f"z{i}" for i in range(16)]),
              "3 labels, 2 rare (merged)": ["a"] * 40 + ["b"] * 5 + ["c"] * 2,
              "17 labels with >= 30": [f"k{i:02d}" for i in range(17) for _ in range(30 + 17 - i)]}
     fates = {}

@@ -224,3 +224,50 @@ def test_variable_name_class_rule_at_small_and_large_counts():
     out, info = R.apply_classes(rows, 15, 30)
     assert Counter(r["label"] for r in out) == {"result": 40, R.OTHER: 5}
     assert info["merged_into_other"] == ["count", "i"] and info["dropped_samples"] == 0
+
+
+def test_path_type_ours_is_an_opt_in_variant_with_its_control(tmp_path):
+    import json
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from pipeline import schemas
+    from pipeline.families import probing as P
+    from pipeline.families.probing.generate import main
+
+    config = {"probing": {"languages": ["java"], "tasks": ["path_type", "path_type_ours"], "control": True}}
+    assert P.fit_tasks(config) == ["java-path_type", "java-path_type_ours", "java-path_type-control",
+                                   "java-path_type_ours-control"]
+    assert "path_type_ours" not in yaml_default_tasks()
+    java = "class A {\n" + "".join(f"  int m{i}(int a) {{\n    // c\n    return a + {i};\n  }}\n"
+                                   for i in range(12)) + "}\n"
+    (tmp_path / "A.java").write_text(java)
+    row = {"file_id": "f1", "sha256": "0" * 64, "source": "s", "repository": "r", "path": "A.java",
+           "location": str(tmp_path / "A.java"), "language": "java", "encoding": "utf-8", "bytes": len(java),
+           "lines": java.count("\n"), "split": "train", "duplicate": False}
+    pq.write_table(pa.Table.from_pylist([row], schema=schemas.MANIFEST), tmp_path / "manifest.parquet")
+    out = tmp_path / "out"
+    assert main(["corpus", "--manifest", str(tmp_path / "manifest.parquet"), "--language", "java", "--tasks",
+                 "path_type", "path_type_ours", "depth", "depth_any_leaf", "--min-class-samples", "12",
+                 "--out", str(out),
+                 "--summary", str(out / "summary.json")]) == 0
+    tasks = json.loads((out / "summary.json").read_text())["tasks"]
+    release = pq.read_table(out / "path_type/labels.parquet").to_pylist()
+    ours = pq.read_table(out / "path_type_ours/labels.parquet").to_pylist()
+    # the same tokens; the release's `return` counts the comment before it (block child 2), ours does not
+    assert len(release) == len(ours) == 12 * 13 and (out / "path_type_ours/control.parquet").exists()
+    assert {r["label"] for r in release if r["word"] == "return"} == {"0,3,2,0"}
+    assert {r["label"] for r in ours if r["word"] == "return"} == {"4,2,1"}
+    assert "class_rule" in tasks["path_type"] and "class_rule" not in tasks["path_type_ours"]
+    # a variant beside its release task (same snippets, same generator ids): its own item ids
+    depth = pq.read_table(out / "depth/labels.parquet")["item_id"].to_pylist()
+    other = pq.read_table(out / "depth_any_leaf/labels.parquet")["item_id"].to_pylist()
+    assert len(depth) == len(other) == 12 and not set(depth) & set(other)
+
+
+def yaml_default_tasks():
+    import yaml
+
+    from pipeline.families.probing import FOLDER
+    return yaml.safe_load((FOLDER.parents[2] / "params.yaml").read_text())["probing"]["tasks"]

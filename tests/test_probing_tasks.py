@@ -263,7 +263,8 @@ def test_generator_caps_samples_per_task_with_overrides(tmp_path):
     # the release's class rule ran before the caps, and says what it dropped (12 tokens per path: all kept
     # up to the 15 most frequent paths)
     rule = wide["path_type"]["class_rule"]
-    assert rule["classes"] == 15 and rule["dropped_samples"] == len(R.path_type(snippets, T.parser("java"))) - everything
+    tokens = len(R.path_type(snippets, T.parser("java")))
+    assert rule["classes"] == 15 and rule["dropped_samples"] == tokens - everything
     assert set(small["item_id"].to_pylist()) <= set(big["item_id"].to_pylist())
     mid, _ = run(tmp_path / "c", "--max-samples-per-task", "path_type=9,depth=0")
     assert mid["path_type"]["samples"] == 9 and mid["depth"]["samples"] == 12

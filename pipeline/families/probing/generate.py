@@ -15,8 +15,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline.core.ids import unit_float
-from pipeline.families.probing import CONTROL
+from pipeline.core.ids import stable_id, unit_float
+from pipeline.families.probing import CONTROL, VARIANTS
 from pipeline.families.probing import release as R
 from pipeline.families.probing import tasks as T
 from pipeline.families.probing.schemas import LABELS, SAMPLES
@@ -132,12 +132,15 @@ def corpus(args: argparse.Namespace) -> dict:
     for task in args.tasks:
         cap = args.max_samples_per_task.get(task, args.max_samples)
         kept = [{**r, "task": task} for r in capped(made[task], cap, args.seed, task)]
+        if task in VARIANTS:  # a variant's ids may equal its release task's (same snippet, same token): own ids
+            kept = [{**r, "item_id": stable_id(task, r["item_id"])} for r in kept]
         summary["tasks"][task] = write_task(kept, args.out, task, args.seed, control=task in CONTROL)
         if task in class_rule:
             summary["tasks"][task]["class_rule"] = class_rule[task]
             if not kept:
                 log.warning("%s: no class has %d samples (the release's min_samples_per_class): the task is empty; "
-                            "raise probing.max_snippets or lower probing.min_class_samples", task, args.min_class_samples)
+                            "raise probing.max_snippets or lower probing.min_class_samples", task,
+                            args.min_class_samples)
         rows.extend(kept)
     summary["samples"] = len(rows)
     summary["texts"] = write_samples(rows, args.out / "samples.parquet")

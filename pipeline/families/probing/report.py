@@ -50,10 +50,12 @@ def class_balance(con) -> tuple[list[tuple], list[str]]:
                      sum(n) OVER (PARTITION BY task) AS total, count(*) OVER (PARTITION BY task) AS classes FROM c),
         maj AS (SELECT task, mean, ci_low, ci_high, n_test FROM probing_headline WHERE model = 'majority'),
         best AS (SELECT task, arg_min(model || ' (' || probe || ')', mean) AS who, min(mean) AS mean,
-                        arg_min(ci_low, mean) AS ci_low, arg_min(ci_high, mean) AS ci_high, arg_min(n_test, mean) AS n_test
+                        arg_min(ci_low, mean) AS ci_low, arg_min(ci_high, mean) AS ci_high,
+                        arg_min(n_test, mean) AS n_test
                  FROM probing_headline WHERE layer IS NOT NULL GROUP BY task)
         SELECT r.task, r.total, r.classes, r.label, r.n / r.total AS share,
-               maj.mean, maj.ci_low, maj.ci_high, maj.n_test, best.who, best.mean, best.ci_low, best.ci_high, best.n_test
+               maj.mean, maj.ci_low, maj.ci_high, maj.n_test,
+               best.who, best.mean, best.ci_low, best.ci_high, best.n_test
         FROM r LEFT JOIN maj USING (task) LEFT JOIN best USING (task)
         WHERE r.rank = 1 ORDER BY r.task""").fetchall()
     table, lines = [], []
@@ -64,8 +66,8 @@ def class_balance(con) -> tuple[list[tuple], list[str]]:
         if share >= ONE_CLASS:
             beat = f"the majority baseline's error {_fmt(m)} (n = {mn})" if m is not None else \
                 f"an error of {_fmt(1 - share)} (always `{label}`)"
-            lines.append(f"- **{task} is {share:.1%} one class** (`{label}`, {total} samples): a probe must beat {beat}, "
-                         "not chance.")
+            lines.append(f"- **{task} is {share:.1%} one class** (`{label}`, {total} samples): "
+                         f"a probe must beat {beat}, not chance.")
     return table, lines
 
 
