@@ -144,3 +144,25 @@ def test_report_class_balance_majority_baseline_beside_the_probe_and_one_class_f
         ("java-misuse", 40, 2, "correct", "50.0%", "0.5 [0.5, 0.5]", 30, "m1 (ridge)", "0.3 [0.2, 0.4]", 30)]
     assert lines == ["- **java-declared is 95.8% one class** (`declared`, 48 samples): a probe must beat the majority "
                      "baseline's error 0.043 (n = 36), not chance."]
+
+
+def test_report_names_a_task_the_class_rule_left_empty(tmp_path):
+    import json
+
+    from pipeline.families.probing.report import empty_tasks
+
+    con = duckdb.connect()
+    con.execute("CREATE TABLE probing_labels AS SELECT 'java' AS language, 'depth' AS task, 'x' AS item_id")
+    (tmp_path / "java").mkdir()
+    rule = {"labels_before": 40, "classes": 0, "merged_into_other": [], "dropped_samples": 101,
+            "dropped_labels": [], "max_classes": 15, "min_class_samples": 30}
+    (tmp_path / "java/summary.json").write_text(json.dumps({"tasks": {"variable_name": {"samples": 0,
+                                                                                       "class_rule": rule}}}))
+    config = {"probing": {"languages": ["java"], "tasks": ["depth", "variable_name", "misuse"], "control": False}}
+    lines = empty_tasks(con, config, tmp_path)
+    assert len(lines) == 2 and lines[0].startswith("- **java-variable_name has no samples**: the release's class rule")
+    assert "40 labels" in lines[0] and "101 samples dropped" in lines[0] and "max_snippets" in lines[0]
+    assert lines[1] == "- **java-misuse has no samples**: its generator made no sample from these snippets."
+    # a language with no sample at all has its own note: no line per task
+    con.execute("DELETE FROM probing_labels")
+    assert empty_tasks(con, config, tmp_path) == []

@@ -3,6 +3,7 @@ the baselines, selectivity, and the per-layer curves (reports/plots/probing_laye
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from pipeline.families.probing.paper import TABLE1_CODET5_BASE_ENCODER
@@ -71,6 +72,33 @@ def class_balance(con) -> tuple[list[tuple], list[str]]:
     return table, lines
 
 
+def empty_tasks(con, config, root: Path = Path("data/families/probing")) -> list[str]:
+    """One line per configured task with no sample in a language that has samples (a language with
+    none has its own note), with the reason its generator's summary gives (the release's class rule)."""
+    from pipeline.families.probing import language_tasks, subsets
+
+    have = dict(con.sql("SELECT language || '-' || task, count(*) FROM probing_labels GROUP BY ALL").fetchall())
+    lines = []
+    for lang in subsets(config):
+        if not any(k.startswith(f"{lang}-") for k in have):
+            continue
+        try:
+            tasks = json.loads((root / lang / "summary.json").read_text())["tasks"]
+        except (OSError, ValueError, KeyError):
+            tasks = {}
+        for task in language_tasks(config, lang):
+            if have.get(f"{lang}-{task}"):
+                continue
+            rule = tasks.get(task, {}).get("class_rule")
+            why = (f"the release's class rule kept no class: {rule['labels_before']} labels, none among the "
+                   f"{rule['max_classes']} most frequent with {rule['min_class_samples']} samples "
+                   f"({rule['dropped_samples']} samples dropped); raise `probing.max_snippets` (on JDK methods, "
+                   "4,000 give variable name its 15 classes) or lower `probing.min_class_samples`"
+                   if rule else "its generator made no sample from these snippets")
+            lines.append(f"- **{lang}-{task} has no samples**: {why}.")
+    return lines
+
+
 def section(con, figures: Path, link: str, config, plots: Path | None = None) -> str:
     rows = con.sql("SELECT task, model, probe, layer, metric, n_test, mean, ci_low, ci_high FROM probing_headline "
                    "ORDER BY task, probe IN ('ridge', 'lbfgs', 'sgd', 'paper') DESC, model").fetchall()
@@ -85,6 +113,7 @@ def section(con, figures: Path, link: str, config, plots: Path | None = None) ->
     counts = con.sql("SELECT language || '-' || task AS task, count(*) AS samples, count(DISTINCT \"group\") AS snippets "
                      "FROM probing_labels GROUP BY ALL ORDER BY ALL").fetchall()
     balance = class_balance(con)
+    empty = empty_tasks(con, config)
     out = ["## Probing pretrained models of source code (Table 1)\n",
            "Linear probes (the fit stage: 4 folds grouped by snippet, layer chosen on fold 0, mean of folds 1-3 "
            "with a 95% t interval) on frozen per-layer pooled features. Metric: test error (1 - accuracy), MAE for "
@@ -105,6 +134,7 @@ def section(con, figures: Path, link: str, config, plots: Path | None = None) ->
            markdown_table(["task", "samples", "classes", "majority class", "share", "majority baseline",
                            "n (baseline)", "best probe", "error", "n (probe)"], balance[0]),
            *(["", *balance[1]] if balance[1] else []),
+           *(["", *empty] if empty else []),
            "\nControl-task selectivity (Hewitt & Liang: control error - task error at the layer where it is "
            "largest; mean over the folds, 95% t interval of the per-fold paired differences; `samples`: the "
            "task's items, each tested once). Positive: the probe reads more than the word type; near 0 or "
