@@ -5,7 +5,10 @@ re-implementation): GraphCodeBERT's `DFG_java` / `tree_to_token_index` / `tree_t
 (microsoft/CodeBERT `GraphCodeBERT/codesearch/parser/`, which probings4code copies unchanged) and
 probings4code's `get_node_representations` (depth), `get_identifier_declarations_with_expr` /
 `..._without_expr`, `find_*`, `is_left_visible_to_right` (declared) and `TOP_IDENTIFIERS` (variable
-name). Only the few inline lines of the release's `__call__`s (insertion points, the data-flow
+name), `get_node_representations` with `match_tokens.match_nodes` (path type: each token's node and
+its path, run on the snippet's tokens joined on one line as the release's data is) and
+`TokensClassificationProbingTask.make_dict` (the class list of path type and variable name).
+Only the few inline lines of the release's `__call__`s (insertion points, the data-flow
 edge extraction, misuse pairs) are restated here. The sources are read with `git show` from the
 two repositories' clones (`--codebert-git`, `--release-git`: a bare or normal clone of
 github.com/microsoft/CodeBERT and github.com/serjtroshin/probings4code).
@@ -24,8 +27,10 @@ from __future__ import annotations
 
 import argparse
 import ast
+import logging
 import subprocess
 import sys
+import warnings
 import zipfile
 from collections import Counter
 
@@ -148,6 +153,65 @@ def reference_declared(rel: dict, a: R.Alone, prs) -> tuple[list, list, dict]:
     return decls, sorted(set(starts + ends)), labels
 
 
+def one_line(a: R.Alone) -> tuple[str, list[int]] | None:
+    """The snippet as the release's data has it: its tokens (comments included) joined by single
+    spaces on one line (`match_nodes` reads columns), a `//` comment written `/* */` so it ends where it
+    did; and the offset of each of our tokens (comments are none) in it. None where one line cannot
+    hold the snippet (a token spanning lines, a line comment holding `*/`)."""
+    parts, starts, at, stack = [], [], 0, [a.root]
+    while stack:
+        n = stack.pop()
+        if R.is_token(n, "java") or n.type in R.COMMENTS:
+            word = a.word(n)
+            if n.type in R.COMMENTS:
+                if word.startswith("//"):
+                    if "*/" in word:
+                        return None
+                    word = "/*" + word[2:].rstrip("\r\n") + " */"
+                word = " ".join(word.split())
+            elif "\n" in word or not word:
+                if not word:
+                    continue
+                return None
+            else:
+                starts.append(at)
+            parts.append(word)
+            at += len(word) + 1
+        else:
+            stack.extend(reversed(n.children))
+    return " ".join(parts), starts
+
+
+def reference_paths(rel: dict, a: R.Alone, prs) -> list[tuple[int, ...]] | None:
+    """The release's path of each of our tokens: `get_node_representations` over the tree of the
+    one-line text and `match_nodes` from its whitespace tokens to nodes (the token starting where ours does)."""
+    got = one_line(a)
+    if got is None:
+        return None
+    sent, starts = got
+    nodes = list(rel["get_node_representations"](prs.parse(sent.encode())))
+    words = sent.split()
+    align = rel["match_nodes"](sent, words, nodes)
+    at = {span[0]: k for k, span in enumerate(rel["_get_token_spans"](sent, words))}
+    return [tuple(nodes[align[at[x]]].representation) for x in starts]
+
+
+def reference_class_fate(rel: dict, labels: list, max_classes: int = 15) -> dict:
+    """The release's `make_dict` (exec'd) then its `y < max_classes` filter: label -> kept / merged / dropped."""
+    cls = rel["TokensClassificationProbingTask"]
+    task = cls.__new__(cls)
+    task._get_target, task.skip_label = (lambda y: [y]), None
+    r2id = task.make_dict(labels, max_classes)
+    rare = min(max_classes, len(set(labels)))
+    # a rare label takes index `rare`: kept (one merged class) when below max_classes, else filtered
+    return {y: "dropped" if i >= max_classes else "merged" if i == rare else "kept" for y, i in r2id.items()}
+
+
+def our_class_fate(labels: list, max_classes: int = 15) -> dict:
+    return {y: "dropped" if m is None else "merged" if m == R.OTHER else "kept"
+            for y, m in R.release_classes(labels, max_classes).items()}
+
+
 def methods(n: int, max_chars: int, seed: int) -> list[T.Snippet]:
     src = find_jdk_src_zip()
     if src is None:
@@ -194,19 +258,38 @@ def main(argv: list[str] | None = None) -> int:
     load(git_show(args.release_git, base + "code_augs/undeclared_hard.py"),
          ["get_root_path", "is_left_visible_to_right"], rel)
     load(git_show(args.release_git, base + "code_augs/identname.py"), ["TOP_IDENTIFIERS"], rel)
+    rel.update({"Optional": None, "Any": object, "Callable": object, "Dict": dict, "Hashable": object,
+                "Iterable": object, "Union": object, "Sample": object, "ProbingTask": object, "ProbingDataset": object,
+                "ProbingNgramDataset": object, "TokenClassificationLinearModel": object, "Counter": Counter,
+                "logging": logging, "warnings": warnings})
+    load(git_show(args.release_git, base + "utils/match_tokens.py"),
+         ["_get_token_spans", "_get_shortest_overlaping_node", "match_nodes"], rel)
+    load(git_show(args.release_git, base + "probings/token_classification.py"),
+         ["TokensClassificationProbingTask"], rel)
     prs = T.parser("java")
     snippets = methods(args.methods, args.max_chars, args.seed)
     print(f"{len(snippets)} JDK methods (<= {args.max_chars} characters), seed {args.seed}")
     tally: dict[str, list[int]] = {k: [0, 0] for k in ("dataflow", "dataflow_before", "depth", "depth_before",
                                                        "declared", "declared_drop", "decl_candidates",
-                                                       "misuse", "variable_name")}
+                                                       "misuse", "variable_name", "path_type", "path_type_before",
+                                                       "path_type_skipped", "class_rule")}
 
     def add(key, ok, n=1):
         tally[key][0] += ok
         tally[key][1] += n
 
+    path_labels, name_labels = [], []
     for s in snippets:
         a = R.alone(s.text, "java", prs)
+        ref_paths = reference_paths(rel, a, prs)
+        ours_paths = [p for _, p in R.token_paths(a, "java")]
+        path_labels += [R.path_key(p) for p in ours_paths]
+        add("path_type_skipped", ref_paths is None)
+        if ref_paths is not None:
+            add("path_type", sum(x == y for x, y in zip(ours_paths, ref_paths)), len(ref_paths))
+            before = {(t.start, t.end): (0, *(i - 1 for i in t.path)) for t in s.tokens}  # ours, in the release's form
+            add("path_type_before", sum(before.get(a.span(n)) == y for n, y in zip(a.leaves, ref_paths)),
+                len(ref_paths))
         ref = reference_dataflow(g, a)
         add("dataflow", *agreement(R.dataflow_edges(a, "java"), ref))
         add("dataflow_before", *agreement(old_edges(s, a), ref))
@@ -234,9 +317,21 @@ def main(argv: list[str] | None = None) -> int:
         top = rel["TOP_IDENTIFIERS"]
         cands = {a.word(a.leaves[i]) for i in ids if a.word(a.leaves[i]) in top}
         [vn] = R.variable_name([s], args.seed, prs) or [None]
+        name_labels += [vn["label"]] if vn is not None else []
         add("variable_name", (vn is None and not cands) or (vn is not None and vn["label"] in cands and len(vn["spans"])
                                                           == sum(a.word(a.leaves[i]) == vn["label"] for i in ids)))
 
+    # the class rule (make_dict) on the labels of these methods and on cases that reach its every branch
+    cases = {"path_type": path_labels, "variable_name": name_labels,
+             "20 labels, 3 with >= 30": (["a"] * 40 + ["b"] * 35 + ["c"] * 30 + ["d"] * 29
+                                         + [f"z{i}" for i in range(16)]),
+             "3 labels, 2 rare (merged)": ["a"] * 40 + ["b"] * 5 + ["c"] * 2,
+             "17 labels with >= 30": [f"k{i:02d}" for i in range(17) for _ in range(30 + 17 - i)]}
+    fates = {}
+    for name, labels in cases.items():
+        ref, ours = reference_class_fate(rel, labels), our_class_fate(labels)
+        add("class_rule", sum(ref[y] == ours[y] for y in ref), len(ref))
+        fates[name] = Counter(ours.values())
     print("\n| task | agreement with the release (after) | before (our earlier definition) | unit |")
     print("|---|---|---|---|")
     for key, before, unit in (("dataflow", "dataflow_before", "edge labels over the union of both edge sets"),
@@ -245,7 +340,10 @@ def main(argv: list[str] | None = None) -> int:
                               ("declared_drop", None, "insertions dropped by both or neither"),
                               ("decl_candidates", None, "methods with the same candidate declarations"),
                               ("misuse", None, "methods whose drawn pairs are release pairs, min(3, all) of them"),
-                              ("variable_name", None, "methods whose label and replaced set are the release's")):
+                              ("variable_name", None, "methods whose label and replaced set are the release's"),
+                              ("path_type", "path_type_before", "token paths (get_node_representations + match_nodes)"),
+                              ("path_type_skipped", None, "methods one line cannot hold (not compared)"),
+                              ("class_rule", None, "labels whose fate (kept / merged / dropped) is make_dict's")):
         ok, n = tally[key]
         b = f"{tally[before][0] / tally[before][1]:.1%} ({tally[before][0]}/{tally[before][1]})" if before else "-"
         if not n:
@@ -263,6 +361,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"- {name}: {len(rows)} samples, {len(c)} classes, top {c.most_common(3)}")
         else:
             print(f"- {name}: {balance(rows)}")
+    for name, fate in fates.items():
+        print(f"- class rule, {name}: " + ", ".join(f"{k} {v}" for k, v in sorted(fate.items())))
+    kept, info = R.apply_classes(R.path_type(snippets, prs), 15, R.MIN_CLASS_SAMPLES)
+    print(f"- path_type: {len(path_labels)} tokens, {info['labels_before']} paths, kept {len(kept)} samples in "
+          f"{info['classes']} classes; {balance(kept)}")
     depths = [r["target"] for r in R.ast_depth(snippets, prs)]
     print(f"- depth: mean {sum(depths) / len(depths):.2f}, min {min(depths):.0f}, max {max(depths):.0f}; n={len(depths)}")
     return 0

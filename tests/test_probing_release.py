@@ -175,3 +175,99 @@ def test_release_tasks_are_the_defaults_and_variants_stay_beside_them():
     assert P.language_tasks(config, "java") == ["declared", "declared_every", "depth_any_leaf"]
     assert P.language_tasks(config, "python") == ["declared_every", "depth_any_leaf"]
     assert P.task_type(config, "java-depth_any_leaf") == "regression" == P.task_type(config, "java-depth")
+
+
+def test_path_type_zero_based_from_the_snippets_root_comments_counted():
+    # program > method_declaration (0) > [integral_type 0, identifier f 1, formal_parameters 2, block 3];
+    # block > [`{` 0, block_comment 1, return_statement 2, `}` 3]: the comment takes index 1 (the
+    # release's cursor walk counts every child), so `return` is 0,3,2,0 (0,3,1,0 without the comment)
+    code = 'int f(int a) { /* c */ return a + "x y"; }'
+    a = R.alone(code, "java", JAVA)
+    got = [(a.word(n), R.path_key(p)) for n, p in R.token_paths(a, "java")]
+    assert got == [("int", "0,0,0"), ("f", "0,1"), ("(", "0,2,0"), ("int", "0,2,1,0,0"), ("a", "0,2,1,1"),
+                   (")", "0,2,2"), ("{", "0,3,0"), ("return", "0,3,2,0"), ("a", "0,3,2,1,0"), ("+", "0,3,2,1,1"),
+                   ('"x y"', "0,3,2,1,2"), (";", "0,3,2,2"), ("}", "0,3,3")]  # a string literal: one token
+    rows = R.path_type([S(code)], JAVA)
+    assert [(r["word"], r["label"]) for r in rows] == got
+    assert all(code[s:e] == r["word"] for r in rows for s, e in r["spans"]) and rows[0]["kind"] == "word"
+    # ours (the `path_type_ours` variant): 1-based from the method node, comments not counted
+    [s] = T.snippets_of_file("class A { " + code + " }", "java", "F", JAVA)
+    assert [T.path_key(t.path) for t in s.tokens if t.text == "return"] == ["4,2,1"]
+
+
+def test_release_classes_keep_15_frequent_drop_rare_merge_when_few_labels():
+    # 20 distinct labels (>= 15): a class with fewer than 30 samples is dropped (index 15, filtered)
+    labels = ["a"] * 40 + ["b"] * 35 + ["c"] * 30 + ["d"] * 29 + [f"z{i}" for i in range(16)]
+    got = R.release_classes(labels)
+    assert {k for k, v in got.items() if v is not None} == {"a", "b", "c"} and got["a"] == "a"
+    assert got["d"] is None and got["z0"] is None
+    # 3 distinct labels (< 15): the rare ones take index min(15, 3) = 3 < 15, kept as one merged class
+    assert R.release_classes(["a"] * 40 + ["b"] * 5 + ["c"] * 2) == {"a": "a", "b": R.OTHER, "c": R.OTHER}
+    # 17 labels with >= 30 samples each: indices 0..16 in order of frequency, 15 and 16 dropped
+    many = [f"k{i:02d}" for i in range(17) for _ in range(30 + 17 - i)]
+    kept = {k for k, v in R.release_classes(many).items() if v is not None}
+    assert kept == {f"k{i:02d}" for i in range(15)}
+    # the rule's own counts beside the rows it keeps: never a silent drop
+    rows = [{"label": y, "item_id": str(i)} for i, y in enumerate(labels)]
+    out, info = R.apply_classes(rows, 15, 30)
+    assert len(out) == 105 and info["dropped_samples"] == 45 and info["classes"] == 3
+    assert info["dropped_labels"][:2] == ["d", "z0"] and info["merged_into_other"] == []
+
+
+def test_variable_name_class_rule_at_small_and_large_counts():
+    # one sample per snippet: 40 snippets naming `result`, 3 naming `count` and 2 naming `i` -> 3 labels
+    # (< 15): `result` kept, the two rare ones merged (the release's index arithmetic)
+    snippets = [S(f"int g{k}() {{ int {n} = 0; return {n}; }}", sid=f"{n}{k}")
+                for n, m in (("result", 40), ("count", 3), ("i", 2)) for k in range(m)]
+    rows = R.variable_name(snippets, 0, JAVA)
+    assert Counter(r["label"] for r in rows) == {"result": 40, "count": 3, "i": 2}
+    out, info = R.apply_classes(rows, 15, 30)
+    assert Counter(r["label"] for r in out) == {"result": 40, R.OTHER: 5}
+    assert info["merged_into_other"] == ["count", "i"] and info["dropped_samples"] == 0
+
+
+def test_path_type_ours_is_an_opt_in_variant_with_its_control(tmp_path):
+    import json
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from pipeline import schemas
+    from pipeline.families import probing as P
+    from pipeline.families.probing.generate import main
+
+    config = {"probing": {"languages": ["java"], "tasks": ["path_type", "path_type_ours"], "control": True}}
+    assert P.fit_tasks(config) == ["java-path_type", "java-path_type_ours", "java-path_type-control",
+                                   "java-path_type_ours-control"]
+    assert "path_type_ours" not in yaml_default_tasks()
+    java = "class A {\n" + "".join(f"  int m{i}(int a) {{\n    // c\n    return a + {i};\n  }}\n"
+                                   for i in range(12)) + "}\n"
+    (tmp_path / "A.java").write_text(java)
+    row = {"file_id": "f1", "sha256": "0" * 64, "source": "s", "repository": "r", "path": "A.java",
+           "location": str(tmp_path / "A.java"), "language": "java", "encoding": "utf-8", "bytes": len(java),
+           "lines": java.count("\n"), "split": "train", "duplicate": False}
+    pq.write_table(pa.Table.from_pylist([row], schema=schemas.MANIFEST), tmp_path / "manifest.parquet")
+    out = tmp_path / "out"
+    assert main(["corpus", "--manifest", str(tmp_path / "manifest.parquet"), "--language", "java", "--tasks",
+                 "path_type", "path_type_ours", "depth", "depth_any_leaf", "--min-class-samples", "12",
+                 "--out", str(out),
+                 "--summary", str(out / "summary.json")]) == 0
+    tasks = json.loads((out / "summary.json").read_text())["tasks"]
+    release = pq.read_table(out / "path_type/labels.parquet").to_pylist()
+    ours = pq.read_table(out / "path_type_ours/labels.parquet").to_pylist()
+    # the same tokens; the release's `return` counts the comment before it (block child 2), ours does not
+    assert len(release) == len(ours) == 12 * 13 and (out / "path_type_ours/control.parquet").exists()
+    assert {r["label"] for r in release if r["word"] == "return"} == {"0,3,2,0"}
+    assert {r["label"] for r in ours if r["word"] == "return"} == {"4,2,1"}
+    assert "class_rule" in tasks["path_type"] and "class_rule" not in tasks["path_type_ours"]
+    # a variant beside its release task (same snippets, same generator ids): its own item ids
+    depth = pq.read_table(out / "depth/labels.parquet")["item_id"].to_pylist()
+    other = pq.read_table(out / "depth_any_leaf/labels.parquet")["item_id"].to_pylist()
+    assert len(depth) == len(other) == 12 and not set(depth) & set(other)
+
+
+def yaml_default_tasks():
+    import yaml
+
+    from pipeline.families.probing import FOLDER
+    return yaml.safe_load((FOLDER.parents[2] / "params.yaml").read_text())["probing"]["tasks"]

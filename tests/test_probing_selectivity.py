@@ -113,3 +113,56 @@ def test_the_selectivity_view_gives_samples_and_a_paired_t_interval(fitted, laye
     assert row[1] == pytest.approx(diffs.mean() - half, abs=1e-3) and row[2] == pytest.approx(diffs.mean() + half,
                                                                                                abs=1e-3)
     assert row[3] == sum(s.n_test for s in t.values()) and row[4] == len(diffs) == 4
+
+
+def test_report_class_balance_majority_baseline_beside_the_probe_and_one_class_flag():
+    """Issue 22: every classification task's balance on the common item set, its majority baseline
+    beside the best probe with n, and one line for a task that is >= 90% one class."""
+    from pipeline.families.probing.report import class_balance
+
+    con = duckdb.connect()
+    labels = [("java", "declared", f"d{i}", "declared" if i < 46 else "undeclared") for i in range(50)]
+    labels += [("java", "misuse", f"m{i}", ("correct", "misused")[i % 2]) for i in range(40)]
+    labels += [("java", "depth", "x0", None)]  # regression: no class balance
+    con.execute("CREATE TABLE probing_labels (language VARCHAR, task VARCHAR, item_id VARCHAR, label VARCHAR)")
+    con.executemany("INSERT INTO probing_labels VALUES (?, ?, ?, ?)", labels)
+    con.execute("CREATE TABLE probing_fit_items (subset VARCHAR, item_id VARCHAR, kept BOOLEAN, reason VARCHAR)")
+    # two `undeclared` items dropped from the common set (a model could not read them): 46 of 48 kept
+    con.executemany("INSERT INTO probing_fit_items VALUES ('java', ?, ?, NULL)",
+                    [(f"d{i}", i not in (46, 47)) for i in range(50)])
+    con.execute("CREATE TABLE probing_headline (task VARCHAR, model VARCHAR, probe VARCHAR, layer INTEGER, "
+                "metric VARCHAR, mean DOUBLE, ci_low DOUBLE, ci_high DOUBLE, folds INTEGER, n_test BIGINT)")
+    con.executemany("INSERT INTO probing_headline VALUES (?, ?, ?, ?, 'error', ?, ?, ?, 3, ?)", [
+        ("java-declared", "majority", "majority", None, 0.043, 0.0, 0.09, 36),
+        ("java-declared", "m1", "ridge", 2, 0.06, 0.0, 0.12, 36),
+        ("java-declared", "m2", "paper", 1, 0.05, 0.01, 0.09, 36),
+        ("java-misuse", "majority", "majority", None, 0.5, 0.5, 0.5, 30),
+        ("java-misuse", "m1", "ridge", 3, 0.3, 0.2, 0.4, 30)])
+    table, lines = class_balance(con)
+    assert table == [
+        ("java-declared", 48, 2, "declared", "95.8%", "0.043 [0.0, 0.09]", 36, "m2 (paper)", "0.05 [0.01, 0.09]", 36),
+        ("java-misuse", 40, 2, "correct", "50.0%", "0.5 [0.5, 0.5]", 30, "m1 (ridge)", "0.3 [0.2, 0.4]", 30)]
+    assert lines == ["- **java-declared is 95.8% one class** (`declared`, 48 samples): a probe must beat the majority "
+                     "baseline's error 0.043 (n = 36), not chance."]
+
+
+def test_report_names_a_task_the_class_rule_left_empty(tmp_path):
+    import json
+
+    from pipeline.families.probing.report import empty_tasks
+
+    con = duckdb.connect()
+    con.execute("CREATE TABLE probing_labels AS SELECT 'java' AS language, 'depth' AS task, 'x' AS item_id")
+    (tmp_path / "java").mkdir()
+    rule = {"labels_before": 40, "classes": 0, "merged_into_other": [], "dropped_samples": 101,
+            "dropped_labels": [], "max_classes": 15, "min_class_samples": 30}
+    (tmp_path / "java/summary.json").write_text(json.dumps({"tasks": {"variable_name": {"samples": 0,
+                                                                                       "class_rule": rule}}}))
+    config = {"probing": {"languages": ["java"], "tasks": ["depth", "variable_name", "misuse"], "control": False}}
+    lines = empty_tasks(con, config, tmp_path)
+    assert len(lines) == 2 and lines[0].startswith("- **java-variable_name has no samples**: the release's class rule")
+    assert "40 labels" in lines[0] and "101 samples dropped" in lines[0] and "max_snippets" in lines[0]
+    assert lines[1] == "- **java-misuse has no samples**: its generator made no sample from these snippets."
+    # a language with no sample at all has its own note: no line per task
+    con.execute("DELETE FROM probing_labels")
+    assert empty_tasks(con, config, tmp_path) == []

@@ -249,15 +249,22 @@ def test_generator_caps_samples_per_task_with_overrides(tmp_path):
 
     def run(out, *extra):
         assert main(["corpus", "--manifest", str(tmp_path / "manifest.parquet"), "--language", "java", "--tasks",
-                     "path_type", "depth", "--max-samples", "5", "--seed", "3", "--out", str(out), "--summary",
-                     str(out / "summary.json"), *extra]) == 0
+                     "path_type", "depth", "--max-samples", "5", "--seed", "3", "--min-class-samples", "10",
+                     "--out", str(out), "--summary", str(out / "summary.json"), *extra]) == 0
         return json.loads((out / "summary.json").read_text())["tasks"], pq.read_table(out / "path_type/labels.parquet")
 
     capped, small = run(tmp_path / "a")
     assert capped["path_type"]["samples"] == 5 and capped["depth"]["samples"] == 5
     wide, big = run(tmp_path / "b", "--max-samples-per-task", "path_type=0")
-    everything = len(T.path_type(T.snippets_of_file(java, "java", "f1", T.parser("java"))))
+    from pipeline.families.probing import release as R
+    snippets = T.snippets_of_file(java, "java", "f1", T.parser("java"))
+    everything = len(R.apply_classes(R.path_type(snippets, T.parser("java")), 15, 10)[0])
     assert wide["path_type"]["samples"] == everything > 5 and wide["depth"]["samples"] == 5
+    # the release's class rule ran before the caps, and says what it dropped (12 tokens per path: all kept
+    # up to the 15 most frequent paths)
+    rule = wide["path_type"]["class_rule"]
+    tokens = len(R.path_type(snippets, T.parser("java")))
+    assert rule["classes"] == 15 and rule["dropped_samples"] == tokens - everything
     assert set(small["item_id"].to_pylist()) <= set(big["item_id"].to_pylist())
     mid, _ = run(tmp_path / "c", "--max-samples-per-task", "path_type=9,depth=0")
     assert mid["path_type"]["samples"] == 9 and mid["depth"]["samples"] == 12

@@ -12,11 +12,12 @@ ROOT = "data/families/probing"
 # the release's definitions (pipeline/families/probing/release.py; the paper-comparable table), then
 # our earlier definitions, kept beside them as named variants (tasks.py; README "conformance")
 RELEASE_TASKS = ("path_type", "depth", "declared", "dataflow", "variable_name", "misuse")
-VARIANTS = ("depth_any_leaf", "declared_every", "dataflow_last_def", "variable_name_declared", "misuse_declared")
+VARIANTS = ("path_type_ours", "depth_any_leaf", "declared_every", "dataflow_last_def", "variable_name_declared",
+            "misuse_declared")
 CORPUS_TASKS = RELEASE_TASKS + VARIANTS
 REGRESSION = ("depth", "depth_any_leaf")
 JAVA_ONLY = ("declared",)  # the release's insertion points are Java blocks; Python: declared_every
-CONTROL = ("path_type",)  # tasks with a Hewitt & Liang control task (word type = the token)
+CONTROL = ("path_type", "path_type_ours")  # tasks with a Hewitt & Liang control task (word type = the token)
 
 
 def language_tasks(config, language: str) -> list[str]:

@@ -37,7 +37,8 @@ from pipeline.schemas import FIT_RESULTS
 log = logging.getLogger("probing.baselines")
 WORD_BOW_TASKS = ("variable_name", "misuse", "declared")  # bag of words of the sample's token (the release's)
 TEXT_BOW_TASKS = ("algorithm", "declared_every", "variable_name_declared", "misuse_declared")  # of its text
-WORD_TASKS = ("path_type", "dataflow", "dataflow_last_def")  # the most frequent class per token string (pair: per token pair)
+# the most frequent class per token string (pair: per token pair)
+WORD_TASKS = ("path_type", "path_type_ours", "dataflow", "dataflow_last_def")
 
 
 def per_token_majority(words, labels, folds) -> object:

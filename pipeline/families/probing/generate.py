@@ -15,7 +15,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline.core.ids import unit_float
+from pipeline.core.ids import stable_id, unit_float
+from pipeline.families.probing import CONTROL, VARIANTS
 from pipeline.families.probing import release as R
 from pipeline.families.probing import tasks as T
 from pipeline.families.probing.schemas import LABELS, SAMPLES
@@ -23,6 +24,7 @@ from pipeline.fit.probe import control_labels
 from pipeline.io import write_json, write_parquet
 
 log = logging.getLogger("probing.generate")
+RELEASE_CLASS_LISTS = ("path_type", "variable_name")  # classes by the release's make_dict (release.apply_classes)
 
 
 def capped(rows: list[dict], n: int, seed: int, key: str) -> list[dict]:
@@ -99,12 +101,13 @@ def corpus_snippets(args: argparse.Namespace) -> tuple[list[T.Snippet], dict]:
 def corpus(args: argparse.Namespace) -> dict:
     summary: dict = {"language": args.language, "tasks": {}}
     made: dict[str, list[dict]] = {}
+    class_rule: dict[str, dict] = {}
     corpus_tasks = [t for t in args.tasks if t != "algorithm"]
     if corpus_tasks:
         snippets, counts = corpus_snippets(args)
         summary.update(counts)
         prs = T.parser(args.language)
-        generators = {"path_type": lambda: T.path_type(snippets, args.classes),
+        generators = {"path_type": lambda: R.path_type(snippets, prs),
                       "depth": lambda: R.ast_depth(snippets, prs),
                       "declared": lambda: R.declared(snippets, args.seed, prs),
                       "dataflow": lambda: R.dataflow(snippets, args.seed, prs),
@@ -115,9 +118,12 @@ def corpus(args: argparse.Namespace) -> dict:
                       "declared_every": lambda: T.declared(snippets, args.seed),
                       "dataflow_last_def": lambda: T.dataflow(snippets, args.seed),
                       "variable_name_declared": lambda: T.variable_name(snippets, args.classes),
+                      "path_type_ours": lambda: T.path_type(snippets, args.classes),
                       "misuse_declared": lambda: T.misuse(snippets, args.seed)}
         for task in corpus_tasks:
             made[task] = generators[task]()
+            if task in RELEASE_CLASS_LISTS:  # the release's make_dict over every sample, before the caps
+                made[task], class_rule[task] = R.apply_classes(made[task], args.classes, args.min_class_samples)
     if "algorithm" in args.tasks:
         subs = json.loads(Path(args.algorithm_dataset).read_text())
         made["algorithm"] = T.algorithm(subs, args.max_chars)
@@ -126,7 +132,15 @@ def corpus(args: argparse.Namespace) -> dict:
     for task in args.tasks:
         cap = args.max_samples_per_task.get(task, args.max_samples)
         kept = [{**r, "task": task} for r in capped(made[task], cap, args.seed, task)]
-        summary["tasks"][task] = write_task(kept, args.out, task, args.seed, control=task == "path_type")
+        if task in VARIANTS:  # a variant's ids may equal its release task's (same snippet, same token): own ids
+            kept = [{**r, "item_id": stable_id(task, r["item_id"])} for r in kept]
+        summary["tasks"][task] = write_task(kept, args.out, task, args.seed, control=task in CONTROL)
+        if task in class_rule:
+            summary["tasks"][task]["class_rule"] = class_rule[task]
+            if not kept:
+                log.warning("%s: no class has %d samples (the release's min_samples_per_class): the task is empty; "
+                            "raise probing.max_snippets or lower probing.min_class_samples", task,
+                            args.min_class_samples)
         rows.extend(kept)
     summary["samples"] = len(rows)
     summary["texts"] = write_samples(rows, args.out / "samples.parquet")
@@ -155,6 +169,8 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--algorithm-dataset", type=Path, help="algo-1671A all.json (the algorithm task)")
     c.add_argument("--max-snippets", type=int, default=0)
     c.add_argument("--classes", type=int, default=15)
+    c.add_argument("--min-class-samples", type=int, default=R.MIN_CLASS_SAMPLES,
+                   help="the release's min_samples_per_class for path_type / variable_name (30)")
     c.add_argument("--max-chars", type=int, default=1000)
     c.add_argument("--max-samples", type=int, default=0, help="seeded subset of samples per task (0: all)")
     c.add_argument("--max-samples-per-task", type=task_caps, default={}, metavar="TASK=N,...",

@@ -19,7 +19,15 @@ hashes of the snippet id (the release uses numpy / random state), so a sample is
 - misuse: up to 3 (identifier occurrence, another identifier of the snippet) pairs per snippet, each
   a misused and a correct sample (`VarMisuseAugmentation`);
 - variable_name: one identifier among the release's 50 names per snippet (drawn over occurrences),
-  every identifier occurrence of it replaced by `var` (`IdentNamePrediction`).
+  every identifier occurrence of it replaced by `var` (`IdentNamePrediction`);
+- path_type: per token, the 0-based child indices from the root of the snippet parsed alone to the
+  token's node, every child counted (comments included: `get_node_representations` walks the tree's
+  cursor), the node the release's `match_nodes` picks (the deepest node whose span holds the token).
+
+Class lists (path type, variable name): the release's `make_dict` (max_classes 15,
+min_samples_per_class 30): the most frequent classes with at least 30 samples are kept, at most 15;
+the rest are dropped, except that with fewer than 15 distinct labels the rare ones are merged into one
+class (`release_classes`, the release's index arithmetic read literally).
 """
 
 from __future__ import annotations
@@ -41,6 +49,8 @@ TOP_IDENTIFIERS = ("result", "i", "value", "sb", "name", "c", "response", "key",
                    "buf", "message", "in", "e", "v", "a", "x", "entry", "reader", "n", "other", "line", "status", "map",
                    "url", "config", "params", "msg", "l", "expected", "val", "conf", "factory")
 PRINT = ("System.out.println(", ");")
+MIN_CLASS_SAMPLES = 30  # make_dict's min_samples_per_class
+OTHER = "<other>"  # the class rare labels merge into when fewer than max_classes labels exist (make_dict)
 
 
 @dataclass(frozen=True)
@@ -532,4 +542,76 @@ def ast_depth(snippets, prs: tree_sitter.Parser) -> list[dict]:
         a = alone(s.text, s.language, prs)
         rows.append({"item_id": stable_id("depth", s.snippet_id), "group": s.snippet_id, "text": s.text,
                      "kind": "snippet", "spans": [], "word": None, "target": float(depth(a)), "n_tokens": len(a.leaves)})
+    return rows
+
+
+# ----------------------------------------------------------------- class lists (make_dict), path type
+
+def release_classes(labels, max_classes: int = 15, min_samples: int = MIN_CLASS_SAMPLES) -> dict[str, str | None]:
+    """The release's `make_dict` then its `y < max_classes` filter, label -> the class it is probed as,
+    or None (dropped). Labels in order of frequency (ties: by label, the release's by first appearance
+    in its shuffled train split); each with >= `min_samples` samples takes the next class index, each
+    rarer one the index `min(max_classes, distinct labels)`; indices >= `max_classes` are dropped. So:
+    the (at most) `max_classes` most frequent labels with >= `min_samples` samples are kept, and the
+    rare ones are dropped, unless fewer than `max_classes` distinct labels exist: then the rare ones
+    share one index below `max_classes` and are kept as one merged class (`OTHER`)."""
+    counts: dict[str, int] = {}
+    for y in labels:
+        counts[y] = counts.get(y, 0) + 1
+    n_classes = min(max_classes, len(counts))
+    out: dict[str, str | None] = {}
+    index = 0
+    for y, c in sorted(counts.items(), key=lambda kv: (-kv[1], str(kv[0]))):
+        if c < min_samples:
+            out[y] = OTHER if n_classes < max_classes else None
+            continue
+        out[y] = y if index < max_classes else None
+        index += 1
+    return out
+
+
+def apply_classes(rows: list[dict], max_classes: int, min_samples: int) -> tuple[list[dict], dict]:
+    """`rows` relabelled by `release_classes` over their labels (dropped rows left out), and a summary of
+    what the class rule did (kept classes, merged labels, dropped samples: counted, never silent)."""
+    mapping = release_classes([r["label"] for r in rows], max_classes, min_samples)
+    kept = [{**r, "label": mapping[r["label"]]} for r in rows if mapping[r["label"]] is not None]
+    merged = sorted(y for y, m in mapping.items() if m == OTHER)
+    info = {"labels_before": len(mapping), "classes": len({r["label"] for r in kept}),
+            "merged_into_other": merged, "dropped_samples": len(rows) - len(kept),
+            "dropped_labels": sorted(str(y) for y, m in mapping.items() if m is None),
+            "max_classes": max_classes, "min_class_samples": min_samples}
+    return kept, info
+
+
+def node_paths(root: Node):
+    """`get_node_representations`: every node with its 0-based child indices from `root`, all
+    children counted (comments and punctuation included), in preorder."""
+    stack = [(root, ())]
+    while stack:
+        n, path = stack.pop()
+        yield n, path
+        stack.extend((c, path + (i,)) for i, c in reversed(list(enumerate(n.children))))
+
+
+def token_paths(a: Alone, language: str) -> list[tuple[Node, tuple[int, ...]]]:
+    """Each token (leaf, a string literal one token, comments not tokens) with the release's path:
+    the node whose span holds the token and has no child holding it is the token's own node."""
+    paths = {n.id: p for n, p in node_paths(a.root)}
+    return [(n, paths[n.id]) for n in a.leaves]
+
+
+def path_key(path: tuple[int, ...]) -> str:
+    return ",".join(map(str, path))
+
+
+def path_type(snippets, prs: tree_sitter.Parser) -> list[dict]:
+    """Token path type as the release defines it: one sample per token, its label the release's path
+    (`token_paths`); the class list is `apply_classes` over all of them (generate.py)."""
+    rows = []
+    for s in snippets:
+        a = alone(s.text, s.language, prs)
+        for i, (n, path) in enumerate(token_paths(a, s.language)):
+            rows.append({"item_id": stable_id("path_type", s.snippet_id, i), "group": s.snippet_id, "text": s.text,
+                         "kind": "word", "spans": [a.span(n)], "word": a.word(n), "label": path_key(path),
+                         "n_tokens": len(a.leaves)})
     return rows

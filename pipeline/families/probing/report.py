@@ -3,6 +3,7 @@ the baselines, selectivity, and the per-layer curves (reports/plots/probing_laye
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from pipeline.families.probing.paper import TABLE1_CODET5_BASE_ENCODER
@@ -32,6 +33,72 @@ def feature_bytes(con) -> list[tuple]:
     return out
 
 
+ONE_CLASS = 0.9  # a task at least this much one class says so in a line of its own
+
+
+def class_balance(con) -> tuple[list[tuple], list[str]]:
+    """Per classification task, on the fit's common item set (all labelled items where it has no
+    row): samples, classes, the majority class and its share, the majority baseline's error and the
+    best probe's (mean of folds 1-3, 95% CI, n = test samples over folds 1-3); and one line per task
+    that is >= 90% one class."""
+    rows = con.sql("""
+        WITH k AS (
+            SELECT l.language || '-' || l.task AS task, l.label
+            FROM probing_labels l LEFT JOIN probing_fit_items f ON f.item_id = l.item_id AND f.subset = l.language
+            WHERE l.label IS NOT NULL AND coalesce(f.kept, true)
+        ), c AS (SELECT task, label, count(*) AS n FROM k GROUP BY ALL),
+        r AS (SELECT *, row_number() OVER (PARTITION BY task ORDER BY n DESC, label) AS rank,
+                     sum(n) OVER (PARTITION BY task) AS total, count(*) OVER (PARTITION BY task) AS classes FROM c),
+        maj AS (SELECT task, mean, ci_low, ci_high, n_test FROM probing_headline WHERE model = 'majority'),
+        best AS (SELECT task, arg_min(model || ' (' || probe || ')', mean) AS who, min(mean) AS mean,
+                        arg_min(ci_low, mean) AS ci_low, arg_min(ci_high, mean) AS ci_high,
+                        arg_min(n_test, mean) AS n_test
+                 FROM probing_headline WHERE layer IS NOT NULL GROUP BY task)
+        SELECT r.task, r.total, r.classes, r.label, r.n / r.total AS share,
+               maj.mean, maj.ci_low, maj.ci_high, maj.n_test,
+               best.who, best.mean, best.ci_low, best.ci_high, best.n_test
+        FROM r LEFT JOIN maj USING (task) LEFT JOIN best USING (task)
+        WHERE r.rank = 1 ORDER BY r.task""").fetchall()
+    table, lines = [], []
+    for task, total, classes, label, share, m, mlo, mhi, mn, who, b, blo, bhi, bn in rows:
+        table.append((task, total, classes, label, f"{share:.1%}",
+                      None if m is None else f"{_fmt(m)} [{_fmt(mlo)}, {_fmt(mhi)}]", mn,
+                      who, None if b is None else f"{_fmt(b)} [{_fmt(blo)}, {_fmt(bhi)}]", bn))
+        if share >= ONE_CLASS:
+            beat = f"the majority baseline's error {_fmt(m)} (n = {mn})" if m is not None else \
+                f"an error of {_fmt(1 - share)} (always `{label}`)"
+            lines.append(f"- **{task} is {share:.1%} one class** (`{label}`, {total} samples): "
+                         f"a probe must beat {beat}, not chance.")
+    return table, lines
+
+
+def empty_tasks(con, config, root: Path = Path("data/families/probing")) -> list[str]:
+    """One line per configured task with no sample in a language that has samples (a language with
+    none has its own note), with the reason its generator's summary gives (the release's class rule)."""
+    from pipeline.families.probing import language_tasks, subsets
+
+    have = dict(con.sql("SELECT language || '-' || task, count(*) FROM probing_labels GROUP BY ALL").fetchall())
+    lines = []
+    for lang in subsets(config):
+        if not any(k.startswith(f"{lang}-") for k in have):
+            continue
+        try:
+            tasks = json.loads((root / lang / "summary.json").read_text())["tasks"]
+        except (OSError, ValueError, KeyError):
+            tasks = {}
+        for task in language_tasks(config, lang):
+            if have.get(f"{lang}-{task}"):
+                continue
+            rule = tasks.get(task, {}).get("class_rule")
+            why = (f"the release's class rule kept no class: {rule['labels_before']} labels, none among the "
+                   f"{rule['max_classes']} most frequent with {rule['min_class_samples']} samples "
+                   f"({rule['dropped_samples']} samples dropped); raise `probing.max_snippets` (on JDK methods, "
+                   "4,000 give variable name its 15 classes) or lower `probing.min_class_samples`"
+                   if rule else "its generator made no sample from these snippets")
+            lines.append(f"- **{lang}-{task} has no samples**: {why}.")
+    return lines
+
+
 def section(con, figures: Path, link: str, config, plots: Path | None = None) -> str:
     rows = con.sql("SELECT task, model, probe, layer, metric, n_test, mean, ci_low, ci_high FROM probing_headline "
                    "ORDER BY task, probe IN ('ridge', 'lbfgs', 'sgd', 'paper') DESC, model").fetchall()
@@ -45,12 +112,14 @@ def section(con, figures: Path, link: str, config, plots: Path | None = None) ->
                   "FROM probing_selectivity GROUP BY task, model ORDER BY task, model").fetchall()
     counts = con.sql("SELECT language || '-' || task AS task, count(*) AS samples, count(DISTINCT \"group\") AS snippets "
                      "FROM probing_labels GROUP BY ALL ORDER BY ALL").fetchall()
+    balance = class_balance(con)
+    empty = empty_tasks(con, config)
     out = ["## Probing pretrained models of source code (Table 1)\n",
            "Linear probes (the fit stage: 4 folds grouped by snippet, layer chosen on fold 0, mean of folds 1-3 "
            "with a 95% t interval) on frozen per-layer pooled features. Metric: test error (1 - accuracy), MAE for "
            "AST depth. `paper`: CodeT5-base encoder in the paper's Table 1 (Java, a 220M model; our zoo is tiny, "
            "so expect far higher errors; our methods are JDK methods <= 1000 characters, the paper's Ahmad et al.'s "
-           "10k Java test functions). Task names without a suffix are the release's definitions; `*_every`, "
+           "10k Java test functions). Task names without a suffix are the release's definitions; `*_ours`, `*_every`, "
            "`*_last_def`, `*_declared`, `*_any_leaf` are our variants (no paper figure). `probe`: `ridge` is the "
            "fast default for exploration, `paper` the release's SGD probe (the paper-comparable one). Baselines "
            "have no layer. `n`: test samples the mean is over (folds 1-3).\n",
@@ -59,6 +128,13 @@ def section(con, figures: Path, link: str, config, plots: Path | None = None) ->
            "for it is reported or faked (pipeline/families/probing/README.md).\n",
            markdown_table(["task", "model", "probe", "layer", "metric", "n", "mean", "95% CI", "paper"], body),
            "\nSamples per task:\n", markdown_table(["task", "samples", "snippets"], counts),
+           "\nClass balance (classification tasks, on the common item set): the majority class's share and the "
+           "majority baseline beside the best probe (mean of folds 1-3, 95% CI; `n`: test samples over folds 1-3). "
+           "A task that is mostly one class is only as informative as its margin over the majority baseline:\n",
+           markdown_table(["task", "samples", "classes", "majority class", "share", "majority baseline",
+                           "n (baseline)", "best probe", "error", "n (probe)"], balance[0]),
+           *(["", *balance[1]] if balance[1] else []),
+           *(["", *empty] if empty else []),
            "\nControl-task selectivity (Hewitt & Liang: control error - task error at the layer where it is "
            "largest; mean over the folds, 95% t interval of the per-fold paired differences; `samples`: the "
            "task's items, each tested once). Positive: the probe reads more than the word type; near 0 or "

@@ -23,6 +23,7 @@ for _language in PROBING_FAMILY.subsets(config):
             algorithm="--algorithm-dataset data/datasets/algo-1671A/all.json"
             if "algorithm" in probing_family.language_tasks(config, _language) else "",
             classes=PROBING["classes"],
+            min_class_samples=PROBING["min_class_samples"],
             max_chars=PROBING["max_chars"],
             max_snippets=PROBING["max_snippets"],
             max_samples=PROBING["max_samples"],
@@ -34,7 +35,8 @@ for _language in PROBING_FAMILY.subsets(config):
             f"logs/probing/generate_{_language}.log",
         shell:
             "python -m pipeline.families.probing.generate corpus --manifest {input.manifest:q} --language {params.language}"
-            " --tasks {params.tasks} {params.algorithm} --classes {params.classes} --max-chars {params.max_chars}"
+            " --tasks {params.tasks} {params.algorithm} --classes {params.classes}"
+            " --min-class-samples {params.min_class_samples} --max-chars {params.max_chars}"
             " --max-snippets {params.max_snippets} --max-samples {params.max_samples}"
             " --max-samples-per-task '{params.per_task}' --seed {params.seed}"
             " --out data/families/probing/{params.language} --summary {output.summary:q} 2> {log:q}"

@@ -165,7 +165,8 @@ def path_key(path: tuple[int, ...]) -> str:
 
 
 def path_type(snippets: list[Snippet], k: int = 15) -> list[dict]:
-    """Token path type: one sample per token whose root-to-token path is among the k most frequent."""
+    """Token path type, our variant `path_type_ours` (the release's is release.path_type): one sample
+    per token whose path (1-based from the method node, comments not counted) is among the k most frequent."""
     classes = set(top(Counter(path_key(t.path) for s in snippets for t in s.tokens), k))
     return [{"item_id": stable_id("path_type", s.snippet_id, i), "group": s.snippet_id, "text": s.text, "kind": "word",
              "spans": [(t.start, t.end)], "word": t.text, "label": path_key(t.path), "n_tokens": len(s.tokens)}
@@ -526,4 +527,5 @@ def declared(snippets: list[Snippet], seed: int) -> list[dict]:
 
 
 GENERATORS = ("path_type", "depth", "declared", "dataflow", "variable_name", "misuse",  # the release's (release.py)
-              "depth_any_leaf", "declared_every", "dataflow_last_def", "variable_name_declared", "misuse_declared")
+              "path_type_ours", "depth_any_leaf", "declared_every", "dataflow_last_def", "variable_name_declared",
+              "misuse_declared")
