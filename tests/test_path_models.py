@@ -152,3 +152,35 @@ def test_dvc_stage_holding_the_model_depends_on_its_folder(tiny, tmp_path):
     assert holding == ["models"], {n: s.get("deps") for n, s in stages.items()}
     outside = os.path.relpath(tmp_path / "outside" / "tiny-b", dvcgen.REPO)
     assert outside in stages["models"]["deps"] and not os.path.isabs(outside)
+
+
+@pytest.mark.slow
+def test_dvc_status_sees_replaced_weights_and_not_a_touch(tiny, tmp_path):
+    """The real DVC: after `snakemake models` and `dvc commit -f models`, `dvc status` names the folder whose
+    bytes changed, and is up to date after a touch."""
+    from pipeline import dvcgen
+    from tests.conftest import git
+    from tests.test_dvc import copy_project, dvc
+
+    project = tmp_path / "project"
+    copy_project(project)
+    for name in ("tiny-a", "tiny-b"):
+        shutil.copytree(tiny, project / "weights" / name)
+    write_params(project, default_params()["corpus"]["sources"], models__zoo=zoo("tiny-a", "tiny-b"))
+    (project / "dvc.yaml").write_text(dvcgen.generate(project / "params.yaml", perturb=False))
+    git("init", "-q", cwd=project)
+    git("add", "-A", cwd=project)
+    git("commit", "-qm", "project with path: models", cwd=project)
+    snakemake(project, "models")
+    dvc(project, "commit", "-f", "models")
+    assert "up to date" in dvc(project, "status", "models")
+    for root, dirs, files in os.walk(project / "weights"):
+        for f in [root, *(os.path.join(root, x) for x in files)]:
+            os.utime(f)
+    assert "up to date" in dvc(project, "status", "models")
+    weights_file = project / "weights" / "tiny-b" / "model.safetensors"
+    data = bytearray(weights_file.read_bytes())
+    data[-1] ^= 1
+    weights_file.write_bytes(bytes(data))
+    status = dvc(project, "status", "models")
+    assert re.search(r"modified:\s+weights/tiny-b\b", status) and "tiny-a" not in status, status
