@@ -154,6 +154,25 @@ def test_dvc_stage_holding_the_model_depends_on_its_folder(tiny, tmp_path):
     assert outside in stages["models"]["deps"] and not os.path.isabs(outside)
 
 
+def test_gguf_path_file_is_pinned_by_its_sha256(tmp_path):
+    """A `gguf:<file>` source is content-addressed by its pin: the entry's `sha256` is in the convert job's params
+    (zoo_subset_for_models keeps it), so a new pin reruns the conversion; a file replaced under an unchanged
+    pin is refused, naming both hashes, before anything is written."""
+    from pipeline.models.entries import INFERENCE_ONLY, parse_zoo
+    from pipeline.models.gguf import convert, file_sha256
+
+    path = tmp_path / "m.gguf"
+    path.write_bytes(b"GGUF" + bytes(60))
+    pinned = file_sha256(path)
+    entry = parse_zoo([{"name": "g", "source": f"gguf:{path}", "sha256": pinned, "family": "causal-lm",
+                        "max_length": 64, "batch_size": 1}])["g"]
+    assert "sha256" not in INFERENCE_ONLY
+    path.write_bytes(b"GGUF" + bytes(59) + b"\1")
+    with pytest.raises(ValueError, match=f"m.gguf has sha256 {file_sha256(path)}, the zoo pins {pinned}"):
+        convert(entry, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
 @pytest.mark.slow
 def test_dvc_status_sees_replaced_weights_and_not_a_touch(tiny, tmp_path):
     """The real DVC: after `snakemake models` and `dvc commit -f models`, `dvc status` names the folder whose
