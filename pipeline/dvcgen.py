@@ -56,6 +56,21 @@ HEADER = """\
 # scores. The stages' other reports/metrics/*.json (counts) are cached outs, never columns.
 METRICS = "reports/metrics/scores.json"
 SPINE = ("corpus", "datasets", "manifest", "extract", "identifiers")
+# The plot CSVs' folder (pipeline.report.common.write_plot): each file is declared a plot, drawn by the
+# template .dvc/plots/series.json (one line per series, one colour each; other revisions dashed).
+PLOTS = "reports/plots"
+PLOT_TEMPLATE = "series"
+
+
+def plot_props(path: str, meta: dict) -> dict:
+    """A plot file's DVC properties: x and y columns, the series template, its axes' labels and title (the
+    family's `Plot`; a file no family declares is drawn with plain x/y labels)."""
+    plot = meta.get(path)
+    props = {"x": "x", "y": "y", "template": PLOT_TEMPLATE,
+             "x_label": plot.x_label if plot else "x", "y_label": plot.y_label if plot else "y"}
+    if plot and plot.title:
+        props["title"] = plot.title
+    return props
 
 
 # ---------------------------------------------------------------------------------------- trace
@@ -336,6 +351,9 @@ def generate(params_path: Path, perturb: bool = True) -> str:
     outs_of = {s: collapse_outs(files_of[s], [f for o, fs in files_of.items() if o != s for f in fs])
                for s in members}
 
+    from pipeline import families as registry
+
+    plot_meta = {f"{PLOTS}/{p.file}": p for f in registry.enabled(config) for p in f.plots}
     doc: dict = {"stages": {}}
     for name, target in stages:
         ks = members[name]
@@ -373,8 +391,9 @@ def generate(params_path: Path, perturb: bool = True) -> str:
             # every out but the metric is cached: `dvc push` / `dvc pull` carry it, `dvc checkout` restores it
             if out == METRICS:
                 metrics.append({out: {"cache": False}})
-            elif out == "reports/plots":
-                plots.append({out: {"x": "x", "y": "y", "template": "linear"}})
+            elif out == PLOTS:
+                # each plot file on its own, with its axes named and one line per series (model, protocol, ...)
+                plots += [{f: plot_props(f, plot_meta)} for f in files_of[name] if under(f, PLOTS)]
             else:
                 outs.append(out)
         for key, value in (("outs", outs), ("metrics", metrics), ("plots", plots)):
