@@ -203,3 +203,32 @@ def test_dvc_status_sees_replaced_weights_and_not_a_touch(tiny, tmp_path):
     weights_file.write_bytes(bytes(data))
     status = dvc(project, "status", "models")
     assert re.search(r"modified:\s+weights/tiny-b\b", status) and "tiny-a" not in status, status
+
+
+@pytest.mark.slow
+def test_replaced_weights_rerun_that_models_predictions_and_fits(tiny, tmp_path):
+    """The whole DAG on .test (codesyntax and probing, two `path:` models): after a build, one changed byte in
+    tiny-a's weights plans its card, its predictions and fits and the aggregates; of tiny-b, only the probe fit
+    that reads the items common to both models."""
+    from tests.conftest import make_project
+
+    root = make_project(tmp_path / "p", shards=1)
+    for name in ("tiny-a", "tiny-b"):
+        shutil.copytree(tiny, root / "weights" / name)
+    params = yaml.safe_load((root / "params.yaml").read_text())
+    params["families"] = ["codesyntax", "probing"]
+    params["models"]["zoo"] = zoo("tiny-a", "tiny-b")[:2]
+    (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    snakemake(root)
+    assert planned_jobs(root) == set()
+    weights_file = root / "weights" / "tiny-a" / "model.safetensors"
+    data = bytearray(weights_file.read_bytes())
+    data[-1] ^= 1
+    weights_file.write_bytes(bytes(data))
+    jobs = planned_jobs(root)
+    # tiny-b's only job is its probe fit: it reads fit_items, the items every model's features keep (shared by
+    # design, so it reruns when any model's features change); its card and predictions do not rerun
+    assert {m for _, m in jobs} == {"tiny-a", "tiny-b", ""} and {r for r, m in jobs if m == "tiny-b"} == {"fit"}, jobs
+    assert ("fit_items", "") in jobs
+    assert {r for r, m in jobs if m == "tiny-a"} >= {"external_model", "predict", "fit"}, jobs
+    assert {r for r, m in jobs if m == ""} >= {"models", "warehouse", "report"}, jobs
