@@ -56,16 +56,55 @@ HEADER = """\
 # scores. The stages' other reports/metrics/*.json (counts) are cached outs, never columns.
 METRICS = "reports/metrics/scores.json"
 SPINE = ("corpus", "datasets", "manifest", "extract", "identifiers")
+# The plot CSVs' folder (pipeline.report.common.write_plot): each file is declared a plot, drawn by the
+# template .dvc/plots/series.json (one line per series, one colour each; other revisions dashed).
+PLOTS = "reports/plots"
+PLOT_TEMPLATE = "series"
+
+
+def plot_props(path: str, meta: dict) -> dict:
+    """A plot file's DVC properties: x and y columns, the series template, its axes' labels and title (the
+    family's `Plot`; a file no family declares is drawn with plain x/y labels)."""
+    plot = meta.get(path)
+    props = {"x": "x", "y": "y", "template": PLOT_TEMPLATE,
+             "x_label": plot.x_label if plot else "x", "y_label": plot.y_label if plot else "y"}
+    if plot and plot.title:
+        props["title"] = plot.title
+    return props
 
 
 # ---------------------------------------------------------------------------------------- trace
 
 
-def run_trace(params_path: Path, targets: list[str]) -> dict:
-    """pipeline.dvctrace in a fresh interpreter (it patches Snakemake), over a copy of `params_path`."""
+def path_model_folders(params_text: str) -> list[str]:
+    """The relative folders `path:` zoo models name (absolute ones are found as they are)."""
+    config = yaml.safe_load(params_text) or {}
+    values = []
+    for entry in (config.get("models") or {}).get("zoo") or []:
+        kind, _, value = str(entry.get("source", "")).partition(":")
+        if kind == "path" and value and not os.path.isabs(os.path.expanduser(value)):
+            values.append(os.path.normpath(value))
+    return values
+
+
+def run_trace(params_path: Path, targets: list[str], base: Path | None = None) -> dict:
+    """pipeline.dvctrace in a fresh interpreter (it patches Snakemake), over a copy of `params_path`.
+
+    A `path:` model's job takes its folder as an input, which must exist to be planned: each relative folder
+    (found under `base`, by default the folder holding `params_path`) is linked at the same relative name
+    from the trace's working directory, nested deep enough that `../` names stay in the temporary folder."""
+    text = params_path.read_text()
+    folders = path_model_folders(text)
+    depth = max([Path(v).parts.count("..") for v in folders] + [0])
     with tempfile.TemporaryDirectory(prefix="dvcgen-") as tmp:
-        workdir = Path(tmp)
-        (workdir / "params.yaml").write_text(params_path.read_text())
+        workdir = Path(tmp, *["w"] * depth)
+        workdir.mkdir(parents=True, exist_ok=True)
+        (workdir / "params.yaml").write_text(text)
+        for value in folders:
+            target, link = ((base or params_path.parent) / value).resolve(), Path(os.path.normpath(workdir / value))
+            if target.exists() and not link.exists():
+                link.parent.mkdir(parents=True, exist_ok=True)
+                link.symlink_to(target, target_is_directory=True)
         res = subprocess.run([sys.executable, "-m", "pipeline.dvctrace", "--configfile", str(workdir / "params.yaml"),
                               "--directory", str(workdir), "--snakefile", str(REPO / "Snakefile"), *targets],
                              cwd=REPO, capture_output=True, text=True,
@@ -139,7 +178,8 @@ def job_fingerprint(job: dict) -> tuple:
     return (tuple(job.get("params", [])), tuple(job.get("input", [])), tuple(job.get("output", [])))
 
 
-def structural_reads(base: dict, config: dict, targets: list[str]) -> tuple[dict[str, set[str]], list[str]]:
+def structural_reads(base: dict, config: dict, targets: list[str],
+                     project: Path = REPO) -> tuple[dict[str, set[str]], list[str]]:
     """For each key read outside any rule: the base jobs whose plan changes when it changes."""
     jobs = {job_key(j): j for j in base["jobs"]}
     attributed: dict[str, set[str]] = {key: set() for key in base["global"]}
@@ -153,7 +193,7 @@ def structural_reads(base: dict, config: dict, targets: list[str]) -> tuple[dict
                 yaml.safe_dump(changed, fh, sort_keys=False)
             try:
                 # the stage targets that still exist (dropping a family drops its targets)
-                return key, run_trace(Path(fh.name), targets)
+                return key, run_trace(Path(fh.name), targets, project)
             except RuntimeError:
                 continue
             finally:
@@ -288,12 +328,15 @@ def normalise(keys: set[str]) -> list[str]:
     return sorted(k for k in keys if not any(k != a and k.startswith(a + ".") for a in keys))
 
 
-def generate(params_path: Path) -> str:
+def generate(params_path: Path, perturb: bool = True) -> str:
+    """dvc.yaml's text for this params file (its folder is the project). `perturb=False` skips step 2 of
+    the module's docstring (keys read outside any rule get no stage): a quick look at deps and outs only."""
     config = yaml.safe_load(params_path.read_text())
     stages = stage_targets(config)
     targets = [t for _, t in stages]
     base = run_trace(params_path, targets)
-    structural, unperturbable = structural_reads(base, config, targets)
+    structural, unperturbable = (structural_reads(base, config, targets, params_path.parent) if perturb
+                                 else ({}, []))
     jobs = {job_key(j): j for j in base["jobs"]}
     producer = {f: k for k, j in jobs.items() for f in j.get("output", [])}
     rules = base["rules"]
@@ -308,6 +351,9 @@ def generate(params_path: Path) -> str:
     outs_of = {s: collapse_outs(files_of[s], [f for o, fs in files_of.items() if o != s for f in fs])
                for s in members}
 
+    from pipeline import families as registry
+
+    plot_meta = {f"{PLOTS}/{p.file}": p for f in registry.enabled(config) for p in f.plots}
     doc: dict = {"stages": {}}
     for name, target in stages:
         ks = members[name]
@@ -328,7 +374,8 @@ def generate(params_path: Path) -> str:
                 if f in producer and stage_of.get(producer[f]) not in (None, name):
                     src = stage_of[producer[f]]
                     data.add(next(o for o in outs_of[src] if under(f, o)))
-                elif f not in producer and not f.startswith("data/"):
+                elif f not in producer and not any(under(f, o) for o in producer):
+                    # a file no job writes: a source file, or a `path:` model's folder (its content is hashed)
                     data.add(os.path.relpath(Path(f).resolve(), REPO) if os.path.isabs(f) else f)
         stage: dict = {"cmd": f"snakemake {target} --cores all"}
         code = sorted(snakefiles) + code_deps(modules)
@@ -344,8 +391,9 @@ def generate(params_path: Path) -> str:
             # every out but the metric is cached: `dvc push` / `dvc pull` carry it, `dvc checkout` restores it
             if out == METRICS:
                 metrics.append({out: {"cache": False}})
-            elif out == "reports/plots":
-                plots.append({out: {"x": "x", "y": "y", "template": "linear"}})
+            elif out == PLOTS:
+                # each plot file on its own, with its axes named and one line per series (model, protocol, ...)
+                plots += [{f: plot_props(f, plot_meta)} for f in files_of[name] if under(f, PLOTS)]
             else:
                 outs.append(out)
         for key, value in (("outs", outs), ("metrics", metrics), ("plots", plots)):

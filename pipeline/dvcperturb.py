@@ -194,7 +194,7 @@ def sweep(params: Path, dvc_yamls: dict[str, dict], leaves_wanted: list[str] | N
             with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as fh:
                 yaml.safe_dump(changed, fh, sort_keys=False)
             try:
-                return leaf, value, changed, run_trace(Path(fh.name), targets)
+                return leaf, value, changed, run_trace(Path(fh.name), targets, params.parent)
             except RuntimeError:
                 continue
             finally:

@@ -52,9 +52,12 @@ rule report:
         html="reports/index.html",
         figures=directory("reports/figures/report"),
         scores="reports/metrics/scores.json",
-        plots=directory("reports/plots"),
+        # each plot CSV by name, never directory("reports/plots"): Snakemake leaves a .snakemake_timestamp in a
+        # directory() output, which `dvc plots` would try to read
+        plots=[f"reports/plots/{p.file}" for f in FAMILIES for p in f.plots],
     params:
         families=[f.name for f in FAMILIES],
+        plots="reports/plots",
     conda:
         CONDA_ENV
     log:
@@ -62,4 +65,4 @@ rule report:
     shell:
         "python -m pipeline.report.build --db {input.warehouse:q} --models-metrics {input.models:q}"
         " --out {output.index:q} --figures {output.figures:q} --scores {output.scores:q}"
-        " --plots {output.plots:q} --html {output.html:q} 2> {log:q}"
+        " --plots {params.plots:q} --html {output.html:q} 2> {log:q}"

@@ -15,6 +15,7 @@ from pipeline import families as registry  # noqa: E402
 from pipeline import resources as jobres  # noqa: E402
 from pipeline.config import ParamsError, check_devices, normalised, validate  # noqa: E402
 from pipeline.models.entries import INFERENCE_ONLY, parse_zoo  # noqa: E402
+from pipeline.models import weights as model_weights  # noqa: E402  (standard library only)
 
 min_version("9.0")
 
@@ -86,9 +87,34 @@ def zoo_subset_for_models(wildcards):
 
 
 def twin_inputs(wildcards):
-    """A random twin of a pipeline-made model needs that model's folder (config and tokenizer)."""
+    """A random twin of a pipeline-made model needs that model's folder (config and tokenizer); a twin of a
+    `path:` model its card, which is rewritten when the folder's content changes (external_weights)."""
     twin = ZOO[ZOO[wildcards.model].value]
-    return [f"data/models/{twin.name}"] if twin.pipeline_made else []
+    return [f"data/models/{twin.name}"] if twin.pipeline_made or twin.kind == "path" else []
+
+
+def external_weights(wildcards):
+    """A `path:` model's folder as an input whose mtime is ignored (`ancient`): its content digest, the
+    `weights` param (external_weights_digest), decides what reruns. DVC gets the folder as a dep
+    (pipeline.dvcgen). Nothing for package and hub models (pinned by version and revision)."""
+    entry = ZOO[wildcards.model]
+    if entry.kind != "path":
+        return []
+    try:
+        return [ancient(str(model_weights.check_folder(entry.name, entry.value)))]
+    except model_weights.WeightsError as exc:
+        raise WorkflowError(str(exc)) from None
+
+
+def external_weights_digest(wildcards):
+    """sha256 of a `path:` model folder's content (pipeline.models.weights; unchanged files are not reread)."""
+    entry = ZOO[wildcards.model]
+    if entry.kind != "path":
+        return ""
+    try:
+        return model_weights.planned(entry.name, entry.value)
+    except model_weights.WeightsError as exc:
+        raise WorkflowError(str(exc)) from None
 
 
 # The benchmark families params.yaml selects (pipeline/families/<name>/), in report order.

@@ -78,20 +78,25 @@ rule random_model:
         " --seed {params.seed} --out {output:q} 2> {log:q}"
 
 
+# A `path:` model's folder is an input by content: replacing its weights (not touching them) reruns its card,
+# and through the card its twin, evaluation, predictions and fits (pipeline/models/weights.py).
 rule external_model:
+    input:
+        external_weights,
     output:
         directory("data/models/{model}"),
     wildcard_constraints:
         model=_names(EXTERNAL),
     params:
         entry=zoo_subset_for_models,
+        weights=external_weights_digest,
     conda:
         CONDA_ENV
     log:
         "logs/models/external_{model}.log",
     shell:
         "python -m pipeline.models.cards describe --zoo {params.entry:q} --name {wildcards.model:q}"
-        " --out {output:q} 2> {log:q}"
+        " --weights {params.weights:q} --out {output:q} 2> {log:q}"
 
 
 rule convert_gguf:

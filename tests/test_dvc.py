@@ -270,3 +270,42 @@ def test_dvc_repro_whole_pipeline(tmp_path):
         assert f"Running stage '{stage}'" in out, stage
     assert "up to date" in dvc(project, "repro")
     assert set(yaml.safe_load((project / "dvc.lock").read_text())["stages"]) == set(STAGES)
+
+
+def test_plots_are_declared_files_drawn_one_line_per_series(tmp_path):
+    """Issue #29 item 4: every plot CSV is declared by name (no folder, so no `.snakemake_timestamp` or other
+    stray file is ever read as a plot), with named axes and the series template; DVC draws one line per
+    model and protocol."""
+    from pipeline import families as registry
+    from pipeline.dvcgen import run_trace
+    from pipeline.report.common import write_plot
+
+    params = yaml.safe_load((REPO / "params.yaml").read_text())
+    declared = {f"reports/plots/{p.file}": p for f in registry.enabled(params) for p in f.plots}
+    plots = {next(iter(item)): next(iter(item.values())) for s in STAGES.values() for item in s.get("plots", [])}
+    assert set(plots) == set(declared) and declared
+    for path, props in plots.items():
+        assert props["template"] == "series" and (props["x"], props["y"]) == ("x", "y")
+        assert (props["x_label"], props["y_label"]) == (declared[path].x_label, declared[path].y_label)
+    # Snakemake writes each file by name: no directory() output there, hence no .snakemake_timestamp
+    outputs = {f for job in run_trace(REPO / "params.yaml", [])["jobs"] for f in job.get("output", [])}
+    assert "reports/plots" not in outputs and set(declared) <= outputs
+
+    # what `dvc plots show` draws from such a file: one series per (model, protocol), axes named
+    project = tmp_path / "p"
+    project.mkdir()
+    git("init", "-q", cwd=project)
+    dvc(project, "init", "-q")
+    (project / ".dvc" / "plots").mkdir(exist_ok=True)
+    shutil.copy(REPO / ".dvc" / "plots" / "series.json", project / ".dvc" / "plots" / "series.json")
+    path = "reports/plots/apiquiz_p_at_k.csv"
+    write_plot(project / path, ["model", "protocol", "x", "y"],
+               [(m, p, k, 10.0 * k + len(m)) for m in ("a", "bb") for p in ("call", "import") for k in (1, 5)])
+    (project / "dvc.yaml").write_text(yaml.safe_dump({"plots": [{path: plots[path]}]}))
+    out = dvc(project, "plots", "show", "--json")
+    shown = json.loads(out[out.index("{"):])
+    spec = shown["data"][path][0]["content"]
+    assert spec["encoding"]["color"]["field"] == "series"
+    assert spec["encoding"]["x"]["title"] == declared[path].x_label
+    assert spec["encoding"]["y"]["title"] == declared[path].y_label
+    assert {v["series"] for v in spec["data"]["values"]} == {"a / call", "a / import", "bb / call", "bb / import"}

@@ -106,6 +106,19 @@ class Fit:
 
 
 @dataclass(frozen=True)
+class Plot:
+    """A CSV under reports/plots/ that a family's report writes for `dvc plots show/diff`: its plotted
+    columns are named `x` and `y`, and the columns before `x` name the series (one line per model and
+    protocol, ...; pipeline.report.common.write_plot joins them into a `series` column, which the
+    template `.dvc/plots/series.json` colours by). The labels name the axes in dvc.yaml (pipeline.dvcgen)."""
+
+    file: str
+    x_label: str
+    y_label: str
+    title: str = ""
+
+
+@dataclass(frozen=True)
 class Reference:
     """A params key whose values name something defined elsewhere in params.yaml (pipeline.config checks
     every one, whether or not the family is enabled)."""
@@ -155,7 +168,7 @@ class Family:
     # SQL returning (model, metric, value, n) rows: the family's scores in reports/metrics/scores.json, each with
     # its sample count n (a 3-column query, without n, is still read)
     headline: str = ""
-    plots: tuple[str, ...] = ()  # CSV files under reports/plots/ its report section writes (DVC plots)
+    plots: tuple[Plot, ...] = ()  # CSV files under reports/plots/ its report section writes (DVC plots)
     # its evaluation sets, per language (manifest.evaluation.min_items is checked on each); [] for a family whose
     # items do not come from the corpus's evaluation split (idbench's pairs are a pinned dataset's)
     evaluation: Callable[[Config], list[EvaluationSet]] = lambda config: []

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from pipeline.core import logs
 from pipeline.io import write_json
+from pipeline.models import weights
 from pipeline.models.zoo import WEIGHT_FILES, ModelEntry, load_model, parse_zoo
 
 log = logging.getLogger("pipeline.models.cards")
@@ -100,11 +101,24 @@ def local_folder(entry: ModelEntry, location: str) -> str:
     return snapshot_download(entry.value, revision=entry.revision, local_files_only=True)
 
 
-def describe_external(entry: ModelEntry, out: Path) -> dict:
-    """Card of a model the pipeline does not build (package, hub, path): loaded once to count its parameters."""
+def describe_external(entry: ModelEntry, out: Path, planned: str = "") -> dict:
+    """Card of a model the pipeline does not build (package, hub, path): loaded once to count its parameters.
+
+    A `path:` model's card records the content digest of the folder it loaded (pipeline.models.weights:
+    every file's sha256 and their total), hashed here byte for byte; `planned` is the digest Snakemake
+    planned the job with ("sha256:<hex>"), and a folder that no longer matches it is refused."""
+    content = None
+    if entry.kind == "path":
+        content = weights.digest(weights.check_folder(entry.name, entry.value))
+        if planned and planned != "sha256:" + content["sha256"]:
+            raise weights.WeightsError(
+                f"models.zoo[{entry.name}]: the folder {entry.value} changed after Snakemake planned this job "
+                f"(planned {planned}, now sha256:{content['sha256']}); run snakemake (or dvc repro) again")
     loaded = load_model(entry, device="cpu", dtype="float32")
     card = card_for(entry, loaded.model, local_folder(entry, loaded.location), {"train_data": None, **loaded.loading},
                     tokenizer=loaded.tokenizer)
+    if content is not None:
+        card["origin"] = {**card["origin"], "sha256": content["sha256"], "files": content["files"]}
     write_json(card, out / CARD_FILE)
     return card
 
@@ -139,6 +153,8 @@ def main(argv: list[str] | None = None) -> int:
     d = sub.add_parser("describe", help="card of a package/hub/path model: <out>/card.json")
     d.add_argument("--zoo", required=True, help="models.zoo as JSON")
     d.add_argument("--name", required=True)
+    d.add_argument("--weights", default="", help="a path: model's planned content digest, sha256:<hex> (refused "
+                   "when the folder no longer matches it); empty: not checked")
     d.add_argument("--out", required=True, type=Path, help="the model's folder under data/models")
     r = sub.add_parser("report", help="aggregate cards and evaluations into reports/metrics/models.json")
     r.add_argument("--models", nargs="+", required=True, type=Path, help="model folders (each with card.json)")
@@ -148,7 +164,11 @@ def main(argv: list[str] | None = None) -> int:
     logs.setup()
     if args.command == "describe":
         entry = parse_zoo(json.loads(args.zoo))[args.name]
-        card = describe_external(entry, args.out)
+        try:
+            card = describe_external(entry, args.out, args.weights)
+        except weights.WeightsError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
         log.info("%s: %d parameters", entry.name, card["parameters"])
     else:
         write_json(report(args.models, args.evals), args.out)

@@ -130,6 +130,11 @@ def build(db: Path, out: Path, figures: Path, models_metrics: Path | None = None
         if family.report:
             module = importlib.import_module(family.report)
             sections.append(with_notes(module.section(con, figures, link, config, plots), empty_subsets(con, family)))
+            missing = [p.file for p in family.plots if plots is not None and not (plots / p.file).is_file()]
+            if missing:
+                raise RuntimeError(f"{family.name}: its report section wrote no {', '.join(missing)} under {plots}, "
+                                   f"which the family declares (`plots=` in pipeline/families/{family.name}); "
+                                   "write it, or remove it from `plots`")
     text = "\n".join([
         "# Benchmark report\n",
         "Regenerated from `data/warehouse.duckdb` by `snakemake report`; every number is a view you can query "

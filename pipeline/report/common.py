@@ -107,11 +107,15 @@ def plot_value(v):
 
 
 def write_plot(path: Path, columns: list[str], rows: list[tuple]) -> None:
-    """A CSV that `dvc plots show/diff` draws (reports/plots/ is a plots output in dvc.yaml, drawn with
-    x: x and y: y, so every family names its two plotted columns `x` and `y`)."""
+    """A CSV that `dvc plots show/diff` draws (each file is a plot in dvc.yaml, drawn with x: x and y: y, so
+    every family names its two plotted columns `x` and `y`). The columns before `x` name the series (model,
+    protocol, ...): a last column `series` joins them (`model / protocol`), and the template
+    `.dvc/plots/series.json` draws one line per series (one colour each; revisions dashed)."""
+    cut = columns.index("x") if "x" in columns else 0
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(columns)
-    writer.writerows([tuple(plot_value(v) for v in row) for row in rows])
+    writer.writerow([*columns, "series"] if cut else columns)
+    writer.writerows([(*(plot_value(v) for v in row), *([" / ".join(str(v) for v in row[:cut])] if cut else []))
+                      for row in rows])
     with atomic_path(path) as tmp:
         tmp.write_text(buf.getvalue(), encoding="utf-8")

@@ -5,7 +5,7 @@ by every encoder-only model's embedding similarity. See README.md here."""
 
 from pathlib import Path
 
-from pipeline.families import EvaluationSet, Reference, Family, Inference, SubsetTask, Table
+from pipeline.families import EvaluationSet, Family, Inference, Plot, Reference, SubsetTask, Table
 from pipeline.families.apirec import schemas
 
 FOLDER = Path(__file__).parent
@@ -53,7 +53,8 @@ FAMILY = Family(
     ),
     report="pipeline.families.apirec.report",
     headline="SELECT model, metric, value, n FROM apirec_headline",
-    plots=("apirec_sr_by_category.csv", "apirec_sr_by_context.csv"),
+    plots=(Plot("apirec_sr_by_category.csv", "k", "SR@k (method)", "apirec: SR@k by system and API category"),
+           Plot("apirec_sr_by_context.csv", "k", "SR@k (method)", "apirec: SR@k by system and context lines")),
     references=lambda config: [Reference(
         "apirec.domains", tuple(k for k, v in config["apirec"].get("domains", {}).items() if v is not None),
         tuple(s["name"] for s in config["corpus"]["sources"]), "corpus.sources names", null_drops=True)],

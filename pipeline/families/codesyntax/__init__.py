@@ -3,7 +3,7 @@ attention heads find the AST relations of code? See README.md here."""
 
 from pathlib import Path
 
-from pipeline.families import EvaluationSet, Reference, Family, Inference, Table
+from pipeline.families import EvaluationSet, Family, Inference, Plot, Reference, Table
 from pipeline.families.codesyntax import schemas
 
 FOLDER = Path(__file__).parent
@@ -56,7 +56,8 @@ FAMILY = Family(
     report="pipeline.families.codesyntax.report",
     headline="SELECT system AS model, 'top1_first_' || language || '_chosen_on_' || chosen_on AS metric, score AS value, "
              "edges AS n FROM codesyntax_scores WHERE metric = 'first' AND k = 1",
-    plots=("codesyntax_layers.csv",),
+    plots=(Plot("codesyntax_layers.csv", "layer", "top-1 (%) of the best head, mean over relations",
+                "codesyntax: best head per layer, by model and language"),),
     # heads and baselines are chosen on the dev side; scores are on the test side (its files, codesyntax.dev_fraction)
     references=lambda config: [Reference(
         "codesyntax.inference.variant", (config["codesyntax"]["inference"]["variant"],),

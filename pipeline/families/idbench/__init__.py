@@ -4,7 +4,7 @@ identifiers, against developers' relatedness / similarity ratings. See README.md
 
 from pathlib import Path
 
-from pipeline.families import Reference, Family, Inference, Table
+from pipeline.families import Family, Inference, Plot, Reference, Table
 from pipeline.families.idbench import schemas
 
 FOLDER = Path(__file__).parent
@@ -72,7 +72,7 @@ FAMILY = Family(
     headline="SELECT system AS model, 'spearman_' || gold || '_' || size AS metric, rho AS value, n "
              "FROM idbench_headline WHERE kind <> 'model' UNION ALL "
              "SELECT model, 'spearman_' || gold || '_' || size, round(rho, 4), n FROM idbench_held_out_layer",
-    plots=("idbench_layers.csv",),
+    plots=(Plot("idbench_layers.csv", "layer", "Spearman rho", "idbench: rho per layer, by model, gold and size"),),
     references=lambda config: [Reference("idbench.dataset", (config["idbench"]["dataset"],),
                                          tuple(d["name"] for d in config.get("datasets", [])), "datasets names")],
 )

@@ -3,7 +3,7 @@ seeds/004_*): linear probes on frozen per-layer pooled features. See README.md h
 
 from pathlib import Path
 
-from pipeline.families import EvaluationSet, Family, Fit, Inference, Table, fit_baselines_file
+from pipeline.families import EvaluationSet, Family, Fit, Inference, Plot, Table, fit_baselines_file
 from pipeline.families.probing import schemas
 from pipeline.schemas import FEATURES, FIT_RESULTS
 
@@ -121,5 +121,5 @@ FAMILY = Family(
             baselines="pipeline.families.probing.baselines"),
     report="pipeline.families.probing.report",
     headline="SELECT model, task || '_' || metric AS metric, mean AS value, n_test AS n FROM probing_headline",
-    plots=("probing_layers.csv",),
+    plots=(Plot("probing_layers.csv", "layer", "probe error", "probing: error per layer, by task and model"),),
 )
