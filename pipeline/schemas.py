@@ -149,6 +149,11 @@ INVENTORY = pa.schema(
         pa.field("distribution", pa.string(), nullable=True),
         pa.field("category", pa.string(), nullable=True),
         pa.field("library_code", pa.bool_(), nullable=True),
+        # platform-specific names (pipeline.extract.platforms): a definition every module-level binding of whose
+        # top name is under a guard for another platform ("windows", "other"); null: runs on this platform. The
+        # module row lists all such module-level names, assignments included, as "name:platform" (null: none)
+        pa.field("platform", pa.string(), nullable=True),
+        pa.field("platform_names", pa.list_(pa.string()), nullable=True),
     ]
 )
 

@@ -1,0 +1,256 @@
+"""Does a standard-library name exist on the pipeline's (pinned) interpreter? Read from the
+interpreter's own stdlib source by CPython's `ast`, never imported (issue 24: `os.path.mkdir`, a call
+in a docs script to a function that does not exist, became a quiz; `ctypes.WinError` and
+`msvcrt.get_osfhandle` exist on Windows only).
+
+`StdlibNames().status("os.path.join")` follows the module's module-level bindings the way an import
+would: `import posixpath as path` (the branch this platform takes: `pipeline.extract.platforms`),
+`from X import y` (X's attribute or submodule y), star imports (every public name), submodules,
+and answers:
+
+- `present`: bound at module level (what it is and its attributes are not checked further);
+- `unknown`: it goes through a C module (`posix`, `math`: no source to read), a module-level
+  `__getattr__`, a module that makes names at run time (`globals().update(...)`: multiprocessing;
+  `mod_dict = globals()`: inspect; enum `_convert_` and `global_enum`: ssl, re), or more than `MAX_HOPS` bindings: not judged, kept;
+- `absent`: the module exists here and nothing binds the name;
+- `windows` / `other`: bound only under a guard for that platform (`platforms`), or a module that
+  exists only there (`msvcrt`, `winreg`; `other`: a stdlib module not built on this interpreter).
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+import sysconfig
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pipeline.extract import platforms
+
+PRESENT, UNKNOWN, ABSENT = "present", "unknown", "absent"
+MAX_HOPS = 24
+_C_MODULE = "C"
+_DYNAMIC = ("globals().update", "globals()[", "vars().update", "__dict__.update", "setattr(sys.modules", "_convert_(", "global_enum",
+            "= globals()")
+
+
+@dataclass
+class ModuleInfo:
+    """A module's module-level bindings: name -> [(binding, platform label)], in source order."""
+
+    name: str
+    is_package: bool
+    bindings: dict[str, list[tuple[tuple, str | None]]] = field(default_factory=dict)
+    stars: list[tuple[str, str | None]] = field(default_factory=list)
+    dynamic: bool = False  # a module-level `__getattr__`
+
+
+def _absolute(module: str | None, level: int, current: str, is_package: bool) -> str | None:
+    if level == 0:
+        return module
+    package = current.split(".") if is_package else current.split(".")[:-1]
+    keep = len(package) - (level - 1)
+    if keep <= 0:
+        return None
+    base = ".".join(package[:keep])
+    return f"{base}.{module}" if module else base
+
+
+def _targets(node: ast.expr) -> list[str]:
+    if isinstance(node, ast.Name):
+        return [node.id]
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return [n for e in node.elts for n in _targets(e)]
+    if isinstance(node, ast.Starred):
+        return _targets(node.value)
+    return []
+
+
+def read_module(name: str, tree: ast.Module, is_package: bool) -> ModuleInfo:
+    """The module-level bindings of a parsed module (function and class bodies are not entered)."""
+    info = ModuleInfo(name, is_package)
+    flags: dict[str, platforms.Truth] = {}  # `_mswindows = (sys.platform == "win32")`, then `if _mswindows:`
+
+    def bind(n: str, binding: tuple, label: str | None) -> None:
+        info.bindings.setdefault(n, []).append((binding, label))
+
+    def walk(body: list[ast.stmt], label: str | None) -> None:
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                bind(node.name, ("def",), label)
+                if not isinstance(node, ast.ClassDef):  # `def init(): global types_map; types_map = ...`
+                    for inner in ast.walk(node):
+                        if isinstance(inner, ast.Global):
+                            for n in inner.names:
+                                bind(n, ("def",), label)
+                if node.name == "__getattr__" and not isinstance(node, ast.ClassDef):
+                    info.dynamic = True
+            elif isinstance(node, ast.Assign):
+                if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                    truth = platforms.guard(node.value, flags)
+                    if truth[0] is not None:
+                        flags[node.targets[0].id] = truth
+                for t in node.targets:
+                    for n in _targets(t):
+                        bind(n, ("def",), label)
+            elif isinstance(node, (ast.AnnAssign, ast.AugAssign)) and (not isinstance(node, ast.AnnAssign)
+                                                                      or node.value is not None):
+                for n in _targets(node.target):
+                    bind(n, ("def",), label)
+            elif isinstance(node, ast.Delete):
+                for t in node.targets:
+                    for n in _targets(t):
+                        bind(n, ("deleted",), label)
+            elif isinstance(node, ast.Import):
+                for a in node.names:
+                    if a.asname:
+                        bind(a.asname, ("module", a.name), label)
+                    else:
+                        bind(a.name.split(".")[0], ("module", a.name.split(".")[0]), label)
+            elif isinstance(node, ast.ImportFrom):
+                source = _absolute(node.module, node.level, name, is_package)
+                for a in node.names:
+                    if source is None:
+                        continue
+                    if a.name == "*":
+                        info.stars.append((source, label))
+                    else:
+                        bind(a.asname or a.name, ("from", source, a.name), label)
+            elif isinstance(node, ast.If):
+                here, win = platforms.guard(node.test, flags)
+                walk(node.body, label or platforms.label(here, win))
+                other = platforms.label(None if here is None else not here, None if win is None else not win)
+                walk(node.orelse, label or other)
+            elif isinstance(node, ast.Try) or (sys.version_info >= (3, 11) and isinstance(node, ast.TryStar)):
+                windows = any(not isinstance(s, (ast.If, ast.Try, ast.With, ast.For, ast.While, ast.FunctionDef,
+                                                 ast.AsyncFunctionDef, ast.ClassDef))
+                              and platforms.windows_only_code(ast.unparse(s)) for s in node.body)
+                inner = label or (platforms.WINDOWS if windows else None)
+                walk(node.body, inner)
+                for h in node.handlers:
+                    if h.name:
+                        bind(h.name, ("def",), label)
+                    walk(h.body, label)
+                walk(node.orelse, inner)
+                walk(node.finalbody, label)
+            elif isinstance(node, (ast.With, ast.AsyncWith)):
+                for item in node.items:
+                    if item.optional_vars is not None:
+                        for n in _targets(item.optional_vars):
+                            bind(n, ("def",), label)
+                walk(node.body, label)
+            elif isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
+                if not isinstance(node, ast.While):
+                    for n in _targets(node.target):
+                        bind(n, ("def",), label)
+                walk(node.body, label)
+                walk(node.orelse, label)
+
+    walk(tree.body, None)
+    return info
+
+
+class StdlibNames:
+    """Name lookups in the interpreter's standard library (see the module docstring); modules are
+    parsed on first use and kept."""
+
+    def __init__(self, root: Path | str | None = None):
+        self.root = Path(root) if root is not None else Path(sysconfig.get_paths()["stdlib"])
+        self.dynload = self.root / "lib-dynload"
+        self._cache: dict[str, ModuleInfo | str | None] = {}
+
+    def _module(self, name: str) -> ModuleInfo | str | None:
+        """ModuleInfo for a module with Python source; `C` for a compiled one; a platform label for a
+        module that exists only elsewhere; None for no such module."""
+        if name in self._cache:
+            return self._cache[name]
+        parts = name.split(".")
+        out: ModuleInfo | str | None = None
+        path = self.root.joinpath(*parts)
+        for file, is_package in ((path / "__init__.py", True), (path.with_suffix(".py"), False)):
+            if file.is_file():
+                try:
+                    text = file.read_text(encoding="utf-8", errors="replace")
+                    tree = ast.parse(text)
+                except (SyntaxError, ValueError, RecursionError, MemoryError):
+                    out = _C_MODULE  # unreadable: not judged
+                else:
+                    out = read_module(name, tree, is_package)
+                    # names made at run time (`globals().update(...)`, multiprocessing; `_convert_` enums): not judged
+                    out.dynamic |= any(m in text for m in _DYNAMIC)
+                break
+        else:
+            if name in sys.builtin_module_names or (len(parts) == 1 and any(self.dynload.glob(f"{name}.*"))):
+                out = _C_MODULE
+            elif parts[0] in platforms.WINDOWS_MODULES:
+                out = platforms.WINDOWS
+        self._cache[name] = out
+        return out
+
+    def status(self, fqn: str) -> str:
+        """present / unknown / absent / windows / other (the module docstring)."""
+        parts = fqn.split(".")
+        top = self._module(parts[0])
+        if top is None:  # listed in sys.stdlib_module_names but not built here: another platform's module
+            return platforms.OTHER if parts[0] in sys.stdlib_module_names else UNKNOWN
+        hops = [0]
+        return self._lookup(parts[0], parts[1:], hops)
+
+    def _lookup(self, module: str, rest: list[str], hops: list[int]) -> str:
+        hops[0] += 1
+        if hops[0] > MAX_HOPS:
+            return UNKNOWN
+        info = self._module(module)
+        if info is None and "." in module:  # `os.path` is no file: the attribute `path` of `os`
+            parent, _, last = module.rpartition(".")
+            return self._lookup(parent, [last, *rest], hops)
+        if info is None:
+            return ABSENT
+        if info == _C_MODULE:
+            return UNKNOWN
+        if isinstance(info, str):  # a module of another platform
+            return info
+        if not rest:
+            return PRESENT
+        name, tail = rest[0], rest[1:]
+        bindings = info.bindings.get(name, [])
+        if bindings and bindings[-1][0][0] == "deleted":
+            bindings = []
+        bindings = [b for b in bindings if b[0][0] != "deleted"]
+        failed = None  # what the bindings said when none holds here (a later star import may still bind it)
+        if bindings:
+            here = [b for b, label in bindings if label is None]
+            if not here:
+                labels = {label for _, label in bindings}
+                failed = platforms.WINDOWS if platforms.WINDOWS in labels else platforms.OTHER
+            else:
+                results = [self._follow(b, tail, hops) for b in here]
+                for status in (PRESENT, UNKNOWN):
+                    if status in results:
+                        return status
+                failed = results[0]
+        sub = self._module(f"{module}.{name}") if info.is_package and not bindings else None
+        if sub is not None:
+            return self._lookup(f"{module}.{name}", tail, hops)
+        if failed == ABSENT:  # bound here, and what it is bound to lacks the rest
+            return ABSENT
+        # a star import binds it: its attributes are not checked further (as for a definition)
+        results = [(self._lookup(star, [name], hops), label) for star, label in info.stars]
+        for status in (PRESENT, UNKNOWN):
+            if any(s == status and label is None for s, label in results):
+                return status
+        if info.dynamic:
+            return UNKNOWN
+        if failed is not None:
+            return failed
+        if any(s in (PRESENT, UNKNOWN) for s, _ in results):  # only through a star import of another platform
+            return platforms.WINDOWS if any(label == platforms.WINDOWS for _, label in results) else platforms.OTHER
+        return ABSENT
+
+    def _follow(self, binding: tuple, tail: list[str], hops: list[int]) -> str:
+        if binding[0] == "def":
+            return PRESENT
+        if binding[0] == "module":
+            return self._lookup(binding[1], tail, hops)
+        _, source, name = binding  # from source import name: source's attribute, or its submodule
+        return self._lookup(source, [name, *tail], hops)
