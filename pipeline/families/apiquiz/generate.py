@@ -282,13 +282,14 @@ class Names:
         return not library.script_module(".".join(definition.split(".")[:k])) if k else True
 
     def is_data_member(self, definition: str) -> bool:
-        """A member of a data attribute (`os.environ.items`, `sys.stdout.write`): the level after the
-        module is no class of the corpus (a corpus module), or not CapWords (a C-implemented stdlib
+        """A member of a data attribute (`os.environ.items`, `sys.stdout.write`,
+        `pyparsing_common.integer.set_name`): a level between the module and the called name is no class
+        of the corpus (a corpus module), or not CapWords (a C-implemented stdlib
         module, which has no submodules); unknown third-party modules are given the benefit of the doubt."""
         module = self.corpus_module(definition)
-        if module is not None:
+        if module is not None:  # every level between the module and the called name must be a class
             rest = definition[len(module) + 1 :].split(".")
-            return len(rest) >= 2 and f"{module}.{rest[0]}" not in self.classes
+            return any(".".join([module, *rest[: i + 1]]) not in self.classes for i in range(len(rest) - 1))
         parts = definition.split(".")
         if parts[0] in sys.builtin_module_names and len(parts) >= 3:
             return not parts[1][:1].isupper()
