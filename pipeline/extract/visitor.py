@@ -616,7 +616,9 @@ class Extractor:
         branches are fallbacks (they do not rebind an imported name), and so are their assignments
         to a name bound by an import (`else: trio = None`)."""
         taken = static_truth(node.test)
-        here, win = platforms.guard_source(_EMPTY_MODULE.code_for_node(node.test))
+        here = win = None
+        if self.scope is self.module_scope:  # platform labels matter for module-level bindings only
+            here, win = platforms.guard_source(_EMPTY_MODULE.code_for_node(node.test))
         items: list[object] = [node.test]
         items += _platform(_guarded(node.body, taken is False), platforms.label(here, win))
         if node.orelse is not None:
@@ -628,8 +630,9 @@ class Extractor:
     def _try(self, node: cst.Try, stack: list) -> None:
         """A `try` whose body uses a Windows-only name (`ctypes.WinDLL`, `import msvcrt`): the body and its
         `else:` run on Windows only (`platforms`); the handlers are the fallback that runs here."""
-        windows = any(s.__class__ is cst.SimpleStatementLine
-                      and platforms.windows_only_code(_EMPTY_MODULE.code_for_node(s)) for s in node.body.body)
+        windows = self.scope is self.module_scope and any(  # platform labels matter for module-level bindings only
+            s.__class__ is cst.SimpleStatementLine and platforms.windows_only_code(_EMPTY_MODULE.code_for_node(s))
+            for s in node.body.body)
         label = platforms.WINDOWS if windows else None
         items: list[object] = _platform([node.body], label)
         items.extend(node.handlers)
