@@ -179,6 +179,7 @@ def same_kind(folder: Path, names) -> dict:
 
 CHECK = r'''
 import importlib, json, sys
+real_stdout, sys.stdout = sys.stdout, sys.stderr  # a module that prints on import (`this`) cannot corrupt the answer
 def resolve(name):
     parts = name.split(".")
     for i in range(len(parts), 0, -1):
@@ -206,7 +207,7 @@ for qid, setting, code, name in json.load(sys.stdin):
         out[qid] = None
     except BaseException as exc:
         out[qid] = f"{type(exc).__name__}: {exc}"[:200]
-json.dump(out, sys.stdout)
+json.dump(out, real_stdout)
 '''
 
 
