@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import inspect
 import json
+import os
 import subprocess
 import sys
 import tarfile
@@ -226,8 +227,10 @@ def invalid(folder: Path, check_python: str, libraries: set[str]) -> dict:
         if qz["setting"] == "import" and "\n" not in code:
             code += f"\n{code.split()[-1]}("
         items.append((qz["quiz_id"], qz["setting"], code, qz["api"]))
+    # the judge's distutils is the stdlib's (setuptools would otherwise put its own in its place)
+    env = {**os.environ, "SETUPTOOLS_USE_DISTUTILS": "stdlib"}
     res = subprocess.run([check_python, "-c", CHECK], input=json.dumps(items), capture_output=True, text=True,
-                         cwd="/", check=True)
+                         cwd="/", check=True, env=env)
     failed = json.loads(res.stdout)
     by_setting, bad = Counter(), Counter()
     examples = defaultdict(list)

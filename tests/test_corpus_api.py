@@ -399,15 +399,28 @@ def test_platform_guards_tag_module_level_names():
                                       "msvcrt": "windows"}
     assert {d.qualname: d.platform for d in r.definitions if d.qualname} == {
         "a": "windows", "b": "windows", "c": "other", "d": None, "f": None}
+    assert r.module_platform is None
+    src = ("import sys\n_win = sys.platform == 'win32'\nif _win:\n    def g(): pass\n"
+           "if __name__ == '__main__':\n    def demo(): pass\n")
+    r = analyse_source(src)
+    assert dict(r.platform_names) == {"g": "windows", "demo": "main"}
+    # a top-level import of a Windows-only module: the whole module (asyncio.windows_events: `import _winapi`)
+    assert analyse_source("import _winapi\n\n\ndef f(): pass\n").module_platform == "windows"
+    assert analyse_source("try:\n    import _winapi\nexcept ImportError:\n    pass\n").module_platform is None
 
 
 @pytest.mark.parametrize("name,status", [
     ("os.path.join", "present"), ("os.path.mkdir", "absent"), ("os.sep", "present"), ("json.loads", "present"),
-    ("os.getcwd", "unknown"),  # from posix (C): not judged
+    ("os.getcwd", "present"),  # from posix import *: the compiled module's dir()
     ("ctypes.WinError", "windows"), ("msvcrt.get_osfhandle", "windows"), ("winreg.OpenKey", "windows"),
     ("asyncio.WindowsSelectorEventLoopPolicy", "windows"), ("re.IGNORECASE", "unknown"),  # @global_enum
     ("multiprocessing.Pool", "unknown"),  # globals().update(...): not judged
     ("collections.abc.Mapping", "present"), ("json.no_such_name", "absent"),
+    ("select.epoll", "present"), ("select.kevent", "absent"),  # a compiled module: its dir()
+    ("pstats.ProfileBrowser", "main"),  # under `if __name__ == "__main__":`
+    ("subprocess.STARTUPINFO", "windows"),  # `try: import msvcrt / except: _mswindows = False / else: True`
+    ("asyncio.windows_events.IocpProactor", "windows"),  # the module imports _winapi at top level
+    ("opcode.def_op", "absent"),  # deleted at the end of opcode.py
 ])
 def test_stdlib_names_on_this_interpreter(name, status):
     from pipeline.extract.stdlib import StdlibNames

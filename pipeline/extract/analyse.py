@@ -83,6 +83,7 @@ class FileResult:
     positions_from: str  # "ast" (matched) or "libcst" (PositionProvider fallback)
     # module-level names every binding of which is platform-guarded, (name, platform) sorted
     platform_names: tuple[tuple[str, str], ...] = ()
+    module_platform: str | None = None  # the module imports a Windows-only module at top level
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,7 +189,7 @@ def _analyse(text: str, libcst_positions: bool) -> FileResult:
     definitions = tuple(FileDefinition(d.qualname, d.kind, d.signature, d.doc, d.platform)
                         for d in analysis.definitions)
     return FileResult(imports, tuple(usages), definitions, analysis.star_import, source,
-                      tuple(sorted(analysis.platform_names.items())))
+                      tuple(sorted(analysis.platform_names.items())), analysis.module_platform)
 
 
 def _import_lines_from_libcst(module: cst.Module, provided) -> list[tuple[int, int]]:

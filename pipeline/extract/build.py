@@ -382,7 +382,7 @@ def inventory_rows(row: dict, module: str, result: FileResult, own: str = "") ->
                     "fqn": fqn, "kind": d.kind,
                     "signature": d.signature, "doc": d.doc, "private": private(fqn),
                     "distribution": own or None, "category": own_category, "library_code": is_library,
-                    "platform": d.platform, "platform_names": (names or None) if not d.qualname else None})
+                    "platform": d.platform or result.module_platform, "platform_names": (names or None) if not d.qualname else None})
     return out
 
 

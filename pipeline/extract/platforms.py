@@ -13,7 +13,11 @@ A name is **platform-specific** when every module-level binding of it is under a
   and the like (colorama.win32: `windll = LibraryLoader(ctypes.WinDLL)`, then the API in `else:`):
   the body and its `else:` are `windows`; the `except` handler is the fallback that runs here.
 
-Any other test gives no platform (both branches may run here). Only these literal patterns are read.
+`if __name__ == "__main__":` runs only as a script, never on import: its bindings are `main`. A
+module-level name assigned such a test (`_mswindows = sys.platform == "win32"`), or bound truthy only
+in a Windows-only block and falsy in its fallback (`try: import _winapi / except ImportError:
+_winapi = None`), is itself a test (`if _winapi:`). Any other test gives no platform (both branches may
+run here). Only these literal patterns are read.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import sys
 
 WINDOWS = "windows"
 OTHER = "other"  # runs on neither this interpreter's platform nor Windows (Jython, ...)
+MAIN = "main"  # runs only when the module is run as a script (`if __name__ == "__main__":`), never on import
 
 # stdlib modules that exist only on Windows (in sys.stdlib_module_names, never built on Linux)
 WINDOWS_MODULES = frozenset({"msvcrt", "winreg", "_winapi", "winsound", "nt", "_overlapped", "msilib", "_msi",
@@ -31,7 +36,7 @@ WINDOWS_MODULES = frozenset({"msvcrt", "winreg", "_winapi", "winsound", "nt", "_
                              "win32console", "win32event"})
 _WINDOWS_NAMES = re.compile(r"\b(windll|WinDLL|oledll|OleDLL|WinError|wintypes|FormatError|GetLastError|"
                             + "|".join(sorted(WINDOWS_MODULES - {"nt"})) + r")\b")
-_PREFILTER = ("platform", "name", "_names", "builtin_module_names")
+_PREFILTER = ("platform", "name", "_names", "builtin_module_names")  # `__name__` too
 
 # (on this interpreter, on Windows) for a platform literal
 _HERE_NAME = "nt" if sys.platform == "win32" else "posix"
@@ -121,15 +126,46 @@ def label(here: bool | None, win: bool | None) -> str | None:
     return WINDOWS if win else OTHER
 
 
-def guard_source(code: str) -> Truth:
-    """`guard` of a test given as source text (the libcst walker's `if` tests)."""
-    if not any(p in code for p in _PREFILTER):
+def main_guard(test: ast.expr) -> bool:
+    """`__name__ == "__main__"` (either order)."""
+    return (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)
+            and {_dotted(test.left), _dotted(test.comparators[0])} == {"__name__", None}
+            and "__main__" in (_string(test.left), _string(test.comparators[0])))
+
+
+def branch_labels(test: ast.expr, flags: dict[str, Truth] | None = None) -> tuple[str | None, str | None]:
+    """The labels of an `if`'s body and of its `else:` (None: may run on import here)."""
+    if main_guard(test):
+        return MAIN, None
+    here, win = guard(test, flags)
+    return label(here, win), label(None if here is None else not here, None if win is None else not win)
+
+
+def labels_source(code: str, flags: dict[str, Truth] | None = None) -> tuple[str | None, str | None]:
+    """`branch_labels` of a test given as source text (the libcst walker's `if` tests)."""
+    if not any(p in code for p in _PREFILTER) and not (flags and any(f in code for f in flags)):
         return None, None
     try:
         tree = ast.parse(code.strip(), mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None, None
-    return guard(tree.body)
+    return branch_labels(tree.body, flags)
+
+
+def flag_source(code: str, flags: dict[str, Truth]) -> Truth:
+    """`flag_value` of an assigned value given as source text."""
+    if not any(p in code for p in _PREFILTER) and not any(f in code for f in flags):
+        return None, None
+    try:
+        tree = ast.parse(code.strip(), mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None, None
+    return flag_value(tree.body, flags)
+
+
+def flag_value(value: ast.expr, flags: dict[str, Truth]) -> Truth:
+    """A module-level assignment whose value is a platform test (`_mswindows = sys.platform == "win32"`)."""
+    return guard(value, flags)
 
 
 def windows_only_code(code: str) -> bool:

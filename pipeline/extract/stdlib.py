@@ -20,6 +20,8 @@ and answers:
 from __future__ import annotations
 
 import ast
+import importlib
+import importlib.machinery
 import sys
 import sysconfig
 from dataclasses import dataclass, field
@@ -30,6 +32,19 @@ from pipeline.extract import platforms
 PRESENT, UNKNOWN, ABSENT = "present", "unknown", "absent"
 MAX_HOPS = 24
 _C_MODULE = "C"
+# compiled modules never imported to read their names (they load a GUI toolkit or a terminal library, or exist to
+# test the interpreter)
+_NOT_IMPORTED = frozenset({"_tkinter", "readline", "_curses", "_curses_panel", "_testcapi", "_testinternalcapi",
+                           "_testbuffer", "_testimportmultiple", "_testmultiphase", "_xxtestfuzz", "xxlimited",
+                           "xxlimited_35", "_xxsubinterpreters", "_ctypes_test", "_testclinic", "_testsinglephase",
+                           "_xxinterpchannels", "xxsubtype", "_tracemalloc", "faulthandler"})
+
+
+@dataclass(frozen=True)
+class CModule:
+    """A compiled module of this interpreter: the names `dir()` lists."""
+
+    names: frozenset[str]
 _DYNAMIC = ("globals().update", "globals()[", "vars().update", "__dict__.update", "setattr(sys.modules", "_convert_(", "global_enum",
             "= globals()")
 
@@ -43,6 +58,9 @@ class ModuleInfo:
     bindings: dict[str, list[tuple[tuple, str | None]]] = field(default_factory=dict)
     stars: list[tuple[str, str | None]] = field(default_factory=list)
     dynamic: bool = False  # a module-level `__getattr__`
+    # the imports of its top-level statements (not under `if`/`try`): (module, name or None); one that cannot
+    # succeed here means the module cannot be imported here (`import _winapi` in asyncio.windows_events)
+    requires: list[tuple[str, str | None]] = field(default_factory=list)
 
 
 def _absolute(module: str | None, level: int, current: str, is_package: bool) -> str | None:
@@ -74,7 +92,16 @@ def read_module(name: str, tree: ast.Module, is_package: bool) -> ModuleInfo:
     def bind(n: str, binding: tuple, label: str | None) -> None:
         info.bindings.setdefault(n, []).append((binding, label))
 
-    def walk(body: list[ast.stmt], label: str | None) -> None:
+    def flag(n: str) -> platforms.Truth:
+        """`if n:` where n is bound truthy only in Windows-only blocks and to None/False elsewhere."""
+        bound = info.bindings.get(n, [])
+        win = [b for b, lab in bound if lab == platforms.WINDOWS]
+        here = [b for b, lab in bound if lab is None]
+        if win and here and all(b[0] in ("module", "from", "true") for b in win) and all(b[0] == "none" for b in here):
+            return False, True
+        return None, None
+
+    def walk(body: list[ast.stmt], label: str | None, top: bool = False) -> None:
         for node in body:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 bind(node.name, ("def",), label)
@@ -87,12 +114,14 @@ def read_module(name: str, tree: ast.Module, is_package: bool) -> ModuleInfo:
                     info.dynamic = True
             elif isinstance(node, ast.Assign):
                 if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-                    truth = platforms.guard(node.value, flags)
+                    truth = platforms.flag_value(node.value, flags)
                     if truth[0] is not None:
                         flags[node.targets[0].id] = truth
+                constant = node.value.value if isinstance(node.value, ast.Constant) else ...
+                kind = "none" if constant is None or constant is False else "true" if constant is True else "def"
                 for t in node.targets:
                     for n in _targets(t):
-                        bind(n, ("def",), label)
+                        bind(n, (kind,), label)
             elif isinstance(node, (ast.AnnAssign, ast.AugAssign)) and (not isinstance(node, ast.AnnAssign)
                                                                       or node.value is not None):
                 for n in _targets(node.target):
@@ -102,6 +131,8 @@ def read_module(name: str, tree: ast.Module, is_package: bool) -> ModuleInfo:
                     for n in _targets(t):
                         bind(n, ("deleted",), label)
             elif isinstance(node, ast.Import):
+                if top:
+                    info.requires.extend((a.name, None) for a in node.names)
                 for a in node.names:
                     if a.asname:
                         bind(a.asname, ("module", a.name), label)
@@ -109,6 +140,8 @@ def read_module(name: str, tree: ast.Module, is_package: bool) -> ModuleInfo:
                         bind(a.name.split(".")[0], ("module", a.name.split(".")[0]), label)
             elif isinstance(node, ast.ImportFrom):
                 source = _absolute(node.module, node.level, name, is_package)
+                if top and source is not None:
+                    info.requires.extend((source, a.name if a.name != "*" else None) for a in node.names)
                 for a in node.names:
                     if source is None:
                         continue
@@ -117,10 +150,14 @@ def read_module(name: str, tree: ast.Module, is_package: bool) -> ModuleInfo:
                     else:
                         bind(a.asname or a.name, ("from", source, a.name), label)
             elif isinstance(node, ast.If):
-                here, win = platforms.guard(node.test, flags)
-                walk(node.body, label or platforms.label(here, win))
-                other = platforms.label(None if here is None else not here, None if win is None else not win)
-                walk(node.orelse, label or other)
+                test_flags = flags
+                if isinstance(node.test, (ast.Name, ast.UnaryOp)):
+                    n = node.test.id if isinstance(node.test, ast.Name) else getattr(node.test.operand, "id", None)
+                    if n is not None and n not in flags and flag(n)[0] is not None:
+                        test_flags = {**flags, n: flag(n)}
+                body_label, else_label = platforms.branch_labels(node.test, test_flags)
+                walk(node.body, label or body_label)
+                walk(node.orelse, label or else_label)
             elif isinstance(node, ast.Try) or (sys.version_info >= (3, 11) and isinstance(node, ast.TryStar)):
                 windows = any(not isinstance(s, (ast.If, ast.Try, ast.With, ast.For, ast.While, ast.FunctionDef,
                                                  ast.AsyncFunctionDef, ast.ClassDef))
@@ -146,7 +183,7 @@ def read_module(name: str, tree: ast.Module, is_package: bool) -> ModuleInfo:
                 walk(node.body, label)
                 walk(node.orelse, label)
 
-    walk(tree.body, None)
+    walk(tree.body, None, top=True)
     return info
 
 
@@ -180,11 +217,43 @@ class StdlibNames:
                     out.dynamic |= any(m in text for m in _DYNAMIC)
                 break
         else:
-            if name in sys.builtin_module_names or (len(parts) == 1 and any(self.dynload.glob(f"{name}.*"))):
-                out = _C_MODULE
+            if (name in sys.builtin_module_names or (len(parts) == 1 and any(self.dynload.glob(f"{name}.*")))
+                    or importlib.machinery.FrozenImporter.find_spec(name) is not None):  # `_frozen_importlib_external`
+                out = self._compiled(name)
             elif parts[0] in platforms.WINDOWS_MODULES:
                 out = platforms.WINDOWS
         self._cache[name] = out
+        return out
+
+    @staticmethod
+    def _compiled(name: str) -> CModule | str:
+        """A compiled module has no source to read: its names are what `dir()` lists (it is imported: a
+        compiled stdlib module runs no Python code on import; a few are never imported, `_NOT_IMPORTED`)."""
+        if name in _NOT_IMPORTED:
+            return _C_MODULE
+        try:
+            module = sys.modules.get(name) or importlib.import_module(name)
+        except Exception:  # noqa: BLE001 - a module that does not load here is not judged
+            return _C_MODULE
+        return CModule(frozenset(dir(module)))
+
+    def _loads(self, module: str, info: ModuleInfo, hops: list[int]) -> str:
+        """Whether the module's top-level imports can succeed here: PRESENT, or the status of the first
+        that cannot (a Windows-only module, a name the stdlib does not bind). Other distributions'
+        modules are not judged."""
+        key = f"loads:{module}"
+        if key in self._cache:
+            return self._cache[key]
+        self._cache[key] = PRESENT  # an import cycle loads
+        out = PRESENT
+        for target, name in info.requires:
+            if target.split(".")[0] not in sys.stdlib_module_names:
+                continue
+            status = self._lookup(target, [name] if name else [], [hops[0]])
+            if status not in (PRESENT, UNKNOWN):
+                out = status
+                break
+        self._cache[key] = out
         return out
 
     def status(self, fqn: str) -> str:
@@ -208,8 +277,13 @@ class StdlibNames:
             return ABSENT
         if info == _C_MODULE:
             return UNKNOWN
+        if isinstance(info, CModule):
+            return PRESENT if not rest or rest[0] in info.names else ABSENT
         if isinstance(info, str):  # a module of another platform
             return info
+        loads = self._loads(module, info, hops)
+        if loads != PRESENT:
+            return loads
         if not rest:
             return PRESENT
         name, tail = rest[0], rest[1:]
@@ -222,7 +296,7 @@ class StdlibNames:
             here = [b for b, label in bindings if label is None]
             if not here:
                 labels = {label for _, label in bindings}
-                failed = platforms.WINDOWS if platforms.WINDOWS in labels else platforms.OTHER
+                failed = next(x for x in (platforms.WINDOWS, platforms.MAIN, platforms.OTHER) if x in labels)
             else:
                 results = [self._follow(b, tail, hops) for b in here]
                 for status in (PRESENT, UNKNOWN):
@@ -243,14 +317,21 @@ class StdlibNames:
             return UNKNOWN
         if failed is not None:
             return failed
-        if any(s in (PRESENT, UNKNOWN) for s, _ in results):  # only through a star import of another platform
-            return platforms.WINDOWS if any(label == platforms.WINDOWS for _, label in results) else platforms.OTHER
+        # only through a star import of another platform's block, or of a module that exists only there
+        elsewhere = {label if s in (PRESENT, UNKNOWN) else s for s, label in results} - {None, PRESENT, UNKNOWN, ABSENT}
+        for label in (platforms.WINDOWS, platforms.MAIN, platforms.OTHER):
+            if label in elsewhere:
+                return label
         return ABSENT
 
     def _follow(self, binding: tuple, tail: list[str], hops: list[int]) -> str:
-        if binding[0] == "def":
+        if binding[0] in ("def", "true"):
             return PRESENT
+        if binding[0] == "none":  # `ndbm = None`: the name exists, its attributes do not
+            return ABSENT if tail else PRESENT
         if binding[0] == "module":
             return self._lookup(binding[1], tail, hops)
-        _, source, name = binding  # from source import name: source's attribute, or its submodule
+        _, source, name = binding  # from source import name: its submodule when there is one, else its attribute
+        if self._module(f"{source}.{name}") is not None:
+            return self._lookup(f"{source}.{name}", tail, hops)
         return self._lookup(source, [name, *tail], hops)

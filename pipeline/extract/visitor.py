@@ -171,6 +171,7 @@ class FileAnalysis:
     star_import: bool
     # module-level names every binding of which is under a platform guard (`platforms`): name -> platform
     platform_names: dict[str, str] = field(default_factory=dict)
+    module_platform: str | None = None  # the whole module: its top-level statements import a Windows-only module
 
 
 class _Event:
@@ -208,6 +209,7 @@ class Extractor:
         # the label of each of its bindings (None: a binding that runs on this platform)
         self.platform_stack: list[str] = []
         self.module_platforms: dict[str, list[str | None]] = {}
+        self.platform_flags: dict[str, tuple] = {}  # `_mswindows = sys.platform == "win32"` (platforms.flag_value)
         self.handlers = {
             cst.Call: self._call,
             cst.Attribute: self._attribute,
@@ -256,7 +258,8 @@ class Extractor:
                 self._children(item, _code_fields(type(item)), stack)
         self._resolve_members()
         platform_names = self._deleted_and_platforms()
-        return FileAnalysis(self.imports, self.usages, self.definitions, self.star, platform_names)
+        return FileAnalysis(self.imports, self.usages, self.definitions, self.star, platform_names,
+                            _module_platform(module))
 
     # -- `del` and platform guards at module level ------------------------------------------------
     def _deleted_and_platforms(self) -> dict[str, str]:
@@ -576,6 +579,10 @@ class Extractor:
         """Targets bind after the statement: `json = json.loads(s)` reads the old `json`."""
         if isinstance(node, cst.Assign):
             names = [n for t in node.targets for n in target_names(t.target)]
+            if self.scope is self.module_scope and len(names) == 1 and node.targets[0].target.__class__ is cst.Name:
+                truth = platforms.flag_source(_EMPTY_MODULE.code_for_node(node.value), self.platform_flags)
+                if truth[0] is not None:  # `_mswindows = sys.platform == "win32"`, then `if _mswindows:`
+                    self.platform_flags[names[0]] = truth
         else:
             names = target_names(node.target)
         stack.append(_Event(_BIND, names, BIND_LOCAL, None))
@@ -616,14 +623,13 @@ class Extractor:
         branches are fallbacks (they do not rebind an imported name), and so are their assignments
         to a name bound by an import (`else: trio = None`)."""
         taken = static_truth(node.test)
-        here = win = None
+        body_label = else_label = None
         if self.scope is self.module_scope:  # platform labels matter for module-level bindings only
-            here, win = platforms.guard_source(_EMPTY_MODULE.code_for_node(node.test))
+            body_label, else_label = platforms.labels_source(_EMPTY_MODULE.code_for_node(node.test), self.platform_flags)
         items: list[object] = [node.test]
-        items += _platform(_guarded(node.body, taken is False), platforms.label(here, win))
+        items += _platform(_guarded(node.body, taken is False), body_label)
         if node.orelse is not None:
-            other = platforms.label(None if here is None else not here, None if win is None else not win)
-            items += _platform(_guarded(node.orelse, taken is not False), other)
+            items += _platform(_guarded(node.orelse, taken is not False), else_label)
         items.reverse()
         stack.extend(items)
 
@@ -675,6 +681,24 @@ def private(dotted_name: str) -> bool:
     """A name with a part that starts with one underscore (`_models`, `__x`), dunders (`__init__`) aside."""
     return any(p.startswith("_") and not (p.startswith("__") and p.endswith("__") and len(p) > 4)
                for p in dotted_name.split("."))
+
+
+def _module_platform(module: cst.Module) -> str | None:
+    """`windows` when a top-level statement (not under `if`/`try`) imports a Windows-only module (`import
+    _winapi`, `from msvcrt import getwch`): the module cannot be imported elsewhere (asyncio.windows_events)."""
+    for stmt in module.body:
+        if stmt.__class__ is not cst.SimpleStatementLine:
+            continue
+        for small in stmt.body:
+            if small.__class__ is cst.Import:
+                tops = [dotted(a.name)[0] for a in small.names]
+            elif small.__class__ is cst.ImportFrom and not small.relative and small.module is not None:
+                tops = [dotted(small.module)[0]]
+            else:
+                continue
+            if any(t in platforms.WINDOWS_MODULES for t in tops):
+                return platforms.WINDOWS
+    return None
 
 
 def _is_super(node: cst.BaseExpression) -> bool:

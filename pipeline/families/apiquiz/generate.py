@@ -116,8 +116,10 @@ class Names:
         self.platforms: dict[str, str] = {}
         self.stdlib = StdlibNames()
         if "platform_names" in inventory.column_names:
-            for module, entries in zip(inventory.column("module").to_pylist(),
-                                       inventory.column("platform_names").to_pylist()):
+            for module, kind, platform, entries in zip(*(inventory.column(c).to_pylist() for c in
+                                                         ("module", "kind", "platform", "platform_names"))):
+                if kind == "module" and platform is not None:  # the whole module (imports a Windows-only module)
+                    self.platforms[module] = platform
                 for entry in entries or ():
                     name, _, platform = entry.rpartition(":")
                     self.platforms[f"{module}.{name}"] = platform
@@ -228,7 +230,7 @@ class Names:
         for a stdlib name, the stdlib checker's verdict); None: it exists here."""
         for name in names:
             parts = name.split(".")
-            for i in range(len(parts), 1, -1):
+            for i in range(len(parts), 0, -1):
                 found = self.platforms.get(".".join(parts[:i]))
                 if found is not None:
                     return found
@@ -343,7 +345,7 @@ def collect_apis(usages: pa.Table, names: Names) -> list[Api]:
         if platform is None and cat == "stdlib" and fqn.split(".", 1)[0] in sys.stdlib_module_names:
             status = names.stdlib_status(fqn)
             missing = status == ABSENT
-            platform = status if status in (platforms.WINDOWS, platforms.OTHER) else None
+            platform = status if status in (platforms.WINDOWS, platforms.OTHER, platforms.MAIN) else None
         out.append(Api(fqn, cat, sum(g["names"].values()), g["seen"], alias, owner, private(fqn), definition,
                        levels, names.is_library_code(definition), names.is_data_member(definition),
                        platform, missing, tuple(sorted(n for n in g["names"] if n != fqn)),
