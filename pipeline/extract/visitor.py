@@ -181,6 +181,8 @@ class _Event:
         self.code, self.a, self.b, self.c = code, a, b, c
 
 
+# what a platform test can be (`sys.platform == "win32"`, `not ...`, `... and ...`, `sys.platform.startswith("win")`)
+_TEST_NODES = frozenset({cst.Comparison, cst.BooleanOperation, cst.UnaryOperation, cst.Call})
 _BIND, _ENTER, _EXIT, _EXCEPT_IN, _EXCEPT_OUT, _PLATFORM_IN, _PLATFORM_OUT = range(7)
 _EMPTY_MODULE = cst.Module(body=[])
 
@@ -579,7 +581,8 @@ class Extractor:
         """Targets bind after the statement: `json = json.loads(s)` reads the old `json`."""
         if isinstance(node, cst.Assign):
             names = [n for t in node.targets for n in target_names(t.target)]
-            if self.scope is self.module_scope and len(names) == 1 and node.targets[0].target.__class__ is cst.Name:
+            if (self.scope is self.module_scope and len(names) == 1 and node.targets[0].target.__class__ is cst.Name
+                    and node.value.__class__ in _TEST_NODES):  # never the text of a large literal
                 truth = platforms.flag_source(_EMPTY_MODULE.code_for_node(node.value), self.platform_flags)
                 if truth[0] is not None:  # `_mswindows = sys.platform == "win32"`, then `if _mswindows:`
                     self.platform_flags[names[0]] = truth
