@@ -421,6 +421,8 @@ def test_platform_guards_tag_module_level_names():
     ("subprocess.STARTUPINFO", "windows"),  # `try: import msvcrt / except: _mswindows = False / else: True`
     ("asyncio.windows_events.IocpProactor", "windows"),  # the module imports _winapi at top level
     ("opcode.def_op", "absent"),  # deleted at the end of opcode.py
+    ("lib2to3.pgen2.conv.Converter", "absent"),  # conv.py's `from pgen2 import grammar` cannot succeed
+    ("os.chflags", "windows"),  # BSD's: not in posix here, so only os.py's Windows-only `from nt import *` may bind it
 ])
 def test_stdlib_names_on_this_interpreter(name, status):
     from pipeline.extract.stdlib import StdlibNames

@@ -11,8 +11,9 @@ and answers:
 - `present`: bound at module level (what it is and its attributes are not checked further);
 - `unknown`: it goes through a C module (`posix`, `math`: no source to read), a module-level
   `__getattr__`, a module that makes names at run time (`globals().update(...)`: multiprocessing;
-  `mod_dict = globals()`: inspect; enum `_convert_` and `global_enum`: ssl, re), or more than `MAX_HOPS` bindings: not judged, kept;
-- `absent`: the module exists here and nothing binds the name;
+  `mod_dict = globals()` written through: inspect; enum `_convert_` and `global_enum`: ssl, re), or more than `MAX_HOPS` bindings: not judged, kept;
+- `absent`: the module exists here and nothing binds the name, or the module cannot be imported here
+  (a top-level import of a name that does not exist, or of a module outside the stdlib);
 - `windows` / `other`: bound only under a guard for that platform (`platforms`), or a module that
   exists only there (`msvcrt`, `winreg`; `other`: a stdlib module not built on this interpreter).
 """
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import re
 import importlib.machinery
 import sys
 import sysconfig
@@ -45,8 +47,8 @@ class CModule:
     """A compiled module of this interpreter: the names `dir()` lists."""
 
     names: frozenset[str]
-_DYNAMIC = ("globals().update", "globals()[", "vars().update", "__dict__.update", "setattr(sys.modules", "_convert_(", "global_enum",
-            "= globals()")
+_DYNAMIC = ("globals().update", "globals()[", "vars().update", "__dict__.update", "setattr(sys.modules", "_convert_(", "global_enum")
+_GLOBALS_ALIAS = re.compile(r"^(\w+) = globals\(\)", re.M)  # `mod_dict = globals()`, then `mod_dict[k] = v`: dynamic
 
 
 @dataclass
@@ -214,7 +216,9 @@ class StdlibNames:
                 else:
                     out = read_module(name, tree, is_package)
                     # names made at run time (`globals().update(...)`, multiprocessing; `_convert_` enums): not judged
-                    out.dynamic |= any(m in text for m in _DYNAMIC)
+                    out.dynamic |= any(m in text for m in _DYNAMIC) or any(
+                        re.search(rf"\b{a}\[[^\]\n]*\]\s*=[^=]|\b{a}\.update\(", text)
+                        for a in _GLOBALS_ALIAS.findall(text))  # written through, not only read (os's `_globals`)
                 break
         else:
             if (name in sys.builtin_module_names or (len(parts) == 1 and any(self.dynload.glob(f"{name}.*")))
@@ -239,16 +243,17 @@ class StdlibNames:
 
     def _loads(self, module: str, info: ModuleInfo, hops: list[int]) -> str:
         """Whether the module's top-level imports can succeed here: PRESENT, or the status of the first
-        that cannot (a Windows-only module, a name the stdlib does not bind). Other distributions'
-        modules are not judged."""
+        that cannot (a Windows-only module, a name the stdlib does not bind, a module it does not have)."""
         key = f"loads:{module}"
         if key in self._cache:
             return self._cache[key]
         self._cache[key] = PRESENT  # an import cycle loads
         out = PRESENT
         for target, name in info.requires:
-            if target.split(".")[0] not in sys.stdlib_module_names:
+            if target == "__main__":  # always there
                 continue
+            # the stdlib imports no other distribution unguarded: a module it does not have (lib2to3.pgen2.conv's
+            # `from pgen2 import grammar`, a script's import) is absent, and so is the importing module
             status = self._lookup(target, [name] if name else [], [hops[0]])
             if status not in (PRESENT, UNKNOWN):
                 out = status
