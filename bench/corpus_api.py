@@ -12,7 +12,9 @@ never imports corpus code; this benchmark runs the import checks in another inte
 `build` unpacks every `*.tar.gz` under --sdists (one source each, named by the file), scans them
 with the default `manifest.exclude`, and runs the extraction, apiquiz (call/import/alias/adversarial
 settings) and apirec queries twice: `repository` = the source, and `repository: dir:2`. Every file
-is in the `test` split (the figures here do not depend on splits).
+is in the `test` split (the figures here do not depend on splits). `--stdlib` adds the interpreter's
+standard library as the default corpus's `stdlib` source (its params.yaml excludes, `top_dir` under
+the `source` grouping): the check that the default corpus's quizzes are not degraded.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from __future__ import annotations
 import argparse
 import inspect
 import json
+import os
 import subprocess
 import sys
 import tarfile
@@ -56,13 +59,24 @@ def build(args) -> int:
     from pipeline.manifest.scan import scan_source
 
     repo = Path(__file__).resolve().parent.parent
-    exclude = yaml.safe_load((repo / "params.yaml").read_text())["manifest"]["exclude"]
+    params = yaml.safe_load((repo / "params.yaml").read_text())
+    exclude = params["manifest"]["exclude"]
     roots = unpack(args.sdists, args.work)
+    stdlib_exclude = []
+    if args.stdlib:  # the default corpus's `builtin: stdlib` source: this interpreter's stdlib, one repository per top
+        import sysconfig
+
+        roots["stdlib"] = Path(sysconfig.get_paths()["stdlib"])
+        stdlib_exclude = next(s for s in params["corpus"]["sources"] if s.get("builtin") == "stdlib")["exclude"]
     args.out.mkdir(parents=True, exist_ok=True)
     for label, mode in GROUPINGS.items():
         rows = []
         for name, root in roots.items():
-            scanned, _ = scan_source(name, root, mode or name, ["python"], 1_000_000, exclude=exclude)
+            if name == "stdlib":
+                scanned, _ = scan_source(name, root, mode or "top_dir", ["python"], 1_000_000,
+                                         exclude=exclude + stdlib_exclude)
+            else:
+                scanned, _ = scan_source(name, root, mode or name, ["python"], 1_000_000, exclude=exclude)
             rows += scanned.to_pylist()
         rows.sort(key=lambda r: (r["source"], r["repository"], r["path"]))
         seen = set()
@@ -70,7 +84,7 @@ def build(args) -> int:
             r["split"], r["duplicate"] = "test", r["sha256"] in seen
             seen.add(r["sha256"])
         manifest = pa.Table.from_pylist(rows, schemas.MANIFEST)
-        kw = {"stdlib_sources": frozenset()} if "stdlib_sources" in inspect.signature(ex.build).parameters else {}
+        kw = {"stdlib_sources": frozenset({"stdlib"} & set(roots))} if "stdlib_sources" in inspect.signature(ex.build).parameters else {}
         tables, metrics, _ = ex.build(manifest, 1, 60, 1_000_000, ex.Cache(None), **kw)
         out = args.out / label
         out.mkdir(exist_ok=True)
@@ -166,6 +180,7 @@ def same_kind(folder: Path, names) -> dict:
 
 CHECK = r'''
 import importlib, json, sys
+real_stdout, sys.stdout = sys.stdout, sys.stderr  # a module that prints on import (`this`) cannot corrupt the answer
 def resolve(name):
     parts = name.split(".")
     for i in range(len(parts), 0, -1):
@@ -193,7 +208,7 @@ for qid, setting, code, name in json.load(sys.stdin):
         out[qid] = None
     except BaseException as exc:
         out[qid] = f"{type(exc).__name__}: {exc}"[:200]
-json.dump(out, sys.stdout)
+json.dump(out, real_stdout)
 '''
 
 
@@ -212,8 +227,10 @@ def invalid(folder: Path, check_python: str, libraries: set[str]) -> dict:
         if qz["setting"] == "import" and "\n" not in code:
             code += f"\n{code.split()[-1]}("
         items.append((qz["quiz_id"], qz["setting"], code, qz["api"]))
+    # the judge's distutils is the stdlib's (setuptools would otherwise put its own in its place)
+    env = {**os.environ, "SETUPTOOLS_USE_DISTUTILS": "stdlib"}
     res = subprocess.run([check_python, "-c", CHECK], input=json.dumps(items), capture_output=True, text=True,
-                         cwd="/", check=True)
+                         cwd="/", check=True, env=env)
     failed = json.loads(res.stdout)
     by_setting, bad = Counter(), Counter()
     examples = defaultdict(list)
@@ -259,6 +276,8 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--sdists", type=Path, required=True, help="folder of *.tar.gz sdists, one source each")
     b.add_argument("--work", type=Path, required=True, help="scratch folder (unpacked sources)")
     b.add_argument("--out", type=Path, required=True, help="folder for the tables (one subfolder per grouping)")
+    b.add_argument("--stdlib", action="store_true",
+                   help="add this interpreter's standard library as the source `stdlib` (as params.yaml's default corpus)")
     m = sub.add_parser("measure", help="the figures, per built folder (the last one is the judge's code)")
     m.add_argument("--tables", type=Path, nargs="+", required=True)
     m.add_argument("--check-python", help="the separate environment's python, with the sdists installed")

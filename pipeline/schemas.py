@@ -149,6 +149,12 @@ INVENTORY = pa.schema(
         pa.field("distribution", pa.string(), nullable=True),
         pa.field("category", pa.string(), nullable=True),
         pa.field("library_code", pa.bool_(), nullable=True),
+        # platform-specific names (pipeline.extract.platforms): a definition every module-level binding of whose
+        # top name is under a guard for another platform ("windows", "other") or `if __name__ == "__main__":`
+        # ("main"), or in a module that imports a Windows-only module at top level; null: exists on import here.
+        # The module row lists all such module-level names, assignments included, as "name:platform" (null: none)
+        pa.field("platform", pa.string(), nullable=True),
+        pa.field("platform_names", pa.list_(pa.string()), nullable=True),
     ]
 )
 

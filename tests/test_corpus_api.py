@@ -272,3 +272,186 @@ def test_queries_leave_out_test_functions_and_are_clean(built):
     assert ("mylib.core.make_group", "Make a Group from nothing (see the docs).", "user_defined") in got
     assert not [a for a, _, _ in got if a.startswith("test_core")]
     assert stats["docstring_not_library_code"] == 3  # test_group, conf.get_mod_stats, gen.main
+
+
+# -- invalid quizzes (issue 24: <= 0.3%): shadowed submodules, `del`, names that do not exist here ------------------
+# a package whose `__init__` re-exports a class under its submodule's name (pyparsing: `testing`), a module that
+# deletes a definition (six: `class X` ... `del X`), a Windows-only section (colorama.win32), calls to stdlib names
+# that do not exist on Linux or at all
+SMALL = {
+    "pp/__init__.py": "from .testing import helper_cls as testing\nfrom .core import run\n",
+    "pp/testing.py": "class helper_cls:\n    @staticmethod\n    def with_line_numbers(s):\n        return s\n\n"
+                     "    class reset_context:\n        def save(self):\n            return self\n",
+    "pp/core.py": "from .testing import helper_cls\n\n\ndef run(s):\n    return helper_cls.with_line_numbers(s)\n",
+    "pp/compat.py": '''import sys
+if sys.version_info[0] == 2:
+    string_types = basestring,
+else:
+    class X(object):
+        def __len__(self):
+            return 1
+    len(X())
+    del X
+
+
+def size():
+    return len(X())
+''',
+    "pp/win32.py": '''import os
+try:
+    import ctypes
+    from ctypes import LibraryLoader
+    windll = LibraryLoader(ctypes.WinDLL)
+except (AttributeError, ImportError):
+    windll = None
+    SetTitle = lambda *_: None
+else:
+    COORD = ctypes.c_int
+
+    def SetTitle(title):
+        return windll.kernel32.SetConsoleTitleW(title)
+
+    def GetMode(handle):
+        if not windll.kernel32.GetConsoleMode(handle):
+            raise ctypes.WinError()
+        return 1
+
+if os.name == "nt":
+    def only_nt():
+        return 1
+
+
+def portable():
+    return 2
+''',
+    "pp/term.py": '''import os
+import msvcrt
+from . import win32
+
+
+def term(fd):
+    win32.SetTitle("x")
+    win32.GetMode(msvcrt.get_osfhandle(fd))
+    win32.COORD(1)
+    win32.only_nt()
+    win32.portable()
+    os.path.mkdir("x")
+    os.path.join("a", "b")
+''',
+    "app/main.py": '''import pp
+from pp.testing import helper_cls
+from pp import testing as ppt
+
+
+def main():
+    pp.testing.with_line_numbers("x")
+    ppt.reset_context()
+    helper_cls.reset_context().save()
+    pp.run("y")
+''',
+}
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory):
+    root = tmp_path_factory.mktemp("small")
+    manifest = pa.Table.from_pylist(rows(root, "pp", SMALL, "source"), schemas.MANIFEST)
+    tables, _, _ = build(manifest, 1, 30, 100000, Cache(None))
+    quizzes, _, stats = generate(tables["usages"], tables["inventory"], tables["imports"], [TOKENIZER],
+                                 ["call", "import"], max_candidates=20, n_adversarial=2, seed=1)
+    return tables, quizzes, stats
+
+
+def test_a_package_attribute_that_shadows_its_submodule_is_followed(small):
+    _, quizzes, _ = small
+    apis = set(quizzes.column("api").to_pylist())
+    # `pp.testing` is the class helper_cls at run time: `pp.testing.with_line_numbers` is the class's method,
+    # and `from pp.testing import with_line_numbers` would fail: one API, under a name that imports
+    assert "pp.testing.helper_cls.with_line_numbers" in apis
+    assert "pp.testing.helper_cls.reset_context" in apis
+    assert not [a for a in apis if a.startswith("pp.testing.") and not a.startswith("pp.testing.helper_cls")]
+    imports = {r["prefix"] + r["answer"] + r["suffix"] for r in quizzes.to_pylist() if r["setting"] == "import"}
+    assert "from pp.testing import helper_cls\nhelper_cls.with_line_numbers(" in imports
+
+
+def test_del_unbinds():
+    r = analyse_source("class X:\n    pass\nX()\ndel X\nX()\n\n\ndef f():\n    return X()\n")
+    assert [(u.chain, u.via) for u in r.usages] == [("X", None), ("X", None), ("X", None)]
+    assert [d.qualname for d in r.definitions] == ["", "f"]  # X is not in the module once it has run
+    r = analyse_source("import os\nos.sep\ndel os\nx = 1\ndel x\nlen(x)\n")
+    assert [(u.chain, u.via) for u in r.usages] == [("os.sep", "import"), ("len", "builtin")]
+
+
+def test_deleted_definitions_are_no_api(small):
+    tables, quizzes, _ = small
+    assert not [a for a in quizzes.column("api").to_pylist() if a.startswith("pp.compat.X")]
+    assert "pp.compat.X" not in tables["inventory"].column("fqn").to_pylist()
+
+
+def test_platform_guards_tag_module_level_names():
+    src = ("import os, sys\ntry:\n    import msvcrt\nexcept ImportError:\n    pass\nelse:\n    def a(): pass\n"
+           "if sys.platform == 'win32':\n    def b(): pass\nelif sys.platform.startswith('java'):\n    def c(): pass\n"
+           "else:\n    def d(): pass\nif not os.name == 'nt':\n    pass\nelse:\n    E = 1\n"
+           "if os.name == 'nt':\n    def f(): pass\nelse:\n    def f(): pass\n"
+           "try:\n    import json\nexcept ImportError:\n    json = None\n")
+    r = analyse_source(src)
+    assert dict(r.platform_names) == {"E": "windows", "a": "windows", "b": "windows", "c": "other",
+                                      "msvcrt": "windows"}
+    assert {d.qualname: d.platform for d in r.definitions if d.qualname} == {
+        "a": "windows", "b": "windows", "c": "other", "d": None, "f": None}
+    assert r.module_platform is None
+    src = ("import sys\n_win = sys.platform == 'win32'\nif _win:\n    def g(): pass\n"
+           "if __name__ == '__main__':\n    def demo(): pass\n")
+    r = analyse_source(src)
+    assert dict(r.platform_names) == {"g": "windows", "demo": "main"}
+    # a top-level import of a Windows-only module: the whole module (asyncio.windows_events: `import _winapi`)
+    assert analyse_source("import _winapi\n\n\ndef f(): pass\n").module_platform == "windows"
+    assert analyse_source("try:\n    import _winapi\nexcept ImportError:\n    pass\n").module_platform is None
+
+
+@pytest.mark.parametrize("name,status", [
+    ("os.path.join", "present"), ("os.path.mkdir", "absent"), ("os.sep", "present"), ("json.loads", "present"),
+    ("os.getcwd", "present"),  # from posix import *: the compiled module's dir()
+    ("ctypes.WinError", "windows"), ("msvcrt.get_osfhandle", "windows"), ("winreg.OpenKey", "windows"),
+    ("asyncio.WindowsSelectorEventLoopPolicy", "windows"), ("re.IGNORECASE", "unknown"),  # @global_enum
+    ("multiprocessing.Pool", "unknown"),  # globals().update(...): not judged
+    ("collections.abc.Mapping", "present"), ("json.no_such_name", "absent"),
+    ("select.epoll", "present"), ("select.kevent", "absent"),  # a compiled module: its dir()
+    ("pstats.ProfileBrowser", "main"),  # under `if __name__ == "__main__":`
+    ("subprocess.STARTUPINFO", "windows"),  # `try: import msvcrt / except: _mswindows = False / else: True`
+    ("asyncio.windows_events.IocpProactor", "windows"),  # the module imports _winapi at top level
+    ("opcode.def_op", "absent"),  # deleted at the end of opcode.py
+    ("lib2to3.pgen2.conv.Converter", "absent"),  # conv.py's `from pgen2 import grammar` cannot succeed
+    ("os.chflags", "windows"),  # BSD's: not in posix here, so only os.py's Windows-only `from nt import *` may bind it
+])
+def test_stdlib_names_on_this_interpreter(name, status):
+    from pipeline.extract.stdlib import StdlibNames
+
+    assert StdlibNames().status(name) == status
+
+
+def test_stdlib_names_follow_platform_branches(tmp_path):
+    from pipeline.extract.stdlib import StdlibNames
+
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "__init__.py").write_text(
+        "import sys\nfrom ._impl import *\nif sys.platform == 'win32':\n    import _win as path\n    def w(): pass\n"
+        "else:\n    from . import _posix as path\ndef f(): pass\n_gone = 1\ndel _gone\n")
+    (tmp_path / "lib" / "_impl.py").write_text("def g(): pass\n")
+    (tmp_path / "lib" / "_posix.py").write_text("def join(): pass\n")
+    s = StdlibNames(tmp_path)
+    got = {n: s.status(n) for n in ("lib.f", "lib.g", "lib.w", "lib.path.join", "lib.path.split", "lib._gone", "lib.h")}
+    assert got == {"lib.f": "present", "lib.g": "present", "lib.w": "windows", "lib.path.join": "present",
+                   "lib.path.split": "absent", "lib._gone": "absent", "lib.h": "absent"}
+
+
+def test_names_that_do_not_exist_here_are_left_out_and_counted(small):
+    _, quizzes, stats = small
+    apis = set(quizzes.column("api").to_pylist())
+    for gone in ("pp.win32.GetMode", "pp.win32.COORD", "pp.win32.only_nt", "ctypes.WinError",
+                 "msvcrt.get_osfhandle", "os.path.mkdir"):
+        assert gone not in apis
+    # SetTitle's `def` is Windows-only, but its fallback lambda runs here: it exists on every platform
+    assert {"pp.win32.portable", "pp.win32.SetTitle", "os.path.join"} <= apis
+    assert stats["apis_platform_left_out"] == {"windows": 5}  # GetMode, COORD, only_nt, WinError, msvcrt
+    assert stats["apis_not_in_stdlib_left_out"] == 1  # os.path.mkdir

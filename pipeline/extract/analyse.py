@@ -69,6 +69,7 @@ class FileDefinition:
     kind: str  # module, class, function, method
     signature: str
     doc: str | None  # first docstring sentence
+    platform: str | None = None  # defined only under a platform guard (pipeline.extract.platforms): "windows", ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +81,9 @@ class FileResult:
     definitions: tuple[FileDefinition, ...]
     star_import: bool
     positions_from: str  # "ast" (matched) or "libcst" (PositionProvider fallback)
+    # module-level names every binding of which is platform-guarded, (name, platform) sorted
+    platform_names: tuple[tuple[str, str], ...] = ()
+    module_platform: str | None = None  # the module imports a Windows-only module at top level
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,8 +186,10 @@ def _analyse(text: str, libcst_positions: bool) -> FileResult:
                    import_lines[r.seq_index][0])
         for r in analysis.imports
     )
-    definitions = tuple(FileDefinition(d.qualname, d.kind, d.signature, d.doc) for d in analysis.definitions)
-    return FileResult(imports, tuple(usages), definitions, analysis.star_import, source)
+    definitions = tuple(FileDefinition(d.qualname, d.kind, d.signature, d.doc, d.platform)
+                        for d in analysis.definitions)
+    return FileResult(imports, tuple(usages), definitions, analysis.star_import, source,
+                      tuple(sorted(analysis.platform_names.items())), analysis.module_platform)
 
 
 def _import_lines_from_libcst(module: cst.Module, provided) -> list[tuple[int, int]]:

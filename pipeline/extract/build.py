@@ -41,7 +41,7 @@ log = logging.getLogger("pipeline.extract.build")
 
 CHUNK = 16
 STDLIB = library.STDLIB_TOPS
-_CODE = ("visitor.py", "positions.py", "analyse.py")
+_CODE = ("visitor.py", "positions.py", "analyse.py", "platforms.py")
 
 
 def extractor_version() -> str:
@@ -374,13 +374,15 @@ def inventory_rows(row: dict, module: str, result: FileResult, own: str = "") ->
         return out
     own_category = "stdlib" if own == library.STDLIB_DISTRIBUTION else "user_defined"
     is_library = library.library_code(row["path"], module)
+    names = [f"{name}:{platform}" for name, platform in result.platform_names]
     for d in result.definitions:
         fqn = f"{module}.{d.qualname}" if d.qualname else module
         out.append({"library": module.split(".")[0], "source": row["source"], "repository": row["repository"],
                     "path": row["path"], "module": module, "qualname": d.qualname,
                     "fqn": fqn, "kind": d.kind,
                     "signature": d.signature, "doc": d.doc, "private": private(fqn),
-                    "distribution": own or None, "category": own_category, "library_code": is_library})
+                    "distribution": own or None, "category": own_category, "library_code": is_library,
+                    "platform": d.platform or result.module_platform, "platform_names": (names or None) if not d.qualname else None})
     return out
 
 

@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from pipeline.extract import platforms
+
 # Sequences of nodes that `positions` matches against CPython's ast, in source order.
 SEQ_CALL, SEQ_ATTRIBUTE, SEQ_DECORATOR_NAME, SEQ_IMPORT = range(4)
 
@@ -31,6 +33,7 @@ BIND_IMPORT, BIND_DEF, BIND_LOCAL = range(3)
 BIND_BUILTIN = -2  # not bound in any enclosing scope, and a builtin name
 UNRESOLVED = -1  # not resolved (yet): bound nowhere visible, or an unbound local
 BIND_STAR = -3  # bound nowhere in the file, which has a module-level star import: the star may bind it
+BIND_DELETED = 3  # `del name`: unbound from here on (a binding kind a scope records, never a usage's outcome)
 
 # Fields that never contain code (whitespace, punctuation, brackets): not entered.
 _SKIP_FIELD = re.compile(
@@ -146,6 +149,7 @@ class Definition:
     kind: str  # module, class, function, method
     signature: str
     doc: str | None
+    platform: str | None = None  # every module-level binding of its top name is platform-guarded (`platforms`)
 
 
 @dataclass(slots=True, eq=False)
@@ -165,6 +169,9 @@ class FileAnalysis:
     usages: list[UsageRecord]
     definitions: list[Definition]  # module- and class-level ones (nested ones are no API)
     star_import: bool
+    # module-level names every binding of which is under a platform guard (`platforms`): name -> platform
+    platform_names: dict[str, str] = field(default_factory=dict)
+    module_platform: str | None = None  # the whole module: its top-level statements import a Windows-only module
 
 
 class _Event:
@@ -174,7 +181,9 @@ class _Event:
         self.code, self.a, self.b, self.c = code, a, b, c
 
 
-_BIND, _ENTER, _EXIT, _EXCEPT_IN, _EXCEPT_OUT = range(5)
+# what a platform test can be (`sys.platform == "win32"`, `not ...`, `... and ...`, `sys.platform.startswith("win")`)
+_TEST_NODES = frozenset({cst.Comparison, cst.BooleanOperation, cst.UnaryOperation, cst.Call})
+_BIND, _ENTER, _EXIT, _EXCEPT_IN, _EXCEPT_OUT, _PLATFORM_IN, _PLATFORM_OUT = range(7)
 _EMPTY_MODULE = cst.Module(body=[])
 
 
@@ -198,6 +207,11 @@ class Extractor:
         self.class_bases: dict[str, list[tuple[str, ...] | None]] = {}
         self.class_methods: dict[str, set[str]] = {}
         self.method_self: dict[str, tuple[str, str | None]] = {}
+        # platform guards (`platforms`): the labels of the enclosing guarded blocks, and per module-level name
+        # the label of each of its bindings (None: a binding that runs on this platform)
+        self.platform_stack: list[str] = []
+        self.module_platforms: dict[str, list[str | None]] = {}
+        self.platform_flags: dict[str, tuple] = {}  # `_mswindows = sys.platform == "win32"` (platforms.flag_value)
         self.handlers = {
             cst.Call: self._call,
             cst.Attribute: self._attribute,
@@ -223,6 +237,8 @@ class Extractor:
             cst.Global: self._declare,
             cst.Nonlocal: self._declare,
             cst.Decorator: self._decorator,
+            cst.Del: self._del,
+            cst.Try: self._try,
         }
 
     # -- driver ---------------------------------------------------------------------------
@@ -243,7 +259,32 @@ class Extractor:
             else:
                 self._children(item, _code_fields(type(item)), stack)
         self._resolve_members()
-        return FileAnalysis(self.imports, self.usages, self.definitions, self.star)
+        platform_names = self._deleted_and_platforms()
+        return FileAnalysis(self.imports, self.usages, self.definitions, self.star, platform_names,
+                            _module_platform(module))
+
+    # -- `del` and platform guards at module level ------------------------------------------------
+    def _deleted_and_platforms(self) -> dict[str, str]:
+        """A module-level name whose last binding is a `del` is not in the module once it has run
+        (six: `class X` then `del X`): its definitions leave the inventory and the usages that resolved
+        to them have no importable name (unresolved, like a script's definitions). A module-level name
+        every binding of which is platform-guarded gets that platform (its definitions too)."""
+        deleted = {n for n, b in self.module_scope.bindings.items() if b and b[-1][1] == BIND_DELETED}
+        if deleted:
+            self.definitions = [d for d in self.definitions if not d.qualname or d.qualname.split(".", 1)[0]
+                                not in deleted]
+            for u in self.usages:
+                if u.via == BIND_DEF and u.payload.split(".", 1)[0] in deleted:
+                    u.via, u.payload = UNRESOLVED, None
+        out = {}
+        for name, labels in self.module_platforms.items():
+            if name not in deleted and labels and labels[0] is not None and all(x == labels[0] for x in labels):
+                out[name] = labels[0]
+        if out:
+            for d in self.definitions:
+                if d.qualname:
+                    d.platform = out.get(d.qualname.split(".", 1)[0])
+        return out
 
     # -- `self.m()` and `super().m()` through the file's own class hierarchy ------------------------
     def _resolve_members(self) -> None:
@@ -322,8 +363,12 @@ class Extractor:
             self.scope = self.scope.parent
         elif ev.code == _EXCEPT_IN:
             self.except_depth += 1
-        else:
+        elif ev.code == _EXCEPT_OUT:
             self.except_depth -= 1
+        elif ev.code == _PLATFORM_IN:
+            self.platform_stack.append(ev.a)
+        else:
+            self.platform_stack.pop()
 
     def _next(self) -> int:
         self.order += 1
@@ -334,7 +379,9 @@ class Extractor:
         if name in scope.declared_outer:
             scope = self.module_scope
         bound = scope.bindings.setdefault(name, [])
-        if kind != BIND_IMPORT and self.except_depth and bound and bound[-1][1] == BIND_IMPORT:
+        if scope is self.module_scope and kind != BIND_DELETED:
+            self.module_platforms.setdefault(name, []).append(self.platform_stack[0] if self.platform_stack else None)
+        if kind != BIND_IMPORT and kind != BIND_DELETED and self.except_depth and bound and bound[-1][1] == BIND_IMPORT:
             # `try: import trio / except ImportError: trio = None` (or a stub `class trio:` / `def trio():`):
             # the module binding wins
             return
@@ -388,6 +435,10 @@ class Extractor:
                             self._resolve_builtin(u, head)
                         continue  # bound in this function, but later: an unbound local
                     _, kind, payload = before[-1]
+                if kind == BIND_DELETED:  # `del name` ran before: unbound (at module level, a builtin may answer)
+                    if scope.kind == "module":
+                        self._resolve_builtin(u, head)
+                    continue
                 u.via, u.payload = kind, payload
             elif parent is not None:
                 # a function body runs after its enclosing scope is complete; a comprehension at once
@@ -530,6 +581,11 @@ class Extractor:
         """Targets bind after the statement: `json = json.loads(s)` reads the old `json`."""
         if isinstance(node, cst.Assign):
             names = [n for t in node.targets for n in target_names(t.target)]
+            if (self.scope is self.module_scope and len(names) == 1 and node.targets[0].target.__class__ is cst.Name
+                    and node.value.__class__ in _TEST_NODES):  # never the text of a large literal
+                truth = platforms.flag_source(_EMPTY_MODULE.code_for_node(node.value), self.platform_flags)
+                if truth[0] is not None:  # `_mswindows = sys.platform == "win32"`, then `if _mswindows:`
+                    self.platform_flags[names[0]] = truth
         else:
             names = target_names(node.target)
         stack.append(_Event(_BIND, names, BIND_LOCAL, None))
@@ -570,12 +626,36 @@ class Extractor:
         branches are fallbacks (they do not rebind an imported name), and so are their assignments
         to a name bound by an import (`else: trio = None`)."""
         taken = static_truth(node.test)
+        body_label = else_label = None
+        if self.scope is self.module_scope:  # platform labels matter for module-level bindings only
+            body_label, else_label = platforms.labels_source(_EMPTY_MODULE.code_for_node(node.test), self.platform_flags)
         items: list[object] = [node.test]
-        items += _guarded(node.body, taken is False)
+        items += _platform(_guarded(node.body, taken is False), body_label)
         if node.orelse is not None:
-            items += _guarded(node.orelse, taken is not False)
+            items += _platform(_guarded(node.orelse, taken is not False), else_label)
         items.reverse()
         stack.extend(items)
+
+    def _try(self, node: cst.Try, stack: list) -> None:
+        """A `try` whose body uses a Windows-only name (`ctypes.WinDLL`, `import msvcrt`): the body and its
+        `else:` run on Windows only (`platforms`); the handlers are the fallback that runs here."""
+        windows = self.scope is self.module_scope and any(  # platform labels matter for module-level bindings only
+            s.__class__ is cst.SimpleStatementLine and platforms.windows_only_code(_EMPTY_MODULE.code_for_node(s))
+            for s in node.body.body)
+        label = platforms.WINDOWS if windows else None
+        items: list[object] = _platform([node.body], label)
+        items.extend(node.handlers)
+        if node.orelse is not None:
+            items += _platform([node.orelse], label)
+        if node.finalbody is not None:
+            items.append(node.finalbody)
+        items.reverse()
+        stack.extend(items)
+
+    def _del(self, node: cst.Del, stack: list) -> None:
+        """`del a, b` unbinds the names from here on (attribute and subscript targets are only read)."""
+        stack.append(_Event(_BIND, target_names(node.target), BIND_DELETED, None))
+        self._children(node, _code_fields(cst.Del), stack)
 
     def _comprehension(self, node, stack: list) -> None:
         scope = Scope("comprehension", self.scope.qualname, self.scope)
@@ -604,6 +684,24 @@ def private(dotted_name: str) -> bool:
     """A name with a part that starts with one underscore (`_models`, `__x`), dunders (`__init__`) aside."""
     return any(p.startswith("_") and not (p.startswith("__") and p.endswith("__") and len(p) > 4)
                for p in dotted_name.split("."))
+
+
+def _module_platform(module: cst.Module) -> str | None:
+    """`windows` when a top-level statement (not under `if`/`try`) imports a Windows-only module (`import
+    _winapi`, `from msvcrt import getwch`): the module cannot be imported elsewhere (asyncio.windows_events)."""
+    for stmt in module.body:
+        if stmt.__class__ is not cst.SimpleStatementLine:
+            continue
+        for small in stmt.body:
+            if small.__class__ is cst.Import:
+                tops = [dotted(a.name)[0] for a in small.names]
+            elif small.__class__ is cst.ImportFrom and not small.relative and small.module is not None:
+                tops = [dotted(small.module)[0]]
+            else:
+                continue
+            if any(t in platforms.WINDOWS_MODULES for t in tops):
+                return platforms.WINDOWS
+    return None
 
 
 def _is_super(node: cst.BaseExpression) -> bool:
@@ -638,6 +736,10 @@ def _param_exprs(params: cst.Parameters) -> list[cst.BaseExpression]:
 
 def _guarded(body: cst.CSTNode, fallback: bool) -> list[object]:
     return [_Event(_EXCEPT_IN), body, _Event(_EXCEPT_OUT)] if fallback else [body]
+
+
+def _platform(items: list[object], label: str | None) -> list[object]:
+    return [_Event(_PLATFORM_IN, label), *items, _Event(_PLATFORM_OUT)] if label else items
 
 
 _COMPARE = {cst.LessThan: operator.lt, cst.LessThanEqual: operator.le, cst.GreaterThan: operator.gt,

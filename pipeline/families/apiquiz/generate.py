@@ -38,7 +38,8 @@ from tqdm import tqdm
 
 from pipeline import schemas as core_schemas
 from pipeline.core import ids, logs
-from pipeline.extract import library
+from pipeline.extract import library, platforms
+from pipeline.extract.stdlib import ABSENT, StdlibNames
 from pipeline.extract.build import absolute
 from pipeline.extract.visitor import private
 from pipeline.families.apiquiz import schemas
@@ -75,6 +76,8 @@ class Api:
     module_levels: int = 0  # how many leading levels are modules
     library_code: bool = True  # defined in library code (not a test, example, docs, tools or scripts module)
     data_member: bool = False  # a member of a data attribute (`os.environ.items`): no API of its own
+    platform: str | None = None  # exists only on another platform ("windows", "other"; pipeline.extract.platforms)
+    not_in_stdlib: bool = False  # a stdlib name the pinned interpreter's stdlib does not bind (`os.path.mkdir`)
     other_names: tuple[str, ...] = ()  # the other names the corpus calls it by (`pkg.core.Group` for `pkg.Group`)
     level_kinds: tuple[str, ...] = ()  # per level: module / class / function / method (see Names.level_kinds)
     kinds_known: tuple[bool, ...] = ()  # per level: the kind is the inventory's (else guessed from the name)
@@ -108,6 +111,18 @@ class Names:
         self.classes: set[str] = set()
         self.kinds: dict[str, str] = {}  # inventory fqn -> module / class / function / method
         self.module_names: dict[str, set[str]] = defaultdict(set)
+        # module-level names bound only under a platform guard (`module.name` -> "windows"; the inventory's
+        # platform_names) and the stdlib checker (`os.path.mkdir` does not exist; `msvcrt` is Windows-only)
+        self.platforms: dict[str, str] = {}
+        self.stdlib = StdlibNames()
+        if "platform_names" in inventory.column_names:
+            for module, kind, platform, entries in zip(*(inventory.column(c).to_pylist() for c in
+                                                         ("module", "kind", "platform", "platform_names"))):
+                if kind == "module" and platform is not None:  # the whole module (imports a Windows-only module)
+                    self.platforms[module] = platform
+                for entry in entries or ():
+                    name, _, platform = entry.rpartition(":")
+                    self.platforms[f"{module}.{name}"] = platform
         flags = (inventory.column("library_code").to_pylist() if "library_code" in inventory.column_names
                  else itertools.repeat(None))
         for fqn, kind, module, qualname, lib in zip(*(inventory.column(c).to_pylist()
@@ -184,7 +199,7 @@ class Names:
             parts = fqn.split(".")
             for i in range(len(parts), 0, -1):
                 prefix = ".".join(parts[:i])
-                if i < len(parts) and prefix in self.corpus_modules:
+                if i < len(parts) and prefix in self.corpus_modules and not self.shadowed(prefix, parts[i]):
                     return fqn  # `pkg.testing.f`: the submodule `pkg.testing`, not an attribute `pkg.testing`
                 target = self.reexports.get(prefix)
                 if target is not None:
@@ -193,6 +208,38 @@ class Names:
             else:
                 return fqn
         return start
+
+    def shadowed(self, module: str, name: str) -> bool:
+        """`module.name` reaches, not the module file `module`, but what its package binds under that name:
+        the module binds no `name` while its package's `__init__` re-exports something else as `module`
+        (pyparsing: `from .testing import pyparsing_test as testing`, so `pyparsing.testing.with_line_numbers`
+        is `pyparsing.testing.pyparsing_test.with_line_numbers`; `from pyparsing.testing import
+        with_line_numbers` fails)."""
+        target = self.reexports.get(module)
+        return target is not None and target != module and name not in self.module_names.get(module, ())
+
+    def valid_spelling(self, name: str) -> bool:
+        """No prefix of `name` is a shadowed module (`shadowed`): the name means what it says, as an
+        import (`from a.b import c`) and as a chain of attributes."""
+        parts = name.split(".")
+        return not any(".".join(parts[:i]) in self.corpus_modules and self.shadowed(".".join(parts[:i]), parts[i])
+                       for i in range(1, len(parts)))
+
+    def platform(self, *names: str) -> str | None:
+        """The platform a name exists on only (a prefix bound only under a platform guard of the corpus, or,
+        for a stdlib name, the stdlib checker's verdict); None: it exists here."""
+        for name in names:
+            parts = name.split(".")
+            for i in range(len(parts), 0, -1):
+                found = self.platforms.get(".".join(parts[:i]))
+                if found is not None:
+                    return found
+        return None
+
+    def stdlib_status(self, name: str) -> str:
+        """`pipeline.extract.stdlib.StdlibNames.status` of a standard-library name (present / unknown /
+        absent / windows / other)."""
+        return self.stdlib.status(name)
 
     def level_kinds(self, fqn: str, module_levels: int) -> tuple[tuple[str, ...], tuple[bool, ...]]:
         """The kind of each level of `fqn` (module / class / function / method) and whether the
@@ -237,13 +284,14 @@ class Names:
         return not library.script_module(".".join(definition.split(".")[:k])) if k else True
 
     def is_data_member(self, definition: str) -> bool:
-        """A member of a data attribute (`os.environ.items`, `sys.stdout.write`): the level after the
-        module is no class of the corpus (a corpus module), or not CapWords (a C-implemented stdlib
+        """A member of a data attribute (`os.environ.items`, `sys.stdout.write`,
+        `pyparsing_common.integer.set_name`): a level between the module and the called name is no class
+        of the corpus (a corpus module), or not CapWords (a C-implemented stdlib
         module, which has no submodules); unknown third-party modules are given the benefit of the doubt."""
         module = self.corpus_module(definition)
-        if module is not None:
+        if module is not None:  # every level between the module and the called name must be a class
             rest = definition[len(module) + 1 :].split(".")
-            return len(rest) >= 2 and f"{module}.{rest[0]}" not in self.classes
+            return any(".".join([module, *rest[: i + 1]]) not in self.classes for i in range(len(rest) - 1))
         parts = definition.split(".")
         if parts[0] in sys.builtin_module_names and len(parts) >= 3:
             return not parts[1][:1].isupper()
@@ -293,10 +341,15 @@ def collect_apis(usages: pa.Table, names: Names) -> list[Api]:
         aliases = g["aliases"][fqn]
         alias = min(aliases.items(), key=lambda kv: (-kv[1], kv[0]))[0] if aliases else None
         levels = names.module_levels(fqn)
+        platform, missing = names.platform(definition, fqn), False
+        if platform is None and cat == "stdlib" and fqn.split(".", 1)[0] in sys.stdlib_module_names:
+            status = names.stdlib_status(fqn)
+            missing = status == ABSENT
+            platform = status if status in (platforms.WINDOWS, platforms.OTHER, platforms.MAIN) else None
         out.append(Api(fqn, cat, sum(g["names"].values()), g["seen"], alias, owner, private(fqn), definition,
                        levels, names.is_library_code(definition), names.is_data_member(definition),
-                       tuple(sorted(n for n in g["names"] if n != fqn)), *names.level_kinds(fqn, levels),
-                       called_as=tuple(sorted(g["called_as"]))))
+                       platform, missing, tuple(sorted(n for n in g["names"] if n != fqn)),
+                       *names.level_kinds(fqn, levels), called_as=tuple(sorted(g["called_as"]))))
     out.sort(key=lambda a: (a.fqn, a.repository or ""))
     return out
 
@@ -305,8 +358,9 @@ def _public_reexports(names: Names) -> dict[str, str]:
     """Definition -> the shortest public name that re-exports it (then alphabetical)."""
     out: dict[str, str] = {}
     for name in sorted(names.reexports, key=lambda n: (n.count("."), len(n), n)):
-        # a test or script importing a name re-exports nothing (`h11.tests.test_io.ChunkedWriter`)
-        if not private(name) and names.is_library_code(name):
+        # a test or script importing a name re-exports nothing (`h11.tests.test_io.ChunkedWriter`); a name that
+        # is also a module file (`pyparsing.testing`) is no spelling of what it re-exports (Names.shadowed)
+        if not private(name) and names.is_library_code(name) and name not in names.corpus_modules:
             out.setdefault(names.definition(name), name)
     return out
 
@@ -315,6 +369,8 @@ def canonical(definition: str, used: Counter, public_alias: dict[str, str], name
     """The public name the corpus calls the definition by most (then the shortest, then alphabetical);
     else a public re-export of it (or of its class: `httpx.Response.json`); else the most used name."""
     ranked = sorted(used.items(), key=lambda kv: (-kv[1], kv[0].count("."), kv[0]))
+    if names is not None:  # a spelling through a shadowed module (`pyparsing.testing.with_line_numbers`) is none
+        ranked = [kv for kv in ranked if names.valid_spelling(kv[0])] or [(definition, 0)]
     public = [n for n, _ in ranked if not private(n) and (names is None or names.is_library_code(n))]
     if public:
         return public[0]
@@ -527,7 +583,10 @@ def quiz_rows(usages: pa.Table, inventory: pa.Table, imports: pa.Table, tokenize
     every_api = collect_apis(usages, names)
     # the universe is importable library code (issue 24 item 3): no test/example/docs/tools/scripts definition,
     # no method of a data attribute; private names only when asked
-    apis = [a for a in every_api if (include_private or not a.private) and a.library_code and not a.data_member]
+    # nor a name that does not exist on the pipeline's platform: another platform's (counted by platform) or a stdlib
+    # name the interpreter's stdlib does not bind
+    apis = [a for a in every_api if (include_private or not a.private) and a.library_code and not a.data_member
+            and a.platform is None and not a.not_in_stdlib]
     toks = [load_tokenizer(spec) for spec in tokenizers]
     primary = toks[0]
 
@@ -704,10 +763,16 @@ def summary(every_api: list[Api], apis: list[Api], quizzes: pa.Table, flags: pa.
     n_cands = pc.sum(lengths).as_py() or 0
     return {
         "apis": len(apis),
-        "apis_private_left_out": sum(a.private and a.library_code and not a.data_member for a in every_api)
-        - sum(a.private for a in apis),
+        "apis_private_left_out": sum(a.private and a.library_code and not a.data_member and a.platform is None
+                                     and not a.not_in_stdlib for a in every_api) - sum(a.private for a in apis),
         "apis_not_library_code_left_out": sum(not a.library_code for a in every_api),
         "apis_data_member_left_out": sum(a.library_code and a.data_member for a in every_api),
+        # names that do not exist here (issue 24): defined only for another platform, per platform; stdlib names the
+        # pinned interpreter's stdlib does not bind
+        "apis_platform_left_out": dict(sorted(Counter(a.platform for a in every_api if a.library_code
+                                                      and not a.data_member and a.platform is not None).items())),
+        "apis_not_in_stdlib_left_out": sum(a.library_code and not a.data_member and a.platform is None
+                                           and a.not_in_stdlib for a in every_api),
         "apis_with_other_names": sum(bool(a.other_names) for a in apis),
         "apis_private_share": round(sum(a.private for a in every_api) / max(1, len(every_api)), 4),
         "apis_seen": sum(a.seen for a in apis),

@@ -1,0 +1,342 @@
+"""Does a standard-library name exist on the pipeline's (pinned) interpreter? Read from the
+interpreter's own stdlib source by CPython's `ast`, never imported (issue 24: `os.path.mkdir`, a call
+in a docs script to a function that does not exist, became a quiz; `ctypes.WinError` and
+`msvcrt.get_osfhandle` exist on Windows only).
+
+`StdlibNames().status("os.path.join")` follows the module's module-level bindings the way an import
+would: `import posixpath as path` (the branch this platform takes: `pipeline.extract.platforms`),
+`from X import y` (X's attribute or submodule y), star imports (every public name), submodules,
+and answers:
+
+- `present`: bound at module level (what it is and its attributes are not checked further);
+- `unknown`: it goes through a C module (`posix`, `math`: no source to read), a module-level
+  `__getattr__`, a module that makes names at run time (`globals().update(...)`: multiprocessing;
+  `mod_dict = globals()` written through: inspect; enum `_convert_` and `global_enum`: ssl, re), or more than `MAX_HOPS` bindings: not judged, kept;
+- `absent`: the module exists here and nothing binds the name, or the module cannot be imported here
+  (a top-level import of a name that does not exist, or of a module outside the stdlib);
+- `windows` / `other`: bound only under a guard for that platform (`platforms`), or a module that
+  exists only there (`msvcrt`, `winreg`; `other`: a stdlib module not built on this interpreter).
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import re
+import importlib.machinery
+import sys
+import sysconfig
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pipeline.extract import platforms
+
+PRESENT, UNKNOWN, ABSENT = "present", "unknown", "absent"
+MAX_HOPS = 24
+_C_MODULE = "C"
+# compiled modules never imported to read their names (they load a GUI toolkit or a terminal library, or exist to
+# test the interpreter)
+_NOT_IMPORTED = frozenset({"_tkinter", "readline", "_curses", "_curses_panel", "_testcapi", "_testinternalcapi",
+                           "_testbuffer", "_testimportmultiple", "_testmultiphase", "_xxtestfuzz", "xxlimited",
+                           "xxlimited_35", "_xxsubinterpreters", "_ctypes_test", "_testclinic", "_testsinglephase",
+                           "_xxinterpchannels", "xxsubtype", "_tracemalloc", "faulthandler"})
+
+
+@dataclass(frozen=True)
+class CModule:
+    """A compiled module of this interpreter: the names `dir()` lists."""
+
+    names: frozenset[str]
+_DYNAMIC = ("globals().update", "globals()[", "vars().update", "__dict__.update", "setattr(sys.modules", "_convert_(", "global_enum")
+_GLOBALS_ALIAS = re.compile(r"^(\w+) = globals\(\)", re.M)  # `mod_dict = globals()`, then `mod_dict[k] = v`: dynamic
+
+
+@dataclass
+class ModuleInfo:
+    """A module's module-level bindings: name -> [(binding, platform label)], in source order."""
+
+    name: str
+    is_package: bool
+    bindings: dict[str, list[tuple[tuple, str | None]]] = field(default_factory=dict)
+    stars: list[tuple[str, str | None]] = field(default_factory=list)
+    dynamic: bool = False  # a module-level `__getattr__`
+    # the imports of its top-level statements (not under `if`/`try`): (module, name or None); one that cannot
+    # succeed here means the module cannot be imported here (`import _winapi` in asyncio.windows_events)
+    requires: list[tuple[str, str | None]] = field(default_factory=list)
+
+
+def _absolute(module: str | None, level: int, current: str, is_package: bool) -> str | None:
+    if level == 0:
+        return module
+    package = current.split(".") if is_package else current.split(".")[:-1]
+    keep = len(package) - (level - 1)
+    if keep <= 0:
+        return None
+    base = ".".join(package[:keep])
+    return f"{base}.{module}" if module else base
+
+
+def _targets(node: ast.expr) -> list[str]:
+    if isinstance(node, ast.Name):
+        return [node.id]
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return [n for e in node.elts for n in _targets(e)]
+    if isinstance(node, ast.Starred):
+        return _targets(node.value)
+    return []
+
+
+def read_module(name: str, tree: ast.Module, is_package: bool) -> ModuleInfo:
+    """The module-level bindings of a parsed module (function and class bodies are not entered)."""
+    info = ModuleInfo(name, is_package)
+    flags: dict[str, platforms.Truth] = {}  # `_mswindows = (sys.platform == "win32")`, then `if _mswindows:`
+
+    def bind(n: str, binding: tuple, label: str | None) -> None:
+        info.bindings.setdefault(n, []).append((binding, label))
+
+    def flag(n: str) -> platforms.Truth:
+        """`if n:` where n is bound truthy only in Windows-only blocks and to None/False elsewhere."""
+        bound = info.bindings.get(n, [])
+        win = [b for b, lab in bound if lab == platforms.WINDOWS]
+        here = [b for b, lab in bound if lab is None]
+        if win and here and all(b[0] in ("module", "from", "true") for b in win) and all(b[0] == "none" for b in here):
+            return False, True
+        return None, None
+
+    def walk(body: list[ast.stmt], label: str | None, top: bool = False) -> None:
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                bind(node.name, ("def",), label)
+                if not isinstance(node, ast.ClassDef):  # `def init(): global types_map; types_map = ...`
+                    for inner in ast.walk(node):
+                        if isinstance(inner, ast.Global):
+                            for n in inner.names:
+                                bind(n, ("def",), label)
+                if node.name == "__getattr__" and not isinstance(node, ast.ClassDef):
+                    info.dynamic = True
+            elif isinstance(node, ast.Assign):
+                if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                    truth = platforms.flag_value(node.value, flags)
+                    if truth[0] is not None:
+                        flags[node.targets[0].id] = truth
+                constant = node.value.value if isinstance(node.value, ast.Constant) else ...
+                kind = "none" if constant is None or constant is False else "true" if constant is True else "def"
+                for t in node.targets:
+                    for n in _targets(t):
+                        bind(n, (kind,), label)
+            elif isinstance(node, (ast.AnnAssign, ast.AugAssign)) and (not isinstance(node, ast.AnnAssign)
+                                                                      or node.value is not None):
+                for n in _targets(node.target):
+                    bind(n, ("def",), label)
+            elif isinstance(node, ast.Delete):
+                for t in node.targets:
+                    for n in _targets(t):
+                        bind(n, ("deleted",), label)
+            elif isinstance(node, ast.Import):
+                if top:
+                    info.requires.extend((a.name, None) for a in node.names)
+                for a in node.names:
+                    if a.asname:
+                        bind(a.asname, ("module", a.name), label)
+                    else:
+                        bind(a.name.split(".")[0], ("module", a.name.split(".")[0]), label)
+            elif isinstance(node, ast.ImportFrom):
+                source = _absolute(node.module, node.level, name, is_package)
+                if top and source is not None:
+                    info.requires.extend((source, a.name if a.name != "*" else None) for a in node.names)
+                for a in node.names:
+                    if source is None:
+                        continue
+                    if a.name == "*":
+                        info.stars.append((source, label))
+                    else:
+                        bind(a.asname or a.name, ("from", source, a.name), label)
+            elif isinstance(node, ast.If):
+                test_flags = flags
+                if isinstance(node.test, (ast.Name, ast.UnaryOp)):
+                    n = node.test.id if isinstance(node.test, ast.Name) else getattr(node.test.operand, "id", None)
+                    if n is not None and n not in flags and flag(n)[0] is not None:
+                        test_flags = {**flags, n: flag(n)}
+                body_label, else_label = platforms.branch_labels(node.test, test_flags)
+                walk(node.body, label or body_label)
+                walk(node.orelse, label or else_label)
+            elif isinstance(node, ast.Try) or (sys.version_info >= (3, 11) and isinstance(node, ast.TryStar)):
+                windows = any(not isinstance(s, (ast.If, ast.Try, ast.With, ast.For, ast.While, ast.FunctionDef,
+                                                 ast.AsyncFunctionDef, ast.ClassDef))
+                              and platforms.windows_only_code(ast.unparse(s)) for s in node.body)
+                inner = label or (platforms.WINDOWS if windows else None)
+                walk(node.body, inner)
+                for h in node.handlers:
+                    if h.name:
+                        bind(h.name, ("def",), label)
+                    walk(h.body, label)
+                walk(node.orelse, inner)
+                walk(node.finalbody, label)
+            elif isinstance(node, (ast.With, ast.AsyncWith)):
+                for item in node.items:
+                    if item.optional_vars is not None:
+                        for n in _targets(item.optional_vars):
+                            bind(n, ("def",), label)
+                walk(node.body, label)
+            elif isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
+                if not isinstance(node, ast.While):
+                    for n in _targets(node.target):
+                        bind(n, ("def",), label)
+                walk(node.body, label)
+                walk(node.orelse, label)
+
+    walk(tree.body, None, top=True)
+    return info
+
+
+class StdlibNames:
+    """Name lookups in the interpreter's standard library (see the module docstring); modules are
+    parsed on first use and kept."""
+
+    def __init__(self, root: Path | str | None = None):
+        self.root = Path(root) if root is not None else Path(sysconfig.get_paths()["stdlib"])
+        self.dynload = self.root / "lib-dynload"
+        self._cache: dict[str, ModuleInfo | str | None] = {}
+
+    def _module(self, name: str) -> ModuleInfo | str | None:
+        """ModuleInfo for a module with Python source; `C` for a compiled one; a platform label for a
+        module that exists only elsewhere; None for no such module."""
+        if name in self._cache:
+            return self._cache[name]
+        parts = name.split(".")
+        out: ModuleInfo | str | None = None
+        path = self.root.joinpath(*parts)
+        for file, is_package in ((path / "__init__.py", True), (path.with_suffix(".py"), False)):
+            if file.is_file():
+                try:
+                    text = file.read_text(encoding="utf-8", errors="replace")
+                    tree = ast.parse(text)
+                except (SyntaxError, ValueError, RecursionError, MemoryError):
+                    out = _C_MODULE  # unreadable: not judged
+                else:
+                    out = read_module(name, tree, is_package)
+                    # names made at run time (`globals().update(...)`, multiprocessing; `_convert_` enums): not judged
+                    out.dynamic |= any(m in text for m in _DYNAMIC) or any(
+                        re.search(rf"\b{a}\[[^\]\n]*\]\s*=[^=]|\b{a}\.update\(", text)
+                        for a in _GLOBALS_ALIAS.findall(text))  # written through, not only read (os's `_globals`)
+                break
+        else:
+            if (name in sys.builtin_module_names or (len(parts) == 1 and any(self.dynload.glob(f"{name}.*")))
+                    or importlib.machinery.FrozenImporter.find_spec(name) is not None):  # `_frozen_importlib_external`
+                out = self._compiled(name)
+            elif parts[0] in platforms.WINDOWS_MODULES:
+                out = platforms.WINDOWS
+        self._cache[name] = out
+        return out
+
+    @staticmethod
+    def _compiled(name: str) -> CModule | str:
+        """A compiled module has no source to read: its names are what `dir()` lists (it is imported: a
+        compiled stdlib module runs no Python code on import; a few are never imported, `_NOT_IMPORTED`)."""
+        if name in _NOT_IMPORTED:
+            return _C_MODULE
+        try:
+            module = sys.modules.get(name) or importlib.import_module(name)
+        except Exception:  # noqa: BLE001 - a module that does not load here is not judged
+            return _C_MODULE
+        return CModule(frozenset(dir(module)))
+
+    def _loads(self, module: str, info: ModuleInfo, hops: list[int]) -> str:
+        """Whether the module's top-level imports can succeed here: PRESENT, or the status of the first
+        that cannot (a Windows-only module, a name the stdlib does not bind, a module it does not have)."""
+        key = f"loads:{module}"
+        if key in self._cache:
+            return self._cache[key]
+        self._cache[key] = PRESENT  # an import cycle loads
+        out = PRESENT
+        for target, name in info.requires:
+            if target == "__main__":  # always there
+                continue
+            # the stdlib imports no other distribution unguarded: a module it does not have (lib2to3.pgen2.conv's
+            # `from pgen2 import grammar`, a script's import) is absent, and so is the importing module
+            status = self._lookup(target, [name] if name else [], [hops[0]])
+            if status not in (PRESENT, UNKNOWN):
+                out = status
+                break
+        self._cache[key] = out
+        return out
+
+    def status(self, fqn: str) -> str:
+        """present / unknown / absent / windows / other (the module docstring)."""
+        parts = fqn.split(".")
+        top = self._module(parts[0])
+        if top is None:  # listed in sys.stdlib_module_names but not built here: another platform's module
+            return platforms.OTHER if parts[0] in sys.stdlib_module_names else UNKNOWN
+        hops = [0]
+        return self._lookup(parts[0], parts[1:], hops)
+
+    def _lookup(self, module: str, rest: list[str], hops: list[int]) -> str:
+        hops[0] += 1
+        if hops[0] > MAX_HOPS:
+            return UNKNOWN
+        info = self._module(module)
+        if info is None and "." in module:  # `os.path` is no file: the attribute `path` of `os`
+            parent, _, last = module.rpartition(".")
+            return self._lookup(parent, [last, *rest], hops)
+        if info is None:
+            return ABSENT
+        if info == _C_MODULE:
+            return UNKNOWN
+        if isinstance(info, CModule):
+            return PRESENT if not rest or rest[0] in info.names else ABSENT
+        if isinstance(info, str):  # a module of another platform
+            return info
+        loads = self._loads(module, info, hops)
+        if loads != PRESENT:
+            return loads
+        if not rest:
+            return PRESENT
+        name, tail = rest[0], rest[1:]
+        bindings = info.bindings.get(name, [])
+        if bindings and bindings[-1][0][0] == "deleted":
+            bindings = []
+        bindings = [b for b in bindings if b[0][0] != "deleted"]
+        failed = None  # what the bindings said when none holds here (a later star import may still bind it)
+        if bindings:
+            here = [b for b, label in bindings if label is None]
+            if not here:
+                labels = {label for _, label in bindings}
+                failed = next(x for x in (platforms.WINDOWS, platforms.MAIN, platforms.OTHER) if x in labels)
+            else:
+                results = [self._follow(b, tail, hops) for b in here]
+                for status in (PRESENT, UNKNOWN):
+                    if status in results:
+                        return status
+                failed = results[0]
+        sub = self._module(f"{module}.{name}") if info.is_package and not bindings else None
+        if sub is not None:
+            return self._lookup(f"{module}.{name}", tail, hops)
+        if failed == ABSENT:  # bound here, and what it is bound to lacks the rest
+            return ABSENT
+        # a star import binds it: its attributes are not checked further (as for a definition)
+        results = [(self._lookup(star, [name], hops), label) for star, label in info.stars]
+        for status in (PRESENT, UNKNOWN):
+            if any(s == status and label is None for s, label in results):
+                return status
+        if info.dynamic:
+            return UNKNOWN
+        if failed is not None:
+            return failed
+        # only through a star import of another platform's block, or of a module that exists only there
+        elsewhere = {label if s in (PRESENT, UNKNOWN) else s for s, label in results} - {None, PRESENT, UNKNOWN, ABSENT}
+        for label in (platforms.WINDOWS, platforms.MAIN, platforms.OTHER):
+            if label in elsewhere:
+                return label
+        return ABSENT
+
+    def _follow(self, binding: tuple, tail: list[str], hops: list[int]) -> str:
+        if binding[0] in ("def", "true"):
+            return PRESENT
+        if binding[0] == "none":  # `ndbm = None`: the name exists, its attributes do not
+            return ABSENT if tail else PRESENT
+        if binding[0] == "module":
+            return self._lookup(binding[1], tail, hops)
+        _, source, name = binding  # from source import name: its submodule when there is one, else its attribute
+        if self._module(f"{source}.{name}") is not None:
+            return self._lookup(f"{source}.{name}", tail, hops)
+        return self._lookup(source, [name, *tail], hops)
