@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import collections
-import hashlib
 import importlib.metadata
 import json
 import logging
@@ -27,6 +26,7 @@ import sys
 from pathlib import Path
 
 from pipeline.core import logs
+from pipeline.models.weights import file_sha256
 from pipeline.io import write_json
 from pipeline.models.entries import ModelEntry, parse_zoo
 from pipeline.models.zoo import ModelUnavailable, _tied_names
@@ -34,14 +34,6 @@ from pipeline.models.zoo import ModelUnavailable, _tied_names
 log = logging.getLogger("pipeline.models.gguf")
 
 CONVERTED_DTYPE = "float32"
-
-
-def file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def gguf_file(value: str) -> tuple[Path, dict]:
