@@ -96,7 +96,7 @@ rule external_model:
         "logs/models/external_{model}.log",
     shell:
         "python -m pipeline.models.cards describe --zoo {params.entry:q} --name {wildcards.model:q}"
-        " --weights {params.weights:q} --out {output:q} 2> {log:q}"
+        " --weights={params.weights:q} --out {output:q} 2> {log:q}"
 
 
 rule convert_gguf:
