@@ -452,7 +452,7 @@ def _common_prefix(rows: list[list[int]]) -> int:
 PLAIN_CAUSAL_HEADS = ("gpt2", "gpt_neo", "gpt_neox", "gptj", "gpt_bigcode", "codegen", "llama", "mistral", "qwen2",
                       "qwen3", "starcoder2", "phi", "phi3", "olmo", "olmo2", "smollm3")
 # The shortest shared prefix (tokens) that takes the KV-cache path; shorter ones take the plain path.
-MIN_SHARED_PREFIX = 16
+MIN_SHARED_PREFIX = 2
 
 
 def _causal_lm_head(model):
@@ -554,7 +554,8 @@ def plan_candidates(scorer: Scorer, model_family: str, prefix: str, fills, suffi
                              tuple(tuple(ids[start:]) for ids, start in jobs))
     encs = encode_fills(scorer.tok, prefix, fills, suffix)
     if model_family == "causal-lm":
-        rows = [scorer.start.apply(e.ids) for e in encs]
+        start_policy_ = scorer.start
+        rows = [start_policy_.apply(e.ids) for e in encs]
         if any(len(r) > scorer.max_length for r in rows):
             return None
     elif any(len(e.ids) > scorer.max_length for e in encs):
