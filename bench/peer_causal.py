@@ -157,7 +157,10 @@ def compare(quizzes: list[dict], ours: list[list[float]], peer: list[list[float]
         gold = q["fills"].index(q["answer"])
         same_rank += rank_of(so, q["fills"], gold)[0] == rank_of(sp, q["fills"], gold)[0]
     diffs_sorted = sorted(diffs)
-    return {"candidates": len(diffs), "equal_within_tol": sum(d <= tol for d in diffs), "tol": tol,
+    worst = sorted(((abs(a - b), q["quiz_id"], f, a, b) for q, qo, qp in zip(quizzes, ours, peer)
+                    for f, a, b in zip(q["fills"], qo, qp) if abs(a - b) > tol), reverse=True)[:5]
+    return {"differing": [{"quiz_id": i, "fill": f, "ours": a, "peer": b} for _, i, f, a, b in worst],
+            "candidates": len(diffs), "equal_within_tol": sum(d <= tol for d in diffs), "tol": tol,
             "max_abs_diff": max(diffs), "median_abs_diff": diffs_sorted[len(diffs) // 2],
             "gold_rank_equal": same_rank, "quizzes": len(quizzes)}
 
@@ -188,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
                          "or pass --peers-python / set PEERS_PYTHON")
     from pipeline.models.entries import parse_zoo
     from pipeline.models.zoo import load_model
-    from pipeline.runtime.scoring import start_policy
+    from pipeline.runtime.scoring import lm_eval_job, start_policy
 
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
@@ -202,9 +205,15 @@ def main(argv: list[str] | None = None) -> int:
                 raise SystemExit(f"needs {model} and data/families/apiquiz/quizzes.parquet: run `snakemake "
                                  f"{args.model} data/families/apiquiz/quizzes.parquet --cores 2` first")
             quizzes = real_quizzes(args.quizzes)
-        (tmp / "requests.json").write_text(json.dumps(quizzes))
         tok = load_model(parse_zoo([{"name": "m", "source": f"path:{model}", "family": "causal-lm",
                                      "max_length": args.max_length, "batch_size": 1}])["m"], device="cpu").tokenizer
+        # lm-eval asserts when a continuation keeps no token of its own (the tokenizer merged it into the
+        # context's last token): such quizzes are left out of both sides, and counted
+        n_drawn = len(quizzes)
+        quizzes = [q for q in quizzes
+                   if all(len(ids) > start for ids, start in (lm_eval_job(tok, q["prefix"], f + q["suffix"])
+                                                              for f in q["fills"]))]
+        (tmp / "requests.json").write_text(json.dumps(quizzes))
         lead = "".join(start_policy(tok, "causal-lm").tokens)
         common = ["--model", str(model), "--requests", str(tmp / "requests.json"), "--batch-size",
                   str(args.batch_size), "--token-budget", str(args.token_budget), "--max-length", str(args.max_length)]
@@ -225,11 +234,13 @@ def main(argv: list[str] | None = None) -> int:
                          "start_token": lead if convention == "pipeline" else "(lm-eval's own)",
                          **compare(quizzes, o["scores"], p["scores"], 1e-4)})
     out = {"model": "tiny random GPT-2" if args.tiny else args.model, "batch_size": args.batch_size,
-           "threads": 1, "rows": rows}
+           "threads": 1, "quizzes_drawn": n_drawn, "left_out_empty_continuation": n_drawn - len(quizzes), "rows": rows}
     if args.json:
         print(json.dumps(out))
     else:
-        print(f"{out['model']}, batch {args.batch_size}, 1 torch thread per side, CPU seconds of the scoring call")
+        print(f"{out['model']}, batch {args.batch_size}, 1 torch thread per side, CPU seconds of the scoring call; "
+              f"{out['left_out_empty_continuation']} of {n_drawn} quizzes left out "
+              "(a continuation lm-eval cannot score)")
         for r in rows:
             print(f"{r['convention']:9s} ours {r['ours_cpu_s']:.2f} s, {r['peer']} {r['peer_cpu_s']:.2f} s: "
                   f"{r['ratio']:.2f}x; {r['quizzes']} quizzes, {r['candidates']} candidates, "

@@ -165,7 +165,8 @@ def lm_eval_job(tokenizer, context: str, continuation: str, prefix_token_id: int
     return ctx + whole[len(ctx):], len(ctx)
 
 
-def lm_eval_jobs(tokenizer, context: str, continuations, prefix_token_id: int | None = None) -> list[tuple[list[int], int]]:
+def lm_eval_jobs(tokenizer, context: str, continuations,
+                 prefix_token_id: int | None = None) -> list[tuple[list[int], int]]:
     """`lm_eval_job` for every continuation of one context: the context tokenized once and the whole
     texts in one tokenizer call per `add_special_tokens` setting (the same ids as one call each)."""
     continuations = list(continuations)
@@ -210,7 +211,7 @@ class Scorer:
         self.pad = self.tok.pad_token_id if self.tok.pad_token_id is not None else 0
         self.prefix_cache = prefix_cache  # causal LMs: share each item's token prefix through the KV cache
         self._head = _masked_lm_head(self.model) if head_only else None  # masked LMs: the head at the mask only
-        self._causal = _causal_lm_head(self.model) if head_only else None  # causal LMs: the head at scored positions only
+        self._causal = _causal_lm_head(self.model) if head_only else None  # causal LMs: the head where scored
         # causal LMs: groups whose shared prefix is shorter than this take the plain path (the KV-cache
         # path's cache copy and second call cost more than re-running a few tokens; docs/scaling.md)
         self.min_shared_prefix = MIN_SHARED_PREFIX if min_shared_prefix is None else min_shared_prefix
