@@ -15,7 +15,9 @@
 - `plan_candidates` / `score_plans`: one item's fills scored in one pass, with each fill's number of
   scored tokens and (cached per model) their log-likelihood without the context, for the ranking
   protocols `PROTOCOLS` (summed, per-token mean, PMI; `CandidateScores.protocol`).
-Batches are length-sorted under the token budget (pipeline.runtime.batching).
+Batches are length-sorted under the token budget (pipeline.runtime.batching). Causal LMs run their
+LM head on the scored positions only (never on the context or padding) and fuse the log-softmax with
+the gather (`Scorer._scored_logprobs`); every fill of an item is tokenized in one call (`encode_fills`).
 """
 
 from __future__ import annotations
