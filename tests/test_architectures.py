@@ -322,7 +322,7 @@ def test_lm_eval_convention_equals_lm_eval_harness_within_1e4(folders):
     assert lm.tokenizer("x")["input_ids"] == lm.tokenizer("x", add_special_tokens=False)["input_ids"]  # no BOS
     cases = [(PREFIX, FILLS, SUFFIX), ("import os\nos.path", ["._join", "._exists", ".sep"], "\n"),
              ("x = ", ["len", "os.getcwd"], "()\n"), ("", ["import os", "def f"], "\n")]
-    scorer = Scorer(lm, 4096)
+    scorer = Scorer(lm, 4096, min_shared_prefix=2)
     plans = [plan_candidates(scorer, "causal-lm", p, fills, s) for p, fills, s in cases]
     results = score_plans(scorer, "causal-lm", plans)
     default = Scorer(load_model(entry("gpt2", folders["gpt2"], "causal-lm"), device="cpu"), 4096)

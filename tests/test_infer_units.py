@@ -24,6 +24,15 @@ def test_batches_are_length_sorted_and_respect_both_caps():
     assert flat == sorted(flat, reverse=True)
 
 
+def test_min_fill_starts_a_batch_where_a_row_would_be_mostly_padding():
+    lengths = [100, 95, 81, 79, 60, 50, 10]
+    items = list(range(len(lengths)))
+    assert list(length_sorted_batches(items, lengths, 32, 10_000)) == [items]  # default: one batch
+    batches = list(length_sorted_batches(items, lengths, 32, 10_000, min_fill=0.8))
+    assert batches == [[0, 1, 2], [3], [4, 5], [6]]  # 79 < 80; 60 < 0.8 x 79; 50 >= 0.8 x 60; 10 < 48
+    assert all(lengths[i] >= 0.8 * lengths[b[0]] for b in batches for i in b)
+
+
 def test_shards_partition_the_same_seeded_subset():
     ids = [hashlib.sha256(str(i).encode()).hexdigest() for i in range(1000)]
     one = {i for i, keep in zip(ids, select_shard(ids, 0, 1, 300, 7)) if keep}

@@ -56,7 +56,7 @@ def check_protocols(s: CandidateScores, logprob: list[float], n_tokens: list[int
 def test_causal_protocols_by_hand(tmp_path, cached):
     lm = tiny(tmp_path, "causal-lm")
     tok, model = lm.tokenizer, lm.model
-    scorer = Scorer(lm, 512, prefix_cache=cached)
+    scorer = Scorer(lm, 512, prefix_cache=cached, min_shared_prefix=2)
     plans = [plan_candidates(scorer, "causal-lm", ctx, FILLS, SUFFIX) for ctx in CONTEXTS]
     results = score_plans(scorer, "causal-lm", plans)
     assert tok.bos_token_id is None  # BERT's tokenizer: the sequence starts with [CLS], the neutral prefix

@@ -53,7 +53,7 @@ def test_common_prefix():
 
 def test_causal_prefix_cache_equals_the_plain_path(tmp_path):
     lm = tiny(tmp_path, "causal-lm")
-    cached, plain = Scorer(lm, 512), Scorer(lm, 512, prefix_cache=False)
+    cached, plain = Scorer(lm, 512, min_shared_prefix=2), Scorer(lm, 512, prefix_cache=False)
     plans = []
     for ctx in CONTEXTS:
         jobs, owner = candidate_jobs(cached, "causal-lm", ctx, CANDIDATES, "(")
@@ -164,10 +164,53 @@ def test_causal_prefixes_of_different_lengths_batched_together_stay_within_the_p
                                                                  n_positions=16, pad_token_id=0))
     base = tiny(tmp_path, "causal-lm")
     base.model = model.eval()
-    cached, plain = Scorer(base, 512), Scorer(base, 512, prefix_cache=False)
+    cached, plain = Scorer(base, 512, min_shared_prefix=2), Scorer(base, 512, prefix_cache=False)
     long_prefix = [list(range(1, 13)) + [20, 21], list(range(1, 13)) + [22, 23]]  # 12 shared, 2 own
     short_prefix = [[1, 2, 3] + list(range(30, 40)), [1, 2, 3] + list(range(40, 50))]  # 3 shared, 10 own
     got = cached.shared_prefix_logprob([long_prefix, short_prefix], [[12, 12], [3, 3]])
     want = [plain.sequence_logprob(g, s) for g, s in ((long_prefix, [12, 12]), (short_prefix, [3, 3]))]
     for a, b in zip(got, want):
         assert a == pytest.approx(b, abs=1e-4)
+
+
+@pytest.mark.parametrize("arch", ["gpt2", "llama"])
+def test_causal_head_at_scored_positions_equals_full_logits(tmp_path, arch):
+    """The LM head on the scored positions only with the fused log-softmax + gather (cross-entropy) gives the
+    full-logits log-softmax sums within 1e-5, on the plain path and the KV-cache path, batched with padding;
+    a model whose head cannot be split off (head_only=False) takes the full logits and agrees too."""
+    import transformers
+
+    from pipeline.runtime.scoring import _causal_lm_head, plan_candidates
+
+    lm = tiny(tmp_path, "causal-lm")
+    if arch == "llama":
+        torch.manual_seed(0)
+        lm.model = transformers.LlamaForCausalLM(transformers.LlamaConfig(
+            vocab_size=len(lm.tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+            num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256,
+            pad_token_id=lm.tokenizer.pad_token_id)).eval()
+    assert _causal_lm_head(lm.model) is not None
+    fast_plain = Scorer(lm, 512, prefix_cache=False)
+    fast_cached = Scorer(lm, 512, min_shared_prefix=2)
+    full = Scorer(lm, 512, prefix_cache=False, head_only=False)
+    assert full._causal is None
+    plans = [plan_candidates(fast_plain, "causal-lm", ctx, CANDIDATES, "(") for ctx in CONTEXTS]
+    flat = [job for p in plans for job in p.jobs]
+
+    def by_hand(ids, start):
+        x = torch.tensor([ids])
+        with torch.inference_mode():
+            logp = torch.log_softmax(lm.model(input_ids=x).logits.float(), -1)
+        return float(logp[0, start - 1:-1].gather(-1, x[0, start:, None]).sum())
+
+    want = [by_hand(ids, start) for ids, start in flat]
+    for scorer in (fast_plain, full):
+        got = scorer.sequence_logprob([ids for ids, _ in flat], [start for _, start in flat])
+        assert got == pytest.approx(want, abs=1e-5)
+    got = fast_cached.shared_prefix_logprob([[ids for ids, _ in p.jobs] for p in plans],
+                                            [[start for _, start in p.jobs] for p in plans])
+    assert [v for g in got for v in g] == pytest.approx(want, abs=1e-5)
+    # whole sequences (no starts): every token after the first
+    rows = [ids for ids, _ in flat[:5]]
+    # (whole sequences of 20-30 tokens sum to -300: float32 sums round at 3e-5 there)
+    assert fast_plain.sequence_logprob(rows) == pytest.approx([by_hand(r, 1) for r in rows], abs=1e-5, rel=1e-6)

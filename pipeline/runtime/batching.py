@@ -17,15 +17,18 @@ __all__ = ["shard_of", "length_sorted_batches", "seeded_subset", "stratified_sub
 T = TypeVar("T")
 
 
-def length_sorted_batches(items: Sequence[T], lengths: Sequence[int], max_rows: int, token_budget: int) -> Iterator[list[T]]:
+def length_sorted_batches(items: Sequence[T], lengths: Sequence[int], max_rows: int, token_budget: int,
+                          min_fill: float = 0.0) -> Iterator[list[T]]:
     """Group items into batches: longest first, at most `max_rows` rows and at most
     `token_budget` padded tokens (rows x longest row) per batch; a single over-budget row
-    still gets a batch of its own."""
+    still gets a batch of its own. `min_fill` > 0: a row shorter than that share of its batch's
+    longest row starts a new batch (every row is then at least that full: less padding, more calls)."""
     order = sorted(range(len(items)), key=lambda i: (-lengths[i], i))
     batch: list[int] = []
     for i in order:
         longest = lengths[batch[0]] if batch else lengths[i]
-        if batch and (len(batch) + 1 > max_rows or (len(batch) + 1) * longest > token_budget):
+        if batch and (len(batch) + 1 > max_rows or (len(batch) + 1) * longest > token_budget
+                      or lengths[i] < min_fill * longest):
             yield [items[j] for j in batch]
             batch = []
         batch.append(i)

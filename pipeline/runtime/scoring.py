@@ -15,7 +15,9 @@
 - `plan_candidates` / `score_plans`: one item's fills scored in one pass, with each fill's number of
   scored tokens and (cached per model) their log-likelihood without the context, for the ranking
   protocols `PROTOCOLS` (summed, per-token mean, PMI; `CandidateScores.protocol`).
-Batches are length-sorted under the token budget (pipeline.runtime.batching).
+Batches are length-sorted under the token budget (pipeline.runtime.batching). Causal LMs run their
+LM head on the scored positions only (never on the context or padding) and fuse the log-softmax with
+the gather (`Scorer._scored_logprobs`); every fill of an item is tokenized in one call (`encode_fills`).
 """
 
 from __future__ import annotations
@@ -42,12 +44,24 @@ class Encoded:
 
 
 def encode(tokenizer, prefix: str, fill: str, suffix: str) -> Encoded:
-    text = prefix + fill + suffix
-    enc = tokenizer(text, return_offsets_mapping=True, add_special_tokens=True)
-    start, end = len(prefix), len(prefix) + len(fill)
-    span = [i for i, (a, b) in enumerate(enc["offset_mapping"]) if b > a and a < end and b > start]
-    exact = len(span) == 1 and tuple(enc["offset_mapping"][span[0]]) == (start, end)
-    return Encoded(enc["input_ids"], span, exact)
+    return encode_fills(tokenizer, prefix, [fill], suffix)[0]
+
+
+def encode_fills(tokenizer, prefix: str, fills, suffix: str) -> list[Encoded]:
+    """`encode` for every fill of one item, in one tokenizer call (a fast tokenizer encodes the batch
+    in one pass; the same ids and offsets as one call per fill)."""
+    fills = list(fills)
+    if not fills:
+        return []
+    enc = tokenizer([prefix + f + suffix for f in fills], return_offsets_mapping=True, add_special_tokens=True)
+    out = []
+    start = len(prefix)
+    for fill, ids, offsets in zip(fills, enc["input_ids"], enc["offset_mapping"]):
+        end = start + len(fill)
+        span = [i for i, (a, b) in enumerate(offsets) if b > a and a < end and b > start]
+        exact = len(span) == 1 and tuple(offsets[span[0]]) == (start, end)
+        out.append(Encoded(list(ids), span, exact))
+    return out
 
 
 def with_bos(tokenizer, ids: list[int]) -> list[int]:
@@ -153,6 +167,32 @@ def lm_eval_job(tokenizer, context: str, continuation: str, prefix_token_id: int
     return ctx + whole[len(ctx):], len(ctx)
 
 
+def lm_eval_jobs(tokenizer, context: str, continuations,
+                 prefix_token_id: int | None = None) -> list[tuple[list[int], int]]:
+    """`lm_eval_job` for every continuation of one context: the context tokenized once and the whole
+    texts in one tokenizer call per `add_special_tokens` setting (the same ids as one call each)."""
+    continuations = list(continuations)
+    if context == "" or not continuations:
+        return [lm_eval_job(tokenizer, context, c, prefix_token_id) for c in continuations]
+    if prefix_token_id is None:
+        prefix_token_id = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
+    spaces = len(context) - len(context.rstrip())
+    if spaces:
+        context, continuations = context[:-spaces], [context[-spaces:] + c for c in continuations]
+    bos_text = tokenizer.decode(prefix_token_id)
+    texts = [context] + [context + c for c in continuations]
+    plain = [not t.startswith(bos_text) for t in texts]
+    ids: list[list[int] | None] = [None] * len(texts)
+    for add in (True, False):
+        which = [i for i, p in enumerate(plain) if p == add]
+        if which:
+            got = tokenizer([texts[i] for i in which], add_special_tokens=add)["input_ids"]
+            for i, g in zip(which, got):
+                ids[i] = list(g)
+    ctx = ids[0]
+    return [(ctx + whole[len(ctx):], len(ctx)) for whole in ids[1:]]
+
+
 def rank_of(scores: list[float], names: list[str], gold: int) -> tuple[int, list[int]]:
     """1-based rank of `gold` and the order of all items: by rounded score, then by name."""
     order = sorted(range(len(scores)), key=lambda i: (-round(scores[i], SCORE_DECIMALS), names[i]))
@@ -162,7 +202,8 @@ def rank_of(scores: list[float], names: list[str], gold: int) -> tuple[int, list
 class Scorer:
     """Runs one model over batches of token id lists; every method returns log-probabilities."""
 
-    def __init__(self, loaded, token_budget: int, prefix_cache: bool = True, head_only: bool = True):
+    def __init__(self, loaded, token_budget: int, prefix_cache: bool = True, head_only: bool = True,
+                 min_shared_prefix: int | None = None):
         self.model = loaded.model
         self.tok = loaded.tokenizer
         self.device = loaded.device
@@ -172,6 +213,10 @@ class Scorer:
         self.pad = self.tok.pad_token_id if self.tok.pad_token_id is not None else 0
         self.prefix_cache = prefix_cache  # causal LMs: share each item's token prefix through the KV cache
         self._head = _masked_lm_head(self.model) if head_only else None  # masked LMs: the head at the mask only
+        self._causal = _causal_lm_head(self.model) if head_only else None  # causal LMs: the head where scored
+        # causal LMs: groups whose shared prefix is shorter than this take the plain path (the KV-cache
+        # path's cache copy and second call cost more than re-running a few tokens; docs/scaling.md)
+        self.min_shared_prefix = MIN_SHARED_PREFIX if min_shared_prefix is None else min_shared_prefix
         self._no_context: dict[tuple[int, ...], float] = {}  # no_context_logprobs' cache: scored tokens -> log-likelihood
         self.convention = getattr(loaded.entry, "scoring", "pipeline")
         self.model_family = loaded.entry.model_family
@@ -196,6 +241,20 @@ class Scorer:
 
     def _batches(self, jobs: list, lengths: list[int]):
         return length_sorted_batches(jobs, lengths, self.batch_size, self.budget)
+
+    def _scored_logprobs(self, inputs: dict, rows: torch.Tensor, pos: torch.Tensor, target: torch.Tensor):
+        """Causal LMs: log p(target[k] | tokens up to pos[k] of row rows[k]) for the scored positions only,
+        and the model's output (its KV cache). The LM head runs on the scored positions alone when it can be
+        split off (`_causal_lm_head`), never on the prefix or the padding, and the log-softmax is fused
+        with the gather (cross-entropy: no [tokens, vocab] log-probability tensor); else full logits."""
+        if self._causal is not None:
+            base, head = self._causal
+            out = base(**inputs)
+            logits = head(out.last_hidden_state[rows, pos]).float()
+        else:
+            out = self.model(**inputs)
+            logits = out.logits[rows, pos].float()
+        return -torch.nn.functional.cross_entropy(logits, target, reduction="none"), out
 
     @torch.inference_mode()
     def masked_position_logprobs(self, jobs: list[tuple[list[int], int]]) -> list[torch.Tensor]:
@@ -259,8 +318,9 @@ class Scorer:
         at the last position only; then the sequences of those groups, batched across groups under the
         token budget, run only their own tokens on their group's row of that KV cache. The plain path's `sequence_logprob` differs by
         the prefix's log-probability, the same for every sequence of a group, so ranks within a
-        group are the same. Groups with less than two shared tokens take the plain path (whole
-        sequences: there the prefix is counted).
+        group are the same. Groups with a shared prefix shorter than `min_shared_prefix` tokens
+        (at least 2) or a single sequence take the plain path (whole sequences: there the prefix is
+        counted unless `starts` cut it): re-running a few prefix tokens costs less than the cache.
 
         `starts` (per group, per sequence): sum only the log-probabilities of the tokens at positions
         >= start (a candidate's own tokens and what follows them); the shared prefix is then cut at
@@ -272,7 +332,7 @@ class Scorer:
             n = _common_prefix(rows)
             if starts is not None:
                 n = min(n, *starts[g])
-            if n < 2:
+            if n < max(2, self.min_shared_prefix) or len(rows) < 2:
                 plain.append(g)
             else:
                 cut[g] = n
@@ -305,13 +365,21 @@ class Scorer:
                 # padding after a short row stays at its first position: within the model's positions
                 pos = torch.where(mask.bool(), first_pos + torch.arange(own_ids.shape[1], device=self.device)[None, :],
                                   first_pos)
-                lp = torch.log_softmax(self.model(input_ids=own_ids, attention_mask=attn, position_ids=pos,
-                                                  past_key_values=cache, use_cache=True).logits.float(), dim=-1)
-                own = lp[:, :-1].gather(-1, own_ids[:, 1:, None]).squeeze(-1) * mask[:, 1:]
-                first = last[rows_of].gather(-1, own_ids[:, :1]).squeeze(-1)
+                r_of, p_of = [], []  # own tokens scored: own[j][k + 1] predicted at own position k
                 for j, (_, g, i) in enumerate(batch):
-                    skip = 0 if starts is None else starts[g][i] - cut[g]  # own[j][k] is position cut + 1 + k
-                    out[g][i] = (float(first[j]) if skip == 0 else 0.0) + float(own[j, max(skip - 1, 0):].sum())
+                    skip = 0 if starts is None else starts[g][i] - cut[g]
+                    n_own = len(groups[g][i]) - cut[g]
+                    r_of += [j] * max(n_own - max(skip, 1), 0)
+                    p_of += range(max(skip, 1) - 1, n_own - 1)
+                r = torch.tensor(r_of, dtype=torch.long, device=self.device)
+                p = torch.tensor(p_of, dtype=torch.long, device=self.device)
+                lp, _ = self._scored_logprobs({"input_ids": own_ids, "attention_mask": attn, "position_ids": pos,
+                                               "past_key_values": cache, "use_cache": True}, r, p, own_ids[r, p + 1])
+                own = torch.zeros(len(batch), dtype=lp.dtype, device=lp.device).index_add_(0, r, lp).cpu()
+                first = last[rows_of].gather(-1, own_ids[:, :1]).squeeze(-1).cpu()
+                for j, (_, g, i) in enumerate(batch):
+                    skip = 0 if starts is None else starts[g][i] - cut[g]  # the first own token: the prefix's logits
+                    out[g][i] = (float(first[j]) if skip == 0 else 0.0) + float(own[j])
         if plain:
             flat = [r for g in plain for r in groups[g]]
             values = self.sequence_logprob(flat, None if starts is None else [s for g in plain for s in starts[g]])
@@ -328,11 +396,20 @@ class Scorer:
         out = [0.0] * len(rows)
         indexed = list(range(len(rows)))
         for batch in self._batches(indexed, [len(rows[i]) for i in indexed]):
-            ids, mask = self._pad([rows[i] for i in batch])
-            logp = torch.log_softmax(self.model(input_ids=ids, attention_mask=mask).logits.float(), dim=-1)
-            tok = logp[:, :-1].gather(-1, ids[:, 1:, None]).squeeze(-1) * mask[:, 1:]
+            r_of, p_of = [], []  # every scored token: its row and the position that predicts it
             for j, i in enumerate(batch):
-                out[i] = float(tok[j, (1 if starts is None else starts[i]) - 1:].sum())
+                first = max(1 if starts is None else starts[i], 1)
+                r_of += [j] * max(len(rows[i]) - first, 0)
+                p_of += range(first - 1, len(rows[i]) - 1)
+            if not r_of:
+                continue
+            ids, mask = self._pad([rows[i] for i in batch])
+            r = torch.tensor(r_of, device=ids.device)
+            p = torch.tensor(p_of, device=ids.device)
+            lp, _ = self._scored_logprobs({"input_ids": ids, "attention_mask": mask}, r, p, ids[r, p + 1])
+            sums = torch.zeros(len(batch), dtype=lp.dtype, device=lp.device).index_add_(0, r, lp).cpu()
+            for j, i in enumerate(batch):
+                out[i] = float(sums[j])
         return out
 
     @torch.inference_mode()
@@ -371,6 +448,25 @@ def _common_prefix(rows: list[list[int]]) -> int:
             k += 1
         n = k
     return max(n, 0)
+
+
+# Causal LMs whose logits are `output embeddings(last hidden state)` and nothing else (no logit scaling or
+# soft-capping: Gemma 2, Cohere, Granite are not here), so the head can run on the scored positions only.
+PLAIN_CAUSAL_HEADS = ("gpt2", "gpt_neo", "gpt_neox", "gptj", "gpt_bigcode", "codegen", "llama", "mistral", "qwen2",
+                      "qwen3", "starcoder2", "phi", "phi3", "olmo", "olmo2", "smollm3")
+# The shortest shared prefix (tokens) that takes the KV-cache path; shorter ones take the plain path.
+MIN_SHARED_PREFIX = 2
+
+
+def _causal_lm_head(model):
+    """(decoder, head) of a causal LM whose logits are its head over the decoder's last hidden state,
+    else None (the full logits are used)."""
+    if getattr(getattr(model, "config", None), "model_type", None) not in PLAIN_CAUSAL_HEADS:
+        return None
+    base, head = getattr(model, "base_model", None), model.get_output_embeddings()
+    if base is None or base is model or head is None:
+        return None
+    return base, head
 
 
 def _masked_lm_head(model):
@@ -454,14 +550,15 @@ def plan_candidates(scorer: Scorer, model_family: str, prefix: str, fills, suffi
     for the text with the first sentinel (or mask) in its place; scored: the target's tokens; context:
     the source's prefix and suffix."""
     if model_family == "causal-lm" and scorer.convention == "lm-eval":
-        jobs = [lm_eval_job(scorer.tok, prefix, f + suffix) for f in fills]
+        jobs = lm_eval_jobs(scorer.tok, prefix, [f + suffix for f in fills])
         if any(len(ids) > scorer.max_length for ids, _ in jobs):
             return None
         return CandidatePlan(jobs, list(range(len(fills))), tuple(len(ids) - start for ids, start in jobs),
                              tuple(tuple(ids[start:]) for ids, start in jobs))
-    encs = [encode(scorer.tok, prefix, f, suffix) for f in fills]
+    encs = encode_fills(scorer.tok, prefix, fills, suffix)
     if model_family == "causal-lm":
-        rows = [scorer.start.apply(e.ids) for e in encs]
+        start_policy_ = scorer.start
+        rows = [start_policy_.apply(e.ids) for e in encs]
         if any(len(r) > scorer.max_length for r in rows):
             return None
     elif any(len(e.ids) > scorer.max_length for e in encs):
