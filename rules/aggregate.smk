@@ -57,7 +57,8 @@ rule report:
         plots=[f"reports/plots/{p.file}" for f in FAMILIES for p in f.plots],
     params:
         families=[f.name for f in FAMILIES],
-        plots="reports/plots",
+        # the folder of the plot CSVs, from the outputs (snakemake --lint: no hard-coded output prefix)
+        plots=lambda wildcards, output: os.path.dirname(output.plots[0]) if output.plots else "reports/plots",
     conda:
         CONDA_ENV
     log:
