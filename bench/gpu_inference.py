@@ -155,6 +155,16 @@ def run_precision(args, entry, dtype: str, device: str, quiz, requests) -> dict:
         out["scoring"] = {"items": len(plans), "sequences": sum(len(j) for j, _, _ in plans), "seconds": seconds,
                           "items_per_s": len(plans) / seconds, "over_max_length": over, "kept": kept, "scores": scores, "ranks": ranks,
                           "tops": tops}
+        if args.full_head and entry.model_family == "causal-lm":
+            # the same requests with the LM head over every position and a plain log-softmax (head_only=False):
+            # what the scored-positions head and the fused cross-entropy save, and that they change no score
+            full = Scorer(loaded, args.token_budget, head_only=False)
+            full_seconds, full_scores = timed(lambda: score_candidates(full, entry.model_family, plans), dev,
+                                              args.repeat)
+            diff = max((abs(a - b) for x, y in zip(scores, full_scores) for a, b in zip(x, y)), default=0.0)
+            same_rank = sum(rank_of(f, quiz[q][1], quiz[q][3])[0] == r for q, f, r in zip(kept, full_scores, ranks))
+            out["scoring"].update(full_head_seconds=full_seconds, full_head_max_abs_diff=float(diff),
+                                  full_head_same_gold_rank=int(same_rank))
     seconds, pooled = timed(lambda: pooled_vectors(loaded, requests, args.token_budget), dev, args.repeat)
     out["features"] = {"requests": len(requests), "texts": len({r.text for r in requests}), "seconds": seconds,
                        "texts_per_s": len({r.text for r in requests}) / seconds, "vectors": pooled.vectors,
@@ -210,6 +220,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dtypes", default=None, help="comma-separated; default float32,bfloat16,float16 on cuda, "
                     "float32 on the CPU")
     ap.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's)")
+    ap.add_argument("--full-head", action="store_true", help="causal LMs: also score with the LM head over every "
+                    "position (head_only=False) and compare time and scores with the scored-positions path")
     ap.add_argument("--json", type=Path, help="also write the figures here")
     args = ap.parse_args(argv)
 
@@ -258,6 +270,14 @@ def main(argv: list[str] | None = None) -> int:
                      f"{base['dtype']}, {row['scored_items']} items, {row['scoring_sequences']} sequences"
                      + (f", {row['over_max_length']} left out: longer than max_length with the BOS" if row["over_max_length"] else "")
                      + ");")
+        if "full_head_seconds" in r.get("scoring", {}):
+            sc = r["scoring"]
+            row.update(full_head_speedup=sc["full_head_seconds"] / sc["seconds"],
+                       full_head_max_abs_diff=sc["full_head_max_abs_diff"],
+                       full_head_same_gold_rank=sc["full_head_same_gold_rank"])
+            line += (f" full-head path {sc['full_head_seconds']:.3f} s vs {sc['seconds']:.3f} s (scored positions "
+                     f"x{row['full_head_speedup']:.2f}; max |diff| {row['full_head_max_abs_diff']:.2e}, gold rank equal "
+                     f"{row['full_head_same_gold_rank']}/{row['scored_items']});")
         line += f" features {row['features_texts_per_s']:8.1f} texts/s (x{row['features_speedup']:.2f})"
         if row["peak_mib"] is not None:
             line += f"; peak {row['peak_mib']:.0f} MiB"
