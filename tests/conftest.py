@@ -85,6 +85,7 @@ def e2e_project(tmp_path_factory) -> Path:
     return root
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the xdist_group marks to group
 def pytest_collection_modifyitems(config, items):
     """Under `pytest -n N --dist loadgroup` (make test), a module's tests stay on one worker, so each
     module-scoped fixture is built once; every test on the session's end-to-end build joins one group,
