@@ -48,6 +48,11 @@ def test_cap_items_caps_every_max_items_key_zero_included():
     assert cap_items(params, 100) == {"inference": {"max_items": 100, "query_max_items": 100, "fill_top_k": 50},
                                       "max_items": 10}
     assert cap_items(params, None) is params
+    # the per-stratum floor shrinks with the cap (else 15 strata x 40 beat a cap of 100)
+    floors = {"inference": {"max_items": 2000, "min_per_stratum": 40}}
+    assert cap_items(floors, 100) == {"inference": {"max_items": 100, "min_per_stratum": 2}}
+    assert cap_items(floors, 5000) == floors  # no cap below the family's: floors unchanged
+    assert cap_items({"max_items": 0, "min_per_stratum": 40}, 100) == {"max_items": 100, "min_per_stratum": 40}
 
 
 def test_gguf_file_in_a_package_is_found_hashed_and_described(tmp_path):

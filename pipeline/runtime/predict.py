@@ -68,15 +68,23 @@ def run_shard(family: families.Family, subset: str, inputs: dict[str, Path], par
 
 def cap_items(params: dict, cap: int | None) -> dict:
     """The family's params with every `max_items` / `*_max_items` key at most `cap` (a zoo entry's
-    `max_items`: a big model scores a smaller seeded subset; 0, meaning all, becomes `cap`)."""
+    `max_items`: a big model scores a smaller seeded subset; 0, meaning all, becomes `cap`). A
+    `min_per_stratum` beside a capped `max_items` shrinks by the same ratio (rounded down, at least 1
+    where it was set): its floors win over the cap, so 15 strata x 40 would make SmolLM2's `max_items: 100`
+    score 600 quizzes (issue 25: its apiquiz predictions took about 40 CPU-minutes per model)."""
     if not cap:
         return params
 
     def walk(value):
-        if isinstance(value, dict):
-            return {k: (min(v, cap) if v else cap) if k.endswith("max_items") and isinstance(v, int) else walk(v)
-                    for k, v in value.items()}
-        return value
+        if not isinstance(value, dict):
+            return value
+        out = {k: (min(v, cap) if v else cap) if k.endswith("max_items") and isinstance(v, int) else walk(v)
+               for k, v in value.items()}
+        old, new = value.get("max_items"), out.get("max_items")
+        if isinstance(value.get("min_per_stratum"), int) and value["min_per_stratum"] and isinstance(new, int) \
+                and old != new:
+            out["min_per_stratum"] = max(1, value["min_per_stratum"] * new // old) if old else value["min_per_stratum"]
+        return out
 
     return walk(params)
 
