@@ -15,7 +15,7 @@ from pipeline import families as registry  # noqa: E402
 from pipeline import resources as jobres  # noqa: E402
 from pipeline.config import ParamsError, check_devices, normalised, validate  # noqa: E402
 from pipeline.models.entries import INFERENCE_ONLY, parse_zoo  # noqa: E402
-from pipeline.models import weights as model_weights  # noqa: E402  (standard library only)
+from pipeline.models import weights as model_weights  # noqa: E402
 
 min_version("9.0")
 

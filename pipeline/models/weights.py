@@ -11,8 +11,6 @@ reruns the card and everything downstream of it) and the folder as an `ancient()
 ignored: a `touch` reruns nothing). Planning hashes only files whose (size, mtime_ns, inode) changed since
 the last digest, kept per model in data/cache/weights/<name>.json; the card job hashes every byte it
 loads and refuses weights that differ from the planned digest (they changed after planning).
-
-Imports nothing outside the standard library: the Snakefile calls it at every start.
 """
 
 from __future__ import annotations
@@ -20,9 +18,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 import time
 from pathlib import Path
+
+from pipeline.io import write_json
 
 CACHE_DIR = Path("data/cache/weights")
 # a file modified this recently may change again within its mtime's resolution: hash it, never cache it
@@ -59,11 +58,8 @@ def files_of(folder: Path) -> list[str]:
 
 
 def file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
     with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def total_of(files: list[dict]) -> str:
@@ -82,14 +78,6 @@ def _read_cache(path: Path | None, folder: Path) -> dict:
     except (OSError, ValueError):
         return {}  # a damaged cache only costs a rehash
     return cached.get("files", {}) if cached.get("folder") == str(folder.resolve()) else {}
-
-
-def _write_cache(path: Path, folder: Path, files: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    with os.fdopen(fd, "w") as fh:
-        json.dump({"folder": str(folder.resolve()), "files": files}, fh, sort_keys=True)
-    os.replace(tmp, path)
 
 
 def digest(folder: str | Path, cache: Path | None = None) -> dict:
@@ -112,7 +100,7 @@ def digest(folder: str | Path, cache: Path | None = None) -> dict:
     if not files:
         raise WeightsError(f"{folder} holds no file to hash")
     if cache is not None and keep != old:
-        _write_cache(cache, folder, keep)
+        write_json({"folder": str(folder.resolve()), "files": keep}, cache)
     return {"sha256": total_of(files), "files": files}
 
 
