@@ -45,6 +45,7 @@ STAGES = {
 
 
 def stage_of(module: str) -> str:
+    module = module.removesuffix(".__main__")  # `python -m pipeline.fit` runs pipeline.fit.__main__
     if module in STAGES:
         return STAGES[module]
     parts = module.split(".")
@@ -119,8 +120,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         from pipeline.io import write_json
 
-        write_json(args.json, {"exit": res.returncode, "wall_s": round(wall, 1), "cpu_s": round(total_cpu, 1),
-                               "stages": rows, "records": records})
+        write_json({"exit": res.returncode, "wall_s": round(wall, 1), "cpu_s": round(total_cpu, 1),
+                               "stages": rows, "records": records}, args.json)
     if tmp is not None:
         shutil.rmtree(tmp, ignore_errors=True)
     return res.returncode

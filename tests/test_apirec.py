@@ -172,9 +172,13 @@ def test_ngram_baseline_rankings(built):
 
 
 def views(points: list[dict], rankings: list[dict], queries: list[dict] = (), query_rankings: list[dict] = (),
-          predictions: list[dict] = ()) -> duckdb.DuckDBPyConnection:
+          predictions: list[dict] = (), twins: dict[str, str] | None = None) -> duckdb.DuckDBPyConnection:
     con = duckdb.connect()
     metrics.install(con)
+    # the warehouse's model_twins view (pipeline/warehouse/sql/20_models.sql), from model -> twin
+    con.register("_t", pa.Table.from_pylist([{"model": m, "twin": t} for m, t in (twins or {}).items()],
+                                            pa.schema([("model", pa.string()), ("twin", pa.string())])))
+    con.execute("CREATE VIEW model_twins AS SELECT * FROM _t")
     con.register("_p", pa.Table.from_pylist(points, schemas.POINTS))
     con.register("_b", pa.Table.from_pylist(rankings, schemas.BASELINES))
     con.register("_q", pa.Table.from_pylist(list(queries), schemas.QUERIES))
@@ -242,6 +246,30 @@ def test_table5_views_on_hand_built_rankings():
     assert ci == [("category", "stdlib", 2, 0.0, 0.0, 0.0), ("category", "third_party", 1, 1.0, 1.0, 1.0)]
     assert {r[1] for r in con.sql("SELECT * FROM apirec_headline").fetchall()} == {
         "ngram_sr_at_1_method", "ngram_sr_at_10_method", "ngram_mrr_method", "ngram_pool_recall"}
+
+
+def test_twin_diff_pairs_a_model_with_its_twin_on_the_same_points():
+    pts = [point(f"p{i}", "os.path.join" if i % 2 else "json.loads") for i in range(6)]
+    golds = {p["point_id"]: p["api"] for p in pts}
+    other = {"os.path.join": "os.getcwd", "json.loads": "json.dumps"}
+
+    def pred(model: str, pid: str, first: bool) -> dict:
+        gold = golds[pid]
+        top = [gold, other[gold]] if first else [other[gold], gold]
+        return dict(ranking(pid, top, gold), model=model, ranker="rerank_ngram")
+
+    # the model ranks the gold first on p0..p4, its twin on p0 only; both second otherwise
+    preds = [pred("m", p, p != "p5") for p in golds] + [pred("m-random", p, p == "p0") for p in golds]
+    con = views(pts, [ranking(p["point_id"], [p["api"]], p["api"]) for p in pts], predictions=preds,
+                twins={"m": "m-random"})
+    rows = {(r[0], r[1]): r[2:] for r in con.sql(
+        "SELECT language, metric, n, score, twin_score, diff, lo, hi, beats_twin FROM apirec_twin_diff "
+        "WHERE model = 'm' AND twin = 'm-random' AND ranker = 'rerank_ngram'").fetchall()}
+    n, score, twin, diff, lo, hi, beats = rows[("all", "SR@1")]
+    assert (n, score, twin, diff) == (6, round(5 / 6, 4), round(1 / 6, 4), round(4 / 6, 4))
+    assert lo <= diff <= hi and beats == (lo > 0)
+    assert rows[("all", "SR@5")][1:4] == (1.0, 1.0, 0.0)  # both rank the gold within 5 everywhere
+    assert con.sql("SELECT count(*) FROM apirec_twin_diff WHERE model = 'ngram'").fetchall() == [(0,)]
 
 
 def test_ide_baseline_never_runs_corpus_code(tmp_path):

@@ -292,3 +292,27 @@ UNION ALL
 -- Java code points on their own (the rows above pool both languages of `code`)
 SELECT model, ranker || '_java_sr_at_' || k || '_method', sr_method, points
 FROM apirec_metrics_by_language WHERE benchmark = 'code' AND language = 'java' AND k IN (1, 10) AND ranker <> 'ngram_domain';
+
+-- A model against its random twin (models.card's twin_of) on the same points, ranker and benchmark:
+-- SR@k (method level, k = 1 and 5) of each, the paired difference, its 95% CI and the paired bootstrap
+-- p-value (poisson_paired_bootstrap_hist, seed 0), per language and over both. Fractions.
+CREATE VIEW apirec_twin_diff AS
+WITH pairs AS (
+    SELECT t.model, w.twin, t.ranker, t.benchmark, t.language, t.k, t.sr_method AS a, r.sr_method AS b
+    FROM apirec_point_scores t
+    JOIN model_twins w ON w.model = t.model
+    JOIN apirec_point_scores r
+      ON r.model = w.twin AND r.ranker = t.ranker AND r.benchmark = t.benchmark AND r.point_id = t.point_id
+     AND r.k = t.k
+    WHERE t.k IN (1, 5) AND t.status = 'ok' AND r.status = 'ok'
+),
+pair_hits AS (
+    SELECT model, twin, ranker, benchmark, language, k, a, b, count(*) AS items FROM pairs GROUP BY ALL
+    UNION ALL
+    SELECT model, twin, ranker, benchmark, 'all' AS language, k, a, b, count(*) AS items FROM pairs GROUP BY ALL
+)
+SELECT model, twin, ranker, benchmark, language, 'SR@' || k AS metric, n::BIGINT AS n,
+       round(mean_a, 4) AS score, round(mean_b, 4) AS twin_score, round(diff, 4) AS diff, round(lo, 4) AS lo,
+       round(hi, 4) AS hi, p_value, lo > 0 AS beats_twin
+FROM poisson_paired_bootstrap_hist(pair_hits)
+ORDER BY model, ranker, benchmark, language, k;
