@@ -135,6 +135,12 @@ def _check_consistency(config: Mapping) -> None:
         if source.startswith("trained:") and entry.get("max_length", 0) > model["seq_length"]:
             raise ParamsError(f"{where}.max_length: {entry['max_length']} is longer than the blocks the model is trained "
                               f"on (training.model.seq_length {model['seq_length']}); lower it or raise seq_length")
+        caps = entry.get("max_items")
+        if isinstance(caps, Mapping):
+            unknown = sorted(k for k in caps if not families.is_family_block(k))
+            if unknown:
+                raise ParamsError(f"{where}.max_items: {', '.join(map(repr, unknown))} names no benchmark family "
+                                  "(a folder of pipeline/families/); name a family or give one number for all")
         if source.startswith("package:"):
             dist = source.split(":", 1)[1]
             try:

@@ -39,8 +39,32 @@ def test_params_schema_takes_the_new_zoo_fields():
     schema = yaml.safe_load((REPO / "schemas" / "params.schema.yaml").read_text())
     item = schema["properties"]["models"]["properties"]["zoo"]["items"]
     jsonschema.validate(smollm2(max_items=5, scoring="lm-eval", allow_missing=["pooler"]), item)
+    jsonschema.validate(smollm2(max_items={"apiquiz": 100, "idbench": None}), item)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(smollm2(max_items={"apiquiz": 0}), item)
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(smollm2(sha256="abc"), item)
+
+
+def test_item_caps_per_family():
+    zoo = parse_zoo([smollm2(max_items={"apiquiz": 100, "apirec": 50, "idbench": None}),
+                     {"name": "smollm2-random", "source": "random:smollm2"}])
+    for entry in zoo.values():  # the twin inherits the mapping: it is read against its model on the same items
+        assert (entry.items_cap("apiquiz"), entry.items_cap("apirec"), entry.items_cap("idbench")) == (100, 50, None)
+    assert parse_zoo([smollm2(max_items=30)])["smollm2"].items_cap("probing") == 30
+
+
+def test_item_caps_name_families():
+    import copy
+
+    from pipeline.config import ParamsError, _check_consistency
+    from tests.conftest import default_params
+
+    config = copy.deepcopy(default_params())
+    entry = next(e for e in config["models"]["zoo"] if e["name"] == "smollm2")
+    entry["max_items"] = {"apiquizz": 100}
+    with pytest.raises(ParamsError, match="'apiquizz' names no benchmark family"):
+        _check_consistency(config)
 
 
 def test_cap_items_caps_every_max_items_key_zero_included():

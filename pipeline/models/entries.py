@@ -38,9 +38,17 @@ class ModelEntry:
     revision: str | None = None
     sha256: str | None = None  # gguf: the GGUF file's sha256 (required: the weights are pinned by it)
     allow_missing: tuple[str, ...] = ()  # weight names (or prefixes) the checkpoint may lack: randomly initialised
-    max_items: int | None = None  # at most this many items per (family, subset) for this model (None: the family's)
+    # at most this many items per (family, subset) for this model: one number for every family, or per family
+    # ((family, cap) pairs; a family not named keeps its own max_items). None: the families' own
+    max_items: int | tuple[tuple[str, int], ...] | None = None
     scoring: str = "pipeline"  # causal-lm scoring convention, one of SCORING_CONVENTIONS
     eval_blocks: int | None = None  # test blocks of its perplexity, at most (None: training.evaluation.max_blocks)
+
+    def items_cap(self, family: str) -> int | None:
+        """This model's cap on one family's items (None: the family's own max_items)."""
+        if isinstance(self.max_items, tuple):
+            return dict(self.max_items).get(family)
+        return self.max_items
 
     @property
     def kind(self) -> str:
@@ -55,6 +63,13 @@ class ModelEntry:
         """Weights the pipeline writes itself into data/models/<name> (trained models, random twins, GGUF
         files converted to a standard folder)."""
         return self.kind in ("trained", "random", "gguf")
+
+
+def _items_cap(value) -> int | tuple[tuple[str, int], ...] | None:
+    """A zoo entry's max_items: a number, or a mapping family -> number (null or absent: the family's own)."""
+    if isinstance(value, dict):
+        return tuple(sorted((str(k), int(v)) for k, v in value.items() if v)) or None
+    return int(value) if value else None
 
 
 def parse_zoo(entries: list[dict]) -> dict[str, ModelEntry]:
@@ -98,6 +113,6 @@ def parse_zoo(entries: list[dict]) -> dict[str, ModelEntry]:
                                batch_size=int(base.get("batch_size", DEFAULT_BATCH_SIZE)), dtype=base.get("dtype"),
                                revision=e.get("revision"), sha256=e.get("sha256"),
                                allow_missing=tuple(e.get("allow_missing") or ()),
-                               max_items=int(base["max_items"]) if base.get("max_items") else None, scoring=scoring,
+                               max_items=_items_cap(base.get("max_items")), scoring=scoring,
                                eval_blocks=int(base["eval_blocks"]) if base.get("eval_blocks") else None)
     return zoo

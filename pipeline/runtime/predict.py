@@ -60,7 +60,8 @@ def run_shard(family: families.Family, subset: str, inputs: dict[str, Path], par
         raise ValueError(f"{family.name}/{subset} does not apply to {loaded.entry.name} ({loaded.entry.model_family}): "
                          f"{family.inference.not_applicable if family.inference else 'the family runs no model'}")
     task = importlib.import_module(family.inference.task_for(subset))
-    params = cap_items(params, getattr(loaded.entry, "max_items", None))
+    entry = loaded.entry
+    params = cap_items(params, entry.items_cap(family.name) if hasattr(entry, "items_cap") else None)
     ctx = ShardContext(family, subset, inputs, params, loaded, shard, shards, seed, token_budget)
     table = task.predict(ctx)
     return table.select(family.inference.schema.names).cast(family.inference.schema)
