@@ -393,3 +393,19 @@ def test_pre_layer_norm_masked_lm_trains_deterministically_loads_and_scores(proj
         run_training(zoo["tiny-mlm"], project / "data/manifest.parquet", project / "data/tokenizer", data,
                      TrainParams(**{**TINY_MODEL, "steps": 1, "mlm_architecture": "bert"}), SEED, 1, "cpu",
                      tmp_path / "c", tmp_path / "c.png")
+
+
+def test_perplexity_passes_bound_the_logits():
+    """A big vocabulary scores fewer rows per forward pass (SmolLM2's batch of 16 blocks made a 6.5 GB peak),
+    a small model's pass is its batch."""
+    from types import SimpleNamespace
+
+    from pipeline.models.evaluate import LOGITS_BUDGET, rows_per_pass
+
+    def lm(vocab, batch):
+        return SimpleNamespace(model=SimpleNamespace(config=SimpleNamespace(vocab_size=vocab)), tokenizer=[],
+                               entry=SimpleNamespace(batch_size=batch))
+
+    assert rows_per_pass(lm(49152, 16), 256) == LOGITS_BUDGET // (256 * 49152) == 2
+    assert rows_per_pass(lm(1000, 16), 128) == 16
+    assert rows_per_pass(lm(10_000_000, 16), 512) == 1

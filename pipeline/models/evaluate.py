@@ -50,6 +50,18 @@ def framing_of(tok) -> tuple[list[int], list[int]]:
     return full[:start], full[start + len(bare):]
 
 
+# At most this many logits (floats) per forward pass: a block's row of logits is block_length x vocabulary
+# (SmolLM2: 256 x 49,152 = 12.6M floats, 50 MB), so its batch of 16 made 0.8 GB of logits and their copies,
+# a peak RSS of 6.5 GB. Rows per pass = this over one row's logits (at least 1, at most the batch size);
+# small models' passes are unchanged.
+LOGITS_BUDGET = 1 << 25
+
+
+def rows_per_pass(lm: LoadedModel, length: int) -> int:
+    vocab = int(getattr(lm.model.config, "vocab_size", 0) or len(lm.tokenizer))
+    return max(1, min(lm.entry.batch_size, LOGITS_BUDGET // max(1, length * vocab)))
+
+
 def span_perplexity(lm: LoadedModel, texts, block_length: int, max_blocks: int, seed: int, noise_density: float) -> dict:
     """Encoder-decoders: perplexity of the span-corruption targets (sentinel, span, …, </s>) given the
     corrupted blocks; corruption drawn once for all blocks from the seed (no dependence on batch size)."""
@@ -60,8 +72,9 @@ def span_perplexity(lm: LoadedModel, texts, block_length: int, max_blocks: int, 
         return {"perplexity": None, "tokens_scored": 0, "blocks": int(content.shape[0]), "block_length": block_length}
     inputs_all, targets_all = corrupt_spans(content, noise_density, MEAN_NOISE_SPAN, ids, torch.Generator().manual_seed(seed))
     nll, count = 0.0, 0
-    for i in range(0, inputs_all.shape[0], lm.entry.batch_size):
-        inputs, targets = inputs_all[i: i + lm.entry.batch_size], targets_all[i: i + lm.entry.batch_size]
+    step = rows_per_pass(lm, targets_all.shape[1])
+    for i in range(0, inputs_all.shape[0], step):
+        inputs, targets = inputs_all[i: i + step], targets_all[i: i + step]
         logits = lm(input_ids=inputs, labels=targets).logits.float().cpu()
         nll += torch.nn.functional.cross_entropy(logits.flatten(0, 1), targets.flatten(), reduction="sum").item()
         count += int(targets.numel())
@@ -90,8 +103,9 @@ def perplexity(lm: LoadedModel, texts, block_length: int, max_blocks: int, seed:
     else:
         inputs_all = labels_all = content
     nll, count = 0.0, 0
-    for i in range(0, inputs_all.shape[0], lm.entry.batch_size):
-        inputs, labels = inputs_all[i: i + lm.entry.batch_size], labels_all[i: i + lm.entry.batch_size]
+    step = rows_per_pass(lm, inputs_all.shape[1])
+    for i in range(0, inputs_all.shape[0], step):
+        inputs, labels = inputs_all[i: i + step], labels_all[i: i + step]
         logits = lm(input_ids=inputs).logits.float().cpu()
         if not masked:  # position t predicts token t+1
             logits, labels = logits[:, :-1], labels[:, 1:]
