@@ -16,6 +16,7 @@ from typing import Mapping
 import jsonschema
 import yaml
 
+from pipeline.io import load_yaml as parse_yaml
 from pipeline import families
 
 SCHEMA = Path(__file__).resolve().parent.parent / "schemas" / "params.schema.yaml"
@@ -180,8 +181,12 @@ def check_devices(config: Mapping) -> None:
 
 def load_yaml(path: Path) -> dict:
     """Read a params file; a YAML syntax error becomes one line with the file, line and column."""
+    text = Path(path).read_text()
     try:
-        data = yaml.safe_load(Path(path).read_text())
+        try:
+            data = parse_yaml(text)
+        except yaml.YAMLError:  # libyaml's messages are terser: the pure-Python parser's names line and column
+            data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)

@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Callable, Mapping
 
 import pyarrow as pa
-import yaml
+
+from pipeline.io import load_yaml as parse_yaml
 
 from pipeline.models.entries import MODEL_FAMILIES  # noqa: F401 (the kinds of model a family may apply to)
 
@@ -234,17 +235,17 @@ def enabled(config: Config) -> list[Family]:
 
 def params_schema(base: Path, config: Config) -> dict:
     """The params schema: the central one plus each selected family's fragment under its name."""
-    schema = yaml.safe_load(base.read_text())
+    schema = parse_yaml(base.read_text())
     schema["additionalProperties"] = False
     for family in enabled(config):
-        fragment = yaml.safe_load(family.params_schema.read_text())
+        fragment = parse_yaml(family.params_schema.read_text())
         schema["properties"][family.name] = fragment
         schema["required"] = [*schema["required"], family.name]
     # blocks of families not selected are allowed (switching one off keeps its params) and validated all
     # the same, so that switching one on never meets an error its block had all along
     for key in config:
         if key not in schema["properties"] and _is_family_folder(key):
-            schema["properties"][key] = yaml.safe_load((Path(__file__).parent / key / "params.schema.yaml").read_text())
+            schema["properties"][key] = parse_yaml((Path(__file__).parent / key / "params.schema.yaml").read_text())
     return schema
 
 
