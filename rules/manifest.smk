@@ -3,20 +3,60 @@
 import dataclasses
 
 
-rule scan_source:
+SCAN_SHARDS = config["manifest"].get("shards", 1)
+SCAN_PARAMS = dict(
+    repository=lambda wildcards: SOURCES[wildcards.source].get("repository", wildcards.source),
+    languages=as_json(config["manifest"]["languages"]),
+    max_file_bytes=config["corpus"]["limits"]["max_file_bytes"],
+    exclude=as_json(config["manifest"].get("exclude", [])),
+)
+SCAN_ARGS = (
+    "python -m pipeline.manifest.scan --name {wildcards.source:q} --root {input.tree:q}"
+    " --repository {params.repository:q} --languages {params.languages:q}"
+    " --max-file-bytes {params.max_file_bytes} --workers {threads} --origins {input.origins:q}"
+    " --exclude {params.exclude:q}"
+)
+
+
+# manifest.shards > 1: each source's files are scanned by that many jobs (pipeline.core.shards: by the
+# hash of the source and the file's path) and scan_source merges their parts into the same bytes.
+rule scan_source_shard:
     input:
         tree="data/corpus/{source}",
         record="data/sources/{source}.json",
         origins="data/sources/{source}.origins.parquet",
     output:
+        files="data/manifest/shards/{source}/{shard}.parquet",
+        rejects="data/manifest/shards/{source}/{shard}.rejects.parquet",
+    params:
+        **SCAN_PARAMS,
+        shards=SCAN_SHARDS,
+    threads: config["manifest"]["workers"]
+    resources:
+        mem_mb=jobres.stage_mem_mb(config["manifest"]["workers"]),
+        runtime=lambda wildcards, input: jobres.stage_runtime([input.record], config["manifest"]["workers"] * SCAN_SHARDS),
+    conda:
+        CONDA_ENV
+    log:
+        "logs/scan/{source}.shard_{shard}.log",
+    shell:
+        SCAN_ARGS + " --shard {wildcards.shard} --shards {params.shards}"
+        " --out {output.files:q} --rejects {output.rejects:q} 2> {log:q}"
+
+
+rule scan_source:
+    input:
+        tree="data/corpus/{source}",
+        record="data/sources/{source}.json",
+        origins="data/sources/{source}.origins.parquet",
+        parts=lambda wildcards: expand("data/manifest/shards/{source}/{shard}.parquet", source=wildcards.source,
+                                       shard=range(SCAN_SHARDS)) if SCAN_SHARDS > 1 else [],
+    output:
         files="data/manifest/parts/{source}.parquet",
         rejects="data/manifest/parts/{source}.rejects.parquet",
     params:
-        repository=lambda wildcards: SOURCES[wildcards.source].get("repository", wildcards.source),
-        languages=as_json(config["manifest"]["languages"]),
-        max_file_bytes=config["corpus"]["limits"]["max_file_bytes"],
-        exclude=as_json(config["manifest"].get("exclude", [])),
-    threads: config["manifest"]["workers"]
+        **SCAN_PARAMS,
+    threads: config["manifest"]["workers"] if SCAN_SHARDS == 1 else 1
     resources:
         mem_mb=jobres.stage_mem_mb(config["manifest"]["workers"]),
         runtime=lambda wildcards, input: jobres.stage_runtime([input.record], config["manifest"]["workers"]),
@@ -25,10 +65,7 @@ rule scan_source:
     log:
         "logs/scan/{source}.log",
     shell:
-        "python -m pipeline.manifest.scan --name {wildcards.source:q} --root {input.tree:q}"
-        " --repository {params.repository:q} --languages {params.languages:q}"
-        " --max-file-bytes {params.max_file_bytes} --workers {threads} --origins {input.origins:q}"
-        " --exclude {params.exclude:q}"
+        SCAN_ARGS + (" --merge {input.parts:q}" if SCAN_SHARDS > 1 else "") +
         " --out {output.files:q} --rejects {output.rejects:q} 2> {log:q}"
 
 
