@@ -28,6 +28,8 @@ rule scan_source_shard:
     output:
         files="data/manifest/shards/{source}/{shard}.parquet",
         rejects="data/manifest/shards/{source}/{shard}.rejects.parquet",
+    wildcard_constraints:
+        shard=r"\d+",
     params:
         **SCAN_PARAMS,
         shards=SCAN_SHARDS,

@@ -177,6 +177,7 @@ def _plan(tmp_path: Path, **shards: int) -> str:
     config = yaml.safe_load((REPO / ".test" / "params.yaml").read_text())
     for stage, n in shards.items():
         config[stage]["shards"] = n
+    tmp_path.mkdir()
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(config))
     res = subprocess.run([str(Path(sys.executable).parent / "snakemake"), "--snakefile", str(REPO / "Snakefile"),
                           "--directory", str(tmp_path), "-n", "--cores", "1", "--forceall",
