@@ -5,14 +5,20 @@
 
 EXTRACT = config["extract"]
 EXTRACT_SHARDS = EXTRACT.get("shards", 1)
-EXTRACT_PARAMS = dict(
-    timeout_s=EXTRACT["timeout_s"],
-    max_file_bytes=EXTRACT["max_file_bytes"],
-    cache=EXTRACT["cache_dir"],
-    # distributions (pipeline/extract/library.py): the stdlib source, and sources of many projects
-    stdlib=[s["name"] for s in config["corpus"]["sources"] if s.get("builtin") == "stdlib"],
-    per_repo=[s["name"] for s in config["corpus"]["sources"] if s["kind"] == "jsonl"],
-)
+
+
+def extract_params():
+    """Both extract rules' params, read while each rule is defined (pipeline.dvcgen attributes them to it)."""
+    return dict(
+        timeout_s=EXTRACT["timeout_s"],
+        max_file_bytes=EXTRACT["max_file_bytes"],
+        cache=EXTRACT["cache_dir"],
+        # distributions (pipeline/extract/library.py): the stdlib source, and sources of many projects
+        stdlib=[s["name"] for s in config["corpus"]["sources"] if s.get("builtin") == "stdlib"],
+        per_repo=[s["name"] for s in config["corpus"]["sources"] if s["kind"] == "jsonl"],
+    )
+
+
 EXTRACT_ARGS = (
     "python -m pipeline.extract.build --manifest {input.manifest:q} --workers {threads}"
     " --timeout-s {params.timeout_s} --max-file-bytes {params.max_file_bytes} --cache {params.cache:q}"
@@ -32,7 +38,7 @@ rule extract_shard:
     wildcard_constraints:
         shard=r"\d+",
     params:
-        **EXTRACT_PARAMS,
+        **extract_params(),
         shards=EXTRACT_SHARDS,
     threads: EXTRACT["workers"]
     resources:
@@ -59,7 +65,7 @@ rule extract:
         rejects="data/extract/rejects.parquet",
         metrics="reports/metrics/extract.json",
     params:
-        **EXTRACT_PARAMS,
+        **extract_params(),
     threads: EXTRACT["workers"] if EXTRACT_SHARDS == 1 else 1
     resources:
         mem_mb=jobres.stage_mem_mb(EXTRACT["workers"]),

@@ -4,12 +4,19 @@ import dataclasses
 
 
 SCAN_SHARDS = config["manifest"].get("shards", 1)
-SCAN_PARAMS = dict(
-    repository=lambda wildcards: SOURCES[wildcards.source].get("repository", wildcards.source),
-    languages=as_json(config["manifest"]["languages"]),
-    max_file_bytes=config["corpus"]["limits"]["max_file_bytes"],
-    exclude=as_json(config["manifest"].get("exclude", [])),
-)
+
+
+
+def scan_params():
+    """Both scan rules' params, read while each rule is defined (pipeline.dvcgen attributes them to it)."""
+    return dict(
+        repository=lambda wildcards: SOURCES[wildcards.source].get("repository", wildcards.source),
+        languages=as_json(config["manifest"]["languages"]),
+        max_file_bytes=config["corpus"]["limits"]["max_file_bytes"],
+        exclude=as_json(config["manifest"].get("exclude", [])),
+    )
+
+
 SCAN_ARGS = (
     "python -m pipeline.manifest.scan --name {wildcards.source:q} --root {input.tree:q}"
     " --repository {params.repository:q} --languages {params.languages:q}"
@@ -31,7 +38,7 @@ rule scan_source_shard:
     wildcard_constraints:
         shard=r"\d+",
     params:
-        **SCAN_PARAMS,
+        **scan_params(),
         shards=SCAN_SHARDS,
     threads: config["manifest"]["workers"]
     resources:
@@ -57,7 +64,7 @@ rule scan_source:
         files="data/manifest/parts/{source}.parquet",
         rejects="data/manifest/parts/{source}.rejects.parquet",
     params:
-        **SCAN_PARAMS,
+        **scan_params(),
     threads: config["manifest"]["workers"] if SCAN_SHARDS == 1 else 1
     resources:
         mem_mb=jobres.stage_mem_mb(config["manifest"]["workers"]),

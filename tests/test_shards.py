@@ -173,6 +173,46 @@ def test_codesyntax_shards_merge_to_the_one_job_bytes(manifest, tmp_path, langua
         assert summary["rejects"] >= 1
 
 
+def test_more_shards_than_files_leaves_empty_parts_that_merge(tmp_path):
+    """8 shards over 2 files: six empty parts (an empty scan, extraction and labelling) merge like the rest."""
+    from pipeline.extract.build import main as extract
+    from pipeline.families.codesyntax.label import main as label
+    from pipeline.manifest.build import build
+    from pipeline.manifest.scan import main as scan
+
+    corpus = tmp_path / "c"
+    corpus.mkdir()
+    (corpus / "a.py").write_text("import os\ndef f(x):\n    return os.path.join(x)\n")
+    (corpus / "b.py").write_text("def g(y):\n    return y\n")
+    n = 8
+
+    def one_vs_shards(run, outputs, suffixes, part_suffix):
+        run(outputs(tmp_path / "one"))
+        for k in range(n):
+            run(["--shard", str(k), "--shards", str(n)] + outputs(tmp_path / f"part{k}"))
+        run(["--merge", *[str(tmp_path / f"part{k}{part_suffix}") for k in range(n)]] + outputs(tmp_path / "merged"))
+        _same(tmp_path / "one", tmp_path / "merged", suffixes)
+
+    one_vs_shards(lambda a: scan(["--name", "s", "--root", str(corpus), "--repository", "s", "--languages", '["python"]',
+                                  "--max-file-bytes", "9999", *a]),
+                  lambda stem: ["--out", f"{stem}.parquet", "--rejects", f"{stem}.rejects.parquet"],
+                  [".parquet", ".rejects.parquet"], ".parquet")
+    table, _ = build([read_parquet(tmp_path / "one.parquet", schemas.SCANNED)], 1, {"train": 0.6, "valid": 0.2, "test": 0.2})
+    write_parquet(table, tmp_path / "manifest.parquet", schemas.MANIFEST)
+    one_vs_shards(lambda a: extract(["--manifest", str(tmp_path / "manifest.parquet"), "--timeout-s", "30",
+                                     "--max-file-bytes", "9999", *a]),
+                  lambda stem: [a for t in ("usages", "imports", "inventory", "rejects")
+                                for a in (f"--{t}", f"{stem}.{t}.parquet")] + ["--metrics", f"{stem}.json"],
+                  [".usages.parquet", ".imports.parquet", ".inventory.parquet", ".rejects.parquet", ".json"], ".json")
+    assert sorted(json.loads((tmp_path / f"part{k}.json").read_text())["python_files"] for k in range(n)) == [0] * 6 + [1, 1]
+    one_vs_shards(lambda a: label(["--manifest", str(tmp_path / "manifest.parquet"), "--language", "python", "--variant",
+                                   "plain", "--max-tokens", "512", "--max-samples", "1", "--dev-fraction", "0.5",
+                                   "--seed", "1", *a]),
+                  lambda stem: [a for t in ("samples", "relations", "rejects") for a in (f"--{t}", f"{stem}.{t}.parquet")]
+                  + ["--summary", f"{stem}.json"],
+                  [".samples.parquet", ".relations.parquet", ".rejects.parquet", ".json"], ".json")
+
+
 def _plan(tmp_path: Path, **shards: int) -> str:
     config = yaml.safe_load((REPO / ".test" / "params.yaml").read_text())
     for stage, n in shards.items():
@@ -195,3 +235,39 @@ def test_plans_n_shard_jobs_and_one_merge_and_none_with_one_shard(tmp_path):
     assert re.search(rf"\bcodesyntax_label_shard\s+{N}\b", sharded)
     one = _plan(tmp_path / "one")
     assert "_shard " not in one and not re.search(r"_shard\s+\d", one)
+
+
+CORPUS_OUTPUTS = ["data/manifest.parquet", "data/rejects.parquet", "reports/metrics/manifest.json",
+                  "data/extract/usages.parquet", "data/extract/imports.parquet", "data/extract/inventory.parquet",
+                  "data/extract/rejects.parquet", "reports/metrics/extract.json",
+                  "data/identifiers/sequences.parquet", "data/identifiers/rejects.parquet",
+                  "reports/metrics/identifiers.json"] + [
+    f"data/families/codesyntax/plain/{lang}/{t}" for lang in ("python", "java")
+    for t in ("samples.parquet", "relations.parquet", "rejects.parquet", "summary.json")]
+
+
+@pytest.mark.slow
+def test_corpus_stages_on_dot_test_one_vs_four_shards(tmp_path):
+    """.test's corpus stages built by Snakemake with every corpus stage in 1 and in 4 shards: the same
+    bytes (the scanned parts, the manifest, extract, identifiers and the CodeSyntax labels; rejects and
+    metrics included)."""
+    from tests.conftest import make_project, snakemake
+
+    targets = [t for t in CORPUS_OUTPUTS if not t.startswith("reports/")]
+    built = {}
+    for n in (1, N):
+        root = make_project(tmp_path / f"shards{n}")
+        params = yaml.safe_load((root / "params.yaml").read_text())
+        for stage in ("manifest", "extract", "identifiers", "codesyntax"):
+            params[stage]["shards"] = n
+        (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+        res = snakemake(root, *targets)
+        built[n] = root
+        jobs = re.findall(r"^(\w+_shard)\s+(\d+)$", res.stdout + res.stderr, re.M)
+        assert bool(jobs) == (n > 1), jobs
+    parts = sorted(p.relative_to(built[1]) for p in (built[1] / "data" / "manifest" / "parts").iterdir())
+    assert parts
+    for rel in [*CORPUS_OUTPUTS, *map(str, parts)]:
+        assert (built[1] / rel).read_bytes() == (built[N] / rel).read_bytes(), rel
+    for stage in ("extract", "identifiers"):
+        assert len(list((built[N] / "data" / stage / "shards").glob("*.json"))) == N

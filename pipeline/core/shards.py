@@ -2,13 +2,15 @@
 arguments, and merging the shards' sorted parts into the bytes one job writes.
 
 The shard of a file is `shard_of(stable_id(source, path), N)` (`pipeline.core.ids`, the same stable
-hash inference shards items with), the same for a file in every stage, so a node could keep its
-files. The key is the file's (source, path), not its file_id: the stages sort their rows by keys
-that tie on (source, path) for distinct files (a jsonl dump holds many repositories' `setup.py`;
-CodeSyntax sorts by (source, path), extract by (source, repository, path)), and with every tied
-file in one shard, concatenating the shards' sorted parts and sorting them again *stably* by the
-stage's key gives exactly the one-job order: a tie group comes from one part, in its own order.
-(Identifiers, whose rows sort on the file_id alone, shard by file_id: `identifiers.shards`.)
+hash inference shards items with), the same for a file in every stage (scan, extract, identifiers,
+CodeSyntax labelling), so a node could keep its files. The key is the file's (source, path), not
+its file_id: the stages sort their rows by keys that tie on (source, path) for distinct files (a
+jsonl dump holds many repositories' `setup.py`; CodeSyntax sorts by (source, path), extract and the
+identifiers' rejects by (source, repository, path)), and with every tied file in one shard,
+concatenating the shards' sorted parts and sorting them again *stably* by the stage's key gives
+exactly the one-job order: a tie group comes from one part, in its own order. Scan shards the files
+of one source before reading them: its key is the path a file is reported under (a jsonl dump's
+origins path, else its path in the tree), the manifest's `path` later.
 
 Merges that fit in memory use `merge_tables`; `stream_merge` does the same k-way merge with DuckDB
 in bounded memory (it spills) and writes the result through `pipeline.io.parquet_stream`, so its

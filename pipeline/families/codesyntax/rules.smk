@@ -9,13 +9,19 @@ wildcard_constraints:
 
 
 CODESYNTAX_SHARDS = CODESYNTAX.get("shards", 1)
-LABEL_PARAMS = dict(
-    max_tokens=CODESYNTAX["max_tokens"],
-    max_samples=CODESYNTAX["max_samples_per_language"],
-    dev_fraction=CODESYNTAX["dev_fraction"],
-    seed=config["seed"],
-    timeout_s=CODESYNTAX.get("timeout_s", 60),
-)
+
+
+def label_params():
+    """Both labelling rules' params, read while each rule is defined (pipeline.dvcgen attributes them to it)."""
+    return dict(
+        max_tokens=CODESYNTAX["max_tokens"],
+        max_samples=CODESYNTAX["max_samples_per_language"],
+        dev_fraction=CODESYNTAX["dev_fraction"],
+        seed=config["seed"],
+        timeout_s=CODESYNTAX.get("timeout_s", 60),
+    )
+
+
 LABEL_ARGS = (
     "python -m pipeline.families.codesyntax.label --manifest {input.manifest:q} --language {wildcards.language}"
     " --variant {wildcards.variant} --max-tokens {params.max_tokens} --max-samples {params.max_samples}"
@@ -36,7 +42,7 @@ rule codesyntax_label_shard:
     wildcard_constraints:
         shard=r"\d+",
     params:
-        **LABEL_PARAMS,
+        **label_params(),
         shards=CODESYNTAX_SHARDS,
     threads: CODESYNTAX["workers"]
     resources:
@@ -64,7 +70,7 @@ rule codesyntax_label:
         rejects="data/families/codesyntax/{variant}/{language}/rejects.parquet",
         summary="data/families/codesyntax/{variant}/{language}/summary.json",
     params:
-        **LABEL_PARAMS,
+        **label_params(),
     threads: CODESYNTAX["workers"] if CODESYNTAX_SHARDS == 1 else 1
     resources:
         mem_mb=jobres.stage_mem_mb(CODESYNTAX["workers"]),
