@@ -22,7 +22,7 @@ from pathlib import Path
 
 import yaml
 
-from bench.scaling import make_corpus, measured, overlay, snakemake_args
+from bench.scaling import REPO, make_corpus, measured, overlay, snakemake_args
 
 STAGES = {  # stage -> (params block, targets, outputs compared)
     "scan": ("manifest", ["data/manifest.parquet"],
@@ -41,6 +41,9 @@ STAGES = {  # stage -> (params block, targets, outputs compared)
 
 def project_params(corpus: Path, project: Path, shards: int) -> dict:
     params = overlay(corpus, project / "cache")
+    # bench.scaling's overlay empties `datasets`, which idbench.dataset must name; none is fetched here
+    params["datasets"] = yaml.safe_load((REPO / "params.yaml").read_text())["datasets"]
+    params["apirec"]["domains"] = {}  # they name the default sources (pipeline.config.check_references)
     params["identifiers"]["cache_dir"] = str(project / "cache" / "identifiers")
     params["identifiers"]["languages"] = ["python"]
     for block, _, _ in STAGES.values():
