@@ -20,15 +20,14 @@ bytes equal an in-memory write of the same rows.
 from __future__ import annotations
 
 import argparse
-from collections import Counter
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Sequence
 
 import pyarrow as pa
 
 from pipeline.core.ids import shard_of, stable_id
 
-__all__ = ["key_of", "in_shard", "add_arguments", "check_arguments", "merge_tables", "stream_merge", "add_counts"]
+__all__ = ["key_of", "in_shard", "add_arguments", "check_arguments", "merge_tables", "stream_merge"]
 
 
 def key_of(source: str, path: str) -> str:
@@ -81,7 +80,8 @@ def stream_merge(parts: Sequence[Path], schema: pa.Schema, keys: Sequence[str], 
     DuckDB bounds (it spills to `tmpdir`). `first_of`: keep one row per value of these columns, the
     first by `first_by` then (part, row) (extract's inventory: the first file in path order wins).
     `on_batch` sees every written batch (metrics counted on the way). Returns the rows written.
-    Key columns sort NULLS LAST, as Arrow's `sort_by` does."""
+    Key columns sort NULLS LAST, as Arrow's `sort_by` does, and strings by their UTF-8 bytes (code
+    points), as Python and Arrow do."""
     import duckdb
 
     from pipeline.io import ROW_GROUP, parquet_stream
@@ -117,10 +117,3 @@ def stream_merge(parts: Sequence[Path], schema: pa.Schema, keys: Sequence[str], 
 def repr_ident(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
-
-def add_counts(dicts: Iterable[dict]) -> Counter:
-    """Sum of count dictionaries (a shard's `rejects_by_reason`, ...)."""
-    total: Counter = Counter()
-    for d in dicts:
-        total.update(d)
-    return total
