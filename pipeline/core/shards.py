@@ -74,7 +74,7 @@ def _sql_path(path: Path) -> str:
 def stream_merge(parts: Sequence[Path], schema: pa.Schema, keys: Sequence[str], out: Path, *,
                  first_of: Sequence[str] | None = None, first_by: Sequence[str] = (),
                  on_batch: Callable[[pa.RecordBatch], None] | None = None, row_group: int | None = None,
-                 memory_limit: str = "512MB", tmpdir: Path | None = None) -> int:
+                 memory_limit: str = "256MB", tmpdir: Path | None = None) -> int:
     """Merge the shards' Parquet parts (each sorted by `keys`, a tie group in one part) into `out`,
     sorted by `keys`, ties in (part, row) order: the rows and bytes of `merge_tables`, in memory
     DuckDB bounds (it spills to `tmpdir`). `first_of`: keep one row per value of these columns, the
