@@ -6,25 +6,6 @@ import dataclasses
 SCAN_SHARDS = config["manifest"].get("shards", 1)
 
 
-
-def scan_params():
-    """Both scan rules' params, read while each rule is defined (pipeline.dvcgen attributes them to it)."""
-    return dict(
-        repository=lambda wildcards: SOURCES[wildcards.source].get("repository", wildcards.source),
-        languages=as_json(config["manifest"]["languages"]),
-        max_file_bytes=config["corpus"]["limits"]["max_file_bytes"],
-        exclude=as_json(config["manifest"].get("exclude", [])),
-    )
-
-
-SCAN_ARGS = (
-    "python -m pipeline.manifest.scan --name {wildcards.source:q} --root {input.tree:q}"
-    " --repository {params.repository:q} --languages {params.languages:q}"
-    " --max-file-bytes {params.max_file_bytes} --workers {threads} --origins {input.origins:q}"
-    " --exclude {params.exclude:q}"
-)
-
-
 # manifest.shards > 1: each source's files are scanned by that many jobs (pipeline.core.shards: by the
 # hash of the source and the file's path) and scan_source merges their parts into the same bytes.
 rule scan_source_shard:
@@ -38,7 +19,10 @@ rule scan_source_shard:
     wildcard_constraints:
         shard=r"\d+",
     params:
-        **scan_params(),
+        repository=lambda wildcards: SOURCES[wildcards.source].get("repository", wildcards.source),
+        languages=as_json(config["manifest"]["languages"]),
+        max_file_bytes=config["corpus"]["limits"]["max_file_bytes"],
+        exclude=as_json(config["manifest"].get("exclude", [])),
         shards=SCAN_SHARDS,
     threads: config["manifest"]["workers"]
     resources:
@@ -49,7 +33,10 @@ rule scan_source_shard:
     log:
         "logs/scan/{source}.shard_{shard}.log",
     shell:
-        SCAN_ARGS + " --shard {wildcards.shard} --shards {params.shards}"
+        "python -m pipeline.manifest.scan --name {wildcards.source:q} --root {input.tree:q}"
+        " --repository {params.repository:q} --languages {params.languages:q}"
+        " --max-file-bytes {params.max_file_bytes} --workers {threads} --origins {input.origins:q}"
+        " --exclude {params.exclude:q} --shard {wildcards.shard} --shards {params.shards}"
         " --out {output.files:q} --rejects {output.rejects:q} 2> {log:q}"
 
 
@@ -64,7 +51,10 @@ rule scan_source:
         files="data/manifest/parts/{source}.parquet",
         rejects="data/manifest/parts/{source}.rejects.parquet",
     params:
-        **scan_params(),
+        repository=lambda wildcards: SOURCES[wildcards.source].get("repository", wildcards.source),
+        languages=as_json(config["manifest"]["languages"]),
+        max_file_bytes=config["corpus"]["limits"]["max_file_bytes"],
+        exclude=as_json(config["manifest"].get("exclude", [])),
     threads: config["manifest"]["workers"] if SCAN_SHARDS == 1 else 1
     resources:
         mem_mb=jobres.stage_mem_mb(config["manifest"]["workers"]),
@@ -74,7 +64,10 @@ rule scan_source:
     log:
         "logs/scan/{source}.log",
     shell:
-        SCAN_ARGS + (" --merge {input.parts:q}" if SCAN_SHARDS > 1 else "") +
+        "python -m pipeline.manifest.scan --name {wildcards.source:q} --root {input.tree:q}"
+        " --repository {params.repository:q} --languages {params.languages:q}"
+        " --max-file-bytes {params.max_file_bytes} --workers {threads} --origins {input.origins:q}"
+        " --exclude {params.exclude:q}" + (" --merge {input.parts:q}" if SCAN_SHARDS > 1 else "") +
         " --out {output.files:q} --rejects {output.rejects:q} 2> {log:q}"
 
 

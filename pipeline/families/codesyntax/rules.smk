@@ -11,24 +11,6 @@ wildcard_constraints:
 CODESYNTAX_SHARDS = CODESYNTAX.get("shards", 1)
 
 
-def label_params():
-    """Both labelling rules' params, read while each rule is defined (pipeline.dvcgen attributes them to it)."""
-    return dict(
-        max_tokens=CODESYNTAX["max_tokens"],
-        max_samples=CODESYNTAX["max_samples_per_language"],
-        dev_fraction=CODESYNTAX["dev_fraction"],
-        seed=config["seed"],
-        timeout_s=CODESYNTAX.get("timeout_s", 60),
-    )
-
-
-LABEL_ARGS = (
-    "python -m pipeline.families.codesyntax.label --manifest {input.manifest:q} --language {wildcards.language}"
-    " --variant {wildcards.variant} --max-tokens {params.max_tokens} --max-samples {params.max_samples}"
-    " --dev-fraction {params.dev_fraction} --seed {params.seed} --workers {threads} --timeout-s {params.timeout_s}"
-)
-
-
 # codesyntax.shards > 1: each (variant, language)'s files are labelled by that many jobs (pipeline.core.shards:
 # by the hash of each file's source and path) and codesyntax_label merges their parts into the same bytes.
 rule codesyntax_label_shard:
@@ -42,7 +24,11 @@ rule codesyntax_label_shard:
     wildcard_constraints:
         shard=r"\d+",
     params:
-        **label_params(),
+        max_tokens=CODESYNTAX["max_tokens"],
+        max_samples=CODESYNTAX["max_samples_per_language"],
+        dev_fraction=CODESYNTAX["dev_fraction"],
+        seed=config["seed"],
+        timeout_s=CODESYNTAX.get("timeout_s", 60),
         shards=CODESYNTAX_SHARDS,
     threads: CODESYNTAX["workers"]
     resources:
@@ -53,7 +39,10 @@ rule codesyntax_label_shard:
     log:
         "logs/codesyntax/label_{variant}_{language}.shard_{shard}.log",
     shell:
-        LABEL_ARGS + " --shard {wildcards.shard} --shards {params.shards}"
+        "python -m pipeline.families.codesyntax.label --manifest {input.manifest:q} --language {wildcards.language}"
+        " --variant {wildcards.variant} --max-tokens {params.max_tokens} --max-samples {params.max_samples}"
+        " --dev-fraction {params.dev_fraction} --seed {params.seed} --workers {threads} --timeout-s {params.timeout_s}"
+        " --shard {wildcards.shard} --shards {params.shards}"
         " --samples {output.samples:q} --relations {output.relations:q} --rejects {output.rejects:q}"
         " --summary {output.summary:q} 2> {log:q}"
 
@@ -70,7 +59,11 @@ rule codesyntax_label:
         rejects="data/families/codesyntax/{variant}/{language}/rejects.parquet",
         summary="data/families/codesyntax/{variant}/{language}/summary.json",
     params:
-        **label_params(),
+        max_tokens=CODESYNTAX["max_tokens"],
+        max_samples=CODESYNTAX["max_samples_per_language"],
+        dev_fraction=CODESYNTAX["dev_fraction"],
+        seed=config["seed"],
+        timeout_s=CODESYNTAX.get("timeout_s", 60),
     threads: CODESYNTAX["workers"] if CODESYNTAX_SHARDS == 1 else 1
     resources:
         mem_mb=jobres.stage_mem_mb(CODESYNTAX["workers"]),
@@ -80,7 +73,10 @@ rule codesyntax_label:
     log:
         "logs/codesyntax/label_{variant}_{language}.log",
     shell:
-        LABEL_ARGS + (" --merge {input.parts:q}" if CODESYNTAX_SHARDS > 1 else "") +
+        "python -m pipeline.families.codesyntax.label --manifest {input.manifest:q} --language {wildcards.language}"
+        " --variant {wildcards.variant} --max-tokens {params.max_tokens} --max-samples {params.max_samples}"
+        " --dev-fraction {params.dev_fraction} --seed {params.seed} --workers {threads} --timeout-s {params.timeout_s}" + (
+            " --merge {input.parts:q}" if CODESYNTAX_SHARDS > 1 else "") +
         " --samples {output.samples:q} --relations {output.relations:q} --rejects {output.rejects:q}"
         " --summary {output.summary:q} 2> {log:q}"
 
