@@ -3,11 +3,50 @@
 import dataclasses
 
 
+SCAN_SHARDS = config["manifest"].get("shards", 1)
+
+
+# manifest.shards > 1: each source's files are scanned by that many jobs (pipeline.core.shards: by the
+# hash of the source and the file's path) and scan_source merges their parts into the same bytes.
+rule scan_source_shard:
+    input:
+        tree="data/corpus/{source}",
+        record="data/sources/{source}.json",
+        origins="data/sources/{source}.origins.parquet",
+    output:
+        files="data/manifest/shards/{source}/{shard}.parquet",
+        rejects="data/manifest/shards/{source}/{shard}.rejects.parquet",
+    wildcard_constraints:
+        shard=r"\d+",
+    params:
+        repository=lambda wildcards: SOURCES[wildcards.source].get("repository", wildcards.source),
+        languages=as_json(config["manifest"]["languages"]),
+        max_file_bytes=config["corpus"]["limits"]["max_file_bytes"],
+        exclude=as_json(config["manifest"].get("exclude", [])),
+        shards=SCAN_SHARDS,
+    threads: config["manifest"]["workers"]
+    resources:
+        mem_mb=jobres.stage_mem_mb(config["manifest"]["workers"]),
+        runtime=lambda wildcards, input: jobres.stage_runtime([input.record], config["manifest"]["workers"] * SCAN_SHARDS),
+    conda:
+        CONDA_ENV
+    log:
+        "logs/scan/{source}.shard_{shard}.log",
+    shell:
+        "python -m pipeline.manifest.scan --name {wildcards.source:q} --root {input.tree:q}"
+        " --repository {params.repository:q} --languages {params.languages:q}"
+        " --max-file-bytes {params.max_file_bytes} --workers {threads} --origins {input.origins:q}"
+        " --exclude {params.exclude:q} --shard {wildcards.shard} --shards {params.shards}"
+        " --out {output.files:q} --rejects {output.rejects:q} 2> {log:q}"
+
+
 rule scan_source:
     input:
         tree="data/corpus/{source}",
         record="data/sources/{source}.json",
         origins="data/sources/{source}.origins.parquet",
+        parts=lambda wildcards: expand("data/manifest/shards/{source}/{shard}.parquet", source=wildcards.source,
+                                       shard=range(SCAN_SHARDS)) if SCAN_SHARDS > 1 else [],
     output:
         files="data/manifest/parts/{source}.parquet",
         rejects="data/manifest/parts/{source}.rejects.parquet",
@@ -16,7 +55,7 @@ rule scan_source:
         languages=as_json(config["manifest"]["languages"]),
         max_file_bytes=config["corpus"]["limits"]["max_file_bytes"],
         exclude=as_json(config["manifest"].get("exclude", [])),
-    threads: config["manifest"]["workers"]
+    threads: config["manifest"]["workers"] if SCAN_SHARDS == 1 else 1
     resources:
         mem_mb=jobres.stage_mem_mb(config["manifest"]["workers"]),
         runtime=lambda wildcards, input: jobres.stage_runtime([input.record], config["manifest"]["workers"]),
@@ -28,7 +67,7 @@ rule scan_source:
         "python -m pipeline.manifest.scan --name {wildcards.source:q} --root {input.tree:q}"
         " --repository {params.repository:q} --languages {params.languages:q}"
         " --max-file-bytes {params.max_file_bytes} --workers {threads} --origins {input.origins:q}"
-        " --exclude {params.exclude:q}"
+        " --exclude {params.exclude:q}" + (" --merge {input.parts:q}" if SCAN_SHARDS > 1 else "") +
         " --out {output.files:q} --rejects {output.rejects:q} 2> {log:q}"
 
 

@@ -166,7 +166,7 @@ from tests.test_identifiers import small_manifest  # noqa: E402,F401  (a fixture
 
 def test_identifier_shards_merge_to_the_one_job_bytes(small_manifest, tmp_path):  # noqa: F811
     from pipeline import schemas
-    from pipeline.core.ids import shard_of
+    from pipeline.core.shards import in_shard
     from pipeline.identifiers.build import main
     from pipeline.io import write_parquet
 
@@ -181,7 +181,9 @@ def test_identifier_shards_merge_to_the_one_job_bytes(small_manifest, tmp_path):
 
     assert main(common + outputs(tmp_path / "one")) == 0
     shards = 4
-    assert len({shard_of(f, shards) for f in small_manifest.column("file_id").to_pylist()}) > 1
+    owners = [[k for k in range(shards) if in_shard(r["source"], r["path"], k, shards)]
+              for r in small_manifest.select(["source", "path"]).to_pylist()]
+    assert all(len(o) == 1 for o in owners) and len({o[0] for o in owners}) > 1
     for k in range(shards):
         assert main(common + ["--shard", str(k), "--shards", str(shards)] + outputs(tmp_path / f"part{k}")) == 0
     parts = [str(tmp_path / f"part{k}.json") for k in range(shards)]

@@ -14,11 +14,13 @@ import argparse
 import ast
 import contextlib
 import hashlib
+import json
 import keyword
 import logging
 import pickle
 import signal
 import sys
+import tempfile
 from collections import Counter
 from dataclasses import dataclass
 from functools import partial
@@ -30,7 +32,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline import schemas
-from pipeline.core import logs
+from pipeline.core import logs, shards as sharding
 from pipeline.core.pool import hard_limit, imap_files
 from pipeline.extract import analyse, library
 from pipeline.extract.visitor import private
@@ -268,11 +270,13 @@ def _exports(tree: ast.Module) -> tuple[set[str], list[str] | None]:
     return names, all_names
 
 
-def star_names(rows: list[dict], modules: dict, dists: dict, max_file_bytes: int) -> dict[str, dict[str, str]]:
+def star_names(rows: list[dict], modules: dict, dists: dict, max_file_bytes: int,
+               only: set[str] | None = None) -> dict[str, dict[str, str]]:
     """Per file with a module-level star import of a corpus module: name -> the module it comes from
     (`from .core import *` binds core's `__all__`, else its public module-level names; chains of star
     imports followed; a later star import wins, as in Python). Only files whose text has `import *`
-    and the modules they name are parsed (CPython's `ast`, never run)."""
+    and the modules they name are parsed (CPython's `ast`, never run). `only`: the file_ids to resolve
+    (a shard's files; the modules they import from may be anywhere in `rows`)."""
     by_module: dict[tuple[str, str], dict] = {}
     for r in rows:
         mod = modules[r["file_id"]][0]
@@ -301,7 +305,7 @@ def star_names(rows: list[dict], modules: dict, dists: dict, max_file_bytes: int
 
     result = {}
     for r in rows:
-        if r["bytes"] > max_file_bytes:
+        if r["bytes"] > max_file_bytes or (only is not None and r["file_id"] not in only):
             continue
         try:
             data = Path(r["location"]).read_bytes()
@@ -450,8 +454,12 @@ class Stats:
 
 def iter_rows(manifest: pa.Table, workers: int, timeout_s: float, max_file_bytes: int, cache: Cache,
               stats: Stats, hits: list[int] | None = None, stdlib_sources: frozenset[str] = frozenset(),
-              per_repository_sources: frozenset[str] = frozenset()) -> Iterator[tuple[str, list[dict]]]:
+              per_repository_sources: frozenset[str] = frozenset(), shard: int = 0,
+              shards: int = 1) -> Iterator[tuple[str, list[dict]]]:
     """(table name, rows) in each table's final order, file by file, as the analyses arrive.
+    With shards > 1, the rows of `shard`'s files only (`pipeline.core.shards`); module names,
+    distributions and star imports are still resolved against every file, so `merge` of the parts
+    is the one-job result.
 
     Files are walked in (source, repository, path) order, so each file's rows sorted by the table's
     key concatenate to the globally sorted table; the inventory (unique per (source, repository,
@@ -460,6 +468,7 @@ def iter_rows(manifest: pa.Table, workers: int, timeout_s: float, max_file_bytes
     outcomes of contents still awaited by a later duplicate file; never the corpus's rows."""
     rows = manifest.filter(pc.equal(manifest.column("language"), "python")).to_pylist()
     rows.sort(key=_file_key)  # stable: the manifest's own order, made explicit
+    everything = rows
     # module names and categories by distribution (issue 24 item 2), never by the `repository:` grouping:
     # `dir:2` once cut `pkg/sub/x.py` from `pkg/__init__.py`, so it was module `sub.x` in one grouping only
     dists = {r["file_id"]: library.distribution(r["source"], r["repository"], r["source"] in per_repository_sources,
@@ -473,7 +482,12 @@ def iter_rows(manifest: pa.Table, workers: int, timeout_s: float, max_file_bytes
     dist_tops: dict[str, set[str]] = {}
     for r in rows:
         dist_tops.setdefault(dists[r["file_id"]], set()).add(modules[r["file_id"]][0].split(".")[0])
-    stars = star_names(rows, modules, dists, max_file_bytes)
+    if shards > 1:
+        rows = [r for r in rows if sharding.in_shard(r["source"], r["path"], shard, shards)]
+        stars = star_names(everything, modules, dists, max_file_bytes, {r["file_id"] for r in rows})
+    else:
+        stars = star_names(rows, modules, dists, max_file_bytes)
+    del everything
 
     tasks, remaining = [], Counter()
     for r in rows:
@@ -533,11 +547,12 @@ def iter_rows(manifest: pa.Table, workers: int, timeout_s: float, max_file_bytes
 
 
 def build(manifest: pa.Table, workers: int, timeout_s: float, max_file_bytes: int, cache: Cache,
-          stdlib_sources: frozenset[str] = frozenset(), per_repository_sources: frozenset[str] = frozenset()):
+          stdlib_sources: frozenset[str] = frozenset(), per_repository_sources: frozenset[str] = frozenset(),
+          shard: int = 0, shards: int = 1):
     """Every table in memory (tests, small corpora): (tables, metrics, cache hits). `write` streams."""
     stats, hits, parts = Stats(), [], {name: [] for name in TABLES}
     for name, rows in iter_rows(manifest, workers, timeout_s, max_file_bytes, cache, stats, hits, stdlib_sources,
-                                per_repository_sources):
+                                per_repository_sources, shard, shards):
         parts[name] += rows
     tables = {name: pa.Table.from_pylist(parts[name], TABLES[name]) for name in TABLES}
     return tables, stats.summary(), hits[0] if hits else 0
@@ -545,7 +560,7 @@ def build(manifest: pa.Table, workers: int, timeout_s: float, max_file_bytes: in
 
 def write(manifest: pa.Table, workers: int, timeout_s: float, max_file_bytes: int, cache: Cache,
           paths: dict[str, Path], batch_rows: int = 8192, stdlib_sources: frozenset[str] = frozenset(),
-          per_repository_sources: frozenset[str] = frozenset()):
+          per_repository_sources: frozenset[str] = frozenset(), shard: int = 0, shards: int = 1):
     """Stream every table to its Parquet file (`pipeline.io.parquet_stream`: the same bytes as
     `write_parquet` of `build`'s tables, in bounded memory). Returns (metrics, cache hits)."""
     stats, hits = Stats(), []
@@ -553,7 +568,7 @@ def write(manifest: pa.Table, workers: int, timeout_s: float, max_file_bytes: in
         outs = {name: stack.enter_context(parquet_stream(paths[name], TABLES[name])) for name in TABLES}
         pending: dict[str, list[dict]] = {name: [] for name in TABLES}
         for name, rows in iter_rows(manifest, workers, timeout_s, max_file_bytes, cache, stats, hits, stdlib_sources,
-                                    per_repository_sources):
+                                    per_repository_sources, shard, shards):
             pending[name] += rows
             if len(pending[name]) >= batch_rows:
                 outs[name].write(pa.Table.from_pylist(pending[name], TABLES[name]))
@@ -562,6 +577,42 @@ def write(manifest: pa.Table, workers: int, timeout_s: float, max_file_bytes: in
             if rows:
                 outs[name].write(pa.Table.from_pylist(rows, TABLES[name]))
     return stats.summary(), hits[0] if hits else 0
+
+
+FILE_ORDER = ["source", "repository", "path"]  # the walk's order; tied files share a path, so one shard holds them
+
+
+def part_path(metrics: Path, name: str) -> Path:
+    """A shard's table beside its metrics file: X.json -> X.<name>.parquet."""
+    return metrics.with_suffix(f".{name}.parquet")
+
+
+def merge(parts: list[Path], manifest: pa.Table, max_file_bytes: int, paths: dict[str, Path],
+          tmpdir: Path | None = None) -> dict:
+    """Merge the shards' parts (given as their metrics files) into the one-job tables, streaming
+    (`pipeline.core.shards.stream_merge`): usages, imports and rejects in the walk's file order, the
+    inventory deduplicated again across shards (per repository and fqn, the first file in path
+    order wins) and sorted by fqn. The metrics are counted from the merged rows, as `write` counts
+    them; the counts no table holds come from the parts (files, libcst fallbacks) and the manifest
+    (distinct contents). Returns the metrics."""
+    stats = Stats()
+    metrics = [json.loads(p.read_text()) for p in parts]
+    for name in ("usages", "imports", "rejects"):
+        sharding.stream_merge([part_path(p, name) for p in parts], TABLES[name], FILE_ORDER, paths[name],
+                              on_batch=lambda b, name=name: stats.add(name, b.to_pylist()), tmpdir=tmpdir)
+    inventory_key = ["source", "repository", "fqn"]
+    sharding.stream_merge([part_path(p, "inventory") for p in parts], TABLES["inventory"], inventory_key,
+                          paths["inventory"], first_of=inventory_key, first_by=["path"],
+                          on_batch=lambda b: stats.add("inventory", b.to_pylist()), tmpdir=tmpdir)
+    python = manifest.filter(pc.equal(manifest.column("language"), "python"))
+    small = python.filter(pc.less_equal(python.column("bytes"), max_file_bytes))
+    stats.python_files = sum(m["python_files"] for m in metrics)
+    stats.unique_contents = len(pc.unique(small.column("sha256")))
+    stats.positions_fallback = sum(m["positions_from_libcst_fallback"] for m in metrics)
+    if stats.python_files != python.num_rows:
+        raise ValueError(f"the {len(parts)} extract shards cover {stats.python_files} Python files, the manifest "
+                         f"{python.num_rows}: give every shard's part to --merge, built from this manifest")
+    return stats.summary()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -585,13 +636,22 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--inventory", required=True, type=Path)
     ap.add_argument("--rejects", required=True, type=Path)
     ap.add_argument("--metrics", required=True, type=Path)
+    sharding.add_arguments(ap, "instead of analysing: merge these shards' parts, given as their metrics files "
+                           "(X.json beside X.usages.parquet, X.imports.parquet, X.inventory.parquet, X.rejects.parquet)")
     args = ap.parse_args(argv)
+    sharding.check_arguments(ap, args)
     logs.setup()
     manifest = read_parquet(args.manifest, schemas.MANIFEST)
     paths = {"usages": args.usages, "imports": args.imports, "inventory": args.inventory, "rejects": args.rejects}
-    stats, hits = write(manifest, args.workers, args.timeout_s, args.max_file_bytes, Cache(args.cache), paths,
-                        stdlib_sources=frozenset(args.stdlib_sources),
-                        per_repository_sources=frozenset(args.per_repository_sources))
+    if args.merge:
+        with tempfile.TemporaryDirectory(prefix=".extract-merge-", dir=args.usages.parent
+                                         if args.usages.parent.exists() else None) as tmp:
+            stats, hits = merge(args.merge, manifest, args.max_file_bytes, paths, Path(tmp)), 0
+    else:
+        stats, hits = write(manifest, args.workers, args.timeout_s, args.max_file_bytes, Cache(args.cache), paths,
+                            stdlib_sources=frozenset(args.stdlib_sources),
+                            per_repository_sources=frozenset(args.per_repository_sources),
+                            shard=args.shard, shards=args.shards)
     write_json(stats, args.metrics)
     log.info("extract: %d files analysed (%d cached), %d rejects, %d usages, %d unique call APIs",
              stats["files_analysed"], hits, stats["rejects"], stats["usages"], stats["unique_call_apis"])

@@ -43,7 +43,7 @@ import pyarrow.compute as pc
 
 from pipeline import schemas
 from pipeline.core import logs
-from pipeline.core.ids import shard_of
+from pipeline.core import shards as sharding
 from pipeline.core.pool import imap_files
 from pipeline.identifiers.schemas import SEQUENCES
 from pipeline.io import atomic_path, read_parquet, write_json, write_parquet
@@ -198,15 +198,16 @@ def parse_all(tasks: list[Task], workers: int, cache: Cache) -> tuple[dict[tuple
 def build(manifest: pa.Table, languages: list[str], workers: int, max_error_fraction: float, max_file_bytes: int,
           cache: Cache, shard: int = 0, shards: int = 1) -> tuple[pa.Table, pa.Table, dict, int]:
     """(sequences, rejects, metrics, cache hits) for the manifest's files of `languages`; with shards > 1,
-    only the files whose file_id hashes to `shard` (pipeline.core.ids.shard_of, as inference shards
-    items): `merge` of the N parts equals the one-job result byte for byte."""
+    only the files of `shard` (pipeline.core.shards: the hash of their source and path, so files whose
+    rejects tie on (source, repository, path) are in one shard): `merge` of the N parts equals the
+    one-job result byte for byte."""
     unknown = sorted(set(languages) - set(LANGUAGES))
     if unknown:
         raise ValueError(f"identifiers.languages: no grammar for {unknown}; supported: {list(LANGUAGES)}")
     rows = manifest.filter(pc.is_in(manifest.column("language"), pa.array(sorted(languages), pa.string())))
     rows = rows.sort_by([("file_id", "ascending")]).to_pylist()
     if shards > 1:
-        rows = [r for r in rows if shard_of(r["file_id"], shards) == shard]
+        rows = [r for r in rows if sharding.in_shard(r["source"], r["path"], shard, shards)]
     tasks, seen = [], set()
     for r in rows:
         key = (r["sha256"], r["language"])
@@ -306,12 +307,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sequences", required=True, type=Path, help="output: one row per file (SEQUENCES)")
     ap.add_argument("--rejects", required=True, type=Path, help="output: files left out (core REJECTS schema)")
     ap.add_argument("--metrics", required=True, type=Path, help="output: counts per language (JSON)")
-    ap.add_argument("--shard", type=int, default=0, help="this job's shard in [0, --shards)")
-    ap.add_argument("--shards", type=int, default=1, help="jobs the files are split over by file_id hash (1: all)")
-    ap.add_argument("--merge", nargs="+", type=Path, metavar="PART",
-                    help="instead of parsing: merge these shards' outputs, given as their metrics JSON files "
-                    "(X.json beside X.sequences.parquet and X.rejects.parquet); --manifest is not read")
+    sharding.add_arguments(ap, "instead of parsing: merge these shards' outputs, given as their metrics JSON files "
+                           "(X.json beside X.sequences.parquet and X.rejects.parquet); --manifest is not read")
     args = ap.parse_args(argv)
+    sharding.check_arguments(ap, args)
     logs.setup()
     languages = json.loads(args.languages)
     if args.merge:
@@ -320,8 +319,6 @@ def main(argv: list[str] | None = None) -> int:
                                 [Path(f"{p}.rejects.parquet") for p in parts], args.merge, languages)
         hits = 0
     else:
-        if not 0 <= args.shard < args.shards:
-            ap.error(f"--shard {args.shard} is not in [0, --shards={args.shards})")
         manifest = read_parquet(args.manifest, schemas.MANIFEST)
         seq, rej, stats, hits = build(manifest, languages, args.workers, args.max_error_fraction,
                                       args.max_file_bytes, Cache(args.cache), args.shard, args.shards)

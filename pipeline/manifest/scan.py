@@ -22,7 +22,7 @@ import numpy as np
 import pyarrow as pa
 
 from pipeline import schemas
-from pipeline.core import ids, logs
+from pipeline.core import ids, logs, shards as sharding
 from pipeline.core.pool import map_files
 from pipeline.corpus.safety import name_problem, shown
 from pipeline.io import read_parquet, write_parquet
@@ -178,15 +178,24 @@ def scan_source(
     location_prefix: str | None = None,
     origins: Path | None = None,
     exclude: list[str] | None = None,
+    shard: int = 0,
+    shards: int = 1,
 ) -> tuple[pa.Table, pa.Table]:
     """Scan a fetched source folder (`origins`: where a jsonl source's files came from, written by
     the fetch beside the tree). Returns (scanned rows, reject rows), each sorted by path. Files
     matching an `exclude` pattern (manifest.exclude: vendored code, test data, caches) are not
-    read: each is an `excluded` reject naming the pattern."""
+    read: each is an `excluded` reject naming the pattern. With shards > 1, only the files of
+    `shard` (`pipeline.core.shards`: the hash of the source's name and the path the file is
+    reported under, known before it is read); `merge` of the parts is the one-job result."""
     by_location = {}
     if origins is not None and origins.exists():
         by_location = {r["location"]: r for r in read_parquet(origins, schemas.ORIGINS).to_pylist()}
     rels, misnamed = bad_names(list_files(root))
+    if shards > 1:
+        def mine(rel: str) -> bool:
+            return sharding.in_shard(name, by_location[rel]["path"] if rel in by_location else rel, shard, shards)
+        rels = [rel for rel in rels if mine(rel)]
+        misnamed = [r for r in misnamed if mine(r.rel)]
     langs = frozenset(languages)
     skipped: list[ScanResult] = []
     if exclude:
@@ -221,9 +230,24 @@ def scan_source(
                 "sha256": r.sha256, "source": name, "repository": repo, "path": path, "location": location,
                 "language": r.language, "encoding": r.encoding, "bytes": r.bytes, "lines": r.lines,
             })
-    good.sort(key=lambda r: (r["repository"], r["path"], r["location"]))
-    bad.sort(key=lambda r: (r["repository"] or "", r["path"]))
-    return pa.Table.from_pylist(good, schemas.SCANNED), pa.Table.from_pylist(bad, schemas.REJECTS)
+    return pa.Table.from_pylist(_sort_scanned(good), schemas.SCANNED), pa.Table.from_pylist(_sort_rejects(bad), schemas.REJECTS)
+
+
+def _sort_scanned(rows: list[dict]) -> list[dict]:
+    return sorted(rows, key=lambda r: (r["repository"], r["path"], r["location"]))  # location: unique
+
+
+def _sort_rejects(rows: list[dict]) -> list[dict]:
+    return sorted(rows, key=lambda r: (r["repository"] or "", r["path"]))  # stable: ties keep the scan's order
+
+
+def merge(files: list[Path], rejects: list[Path]) -> tuple[pa.Table, pa.Table]:
+    """The shards' parts as `scan_source`'s one-job result: rows re-sorted by the same keys, stably
+    (files that tie on (repository, path) share a path, so they come from one shard, in its order)."""
+    good = [r for p in files for r in read_parquet(p, schemas.SCANNED).to_pylist()]
+    bad = [r for p in rejects for r in read_parquet(p, schemas.REJECTS).to_pylist()]
+    return (pa.Table.from_pylist(_sort_scanned(good), schemas.SCANNED),
+            pa.Table.from_pylist(_sort_rejects(bad), schemas.REJECTS))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -243,11 +267,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--exclude", default="[]", help="JSON list of manifest.exclude patterns (excluded rejects)")
     ap.add_argument("--out", required=True, type=Path)
     ap.add_argument("--rejects", required=True, type=Path)
+    sharding.add_arguments(ap, "instead of scanning: merge these shards' parts (X.parquet, beside X.rejects.parquet); "
+                           "the folder is not read")
     args = ap.parse_args(argv)
+    sharding.check_arguments(ap, args)
     logs.setup()
-    files, rejects = scan_source(args.name, args.root, args.repository, json.loads(args.languages),
-                                 args.max_file_bytes, args.workers, origins=args.origins,
-                                 exclude=json.loads(args.exclude))
+    if args.merge:
+        files, rejects = merge(args.merge, [p.with_suffix(".rejects.parquet") for p in args.merge])
+    else:
+        files, rejects = scan_source(args.name, args.root, args.repository, json.loads(args.languages),
+                                     args.max_file_bytes, args.workers, origins=args.origins,
+                                     exclude=json.loads(args.exclude), shard=args.shard, shards=args.shards)
     write_parquet(files, args.out, schemas.SCANNED)
     write_parquet(rejects, args.rejects, schemas.REJECTS)
     log.info("%s: %d files kept, %d rejected", args.name, files.num_rows, rejects.num_rows)

@@ -10,6 +10,7 @@ each bucket is sorted on its own, so its memory does not grow with the corpus (b
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import sys
 import tempfile
@@ -24,7 +25,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from pipeline import schemas as core_schemas
-from pipeline.core import logs
+from pipeline.core import logs, shards as sharding
 from pipeline.core.ids import stable_id, unit_float
 from pipeline.core.pool import hard_limit, imap_files
 from pipeline.families.codesyntax import schemas
@@ -177,107 +178,109 @@ def _bucket_of(ids: pa.ChunkedArray | pa.Array, buckets: int) -> np.ndarray:
     return np.fromiter((int(i[:2], 16) * buckets >> 8 for i in ids.to_pylist()), dtype=np.int64, count=len(ids))
 
 
-def write_tables(labelled: Iterable[tuple[dict, LabelledFile | list[Sample | Failure]]], language: str, seed: int,
-                 dev_fraction: float, max_samples: int, out: dict[str, Path], tmpdir: Path,
-                 memory_limit: str = "256MB", buckets: int = 16) -> dict:
-    """Stream labelled files (as `LabelledFile`, or as samples and failures) into the three tables in
-    memory that does not grow with the corpus: samples and edges are spilled unsorted to `buckets`
-    Arrow files of `tmpdir` by the first hex digits of their sample id; each bucket, in id order, is
-    then sorted in memory by sample id (edges by sample id, relation, head, dependent span) and
-    written in row groups (`pipeline.io.parquet_stream`: the bytes equal an in-memory write of the same
-    rows). DuckDB sorting the wide sample rows needed 250 MB at 1,600 files and failed under 128 MB;
-    a bucket is a few MB. A seeded, id-based subset of `max_samples` (0: all) is kept (DuckDB picks it
-    from the spilled (order, key) pairs within `memory_limit`): stable when the corpus grows."""
-    import duckdb
+# A sample's `_order` is its place in the corpus walk: (file index << ORDER_BITS) + its index in the
+# file when the rows carry their file's `_index` (every shard numbers files the same way, so the
+# shards' orders interleave as one job's do), else a running count; both order samples alike.
+ORDER_BITS = 24
 
-    cap_schema = pa.schema([pa.field("_order", pa.int64()), pa.field(CAP_KEY, pa.float64())])
-    cap_path = tmpdir / "cap.parquet"
-    cap_writer = pq.ParquetWriter(cap_path, cap_schema)
-    s_files = [pa.ipc.new_stream(str(tmpdir / f"samples-{b:03d}.arrow"), UNSORTED_SAMPLES) for b in range(buckets)]
-    r_files = [pa.ipc.new_stream(str(tmpdir / f"relations-{b:03d}.arrow"), UNSORTED_RELATIONS) for b in range(buckets)]
-    s_parts: list[pa.Table] = []
-    r_parts: list[pa.Table] = []
-    failures: list[tuple[dict, Failure]] = []
-    found = buffered = 0
 
-    def scatter(parts: list[pa.Table], files: list) -> None:
+class _Spill:
+    """Samples and edges spilled unsorted to `buckets` Arrow files by sample-id prefix, the
+    (order, cap key) pairs to a Parquet file, failures in memory."""
+
+    CAP_SCHEMA = pa.schema([pa.field("_order", pa.int64()), pa.field(CAP_KEY, pa.float64())])
+
+    def __init__(self, tmpdir: Path, buckets: int):
+        self.tmpdir, self.buckets = tmpdir, buckets
+        self.cap_path = tmpdir / "cap.parquet"
+        self.cap_writer = pq.ParquetWriter(self.cap_path, self.CAP_SCHEMA)
+        self.s_files = [pa.ipc.new_stream(str(tmpdir / f"samples-{b:03d}.arrow"), UNSORTED_SAMPLES)
+                        for b in range(buckets)]
+        self.r_files = [pa.ipc.new_stream(str(tmpdir / f"relations-{b:03d}.arrow"), UNSORTED_RELATIONS)
+                        for b in range(buckets)]
+        self.s_parts: list[pa.Table] = []
+        self.r_parts: list[pa.Table] = []
+        self.buffered = 0
+
+    def _scatter(self, parts: list[pa.Table], files: list) -> None:
         if not parts:
             return
         table = pa.concat_tables(parts)
-        bucket = _bucket_of(table.column("sample_id"), buckets)
+        bucket = _bucket_of(table.column("sample_id"), self.buckets)
         order = np.argsort(bucket, kind="stable")
-        table, bounds = table.take(order), np.searchsorted(bucket[order], np.arange(buckets + 1))
-        for b in range(buckets):
+        table, bounds = table.take(order), np.searchsorted(bucket[order], np.arange(self.buckets + 1))
+        for b in range(self.buckets):
             if bounds[b + 1] > bounds[b]:
                 for batch in table.slice(bounds[b], bounds[b + 1] - bounds[b]).to_batches():
                     files[b].write_batch(batch)
         parts.clear()
 
-    def spill() -> None:
-        if s_parts:
-            cap_writer.write_table(pa.concat_tables(s_parts).select(cap_schema.names))
-        scatter(s_parts, s_files)
-        scatter(r_parts, r_files)
+    def spill(self) -> None:
+        if self.s_parts:
+            self.cap_writer.write_table(pa.concat_tables(self.s_parts).select(self.CAP_SCHEMA.names))
+        self._scatter(self.s_parts, self.s_files)
+        self._scatter(self.r_parts, self.r_files)
+        self.buffered = 0
 
-    for row, result in labelled:
-        if not isinstance(result, LabelledFile):
-            result = file_tables(row, result, language, seed, dev_fraction)
-        failures.extend((row, f) for f in result.failures)
-        n = result.samples.num_rows
-        if not n:
-            continue
-        shift = lambda t: t.set_column(t.schema.get_field_index("_order"), "_order",  # noqa: E731
-                                       pc.add(t.column("_order"), pa.scalar(found, pa.int64())))
-        s_parts.append(shift(result.samples))
-        r_parts.append(shift(result.relations))
-        found += n
-        buffered += n
-        if buffered >= SPILL_ROWS:
-            spill()
-            buffered = 0
-    spill()
-    cap_writer.close()
-    for f in (*s_files, *r_files):
-        f.close()
+    def add(self, samples: pa.Table | None, relations: pa.Table | None) -> None:
+        if samples is not None:
+            self.s_parts.append(samples)
+            self.buffered += samples.num_rows
+        if relations is not None:
+            self.r_parts.append(relations)
+            self.buffered += relations.num_rows // 16
+        if self.buffered >= SPILL_ROWS:
+            self.spill()
 
-    keep = None  # every sample
-    if max_samples:
-        con = duckdb.connect(config={"memory_limit": memory_limit, "temp_directory": str(tmpdir / "duckdb"),
+    def close(self) -> None:
+        self.spill()
+        self.cap_writer.close()
+        for f in (*self.s_files, *self.r_files):
+            f.close()
+
+    def keep(self, max_samples: int, memory_limit: str) -> pa.Array | None:
+        """The `_order`s of the samples kept under the cap (None: every sample)."""
+        if not max_samples:
+            return None
+        import duckdb
+
+        con = duckdb.connect(config={"memory_limit": memory_limit, "temp_directory": str(self.tmpdir / "duckdb"),
                                      "threads": 1})
         # the samples with the smallest seeded keys (ties: corpus order)
-        keep = pa.array(con.sql(f"SELECT _order FROM read_parquet('{cap_path}') ORDER BY {CAP_KEY}, _order "
+        keep = pa.array(con.sql(f"SELECT _order FROM read_parquet('{self.cap_path}') ORDER BY {CAP_KEY}, _order "
                                 f"LIMIT {int(max_samples)}").fetchnumpy()["_order"], pa.int64())
         con.close()
+        return keep
 
-    def buckets_sorted(kind: str, keys: list[str]) -> Iterator[pa.Table]:
-        for b in range(buckets):
-            path = tmpdir / f"{kind}-{b:03d}.arrow"
+    def buckets_read(self, kind: str, keep: pa.Array | None, keys: list[str] | None) -> Iterator[pa.Table]:
+        """Each bucket in id order, the capped samples only, sorted by `keys` (None: as spilled)."""
+        for b in range(self.buckets):
+            path = self.tmpdir / f"{kind}-{b:03d}.arrow"
             with pa.ipc.open_stream(str(path)) as reader:
                 table = reader.read_all()
             path.unlink()
             if keep is not None:
                 table = table.filter(pc.is_in(table.column("_order"), value_set=keep))
             # pyarrow's sort is stable; ties on sample_id (practically none) keep the corpus order
-            yield table.sort_by([(k, "ascending") for k in keys])
+            yield table.sort_by([(k, "ascending") for k in keys]) if keys else table
 
+
+def _write_labels(spill: _Spill, max_samples: int, memory_limit: str, out: dict[str, Path]) -> tuple[int, int]:
+    """The sorted samples and edges tables from a closed spill; returns their row counts."""
+    keep = spill.keep(max_samples, memory_limit)
     with parquet_stream(out["samples"], schemas.SAMPLES, row_group=SAMPLES_ROW_GROUP) as writer:
-        for table in buckets_sorted("samples", ["sample_id", "_order"]):
+        for table in spill.buckets_read("samples", keep, ["sample_id", "_order"]):
             writer.write(table)
         samples_rows = writer.rows
     with parquet_stream(out["relations"], schemas.RELATIONS) as writer:
-        for table in buckets_sorted("relations", ["sample_id", "_order", "relation", "head", "dep_start", "dep_end"]):
+        for table in spill.buckets_read("relations", keep,
+                                        ["sample_id", "_order", "relation", "head", "dep_start", "dep_end"]):
             writer.write(table)
         relations_rows = writer.rows
+    return samples_rows, relations_rows
 
-    rejects = {name: [] for name in core_schemas.REJECTS.names}
-    for row, f in sorted(failures, key=lambda x: (x[0]["source"], x[0]["path"], x[1].start_line, x[1].function)):
-        where = f"{f.function} (line {f.start_line}): " if f.function else ""
-        for name, value in (("source", row["source"]), ("repository", row["repository"]), ("path", row["path"]),
-                            ("stage", "codesyntax"), ("reason", f.reason), ("detail", where + f.detail),
-                            ("bytes", row["bytes"] if not f.function else None)):
-            rejects[name].append(value)
-    rejects_table = pa.table(rejects, schema=core_schemas.REJECTS)
-    write_parquet(rejects_table, out["rejects"], core_schemas.REJECTS)
+
+def _summary(language: str, found: int, samples_rows: int, relations_rows: int, rejects_table: pa.Table) -> dict:
     return {
         "language": language,
         "functions_labelled": found,
@@ -289,6 +292,106 @@ def write_tables(labelled: Iterable[tuple[dict, LabelledFile | list[Sample | Fai
             (x["values"], x["counts"]) for x in pc.value_counts(rejects_table.column("reason")).to_pylist())}
         if rejects_table.num_rows else {},
     }
+
+
+def _spill_labelled(labelled: Iterable[tuple[dict, LabelledFile | list[Sample | Failure]]], language: str, seed: int,
+                    dev_fraction: float, spill: _Spill) -> tuple[int, pa.Table]:
+    """Every labelled file's samples and edges into the spill; returns (samples found, rejects table)."""
+    failures: list[tuple[dict, Failure]] = []
+    found = 0
+    for row, result in labelled:
+        if not isinstance(result, LabelledFile):
+            result = file_tables(row, result, language, seed, dev_fraction)
+        failures.extend((row, f) for f in result.failures)
+        n = result.samples.num_rows
+        if not n:
+            continue
+        if "_index" in row:
+            assert n < 1 << ORDER_BITS, f"{row['path']}: {n} functions in one file"
+            base = row["_index"] << ORDER_BITS
+        else:
+            base = found
+        shift = lambda t: t.set_column(t.schema.get_field_index("_order"), "_order",  # noqa: E731
+                                       pc.add(t.column("_order"), pa.scalar(base, pa.int64())))
+        spill.add(shift(result.samples), shift(result.relations))
+        found += n
+    spill.close()
+    rejects = {name: [] for name in core_schemas.REJECTS.names}
+    for row, f in sorted(failures, key=lambda x: (x[0]["source"], x[0]["path"], x[1].start_line, x[1].function)):
+        where = f"{f.function} (line {f.start_line}): " if f.function else ""
+        for name, value in (("source", row["source"]), ("repository", row["repository"]), ("path", row["path"]),
+                            ("stage", "codesyntax"), ("reason", f.reason), ("detail", where + f.detail),
+                            ("bytes", row["bytes"] if not f.function else None)):
+            rejects[name].append(value)
+    return found, pa.table(rejects, schema=core_schemas.REJECTS)
+
+
+def write_tables(labelled: Iterable[tuple[dict, LabelledFile | list[Sample | Failure]]], language: str, seed: int,
+                 dev_fraction: float, max_samples: int, out: dict[str, Path], tmpdir: Path,
+                 memory_limit: str = "256MB", buckets: int = 16) -> dict:
+    """Stream labelled files (as `LabelledFile`, or as samples and failures) into the three tables in
+    memory that does not grow with the corpus: samples and edges are spilled unsorted to `buckets`
+    Arrow files of `tmpdir` by the first hex digits of their sample id; each bucket, in id order, is
+    then sorted in memory by sample id (edges by sample id, relation, head, dependent span) and
+    written in row groups (`pipeline.io.parquet_stream`: the bytes equal an in-memory write of the same
+    rows). DuckDB sorting the wide sample rows needed 250 MB at 1,600 files and failed under 128 MB;
+    a bucket is a few MB. A seeded, id-based subset of `max_samples` (0: all) is kept (DuckDB picks it
+    from the spilled (order, key) pairs within `memory_limit`): stable when the corpus grows."""
+    spill = _Spill(tmpdir, buckets)
+    found, rejects_table = _spill_labelled(labelled, language, seed, dev_fraction, spill)
+    samples_rows, relations_rows = _write_labels(spill, max_samples, memory_limit, out)
+    write_parquet(rejects_table, out["rejects"], core_schemas.REJECTS)
+    return _summary(language, found, samples_rows, relations_rows, rejects_table)
+
+
+# -- shards (codesyntax.shards; pipeline.core.shards) --------------------------------------------------
+def part_path(summary: Path, table: str) -> Path:
+    """A shard's table beside its summary: X.json -> X.<table>.parquet."""
+    return summary.with_suffix(f".{table}.parquet")
+
+
+def write_part(labelled: Iterable[tuple[dict, LabelledFile]], language: str, seed: int, dev_fraction: float,
+               max_samples: int, out: dict[str, Path], tmpdir: Path, memory_limit: str = "256MB",
+               buckets: int = 16) -> dict:
+    """One shard's part (`out`: its samples, relations, rejects; `merge` finds them beside the
+    summary as X.samples.parquet, ...): its samples and edges unsorted with their corpus `_order` and cap key (only
+    those under the cap among the shard's: the cap's choice over all shards is among them), its
+    rejects sorted as one job sorts them, and its counts (`merge` reads them)."""
+    spill = _Spill(tmpdir, buckets)
+    found, rejects_table = _spill_labelled(labelled, language, seed, dev_fraction, spill)
+    keep = spill.keep(max_samples, memory_limit)
+    rows = {}
+    for kind, schema in (("samples", UNSORTED_SAMPLES), ("relations", UNSORTED_RELATIONS)):
+        with parquet_stream(out[kind], schema,
+                            **({"row_group": SAMPLES_ROW_GROUP} if kind == "samples" else {})) as writer:
+            for table in spill.buckets_read(kind, keep, None):
+                writer.write(table)
+            rows[kind] = writer.rows
+    write_parquet(rejects_table, out["rejects"], core_schemas.REJECTS)
+    return _summary(language, found, rows["samples"], rows["relations"], rejects_table)
+
+
+def merge(parts: list[Path], language: str, max_samples: int, out: dict[str, Path], tmpdir: Path,
+          memory_limit: str = "256MB", buckets: int = 16) -> tuple[dict, int]:
+    """The shards' parts (given as their summaries) as one job's tables: samples and edges through the
+    same spill, cap and bucket sort (the `_order`s of all shards interleave as one job's), rejects
+    re-sorted stably by (source, path) (a path's files are in one shard, in its order). Returns the
+    summary and the files labelled."""
+    summaries = [json.loads(p.read_text()) for p in parts]
+    spill = _Spill(tmpdir, buckets)
+    for p in parts:
+        for kind, schema in (("samples", UNSORTED_SAMPLES), ("relations", UNSORTED_RELATIONS)):
+            part = pq.ParquetFile(part_path(p, kind))
+            for i in range(part.num_row_groups):
+                table = part.read_row_group(i).cast(schema)
+                spill.add(table, None) if kind == "samples" else spill.add(None, table)
+    spill.close()
+    samples_rows, relations_rows = _write_labels(spill, max_samples, memory_limit, out)
+    rejects = sharding.merge_tables([read_parquet(part_path(p, "rejects"), core_schemas.REJECTS) for p in parts],
+                                    ["source", "path"], core_schemas.REJECTS)
+    write_parquet(rejects, out["rejects"], core_schemas.REJECTS)
+    summary = _summary(language, sum(s["functions_labelled"] for s in summaries), samples_rows, relations_rows, rejects)
+    return summary, sum(s["files"] for s in summaries)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -313,20 +416,35 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--relations", required=True, type=Path)
     ap.add_argument("--rejects", required=True, type=Path)
     ap.add_argument("--summary", required=True, type=Path, help="JSON counts for the report")
+    sharding.add_arguments(ap, "instead of labelling: merge these shards' parts, given as their summaries (X.json "
+                           "beside X.samples.parquet, X.relations.parquet, X.rejects.parquet); the manifest is not read")
     args = ap.parse_args(argv)
+    sharding.check_arguments(ap, args)
     logs.setup()
-    manifest = read_parquet(args.manifest, core_schemas.MANIFEST)
-    manifest = manifest.filter(pc.and_(pc.equal(manifest.column("language"), args.language),
-                                       pc.invert(manifest.column("duplicate"))))
-    files = manifest.sort_by([("source", "ascending"), ("path", "ascending")]).to_pylist()
-    opts = Options(args.language, args.variant == "with_newlines", args.max_tokens, args.root, args.timeout_s)
     out = {"samples": args.samples, "relations": args.relations, "rejects": args.rejects}
-    with tempfile.TemporaryDirectory(prefix=".codesyntax-", dir=args.samples.parent if args.samples.parent.exists()
+    with tempfile.TemporaryDirectory(prefix=".codesyntax-", dir=args.summary.parent if args.summary.parent.exists()
                                      else None) as tmp:
-        summary = write_tables(iter_labelled_tables(files, opts, max(1, args.workers), args.seed, args.dev_fraction),
-                               args.language, args.seed,
-                               args.dev_fraction, args.max_samples, out, Path(tmp), buckets=bucket_count(len(files)))
-    summary = dict(summary, variant=args.variant, files=len(files))
+        if args.merge:
+            summary, n_files = merge(args.merge, args.language, args.max_samples, out, Path(tmp),
+                                     buckets=bucket_count(sum(json.loads(p.read_text())["files"] for p in args.merge)))
+        else:
+            manifest = read_parquet(args.manifest, core_schemas.MANIFEST)
+            manifest = manifest.filter(pc.and_(pc.equal(manifest.column("language"), args.language),
+                                               pc.invert(manifest.column("duplicate"))))
+            files = manifest.sort_by([("source", "ascending"), ("path", "ascending")]).to_pylist()
+            if args.shards > 1:  # numbered in the one-job walk, so the shards' sample orders interleave as its
+                files = [dict(r, _index=i) for i, r in enumerate(files)
+                         if sharding.in_shard(r["source"], r["path"], args.shard, args.shards)]
+            opts = Options(args.language, args.variant == "with_newlines", args.max_tokens, args.root, args.timeout_s)
+            labelled = iter_labelled_tables(files, opts, max(1, args.workers), args.seed, args.dev_fraction)
+            if args.shards > 1:
+                summary = write_part(labelled, args.language, args.seed, args.dev_fraction, args.max_samples,
+                                     out, Path(tmp), buckets=bucket_count(len(files)))
+            else:
+                summary = write_tables(labelled, args.language, args.seed, args.dev_fraction, args.max_samples, out,
+                                       Path(tmp), buckets=bucket_count(len(files)))
+            n_files = len(files)
+    summary = dict(summary, variant=args.variant, files=n_files)
     write_json(summary, args.summary)
     log.info("codesyntax %s/%s: %d samples, %d edges, %d rejects", args.language, args.variant,
              summary["samples"], summary["edges"], summary["rejects"])

@@ -8,9 +8,51 @@ wildcard_constraints:
     variant="plain|with_newlines",
 
 
+CODESYNTAX_SHARDS = CODESYNTAX.get("shards", 1)
+
+
+# codesyntax.shards > 1: each (variant, language)'s files are labelled by that many jobs (pipeline.core.shards:
+# by the hash of each file's source and path) and codesyntax_label merges their parts into the same bytes.
+rule codesyntax_label_shard:
+    input:
+        manifest="data/manifest.parquet",
+    output:
+        samples="data/families/codesyntax/{variant}/{language}/shards/{shard}.samples.parquet",
+        relations="data/families/codesyntax/{variant}/{language}/shards/{shard}.relations.parquet",
+        rejects="data/families/codesyntax/{variant}/{language}/shards/{shard}.rejects.parquet",
+        summary="data/families/codesyntax/{variant}/{language}/shards/{shard}.json",
+    wildcard_constraints:
+        shard=r"\d+",
+    params:
+        max_tokens=CODESYNTAX["max_tokens"],
+        max_samples=CODESYNTAX["max_samples_per_language"],
+        dev_fraction=CODESYNTAX["dev_fraction"],
+        seed=config["seed"],
+        timeout_s=CODESYNTAX.get("timeout_s", 60),
+        shards=CODESYNTAX_SHARDS,
+    threads: CODESYNTAX["workers"]
+    resources:
+        mem_mb=jobres.stage_mem_mb(CODESYNTAX["workers"]),
+        runtime=lambda wildcards, input: jobres.stage_runtime(input, CODESYNTAX["workers"] * CODESYNTAX_SHARDS),
+    conda:
+        CONDA_ENV
+    log:
+        "logs/codesyntax/label_{variant}_{language}.shard_{shard}.log",
+    shell:
+        "python -m pipeline.families.codesyntax.label --manifest {input.manifest:q} --language {wildcards.language}"
+        " --variant {wildcards.variant} --max-tokens {params.max_tokens} --max-samples {params.max_samples}"
+        " --dev-fraction {params.dev_fraction} --seed {params.seed} --workers {threads} --timeout-s {params.timeout_s}"
+        " --shard {wildcards.shard} --shards {params.shards}"
+        " --samples {output.samples:q} --relations {output.relations:q} --rejects {output.rejects:q}"
+        " --summary {output.summary:q} 2> {log:q}"
+
+
 rule codesyntax_label:
     input:
         manifest="data/manifest.parquet",
+        parts=lambda wildcards: expand("data/families/codesyntax/{variant}/{language}/shards/{shard}.json",
+                                       variant=wildcards.variant, language=wildcards.language,
+                                       shard=range(CODESYNTAX_SHARDS)) if CODESYNTAX_SHARDS > 1 else [],
     output:
         samples="data/families/codesyntax/{variant}/{language}/samples.parquet",
         relations="data/families/codesyntax/{variant}/{language}/relations.parquet",
@@ -22,7 +64,7 @@ rule codesyntax_label:
         dev_fraction=CODESYNTAX["dev_fraction"],
         seed=config["seed"],
         timeout_s=CODESYNTAX.get("timeout_s", 60),
-    threads: CODESYNTAX["workers"]
+    threads: CODESYNTAX["workers"] if CODESYNTAX_SHARDS == 1 else 1
     resources:
         mem_mb=jobres.stage_mem_mb(CODESYNTAX["workers"]),
         runtime=lambda wildcards, input: jobres.stage_runtime(input, CODESYNTAX["workers"]),
@@ -33,7 +75,8 @@ rule codesyntax_label:
     shell:
         "python -m pipeline.families.codesyntax.label --manifest {input.manifest:q} --language {wildcards.language}"
         " --variant {wildcards.variant} --max-tokens {params.max_tokens} --max-samples {params.max_samples}"
-        " --dev-fraction {params.dev_fraction} --seed {params.seed} --workers {threads} --timeout-s {params.timeout_s}"
+        " --dev-fraction {params.dev_fraction} --seed {params.seed} --workers {threads} --timeout-s {params.timeout_s}" + (
+            " --merge {input.parts:q}" if CODESYNTAX_SHARDS > 1 else "") +
         " --samples {output.samples:q} --relations {output.relations:q} --rejects {output.rejects:q}"
         " --summary {output.summary:q} 2> {log:q}"
 
