@@ -1,6 +1,8 @@
 """The peer benches run, on tiny inputs, and their peers agree with us: bench/peer_causal.py against
-lm-evaluation-harness (skipped when the peers venv of bench/requirements-peers.txt is absent) and the batched
-`output_hidden_states` script of bench/probing_features.py (in this environment)."""
+lm-evaluation-harness, bench/peer_metrics.py against pytrec_eval / ir-measures, bench/peer_bm25.py against
+rank_bm25, bench/peer_pll.py against minicons (each skipped when the peers venv of
+bench/requirements-peers.txt is absent), and the batched `output_hidden_states` script of
+bench/probing_features.py (in this environment)."""
 
 from __future__ import annotations
 
@@ -102,6 +104,7 @@ def test_peer_bm25_with_lucene_idf_ranks_as_ours():
     assert shipped["tool"] == "rank-bm25 0.2.2" and 0 < shipped["mean_top10_overlap"] <= 1
 
 
+@pytest.mark.slow  # ~90 s on the shared machine: two processes each load torch, the model and minicons' vocabulary
 @pytest.mark.skipif(not peers_have("minicons"), reason=NO_PEERS)
 def test_peer_pll_equals_minicons_where_both_score_the_same_tokens():
     out = run_bench("peer_pll", "--tiny", "--peer-batches", "10")
