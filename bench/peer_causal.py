@@ -175,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--conventions", nargs="+", default=list(CONVENTIONS), choices=CONVENTIONS)
     ap.add_argument("--repeat", type=int, default=1, help="runs per side and convention; the least CPU is kept")
     ap.add_argument("--tiny", action="store_true", help="a tiny random GPT-2 on built-in quizzes (seconds)")
-    ap.add_argument("--peers-python", default=PEERS_PYTHON)
+    ap.add_argument("--peers-python", default=None, help=f"the peers venv's python (default {PEERS_PYTHON})")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--side", choices=["ours", "peer"], help=argparse.SUPPRESS)
     ap.add_argument("--requests", help=argparse.SUPPRESS)
@@ -185,10 +185,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.side:
         print(json.dumps(side_ours(args) if args.side == "ours" else side_peer(args)))
         return 0
-    if not Path(args.peers_python).exists():
-        raise SystemExit(f"no peers interpreter at {args.peers_python}: make the venv (python3.11 -m venv "
-                         "/work/venvs/peers && /work/venvs/peers/bin/pip install -r bench/requirements-peers.txt) "
-                         "or pass --peers-python / set PEERS_PYTHON")
+    from bench._peers import peers_missing, skip_or_fail
+
+    explicit = args.peers_python is not None
+    args.peers_python = args.peers_python or PEERS_PYTHON
+    missing = peers_missing(args.peers_python, ("lm_eval", "accelerate"))
+    if missing:  # `python -m bench`: one line and exit 0; a named interpreter: an error saying what to do
+        return skip_or_fail(missing, explicit)
     from pipeline.models.entries import parse_zoo
     from pipeline.models.zoo import load_model
     from pipeline.runtime.scoring import lm_eval_job, start_policy

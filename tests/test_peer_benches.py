@@ -1,6 +1,8 @@
 """The peer benches run, on tiny inputs, and their peers agree with us: bench/peer_causal.py against
-lm-evaluation-harness (skipped when the peers venv of bench/requirements-peers.txt is absent) and the batched
-`output_hidden_states` script of bench/probing_features.py (in this environment)."""
+lm-evaluation-harness, bench/peer_metrics.py against pytrec_eval / ir-measures, bench/peer_bm25.py against
+rank_bm25, bench/peer_pll.py against minicons (each skipped when the peers venv of
+bench/requirements-peers.txt is absent), and the batched `output_hidden_states` script of
+bench/probing_features.py (in this environment)."""
 
 from __future__ import annotations
 
@@ -61,3 +63,67 @@ def test_features_peer_script_gives_our_vectors():
     for k in ours:
         assert ours[k].shape == peer[k].shape
         assert np.abs(ours[k] - peer[k]).max() < 1e-4, k
+
+
+def peers_have(*modules: str) -> bool:
+    if not Path(PEERS_PYTHON).exists():
+        return False
+    return subprocess.run([PEERS_PYTHON, "-c", "import " + ", ".join(modules)], capture_output=True).returncode == 0
+
+
+def run_bench(name: str, *args: str, timeout: int = 600) -> dict:
+    res = subprocess.run([sys.executable, "-m", f"bench.{name}", *args, "--json", "--peers-python", PEERS_PYTHON],
+                         cwd=REPO, capture_output=True, text=True, timeout=timeout)
+    assert res.returncode == 0, res.stderr[-3000:]
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+NO_PEERS = f"no peers venv at {PEERS_PYTHON} (python3.11 -m venv /work/venvs/peers && pip install -r bench/requirements-peers.txt)"
+
+
+@pytest.mark.skipif(not peers_have("pytrec_eval", "ir_measures"), reason=NO_PEERS)
+def test_peer_metrics_values_equal_pytrec_eval_and_ir_measures():
+    out = run_bench("peer_metrics", "--queries", "300", "--peers", "pytrec_eval", "ir_measures")
+    rows = {r["side"]: r for r in out["rows"]}
+    assert set(rows) == {"ours-sql", "ours-python", "pytrec_eval", "ir_measures"}
+    for r in rows.values():
+        assert r["values"] == 300 * 10 and r["queries_missing"] == 0
+        assert r["equal_within_1e-12"] == r["values"], r
+    assert rows["pytrec_eval"]["equal_exactly"] == rows["pytrec_eval"]["values"]  # trec_eval's arithmetic, ours in SQL
+    assert rows["pytrec_eval"]["tool"] == "pytrec-eval-terrier 0.5.11" and rows["pytrec_eval"]["cpu_s"] > 0
+
+
+@pytest.mark.skipif(not peers_have("rank_bm25"), reason=NO_PEERS)
+def test_peer_bm25_with_lucene_idf_ranks_as_ours():
+    out = run_bench("peer_bm25", "--queries", "25", "--max-files", "60")
+    rows = {r["peer"]: r for r in out["rows"]}
+    lucene, shipped = rows["rank_bm25-lucene-idf"], rows["rank_bm25"]
+    assert out["queries"] == lucene["queries"] == 25 and out["documents"] > 500
+    assert lucene["top10_identical"] == 25 and lucene["max_abs_score_diff"] < 1e-4  # float32 scores, 4 decimals
+    assert lucene["success10_ours"] == lucene["success10_peer"]
+    assert shipped["tool"] == "rank-bm25 0.2.2" and 0 < shipped["mean_top10_overlap"] <= 1
+
+
+@pytest.mark.slow  # ~90 s on the shared machine: two processes each load torch, the model and minicons' vocabulary
+@pytest.mark.skipif(not peers_have("minicons"), reason=NO_PEERS)
+def test_peer_pll_equals_minicons_where_both_score_the_same_tokens():
+    out = run_bench("peer_pll", "--tiny", "--peer-batches", "10")
+    assert out["peer"] == "minicons 0.3.39" and out["candidates"] == 45
+    # `os.path` + `js.loads`: WordPiece merges `path` and `js` (`##js`): minicons' count-based positions shift
+    assert out["peer_positions_shifted"] == 3 and out["candidates_same_positions"] == 42
+    assert out["equal_within_tol"] == 42 and out["max_abs_diff"] < 1e-4
+    assert out["gold_rank_equal"] == 5 and out["ours_cpu_s"] > 0 and out["peer_cpu_s"] > 0
+
+
+@pytest.mark.parametrize("name", ["peer_metrics", "peer_bm25", "peer_pll"])
+def test_peer_benches_skip_or_say_what_to_do_without_the_peers_venv(name, tmp_path):
+    env = {**os.environ, "PEERS_PYTHON": str(tmp_path / "no")}
+    # `python -m bench` runs every bench with no arguments: a missing default venv is one line and exit 0
+    res = subprocess.run([sys.executable, "-m", f"bench.{name}"], cwd=REPO, capture_output=True, text=True,
+                         timeout=120, env=env)
+    assert res.returncode == 0 and res.stdout.strip().startswith("skipped: ") and "requirements-peers.txt" in res.stdout
+    assert len(res.stdout.strip().splitlines()) == 1
+    # a named interpreter that is missing is an error saying what to do
+    res = subprocess.run([sys.executable, "-m", f"bench.{name}", "--peers-python", str(tmp_path / "no")], cwd=REPO,
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode != 0 and "requirements-peers.txt" in res.stderr

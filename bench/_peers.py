@@ -1,0 +1,70 @@
+"""What the peer benches share (bench/peer_*.py): where the peers venv is, how to say it is missing, and how
+one side runs in its own process (one thread, CPU seconds measured inside it).
+
+The peers live in their own venv, never the pipeline's: `python3.11 -m venv /work/venvs/peers &&
+/work/venvs/peers/bin/pip install -r bench/requirements-peers.txt` (or `--peers-python` / $PEERS_PYTHON).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_PEERS_PYTHON = "/work/venvs/peers/bin/python"
+PEERS_PYTHON = os.environ.get("PEERS_PYTHON", DEFAULT_PEERS_PYTHON)
+MAKE_VENV = ("python3.11 -m venv /work/venvs/peers && /work/venvs/peers/bin/pip install -r "
+             "bench/requirements-peers.txt")
+# one thread for every library a side may use (torch, BLAS, numba, DuckDB is set by the side itself)
+ONE_THREAD = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1",
+              "TOKENIZERS_PARALLELISM": "false", "RAYON_NUM_THREADS": "1"}
+
+
+def peers_missing(python: str, modules: tuple[str, ...]) -> str | None:
+    """None when `python` imports every module, else a one-line reason with what to do."""
+    if not Path(python).exists():
+        return f"no peers interpreter at {python}: make the venv ({MAKE_VENV}) or pass --peers-python / set PEERS_PYTHON"
+    probe = subprocess.run([python, "-c", "import " + ", ".join(modules)], capture_output=True, text=True)
+    if probe.returncode:
+        last = (probe.stderr.strip().splitlines() or ["?"])[-1]
+        return f"the peers venv at {python} cannot import {', '.join(modules)} ({last}): " \
+               f"{Path(python).parent}/pip install -r bench/requirements-peers.txt"
+    return None
+
+
+def skip_or_fail(reason: str, explicit: bool) -> int:
+    """A missing peers venv: one line and exit 0 when the default was used (`python -m bench` runs every
+    bench), an error saying what to do when the caller named the interpreter."""
+    if explicit:
+        raise SystemExit(reason)
+    print(f"skipped: {reason}")
+    return 0
+
+
+def run_side(python: str, script: Path, side: str, args: list[str]) -> dict:
+    """Run `script --side side args` under `python` in its own process, one thread; its last stdout line is JSON."""
+    cmd = [python, str(script), "--side", side, *args]
+    env = {**os.environ, "PYTHONPATH": str(REPO), **ONE_THREAD}
+    res = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=REPO)
+    if res.returncode:
+        raise SystemExit(f"the {side} side failed ({' '.join(cmd)}):\n{res.stderr[-3000:]}")
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+def version(dist: str) -> str:
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as v
+
+    try:
+        return f"{dist} {v(dist)}"
+    except PackageNotFoundError:
+        return dist
+
+
+def as_script() -> None:
+    """A bench run as a script by the peers interpreter: the repository on the path."""
+    if str(REPO) not in sys.path:
+        sys.path.insert(0, str(REPO))

@@ -1,0 +1,264 @@
+"""Ranking metrics: ours (`pipeline.metrics`: the DuckDB macros the warehouse runs, and their Python twins)
+against pytrec_eval, ranx and ir-measures, on the same queries, values checked equal per query.
+
+Input (seeded, `--queries` of them): per query, graded judgements (0 / 1 / 2, APIBench's wrong / class /
+exact API; at least one relevant) over a pool of 5-80 documents, and a run of up to `--depth` documents
+with distinct descending scores (no ties: trec_eval breaks them by document id, the others by position).
+Each side starts from the same TREC-style dicts (`qrels[q][doc] = grade`, `run[q][doc] = score`, the peers'
+native input) in its own process, one thread (DuckDB `threads = 1`, numba one thread), and is timed
+(`time.process_time`) from those dicts to every query's values of the ten measures below: our side
+includes turning the run into graded lists in rank order (`rels`, what the pipeline's SQL builds with
+joins), the peers include building their own structures (ranx's Numba lists, pytrec_eval's evaluator).
+Set-up is timed apart: imports, our DuckDB connection with the macros installed, ranx's Numba kernels
+compiled on a small input (`cache=True`: the first run after an install compiles for ~40 CPU s, later
+runs load the cache).
+
+Measures, relevant = grade >= 1: success@1,5,10 (trec_eval success_k, ranx hit_rate@k), reciprocal rank
+(recip_rank, mrr), AP@1,5,10 (map_cut_k, map@k), nDCG@1,5,10 with gain = grade (ndcg_cut_k, ranx ndcg:
+Jarvelin's, not ndcg_burges).
+
+    python -m bench.peer_metrics [--queries 20000] [--depth 50] [--repeat 1] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+if __package__ in (None, ""):  # run as a script by a side's interpreter: the repository on the path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench._peers import PEERS_PYTHON, peers_missing, run_side, skip_or_fail, version  # noqa: E402
+
+KS = (1, 5, 10)
+MEASURES = [f"success@{k}" for k in KS] + ["rr"] + [f"ap@{k}" for k in KS] + [f"ndcg@{k}" for k in KS]
+OURS = ("ours-sql", "ours-python")
+PEERS = ("pytrec_eval", "ranx", "ir_measures")
+PEER_MODULES = ("pytrec_eval", "ranx", "ir_measures")
+
+
+def make_queries(n: int, depth: int, seed: int) -> tuple[dict, dict]:
+    """(qrels, run): graded judgements and a ranked run per query, seeded."""
+    rnd = random.Random(seed)
+    qrels, run = {}, {}
+    for q in range(n):
+        pool = [f"d{i}" for i in range(rnd.randint(5, 80))]
+        judged = {d: rnd.choices((0, 1, 2), weights=(6, 2, 1))[0] for d in pool if rnd.random() < 0.5}
+        if not any(judged.values()):
+            judged[rnd.choice(pool)] = rnd.choice((1, 2))
+        returned = rnd.sample(pool, rnd.randint(1, min(depth, len(pool))))
+        qid = f"q{q}"
+        qrels[qid] = judged
+        run[qid] = {d: float(len(returned) - i) + rnd.random() * 0.5 for i, d in enumerate(returned)}
+    return qrels, run
+
+
+# ---------------------------------------------------------------- the sides (each its own process)
+
+def _ours_rels(qrels: dict, run: dict) -> tuple[list[str], list[list[int]], list[list[int]]]:
+    """Per query (sorted ids): the grades of the run's documents in rank order, and every judged grade."""
+    qids = sorted(run)
+    rels = []
+    for q in qids:
+        grade, scores = qrels[q].get, run[q]
+        rels.append([grade(d, 0) for d in sorted(scores, key=scores.__getitem__, reverse=True)])
+    return qids, rels, [list(qrels[q].values()) for q in qids]
+
+
+def side_ours_sql(qrels: dict, run: dict, con=None) -> dict[str, list[float]]:
+    import pyarrow as pa
+
+    con = con or setup_ours_sql()
+    qids, rels, ideal = _ours_rels(qrels, run)
+    grades = pa.list_(pa.int32())  # typed: Arrow's type inference over nested lists costs 10x the conversion
+    q = pa.table({"qid": pa.array(qids, pa.string()), "rels": pa.array(rels, grades),  # noqa: F841 (read by name)
+                  "ideal": pa.array(ideal, grades)})
+    cols = [f"success_at_k(first_rank(rels, 1), {k})" for k in KS] + ["reciprocal_rank(first_rank(rels, 1))"]
+    cols += [f"ap_at_k_standard(rels, {k}, len(list_filter(ideal, lambda g: g >= 1)))" for k in KS]
+    cols += [f"ndcg_at_k_standard(rels, {k}, ideal)" for k in KS]
+    t0 = time.process_time()
+    got = con.execute(f"SELECT {', '.join(cols)} FROM q").fetchnumpy()
+    QUERY_ONLY.append(time.process_time() - t0)  # the warehouse's part: the grades are already in a table there
+    columns = [got[c].astype("float64").tolist() for c in got]
+    return {q: [c[i] for c in columns] for i, q in enumerate(qids)}
+
+
+QUERY_ONLY: list[float] = []
+
+
+def setup_ours_sql():
+    """A DuckDB connection, one thread, our macros installed (process set-up, timed apart)."""
+    import duckdb
+
+    from pipeline import metrics
+
+    con = duckdb.connect()
+    con.execute("SET threads = 1")
+    metrics.install(con)
+    return con
+
+
+def side_ours_python(qrels: dict, run: dict) -> dict[str, list[float]]:
+    from pipeline import metrics as M
+
+    qids, rels, ideal = _ours_rels(qrels, run)
+    first = [M.first_rank(r, 1) for r in rels]
+    n_rel = [sum(g >= 1 for g in i) for i in ideal]
+    cols = [M.success_at_k(first, k) for k in KS] + [M.reciprocal_rank(first)]
+    cols += [M.ap_at_k_standard(rels, k, n_rel) for k in KS] + [M.ndcg_at_k_standard(rels, k, ideal) for k in KS]
+    return {q: [float(c[i]) for c in cols] for i, q in enumerate(qids)}
+
+
+def side_pytrec_eval(qrels: dict, run: dict) -> dict[str, list[float]]:
+    import pytrec_eval
+
+    cut = ",".join(map(str, KS))
+    ev = pytrec_eval.RelevanceEvaluator(qrels, {f"success.{cut}", "recip_rank", f"map_cut.{cut}", f"ndcg_cut.{cut}"},
+                                        relevance_level=1)
+    got = ev.evaluate(run)
+    names = [f"success_{k}" for k in KS] + ["recip_rank"] + [f"map_cut_{k}" for k in KS] + [f"ndcg_cut_{k}" for k in KS]
+    return {q: [float(v[m]) for m in names] for q, v in got.items()}
+
+
+RANX_METRICS = [f"hit_rate@{k}" for k in KS] + ["mrr"] + [f"map@{k}" for k in KS] + [f"ndcg@{k}" for k in KS]
+
+
+def side_ranx(qrels: dict, run: dict) -> dict[str, list[float]]:
+    from ranx import Qrels, Run, evaluate
+
+    got = evaluate(Qrels.from_dict(qrels), Run.from_dict(run), RANX_METRICS, return_mean=False, threads=1)
+    qids = sorted(qrels)  # ranx's Qrels / Run order (its keys sorted)
+    return {q: [float(got[m][i]) for m in RANX_METRICS] for i, q in enumerate(qids)}
+
+
+def side_ir_measures(qrels: dict, run: dict) -> dict[str, list[float]]:
+    import ir_measures
+    from ir_measures import AP, RR, Success, nDCG
+
+    measures = [Success @ k for k in KS] + [RR] + [AP @ k for k in KS] + [nDCG @ k for k in KS]
+    out: dict[str, list[float]] = {q: [0.0] * len(measures) for q in run}
+    index = {str(m): i for i, m in enumerate(measures)}
+    for m in ir_measures.iter_calc(measures, qrels, run):
+        out[m.query_id][index[str(m.measure)]] = float(m.value)
+    return out
+
+
+SIDES = {"ours-sql": side_ours_sql, "ours-python": side_ours_python, "pytrec_eval": side_pytrec_eval,
+         "ranx": side_ranx, "ir_measures": side_ir_measures}
+SIDE_IMPORTS = {"ours-sql": ("pyarrow", "pipeline.metrics"), "ours-python": ("pipeline.metrics",),
+                "pytrec_eval": ("pytrec_eval",), "ranx": ("ranx",), "ir_measures": ("ir_measures",)}
+TOOL = {"ours-sql": "ours: DuckDB macros (pipeline.metrics)", "ours-python": "ours: Python twins (pipeline.metrics)",
+        "pytrec_eval": "pytrec-eval-terrier", "ranx": "ranx", "ir_measures": "ir-measures"}
+
+
+def side(name: str, inputs: Path, out: Path) -> dict:
+    data = json.loads(inputs.read_text())
+    qrels, run = data["qrels"], data["run"]
+    # set-up apart: imports, our DuckDB connection with the macros, ranx's Numba kernels compiled (or loaded
+    # from its cache) on a small input
+    t0 = time.process_time()
+    compute = SIDES[name]
+    if name == "ours-sql":
+        con = setup_ours_sql()
+        compute = lambda q, r: side_ours_sql(q, r, con)  # noqa: E731
+    for module in SIDE_IMPORTS[name]:
+        __import__(module)
+    if name == "ranx":
+        small = sorted(qrels)[:5]
+        side_ranx({q: qrels[q] for q in small}, {q: run[q] for q in small})
+    load = time.process_time() - t0
+    t0 = time.process_time()
+    values = compute(qrels, run)
+    cpu = time.process_time() - t0
+    out.write_text(json.dumps(values))
+    tool = "ours" if name.startswith("ours") else version(TOOL[name])
+    return {"cpu_s": cpu, "setup_cpu_s": load, "tool": tool, "query_only_cpu_s": sum(QUERY_ONLY) or None}
+
+
+# ---------------------------------------------------------------- the driver
+
+def compare(ours: dict, peer: dict) -> dict:
+    worst, exact, within, n = 0.0, 0, 0, 0
+    missing = sorted(set(ours) ^ set(peer))
+    for q in ours.keys() & peer.keys():
+        for a, b in zip(ours[q], peer[q], strict=True):
+            d = abs(a - b)
+            worst = max(worst, d)
+            exact += a == b
+            within += d <= 1e-12
+            n += 1
+    return {"values": n, "equal_exactly": exact, "equal_within_1e-12": within, "max_abs_diff": worst,
+            "queries_missing": len(missing)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--queries", type=int, default=20000)
+    ap.add_argument("--depth", type=int, default=50, help="documents returned per query at most")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--repeat", type=int, default=1, help="runs per side; the least CPU is kept")
+    ap.add_argument("--peers", nargs="+", default=list(PEERS), choices=PEERS)
+    ap.add_argument("--peers-python", default=None, help=f"the peers venv's python (default {PEERS_PYTHON})")
+    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--side", choices=list(SIDES), help=argparse.SUPPRESS)
+    ap.add_argument("--inputs", help=argparse.SUPPRESS)
+    ap.add_argument("--out", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.side:
+        print(json.dumps(side(args.side, Path(args.inputs), Path(args.out))))
+        return 0
+    python = args.peers_python or PEERS_PYTHON
+    missing = peers_missing(python, tuple(PEER_MODULES[PEERS.index(p)] for p in args.peers))
+    if missing:
+        return skip_or_fail(missing, args.peers_python is not None)
+    qrels, run = make_queries(args.queries, args.depth, args.seed)
+    script = Path(__file__).resolve()
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        (tmp / "in.json").write_text(json.dumps({"qrels": qrels, "run": run}))
+        best: dict[str, dict] = {}
+        for _ in range(args.repeat):
+            for name in (*OURS, *args.peers):
+                got = run_side(sys.executable if name in OURS else python, script, name,
+                               ["--inputs", str(tmp / "in.json"), "--out", str(tmp / f"{name}.json")])
+                if name not in best or got["cpu_s"] < best[name]["cpu_s"]:
+                    best[name] = got
+        values = {name: json.loads((tmp / f"{name}.json").read_text()) for name in best}
+    ref = values["ours-sql"]
+    for name in (*OURS, *args.peers):
+        b = best[name]
+        row = {"side": name, "tool": b["tool"], "cpu_s": round(b["cpu_s"], 3),
+               "setup_cpu_s": round(b["setup_cpu_s"], 2), **compare(ref, values[name])}
+        if name == "ours-sql":
+            row["query_only_cpu_s"] = round(b["query_only_cpu_s"], 3)
+        if name not in OURS:
+            row["peer_over_ours_sql"] = round(b["cpu_s"] / best["ours-sql"]["cpu_s"], 2)
+            row["peer_over_ours_python"] = round(b["cpu_s"] / best["ours-python"]["cpu_s"], 2)
+        rows.append(row)
+    out = {"queries": args.queries, "depth": args.depth, "measures": MEASURES, "threads": 1,
+           "judged_pairs": sum(map(len, qrels.values())), "run_pairs": sum(map(len, run.values())), "rows": rows}
+    if args.json:
+        print(json.dumps(out))
+    else:
+        print(f"{args.queries} queries ({out['run_pairs']} ranked documents, {out['judged_pairs']} judgements), "
+              f"{len(MEASURES)} measures per query, one thread per side, CPU seconds; values against ours (DuckDB)")
+        for r in rows:
+            ratio = "" if "peer_over_ours_sql" not in r else \
+                f", {r['peer_over_ours_sql']:.2f}x ours (SQL), {r['peer_over_ours_python']:.2f}x ours (Python)"
+            warm = f" (+{r['setup_cpu_s']:.2f} s set-up)"
+            if "query_only_cpu_s" in r:
+                warm += f" [the SQL query alone, grades already in a table: {r['query_only_cpu_s']:.2f} s]"
+            print(f"{r['side']:12s} {r['tool']:24s} {r['cpu_s']:7.2f} s{warm}{ratio}; {r['values']} values, "
+                  f"{r['equal_exactly']} equal exactly, {r['equal_within_1e-12']} within 1e-12 "
+                  f"(max |diff| {r['max_abs_diff']:.2g}), {r['queries_missing']} queries missing")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
