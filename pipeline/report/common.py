@@ -54,6 +54,10 @@ class Section:
     headline: str
     details: str = ""
 
+    def __str__(self) -> str:
+        """The whole section as one Markdown string (`## title`, headline, details)."""
+        return f"## {self.title}\n\n{self.headline.strip()}\n\n{self.details.strip()}\n"
+
     @classmethod
     def split(cls, markdown: str, tables: int = 1) -> "Section":
         """A section written as one Markdown string (`## title` first), cut after its first `tables` tables:
