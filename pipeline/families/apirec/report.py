@@ -59,7 +59,8 @@ def headline(con) -> str:
     return "\n".join([
         "Paper Table 7 (code-based API recommendation, Python, the General domain of APIBench-C) with ours beside "
         "it: method-level Success Rate@k, n = points, 95% Poisson-bootstrap intervals for SR@1 and SR@10.\n",
-        markdown_table(["system", "population", "n", "SR@1 [95% CI]", "SR@3", "SR@5", "SR@10 [95% CI]"], rows),
+        markdown_table(["system (paper / ours)", "population", "n", "SR@1 [95% CI]", "SR@3", "SR@5", "SR@10 [95% CI]"],
+                       rows),
         f"\n**How the populations differ:** the paper's systems (TravTrans, PyART, Deep3) were trained and scored on "
         f"APIBench-C's own Python projects and are not rerun here; ours are {where}, ranked by an n-gram trained on "
         "the train split, jedi (the IDE baseline, from the file alone) and our small LMs re-ranking the n-gram's "
