@@ -114,14 +114,15 @@ def with_notes(section: Section, notes: list[str]) -> Section:
 
 def first_read(section: Section, page: str) -> str:
     """A section in reports/index.md: its heading, its headline, and a link to its page when it has details."""
-    link = f"\nThe rest (our extensions, every table and figure): [{page}.md]({page}.md).\n" if section.details.strip() else ""
+    link = (f"\nEverything else (every table and figure, our extensions): [{page}.md]({page}.md).\n"
+            if section.details.strip() else "")
     return f"## {section.title}\n\n{section.headline.strip()}\n{link}"
 
 
 def page_text(section: Section) -> str:
     """A family's (or the corpus's) own page: its headline again, then its details."""
-    return (f"# {section.title}\n\n[Back to the report](index.md)\n\n{section.headline.strip()}\n\n"
-            f"{section.details.strip()}\n")
+    return (f"# {section.title}\n\n[Back to the report](index.md)\n\n## The paper beside ours\n\n"
+            f"{section.headline.strip()}\n\n## Details\n\n{section.details.strip()}\n")
 
 
 def write_page(text: str, md: Path, html_path: Path, title: str) -> None:
