@@ -372,7 +372,7 @@ def report_of(con) -> str:
     from pipeline.families.apirec import report
 
     con.execute("CREATE TABLE IF NOT EXISTS not_applicable (family VARCHAR, model VARCHAR, reason VARCHAR)")
-    return report.section(con, Path(tempfile.mkdtemp()), "figures", {})
+    return str(report.section(con, Path(tempfile.mkdtemp()), "figures", {}))
 
 
 def test_cross_domain_and_library_groups():

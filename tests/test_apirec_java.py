@@ -278,7 +278,7 @@ def test_language_breakdown_in_the_views_and_report(built, tmp_path):
     con.execute("CREATE TABLE not_applicable (family VARCHAR, model VARCHAR, reason VARCHAR)")
     from pipeline.families.apirec import report
 
-    md = report.section(con, tmp_path, "figures", {})
+    md = str(report.section(con, tmp_path, "figures", {}))
     assert f"| code | java | ngram | ngram | 1 | {len(points)} |" in md and "ours, code: python: ngram/ngram" in md
     headline = {m for (m,) in con.sql("SELECT metric FROM apirec_headline").fetchall()}
     assert {"ngram_java_sr_at_1_method", "ngram_java_sr_at_10_method", "ngram_sr_at_1_method"} <= headline

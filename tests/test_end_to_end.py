@@ -119,7 +119,8 @@ def test_best_head_view_matches_hand_computation(e2e_project):
 
 def test_report_has_tables_figures_and_paper_numbers(e2e_project):
     project = e2e_project
-    text = (project / "reports/index.md").read_text()
+    # the report: the first read (index.md) and the pages it links (one per family, the corpus's)
+    text = "\n".join(p.read_text() for p in sorted((project / "reports").glob("*.md")))
     for needle in ("## apiquiz", "## CodeSyntax", "CodeBERT-MLM-Python", "29.35", "49.4", "tiny-mlm", "combined"):
         assert needle in text
     # the trained-vs-twin headline tables (issue 16 item 2): every protocol, fill_mask P@10, codesyntax on dev
@@ -131,6 +132,18 @@ def test_report_has_tables_figures_and_paper_numbers(e2e_project):
     assert any(f.name.startswith("codesyntax_heads_tiny-mlm") for f in figures)
     assert (project / "reports/figures/report/apiquiz_p_at_k.png").exists()
     assert all(f.read_bytes()[:4] == b"\x89PNG" for f in figures)
+
+
+def test_the_first_read_report_fits_a_few_screens(e2e_project):
+    """Issue 27 item 1: reports/index.md is the first read (the .test build's was 1,309 lines, the default run's
+    2,145): per family the paper's table and ours beside it, the rest on the family's page."""
+    text = (e2e_project / "reports/index.md").read_text()
+    lines = text.splitlines()
+    assert len(lines) <= 150
+    first_paper = next(i for i, line in enumerate(lines, 1) if line.startswith("|") and "paper" in line.lower())
+    assert first_paper <= 80, first_paper
+    for page in ("apirec", "idbench", "corpus"):
+        assert f"]({page}.md)" in text and (e2e_project / f"reports/{page}.html").is_file()
 
 
 def test_killed_run_resumes_with_only_the_missing_shards(e2e_project, tmp_path):

@@ -363,6 +363,6 @@ def test_views_and_report_section_with_the_embeddings(trained, corpus, idbench_t
     assert cov == (296, 296)
     variants = {r[0] for r in con.execute("SELECT DISTINCT system FROM idbench_spearman WHERE kind = 'ensemble'").fetchall()}
     assert variants == {"ensemble:release", "ensemble:release-unscaled", "ensemble:ours", "ensemble:ours-unscaled"}
-    md = report.section(con, tmp_path, "fig", {"idbench": {"bootstrap_replicates": 20}, "seed": 1}, tmp_path)
+    md = str(report.section(con, tmp_path, "fig", {"idbench": {"bootstrap_replicates": 20}, "seed": 1}, tmp_path))
     assert "Ours beside the paper's" in md and "New pairs for a rating survey" in md and "ensemble:ours" in md
     assert f"| relatedness | small | w2v-SG | {rho:.2f} | {n}/{rated} |" in md

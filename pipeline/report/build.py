@@ -1,7 +1,10 @@
-"""Write reports/index.md (and the same as a page for a browser, reports/index.html), reports/figures/, reports/plots/*.csv and reports/metrics/scores.json
-from the warehouse. The corpus and model sections are the report's own; every benchmark family
-adds its section (its `report` module) and its headline scores (its `headline` SQL), in the order
-params.yaml lists the families. Everything here is a query over data/warehouse.duckdb."""
+"""Write the report from the warehouse: reports/index.md, the first read (the corpus, the models, and per
+family its headline: the paper's table with ours beside it), one page per family with everything else
+(reports/<family>.md) and the corpus's details (reports/corpus.md), each also as a page for a browser
+(.html); reports/figures/, reports/plots/*.csv and reports/metrics/scores.json. The corpus and model
+sections are the report's own; every benchmark family adds its section (its `report` module returns a
+pipeline.report.common.Section) and its headline scores (its `headline` SQL), in the order params.yaml
+lists the families. Everything here is a query over data/warehouse.duckdb."""
 
 from __future__ import annotations
 
@@ -19,12 +22,21 @@ from pipeline.io import atomic_path, write_json
 from pipeline.manifest.build import split_order, split_warnings
 from pipeline.query import connect
 from pipeline.report import html
-from pipeline.report.common import LANGUAGE_NAMES, language_name, markdown_table, no_negative_zero
+from pipeline.report.common import LANGUAGE_NAMES, Section, language_name, markdown_table, no_negative_zero
 
 log = logging.getLogger("pipeline.report.build")
 
 
-def section_corpus(con) -> str:
+CORPUS_PAGE = "corpus"  # reports/corpus.md: splits and rejects
+
+
+def detail_pages(fams: list[families.Family]) -> list[str]:
+    """The pages beside reports/index.md (names without .md / .html): the corpus's, then one per family with a
+    report section. The report rule declares each as an output."""
+    return [CORPUS_PAGE, *(f.name for f in fams if f.report)]
+
+
+def section_corpus(con) -> Section:
     rows = con.sql("SELECT language, sum(files)::BIGINT, sum(unique_files)::BIGINT, sum(repositories)::BIGINT, "
                    "sum(bytes)::BIGINT, sum(lines)::BIGINT FROM corpus_summary GROUP BY 1 ORDER BY 1").fetchall()
     rejects = con.sql("SELECT stage, reason, sum(items)::BIGINT FROM rejects_summary GROUP BY 1, 2 ORDER BY 1, 2").fetchall()
@@ -38,11 +50,12 @@ def section_corpus(con) -> str:
     warnings = split_warnings(by_language, fractions)
     order = split_order(fractions)
     splits = [(language, *(by_language[language].get(s, 0) for s in order)) for language in sorted(by_language)]
-    return ("## Corpus\n\n" + markdown_table(["language", "files", "unique", "repositories", "bytes", "lines"], rows)
-            + "\n\nUnique files per split (splits are by repository):\n\n"
-            + markdown_table(["language", *order], splits) + "\n"
-            + "".join(f"\n**Warning:** {w}.\n" for w in warnings)
-            + "\n\nLeft out, by stage and reason:\n\n" + markdown_table(["stage", "reason", "items"], rejects) + "\n")
+    return Section(
+        "Corpus",
+        markdown_table(["language", "files", "unique", "repositories", "bytes", "lines"], rows) + "\n"
+        + "".join(f"\n**Warning:** {w}.\n" for w in warnings),
+        "Unique files per split (splits are by repository):\n\n" + markdown_table(["language", *order], splits)
+        + "\n\nLeft out, by stage and reason:\n\n" + markdown_table(["stage", "reason", "items"], rejects) + "\n")
 
 
 def section_models(models_metrics: Path | None) -> str:
@@ -92,12 +105,32 @@ def empty_subsets(con, family: families.Family) -> list[str]:
     return lines
 
 
-def with_notes(section: str, notes: list[str]) -> str:
-    """The section with these notes right under its heading."""
+def with_notes(section: Section, notes: list[str]) -> Section:
+    """The section with these notes first in its headline (and so on its page too)."""
     if not notes:
         return section
-    heading, _, body = section.partition("\n")
-    return heading + "\n\n" + "\n\n".join(notes) + "\n" + body
+    return Section(section.title, "\n\n".join(notes) + "\n\n" + section.headline, section.details)
+
+
+def first_read(section: Section, page: str) -> str:
+    """A section in reports/index.md: its heading, its headline, and a link to its page when it has details."""
+    link = (f"\nEverything else (every table and figure, our extensions): [{page}.md]({page}.md).\n"
+            if section.details.strip() else "")
+    return f"## {section.title}\n\n{section.headline.strip()}\n{link}"
+
+
+def page_text(section: Section) -> str:
+    """A family's (or the corpus's) own page: its headline again, then its details."""
+    return (f"# {section.title}\n\n[Back to the report](index.md)\n\n## The paper beside ours\n\n"
+            f"{section.headline.strip()}\n\n## Details\n\n{section.details.strip()}\n")
+
+
+def write_page(text: str, md: Path, html_path: Path, title: str) -> None:
+    text = no_negative_zero(text)
+    with atomic_path(md) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+    with atomic_path(html_path) as tmp:  # the same page, for a browser
+        tmp.write_text(html.render(text, title), encoding="utf-8")
 
 
 def headline_scores(con, fams: list[families.Family]) -> dict:
@@ -124,12 +157,17 @@ def build(db: Path, out: Path, figures: Path, models_metrics: Path | None = None
     figures.mkdir(parents=True, exist_ok=True)
     if plots is not None:
         plots.mkdir(parents=True, exist_ok=True)  # a family without plots still leaves the (DVC plots) folder
-    link = os.path.relpath(figures, out.parent)  # image links relative to the Markdown file
-    sections = [section_corpus(con), section_models(models_metrics)]
+    link = os.path.relpath(figures, out.parent)  # image links relative to the Markdown files (all in out's folder)
+    corpus = section_corpus(con)
+    sections = [first_read(corpus, CORPUS_PAGE), section_models(models_metrics)]
+    pages = {CORPUS_PAGE: corpus}
     for family in fams:
         if family.report:
             module = importlib.import_module(family.report)
-            sections.append(with_notes(module.section(con, figures, link, config, plots), empty_subsets(con, family)))
+            section = with_notes(Section.of(module.section(con, figures, link, config, plots)),
+                                 empty_subsets(con, family))
+            pages[family.name] = section
+            sections.append(first_read(section, family.name))
             missing = [p.file for p in family.plots if plots is not None and not (plots / p.file).is_file()]
             if missing:
                 raise RuntimeError(f"{family.name}: its report section wrote no {', '.join(missing)} under {plots}, "
@@ -138,12 +176,11 @@ def build(db: Path, out: Path, figures: Path, models_metrics: Path | None = None
     text = "\n".join([
         "# Benchmark report\n",
         "Regenerated from `data/warehouse.duckdb` by `snakemake report`; every number is a view you can query "
-        "with `python -m pipeline query`.\n", *sections])
-    text = no_negative_zero(text)
-    with atomic_path(out) as tmp:
-        tmp.write_text(text, encoding="utf-8")
-    with atomic_path(html_out or out.with_suffix(".html")) as tmp:  # the same report, for a browser
-        tmp.write_text(html.render(text), encoding="utf-8")
+        "with `python -m pipeline query`. Each family opens with the paper's headline table and ours beside it "
+        "(n, 95% CI, how the populations differ); its page has the rest.\n", *sections])
+    write_page(text, out, html_out or out.with_suffix(".html"), "Benchmark report")
+    for name, section in pages.items():
+        write_page(page_text(section), out.parent / f"{name}.md", out.parent / f"{name}.html", section.title)
     if scores is not None:
         write_json(headline_scores(con, fams), scores)
 

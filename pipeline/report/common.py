@@ -1,10 +1,14 @@
-"""What every report section shares: Markdown tables, figures written atomically, plot data."""
+"""What every report section shares: the Section a family returns (headline for the first-read report,
+details for its own page), Markdown tables, figures in one style written atomically, plot data."""
 
 from __future__ import annotations
 
 import csv
 import io
+import logging
+import math
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 import matplotlib
@@ -29,9 +33,60 @@ STYLE = {
 }
 plt.rcParams.update(STYLE)
 MAX_LEGEND_INSIDE = 8  # more entries than this: the legend goes beside the axes, never over the lines
+MAX_SERIES = 8  # data series per panel (chance lines apart): more are split over facets (line_facets)
+CHANCE = {"color": "#666666", "linestyle": (0, (2, 2)), "linewidth": 1.2, "marker": None}  # every chance line
+CHANCE_LABEL = "chance"  # labels of chance lines start with this (tests and MAX_SERIES count the others)
 
-__all__ = ["LANGUAGE_NAMES", "language_name", "markdown_table", "no_negative_zero", "plt", "rounded", "save",
-           "write_plot"]
+log = logging.getLogger("pipeline.report")
+
+__all__ = ["CHANCE_LABEL", "LANGUAGE_NAMES", "MAX_SERIES", "Section", "bar_n", "chance_line", "language_name",
+           "line_facets", "markdown_table", "no_negative_zero", "plt", "rounded", "save", "write_plot"]
+
+
+@dataclass(frozen=True)
+class Section:
+    """A family's part of the report. `headline` goes to the first-read report (reports/index.md): the paper's
+    headline table with ours beside it (same rows and columns, n, 95% CI) and one line on how the populations
+    differ; `details` (our extensions, every other table and figure) to the family's own page
+    (reports/<family>.md), which the headline links to. Both are Markdown without the `## title` heading."""
+
+    title: str
+    headline: str
+    details: str = ""
+
+    def __str__(self) -> str:
+        """The whole section as one Markdown string (`## title`, headline, details)."""
+        return f"## {self.title}\n\n{self.headline.strip()}\n\n{self.details.strip()}\n"
+
+    @classmethod
+    def split(cls, markdown: str, tables: int = 1) -> "Section":
+        """A section written as one Markdown string (`## title` first), cut after its first `tables` tables:
+        what comes before the cut is the headline, the rest the details. A family whose section opens with
+        the paper's table beside ours adopts the layout with `return Section.split(text)`."""
+        heading, _, body = markdown.lstrip("\n").partition("\n")
+        title = heading.lstrip("#").strip()
+        lines = body.split("\n")
+        seen, cut, in_table = 0, len(lines), False
+        for i, line in enumerate(lines):
+            is_row = line.startswith("|")
+            if in_table and not is_row:
+                seen += 1
+                if seen == tables:
+                    cut = i
+                    break
+            in_table = is_row
+        return cls(title, "\n".join(lines[:cut]).strip("\n") + "\n", "\n".join(lines[cut:]).strip("\n") + "\n")
+
+    @classmethod
+    def of(cls, section: "Section | str") -> "Section":
+        """What the report build makes of a section: a Section as it is; a plain Markdown string (a family not
+        yet split) as a headline of its heading and first paragraph, with every table on its own page."""
+        if isinstance(section, Section):
+            return section
+        heading, _, body = section.lstrip("\n").partition("\n")
+        paragraphs = [p for p in body.strip("\n").split("\n\n") if p.strip()]
+        lead = next((p for p in paragraphs if not p.lstrip().startswith(("|", "!["))), "")
+        return cls(heading.lstrip("#").strip(), lead.strip() + "\n", body.strip("\n") + "\n")
 
 LANGUAGE_NAMES = {"python": "Python", "java": "Java", "javascript": "JavaScript"}  # manifest.languages, as written
 
@@ -71,14 +126,31 @@ def _integer_valued(values) -> bool:
     return len(values) > 0 and all(float(v).is_integer() for v in values)
 
 
-def tidy(fig) -> None:
+def _cell_ticks(n: int) -> list[int]:
+    """Tick positions for the n rows (or columns) of a heat map: every index, thinned to at most ~8."""
+    step = max(1, math.ceil(n / 8))
+    return list(range(0, n, step))
+
+
+def data_series(ax) -> list:
+    """The lines of `ax` that are data (not chance lines, not error bars)."""
+    return [line for line in ax.get_lines() if len(line.get_xdata()) and not line.get_label().startswith(
+        (CHANCE_LABEL, "_"))]
+
+
+def tidy(fig, name: str = "") -> None:
     """What every figure gets before it is saved: integer ticks where the data are integers (layers, heads, k;
-    heat maps on both axes), and a legend with many entries moved beside the axes."""
+    heat maps on both axes, one tick per cell), and a legend with many entries moved beside the axes. A panel
+    with more than MAX_SERIES data series is logged (use line_facets)."""
     for ax in fig.axes:
-        if ax.images:  # a heat map: rows and columns are layers and heads
+        if ax.images:  # a heat map: rows and columns are layers and heads, one tick per cell (an integer)
             ax.grid(False)
-            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-            ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+            rows, cols = ax.images[0].get_array().shape[:2]
+            ax.set_xticks(_cell_ticks(cols))
+            ax.set_yticks(_cell_ticks(rows))
+        if len(data_series(ax)) > MAX_SERIES:
+            log.warning("%s: a panel has %d series (more than %d): facet it with pipeline.report.common.line_facets",
+                        name or "a figure", len(data_series(ax)), MAX_SERIES)
         lines = [line for line in ax.get_lines() if len(line.get_xdata())]
         if lines and all(_integer_valued(line.get_xdata()) for line in lines) and ax.get_xscale() == "linear":
             ax.xaxis.set_major_locator(MaxNLocator(integer=True))
@@ -91,8 +163,51 @@ def tidy(fig) -> None:
                       fontsize=6, title_fontsize=7, frameon=False)
 
 
+def chance_line(ax, xs, ys, label: str = CHANCE_LABEL) -> None:
+    """The level a random order would reach (P@k, SR@k: k over the candidates ranked), in the one chance
+    style (grey, dashed, no marker); `ys` a number for a flat level."""
+    xs = list(xs)
+    ys = [ys] * len(xs) if isinstance(ys, (int, float)) else list(ys)
+    if xs:
+        ax.plot(xs, ys, label=label, zorder=1, **CHANCE)
+
+
+def bar_n(ax, bars, ns, fontsize: float = 5.5) -> None:
+    """Each bar's count of items (n) written on it, just above the bar (above its error bar's centre)."""
+    for bar, n in zip(bars, ns):
+        if n is None:
+            continue
+        ax.annotate(f"{n}", (bar.get_x() + bar.get_width() / 2, bar.get_height()), xytext=(0, 1.5),
+                    textcoords="offset points", ha="center", va="bottom", fontsize=fontsize, rotation=90,
+                    color="#333333")
+
+
+def line_facets(series: dict[str, list[tuple]], *, title: str, xlabel: str, ylabel: str,
+                chance: dict[str, list[tuple]] | None = None, max_series: int = MAX_SERIES,
+                panel_width: float = 4.2, height: float = 3.4, sharey: bool = True):
+    """Lines (label -> [(x, y), ...]) over as few panels as keep each at <= max_series lines, labels kept in
+    sorted order; `chance` (label -> points) is drawn in every panel. Returns the figure (then `save` it)."""
+    labels = sorted(series)
+    panels = max(1, math.ceil(len(labels) / max_series))
+    per = math.ceil(len(labels) / panels) if labels else 0
+    fig, axes = plt.subplots(1, panels, figsize=(panel_width * panels + 1.5, height), sharey=sharey, squeeze=False)
+    for i, ax in enumerate(axes[0]):
+        for label in labels[i * per:(i + 1) * per]:
+            pts = series[label]
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", markersize=3.5, label=label)
+        for label, pts in sorted((chance or {}).items()):
+            chance_line(ax, [p[0] for p in pts], [p[1] for p in pts], label=label)
+        ax.set_xlabel(xlabel)
+        if panels > 1:
+            ax.set_title(f"{i + 1} of {panels}", fontsize=8)
+        ax.legend(fontsize=6, loc="best")
+    axes[0][0].set_ylabel(ylabel)
+    fig.suptitle(title, fontsize=10)
+    return fig
+
+
 def save(fig, path: Path) -> None:
-    tidy(fig)
+    tidy(fig, path.name)
     with atomic_path(path) as tmp:
         fig.savefig(tmp, format="png", dpi=110, bbox_inches="tight", metadata={"Software": None})
     plt.close(fig)

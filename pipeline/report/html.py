@@ -1,6 +1,7 @@
-"""The report as one HTML page a person opens in a browser: reports/index.html, rendered from the same
-Markdown as reports/index.md (which stays for diffs), with a table of contents of the family sections,
-readable tables and the figures inline. Deterministic: the same Markdown gives the same bytes."""
+"""The report as HTML pages a person opens in a browser: reports/index.html (and each family's page,
+reports/<family>.html), rendered from the same Markdown as the .md files (which stay for diffs), with a
+table of contents of the sections, readable tables and the figures inline; links between the Markdown
+pages point at their HTML twins. Deterministic: the same Markdown gives the same bytes."""
 
 from __future__ import annotations
 
@@ -37,12 +38,20 @@ def slug(text: str, seen: dict[str, int]) -> str:
     return base if seen[base] == 1 else f"{base}-{seen[base]}"
 
 
+PAGE_LINK = re.compile(r"^([A-Za-z0-9_.-]+)\.md(#.*)?$")  # a link to another page of the report
+
+
 def render(markdown: str, title: str = "Benchmark report") -> str:
     """The whole page: a fixed table of contents (h2, with their h3 under them) and the rendered Markdown."""
     md = MarkdownIt("commonmark", {"html": False}).enable("table")
     tokens = md.parse(markdown)
     seen: dict[str, int] = {}
     toc = []
+    for token in tokens:
+        for child in token.children or ():
+            href = child.attrGet("href") if child.type == "link_open" else None
+            if href and PAGE_LINK.match(href):
+                child.attrSet("href", PAGE_LINK.sub(lambda m: f"{m[1]}.html{m[2] or ''}", href))
     for i, token in enumerate(tokens):
         if token.type == "heading_open" and token.tag in ("h2", "h3"):
             text = tokens[i + 1].content

@@ -1,7 +1,9 @@
-"""The apirec section of reports/index.md: Table 5 metrics of APIBench-C and APIBench-Q beside the
-paper's Tables 6 and 7, every score with its count and a bootstrap interval, and Figures 9-11 style
-plots (SR@10 by API category, function length and recommendation-point position; SR@k by context
-length in lines)."""
+"""The apirec section of the report. Headline (reports/index.md): the paper's Table 7 (code-based, Python,
+SR@1/3/5/10) with ours beside it, n, 95% intervals, chance and how the populations differ. Details
+(reports/apirec.md): Table 5 metrics of APIBench-C and APIBench-Q beside the paper's Tables 6-9, every
+score with its count and a bootstrap interval, and Figures 9-11 style plots (SR@10 by API category,
+function length and recommendation-point position; SR@k by category and by context length, faceted,
+with the chance of a random order of the candidates)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,62 @@ from pathlib import Path
 
 from pipeline.families.apirec.paper import (CODE_SR, CROSS_DOMAIN_SR10, CROSS_DOMAIN_TEST, IDE_SR, NDCG_AT_1,
                                             QUERY_SR_METHOD)
-from pipeline.report.common import markdown_table, plt, save, write_plot
+from pipeline.report.common import MAX_SERIES, Section, bar_n, chance_line, markdown_table, plt, save, write_plot
+
+HEADLINE_RANKERS = ("ngram", "ide", "rerank_ngram")  # the baselines and the LM re-ranking by summed log-likelihood
+KS = (1, 3, 5, 10)
+
+# Per point and k, what a random order of the candidates the ranking chose from would reach: k over the
+# candidates (at most 1) when the gold is among them, else 0.
+CHANCE_SQL = ("SELECT {cols}, k, avg(CASE WHEN gold_in_candidates AND n_candidates > 0 "
+              "THEN least(k, n_candidates) / n_candidates ELSE 0 END) FROM apirec_rankings, "
+              "(SELECT unnest([1, 3, 5, 10]) AS k) WHERE benchmark = 'code' {where} GROUP BY ALL ORDER BY ALL")
+
+
+def _ci(mean, lo, hi) -> str:
+    return "" if mean is None else f"{mean:.2f} [{lo:.2f}, {hi:.2f}]"
+
+
+def headline(con) -> str:
+    """Table 7 (code-based, Python, the General domain): the paper's three systems, SR@1/3/5/10, with ours
+    beside them on this corpus's Python points (the baselines and each LM re-ranking the n-gram's top-N by
+    summed log-likelihood), n, 95% Poisson-bootstrap intervals of SR@1 and SR@10, and the chance of a random
+    order of each pool."""
+    ours = con.sql("SELECT model || '/' || ranker, ranker, max(points), "
+                   + ", ".join(f"max(sr_method) FILTER (WHERE k = {k})" for k in KS)
+                   + " FROM apirec_metrics_by_language WHERE benchmark = 'code' AND language = 'python' AND ranker IN "
+                   f"{HEADLINE_RANKERS} GROUP BY model, ranker ORDER BY ranker <> 'ngram', ranker <> 'ide', 1").fetchall()
+    ci = {(s, k): (m, lo, hi) for s, k, _, m, lo, hi in con.sql(
+        "WITH h AS (SELECT model || '/' || ranker AS system, k, point_id AS item_id, sr_method AS value "
+        "FROM apirec_point_scores WHERE benchmark = 'code' AND language = 'python' AND k IN (1, 10) "
+        f"AND ranker IN {HEADLINE_RANKERS}) SELECT system, k, n, mean, lo, hi FROM poisson_bootstrap_mean(h)"
+    ).fetchall()}
+    chance = {(r, k): v for r, k, v in con.sql(CHANCE_SQL.format(cols="ranker", where="AND language = 'python'"))
+              .fetchall()}
+    rows = [(f"paper: {name}", "APIBench-C Python General", "", f"{v[0]:.2f}", f"{v[1]:.2f}", f"{v[2]:.2f}",
+             f"{v[3]:.2f}") for name, *v in CODE_SR]
+    for system, ranker, n, *sr in ours:
+        rows.append((f"ours: {system}", "this corpus, Python", n,
+                     _ci(*ci[(system, 1)]) if (system, 1) in ci else sr[0], *sr[1:3],
+                     _ci(*ci[(system, 10)]) if (system, 10) in ci else sr[3]))
+    for ranker in dict.fromkeys(r for _, r, *_ in ours):
+        if (ranker, 1) in chance:
+            rows.append((f"chance: random order of the {ranker} pool", "this corpus, Python", "",
+                         *(chance.get((ranker, k)) for k in KS)))
+    points = max((n for _, _, n, *_ in ours), default=0)
+    where = f"{points} Python recommendation points of this corpus's evaluation split" if points else \
+        "this corpus's Python points (none here)"
+    return "\n".join([
+        "Paper Table 7 (code-based API recommendation, Python, the General domain of APIBench-C) with ours beside "
+        "it: method-level Success Rate@k, n = points, 95% Poisson-bootstrap intervals for SR@1 and SR@10.\n",
+        markdown_table(["system (paper / ours)", "population", "n", "SR@1 [95% CI]", "SR@3", "SR@5", "SR@10 [95% CI]"],
+                       rows),
+        f"\n**How the populations differ:** the paper's systems (TravTrans, PyART, Deep3) were trained and scored on "
+        f"APIBench-C's own Python projects and are not rerun here; ours are {where}, ranked by an n-gram trained on "
+        "the train split, jedi (the IDE baseline, from the file alone) and our small LMs re-ranking the n-gram's "
+        "top-N (summed log-likelihood; the `_mean` and `_pmi` rankers on the page). A re-ranker cannot exceed its "
+        "pool's recall; `chance` is a random order of the same pool.\n"])
+
 
 METRIC_COLUMNS = ["benchmark", "subset", "model", "ranker", "k", "points", "scored", "pool recall", "SR method",
                   "SR class", "MAP method (paper)", "MAP method (std)", "MAP class (paper)", "MAP class (std)",
@@ -55,36 +112,55 @@ def _paper_tables(con) -> list[str]:
     ]
 
 
+def _chunks(items: list, size: int = MAX_SERIES) -> list[list]:
+    """`items` in as few even runs as keep each at <= size (a panel's series)."""
+    parts = max(1, -(-len(items) // size))
+    per = -(-len(items) // parts) if items else 0
+    return [items[i * per:(i + 1) * per] for i in range(parts)]
+
+
+def _system_order(system: str) -> tuple:
+    ranker = system.split("/", 1)[1]
+    return (ranker != "ngram", ranker != "ide", system)
+
+
 def _figures(con, figures: Path, link: str) -> list[str]:
     rows = con.sql("SELECT model || '/' || ranker, dimension, value, n, sr10_method, lo, hi FROM apirec_breakdown_ci "
                    "WHERE benchmark = 'code' AND dimension IN ('category', 'length_bucket', 'position') "
-                   "ORDER BY ALL").fetchall()
+                   f"AND ranker IN {HEADLINE_RANKERS} ORDER BY ALL").fetchall()
     if not rows:
         return []
     dims = [("category", "API category (Fig. 9)"), ("length_bucket", "function length (Fig. 10)"),
             ("position", "point position, moderate functions (Fig. 11)")]
-    systems = sorted({r[0] for r in rows})
-    fig, axes = plt.subplots(1, 3, figsize=(13, 4), sharey=True)
-    for ax, (dim, title) in zip(axes, dims):
-        values = sorted({r[2] for r in rows if r[1] == dim and r[2] is not None})
-        width = 0.8 / max(len(systems), 1)
-        for j, system in enumerate(systems):
-            got = {r[2]: r for r in rows if r[0] == system and r[1] == dim}
-            xs = [i + j * width for i in range(len(values))]
-            ys = [got[v][4] if v in got else 0 for v in values]
-            err = [[(got[v][4] - got[v][5]) if v in got else 0 for v in values],
-                   [(got[v][6] - got[v][4]) if v in got else 0 for v in values]]
-            ax.bar(xs, ys, width, yerr=err, capsize=2, label=system)
-        ax.set_xticks([i + 0.4 - width / 2 for i in range(len(values))], values, fontsize=7)
-        ax.set_title(title, fontsize=9)
-    axes[0].set_ylabel("method-level SR@10 (95% CI)")
-    axes[-1].legend(fontsize=6)
+    groups = _chunks(sorted({r[0] for r in rows}, key=_system_order))
+    fig, axes = plt.subplots(len(groups), 3, figsize=(13, 3.8 * len(groups)), sharey=True, squeeze=False)
+    for g, (row, systems) in enumerate(zip(axes, groups)):
+        for ax, (dim, title) in zip(row, dims):
+            values = sorted({r[2] for r in rows if r[1] == dim and r[2] is not None})
+            width = 0.8 / max(len(systems), 1)
+            for j, system in enumerate(systems):
+                got = {r[2]: r for r in rows if r[0] == system and r[1] == dim}
+                xs = [i + j * width for i in range(len(values))]
+                ys = [got[v][4] if v in got else 0 for v in values]
+                err = [[(got[v][4] - got[v][5]) if v in got else 0 for v in values],
+                       [(got[v][6] - got[v][4]) if v in got else 0 for v in values]]
+                bars = ax.bar(xs, ys, width, yerr=err, capsize=2, label=system)
+                bar_n(ax, bars, [got[v][3] if v in got else None for v in values])
+            ax.set_xticks([i + 0.4 - width / 2 for i in range(len(values))], values, fontsize=7)
+            ax.set_ylim(0, 1.18)  # room for the n written above a bar at 1
+            ax.set_title(title if len(groups) == 1 else f"{title}, systems {g + 1} of {len(groups)}", fontsize=9)
+        row[0].set_ylabel("method-level SR@10 (95% CI)")
+        row[-1].legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    fig.suptitle("apirec: SR@10 by breakdown (bars: 95% CI; numbers: points)", fontsize=10)
     save(fig, figures / "apirec_breakdowns.png")
     return [f"\n![SR@10 by category, function length and position]({link}/apirec_breakdowns.png)\n"]
 
 
 def _curves(con, figures: Path, link: str, plots: Path | None, name: str, column: str, title: str,
             xlabel: str) -> list[str]:
+    """SR@k curves per group (an API category, a context length): one panel per group (and per run of at most
+    MAX_SERIES systems), the headline systems only, with the chance of a random order of each ranker's pool; the
+    plot CSV holds every ranker."""
     if column == "category":
         curves = con.sql("SELECT model || '/' || ranker, category, k, sr_method, points FROM apirec_sr_by_category "
                          "WHERE benchmark = 'code' ORDER BY ALL").fetchall()
@@ -93,23 +169,43 @@ def _curves(con, figures: Path, link: str, plots: Path | None, name: str, column
                          "FROM apirec_point_scores WHERE benchmark = 'code' GROUP BY ALL ORDER BY ALL").fetchall()
     if plots is not None:
         write_plot(plots / f"{name}.csv", ["system", "group", "x", "y", "points"], curves)  # x: k, y: method SR@k
+    curves = [c for c in curves if c[0].split("/", 1)[1] in HEADLINE_RANKERS]
     if not curves:
         return []
-    fig, ax = plt.subplots(figsize=(6, 4))
+    chance: dict[tuple, list] = {}
+    for ranker, group, k, v in con.sql(CHANCE_SQL.format(cols=f"ranker, {column}", where="")).fetchall():
+        chance.setdefault((ranker, group), []).append((k, v))
     series: dict[tuple, list] = {}
-    for system, group, k, sr, _ in curves:
-        series.setdefault((system, group), []).append((k, sr))
-    for (system, group), pts in sorted(series.items()):
-        ax.plot([k for k, _ in pts], [v for _, v in pts], marker="o", label=f"{system} {group}")
-    ax.set_xlabel("k")
-    ax.set_ylabel("method-level SR@k")
-    ax.set_title(title)
-    ax.legend(fontsize=5, title=xlabel, title_fontsize=6)
+    points: dict = {}
+    for system, group, k, sr, n in curves:
+        series.setdefault((group, system), []).append((k, sr))
+        points[group] = max(points.get(group, 0), n)
+    groups = sorted(points, key=str)
+    chunks = _chunks(sorted({s for _, s in series}, key=_system_order))
+    fig, axes = plt.subplots(len(chunks), len(groups), figsize=(3.6 * len(groups) + 1.8, 3.2 * len(chunks)),
+                             sharex=True, sharey=True, squeeze=False)
+    for c, (row, systems) in enumerate(zip(axes, chunks)):
+        for ax, group in zip(row, groups):
+            for system in systems:
+                pts = series.get((group, system))
+                if pts:
+                    ax.plot([k for k, _ in pts], [v for _, v in pts], marker="o", markersize=3.5, label=system)
+            for ranker in dict.fromkeys(s.split("/", 1)[1] for s in systems):
+                pts = chance.get((ranker, group), [])
+                chance_line(ax, [k for k, _ in pts], [v for _, v in pts], label=f"chance ({ranker} pool)")
+            ax.set_title(f"{xlabel} {group} (n={points[group]})", fontsize=9)
+            ax.set_xticks(KS)
+            ax.set_ylim(-0.02, 1.02)
+        row[0].set_ylabel("method-level SR@k")
+        row[-1].legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    for ax in axes[-1]:
+        ax.set_xlabel("k")
+    fig.suptitle(title, fontsize=10)
     save(fig, figures / f"{name}.png")
     return [f"\n![{title}]({link}/{name}.png)\n"]
 
 
-def section(con, figures: Path, link: str, config, plots: Path | None = None) -> str:
+def section(con, figures: Path, link: str, config, plots: Path | None = None) -> Section:
     metrics = con.sql("SELECT benchmark, subset, model, ranker, k, points, scored, pool_recall, sr_method, sr_class, "
                       "map_apibench_method, map_standard_method, map_apibench_class, map_standard_class, mrr_method, "
                       "mrr_class, ndcg_apibench, ndcg_apibench_topk, ndcg_standard, ndcg_standard_method "
@@ -143,8 +239,7 @@ def section(con, figures: Path, link: str, config, plots: Path | None = None) ->
                          "subset NOT LIKE 'stdlib%' AS later FROM apirec_metrics WHERE benchmark = 'query' "
                          "GROUP BY ALL ORDER BY later, 1").fetchall()
     ours_query = [r[:-1] for r in ours_query]  # the standard-library subset (the paper's APIBench-Q) first
-    out = ["## apirec (APIBench-C and APIBench-Q, Table 5 metrics)\n",
-           "Code-based API recommendation (`code`) on Python and Java points of the evaluation split (Java: calls "
+    out = ["Code-based API recommendation (`code`) on Python and Java points of the evaluation split (Java: calls "
            "resolved through the file's imports with tree-sitter-java, coverage in reports/metrics/apirec.json "
            "`java`): the n-gram baseline (next API given the previous one, trained on the train split of the same "
            "language) ranks every train API, jedi completes Python points at the point from the file alone (not "
@@ -168,6 +263,13 @@ def section(con, figures: Path, link: str, config, plots: Path | None = None) ->
                           + [(f"ours, query: {s}", n, *v) for s, n, *v in ours_query]),
            "\nThe paper's APIBench-Q holds standard-library APIs only (Sec. 3): the `stdlib` rows are the comparable "
            "ones, `all` (third-party and user-defined answers too) beside them.\n",
+           "\nFigures: the baselines and each LM's `rerank_ngram` (the other rankers are in the tables and in "
+           "reports/plots); dashed grey: the chance of a random order of the ranker's pool; numbers on bars: points.\n",
+           *_figures(con, figures, link),
+           *_curves(con, figures, link, plots, "apirec_sr_by_category", "category",
+                    "apirec: SR@k by API category", "category"),
+           *_curves(con, figures, link, plots, "apirec_sr_by_context", "context_lines",
+                    "apirec: SR@k by context length (lines before the point)", "lines"),
            "\nBy language (code: Python points from the extraction, Java points from tree-sitter-java):\n",
            markdown_table(["benchmark", "language", "model", "ranker", "k", "points", "pool recall", "SR method",
                            "SR class", "MAP method (paper)", "MAP method (std)", "MRR method", "NDCG (paper)",
@@ -185,9 +287,4 @@ def section(con, figures: Path, link: str, config, plots: Path | None = None) ->
            "in train; queries by origin and leaky), SR@10 with its 95% interval:\n",
            markdown_table(["benchmark", "model", "ranker", "dimension", "value", "points", "SR@1 method",
                            "SR@10 method", "SR@10 95% CI", "SR@1 class", "SR@10 class"], breakdown)]
-    out += _figures(con, figures, link)
-    out += _curves(con, figures, link, plots, "apirec_sr_by_category", "category",
-                   "apirec: SR@k by API category", "category")
-    out += _curves(con, figures, link, plots, "apirec_sr_by_context", "context_lines",
-                   "apirec: SR@k by context length (lines before the point)", "lines")
-    return "\n".join(out) + "\n"
+    return Section("apirec (APIBench-C and APIBench-Q, Table 5 metrics)", headline(con), "\n".join(out) + "\n")

@@ -1,0 +1,172 @@
+"""Issue 27 items 1 and 3: the first-read report (reports/index.md) is short and each family's part of it opens
+with the paper's headline table and ours beside it, the rest on the family's own page; figures keep at most
+8 data series per panel (facets otherwise), draw the chance level where there is one, and heat maps have one
+integer tick per layer / head."""
+
+from __future__ import annotations
+
+import importlib
+import re
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from pipeline import families
+from pipeline.report import common
+from pipeline.report.build import build, detail_pages
+from pipeline.report.common import MAX_SERIES, Section, data_series
+from pipeline.warehouse.build import build as build_warehouse
+from tests.conftest import REPO, default_params
+
+PARAMS_ALL = {**default_params(), "families": sorted(
+    p.name for p in (REPO / "pipeline" / "families").iterdir() if (p / "__init__.py").is_file())}
+FAMILIES = families.enabled(PARAMS_ALL)
+SPLIT = {"apirec", "idbench", "probing"}  # the families whose sections return a Section (the others may adopt it)
+FIRST_READ_LINES = 150  # "a few screens": the .test build's index.md is well under it (test_end_to_end)
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory) -> Path:
+    """The whole report built from an empty warehouse of every family (paper rows, no scores of ours)."""
+    root = tmp_path_factory.mktemp("layout")
+    spec = {"tables": {}, "params": PARAMS_ALL, "models": [], "sources": [],
+            "not_applicable": families.not_applicable(FAMILIES, {"enc": "encoder-only"})}
+    build_warehouse(root / "data/warehouse.duckdb", spec, root)
+    out = root / "reports"
+    build(root / "data/warehouse.duckdb", out / "index.md", out / "figures/report", plots=out / "plots")
+    return out
+
+
+def sections(text: str) -> dict[str, str]:
+    return {s.split("\n", 1)[0]: s for s in re.split(r"\n(?=## )", text) if s.startswith("## ")}
+
+
+def first_table(section: str) -> str:
+    lines = section.split("\n")
+    start = next(i for i, line in enumerate(lines) if line.startswith("|"))
+    end = next((i for i in range(start, len(lines)) if not lines[i].startswith("|")), len(lines))
+    return "\n".join(lines[start:end])
+
+
+def test_the_first_read_report_is_short_and_links_every_page(report):
+    text = (report / "index.md").read_text()
+    assert len(text.splitlines()) <= FIRST_READ_LINES
+    for name in detail_pages(FAMILIES):
+        assert (report / f"{name}.md").is_file() and (report / f"{name}.html").is_file()
+    for family in FAMILIES:  # every family's page is linked from the index, and back
+        assert f"]({family.name}.md)" in text
+        assert "[Back to the report](index.md)" in (report / f"{family.name}.md").read_text()
+    page = (report / "index.html").read_text()
+    assert 'href="apirec.html"' in page and 'href="apirec.md"' not in page  # the HTML links its HTML twins
+
+
+def test_each_split_family_section_opens_with_the_paper_beside_ours(report):
+    split = set()
+    for family in FAMILIES:
+        module = importlib.import_module(family.report)
+        if isinstance(module.section(duckdb.connect(str(report.parent / "data/warehouse.duckdb"), read_only=True),
+                                     report / "figures/report", "figures/report", PARAMS_ALL, None), Section):
+            split.add(family.name)
+    assert SPLIT <= split
+    index = sections((report / "index.md").read_text())
+    for family in FAMILIES:
+        if family.name not in split:
+            continue
+        (body,) = [s for title, s in index.items() if family.name.lower() in title.lower()]
+        table = first_table(body)
+        header = table.split("\n", 1)[0].lower()
+        assert "paper" in header and ("ours" in header), (family.name, header)
+        # the table comes first (notes about empty subsets apart), then the population line
+        before = body.split(table, 1)[0]
+        assert "|" not in before and "![" not in before
+        assert "**How the populations differ:**" in body.split(table, 1)[1]
+
+
+def test_section_split_and_a_plain_string_section():
+    text = "## Fam (Table 1)\n\nLead.\n\n| paper | ours |\n|---|---|\n| 1 | 2 |\n\nMore.\n\n| a |\n|---|\n| 3 |\n"
+    s = Section.split(text)
+    assert s.title == "Fam (Table 1)" and s.headline.rstrip().endswith("| 1 | 2 |") and "More." in s.details
+    legacy = Section.of(text)  # a family not yet split: its lead paragraph in the index, every table on its page
+    assert legacy.headline == "Lead.\n" and "| paper | ours |" in legacy.details
+    assert str(s).startswith("## Fam (Table 1)\n\nLead.")
+
+
+def test_probing_headline_puts_table_1_beside_our_best_probe_and_the_majority():
+    from pipeline.families.probing.report import headline
+
+    con = duckdb.connect()
+    con.execute("CREATE TABLE probing_headline (task VARCHAR, model VARCHAR, probe VARCHAR, layer INTEGER, "
+                "metric VARCHAR, mean DOUBLE, ci_low DOUBLE, ci_high DOUBLE, folds INTEGER, n_test BIGINT)")
+    con.executemany("INSERT INTO probing_headline VALUES (?, ?, ?, ?, ?, ?, ?, ?, 3, ?)", [
+        ("java-declared", "majority", "majority", None, "error", 0.043, 0.0, 0.09, 36),
+        ("java-declared", "m1", "ridge", 2, "error", 0.01, 0.0, 0.02, 36),  # lower, but not the release's probe
+        ("java-declared", "m2", "paper", 1, "error", 0.05, -0.2, 1.3, 36),  # a t interval past [0, 1]
+        ("java-declared_ours", "m2", "paper", 1, "error", 0.01, 0.0, 0.02, 36),  # our variant: no paper row
+        ("java-declared-control", "m2", "paper", 1, "error", 0.4, 0.3, 0.5, 36),
+        ("java-depth", "m1", "ridge", 3, "mae", 1.5, -0.5, 3.5, 30)])
+    text = headline(con)
+    table = first_table(text)
+    assert table.split("\n")[2:] == [
+        "| depth (java) | 0.867 | 0.864 | m1 (ridge, layer 3) | 1.5 [0.0, 3.5] | 30 |  |",
+        "| declared (java) | 0.014 | 0.061 | m2 (paper, layer 1) | 0.05 [0.0, 1.0] | 36 | 0.043 [0.0, 0.09] |",
+        "| readability |  |  | not run: its rated dataset is not in this workspace |  |  |  |"]
+    assert "**How the populations differ:**" in text
+
+
+# -- figures ------------------------------------------------------------------------------------------------------
+
+@pytest.fixture
+def captured(monkeypatch):
+    """Figures the report would save, kept open for inspection."""
+    figs = []
+    monkeypatch.setattr(common, "save", lambda fig, path: (common.tidy(fig, path.name), figs.append(fig)))
+    return figs
+
+
+def apirec_warehouse(systems: int) -> duckdb.DuckDBPyConnection:
+    """The two views apirec's SR@k-by-category figure reads, for `systems` LMs re-ranking the n-gram."""
+    con = duckdb.connect()
+    con.execute("CREATE TABLE apirec_sr_by_category (benchmark VARCHAR, model VARCHAR, ranker VARCHAR, "
+                "category VARCHAR, k INTEGER, points BIGINT, sr_method DOUBLE, sr_class DOUBLE)")
+    con.execute("CREATE TABLE apirec_rankings (benchmark VARCHAR, model VARCHAR, ranker VARCHAR, category VARCHAR, "
+                "language VARCHAR, point_id VARCHAR, gold_in_candidates BOOLEAN, n_candidates INTEGER)")
+    rows = []
+    for m in range(systems):
+        for cat in ("stdlib", "third_party", "user_defined"):
+            for k in (1, 3, 5, 10):
+                rows.append(("code", f"lm{m:02d}", "rerank_ngram", cat, k, 20, min(1.0, 0.05 * k + 0.01 * m), 0.0))
+    rows += [("code", "ngram", "ngram", cat, k, 20, 0.1 * k / 2, 0.0) for cat in ("stdlib", "third_party",
+                                                                                   "user_defined") for k in (1, 3, 5, 10)]
+    con.executemany("INSERT INTO apirec_sr_by_category VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+    con.executemany("INSERT INTO apirec_rankings VALUES ('code', ?, ?, ?, 'python', ?, true, 20)",
+                    [(m, r, cat, f"p{i}") for i in range(20) for cat in ("stdlib", "third_party", "user_defined")
+                     for m, r in (("lm00", "rerank_ngram"), ("ngram", "ngram"))])
+    return con
+
+
+def test_apirec_category_curves_are_faceted_with_chance_lines(captured, monkeypatch, tmp_path):
+    from pipeline.families.apirec import report as apirec
+
+    monkeypatch.setattr(apirec, "save", common.save)
+    apirec._curves(apirec_warehouse(11), tmp_path, "figures", None, "apirec_sr_by_category", "category",
+                   "apirec: SR@k by API category", "category")
+    (fig,) = captured
+    panels = [ax for ax in fig.axes if ax.get_lines()]
+    assert len(panels) == 3 * 2  # three categories, 12 systems over two rows of <= 8
+    assert all(len(data_series(ax)) <= MAX_SERIES for ax in panels)
+    assert sum(len(data_series(ax)) for ax in panels) == 12 * 3
+    assert all(any(line.get_label().startswith("chance") for line in ax.get_lines()) for ax in panels)
+    assert all("(n=20)" in ax.get_title() for ax in panels)
+
+
+def test_line_facets_and_heat_map_ticks(captured, tmp_path):
+    series = {f"s{i:02d}": [(1, 0.1 * i), (5, 0.1 * i + 0.05)] for i in range(17)}  # apirec had 17 series
+    fig = common.line_facets(series, title="t", xlabel="k", ylabel="P@k", chance={"chance": [(1, 0.02), (5, 0.1)]})
+    common.save(fig, tmp_path / "lines.png")
+    assert [len(data_series(ax)) for ax in fig.axes] == [6, 6, 5]
+    assert all(ax.get_lines()[-1].get_label() == "chance" for ax in fig.axes)
+    fig, ax = common.plt.subplots()
+    ax.imshow([[0.1, 0.2]])  # one layer, two heads: the ticks were -0.5 .. 0.5 by 0.1
+    common.save(fig, tmp_path / "heat.png")
+    assert list(ax.get_yticks()) == [0] and list(ax.get_xticks()) == [0, 1]
