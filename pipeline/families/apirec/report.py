@@ -83,6 +83,8 @@ def _paper_tables(con) -> list[str]:
     paired = con.sql("SELECT benchmark, subset, model, ranker, baseline, k, n, pool_recall, sr_method, "
                      "baseline_sr_method, diff, '[' || lo || ', ' || hi || ']', p_value FROM apirec_vs_baseline "
                      "ORDER BY ALL").fetchall()
+    twins = con.sql("SELECT model, twin, benchmark, ranker, language, metric, n, score, twin_score, diff, "
+                    "'[' || lo || ', ' || hi || ']', p_value FROM apirec_twin_diff ORDER BY ALL").fetchall()
     cross = con.sql("SELECT train_domain, test_domain, n, sr10_method, '[' || lo || ', ' || hi || ']' "
                     "FROM apirec_cross_domain ORDER BY ALL").fetchall()
     paper_cross = [(f"paper Table 9: {system}", train, *(f"{t} {v:.2f}" for t, v in zip(CROSS_DOMAIN_TEST, vals)))
@@ -103,6 +105,10 @@ def _paper_tables(con) -> list[str]:
         "with its 95% paired Poisson-bootstrap interval and two-sided p-value:\n",
         markdown_table(["benchmark", "subset", "model", "ranker", "baseline", "k", "items", "pool recall", "SR",
                         "baseline SR", "difference", "95% CI", "p"], paired),
+        "\nEach model against its random twin (same architecture and tokenizer, random weights) on the same items "
+        "and ranker, method-level SR@k, the difference with its 95% paired Poisson-bootstrap interval:\n",
+        markdown_table(["model", "twin", "benchmark", "ranker", "language", "metric", "items", "model SR", "twin SR",
+                        "difference", "95% CI", "p"], twins),
         "\nCross-domain (the paper's RQ6, Table 9): the n-gram trained on one domain's train split (`all`: on every "
         "domain, the paper's \"General\" row), method-level SR@10 on each evaluation domain; empty when the train "
         "split holds one domain:\n",
