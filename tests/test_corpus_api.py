@@ -353,10 +353,16 @@ def main():
 
 
 @pytest.fixture(scope="module")
-def small(tmp_path_factory):
+def small_corpus(tmp_path_factory):
     root = tmp_path_factory.mktemp("small")
     manifest = pa.Table.from_pylist(rows(root, "pp", SMALL, "source"), schemas.MANIFEST)
     tables, _, _ = build(manifest, 1, 30, 100000, Cache(None))
+    return root, manifest, tables
+
+
+@pytest.fixture(scope="module")
+def small(small_corpus):
+    _, _, tables = small_corpus
     quizzes, _, stats = generate(tables["usages"], tables["inventory"], tables["imports"], [TOKENIZER],
                                  ["call", "import"], max_candidates=20, n_adversarial=2, seed=1)
     return tables, quizzes, stats
@@ -455,3 +461,47 @@ def test_names_that_do_not_exist_here_are_left_out_and_counted(small):
     assert {"pp.win32.portable", "pp.win32.SetTitle", "os.path.join"} <= apis
     assert stats["apis_platform_left_out"] == {"windows": 5}  # GetMode, COORD, only_nt, WinError, msvcrt
     assert stats["apis_not_in_stdlib_left_out"] == 1  # os.path.mkdir
+
+
+# -- apirec uses apiquiz's checks (pipeline.extract.availability): the same names left out, counted the same way
+def test_apirec_points_and_queries_leave_out_names_that_do_not_exist_here(small_corpus, small):
+    from pipeline.families.apirec.generate import generate as apirec_points
+
+    root, manifest, tables = small_corpus
+    points, _, stats = apirec_points(tables["usages"], tables["imports"], manifest, root, {}, "general", "test", 0, 5,
+                                     10, 1, inventory=tables["inventory"])
+    apis = set(points.column("api").to_pylist())
+    gone = {"pp.win32.GetMode", "pp.win32.COORD", "pp.win32.only_nt", "ctypes.WinError", "msvcrt.get_osfhandle",
+            "os.path.mkdir"}
+    assert not apis & gone
+    assert {"pp.win32.SetTitle", "pp.win32.portable", "os.path.join"} <= apis
+    # the same counters as apiquiz (distinct APIs), the same names: GetMode, COORD, only_nt, WinError, msvcrt
+    _, _, quiz_stats = small
+    assert stats["apis_platform_left_out"] == quiz_stats["apis_platform_left_out"] == {"windows": 5}
+    assert stats["apis_not_in_stdlib_left_out"] == quiz_stats["apis_not_in_stdlib_left_out"] == 1  # os.path.mkdir
+    assert stats["points_platform_left_out"] == 5 and stats["points_not_in_stdlib_left_out"] == 1
+    # without the inventory, only the stdlib checker judges: the corpus's Windows-only names make points
+    unchecked, _, _ = apirec_points(tables["usages"], tables["imports"], manifest, root, {}, "general", "test", 0, 5,
+                                    10, 1)
+    assert "pp.win32.GetMode" in set(unchecked.column("api").to_pylist())
+
+
+def test_apirec_queries_leave_out_names_that_do_not_exist_here(tmp_path):
+    files = {"pp/__init__.py": "", "pp/win32.py": SMALL["pp/win32.py"].replace("def GetMode(handle):\n",
+                                                          'def GetMode(handle):\n        """Get the console mode."""\n')
+             .replace("def portable():\n", 'def portable():\n    """Return a portable value."""\n'),
+             "pp/use.py": "import os\n\n\ndef f():\n    # make the folder here\n    os.path.mkdir('x')\n"
+                          "    # join two paths together\n    os.path.join('a', 'b')\n"}
+    manifest = pa.Table.from_pylist(rows(tmp_path, "pp", files, "source"), schemas.MANIFEST)
+    tables, _, _ = build(manifest, 1, 30, 100000, Cache(None))
+    out, docs, _, stats = q.build_queries(tables["usages"], tables["inventory"], manifest, tmp_path, {}, "general",
+                                          "test", 0, 3, 10, 0, imports=tables["imports"])
+    answers = set(out.column("api").to_pylist())
+    assert "pp.win32.portable" in answers
+    assert not answers & {"pp.win32.GetMode", "os.path.mkdir"}
+    assert stats["answer_outside_universe"] == 1  # os.path.join: exists, but the corpus does not define it
+    universe = set(docs.column("fqn").to_pylist())
+    assert "pp.win32.GetMode" not in universe and "pp.win32.SetTitle" in universe  # SetTitle's fallback runs here
+    assert stats["apis_platform_left_out"] == {"windows": 2}  # GetMode, only_nt (COORD is no class or function)
+    assert stats["apis_not_in_stdlib_left_out"] == 1  # os.path.mkdir
+    assert stats["queries_platform_left_out"] == 1 and stats["queries_not_in_stdlib_left_out"] == 1

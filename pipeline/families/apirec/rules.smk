@@ -9,6 +9,7 @@ rule apirec_points:
     input:
         usages="data/extract/usages.parquet",
         imports="data/extract/imports.parquet",
+        inventory="data/extract/inventory.parquet",
         manifest="data/manifest.parquet",
     output:
         points="data/families/apirec/points.parquet",
@@ -33,6 +34,7 @@ rule apirec_points:
         "logs/apirec/generate.log",
     shell:
         "python -m pipeline.families.apirec.generate --usages {input.usages:q} --imports {input.imports:q}"
+        " --inventory {input.inventory:q}"
         " --manifest {input.manifest:q} --domains {params.domains:q} --default-domain {params.default_domain:q}"
         " --eval-split {params.eval_split} --max-points {params.max_points} --candidates {params.candidates}"
         " --top-k {params.top_k} --seed {params.seed} --ide-max-points {params.ide_max_points}"
@@ -45,6 +47,7 @@ rule apirec_queries:
     input:
         usages="data/extract/usages.parquet",
         inventory="data/extract/inventory.parquet",
+        imports="data/extract/imports.parquet",
         manifest="data/manifest.parquet",
     output:
         queries="data/families/apirec/queries.parquet",
@@ -66,6 +69,7 @@ rule apirec_queries:
         "logs/apirec/queries.log",
     shell:
         "python -m pipeline.families.apirec.queries --usages {input.usages:q} --inventory {input.inventory:q}"
+        " --imports {input.imports:q}"
         " --manifest {input.manifest:q} --domains {params.domains:q} --default-domain {params.default_domain:q}"
         " --eval-split {params.eval_split} --max-queries {params.max_queries} --candidates {params.candidates}"
         " --api-doc {params.api_doc} --top-k {params.top_k} --seed {params.seed} --queries {output.queries:q}"
