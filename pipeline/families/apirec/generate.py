@@ -357,6 +357,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cross-domain", action="store_true",
                     help="also rank every point with one n-gram per training domain (the paper's RQ6, Table 9)")
     ap.add_argument("--java-max-points", type=int, default=0, help="a seeded subset of the Java points (0: all)")
+    ap.add_argument("--stdlib-sources", nargs="*", default=[],
+                    help="sources that are a standard library (`builtin: stdlib` / `jdk`): Java category `stdlib`")
+    ap.add_argument("--per-repository-sources", nargs="*", default=[],
+                    help="sources holding many projects (jsonl dumps): one distribution per repository")
     ap.add_argument("--points", required=True, type=Path)
     ap.add_argument("--baselines", required=True, type=Path)
     ap.add_argument("--metrics", required=True, type=Path)
@@ -375,7 +379,8 @@ def main(argv: list[str] | None = None) -> int:
     points, base, stats = java.add_java_points(points, base, stats, read_parquet(args.manifest, core_schemas.MANIFEST),
                                                Path("."), domains, args.default_domain, args.eval_split,
                                                args.java_max_points, args.candidates, args.top_k, args.seed,
-                                               tuple(args.popular_libraries))
+                                               tuple(args.popular_libraries), frozenset(args.stdlib_sources),
+                                               frozenset(args.per_repository_sources))
     write_parquet(points, args.points, schemas.POINTS)
     write_parquet(base, args.baselines, schemas.BASELINES)
     write_json(stats, args.metrics)

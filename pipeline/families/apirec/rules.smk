@@ -27,6 +27,9 @@ rule apirec_points:
         popular=APIREC["popular_libraries"],
         cross_domain="--cross-domain" if APIREC["cross_domain"] else "",
         java_max_points=APIREC["java_max_points"],
+        # distributions (pipeline/extract/library.py): the standard libraries (Python's, the JDK), sources of many projects
+        stdlib=[s["name"] for s in config["corpus"]["sources"] if s.get("builtin") in ("stdlib", "jdk")],
+        per_repo=[s["name"] for s in config["corpus"]["sources"] if s["kind"] == "jsonl"],
         seed=config["seed"],
     conda:
         CONDA_ENV
@@ -39,7 +42,8 @@ rule apirec_points:
         " --eval-split {params.eval_split} --max-points {params.max_points} --candidates {params.candidates}"
         " --top-k {params.top_k} --seed {params.seed} --ide-max-points {params.ide_max_points}"
         " --ide-typed-chars {params.ide_typed_chars} --popular-libraries {params.popular:q} {params.cross_domain}"
-        " --java-max-points {params.java_max_points} --points {output.points:q}"
+        " --java-max-points {params.java_max_points} --stdlib-sources {params.stdlib:q}"
+        " --per-repository-sources {params.per_repo:q} --points {output.points:q}"
         " --baselines {output.baselines:q} --metrics {output.metrics:q} 2> {log:q}"
 
 
