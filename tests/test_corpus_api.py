@@ -422,13 +422,19 @@ def test_platform_guards_tag_module_level_names():
     ("asyncio.WindowsSelectorEventLoopPolicy", "windows"), ("re.IGNORECASE", "unknown"),  # @global_enum
     ("multiprocessing.Pool", "unknown"),  # globals().update(...): not judged
     ("collections.abc.Mapping", "present"), ("json.no_such_name", "absent"),
-    ("select.epoll", "present"), ("select.kevent", "absent"),  # a compiled module: its dir()
+    ("select.epoll", "present"), ("select.no_such_name", "absent"),  # a compiled module: its dir()
+    ("select.kevent", "other"),  # not in select's dir() here; typeshed's stub: BSD / macOS only
     ("pstats.ProfileBrowser", "main"),  # under `if __name__ == "__main__":`
     ("subprocess.STARTUPINFO", "windows"),  # `try: import msvcrt / except: _mswindows = False / else: True`
     ("asyncio.windows_events.IocpProactor", "windows"),  # the module imports _winapi at top level
     ("opcode.def_op", "absent"),  # deleted at the end of opcode.py
     ("lib2to3.pgen2.conv.Converter", "absent"),  # conv.py's `from pgen2 import grammar` cannot succeed
-    ("os.chflags", "windows"),  # BSD's: not in posix here, so only os.py's Windows-only `from nt import *` may bind it
+    # BSD's and macOS's: not in posix here, and os.py's Windows-only `from nt import *` cannot tell; typeshed's stub can
+    ("os.chflags", "other"), ("os.lchmod", "other"), ("os.startfile", "windows"),
+    ("socket.fromshare", "capability"),  # under `if hasattr(_socket.socket, "share"):`, false here (a C class)
+    ("socket.socketpair", "present"),  # `if hasattr(_socket, "socketpair"):` holds here: evaluated, not left out
+    ("distutils.command.check.SilentReporter", "optional_dependency"),  # in a `try` that imports docutils
+    ("distutils.command.check.HAS_DOCUTILS", "present"),  # bound in the handler too
 ])
 def test_stdlib_names_on_this_interpreter(name, status):
     from pipeline.extract.stdlib import StdlibNames
