@@ -511,3 +511,39 @@ def test_apirec_queries_leave_out_names_that_do_not_exist_here(tmp_path):
     assert stats["apis_platform_left_out"] == {"windows": 2}  # GetMode, only_nt (COORD is no class or function)
     assert stats["apis_not_in_stdlib_left_out"] == 1  # os.path.mkdir
     assert stats["queries_platform_left_out"] == 1 and stats["queries_not_in_stdlib_left_out"] == 1
+
+
+def test_capability_tests_and_optional_dependencies_label_corpus_names():
+    """Issue 24: a name defined only under `if hasattr(...)` (not evaluated for the corpus) or only in a `try` that
+    imports another distribution is not quizzed; a name bound in both branches, or with a fallback, is."""
+    src = ("import socket\nif hasattr(socket, 'AF_UNIX'):\n    def unix(): pass\n"
+           "if not hasattr(socket, 'AF_X'):\n    def a(): pass\nelse:\n    def a(): pass\n"
+           "try:\n    from docutils.utils import Reporter\n    class Silent(Reporter): pass\nexcept ImportError:\n"
+           "    HAS = False\nelse:\n    HAS = True\n    def report(): pass\n"
+           "try:\n    import chardet\nexcept ImportError:\n    chardet = None\n"
+           "try:\n    import json\n    def dumps(): pass\nexcept ImportError:\n    pass\n"
+           "try:\n    from mylib import _speedups\n    def fast(): pass\nexcept ImportError:\n    pass\n")
+    r = analyse_source(src)
+    assert dict(r.platform_names) == {"unix": "capability", "Reporter": "optional_dependency:docutils",
+                                      "Silent": "optional_dependency:docutils", "report": "optional_dependency:docutils",
+                                      "_speedups": "optional_dependency:mylib", "fast": "optional_dependency:mylib"}
+
+
+def test_optional_dependency_of_the_own_distribution_is_no_label(tmp_path):
+    from pipeline.extract.availability import Availability
+
+    files = {"mylib/__init__.py": "", "mylib/_speedups.py": "def f(): pass\n",
+             "mylib/core.py": "try:\n    from mylib import _speedups\n    def fast(): pass\nexcept ImportError:\n    pass\n"
+                              "try:\n    import numpy\n    def arr(): pass\nexcept ImportError:\n    pass\n"
+                              "if hasattr(numpy, 'x'):\n    def cap(): pass\n"}
+    manifest = pa.Table.from_pylist(rows(tmp_path, "mylib", files, "source"), schemas.MANIFEST)
+    tables, _, _ = build(manifest, 1, 30, 100000, Cache(None))
+    inv = {r["fqn"]: r for r in tables["inventory"].to_pylist()}
+    assert inv["mylib.core.fast"]["platform"] is None  # mylib is the file's own distribution
+    assert inv["mylib.core.arr"]["platform"] == "optional_dependency"
+    assert inv["mylib.core.cap"]["platform"] == "capability"
+    assert sorted(inv["mylib.core"]["platform_names"]) == ["arr:optional_dependency", "cap:capability",
+                                                          "numpy:optional_dependency"]
+    available = Availability(tables["inventory"], tables["imports"])
+    assert [available.verdict(n, "user_defined") for n in ("mylib.core.fast", "mylib.core.arr", "mylib.core.cap")] \
+        == [None, "optional_dependency", "capability"]
