@@ -547,3 +547,12 @@ def test_optional_dependency_of_the_own_distribution_is_no_label(tmp_path):
     available = Availability(tables["inventory"], tables["imports"])
     assert [available.verdict(n, "user_defined") for n in ("mylib.core.fast", "mylib.core.arr", "mylib.core.cap")] \
         == [None, "optional_dependency", "capability"]
+
+
+def test_stdlib_files_leave_capability_tests_to_the_stdlib_checker(tmp_path):
+    """The stdlib's own `if hasattr(os, "fork"):` holds here: its definitions get no unevaluated label (the
+    default corpus's socketserver.ForkingMixIn, selectors.PollSelector were left out wrongly)."""
+    files = {"mymod.py": "import os\nif hasattr(os, 'fork'):\n    class Forking:\n        pass\n"}
+    manifest = pa.Table.from_pylist(rows(tmp_path, "stdlib", files, "source"), schemas.MANIFEST)
+    tables, _, _ = build(manifest, 1, 30, 100000, Cache(None), stdlib_sources=frozenset({"stdlib"}))
+    assert {r["fqn"]: r["platform"] for r in tables["inventory"].to_pylist()}["mymod.Forking"] is None

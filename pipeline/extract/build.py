@@ -368,9 +368,13 @@ def finalize(row: dict, module: str, is_package: bool, result: FileResult, own_t
     return imports, usages
 
 
-def own_label(platform: str | None, own_tops: set[str] | frozenset[str] | None) -> str | None:
+def own_label(platform: str | None, own_tops: set[str] | frozenset[str] | None, stdlib: bool = False) -> str | None:
     """A platform label as the inventory records it: `optional_dependency:<module>` is `optional_dependency`
-    unless the module is the file's own distribution's (then no label: it is there whenever the file is)."""
+    unless the module is the file's own distribution's (then no label: it is there whenever the file is). In
+    the standard library's own files `capability` and `optional_dependency` are no label: the stdlib checker
+    (pipeline.extract.stdlib) evaluates them on the interpreter (`if hasattr(os, "fork"):` holds here)."""
+    if stdlib and platform is not None and platform.startswith((platforms.CAPABILITY, platforms.OPTIONAL_DEPENDENCY)):
+        return None
     if platform is None or not platform.startswith(platforms.OPTIONAL_DEPENDENCY + ":"):
         return platform
     top = platform.split(":", 1)[1]
@@ -384,8 +388,9 @@ def inventory_rows(row: dict, module: str, result: FileResult, own: str = "",
         return out
     own_category = "stdlib" if own == library.STDLIB_DISTRIBUTION else "user_defined"
     is_library = library.library_code(row["path"], module)
+    stdlib = own == library.STDLIB_DISTRIBUTION
     names = [f"{name}:{label}" for name, platform in result.platform_names
-             for label in [own_label(platform, own_tops)] if label is not None]
+             for label in [own_label(platform, own_tops, stdlib)] if label is not None]
     for d in result.definitions:
         fqn = f"{module}.{d.qualname}" if d.qualname else module
         out.append({"library": module.split(".")[0], "source": row["source"], "repository": row["repository"],
@@ -393,7 +398,7 @@ def inventory_rows(row: dict, module: str, result: FileResult, own: str = "",
                     "fqn": fqn, "kind": d.kind,
                     "signature": d.signature, "doc": d.doc, "private": private(fqn),
                     "distribution": own or None, "category": own_category, "library_code": is_library,
-                    "platform": own_label(d.platform, own_tops) or result.module_platform, "platform_names": (names or None) if not d.qualname else None})
+                    "platform": own_label(d.platform, own_tops, stdlib) or result.module_platform, "platform_names": (names or None) if not d.qualname else None})
     return out
 
 
