@@ -303,3 +303,45 @@ def test_java_points_go_through_the_model_reranking(built, tmp_path):
         assert sorted(r["top"]) == sorted(pools[r["point_id"]])
         assert r["gold_in_candidates"] == (golds[r["point_id"]] in pools[r["point_id"]])
         assert (r["gold_rank"] is not None) == r["gold_in_candidates"]
+
+
+NODE = "package org.w3c.dom;\npublic interface Node {\n    String getNodeName();\n}\n"
+USES_NODE = """package demo;
+
+import org.w3c.dom.Node;
+
+public class Tree {
+    void walk(Node n) {
+        n.getNodeName();
+        Helper.help();
+    }
+}
+"""
+
+
+def test_categories_by_distribution_do_not_move_when_the_grouping_changes(tmp_path):
+    """Issue 24 item 2 for Java: a type of the caller's own distribution is user-defined and a JDK source's type
+    is stdlib, under any `repository:` grouping (each file its own repository flipped Helper.help to third_party
+    when categories were by repository)."""
+    files = [("jdk", "java.base/" + p, t, "valid") for p, t in JDK.items()]
+    files += [("jdk", "java.xml/org/w3c/dom/Node.java", NODE, "valid"),
+              ("app", "app/demo/Main.java", MAIN, "test"), ("app", "app/demo/Helper.java", HELPER, "test"),
+              ("app", "app/demo/Tree.java", USES_NODE, "test"), ("lib", "lib/Train.java", TRAIN, "train")]
+    got = {}
+    for grouping in ("source", "file"):
+        rows = [row(tmp_path / grouping, s, s if grouping == "source" else p.rsplit("/", 1)[0], p, t, split)
+                for s, p, t, split in files]
+        points, _, _ = java.java_points(rows, tmp_path / grouping, {}, "general", "test", 0, 5, 10, 1,
+                                        stdlib_sources=frozenset({"jdk"}))
+        got[grouping] = {(p["path"], p["line"], p["col"]): (p["api"], p["category"]) for p in points}
+    assert got["source"] == got["file"]  # no label moves
+    cats = {api: cat for api, cat in got["file"].values()}
+    assert cats["demo.Helper.help"] == "user_defined" and cats["demo.Main.local"] == "user_defined"
+    assert cats["org.w3c.dom.Node.getNodeName"] == "stdlib"  # a JDK module's type outside java.*
+    assert cats["org.acme.Widget.make"] == "third_party" and cats["java.util.List.add"] == "stdlib"
+    # a dump of many projects (jsonl) is one distribution per repository: another project's type is third-party
+    rows = [row(tmp_path / "dump", "dump", "org/" + p.split("/")[2], p, t, split) for s, p, t, split in files
+            if s == "app"]
+    points, _, _ = java.java_points(rows, tmp_path / "dump", {}, "general", "test", 0, 5, 10, 1,
+                                    per_repository_sources=frozenset({"dump"}))
+    assert {p["category"] for p in points if p["api"] == "demo.Helper.help"} == {"third_party"}

@@ -235,6 +235,10 @@ def test_plbart_fast_tokenizer_equals_the_slow_one_and_fills_rebuild_the_whole_t
     texts = CODE + ["x = <mask> + 1", "  odd   spacing\tand é ü", PREFIX + "join" + SUFFIX]
     for text in texts:
         assert loaded.tokenizer(text)["input_ids"] == slow(text)["input_ids"], text
+    for w in ("<s>", "<pad>", "</s>", "<unk>", "<mask>", "__java__", "__python__", "__en_XX__"):  # one id per token
+        assert loaded.tokenizer.convert_tokens_to_ids(w) == slow.convert_tokens_to_ids(w), w
+    assert [loaded.tokenizer.pad_token_id, loaded.tokenizer.eos_token_id] == [slow.pad_token_id, slow.eos_token_id]
+    assert len(set(loaded.tokenizer.get_vocab().values())) == len(slow.get_vocab())  # no two tokens share an id
     for lang in ("python", "java"):  # the language code after </s>, as PLBART's tokenizer puts it
         coded = tf.PLBartTokenizer(vocab_file=str(folders["plbart"] / "sentencepiece.bpe.model"),
                                    language_codes="base", src_lang=lang)
@@ -246,6 +250,59 @@ def test_plbart_fast_tokenizer_equals_the_slow_one_and_fills_rebuild_the_whole_t
     for (source, target), fill in zip(plan.jobs, FILLS):  # BART's text infilling: the whole text is the target
         assert target == slow(PREFIX + fill + SUFFIX)["input_ids"]
         assert loaded.tokenizer.mask_token_id in source
+
+
+def test_plbart_inputs_end_with_each_items_language_code(folders):
+    """Issue 25 item 3: PLBART reads `tokens </s> <code>` of each item's own language, in every family it runs in:
+    apiquiz / apirec (sources and targets, per point's file), probing (the subset's language), codesyntax (the
+    sample's), the no-context pass; a language without a code (JavaScript under PLBART base) or none (idbench's
+    bare identifiers) ends with `</s>` alone, whatever `src_lang` the folder was saved with."""
+    import transformers as tf
+
+    from pipeline.families.apirec.infer import Point, language_of_path, plan
+    from pipeline.runtime.features import encode as features_encode
+    from pipeline.runtime.languages import for_language, language_codes
+    from pipeline.runtime.scoring import no_context_logprobs
+
+    loaded = load_model(entry("plbart", folders["plbart"], "encoder-decoder"), device="cpu")
+    tok = loaded.tokenizer
+    codes = language_codes(tok)
+    assert set(codes) == {"java", "python", "en_XX"}
+    eos = tok.eos_token_id
+    scorer = Scorer(loaded, 4096)
+    for lang in ("python", "java"):
+        slow = tf.PLBartTokenizer(vocab_file=str(folders["plbart"] / "sentencepiece.bpe.model"), language_codes="base",
+                                  src_lang=lang)
+        plan_ = plan_candidates(scorer, "encoder-decoder", PREFIX, FILLS, SUFFIX, lang)
+        for (source, target), fill in zip(plan_.jobs, FILLS):
+            assert source[-2:] == [eos, codes[lang]] and target[-2:] == [eos, codes[lang]]
+            assert target == slow(PREFIX + fill + SUFFIX)["input_ids"]  # the slow tokenizer with src_lang set
+        assert for_language(tok, lang)(CODE[2])["input_ids"] == slow(CODE[2])["input_ids"]
+        # pooled features (probing, idbench) and codesyntax's tokenizer calls go through the same variants
+        (e,) = features_encode(for_language(tok, lang), [CODE[0]], 256)
+        assert e.ids[-2:] == [eos, codes[lang]] and not e.content[-2:].any()
+    # one run, items of two languages: apirec's points carry their file's language
+    p = Point("p", PREFIX, "os.path.join", ("a", "b", "c"), tuple(FILLS), language_of_path("src/Main.java"))
+    assert all(target[-1] == codes["java"] for _, target in plan(scorer, "encoder-decoder", p).jobs)
+    for lang in ("javascript", None):
+        (source, target), *_ = plan_candidates(scorer, "encoder-decoder", PREFIX, FILLS, SUFFIX, lang).jobs
+        assert source[-1] == eos and target[-1] == eos
+    # the no-context pass reads the target's language for its source; requests of two languages on one text
+    no_ctx = no_context_logprobs(scorer, "encoder-decoder", [(5, eos, codes["java"]), (5, eos, codes["python"])])
+    assert len(no_ctx) == 2 and no_ctx[0] != no_ctx[1]
+    res = pooled_features(loaded, [FeatureRequest("j", CODE[0], "snippet", language="java"),
+                                   FeatureRequest("p", CODE[0], "snippet", language="python")], 4096)
+    j, py = (res.table.filter(pc_equal(res.table, i)).column("vector").to_pylist() for i in ("j", "p"))
+    assert j != py  # the same text, two suffixes
+    # every other tokenizer is returned as it is
+    other = load_model(entry("codet5", folders["codet5"], "encoder-decoder"), device="cpu").tokenizer
+    assert for_language(other, "java") is other and language_codes(other) == {}
+
+
+def pc_equal(table, item):
+    import pyarrow.compute as pc
+
+    return pc.equal(table.column("item_id"), item)
 
 
 def test_slow_only_tokenizer_is_refused_naming_the_model(folders):

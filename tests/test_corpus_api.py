@@ -353,10 +353,16 @@ def main():
 
 
 @pytest.fixture(scope="module")
-def small(tmp_path_factory):
+def small_corpus(tmp_path_factory):
     root = tmp_path_factory.mktemp("small")
     manifest = pa.Table.from_pylist(rows(root, "pp", SMALL, "source"), schemas.MANIFEST)
     tables, _, _ = build(manifest, 1, 30, 100000, Cache(None))
+    return root, manifest, tables
+
+
+@pytest.fixture(scope="module")
+def small(small_corpus):
+    _, _, tables = small_corpus
     quizzes, _, stats = generate(tables["usages"], tables["inventory"], tables["imports"], [TOKENIZER],
                                  ["call", "import"], max_candidates=20, n_adversarial=2, seed=1)
     return tables, quizzes, stats
@@ -416,13 +422,19 @@ def test_platform_guards_tag_module_level_names():
     ("asyncio.WindowsSelectorEventLoopPolicy", "windows"), ("re.IGNORECASE", "unknown"),  # @global_enum
     ("multiprocessing.Pool", "unknown"),  # globals().update(...): not judged
     ("collections.abc.Mapping", "present"), ("json.no_such_name", "absent"),
-    ("select.epoll", "present"), ("select.kevent", "absent"),  # a compiled module: its dir()
+    ("select.epoll", "present"), ("select.no_such_name", "absent"),  # a compiled module: its dir()
+    ("select.kevent", "other"),  # not in select's dir() here; typeshed's stub: BSD / macOS only
     ("pstats.ProfileBrowser", "main"),  # under `if __name__ == "__main__":`
     ("subprocess.STARTUPINFO", "windows"),  # `try: import msvcrt / except: _mswindows = False / else: True`
     ("asyncio.windows_events.IocpProactor", "windows"),  # the module imports _winapi at top level
     ("opcode.def_op", "absent"),  # deleted at the end of opcode.py
     ("lib2to3.pgen2.conv.Converter", "absent"),  # conv.py's `from pgen2 import grammar` cannot succeed
-    ("os.chflags", "windows"),  # BSD's: not in posix here, so only os.py's Windows-only `from nt import *` may bind it
+    # BSD's and macOS's: not in posix here, and os.py's Windows-only `from nt import *` cannot tell; typeshed's stub can
+    ("os.chflags", "other"), ("os.lchmod", "other"), ("os.startfile", "windows"),
+    ("socket.fromshare", "capability"),  # under `if hasattr(_socket.socket, "share"):`, false here (a C class)
+    ("socket.socketpair", "present"),  # `if hasattr(_socket, "socketpair"):` holds here: evaluated, not left out
+    ("distutils.command.check.SilentReporter", "optional_dependency"),  # in a `try` that imports docutils
+    ("distutils.command.check.HAS_DOCUTILS", "present"),  # bound in the handler too
 ])
 def test_stdlib_names_on_this_interpreter(name, status):
     from pipeline.extract.stdlib import StdlibNames
@@ -455,3 +467,92 @@ def test_names_that_do_not_exist_here_are_left_out_and_counted(small):
     assert {"pp.win32.portable", "pp.win32.SetTitle", "os.path.join"} <= apis
     assert stats["apis_platform_left_out"] == {"windows": 5}  # GetMode, COORD, only_nt, WinError, msvcrt
     assert stats["apis_not_in_stdlib_left_out"] == 1  # os.path.mkdir
+
+
+# -- apirec uses apiquiz's checks (pipeline.extract.availability): the same names left out, counted the same way
+def test_apirec_points_and_queries_leave_out_names_that_do_not_exist_here(small_corpus, small):
+    from pipeline.families.apirec.generate import generate as apirec_points
+
+    root, manifest, tables = small_corpus
+    points, _, stats = apirec_points(tables["usages"], tables["imports"], manifest, root, {}, "general", "test", 0, 5,
+                                     10, 1, inventory=tables["inventory"])
+    apis = set(points.column("api").to_pylist())
+    gone = {"pp.win32.GetMode", "pp.win32.COORD", "pp.win32.only_nt", "ctypes.WinError", "msvcrt.get_osfhandle",
+            "os.path.mkdir"}
+    assert not apis & gone
+    assert {"pp.win32.SetTitle", "pp.win32.portable", "os.path.join"} <= apis
+    # the same counters as apiquiz (distinct APIs), the same names: GetMode, COORD, only_nt, WinError, msvcrt
+    _, _, quiz_stats = small
+    assert stats["apis_platform_left_out"] == quiz_stats["apis_platform_left_out"] == {"windows": 5}
+    assert stats["apis_not_in_stdlib_left_out"] == quiz_stats["apis_not_in_stdlib_left_out"] == 1  # os.path.mkdir
+    assert stats["points_platform_left_out"] == 5 and stats["points_not_in_stdlib_left_out"] == 1
+    # without the inventory, only the stdlib checker judges: the corpus's Windows-only names make points
+    unchecked, _, _ = apirec_points(tables["usages"], tables["imports"], manifest, root, {}, "general", "test", 0, 5,
+                                    10, 1)
+    assert "pp.win32.GetMode" in set(unchecked.column("api").to_pylist())
+
+
+def test_apirec_queries_leave_out_names_that_do_not_exist_here(tmp_path):
+    files = {"pp/__init__.py": "", "pp/win32.py": SMALL["pp/win32.py"].replace("def GetMode(handle):\n",
+                                                          'def GetMode(handle):\n        """Get the console mode."""\n')
+             .replace("def portable():\n", 'def portable():\n    """Return a portable value."""\n'),
+             "pp/use.py": "import os\n\n\ndef f():\n    # make the folder here\n    os.path.mkdir('x')\n"
+                          "    # join two paths together\n    os.path.join('a', 'b')\n"}
+    manifest = pa.Table.from_pylist(rows(tmp_path, "pp", files, "source"), schemas.MANIFEST)
+    tables, _, _ = build(manifest, 1, 30, 100000, Cache(None))
+    out, docs, _, stats = q.build_queries(tables["usages"], tables["inventory"], manifest, tmp_path, {}, "general",
+                                          "test", 0, 3, 10, 0, imports=tables["imports"])
+    answers = set(out.column("api").to_pylist())
+    assert "pp.win32.portable" in answers
+    assert not answers & {"pp.win32.GetMode", "os.path.mkdir"}
+    assert stats["answer_outside_universe"] == 1  # os.path.join: exists, but the corpus does not define it
+    universe = set(docs.column("fqn").to_pylist())
+    assert "pp.win32.GetMode" not in universe and "pp.win32.SetTitle" in universe  # SetTitle's fallback runs here
+    assert stats["apis_platform_left_out"] == {"windows": 2}  # GetMode, only_nt (COORD is no class or function)
+    assert stats["apis_not_in_stdlib_left_out"] == 1  # os.path.mkdir
+    assert stats["queries_platform_left_out"] == 1 and stats["queries_not_in_stdlib_left_out"] == 1
+
+
+def test_capability_tests_and_optional_dependencies_label_corpus_names():
+    """Issue 24: a name defined only under `if hasattr(...)` (not evaluated for the corpus) or only in a `try` that
+    imports another distribution is not quizzed; a name bound in both branches, or with a fallback, is."""
+    src = ("import socket\nif hasattr(socket, 'AF_UNIX'):\n    def unix(): pass\n"
+           "if not hasattr(socket, 'AF_X'):\n    def a(): pass\nelse:\n    def a(): pass\n"
+           "try:\n    from docutils.utils import Reporter\n    class Silent(Reporter): pass\nexcept ImportError:\n"
+           "    HAS = False\nelse:\n    HAS = True\n    def report(): pass\n"
+           "try:\n    import chardet\nexcept ImportError:\n    chardet = None\n"
+           "try:\n    import json\n    def dumps(): pass\nexcept ImportError:\n    pass\n"
+           "try:\n    from mylib import _speedups\n    def fast(): pass\nexcept ImportError:\n    pass\n")
+    r = analyse_source(src)
+    assert dict(r.platform_names) == {"unix": "capability", "Reporter": "optional_dependency:docutils",
+                                      "Silent": "optional_dependency:docutils", "report": "optional_dependency:docutils",
+                                      "_speedups": "optional_dependency:mylib", "fast": "optional_dependency:mylib"}
+
+
+def test_optional_dependency_of_the_own_distribution_is_no_label(tmp_path):
+    from pipeline.extract.availability import Availability
+
+    files = {"mylib/__init__.py": "", "mylib/_speedups.py": "def f(): pass\n",
+             "mylib/core.py": "try:\n    from mylib import _speedups\n    def fast(): pass\nexcept ImportError:\n    pass\n"
+                              "try:\n    import numpy\n    def arr(): pass\nexcept ImportError:\n    pass\n"
+                              "if hasattr(numpy, 'x'):\n    def cap(): pass\n"}
+    manifest = pa.Table.from_pylist(rows(tmp_path, "mylib", files, "source"), schemas.MANIFEST)
+    tables, _, _ = build(manifest, 1, 30, 100000, Cache(None))
+    inv = {r["fqn"]: r for r in tables["inventory"].to_pylist()}
+    assert inv["mylib.core.fast"]["platform"] is None  # mylib is the file's own distribution
+    assert inv["mylib.core.arr"]["platform"] == "optional_dependency"
+    assert inv["mylib.core.cap"]["platform"] == "capability"
+    assert sorted(inv["mylib.core"]["platform_names"]) == ["arr:optional_dependency", "cap:capability",
+                                                          "numpy:optional_dependency"]
+    available = Availability(tables["inventory"], tables["imports"])
+    assert [available.verdict(n, "user_defined") for n in ("mylib.core.fast", "mylib.core.arr", "mylib.core.cap")] \
+        == [None, "optional_dependency", "capability"]
+
+
+def test_stdlib_files_leave_capability_tests_to_the_stdlib_checker(tmp_path):
+    """The stdlib's own `if hasattr(os, "fork"):` holds here: its definitions get no unevaluated label (the
+    default corpus's socketserver.ForkingMixIn, selectors.PollSelector were left out wrongly)."""
+    files = {"mymod.py": "import os\nif hasattr(os, 'fork'):\n    class Forking:\n        pass\n"}
+    manifest = pa.Table.from_pylist(rows(tmp_path, "stdlib", files, "source"), schemas.MANIFEST)
+    tables, _, _ = build(manifest, 1, 30, 100000, Cache(None), stdlib_sources=frozenset({"stdlib"}))
+    assert {r["fqn"]: r["platform"] for r in tables["inventory"].to_pylist()}["mymod.Forking"] is None

@@ -34,7 +34,7 @@ import pyarrow.compute as pc
 from pipeline import schemas
 from pipeline.core import logs, shards as sharding
 from pipeline.core.pool import hard_limit, imap_files
-from pipeline.extract import analyse, library
+from pipeline.extract import analyse, library, platforms
 from pipeline.extract.visitor import private
 from pipeline.extract.analyse import Analysed, Failed, FileImport, FileResult, Outcome, Rejected
 from pipeline.io import atomic_path, parquet_stream, read_parquet, write_json
@@ -372,13 +372,29 @@ def finalize(row: dict, module: str, is_package: bool, result: FileResult, own_t
     return imports, usages
 
 
-def inventory_rows(row: dict, module: str, result: FileResult, own: str = "") -> list[dict]:
+def own_label(platform: str | None, own_tops: set[str] | frozenset[str] | None, stdlib: bool = False) -> str | None:
+    """A platform label as the inventory records it: `optional_dependency:<module>` is `optional_dependency`
+    unless the module is the file's own distribution's (then no label: it is there whenever the file is). In
+    the standard library's own files `capability` and `optional_dependency` are no label: the stdlib checker
+    (pipeline.extract.stdlib) evaluates them on the interpreter (`if hasattr(os, "fork"):` holds here)."""
+    if stdlib and platform is not None and platform.startswith((platforms.CAPABILITY, platforms.OPTIONAL_DEPENDENCY)):
+        return None
+    if platform is None or not platform.startswith(platforms.OPTIONAL_DEPENDENCY + ":"):
+        return platform
+    top = platform.split(":", 1)[1]
+    return None if own_tops is not None and top in own_tops else platforms.OPTIONAL_DEPENDENCY
+
+
+def inventory_rows(row: dict, module: str, result: FileResult, own: str = "",
+                   own_tops: set[str] | frozenset[str] | None = None) -> list[dict]:
     out = []
     if not importable(module):
         return out
     own_category = "stdlib" if own == library.STDLIB_DISTRIBUTION else "user_defined"
     is_library = library.library_code(row["path"], module)
-    names = [f"{name}:{platform}" for name, platform in result.platform_names]
+    stdlib = own == library.STDLIB_DISTRIBUTION
+    names = [f"{name}:{label}" for name, platform in result.platform_names
+             for label in [own_label(platform, own_tops, stdlib)] if label is not None]
     for d in result.definitions:
         fqn = f"{module}.{d.qualname}" if d.qualname else module
         out.append({"library": module.split(".")[0], "source": row["source"], "repository": row["repository"],
@@ -386,7 +402,7 @@ def inventory_rows(row: dict, module: str, result: FileResult, own: str = "") ->
                     "fqn": fqn, "kind": d.kind,
                     "signature": d.signature, "doc": d.doc, "private": private(fqn),
                     "distribution": own or None, "category": own_category, "library_code": is_library,
-                    "platform": d.platform or result.module_platform, "platform_names": (names or None) if not d.qualname else None})
+                    "platform": own_label(d.platform, own_tops, stdlib) or result.module_platform, "platform_names": (names or None) if not d.qualname else None})
     return out
 
 
@@ -538,7 +554,7 @@ def iter_rows(manifest: pa.Table, workers: int, timeout_s: float, max_file_bytes
         yield from emit("imports", imp)
         yield from emit("usages", use)
         if not r["duplicate"]:
-            for inv in inventory_rows(r, module, result, own):
+            for inv in inventory_rows(r, module, result, own, dist_tops[own]):
                 # unique per repository (two projects' `tests.conftest` are two modules); within one,
                 # the first file in path order wins
                 inventory.setdefault(inv["fqn"], inv)

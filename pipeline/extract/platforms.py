@@ -13,7 +13,21 @@ A name is **platform-specific** when every module-level binding of it is under a
   and the like (colorama.win32: `windll = LibraryLoader(ctypes.WinDLL)`, then the API in `else:`):
   the body and its `else:` are `windows`; the `except` handler is the fallback that runs here.
 
-`if __name__ == "__main__":` runs only as a script, never on import: its bindings are `main`. A
+`if __name__ == "__main__":` runs only as a script, never on import: its bindings are `main`.
+
+Two more reasons a name may not exist here (issue 24: `socket.fromshare`, `distutils.command.check.SilentReporter`):
+
+- a *capability test* `if hasattr(obj, "name"):` (or `not hasattr(...)`): its body's label is
+  `capability:obj.name` (`capability:!obj.name` for the `else:` or a negation), which the stdlib checker
+  evaluates on the pinned interpreter (`pipeline.extract.stdlib`) and the corpus extraction, which cannot,
+  reports as `capability` (a name bound in both branches has two labels, so none);
+- a `try` whose body imports a module of another distribution (`try: from docutils.utils import Reporter`,
+  then `class SilentReporter(Reporter)`): the body and its `else:` are `optional_dependency` (the
+  handlers run here when it is not installed); the corpus extraction labels them
+  `optional_dependency:<top-level module>` and drops the label when that module is the file's own
+  distribution's.
+
+A
 module-level name assigned such a test (`_mswindows = sys.platform == "win32"`), or bound truthy only
 in a Windows-only block and falsy in its fallback (`try: import _winapi / except ImportError:
 _winapi = None`), is itself a test (`if _winapi:`). Any other test gives no platform (both branches may
@@ -29,6 +43,8 @@ import sys
 WINDOWS = "windows"
 OTHER = "other"  # runs on neither this interpreter's platform nor Windows (Jython, ...)
 MAIN = "main"  # runs only when the module is run as a script (`if __name__ == "__main__":`), never on import
+CAPABILITY = "capability"  # only under a capability test (`if hasattr(_socket.socket, "share"):`) that fails here
+OPTIONAL_DEPENDENCY = "optional_dependency"  # only in a `try` that imports another distribution (docutils)
 
 # stdlib modules that exist only on Windows (in sys.stdlib_module_names, never built on Linux)
 WINDOWS_MODULES = frozenset({"msvcrt", "winreg", "_winapi", "winsound", "nt", "_overlapped", "msilib", "_msi",
@@ -36,7 +52,7 @@ WINDOWS_MODULES = frozenset({"msvcrt", "winreg", "_winapi", "winsound", "nt", "_
                              "win32console", "win32event"})
 _WINDOWS_NAMES = re.compile(r"\b(windll|WinDLL|oledll|OleDLL|WinError|wintypes|FormatError|GetLastError|"
                             + "|".join(sorted(WINDOWS_MODULES - {"nt"})) + r")\b")
-_PREFILTER = ("platform", "name", "_names", "builtin_module_names")  # `__name__` too
+_PREFILTER = ("platform", "name", "_names", "builtin_module_names", "hasattr")  # `__name__` too
 
 # (on this interpreter, on Windows) for a platform literal
 _HERE_NAME = "nt" if sys.platform == "win32" else "posix"
@@ -133,11 +149,39 @@ def main_guard(test: ast.expr) -> bool:
             and "__main__" in (_string(test.left), _string(test.comparators[0])))
 
 
+def capability_test(test: ast.expr) -> tuple[str, bool] | None:
+    """`hasattr(a.b, "c")` -> ("a.b.c", True), `not hasattr(a.b, "c")` -> ("a.b.c", False); else None."""
+    holds = True
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test, holds = test.operand, False
+    if (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "hasattr"
+            and len(test.args) == 2 and not test.keywords):
+        obj, name = _dotted(test.args[0]), _string(test.args[1])
+        if obj is not None and name:
+            return f"{obj}.{name}", holds
+    return None
+
+
+def capability_label(name: str, holds: bool) -> str:
+    """The label of code that runs when `hasattr` of `name` (dotted) is `holds`."""
+    return f"{CAPABILITY}:{'' if holds else '!'}{name}"
+
+
+def public_label(label: str | None) -> str | None:
+    """The reason a label names (`capability:!a.b` -> `capability`, `optional_dependency:x` ->
+    `optional_dependency`)."""
+    return label.split(":", 1)[0] if label else label
+
+
 def branch_labels(test: ast.expr, flags: dict[str, Truth] | None = None) -> tuple[str | None, str | None]:
     """The labels of an `if`'s body and of its `else:` (None: may run on import here)."""
     if main_guard(test):
         return MAIN, None
     here, win = guard(test, flags)
+    if here is None:
+        cap = capability_test(test)
+        if cap is not None:
+            return capability_label(cap[0], cap[1]), capability_label(cap[0], not cap[1])
     return label(here, win), label(None if here is None else not here, None if win is None else not win)
 
 
@@ -166,6 +210,17 @@ def flag_source(code: str, flags: dict[str, Truth]) -> Truth:
 def flag_value(value: ast.expr, flags: dict[str, Truth]) -> Truth:
     """A module-level assignment whose value is a platform test (`_mswindows = sys.platform == "win32"`)."""
     return guard(value, flags)
+
+
+def other_distribution(node: ast.stmt, is_stdlib) -> str | None:
+    """The top-level module an absolute import statement imports when `is_stdlib(top)` is false."""
+    if isinstance(node, ast.Import):
+        tops = [a.name.split(".")[0] for a in node.names]
+    elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+        tops = [node.module.split(".")[0]]
+    else:
+        return None
+    return next((t for t in tops if not is_stdlib(t)), None)
 
 
 def windows_only_code(code: str) -> bool:

@@ -15,7 +15,18 @@ and answers:
 - `absent`: the module exists here and nothing binds the name, or the module cannot be imported here
   (a top-level import of a name that does not exist, or of a module outside the stdlib);
 - `windows` / `other`: bound only under a guard for that platform (`platforms`), or a module that
-  exists only there (`msvcrt`, `winreg`; `other`: a stdlib module not built on this interpreter).
+  exists only there (`msvcrt`, `winreg`; `other`: a stdlib module not built on this interpreter);
+- `capability`: bound only under a capability test that fails here (`if hasattr(_socket.socket, "share"):`
+  binds `socket.fromshare`; the test is evaluated by this checker, attributes of a compiled module's
+  classes included: `hasattr` on the type, never on an instance; a test it cannot judge leaves the name
+  out too);
+- `optional_dependency`: bound only in a `try` that imports another distribution
+  (`distutils.command.check.SilentReporter`, defined after `from docutils.utils import Reporter`).
+
+A name that does not exist here is told apart by typeshed's stubs (jedi's copy, pinned with jedi; the
+*platform table*): where the stub defines it only under `sys.platform` tests that fail here, it is `windows`
+when Windows has it and `other` otherwise (`os.chflags`, `select.kevent`: BSD and macOS); the source alone
+cannot say, since os.py binds both through `from posix import *` / `from nt import *`.
 """
 
 from __future__ import annotations
@@ -32,6 +43,8 @@ from pathlib import Path
 from pipeline.extract import platforms
 
 PRESENT, UNKNOWN, ABSENT = "present", "unknown", "absent"
+# a name bound only under labels: the reason reported, in this order of preference
+_LABEL_ORDER = (platforms.WINDOWS, platforms.MAIN, platforms.OTHER, platforms.CAPABILITY, platforms.OPTIONAL_DEPENDENCY)
 MAX_HOPS = 24
 _C_MODULE = "C"
 # compiled modules never imported to read their names (they load a GUI toolkit or a terminal library, or exist to
@@ -44,9 +57,24 @@ _NOT_IMPORTED = frozenset({"_tkinter", "readline", "_curses", "_curses_panel", "
 
 @dataclass(frozen=True)
 class CModule:
-    """A compiled module of this interpreter: the names `dir()` lists."""
+    """A compiled module of this interpreter: the names `dir()` lists (and the module, for the attributes of
+    its classes)."""
 
     names: frozenset[str]
+    module: object = field(default=None, compare=False, repr=False)
+
+    def has(self, rest: list[str]) -> bool:
+        """`rest[0]` is a name of the module and, when it is a class, `rest[1]` an attribute of the class
+        (looked up on the type: no instance is made, no Python code runs)."""
+        if not rest:
+            return True
+        if rest[0] not in self.names:
+            return False
+        if len(rest) > 1 and self.module is not None:
+            obj = getattr(self.module, rest[0], None)
+            if isinstance(obj, type) and not hasattr(obj, rest[1]):
+                return False
+        return True
 _DYNAMIC = ("globals().update", "globals()[", "vars().update", "__dict__.update", "setattr(sys.modules", "_convert_(", "global_enum")
 _GLOBALS_ALIAS = re.compile(r"^(\w+) = globals\(\)", re.M)  # `mod_dict = globals()`, then `mod_dict[k] = v`: dynamic
 
@@ -84,6 +112,10 @@ def _targets(node: ast.expr) -> list[str]:
     if isinstance(node, ast.Starred):
         return _targets(node.value)
     return []
+
+
+def _is_stdlib(top: str) -> bool:
+    return top in sys.stdlib_module_names or top in sys.builtin_module_names or top == "__main__"
 
 
 def read_module(name: str, tree: ast.Module, is_package: bool) -> ModuleInfo:
@@ -164,7 +196,10 @@ def read_module(name: str, tree: ast.Module, is_package: bool) -> ModuleInfo:
                 windows = any(not isinstance(s, (ast.If, ast.Try, ast.With, ast.For, ast.While, ast.FunctionDef,
                                                  ast.AsyncFunctionDef, ast.ClassDef))
                               and platforms.windows_only_code(ast.unparse(s)) for s in node.body)
-                inner = label or (platforms.WINDOWS if windows else None)
+                # `try: from docutils.utils import Reporter`: the body and `else:` need another distribution
+                optional = any(platforms.other_distribution(s, _is_stdlib) for s in node.body)
+                inner = label or (platforms.WINDOWS if windows else
+                                  platforms.OPTIONAL_DEPENDENCY if optional else None)
                 walk(node.body, inner)
                 for h in node.handlers:
                     if h.name:
@@ -193,10 +228,11 @@ class StdlibNames:
     """Name lookups in the interpreter's standard library (see the module docstring); modules are
     parsed on first use and kept."""
 
-    def __init__(self, root: Path | str | None = None):
+    def __init__(self, root: Path | str | None = None, stubs: "Stubs | None" = None):
         self.root = Path(root) if root is not None else Path(sysconfig.get_paths()["stdlib"])
         self.dynload = self.root / "lib-dynload"
         self._cache: dict[str, ModuleInfo | str | None] = {}
+        self.stubs = stubs if stubs is not None else Stubs()
 
     def _module(self, name: str) -> ModuleInfo | str | None:
         """ModuleInfo for a module with Python source; `C` for a compiled one; a platform label for a
@@ -239,7 +275,7 @@ class StdlibNames:
             module = sys.modules.get(name) or importlib.import_module(name)
         except Exception:  # noqa: BLE001 - a module that does not load here is not judged
             return _C_MODULE
-        return CModule(frozenset(dir(module)))
+        return CModule(frozenset(dir(module)), module)
 
     def _loads(self, module: str, info: ModuleInfo, hops: list[int]) -> str:
         """Whether the module's top-level imports can succeed here: PRESENT, or the status of the first
@@ -283,7 +319,9 @@ class StdlibNames:
         if info == _C_MODULE:
             return UNKNOWN
         if isinstance(info, CModule):
-            return PRESENT if not rest or rest[0] in info.names else ABSENT
+            if info.has(rest):
+                return PRESENT
+            return self.stubs.label(module, rest[0]) or ABSENT
         if isinstance(info, str):  # a module of another platform
             return info
         loads = self._loads(module, info, hops)
@@ -295,13 +333,13 @@ class StdlibNames:
         bindings = info.bindings.get(name, [])
         if bindings and bindings[-1][0][0] == "deleted":
             bindings = []
-        bindings = [b for b in bindings if b[0][0] != "deleted"]
+        bindings = self._evaluated(module, [b for b in bindings if b[0][0] != "deleted"], hops)
         failed = None  # what the bindings said when none holds here (a later star import may still bind it)
         if bindings:
             here = [b for b, label in bindings if label is None]
             if not here:
                 labels = {label for _, label in bindings}
-                failed = next(x for x in (platforms.WINDOWS, platforms.MAIN, platforms.OTHER) if x in labels)
+                failed = next((x for x in _LABEL_ORDER if x in labels), sorted(labels)[0])
             else:
                 results = [self._follow(b, tail, hops) for b in here]
                 for status in (PRESENT, UNKNOWN):
@@ -314,20 +352,45 @@ class StdlibNames:
         if failed == ABSENT:  # bound here, and what it is bound to lacks the rest
             return ABSENT
         # a star import binds it: its attributes are not checked further (as for a definition)
-        results = [(self._lookup(star, [name], hops), label) for star, label in info.stars]
+        results = [(self._lookup(star, [name], hops), label)
+                   for star, label in self._evaluated(module, info.stars, hops)]
         for status in (PRESENT, UNKNOWN):
             if any(s == status and label is None for s, label in results):
                 return status
+        if failed is not None:  # bound, but only where it does not run here: names made at run time aside
+            return failed
         if info.dynamic:
             return UNKNOWN
-        if failed is not None:
-            return failed
-        # only through a star import of another platform's block, or of a module that exists only there
+        # only through a star import of another platform's block, or of a module that exists only there: which
+        # platform has it is typeshed's to say (`from nt import *` may bind `os.chflags`, but nt has no chflags)
         elsewhere = {label if s in (PRESENT, UNKNOWN) else s for s, label in results} - {None, PRESENT, UNKNOWN, ABSENT}
-        for label in (platforms.WINDOWS, platforms.MAIN, platforms.OTHER):
+        stub = self.stubs.label(module, name)
+        if stub is not None:
+            return stub
+        for label in _LABEL_ORDER:
             if label in elsewhere:
                 return label
         return ABSENT
+
+    def _evaluated(self, module: str, labelled: list[tuple], hops: list[int]) -> list[tuple]:
+        """(binding, label) pairs with capability labels evaluated here: None where the test holds, else
+        `capability` (also when it cannot be judged); a name bound under both outcomes of one test is here."""
+        raw = {label for _, label in labelled if label and label.startswith(platforms.CAPABILITY + ":")}
+        if not raw:
+            return labelled
+        out = []
+        for binding, label in labelled:
+            if label in raw:
+                test = label.split(":", 1)[1]
+                negated, target = test.startswith("!"), test.lstrip("!")
+                if platforms.capability_label(target, negated) in raw:  # both branches bind it
+                    label = None
+                else:
+                    status = self._lookup(module, target.split("."), [hops[0]])
+                    holds = None if status == UNKNOWN else status == PRESENT
+                    label = None if holds is not None and holds != negated else platforms.CAPABILITY
+            out.append((binding, label))
+        return out
 
     def _follow(self, binding: tuple, tail: list[str], hops: list[int]) -> str:
         if binding[0] in ("def", "true"):
@@ -340,3 +403,100 @@ class StdlibNames:
         if self._module(f"{source}.{name}") is not None:
             return self._lookup(f"{source}.{name}", tail, hops)
         return self._lookup(source, [name, *tail], hops)
+
+
+class Stubs:
+    """typeshed's stdlib stubs as a platform table: `label(module, name)` is `windows` / `other` when the stub
+    binds `name` only under `sys.platform` tests that fail on this interpreter (Windows has it, or only
+    another platform), None when it binds it here too, binds it nowhere, or there is no stub. Read with `ast`
+    (`sys.version_info` tests decided on this interpreter); the stubs are jedi's copy (a pinned dependency)."""
+
+    def __init__(self, root: Path | str | None = None):
+        if root is None:
+            import importlib.util
+
+            spec = importlib.util.find_spec("jedi")
+            found = Path(spec.submodule_search_locations[0]) / "third_party" / "typeshed" / "stdlib" if spec else None
+            root = found if found is not None and found.is_dir() else None
+        self.root = Path(root) if root is not None else None
+        self._cache: dict[str, dict[str, list[tuple[bool, bool]]]] = {}
+
+    def _read(self, module: str) -> dict[str, list[tuple[bool, bool]]]:
+        """name -> the (here, on Windows) truths of the blocks that bind it."""
+        if module in self._cache:
+            return self._cache[module]
+        out: dict[str, list[tuple[bool, bool]]] = {}
+        path = None
+        if self.root is not None:
+            base = self.root.joinpath(*module.split("."))
+            path = next((p for p in (base / "__init__.pyi", base.with_suffix(".pyi")) if p.is_file()), None)
+        if path is not None:
+            try:
+                tree = ast.parse(path.read_text(encoding="utf-8"))
+            except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+                tree = None
+            if tree is not None:
+                self._walk(tree.body, (True, True), out)
+        self._cache[module] = out
+        return out
+
+    def _walk(self, body: list[ast.stmt], truth: tuple[bool, bool], out: dict) -> None:
+        for node in body:
+            names: list[str] = []
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names = [node.name]
+            elif isinstance(node, ast.Assign):
+                names = [n for t in node.targets for n in _targets(t)]
+            elif isinstance(node, ast.AnnAssign):
+                names = _targets(node.target)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                names = [a.asname for a in node.names if a.asname]  # `from x import y as y`: a re-export
+            elif isinstance(node, ast.AugAssign) and _targets(node.target) == ["__all__"]:
+                if isinstance(node.value, (ast.List, ast.Tuple)):
+                    names = [e.value for e in node.value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+            elif isinstance(node, ast.If):
+                test = _stub_truth(node.test)
+                if test is None:  # a test the table cannot decide: its names count as bound here
+                    self._walk(node.body, truth, out)
+                    self._walk(node.orelse, truth, out)
+                    continue
+                self._walk(node.body, (truth[0] and test[0], truth[1] and test[1]), out)
+                self._walk(node.orelse, (truth[0] and not test[0], truth[1] and not test[1]), out)
+                continue
+            for n in names:
+                out.setdefault(n, []).append(truth)
+
+    def label(self, module: str, name: str) -> str | None:
+        truths = self._read(module).get(name)
+        if not truths or any(here for here, _ in truths):
+            return None
+        return platforms.WINDOWS if any(win for _, win in truths) else platforms.OTHER
+
+
+def _stub_truth(test: ast.expr) -> tuple[bool, bool] | None:
+    """(on this interpreter, on Windows) of a stub's `if` test: `sys.platform` tests (`platforms.guard`),
+    `sys.version_info` comparisons (this interpreter's version on both), `not`, `and`, `or`; None otherwise."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _stub_truth(test.operand)
+        return None if inner is None else (not inner[0], not inner[1])
+    if isinstance(test, ast.BoolOp):
+        parts = [_stub_truth(v) for v in test.values]
+        if any(p is None for p in parts):
+            return None
+        combine = all if isinstance(test.op, ast.And) else any
+        return combine(p[0] for p in parts), combine(p[1] for p in parts)
+    if (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, ast.Attribute)
+            and test.left.attr == "version_info" and isinstance(test.left.value, ast.Name) and test.left.value.id == "sys"
+            and isinstance(test.comparators[0], ast.Tuple)
+            and all(isinstance(e, ast.Constant) and isinstance(e.value, int) for e in test.comparators[0].elts)):
+        import operator
+
+        ops = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
+               ast.Eq: operator.eq, ast.NotEq: operator.ne}
+        op = ops.get(type(test.ops[0]))
+        if op is None:
+            return None
+        value = op(tuple(sys.version_info), tuple(e.value for e in test.comparators[0].elts))
+        return value, value
+    here, win = platforms.guard(test)
+    return None if here is None else (here, win)

@@ -279,7 +279,10 @@ class Extractor:
         out = {}
         for name, labels in self.module_platforms.items():
             if name not in deleted and labels and labels[0] is not None and all(x == labels[0] for x in labels):
-                out[name] = labels[0]
+                # `capability:!a.b` -> `capability` (the corpus's tests are not evaluated); `optional_dependency:x`
+                # keeps its module for build.py, which knows the file's own distribution
+                out[name] = (labels[0] if labels[0].startswith(platforms.OPTIONAL_DEPENDENCY)
+                             else platforms.public_label(labels[0]))
         if out:
             for d in self.definitions:
                 if d.qualname:
@@ -643,6 +646,9 @@ class Extractor:
             s.__class__ is cst.SimpleStatementLine and platforms.windows_only_code(_EMPTY_MODULE.code_for_node(s))
             for s in node.body.body)
         label = platforms.WINDOWS if windows else None
+        if label is None and self.scope is self.module_scope:  # `try: import docutils`: another distribution's
+            top = _other_distribution(node.body.body)
+            label = f"{platforms.OPTIONAL_DEPENDENCY}:{top}" if top else None  # build.py drops it for its own
         items: list[object] = _platform([node.body], label)
         items.extend(node.handlers)
         if node.orelse is not None:
@@ -684,6 +690,25 @@ def private(dotted_name: str) -> bool:
     """A name with a part that starts with one underscore (`_models`, `__x`), dunders (`__init__`) aside."""
     return any(p.startswith("_") and not (p.startswith("__") and p.endswith("__") and len(p) > 4)
                for p in dotted_name.split("."))
+
+
+def _other_distribution(body) -> str | None:
+    """The first top-level module a simple statement of a `try` body imports absolutely that is not the
+    standard library's (`try: from docutils.utils import Reporter` -> docutils)."""
+    for stmt in body:
+        if stmt.__class__ is not cst.SimpleStatementLine:
+            continue
+        for small in stmt.body:
+            if small.__class__ is cst.Import:
+                tops = [dotted(a.name)[0] for a in small.names]
+            elif small.__class__ is cst.ImportFrom and not small.relative and small.module is not None:
+                tops = [dotted(small.module)[0]]
+            else:
+                continue
+            for top in tops:
+                if top not in sys.stdlib_module_names and top not in sys.builtin_module_names and top != "__future__":
+                    return top
+    return None
 
 
 def _module_platform(module: cst.Module) -> str | None:

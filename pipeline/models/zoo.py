@@ -296,8 +296,10 @@ def plbart_fast(tokenizer):
             pieces = [(p.piece, p.score) for p in proto.pieces if p.type == 1]  # normal pieces
             order = {p.piece: i for i, p in enumerate(proto.pieces)}
             unk = self.original_tokenizer.unk_token
-            tk = Tokenizer(BPE({p: ids[p] for p, _ in pieces} | {unk: ids[unk]}, generate_merges(order, pieces),
-                               unk_token=unk, fuse_unk=True, dropout=None))
+            # every token in the model's vocabulary under the slow tokenizer's id: special tokens added only
+            # afterwards would get the next free ids (the count of pieces), colliding with the last pieces
+            # (`</s>` and `z` were both 200 in a 200-piece vocabulary, and pad/eos ids were pieces)
+            tk = Tokenizer(BPE(dict(ids), generate_merges(order, pieces), unk_token=unk, fuse_unk=True, dropout=None))
             plain = {p for p, _ in pieces}
             tk.add_special_tokens([AddedToken(w, normalized=False, special=True)
                                    for _, w in sorted((i, w) for w, i in ids.items() if w not in plain)])

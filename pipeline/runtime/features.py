@@ -52,6 +52,7 @@ import torch
 
 from pipeline import schemas
 from pipeline.runtime.batching import length_sorted_batches
+from pipeline.runtime.languages import for_language
 
 KINDS = ("snippet", "word", "span", "pair")
 # A text joins a batch only if it is at least this share of the batch's longest text: the linear layers,
@@ -72,6 +73,7 @@ class FeatureRequest:
     kind: str
     spans: tuple[tuple[int, int], ...] = ()
     pooling: str = "mean"
+    language: str | None = None  # the text's: a model that marks it gets its code (PLBART's `</s> __java__`)
 
     def __post_init__(self) -> None:
         spans = tuple((int(a), int(b)) for a, b in self.spans)
@@ -233,15 +235,22 @@ def pooled_vectors(loaded, requests: Iterable[FeatureRequest], token_budget: int
     keep = tuple(range(len(names))) if layers is None else tuple(sorted(set(int(x) for x in layers)))
     if not keep or keep[0] < 0 or keep[-1] >= len(names):
         raise ValueError(f"layers {layers} are not within 0..{len(names) - 1} for {loaded.name}")
-    by_text: dict[str, list[FeatureRequest]] = defaultdict(list)
+    by_text: dict[tuple[str, str | None], list[FeatureRequest]] = defaultdict(list)
     seen: set[str] = set()
     for r in requests:
         if r.item_id in seen:
             raise ValueError(f"two feature requests have item_id {r.item_id!r}")
         seen.add(r.item_id)
-        by_text[r.text].append(r)
+        by_text[(r.text, r.language)].append(r)
     texts = list(by_text)
-    encs = encode(loaded.tokenizer, texts, loaded.entry.max_length)
+    # each language's texts through the tokenizer with its suffix (pipeline.runtime.languages; one group for
+    # every model without language codes)
+    encs: list[Encoded] = [None] * len(texts)  # type: ignore[list-item]
+    for language in sorted({lang for _, lang in texts}, key=lambda x: (x is not None, x or "")):
+        which = [t for t, (_, lang) in enumerate(texts) if lang == language]
+        tok = for_language(loaded.tokenizer, language)
+        for t, e in zip(which, encode(tok, [texts[t][0] for t in which], loaded.entry.max_length)):
+            encs[t] = e
 
     failed: dict[str, str] = {}
     plans: dict[int, list[tuple[FeatureRequest, list[np.ndarray]]]] = {}

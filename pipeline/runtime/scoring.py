@@ -30,6 +30,7 @@ import torch
 
 from pipeline.models.zoo import sentinels
 from pipeline.runtime.batching import length_sorted_batches
+from pipeline.runtime.languages import for_language, language_of
 
 SCORE_DECIMALS = 4
 
@@ -532,9 +533,12 @@ def _opening_closing(tok) -> tuple[str, str]:
     return (found[0], found[1]) if len(found) >= 2 else (tok.mask_token, "")
 
 
-def plan_candidates(scorer: Scorer, model_family: str, prefix: str, fills, suffix: str) -> CandidatePlan | None:
+def plan_candidates(scorer: Scorer, model_family: str, prefix: str, fills, suffix: str,
+                    language: str | None = None) -> CandidatePlan | None:
     """The scoring jobs that rank `fills` as completions of `prefix … suffix`; None when a completed
-    text is longer than the model takes. What is scored (the "scored tokens") and what the context is:
+    text is longer than the model takes. `language`: the item's (python, java, ...): a model that marks
+    its inputs' language (PLBART: `… </s> __java__`) gets that item's code (`pipeline.runtime.languages`).
+    What is scored (the "scored tokens") and what the context is:
 
     masked-lm: each token overlapping the fill masked in turn, the rest visible (pseudo-log-likelihood);
     scored: the fill's tokens; context: the prefix and the suffix.
@@ -555,7 +559,8 @@ def plan_candidates(scorer: Scorer, model_family: str, prefix: str, fills, suffi
             return None
         return CandidatePlan(jobs, list(range(len(fills))), tuple(len(ids) - start for ids, start in jobs),
                              tuple(tuple(ids[start:]) for ids, start in jobs))
-    encs = encode_fills(scorer.tok, prefix, fills, suffix)
+    tok = for_language(scorer.tok, language)
+    encs = encode_fills(tok, prefix, fills, suffix)
     if model_family == "causal-lm":
         start_policy_ = scorer.start
         rows = [start_policy_.apply(e.ids) for e in encs]
@@ -587,8 +592,8 @@ def plan_candidates(scorer: Scorer, model_family: str, prefix: str, fills, suffi
     if is_bart_style(scorer):
         # BART/PLBART's text infilling: the source with the mask in the fill's place, the target the whole
         # completed text in the tokenizer's format (BART `<s> … </s>`, PLBART `… </s> [language code]`)
-        source = scorer.tok(prefix.rstrip(" ") + scorer.tok.mask_token + suffix)["input_ids"]
-        targets = [scorer.tok(prefix + f + suffix)["input_ids"] for f in fills]
+        source = tok(prefix.rstrip(" ") + tok.mask_token + suffix)["input_ids"]
+        targets = [tok(prefix + f + suffix)["input_ids"] for f in fills]
         if len(source) > scorer.max_length or any(len(t) > scorer.max_length for t in targets):
             return None
         return CandidatePlan([(source, t) for t in targets], list(range(len(fills))), tuple(len(t) for t in targets),
@@ -596,12 +601,12 @@ def plan_candidates(scorer: Scorer, model_family: str, prefix: str, fills, suffi
     # T5's format: `prefix <extra_id_0> suffix` -> `<extra_id_0> fill <extra_id_1>`: the next sentinel
     # closes the span, and nothing after it is scored (what follows it in training is the next span or
     # </s>, the same for every fill); a model without sentinels gets its mask token and </s>
-    opening, closing = _opening_closing(scorer.tok)
+    opening, closing = _opening_closing(tok)
     # the prefix's trailing spaces go with the fill: byte-level BPE spells " scale" as one token `Ġscale`
     kept = prefix.rstrip(" ")
-    source = scorer.tok(kept + opening + suffix)["input_ids"]
+    source = tok(kept + opening + suffix)["input_ids"]
     space = prefix[len(kept):]
-    targets = [scorer.tok(opening + space + f + closing, add_special_tokens=not closing)["input_ids"] for f in fills]
+    targets = [tok(opening + space + f + closing, add_special_tokens=not closing)["input_ids"] for f in fills]
     return CandidatePlan([(source, t) for t in targets], list(range(len(fills))), tuple(len(t) for t in targets),
                          tuple(tuple(t) for t in targets))
 
@@ -672,9 +677,10 @@ def no_context_logprobs(scorer: Scorer, model_family: str, keys: list[tuple[int,
                 lead = scorer.start.apply(_special_frame(tok)[0])
             rows = [lead + list(k) for k in todo]
             values = scorer.sequence_logprob(rows, [max(len(lead), 1)] * len(rows))  # none: 1st token unscored
-        else:
-            source = tok(_opening_closing(tok)[0])["input_ids"]
-            values = scorer.seq2seq_logprob([(source, list(k)) for k in todo])
+        else:  # the target's language (PLBART's trailing code) is the source's too
+            opening = _opening_closing(tok)[0]
+            values = scorer.seq2seq_logprob([(for_language(tok, language_of(tok, k))(opening)["input_ids"], list(k))
+                                             for k in todo])
         cache.update(zip(todo, values))
     return [cache[k] for k in keys]
 

@@ -345,7 +345,8 @@ def collect_apis(usages: pa.Table, names: Names) -> list[Api]:
         if platform is None and cat == "stdlib" and fqn.split(".", 1)[0] in sys.stdlib_module_names:
             status = names.stdlib_status(fqn)
             missing = status == ABSENT
-            platform = status if status in (platforms.WINDOWS, platforms.OTHER, platforms.MAIN) else None
+            platform = status if status in (platforms.WINDOWS, platforms.OTHER, platforms.MAIN, platforms.CAPABILITY,
+                                            platforms.OPTIONAL_DEPENDENCY) else None
         out.append(Api(fqn, cat, sum(g["names"].values()), g["seen"], alias, owner, private(fqn), definition,
                        levels, names.is_library_code(definition), names.is_data_member(definition),
                        platform, missing, tuple(sorted(n for n in g["names"] if n != fqn)),

@@ -41,6 +41,7 @@ from pipeline.runtime.batching import select_shard
 from pipeline.runtime.scoring import PROTOCOLS, SCORE_DECIMALS, Scorer, encode, plan_candidates, rank_of, score_plans
 from pipeline.io import read_parquet
 
+QUIZ_LANGUAGE = "python"  # quizzes are built from the Python extraction: PLBART's `</s> __python__`
 log = logging.getLogger("pipeline.families.apiquiz.infer")
 
 APPLIES_TO = ("masked-lm", "causal-lm", "encoder-decoder")  # every model family with an LM head
@@ -120,7 +121,7 @@ def rank_candidates(scorer: Scorer, family: str, quizzes: list[Quiz], model: str
     for q in quizzes:
         base = {"quiz_id": q.quiz_id, "model": model, "gold_rank": None, "n_ranked": None, "top": [],
                 "gold_logprob": None}
-        plan = plan_candidates(scorer, family, q.prefix, q.candidates, q.suffix)
+        plan = plan_candidates(scorer, family, q.prefix, q.candidates, q.suffix, QUIZ_LANGUAGE)
         if plan is None:
             rows += [{**base, "protocol": p, "status": "too_long"} for p in protocols]
         else:

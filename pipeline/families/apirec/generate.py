@@ -15,6 +15,12 @@ The n-gram baseline is a bigram over the resolved calls of each train-split func
 frequent next API given the previous one, `<s>` at the start), backed off to unigram frequency.
 Its full ranking over the train vocabulary gives the baseline's gold rank; its top
 `candidates` are the pool the models re-rank (infer.py).
+
+A call whose API does not exist on the pipeline's platform makes no point (issue 24, apiquiz's check:
+`pipeline.extract.availability`): defined only for another platform (`windows`, ...: counted per label in
+`apis_platform_left_out`, distinct APIs, and `points_platform_left_out`), or a stdlib name the pinned
+interpreter's stdlib does not bind (`os.path.mkdir`: `apis_not_in_stdlib_left_out`,
+`points_not_in_stdlib_left_out`). The n-gram still trains on every call, as the code was written.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ import pyarrow.compute as pc
 
 from pipeline import schemas as core_schemas
 from pipeline.core import ids, logs
+from pipeline.extract.availability import NOT_IN_STDLIB, Availability, left_out_counts
 from pipeline.families.apirec import schemas
 from pipeline.io import read_parquet, write_json, write_parquet
 from pipeline.manifest import read_text
@@ -222,10 +229,14 @@ def cross_domain_rows(points: list[dict], sequences: dict, domains: dict[str, st
 def generate(usages: pa.Table, imports: pa.Table, manifest: pa.Table, root: Path, domains: dict[str, str],
              default_domain: str, eval_split: str, max_points: int, candidates: int, top_k: int,
              seed: int, ide_max_points: int | None = None, ide_typed_chars: int = 1,
-             popular_libraries: tuple[str, ...] = (), cross_domain: bool = False) -> tuple[pa.Table, pa.Table, dict]:
+             popular_libraries: tuple[str, ...] = (), cross_domain: bool = False,
+             inventory: pa.Table | None = None) -> tuple[pa.Table, pa.Table, dict]:
     """Points, baseline rankings (n-gram; jedi unless `ide_max_points` is None, 0 = every point; the per-domain
-    n-grams when `cross_domain`) and stats."""
+    n-grams when `cross_domain`) and stats. `inventory`: the extraction's (platform labels of the corpus's
+    names; without it only the stdlib checker judges)."""
     sequences = call_sequences(usages)
+    available = Availability(inventory, imports)
+    verdicts: dict[str, str | None] = {}
     ngram = NGram([[r["fqn"] for r in seq] for (_, _), seq in sorted(sequences.items()) if seq[0]["split"] == "train"])
     by_class = Counter(api_class(a) for a in ngram.vocab)
 
@@ -261,6 +272,12 @@ def generate(usages: pa.Table, imports: pa.Table, manifest: pa.Table, root: Path
             n = last - first + 1
             lengths[(fid, function)] = n
             for b, r in enumerate(seq, 1):
+                verdict = available.verdict(r["fqn"], r["category"])
+                if verdict is not None:  # the API does not exist here: no point (it stays in the sequence)
+                    verdicts[r["fqn"]] = verdict
+                    stats["points_not_in_stdlib_left_out" if verdict == NOT_IN_STDLIB
+                          else "points_platform_left_out"] += 1
+                    continue
                 offset = starts[r["line"] - 1] + r["col"]
                 if r["chain"] is None or not text.startswith(r["chain"], offset):
                     stats["misaligned"] += 1
@@ -307,6 +324,10 @@ def generate(usages: pa.Table, imports: pa.Table, manifest: pa.Table, root: Path
     base = pa.Table.from_pylist(rows, schemas.BASELINES).sort_by([("point_id", "ascending"), ("model", "ascending")])
     stats.update({"points_all": total, "points": table.num_rows, "train_apis": len(ngram.vocab),
                   "functions": len(lengths)})
+    for key, value in left_out_counts(verdicts).items():  # assigned: Counter.update would add to a dict
+        stats[key] = value
+    stats.setdefault("points_platform_left_out", 0)
+    stats.setdefault("points_not_in_stdlib_left_out", 0)
     for col in ("category", "library_group", "position", "length_bucket", "domain"):
         stats[f"points_by_{col}"] = dict(sorted(Counter(table.column(col).to_pylist()).items()))
     stats["ngram_gold_in_pool"] = sum(p["api"] in p["candidates"] for p in points)
@@ -318,6 +339,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--usages", required=True, type=Path)
     ap.add_argument("--imports", required=True, type=Path)
     ap.add_argument("--manifest", required=True, type=Path)
+    ap.add_argument("--inventory", type=Path, default=None,
+                    help="the extraction's inventory: platform-specific names of the corpus make no point")
     ap.add_argument("--domains", nargs="*", default=[], help="source=domain pairs")
     ap.add_argument("--default-domain", required=True)
     ap.add_argument("--eval-split", required=True)
@@ -334,6 +357,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cross-domain", action="store_true",
                     help="also rank every point with one n-gram per training domain (the paper's RQ6, Table 9)")
     ap.add_argument("--java-max-points", type=int, default=0, help="a seeded subset of the Java points (0: all)")
+    ap.add_argument("--stdlib-sources", nargs="*", default=[],
+                    help="sources that are a standard library (`builtin: stdlib` / `jdk`): Java category `stdlib`")
+    ap.add_argument("--per-repository-sources", nargs="*", default=[],
+                    help="sources holding many projects (jsonl dumps): one distribution per repository")
     ap.add_argument("--points", required=True, type=Path)
     ap.add_argument("--baselines", required=True, type=Path)
     ap.add_argument("--metrics", required=True, type=Path)
@@ -345,13 +372,15 @@ def main(argv: list[str] | None = None) -> int:
                                    read_parquet(args.manifest, core_schemas.MANIFEST), Path("."), domains,
                                    args.default_domain, args.eval_split, args.max_points, args.candidates,
                                    args.top_k, args.seed, args.ide_max_points, args.ide_typed_chars,
-                                   tuple(args.popular_libraries), args.cross_domain)
+                                   tuple(args.popular_libraries), args.cross_domain,
+                                   read_parquet(args.inventory, core_schemas.INVENTORY) if args.inventory else None)
     from pipeline.families.apirec import java  # java.py builds on this module's n-gram and buckets
 
     points, base, stats = java.add_java_points(points, base, stats, read_parquet(args.manifest, core_schemas.MANIFEST),
                                                Path("."), domains, args.default_domain, args.eval_split,
                                                args.java_max_points, args.candidates, args.top_k, args.seed,
-                                               tuple(args.popular_libraries))
+                                               tuple(args.popular_libraries), frozenset(args.stdlib_sources),
+                                               frozenset(args.per_repository_sources))
     write_parquet(points, args.points, schemas.POINTS)
     write_parquet(base, args.baselines, schemas.BASELINES)
     write_json(stats, args.metrics)

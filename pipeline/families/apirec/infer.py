@@ -44,6 +44,14 @@ class Point:
     api: str
     candidates: tuple[str, ...]  # FQNs
     texts: tuple[str, ...]  # as written in the file
+    language: str | None = None  # the file's (from its path): a model that marks it gets its code (PLBART)
+
+
+def language_of_path(path: str | None) -> str | None:
+    """A point's language from its file's extension (the views' `language`)."""
+    if not path:
+        return None
+    return "java" if path.endswith(".java") else "python" if path.endswith((".py", ".pyi")) else None
 
 
 def fit_context(tok, context: str, texts: tuple[str, ...], max_length: int) -> str:
@@ -61,7 +69,7 @@ def fit_context(tok, context: str, texts: tuple[str, ...], max_length: int) -> s
 def plan(scorer: Scorer, family: str, p: Point) -> CandidatePlan | None:
     """Scoring jobs of one point's candidates (scoring.plan_candidates); None if too long."""
     prefix = fit_context(scorer.tok, p.context, p.texts, scorer.max_length)
-    return plan_candidates(scorer, family, prefix, p.texts, SUFFIX)
+    return plan_candidates(scorer, family, prefix, p.texts, SUFFIX, p.language)
 
 
 # ranker name per ranking protocol (pipeline.runtime.scoring.PROTOCOLS): the summed log-likelihood keeps
@@ -105,8 +113,8 @@ def score_shard(points: pa.Table, loaded, shard: int, shards: int, token_budget:
     ids = points.column("point_id").to_pylist()
     mine = points.filter(pa.array(select_shard(ids, shard, shards, max_items, seed), pa.bool_()))
     items = [Point(r["point_id"], r["context"], r["api"], tuple(r["candidates"][:candidates]),
-                   tuple(r["candidate_texts"][:candidates]))
-             for r in mine.select(["point_id", "context", "api", "candidates", "candidate_texts"]).to_pylist()
+                   tuple(r["candidate_texts"][:candidates]), language_of_path(r["path"]))
+             for r in mine.select(["point_id", "context", "api", "candidates", "candidate_texts", "path"]).to_pylist()
              if r["candidates"]]
     model, family = loaded.entry.name, loaded.entry.model_family
     if family not in APPLIES_TO:

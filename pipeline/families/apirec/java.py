@@ -2,7 +2,7 @@
 each file's imports with tree-sitter-java (corpus code is parsed, never compiled or run).
 
 Two passes over the manifest's Java files. The first indexes every type the corpus declares
-(top-level and member types: FQN, declaring repository, method names, field types as written) and
+(top-level and member types: FQN, declaring distribution, method names, field types as written) and
 keeps each file's scope (package, imports, own types). The second, over the train split (the
 n-gram) and the evaluation split (points), resolves every method invocation and constructor call
 inside a method or constructor:
@@ -27,8 +27,11 @@ two points share a start).
 Points follow the Python ones (generate.py): context = the file's package and import
 declarations as written, a blank line, then the method from its first line up to the call (cut
 exactly before the callee: the receiver for `xs.add`, `new` for a constructor); answers: the
-FQN (`<init>` for constructors) and its class. Category: `stdlib` for the JDK's packages (java.*, javax.*, jdk.*, sun.*, com.sun.*),
-`user_defined` for a type of the file's own repository, else `third_party`. Position, the length
+FQN (`<init>` for constructors) and its class. Category, by distribution as for Python (issue 24 item 2,
+`pipeline.extract.library`; never by the `repository:` grouping): `stdlib` for the JDK's packages (java.*,
+javax.*, jdk.*, sun.*, com.sun.*) and any type a JDK source (`builtin: jdk`) declares, `user_defined` for a
+type the caller's own distribution declares (its source; a `jsonl` dump's repository), else `third_party`.
+Position, the length
 buckets (over the Java methods that hold points), the domain and the split are as for Python; the
 n-gram is a separate one trained on the Java train split.
 """
@@ -44,6 +47,7 @@ import tree_sitter
 import tree_sitter_java
 
 from pipeline.core import ids
+from pipeline.extract import library
 from pipeline.families.apirec.generate import NGram, api_class, length_buckets, library_group, position, ranking_row
 from pipeline.manifest import read_text
 
@@ -128,7 +132,7 @@ def body_methods(body, src: bytes) -> set[str]:
 @dataclass
 class TypeInfo:
     fqn: str
-    repository: str
+    distribution: str  # the distribution that declares it (pipeline.extract.library.distribution)
     file_id: str
     methods: set[str]
     fields: dict[str, str]  # name -> type as written in the declaring file
@@ -137,7 +141,7 @@ class TypeInfo:
 @dataclass
 class FileScope:
     package: str
-    repository: str
+    distribution: str
     singles: dict[str, str] = field(default_factory=dict)  # simple name -> FQN (import a.b.C;)
     on_demand: list[str] = field(default_factory=list)  # packages / types (import a.b.*;)
     static_single: dict[str, str] = field(default_factory=dict)  # method -> class FQN (import static a.C.m;)
@@ -155,9 +159,9 @@ class Index:
         self.packages: dict[str, set[str]] = defaultdict(set)  # package -> top-level simple names
         self.scopes: dict[str, FileScope] = {}
 
-    def add_file(self, file_id: str, repository: str, tree, src: bytes) -> FileScope:
+    def add_file(self, file_id: str, distribution: str, tree, src: bytes) -> FileScope:
         root = tree.root_node
-        scope = FileScope(package="", repository=repository)
+        scope = FileScope(package="", distribution=distribution)
         header = []
         for child in root.named_children:
             if child.type == "package_declaration":
@@ -196,7 +200,7 @@ class Index:
                     if top:
                         self.packages[scope.package].add(simple)
                     methods, fields = (body_methods(body, src), body_fields(body, src)) if body is not None else (set(), {})
-                    self.types.setdefault(fqn, TypeInfo(fqn, repository, file_id, methods, fields))
+                    self.types.setdefault(fqn, TypeInfo(fqn, distribution, file_id, methods, fields))
                     if body is not None:
                         walk(body, fqn + ".", False)
                 elif child.type in ("enum_body_declarations",):
@@ -248,11 +252,16 @@ class Index:
 JDK_PACKAGES = ("java.", "javax.", "jdk.", "sun.", "com.sun.")  # the JDK's own packages, internal ones too
 
 
-def category(cls: str, repository: str, index: Index) -> str:
+def category(cls: str, distribution: str, index: Index) -> str:
+    """stdlib / user_defined / third_party of a call to class `cls` from a file of `distribution`: the JDK's
+    packages and the JDK source's types are the standard library (from any caller, the JDK's own files
+    included); a type of the caller's own distribution is user-defined; anything else third-party."""
     if cls.startswith(JDK_PACKAGES):
         return "stdlib"
     info = index.types.get(cls)
-    return "user_defined" if info is not None and info.repository == repository else "third_party"
+    if info is not None and info.distribution == library.STDLIB_DISTRIBUTION:
+        return "stdlib"
+    return "user_defined" if info is not None and info.distribution == distribution else "third_party"
 
 
 def render(fqn: str, scope: FileScope, index: Index) -> str:
@@ -481,8 +490,16 @@ def file_calls(index: Index, scope: FileScope, tree, src: bytes, stats: Counter 
 
 def java_points(manifest_rows: list[dict], root, domains: dict[str, str], default_domain: str, eval_split: str,
                 max_points: int, candidates: int, top_k: int, seed: int,
-                popular: tuple[str, ...] = ()) -> tuple[list[dict], list[dict], dict]:
-    """Java points (schemas.POINTS rows), their n-gram rankings (BASELINES rows) and stats."""
+                popular: tuple[str, ...] = (), stdlib_sources: frozenset[str] = frozenset(),
+                per_repository_sources: frozenset[str] = frozenset()) -> tuple[list[dict], list[dict], dict]:
+    """Java points (schemas.POINTS rows), their n-gram rankings (BASELINES rows) and stats. `stdlib_sources`:
+    the JDK sources (`builtin: jdk`); `per_repository_sources`: sources of many projects (`jsonl`), one
+    distribution per repository (pipeline.extract.library.distribution)."""
+
+    def distribution(r: dict) -> str:
+        return library.distribution(r["source"], r["repository"], r["source"] in per_repository_sources,
+                                    r["source"] in stdlib_sources)
+
     java = sorted((r for r in manifest_rows if r["language"] == "java" and not r.get("duplicate")),
                   key=lambda r: r["file_id"])
     stats: Counter = Counter()
@@ -497,7 +514,7 @@ def java_points(manifest_rows: list[dict], root, domains: dict[str, str], defaul
         except (OSError, UnicodeDecodeError, ValueError):
             stats["unreadable_files"] += 1
             continue
-        index.add_file(r["file_id"], r["repository"], p.parse(src), src)
+        index.add_file(r["file_id"], distribution(r), p.parse(src), src)
 
     sequences: list[list[str]] = []
     eval_stats: Counter = Counter()
@@ -559,8 +576,8 @@ def java_points(manifest_rows: list[dict], root, domains: dict[str, str], defaul
             "source": r["source"], "repository": r["repository"], "path": r["path"], "split": r["split"],
             "domain": domains.get(r["source"], default_domain), "function": function, "line": line, "col": col,
             "written": written, "api": c.fqn, "api_class": klass,
-            "category": category(klass, r["repository"], index), "previous_api": previous, "api_index": b,
-            "library_group": library_group(category(klass, r["repository"], index), c.fqn, popular),
+            "category": category(klass, scope.distribution, index), "previous_api": previous, "api_index": b,
+            "library_group": library_group(category(klass, scope.distribution, index), c.fqn, popular),
             "api_count": m, "line_in_function": a, "function_lines": n, "position": position(a, n, b, m),
             "length_bucket": buckets[(r["file_id"], function)], "imports": header,
             "context": (header + "\n\n" if header else "") + body,
@@ -586,12 +603,13 @@ def java_points(manifest_rows: list[dict], root, domains: dict[str, str], defaul
 
 def add_java_points(points: pa.Table, base: pa.Table, stats: dict, manifest: pa.Table, root, domains: dict[str, str],
                     default_domain: str, eval_split: str, max_points: int, candidates: int, top_k: int,
-                    seed: int, popular: tuple[str, ...] = ()) -> tuple[pa.Table, pa.Table, dict]:
+                    seed: int, popular: tuple[str, ...] = (), stdlib_sources: frozenset[str] = frozenset(),
+                    per_repository_sources: frozenset[str] = frozenset()) -> tuple[pa.Table, pa.Table, dict]:
     """The Python points and baselines (generate.generate) with the Java ones added; Java stats under `java`."""
     from pipeline.families.apirec import schemas
 
     jp, jb, jstats = java_points(manifest.to_pylist(), root, domains, default_domain, eval_split, max_points,
-                                 candidates, top_k, seed, popular)
+                                 candidates, top_k, seed, popular, stdlib_sources, per_repository_sources)
     points = pa.concat_tables([points, pa.Table.from_pylist(jp, schemas.POINTS)]).sort_by("point_id")
     base = pa.concat_tables([base, pa.Table.from_pylist(jb, schemas.BASELINES)]).sort_by(
         [("point_id", "ascending"), ("model", "ascending")])

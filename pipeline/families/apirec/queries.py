@@ -14,7 +14,11 @@ Queries (evaluation split only, like the code points; split by project through t
 
 Files are read as text and parsed with `ast` / `tokenize`; corpus code is never imported or run.
 
-Universe: every public class, function and method of the inventory (all libraries, all splits).
+Universe: every public class, function and method of the inventory (all libraries, all splits) that
+exists on the pipeline's platform (issue 24, apiquiz's check: `pipeline.extract.availability`): a
+definition only for another platform is neither in the universe nor an answer (counted per label in
+`apis_platform_left_out`, distinct APIs; queries in `queries_platform_left_out`), nor is a stdlib name the
+pinned interpreter's stdlib does not bind (`apis_not_in_stdlib_left_out`, `queries_not_in_stdlib_left_out`).
 An API's document is its FQN split into words (dots, snake and camel case) plus its docstring
 *after the first sentence* (read from the file with `ast`): the first sentence is the docstring
 query itself, so indexing it would make every docstring query a verbatim match. `api_doc: full`
@@ -55,6 +59,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.core import ids
+from pipeline.extract.availability import NOT_IN_STDLIB, Availability, left_out_counts
 from pipeline.families.apirec import schemas
 from pipeline.families.apirec.generate import CALL_KINDS, api_class, ranking_row
 from pipeline.manifest import read_text
@@ -247,9 +252,12 @@ class BM25Index:
 
 
 def api_documents(inventory: pa.Table, files: dict[str, dict], root: Path, api_doc: str,
-                  stats: Counter) -> tuple[pa.Table, dict[str, tuple[int, str]]]:
-    """The universe's documents (API_DOCS), and per FQN (def line, full docstring)."""
-    rows = [r for r in inventory.to_pylist() if r["kind"] in DEF_KINDS and not r["private"]]
+                  stats: Counter, verdicts: dict[str, str | None] | None = None) -> tuple[pa.Table, dict[str, tuple[int, str]]]:
+    """The universe's documents (API_DOCS), and per FQN (def line, full docstring). `verdicts`: FQN -> why
+    it does not exist here (`Availability.verdict`); those are left out of the universe."""
+    verdicts = verdicts or {}
+    rows = [r for r in inventory.to_pylist() if r["kind"] in DEF_KINDS and not r["private"]
+            and verdicts.get(r["fqn"]) is None]
     by_path: dict[str, list[dict]] = defaultdict(list)
     for r in rows:
         by_path[r["path"]].append(r)
@@ -274,8 +282,20 @@ def api_documents(inventory: pa.Table, files: dict[str, dict], root: Path, api_d
 
 
 def collect(usages: pa.Table, inventory: pa.Table, manifest: pa.Table, root: Path, eval_split: str,
-            full: dict[str, tuple[int, str]], stats: Counter) -> list[Query]:
-    """Every docstring and comment query of the evaluation split, before dedup."""
+            full: dict[str, tuple[int, str]], stats: Counter, available: Availability | None = None,
+            verdicts: dict[str, str | None] | None = None) -> list[Query]:
+    """Every docstring and comment query of the evaluation split, before dedup. A query whose answer does
+    not exist here (`available`) is counted, not made; its verdict goes into `verdicts`."""
+    available = available or Availability(None)
+    verdicts = {} if verdicts is None else verdicts
+
+    def gone(fqn: str, category: str | None) -> bool:
+        verdict = available.verdict(fqn, category)
+        if verdict is not None:
+            verdicts[fqn] = verdict
+            stats["queries_not_in_stdlib_left_out" if verdict == NOT_IN_STDLIB else "queries_platform_left_out"] += 1
+        return verdict is not None
+
     files = {r["path"]: r for r in manifest.to_pylist()}
     out: list[Query] = []
     # no query's answer is a test, example, docs, tools or scripts definition (issue 24 item 6)
@@ -292,6 +312,8 @@ def collect(usages: pa.Table, inventory: pa.Table, manifest: pa.Table, root: Pat
         text = first_sentence(clean_markup(r["doc"] or ""))
         if len([w for w in _WORD.findall(text) if any(c.isalpha() for c in w)]) < 2:
             stats["docstring_too_short"] += 1
+            continue
+        if gone(r["fqn"], r["category"]):
             continue
         # the extraction's category of the definition seen from its own distribution: the points' rule
         out.append(Query("docstring", text, r["fqn"], r["kind"], r["category"] or category_of(r["library"]), f["file_id"],
@@ -319,6 +341,8 @@ def collect(usages: pa.Table, inventory: pa.Table, manifest: pa.Table, root: Pat
             if u["fqn"] in not_library:
                 stats["comment_not_library_code"] += 1
                 continue
+            if gone(u["fqn"], u["category"]):
+                continue
             out.append(Query("comment", q, u["fqn"], "call", u["category"], fid, u["source"], u["repository"],
                              u["path"], u["split"], line - 1))
     return out
@@ -326,16 +350,23 @@ def collect(usages: pa.Table, inventory: pa.Table, manifest: pa.Table, root: Pat
 
 def build_queries(usages: pa.Table, inventory: pa.Table, manifest: pa.Table, root: Path, domains: dict[str, str],
                   default_domain: str, eval_split: str, max_queries: int, candidates: int, top_k: int, seed: int,
-                  api_doc: str = "rest") -> tuple[pa.Table, pa.Table, pa.Table, dict]:
-    """(QUERIES, API_DOCS, BM25 rankings in the BASELINES schema, stats)."""
-    stats: Counter = Counter()
+                  api_doc: str = "rest", imports: pa.Table | None = None) -> tuple[pa.Table, pa.Table, pa.Table, dict]:
+    """(QUERIES, API_DOCS, BM25 rankings in the BASELINES schema, stats). `imports`: the extraction's (re-exports
+    of platform-specific names)."""
+    stats: Counter = Counter({"queries_platform_left_out": 0, "queries_not_in_stdlib_left_out": 0})
     files = {r["path"]: r for r in manifest.to_pylist()}
-    docs, full = api_documents(inventory, files, root, api_doc, stats)
+    available = Availability(inventory, imports)
+    universe_verdicts = {r["fqn"]: available.verdict(r["fqn"], r["category"] if "category" in r else None)
+                         for r in inventory.select([c for c in ("fqn", "kind", "private", "category")
+                                                    if c in inventory.column_names]).to_pylist()
+                         if r["kind"] in DEF_KINDS and not r["private"]}
+    verdicts = {f: v for f, v in universe_verdicts.items() if v is not None}
+    docs, full = api_documents(inventory, files, root, api_doc, stats, verdicts)
     universe = docs.column("fqn").to_pylist()
     index_of = {f: i for i, f in enumerate(universe)}
     by_class = Counter(api_class(f) for f in universe)
 
-    raw = collect(usages, inventory, manifest, root, eval_split, full, stats)
+    raw = collect(usages, inventory, manifest, root, eval_split, full, stats, available, verdicts)
     stats["queries_raw"] = len(raw)
     raw.sort(key=lambda q: (q.origin != "docstring", q.path, q.line, q.api))
     kept: dict[tuple[str, str], Query] = {}
@@ -379,6 +410,8 @@ def build_queries(usages: pa.Table, inventory: pa.Table, manifest: pa.Table, roo
     table = pa.Table.from_pylist(rows, schemas.QUERIES).sort_by("query_id")
     base = pa.Table.from_pylist(ranks, schemas.BASELINES).sort_by("point_id")
     stats.update({"queries": table.num_rows, "universe": len(universe)})
+    for key, value in left_out_counts(verdicts).items():  # assigned: Counter.update would add to a dict
+        stats[key] = value
     for col in ("origin", "leaky", "category"):
         stats[f"queries_by_{col}"] = {str(k): v for k, v in sorted(Counter(table.column(col).to_pylist()).items())}
     stats["ambiguous_queries"] = int(pc.sum(pc.greater(table.column("answers"), 1)).as_py() or 0)
@@ -395,6 +428,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--usages", required=True, type=Path)
     ap.add_argument("--inventory", required=True, type=Path)
+    ap.add_argument("--imports", type=Path, default=None,
+                    help="the extraction's imports (re-exports of platform-specific names)")
     ap.add_argument("--manifest", required=True, type=Path)
     ap.add_argument("--domains", nargs="*", default=[], help="source=domain pairs")
     ap.add_argument("--default-domain", required=True)
@@ -414,7 +449,8 @@ def main(argv: list[str] | None = None) -> int:
     queries, docs, base, stats = build_queries(
         read_parquet(args.usages, core_schemas.USAGES), read_parquet(args.inventory, core_schemas.INVENTORY),
         read_parquet(args.manifest, core_schemas.MANIFEST), Path("."), domains, args.default_domain,
-        args.eval_split, args.max_queries, args.candidates, args.top_k, args.seed, args.api_doc)
+        args.eval_split, args.max_queries, args.candidates, args.top_k, args.seed, args.api_doc,
+        read_parquet(args.imports, core_schemas.IMPORTS) if args.imports else None)
     write_parquet(queries, args.queries, schemas.QUERIES)
     write_parquet(docs, args.api_docs, schemas.API_DOCS)
     write_parquet(base, args.baselines, schemas.BASELINES)

@@ -9,6 +9,7 @@ rule apirec_points:
     input:
         usages="data/extract/usages.parquet",
         imports="data/extract/imports.parquet",
+        inventory="data/extract/inventory.parquet",
         manifest="data/manifest.parquet",
     output:
         points="data/families/apirec/points.parquet",
@@ -26,6 +27,9 @@ rule apirec_points:
         popular=APIREC["popular_libraries"],
         cross_domain="--cross-domain" if APIREC["cross_domain"] else "",
         java_max_points=APIREC["java_max_points"],
+        # distributions (pipeline/extract/library.py): the standard libraries (Python's, the JDK), sources of many projects
+        stdlib=[s["name"] for s in config["corpus"]["sources"] if s.get("builtin") in ("stdlib", "jdk")],
+        per_repo=[s["name"] for s in config["corpus"]["sources"] if s["kind"] == "jsonl"],
         seed=config["seed"],
     conda:
         CONDA_ENV
@@ -33,11 +37,13 @@ rule apirec_points:
         "logs/apirec/generate.log",
     shell:
         "python -m pipeline.families.apirec.generate --usages {input.usages:q} --imports {input.imports:q}"
+        " --inventory {input.inventory:q}"
         " --manifest {input.manifest:q} --domains {params.domains:q} --default-domain {params.default_domain:q}"
         " --eval-split {params.eval_split} --max-points {params.max_points} --candidates {params.candidates}"
         " --top-k {params.top_k} --seed {params.seed} --ide-max-points {params.ide_max_points}"
         " --ide-typed-chars {params.ide_typed_chars} --popular-libraries {params.popular:q} {params.cross_domain}"
-        " --java-max-points {params.java_max_points} --points {output.points:q}"
+        " --java-max-points {params.java_max_points} --stdlib-sources {params.stdlib:q}"
+        " --per-repository-sources {params.per_repo:q} --points {output.points:q}"
         " --baselines {output.baselines:q} --metrics {output.metrics:q} 2> {log:q}"
 
 
@@ -45,6 +51,7 @@ rule apirec_queries:
     input:
         usages="data/extract/usages.parquet",
         inventory="data/extract/inventory.parquet",
+        imports="data/extract/imports.parquet",
         manifest="data/manifest.parquet",
     output:
         queries="data/families/apirec/queries.parquet",
@@ -66,6 +73,7 @@ rule apirec_queries:
         "logs/apirec/queries.log",
     shell:
         "python -m pipeline.families.apirec.queries --usages {input.usages:q} --inventory {input.inventory:q}"
+        " --imports {input.imports:q}"
         " --manifest {input.manifest:q} --domains {params.domains:q} --default-domain {params.default_domain:q}"
         " --eval-split {params.eval_split} --max-queries {params.max_queries} --candidates {params.candidates}"
         " --api-doc {params.api_doc} --top-k {params.top_k} --seed {params.seed} --queries {output.queries:q}"

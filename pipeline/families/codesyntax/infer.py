@@ -30,6 +30,7 @@ from tqdm import tqdm
 from pipeline.families.codesyntax import schemas
 from pipeline.runtime.align import align, word_spans
 from pipeline.runtime.batching import length_sorted_batches, select_shard
+from pipeline.runtime.languages import for_language
 from pipeline.io import read_parquet
 
 log = logging.getLogger("pipeline.families.codesyntax.infer")
@@ -110,8 +111,9 @@ class AttentionEvaluator:
 
     @torch.inference_mode()
     def run(self, samples: list[Sample], desc: str) -> None:
-        encs = [self.tok(s.code, return_offsets_mapping=True, truncation=True, max_length=self.max_length)
-                for s in samples]
+        # each sample in its language's format (PLBART: `… </s> __java__`; pipeline.runtime.languages)
+        encs = [for_language(self.tok, s.language)(s.code, return_offsets_mapping=True, truncation=True,
+                                                   max_length=self.max_length) for s in samples]
         order = list(range(len(samples)))
         bar = tqdm(total=len(samples), desc=desc, unit="fn", file=sys.stderr, mininterval=5)
         for batch in length_sorted_batches(order, [len(e["input_ids"]) for e in encs], self.batch_size, self.budget):

@@ -14,7 +14,8 @@ from pipeline.runtime.features import FeatureRequest, pooled_features
 def predict(ctx):
     samples = read_parquet(ctx.inputs["samples"], SAMPLES)
     mine = samples.filter(ctx.select(samples.column("item_id").to_pylist(), ctx.params["inference"]["max_items"]))
-    requests = [FeatureRequest(r["item_id"], r["text"], r["kind"], tuple(zip(r["starts"], r["ends"])))
-                for r in mine.to_pylist()]
+    # the subset is the samples' language: PLBART reads `</s> __java__` / `__python__` after them
+    requests = [FeatureRequest(r["item_id"], r["text"], r["kind"], tuple(zip(r["starts"], r["ends"])),
+                               language=ctx.subset) for r in mine.to_pylist()]
     side = "both" if ctx.loaded.model_family == "encoder-decoder" else None
     return pooled_features(ctx.loaded, requests, ctx.token_budget, side=side).table

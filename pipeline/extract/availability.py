@@ -1,0 +1,95 @@
+"""Does an API exist on the pipeline's (pinned, Linux) platform? The check apiquiz applies to its API
+universe (issue 24: invalid quizzes), for any family that names APIs (apirec's points and queries):
+
+- a name of the corpus defined only under a guard for another platform, or only when the module runs as a
+  script: the inventory's `platform` / `platform_names` (`pipeline.extract.platforms`; colorama.win32's
+  `SetConsoleMode` is `windows`), re-exports followed (`pkg.SetConsoleMode` from `pkg/__init__.py`'s
+  `from .win32 import SetConsoleMode`);
+- a standard-library name: `pipeline.extract.stdlib.StdlibNames` reads the interpreter's stdlib
+  (`ctypes.WinError` is `windows`; `os.path.mkdir` does not exist: `absent`).
+
+`verdict(fqn, category)` is None when the name exists here (or cannot be judged: kept), else the reason it
+is left out: a platform label (`windows`, `other`, `main`, ...; counted per label as `apis_platform_left_out`)
+or `absent` (a stdlib name the stdlib does not bind; counted as `apis_not_in_stdlib_left_out`).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+
+import pyarrow as pa
+
+from pipeline.extract.stdlib import ABSENT, PRESENT, UNKNOWN, StdlibNames
+
+NOT_IN_STDLIB = ABSENT
+MAX_HOPS = 16
+
+
+class Availability:
+    """Verdicts from the extraction's inventory (platform labels) and imports (re-exports), and the stdlib
+    checker; each verdict is computed once."""
+
+    def __init__(self, inventory: pa.Table | None, imports: pa.Table | None = None,
+                 stdlib: StdlibNames | None = None):
+        self.platforms: dict[str, str] = {}  # `module.name` (or a whole module) -> its platform label
+        if inventory is not None and "platform_names" in inventory.column_names:
+            for module, kind, platform, entries in zip(*(inventory.column(c).to_pylist() for c in
+                                                         ("module", "kind", "platform", "platform_names"))):
+                if kind == "module" and platform is not None:  # the whole module (imports a Windows-only module)
+                    self.platforms[module] = platform
+                for entry in entries or ():
+                    name, _, platform = entry.rpartition(":")
+                    self.platforms[f"{module}.{name}"] = platform
+        self.reexports: dict[str, str] = {}  # `pkg.name` -> what `pkg`'s module-level import binds it to
+        if imports is not None:
+            cols = ("module", "kind", "asname", "bound", "target", "scope", "star")
+            for module, kind, asname, bound, target, scope, star in zip(*(imports.column(c).to_pylist() for c in cols)):
+                if (not star and target is not None and scope == "" and bound and module
+                        and all(part.isidentifier() for part in module.split("."))  # a script re-exports nothing
+                        and (kind == "from" or asname) and f"{module}.{bound}" != target):
+                    self.reexports.setdefault(f"{module}.{bound}", target)
+        self.stdlib = stdlib if stdlib is not None else StdlibNames()
+        self._cache: dict[tuple[str, str | None], str | None] = {}
+
+    def platform(self, fqn: str) -> str | None:
+        """The platform label of the longest prefix of `fqn` (or of what it re-exports) bound only under a
+        platform guard; None: it exists here as far as the corpus says."""
+        seen = set()
+        for _ in range(MAX_HOPS):
+            if fqn in seen:
+                return None
+            seen.add(fqn)
+            parts = fqn.split(".")
+            moved = False
+            for i in range(len(parts), 0, -1):
+                prefix = ".".join(parts[:i])
+                found = self.platforms.get(prefix)
+                if found is not None:
+                    return found
+                target = self.reexports.get(prefix)
+                if target is not None:
+                    fqn, moved = ".".join([target, *parts[i:]]), True
+                    break
+            if not moved:
+                return None
+        return None
+
+    def verdict(self, fqn: str, category: str | None) -> str | None:
+        """None: exists here (or not judged); else a platform label or `absent` (see the module docstring)."""
+        key = (fqn, category)
+        if key not in self._cache:
+            out = self.platform(fqn)
+            if out is None and category == "stdlib" and fqn.split(".", 1)[0] in sys.stdlib_module_names:
+                status = self.stdlib.status(fqn)
+                out = None if status in (PRESENT, UNKNOWN) else status
+            self._cache[key] = out
+        return self._cache[key]
+
+
+def left_out_counts(verdicts: dict[str, str | None]) -> dict:
+    """apiquiz's counters over distinct APIs: `apis_platform_left_out` (per label) and
+    `apis_not_in_stdlib_left_out`."""
+    labels = Counter(v for v in verdicts.values() if v is not None and v != NOT_IN_STDLIB)
+    return {"apis_platform_left_out": dict(sorted(labels.items())),
+            "apis_not_in_stdlib_left_out": sum(v == NOT_IN_STDLIB for v in verdicts.values())}
