@@ -61,8 +61,8 @@ def test_apiquiz_precision_view_matches_hand_computation(e2e_project):
         ok = [r for r in rows if r["status"] == "ok"]
         # P@k over the quizzes with more than k ranked items (the rest are in the top k by construction)
         at = {k: [r["gold_rank"] for r in ok if r["n_ranked"] > k] for k in (1, 5, 50)}
-        expect = [len(rows), len(ok)] + [round(100 * sum(g <= k for g in at[k]) / len(at[k]), 2) if at[k] else None
-                                         for k in (1, 5, 50)]
+        expect = [len(rows), len(ok)] + [round(sum(g <= k for g in at[k]) / len(at[k]), 4) if at[k] else None
+                                         for k in (1, 5, 50)]  # fractions
         assert list(view[key]) == pytest.approx(expect), key
     # the report's strata table: generated / drawn / scored per (setting, mask position, protocol)
     strata = {(s, m, pr): (n, d, lo, hi) for s, m, n, pr, d, lo, hi in run(con, "SELECT * FROM apiquiz_strata").fetchall()}
@@ -120,7 +120,7 @@ def test_best_head_view_matches_hand_computation(e2e_project):
 def test_report_has_tables_figures_and_paper_numbers(e2e_project):
     project = e2e_project
     text = (project / "reports/index.md").read_text()
-    for needle in ("## apiquiz", "## CodeSyntax", "CodeBERT-MLM-Python", "29.35", "49.4", "tiny-mlm", "combined"):
+    for needle in ("## apiquiz", "## CodeSyntax", "CodeBERT-MLM-Python", "0.2935", "0.494", "tiny-mlm", "combined"):
         assert needle in text
     # the trained-vs-twin headline tables (issue 16 item 2): every protocol, fill_mask P@10, codesyntax on dev
     for needle in ("| tiny-mlm | tiny-mlm-random | fill_mask | P@10 |", "| tiny-mlm | tiny-mlm-random | rank | P@1 |",
