@@ -196,3 +196,58 @@ def test_report_sections_show_protocols_and_twins(warehouse):
     text = codesyntax_section(con, root / "figures", "figures", params, root / "plots")
     row = next(line for line in text.splitlines() if line.startswith("| m | m-random | dev | python | 3 |"))
     assert "| 0.700 | 0.267 | 0.433 |" in row
+
+
+def test_sections_open_with_the_papers_table_beside_ours(warehouse):
+    """Issue 27 item 1: each section's first table is the paper's headline table with ours beside it (same
+    columns; ours with n and a 95% CI), then a line on how the populations differ, then the extensions."""
+    root, params, con = warehouse
+    from pipeline.families.apiquiz.report import section as apiquiz_section
+    from pipeline.families.codesyntax.report import section as codesyntax_section
+
+    text = apiquiz_section(con, root / "figures", "figures", params, root / "plots")
+    lines = text.splitlines()
+    first = next(i for i, line in enumerate(lines) if line.startswith("|"))
+    assert lines[first] == ("|  | model | protocol | quiz set | call P@1 | call 95% CI | call n | import P@1 | "
+                            "import 95% CI | import n |")
+    assert "| paper | CodeBERT-MLM-Python | fill_mask | paper set | 0.2935 |  | 289585 | 0.2967 |  | 289585 |" in lines
+    assert "| paper | GPT-3.5-turbo | prompted | paper set | 0.1600 |  | 1000 | 0.2030 |  | 1000 |" in lines
+    fill = next(line for line in lines if line.startswith("| ours | m | fill_mask |"))
+    ci = run(con, "SELECT protocol, lo, hi FROM apiquiz_headline WHERE model = 'm' AND setting = 'call' "
+                  "AND protocol IN ('fill_mask', 'rank') ORDER BY protocol").fetchall()
+    # fill_mask on the paper's set (q1, q2, q3, q5, q6: both fill_mask models scored them): 1 of 5 ranked first
+    assert fill.startswith(f"| ours | m | fill_mask | paper set | 0.200 | [{ci[0][1]:.3f}, {ci[0][2]:.3f}] | 5 |")
+    rank = next(line for line in lines if line.startswith("| ours | m | rank |"))
+    # every fixture quiz is a call quiz: the import columns stay empty
+    assert rank == f"| ours | m | rank | all scored | 0.667 | [{ci[1][1]:.3f}, {ci[1][2]:.3f}] | 6 |  |  |  |"
+    beyond = lines.index("### apiquiz: beyond the paper")
+    assert first < beyond and any(line.startswith("Populations differ. Paper: ") for line in lines[first:beyond])
+
+    text = codesyntax_section(con, root / "figures", "figures", params, root / "plots")
+    lines = text.splitlines()
+    first = next(i for i, line in enumerate(lines) if line.startswith("|"))
+    assert lines[first] == ("|  | language | system | top-1 | top-3 | top-10 | top-20 | top-1, chosen on dev | "
+                            "relations | edges |")
+    assert "| paper | Python | offset | 0.436 | 0.637 | 0.873 | 0.949 |  | 43 | 1342050 |" in lines
+    assert "| paper | Java | diff (best model - best baseline) | -0.207 | -0.174 | -0.100 | -0.059 |  |  |  |" in lines
+    (lo, hi), (dlo, dhi) = [run(con, "SELECT lo, hi FROM codesyntax_score_ci WHERE system = 'm' AND chosen_on = "
+                                     f"'{c}' AND k = 1 AND language = 'python'").fetchall()[0] for c in ("test", "dev")]
+    # heads chosen on test: 0.9, 0.7, 0.6 (mean 0.733); on dev: 0.8, 0.7, 0.6; 3 relations, 30 test edges
+    assert (f"| ours | Python | m | 0.733 [{lo:.3f}, {hi:.3f}] |  |  |  | 0.700 [{dlo:.3f}, {dhi:.3f}] | 3 | 30 |"
+            in lines)
+    assert any(line.startswith("| ours | Python | m-random (random) | 0.367 [") for line in lines)
+    beyond = lines.index("### CodeSyntax: beyond the paper")
+    assert first < beyond and any(line.startswith("Populations differ. Paper: ") for line in lines[first:beyond])
+    assert "-0.000" not in text
+
+
+def test_scores_are_fractions(warehouse):
+    """Issue 27 item 4 on real rows: apiquiz and codesyntax columns named as fractions hold values in [0, 1]
+    (differences and their CIs in [-1, 1]); none is named in percent."""
+    from tests.fractions import fractions_out_of_range, percent_columns
+
+    _, _, con = warehouse
+    assert percent_columns(con, ("apiquiz", "codesyntax")) == []
+    assert fractions_out_of_range(con, ("apiquiz", "codesyntax")) == []
+    # the scan reads these (a vacuous scan would pass too)
+    assert run(con, "SELECT max(p_at_1), max(score) FROM apiquiz_by_setting, codesyntax_scores").fetchall()[0][0] > 0.5

@@ -78,7 +78,7 @@ def headline(con) -> str:
     for (protocol, model, quiz_set), by in sorted(ours.items(), key=lambda kv: (HEADLINE_PROTOCOLS.index(kv[0][0]),
                                                                                  kv[0][1])):
         rows.append(("ours", model, protocol, quiz_set,
-                     *(v for s in HEADLINE_SETTINGS for v in by.get(s, ("", "", 0)))))
+                     *(v for s in HEADLINE_SETTINGS for v in by.get(s, ("", "", "")))))
     return "\n".join([
         "The paper's Table III (P@1, API call and import quizzes) and ours beside it. `fill_mask` is the paper's "
         "protocol (the masked answer token, on the quizzes whose answer is one token of every compared model's "
