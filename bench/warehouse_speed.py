@@ -511,6 +511,26 @@ def pd_vs_twin(tables: dict, cards: list[dict]) -> pd.DataFrame:
 
 
 
+def pd_headline(tables: dict) -> pd.DataFrame:
+    """apiquiz_headline: P@1 and its CI per model, protocol and setting; fill_mask on the paper's quiz set
+    (every model with fill_mask rows scored the quiz), the candidate rankings on every scored quiz."""
+    p = pd_apiquiz(tables, True)
+    p["model"] = p["model"].astype(str)
+    fm = p[p["protocol"] == "fill_mask"]
+    per_quiz = fm.assign(ok=fm["status"] == "ok").groupby("quiz_id").agg(ok=("ok", "all"), models=("model", "nunique"))
+    paper = per_quiz.index[per_quiz["ok"] & (per_quiz["models"] == fm["model"].nunique())]
+    fill = p["protocol"] == "fill_mask"
+    keep = ((p["status"] == "ok") & ~p["context_leak"] & (p["n_ranked"] > 1)
+            & ((fill & p["quiz_id"].isin(paper)) | ~p["protocol"].str.startswith("fill_mask")))
+    rows = []
+    for (model, protocol, setting), g in p[keep].groupby(["model", "protocol", "setting"], sort=True):
+        ci = M.poisson_bootstrap_mean(g["quiz_id"].to_numpy(), (g["gold_rank"].to_numpy() <= 1).astype(np.int64))
+        rows.append({"model": model, "protocol": protocol, "setting": setting,
+                     "quiz_set": "paper set" if protocol == "fill_mask" else "all scored", "n": ci.n,
+                     "p_at_1": ci.mean, "lo": ci.lo, "hi": ci.hi})
+    return pd.DataFrame(rows)
+
+
 # ---------------------------------------------------------------- pandas twins: the other views
 
 
@@ -593,6 +613,22 @@ def pd_cs_baseline_scores(tables: dict) -> pd.DataFrame:
     out = b.groupby(["language", "variant", "chosen_on", "baseline", "metric", "k"]).agg(
         relations=("rate", "size"), score=("rate", "mean")).reset_index()
     return out
+
+
+def pd_cs_score_ci(tables: dict) -> pd.DataFrame:
+    """codesyntax_score_ci: per system the first-token score over relations and its CI, relations resampled
+    (models: the best head per relation; baselines: their hit rate)."""
+    b = pd_cs_best_heads(tables).rename(columns={"model": "system"})[
+        ["chosen_on", "system", "language", "variant", "metric", "k", "relation", "score"]]
+    base = pd.read_parquet(tables["codesyntax_baselines"][0])
+    base = base[base["total"] > 0].assign(score=lambda d: d["hits"] / d["total"]).rename(columns={"baseline": "system"})
+    both = pd.concat([b, base[b.columns]], ignore_index=True)
+    keys = ["chosen_on", "system", "language", "variant", "metric", "k"]
+    rows = []
+    for key, g in both[both["metric"] == "first"].groupby(keys, sort=True):
+        ci = M.poisson_bootstrap_mean(g["relation"].to_numpy(), g["score"].to_numpy())
+        rows.append({**dict(zip(keys, key)), "relations": ci.n, "score": ci.mean, "lo": ci.lo, "hi": ci.hi})
+    return pd.DataFrame(rows)
 
 
 def pd_cs_dataset_stats(tables: dict) -> pd.DataFrame:
@@ -900,6 +936,7 @@ VIEWS: dict[str, tuple] = {
                                      "p_value"], 4, R4),
     "apiquiz_twin_diff": (pd_twin_diff, ["model", "twin", "protocol", "metric", "n", "score", "twin_score", "chance",
                                          "diff", "lo", "hi", "p_value"], 5, R4),
+    "apiquiz_headline": (pd_headline, ["model", "protocol", "quiz_set", "setting", "n", "p_at_1", "lo", "hi"], 4, R4),
     "apiquiz_strata": (pd_strata, ["setting", "mask_position", "protocol", "quizzes", "drawn", "min_scored",
                                    "max_scored"], 7, 0),
     "apiquiz_length_bias": (pd_length_bias, ["model", "protocol", "scored", "top1_chars", "gold_chars", "pool_chars",
@@ -912,6 +949,8 @@ VIEWS: dict[str, tuple] = {
                                                         "score"], 6, R4),
     "codesyntax_twin_diff": (pd_cs_twin_diff, ["chosen_on", "model", "twin", "language", "variant", "metric", "k",
                                                "relations", "score", "twin_score", "diff", "lo", "hi", "p_value"], 8, R4),
+    "codesyntax_score_ci": (pd_cs_score_ci, ["chosen_on", "system", "language", "variant", "metric", "k",
+                                             "relations", "score", "lo", "hi"], 6, R4),
     "codesyntax_baseline_scores": (pd_cs_baseline_scores, ["language", "variant", "chosen_on", "baseline", "metric",
                                                            "k", "relations", "score"], 7, R4),
     "codesyntax_dataset_stats": (pd_cs_dataset_stats, ["language", "variant", "samples", "tokens"], 4, 0),
