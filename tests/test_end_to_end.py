@@ -133,6 +133,25 @@ def test_report_has_tables_figures_and_paper_numbers(e2e_project):
     assert all(f.read_bytes()[:4] == b"\x89PNG" for f in figures)
 
 
+def test_every_family_scores_in_fractions(e2e_project):
+    """Issue 27 item 4 on the real build: no column of any family named in percent, no view multiplying by 100,
+    and every column named as a fraction (P@k, SR@k, MRR, MAP, NDCG, chance, score, coverage, ...) in [0, 1]
+    (differences and CI ends in [-1, 1]); the report's apiquiz and CodeSyntax sections open with the paper's
+    table beside ours."""
+    from tests.fractions import fractions_out_of_range, percent_columns, views_times_100
+
+    con = connect(e2e_project / "data/warehouse.duckdb")
+    assert percent_columns(con) == [] and views_times_100(con) == []
+    assert fractions_out_of_range(con) == []
+    text = (e2e_project / "reports/index.md").read_text()
+    for heading, header in (("## apiquiz", "|  | model | protocol | quiz set | call P@1 | call 95% CI | call n |"),
+                            ("## CodeSyntax", "|  | language | system | top-1 | top-3 | top-10 | top-20 |")):
+        section = text[text.index(heading):]
+        first = next(line for line in section.splitlines() if line.startswith("|"))
+        assert first.startswith(header), first
+        assert section.index("Populations differ.") < section.index("beyond the paper\n")
+
+
 def test_killed_run_resumes_with_only_the_missing_shards(e2e_project, tmp_path):
     project = e2e_project
     root = tmp_path / "resume"

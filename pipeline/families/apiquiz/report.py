@@ -40,6 +40,13 @@ def size(parameters) -> str:
     return str(parameters)
 
 
+def twinned(con, models: list[str]) -> str:
+    """`2 of them beside a random-weights twin (a, b)`: which models the zoo pairs with a control."""
+    twins = sorted(m for (m,) in con.sql("SELECT DISTINCT model FROM model_twins").fetchall() if m in models)
+    return (f"{len(twins)} of them beside a random-weights twin ({', '.join(twins)})" if twins
+            else "none beside a random-weights twin")
+
+
 def population(con) -> str:
     """One line on how our population differs from the paper's: corpus, quizzes, models and their sizes."""
     quizzes = dict(con.sql("SELECT setting, count(*) FROM apiquiz_quizzes GROUP BY ALL").fetchall())
@@ -55,7 +62,7 @@ def population(con) -> str:
             f"{quizzes.get('import', 0):,} import quizzes ({apis:,} APIs of {libraries:,} libraries) from this "
             f"corpus's {files:,} Python files ({repositories:,} repositories), a seeded subset of them scored "
             f"(`apiquiz.inference.max_items`); {len(trained)} models trained or packaged here ({span}: "
-            f"{', '.join(name for name, _ in trained) or 'none'}), each beside its random-weights twin; the paper's "
+            f"{', '.join(name for name, _ in trained) or 'none'}), {twinned(con, [m for m, _ in trained])}; the paper's "
             "quiz set is ours restricted to the quizzes every fill_mask model scored.")
 
 

@@ -36,6 +36,13 @@ def size(parameters) -> str:
     return str(parameters)
 
 
+def twinned(con, models: list[str]) -> str:
+    """`2 of them beside a random-weights twin (a, b)`: which models the zoo pairs with a control."""
+    twins = sorted(m for (m,) in con.sql("SELECT DISTINCT model FROM model_twins").fetchall() if m in models)
+    return (f"{len(twins)} of them beside a random-weights twin ({', '.join(twins)})" if twins
+            else "none beside a random-weights twin")
+
+
 def population(con, variant: str, languages: list[str]) -> str:
     """One line on how our population differs from the paper's: corpus, samples, edges, models and sizes."""
     counts = {lang: (samples, edges, relations) for lang, samples, edges, relations in con.sql(
@@ -55,7 +62,7 @@ def population(con, variant: str, languages: list[str]) -> str:
             f"{relations} relation types, `{variant}` labels; heads and baselines picked on the same test split in "
             f"the k columns, as the paper did, and on the held-out dev split in the last score column); "
             f"{len(models)} models trained or packaged here ({span}: {', '.join(m for m, _ in models) or 'none'}), "
-            "each beside its random-weights twin.")
+            f"{twinned(con, [m for m, _ in models])}.")
 
 
 def headline(con, config) -> str:
