@@ -62,7 +62,8 @@ def population(con) -> str:
             f"{quizzes.get('import', 0):,} import quizzes ({apis:,} APIs of {libraries:,} libraries) from this "
             f"corpus's {files:,} Python files ({repositories:,} repositories), a seeded subset of them scored "
             f"(`apiquiz.inference.max_items`); {len(trained)} models trained or packaged here ({span}: "
-            f"{', '.join(name for name, _ in trained) or 'none'}), {twinned(con, [m for m, _ in trained])}; the paper's "
+            f"{', '.join(name for name, _ in trained) or 'none'}), {twinned(con, [m for m, _ in trained])}; "
+            "the paper's "
             "quiz set is ours restricted to the quizzes every fill_mask model scored.")
 
 
