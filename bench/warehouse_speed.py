@@ -425,8 +425,6 @@ def pd_apiquiz_precision(tables: dict) -> pd.DataFrame:
     df["ok"] = df["status"] == "ok"
     g = df.groupby(["model", "protocol", "setting", "mask_position", "seen", "context_leak"], sort=True)
     out = g.agg(quizzes=("quiz_id", "size"), scored=("ok", "sum"), **{f"p_at_{k}": (f"h{k}", "mean") for k in [1, 5, 10, 20, 50]})
-    for k in [1, 5, 10, 20, 50]:
-        out[f"p_at_{k}"] = 100 * out[f"p_at_{k}"]  # the view rounds to 2 decimals (compared within 0.005)
     return out.reset_index()
 
 
@@ -436,8 +434,6 @@ def pd_apiquiz_by_setting(tables: dict) -> pd.DataFrame:
     df["ok"] = df["status"] == "ok"
     out = df.groupby(["model", "protocol", "setting"], sort=True).agg(
         scored=("ok", "sum"), **{f"p_at_{k}": (f"h{k}", "mean") for k in [1, 5, 10]})
-    for k in [1, 5, 10]:
-        out[f"p_at_{k}"] = 100 * out[f"p_at_{k}"]  # the view rounds to 2 decimals (compared within 0.005)
     return out.reset_index()
 
 
@@ -446,8 +442,6 @@ def pd_apiquiz_p_at_k(tables: dict) -> pd.DataFrame:
     df = hits(df[(df["status"] == "ok") & ~df["context_leak"]].copy(), [1, 5, 10, 20, 50])
     out = df.groupby(["model", "protocol"], sort=True).agg(
         scored=("quiz_id", "size"), **{f"p_at_{k}": (f"h{k}", "mean") for k in [1, 5, 10, 20, 50]})
-    for k in [1, 5, 10, 20, 50]:
-        out[f"p_at_{k}"] = 100 * out[f"p_at_{k}"]
     return out.reset_index()
 
 
@@ -476,7 +470,6 @@ def pd_cs_scores(tables: dict) -> pd.DataFrame:
     b = pd_cs_best_heads(tables)
     out = b.groupby(["chosen_on", "model", "language", "variant", "metric", "k"], sort=True).agg(
         relations=("relation", "size"), score=("score", "mean")).reset_index()
-    out["score"] = 100 * out["score"]  # the view rounds to 1 decimal (compared within 0.05)
     return out.rename(columns={"model": "system"})
 
 
@@ -496,7 +489,7 @@ def pd_p_at_1_ci(tables: dict) -> pd.DataFrame:
                                                                          observed=True):
         ci = M.poisson_bootstrap_mean(g["item_id"].to_numpy(), g["value"].to_numpy())
         rows.append({"model": model, "protocol": protocol, "setting": setting, "n": ci.n,
-                     "p_at_1": 100 * ci.mean, "lo": 100 * ci.lo, "hi": 100 * ci.hi})
+                     "p_at_1": ci.mean, "lo": ci.lo, "hi": ci.hi})
     return pd.DataFrame(rows)
 
 
@@ -510,12 +503,32 @@ def pd_vs_twin(tables: dict, cards: list[dict]) -> pd.DataFrame:
     rows = []
     for (model, protocol, setting), g in pairs.groupby(["model", "protocol", "setting"], sort=True, observed=True):
         pb = M.poisson_paired_bootstrap(g["item_id"].to_numpy(), g["a"].to_numpy(), g["b"].to_numpy())
-        rows.append({"model": model, "protocol": protocol, "setting": setting, "n": pb.n, "p_at_1": 100 * pb.mean_a,
-                     "twin_p_at_1": 100 * pb.mean_b, "diff": 100 * pb.diff, "lo": 100 * pb.lo, "hi": 100 * pb.hi,
+        rows.append({"model": model, "protocol": protocol, "setting": setting, "n": pb.n, "p_at_1": pb.mean_a,
+                     "twin_p_at_1": pb.mean_b, "diff": pb.diff, "lo": pb.lo, "hi": pb.hi,
                      "p_value": pb.p_value})
     return pd.DataFrame(rows)
 
 
+
+
+def pd_headline(tables: dict) -> pd.DataFrame:
+    """apiquiz_headline: P@1 and its CI per model, protocol and setting; fill_mask on the paper's quiz set
+    (every model with fill_mask rows scored the quiz), the candidate rankings on every scored quiz."""
+    p = pd_apiquiz(tables, True)
+    p["model"] = p["model"].astype(str)
+    fm = p[p["protocol"] == "fill_mask"]
+    per_quiz = fm.assign(ok=fm["status"] == "ok").groupby("quiz_id").agg(ok=("ok", "all"), models=("model", "nunique"))
+    paper = per_quiz.index[per_quiz["ok"] & (per_quiz["models"] == fm["model"].nunique())]
+    fill = p["protocol"] == "fill_mask"
+    keep = ((p["status"] == "ok") & ~p["context_leak"] & (p["n_ranked"] > 1)
+            & ((fill & p["quiz_id"].isin(paper)) | ~p["protocol"].str.startswith("fill_mask")))
+    rows = []
+    for (model, protocol, setting), g in p[keep].groupby(["model", "protocol", "setting"], sort=True):
+        ci = M.poisson_bootstrap_mean(g["quiz_id"].to_numpy(), (g["gold_rank"].to_numpy() <= 1).astype(np.int64))
+        rows.append({"model": model, "protocol": protocol, "setting": setting,
+                     "quiz_set": "paper set" if protocol == "fill_mask" else "all scored", "n": ci.n,
+                     "p_at_1": ci.mean, "lo": ci.lo, "hi": ci.hi})
+    return pd.DataFrame(rows)
 
 
 # ---------------------------------------------------------------- pandas twins: the other views
@@ -538,9 +551,9 @@ def pd_twin_diff(tables: dict, cards: list[dict]) -> pd.DataFrame:
             pb = M.poisson_paired_bootstrap(g["quiz_id"].to_numpy(), a, b)
             nr = g["n_ranked"].to_numpy()
             rows.append({"model": model, "twin": twin, "protocol": protocol, "metric": f"P@{k}", "n": pb.n,
-                         "score": 100 * pb.mean_a, "twin_score": 100 * pb.mean_b,
-                         "chance": 100 * np.mean(np.minimum(k, nr) / nr), "diff": 100 * pb.diff, "lo": 100 * pb.lo,
-                         "hi": 100 * pb.hi, "p_value": pb.p_value})
+                         "score": pb.mean_a, "twin_score": pb.mean_b,
+                         "chance": np.mean(np.minimum(k, nr) / nr), "diff": pb.diff, "lo": pb.lo,
+                         "hi": pb.hi, "p_value": pb.p_value})
     return pd.DataFrame(rows)
 
 
@@ -575,8 +588,6 @@ def pd_length_bias(tables: dict) -> pd.DataFrame:
     out = p.groupby(["model", "protocol"]).agg(scored=("quiz_id", "size"), top1_chars=("top1", "mean"),
                                                gold_chars=("gold_chars", "mean"), pool_chars=("pool", "mean"),
                                                p_at_1=("hit", "mean"), chance=("inv", "mean")).reset_index()
-    out["p_at_1"] *= 100
-    out["chance"] *= 100
     return out
 
 
@@ -591,8 +602,8 @@ def pd_cs_twin_diff(tables: dict, cards: list[dict]) -> pd.DataFrame:
     for key, g in pairs.groupby(["chosen_on", "model", "twin", "language", "variant", "metric", "k"], sort=True):
         pb = M.poisson_paired_bootstrap(g["relation"].to_numpy(), g["score"].to_numpy(), g["b"].to_numpy())
         rows.append({**dict(zip(["chosen_on", "model", "twin", "language", "variant", "metric", "k"], key)),
-                     "relations": pb.n, "score": 100 * pb.mean_a, "twin_score": 100 * pb.mean_b,
-                     "diff": 100 * pb.diff, "lo": 100 * pb.lo, "hi": 100 * pb.hi, "p_value": pb.p_value})
+                     "relations": pb.n, "score": pb.mean_a, "twin_score": pb.mean_b,
+                     "diff": pb.diff, "lo": pb.lo, "hi": pb.hi, "p_value": pb.p_value})
     return pd.DataFrame(rows)
 
 
@@ -601,8 +612,23 @@ def pd_cs_baseline_scores(tables: dict) -> pd.DataFrame:
     b = b[b["total"] > 0].assign(rate=lambda d: d["hits"] / d["total"])
     out = b.groupby(["language", "variant", "chosen_on", "baseline", "metric", "k"]).agg(
         relations=("rate", "size"), score=("rate", "mean")).reset_index()
-    out["score"] *= 100
     return out
+
+
+def pd_cs_score_ci(tables: dict) -> pd.DataFrame:
+    """codesyntax_score_ci: per system the first-token score over relations and its CI, relations resampled
+    (models: the best head per relation; baselines: their hit rate)."""
+    b = pd_cs_best_heads(tables).rename(columns={"model": "system"})[
+        ["chosen_on", "system", "language", "variant", "metric", "k", "relation", "score"]]
+    base = pd.read_parquet(tables["codesyntax_baselines"][0])
+    base = base[base["total"] > 0].assign(score=lambda d: d["hits"] / d["total"]).rename(columns={"baseline": "system"})
+    both = pd.concat([b, base[b.columns]], ignore_index=True)
+    keys = ["chosen_on", "system", "language", "variant", "metric", "k"]
+    rows = []
+    for key, g in both[both["metric"] == "first"].groupby(keys, sort=True):
+        ci = M.poisson_bootstrap_mean(g["relation"].to_numpy(), g["score"].to_numpy())
+        rows.append({**dict(zip(keys, key)), "relations": ci.n, "score": ci.mean, "lo": ci.lo, "hi": ci.hi})
+    return pd.DataFrame(rows)
 
 
 def pd_cs_dataset_stats(tables: dict) -> pd.DataFrame:
@@ -625,7 +651,6 @@ def pd_cs_scores_with_baselines(tables: dict) -> pd.DataFrame:
     b = b[b["total"] > 0].assign(rate=lambda d: d["hits"] / d["total"])
     base = b.groupby(["chosen_on", "baseline", "language", "variant", "metric", "k"]).agg(
         relations=("rate", "size"), score=("rate", "mean")).reset_index().rename(columns={"baseline": "system"})
-    base["score"] *= 100
     return pd.concat([models, base], ignore_index=True)
 
 
@@ -894,36 +919,40 @@ def pd_idbench_spearman(tables: dict) -> pd.DataFrame:
 
 
 # view -> (pandas twin or None, the columns compared: keys first, then numbers, number of key columns,
-# tolerance of the numbers: the view's own rounding). None: timed, no twin (say so in the table).
+# tolerance of the numbers: the view's own rounding; apiquiz and codesyntax scores are fractions rounded to 4
+# decimals). None: timed, no twin (say so in the table).
 A2, R4 = 0.005 + 1e-9, 0.00005 + 1e-9
 VIEWS: dict[str, tuple] = {
     # apiquiz (--rows prediction rows)
     "apiquiz_precision": (pd_apiquiz_precision, ["model", "protocol", "setting", "mask_position", "seen",
                                                  "context_leak", "quizzes", "scored", "p_at_1", "p_at_5", "p_at_10",
-                                                 "p_at_20", "p_at_50"], 8, A2),
+                                                 "p_at_20", "p_at_50"], 8, R4),
     "apiquiz_by_setting": (pd_apiquiz_by_setting, ["model", "protocol", "setting", "scored", "p_at_1", "p_at_5",
-                                                   "p_at_10"], 4, A2),
-    "apiquiz_p_at_k": (pd_apiquiz_p_at_k, ["model", "protocol", "scored", "p_at_1", "p_at_10", "p_at_50"], 3, A2),
+                                                   "p_at_10"], 4, R4),
+    "apiquiz_p_at_k": (pd_apiquiz_p_at_k, ["model", "protocol", "scored", "p_at_1", "p_at_10", "p_at_50"], 3, R4),
     # 95% CIs (1000 replicates): the histogram Poisson bootstrap, against a pandas groupby feeding the Python twin
-    "apiquiz_p_at_1_ci": (pd_p_at_1_ci, ["model", "protocol", "setting", "n", "p_at_1", "lo", "hi"], 4, A2),
+    "apiquiz_p_at_1_ci": (pd_p_at_1_ci, ["model", "protocol", "setting", "n", "p_at_1", "lo", "hi"], 4, R4),
     "apiquiz_vs_twin": (pd_vs_twin, ["model", "protocol", "setting", "n", "p_at_1", "twin_p_at_1", "diff", "lo", "hi",
-                                     "p_value"], 4, A2),
+                                     "p_value"], 4, R4),
     "apiquiz_twin_diff": (pd_twin_diff, ["model", "twin", "protocol", "metric", "n", "score", "twin_score", "chance",
-                                         "diff", "lo", "hi", "p_value"], 5, A2),
+                                         "diff", "lo", "hi", "p_value"], 5, R4),
+    "apiquiz_headline": (pd_headline, ["model", "protocol", "quiz_set", "setting", "n", "p_at_1", "lo", "hi"], 4, R4),
     "apiquiz_strata": (pd_strata, ["setting", "mask_position", "protocol", "quizzes", "drawn", "min_scored",
                                    "max_scored"], 7, 0),
     "apiquiz_length_bias": (pd_length_bias, ["model", "protocol", "scored", "top1_chars", "gold_chars", "pool_chars",
-                                             "p_at_1", "chance"], 3, A2),
+                                             "p_at_1", "chance"], 3, A2),  # lengths rounded to 2 decimals
     # codesyntax (--rows head rows; samples/relations/baselines at CodeSyntax's natural scale)
     "codesyntax_head_scores": (pd_cs_head_scores, [*CS_KEYS, "hits", "total", "score"], 11, 1e-9),
     "codesyntax_best_heads": (pd_cs_best_heads, ["chosen_on", "model", "language", "relation", "metric", "k", "layer",
                                                  "head", "hits", "total", "score"], 10, 1e-9),
     "codesyntax_scores": (pd_cs_scores_with_baselines, ["chosen_on", "system", "language", "metric", "k", "relations",
-                                                        "score"], 6, 0.05 + 1e-9),
+                                                        "score"], 6, R4),
     "codesyntax_twin_diff": (pd_cs_twin_diff, ["chosen_on", "model", "twin", "language", "variant", "metric", "k",
-                                               "relations", "score", "twin_score", "diff", "lo", "hi", "p_value"], 8, A2),
+                                               "relations", "score", "twin_score", "diff", "lo", "hi", "p_value"], 8, R4),
+    "codesyntax_score_ci": (pd_cs_score_ci, ["chosen_on", "system", "language", "variant", "metric", "k",
+                                             "relations", "score", "lo", "hi"], 6, R4),
     "codesyntax_baseline_scores": (pd_cs_baseline_scores, ["language", "variant", "chosen_on", "baseline", "metric",
-                                                           "k", "relations", "score"], 7, 0.05 + 1e-9),
+                                                           "k", "relations", "score"], 7, R4),
     "codesyntax_dataset_stats": (pd_cs_dataset_stats, ["language", "variant", "samples", "tokens"], 4, 0),
     "codesyntax_relation_stats": (pd_cs_relation_stats, ["language", "variant", "relation", "edges", "mean_offset"], 4,
                                   A2),

@@ -116,10 +116,10 @@ def test_leaking_nl_quizzes_are_left_out_of_the_headline(con):
 def test_paper_set_is_one_token_in_every_compared_model(con):
     assert run(con, "SELECT quiz_id FROM apiquiz_paper_set").fetchall() == [("q1",), ("q4",)]
     assert run(con, "SELECT model, scored, p_at_1 FROM apiquiz_fill_mask WHERE quiz_set = 'paper set'"
-               ).fetchall() == [("m", 1, 100.0), ("m-random", 1, 0.0)]  # q4 leaks
+               ).fetchall() == [("m", 1, 1.0), ("m-random", 1, 0.0)]  # q4 leaks; fractions
 
 
 def test_p_at_k_only_below_the_number_ranked_with_chance(con):
     row = run(con, "SELECT p_at_1, p_at_5, p_at_50, chance_at_1 FROM apiquiz_p_at_k "
                    "WHERE model = 'm' AND protocol = 'rank'").fetchall()[0]
-    assert row == (round(100 / 3, 2), None, None, 20.0)  # 5 candidates: P@5 and P@50 would be 100% by construction
+    assert row == (round(1 / 3, 4), None, None, 0.2)  # 5 candidates: P@5 and P@50 would be 1 by construction

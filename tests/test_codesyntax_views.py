@@ -45,17 +45,17 @@ def test_models_meet_the_baselines_of_their_own_variant(tmp_path):
     build(tmp_path / "data/warehouse.duckdb", spec, tmp_path)
     con = connect(tmp_path / "data/warehouse.duckdb")
     rows = run(con, "SELECT chosen_on, system, variant, score FROM codesyntax_scores ORDER BY ALL").fetchall()
-    assert rows == [("dev", "m", "with_newlines", 30.0), ("test", "m", "with_newlines", 60.0),
-                    ("test", "offset", "plain", 40.0), ("test", "offset", "with_newlines", 70.0)]
+    assert rows == [("dev", "m", "with_newlines", 0.3), ("test", "m", "with_newlines", 0.6),
+                    ("test", "offset", "plain", 0.4), ("test", "offset", "with_newlines", 0.7)]  # fractions
     from pipeline.families.codesyntax.report import section
 
-    text = section(con, tmp_path / "figures", "figures", params, tmp_path / "plots")
+    text = str(section(con, tmp_path / "figures", "figures", params, tmp_path / "plots"))
     assert "`with_newlines` labels" in text
     header = next(line for line in text.splitlines() if line.startswith("| system"))
     # codesyntax.ks, and per language the test edges the scores are over
     assert header == "| system | chosen on | python @1 | python @2 | python n | java @1 | java @2 | java n |"
     offset = next(line for line in text.splitlines() if line.startswith("| offset"))
-    assert "70.00" in offset and "40.00" not in offset  # the with_newlines baseline, not the plain one
+    assert "0.700" in offset and "0.400" not in offset  # the with_newlines baseline, not the plain one
     assert offset.split(" | ")[4] == "10"  # its 10 test edges
     assert run(con, "SELECT chosen_on, edges FROM codesyntax_scores WHERE system = 'm' ORDER BY ALL").fetchall() == [
         ("dev", 10), ("test", 10)]

@@ -61,8 +61,8 @@ def test_apiquiz_precision_view_matches_hand_computation(e2e_project):
         ok = [r for r in rows if r["status"] == "ok"]
         # P@k over the quizzes with more than k ranked items (the rest are in the top k by construction)
         at = {k: [r["gold_rank"] for r in ok if r["n_ranked"] > k] for k in (1, 5, 50)}
-        expect = [len(rows), len(ok)] + [round(100 * sum(g <= k for g in at[k]) / len(at[k]), 2) if at[k] else None
-                                         for k in (1, 5, 50)]
+        expect = [len(rows), len(ok)] + [round(sum(g <= k for g in at[k]) / len(at[k]), 4) if at[k] else None
+                                         for k in (1, 5, 50)]  # fractions
         assert list(view[key]) == pytest.approx(expect), key
     # the report's strata table: generated / drawn / scored per (setting, mask position, protocol)
     strata = {(s, m, pr): (n, d, lo, hi) for s, m, n, pr, d, lo, hi in run(con, "SELECT * FROM apiquiz_strata").fetchall()}
@@ -121,7 +121,7 @@ def test_report_has_tables_figures_and_paper_numbers(e2e_project):
     project = e2e_project
     # the report: the first read (index.md) and the pages it links (one per family, the corpus's)
     text = "\n".join(p.read_text() for p in sorted((project / "reports").glob("*.md")))
-    for needle in ("## apiquiz", "## CodeSyntax", "CodeBERT-MLM-Python", "29.35", "49.4", "tiny-mlm", "combined"):
+    for needle in ("## apiquiz", "## CodeSyntax", "CodeBERT-MLM-Python", "0.2935", "0.494", "tiny-mlm", "combined"):
         assert needle in text
     # the trained-vs-twin headline tables (issue 16 item 2): every protocol, fill_mask P@10, codesyntax on dev
     for needle in ("| tiny-mlm | tiny-mlm-random | fill_mask | P@10 |", "| tiny-mlm | tiny-mlm-random | rank | P@1 |",
@@ -144,6 +144,29 @@ def test_the_first_read_report_fits_a_few_screens(e2e_project):
     assert first_paper <= 80, first_paper
     for page in ("apirec", "idbench", "corpus"):
         assert f"]({page}.md)" in text and (e2e_project / f"reports/{page}.html").is_file()
+
+
+def test_every_family_scores_in_fractions(e2e_project):
+    """Issue 27 item 4 on the real build: no column of any family named in percent, no view multiplying by 100,
+    and every column named as a fraction (P@k, SR@k, MRR, MAP, NDCG, chance, score, coverage, ...) in [0, 1]
+    (differences and CI ends in [-1, 1]); the report's apiquiz and CodeSyntax sections open with the paper's
+    table beside ours."""
+    from tests.fractions import fractions_out_of_range, percent_columns, views_times_100
+
+    con = connect(e2e_project / "data/warehouse.duckdb")
+    assert percent_columns(con) == [] and views_times_100(con) == []
+    assert fractions_out_of_range(con) == []
+    index = (e2e_project / "reports/index.md").read_text()
+    for page, heading, header in (
+            ("apiquiz", "## apiquiz", "| paper / ours | model | protocol | quiz set | call P@1 | call 95% CI | call n |"),
+            ("codesyntax", "## CodeSyntax", "| paper / ours | language | system | top-1 | top-3 | top-10 | top-20 |")):
+        # the first read opens the family with the paper's table; the family's page goes on beyond the paper
+        for text, start in ((index, heading), ((e2e_project / f"reports/{page}.md").read_text(), "## The paper beside ours")):
+            section = text[text.index(start):]
+            first = next(line for line in section.splitlines() if line.startswith("|"))
+            assert first.startswith(header), first
+            assert "**How the populations differ:**" in section
+        assert section.index("**How the populations differ:**") < section.index("beyond the paper\n")
 
 
 def test_killed_run_resumes_with_only_the_missing_shards(e2e_project, tmp_path):
@@ -194,7 +217,10 @@ def test_report_is_byte_identical_when_built_twice(e2e_project, tmp_path):
     assert first.keys() == second.keys() and any(k.startswith("plots/") for k in first)
     assert [k for k in first if first[k] != second[k]] == []
     text = first["index.md"].decode()
-    assert "-0.00" not in text and " -0.0 " not in text
+    # no negative zero (`-0.00`, `-0.000`), while a small negative number (`-0.008`) stays
+    from pipeline.report.common import NEGATIVE_ZERO
+
+    assert not NEGATIVE_ZERO.search(text) and " -0.0 " not in text
 
 
 def test_html_report_opens_in_a_browser(e2e_project, tmp_path):

@@ -112,14 +112,14 @@ def test_apiquiz_twin_diff_by_hand(warehouse):
         ref = poisson_paired_bootstrap([q for q, _, _ in pairs], hits_a, hits_b)
         size = VOCAB if protocol == "fill_mask" else len(CANDIDATES)
         assert n == len(pairs) == (5 if protocol == "fill_mask" else 6)
-        assert score == round(100 * sum(hits_a) / n, 2) and twin == round(100 * sum(hits_b) / n, 2)
-        assert chance == round(100 * min(k, size) / size, 2)
-        assert diff == round(100 * ref.diff, 2) and lo == round(100 * ref.lo, 2) and hi == round(100 * ref.hi, 2)
+        assert score == round(sum(hits_a) / n, 4) and twin == round(sum(hits_b) / n, 4)  # fractions
+        assert chance == round(min(k, size) / size, 4)
+        assert diff == round(ref.diff, 4) and lo == round(ref.lo, 4) and hi == round(ref.hi, 4)
         assert p_value == pytest.approx(ref.p_value) and beats == (ref.lo > 0)
     # by hand: summed rank 4/6 vs the twin's 4/6; PMI 5/6 vs 1/6; fill_mask P@10 3/5 vs 2/5
-    assert got[("m", "m-random", "rank", "P@1")][1:3] == (66.67, 66.67)
-    assert got[("m", "m-random", "rank_pmi", "P@1")][1:3] == (83.33, 16.67)
-    assert got[("m", "m-random", "fill_mask", "P@10")][1:4] == (60.0, 40.0, 1.0)
+    assert got[("m", "m-random", "rank", "P@1")][1:3] == (0.6667, 0.6667)  # fractions
+    assert got[("m", "m-random", "rank_pmi", "P@1")][1:3] == (0.8333, 0.1667)
+    assert got[("m", "m-random", "fill_mask", "P@10")][1:4] == (0.6, 0.4, 0.01)
 
 
 def test_histogram_views_equal_the_item_level_bootstrap(warehouse):
@@ -128,15 +128,15 @@ def test_histogram_views_equal_the_item_level_bootstrap(warehouse):
     item-level macros over those per-quiz views."""
     _, _, con = warehouse
     assert run(con, "SELECT * FROM apiquiz_p_at_1_ci").fetchall() == run(
-        con, "SELECT model, protocol, setting, n, round(100 * mean, 2), round(100 * lo, 2), round(100 * hi, 2) "
+        con, "SELECT model, protocol, setting, n, round(mean, 4), round(lo, 4), round(hi, 4) "
              "FROM poisson_bootstrap_mean(apiquiz_hits_at_1) ORDER BY ALL").fetchall()
     vs = run(con, "SELECT * FROM apiquiz_vs_twin").fetchall()
     assert len(vs) == 4 and vs == run(
-        con, "SELECT model, protocol, setting, n, round(100 * mean_a, 2), round(100 * mean_b, 2), round(100 * diff, 2), "
-             "round(100 * lo, 2), round(100 * hi, 2), p_value FROM poisson_paired_bootstrap(apiquiz_twin_pairs) "
+        con, "SELECT model, protocol, setting, n, round(mean_a, 4), round(mean_b, 4), round(diff, 4), "
+             "round(lo, 4), round(hi, 4), p_value FROM poisson_paired_bootstrap(apiquiz_twin_pairs) "
              "ORDER BY ALL").fetchall()
     assert run(con, "SELECT model, twin, protocol, n, diff, lo, hi, p_value FROM apiquiz_twin_diff").fetchall() == run(
-        con, "SELECT model, twin, protocol, n, round(100 * diff, 2), round(100 * lo, 2), round(100 * hi, 2), p_value "
+        con, "SELECT model, twin, protocol, n, round(diff, 4), round(lo, 4), round(hi, 4), p_value "
              "FROM poisson_paired_bootstrap(apiquiz_twin_hits) ORDER BY model, protocol, k").fetchall()
     # the counts: 6 quizzes x 3 candidate protocols + 5 fill_mask quizzes both scored
     assert run(con, "SELECT sum(n) FROM apiquiz_twin_rank_pairs").fetchall() == [(23,)]
@@ -150,10 +150,10 @@ def test_apiquiz_length_bias_by_hand(warehouse):
     gold = [len(a) for a in ANSWERS.values()]
     for (model, protocol), (scored, top1, gold_chars, pool, p_at_1, chance) in rows.items():
         ranks = RANKS[model][protocol]
-        assert scored == 6 and chance == 20.0
+        assert scored == 6 and chance == 0.2
         assert top1 == round(sum(g if r == 1 else 1 for g, r in zip(gold, ranks)) / 6, 2)
         assert gold_chars == round(sum(gold) / 6, 2) and pool == 3.0  # every candidate ranked: (1+…+5)/5
-        assert p_at_1 == round(100 * sum(r == 1 for r in ranks) / 6, 2)
+        assert p_at_1 == round(sum(r == 1 for r in ranks) / 6, 4)
 
 
 def test_codesyntax_twin_diff_by_hand(warehouse):
@@ -168,12 +168,12 @@ def test_codesyntax_twin_diff_by_hand(warehouse):
         a, b = expect[chosen]
         ref = poisson_paired_bootstrap(["R1", "R2", "R3"], a, b)
         assert (model, twin, relations) == ("m", "m-random", 3)
-        assert score == round(100 * sum(a) / 3, 2) and twin_score == round(100 * sum(b) / 3, 2)
-        assert (diff, lo, hi) == (round(100 * ref.diff, 2), round(100 * ref.lo, 2), round(100 * ref.hi, 2))
+        assert score == round(sum(a) / 3, 4) and twin_score == round(sum(b) / 3, 4)  # fractions
+        assert (diff, lo, hi) == (round(ref.diff, 4), round(ref.lo, 4), round(ref.hi, 4))
         assert p_value == pytest.approx(ref.p_value) and beats == (ref.lo > 0)
     # the same score as the headline table (codesyntax_scores, chosen on dev)
     assert run(con, "SELECT score FROM codesyntax_scores WHERE system = 'm' AND chosen_on = 'dev' AND metric = 'first' "
-                    "AND k = 1 AND variant = 'plain'").fetchall()[0][0] == 70.0
+                    "AND k = 1 AND variant = 'plain'").fetchall()[0][0] == 0.7
 
 
 def test_report_sections_show_protocols_and_twins(warehouse):
@@ -181,16 +181,74 @@ def test_report_sections_show_protocols_and_twins(warehouse):
     from pipeline.families.apiquiz.report import section as apiquiz_section
     from pipeline.families.codesyntax.report import section as codesyntax_section
 
-    text = apiquiz_section(con, root / "figures", "figures", params, root / "plots")
+    text = str(apiquiz_section(con, root / "figures", "figures", params, root / "plots"))
     lines = text.splitlines()
     head = lines.index(next(line for line in lines if line.startswith("| model | twin | protocol | metric")))
     body = lines[head + 2:head + 7]
     assert [line.split(" | ")[2:4] for line in body] == [
         ["fill_mask", "P@1"], ["fill_mask", "P@10"], ["rank", "P@1"], ["rank_mean", "P@1"], ["rank_pmi", "P@1"]]
-    lo, hi = run(con, "SELECT lo, hi FROM apiquiz_twin_diff WHERE protocol = 'rank_pmi'").fetchall()[0]  # checked above
-    assert body[4] == f"| m | m-random | rank_pmi | P@1 | 6 | 83.33 | 16.67 | 20.00 | 66.67 | [{lo}, {hi}] | 0.02 | yes |"
-    assert body[2].startswith("| m | m-random | rank | P@1 | 6 | 66.67 | 66.67 | 20.00 | 0.00 |") and body[2].endswith("| no |")
+    lo, hi, p = run(con, "SELECT lo, hi, p_value FROM apiquiz_twin_diff WHERE protocol = 'rank_pmi'").fetchall()[0]
+    # fractions, 3 decimals
+    assert body[4] == (f"| m | m-random | rank_pmi | P@1 | 6 | 0.833 | 0.167 | 0.200 | 0.667 | [{lo:.3f}, {hi:.3f}] "
+                       f"| {p:.3f} | yes |")
+    assert body[2].startswith("| m | m-random | rank | P@1 | 6 | 0.667 | 0.667 | 0.200 | 0.000 |")
+    assert body[2].endswith("| no |")
     assert any(line.startswith("| model | protocol | scored | P@1 | chance | top-1 chars") for line in lines)
-    text = codesyntax_section(con, root / "figures", "figures", params, root / "plots")
+    text = str(codesyntax_section(con, root / "figures", "figures", params, root / "plots"))
     row = next(line for line in text.splitlines() if line.startswith("| m | m-random | dev | python | 3 |"))
-    assert "| 70.00 | 26.67 | 43.33 |" in row
+    assert "| 0.700 | 0.267 | 0.433 |" in row
+
+
+def test_sections_open_with_the_papers_table_beside_ours(warehouse):
+    """Issue 27 item 1: each section's first table is the paper's headline table with ours beside it (same
+    columns; ours with n and a 95% CI), then a line on how the populations differ, then the extensions."""
+    root, params, con = warehouse
+    from pipeline.families.apiquiz.report import section as apiquiz_section
+    from pipeline.families.codesyntax.report import section as codesyntax_section
+
+    text = str(apiquiz_section(con, root / "figures", "figures", params, root / "plots"))
+    lines = text.splitlines()
+    first = next(i for i, line in enumerate(lines) if line.startswith("|"))
+    assert lines[first] == ("| paper / ours | model | protocol | quiz set | call P@1 | call 95% CI | call n | import P@1 | "
+                            "import 95% CI | import n |")
+    assert "| paper | CodeBERT-MLM-Python | fill_mask | paper set | 0.2935 |  | 289585 | 0.2967 |  | 289585 |" in lines
+    assert "| paper | GPT-3.5-turbo | prompted | paper set | 0.1600 |  | 1000 | 0.2030 |  | 1000 |" in lines
+    fill = next(line for line in lines if line.startswith("| ours | m | fill_mask |"))
+    ci = run(con, "SELECT protocol, lo, hi FROM apiquiz_headline WHERE model = 'm' AND setting = 'call' "
+                  "AND protocol IN ('fill_mask', 'rank') ORDER BY protocol").fetchall()
+    # fill_mask on the paper's set (q1, q2, q3, q5, q6: both fill_mask models scored them): 1 of 5 ranked first
+    assert fill.startswith(f"| ours | m | fill_mask | paper set | 0.200 | [{ci[0][1]:.3f}, {ci[0][2]:.3f}] | 5 |")
+    rank = next(line for line in lines if line.startswith("| ours | m | rank |"))
+    # every fixture quiz is a call quiz: the import columns stay empty
+    assert rank == f"| ours | m | rank | all scored | 0.667 | [{ci[1][1]:.3f}, {ci[1][2]:.3f}] | 6 |  |  |  |"
+    beyond = lines.index("### apiquiz: beyond the paper")
+    assert first < beyond and any(line.startswith("**How the populations differ:** Paper: ") for line in lines[first:beyond])
+
+    text = str(codesyntax_section(con, root / "figures", "figures", params, root / "plots"))
+    lines = text.splitlines()
+    first = next(i for i, line in enumerate(lines) if line.startswith("|"))
+    assert lines[first] == ("| paper / ours | language | system | top-1 | top-3 | top-10 | top-20 | top-1, chosen on dev | "
+                            "relations | edges |")
+    assert "| paper | Python | offset | 0.436 | 0.637 | 0.873 | 0.949 |  | 43 | 1342050 |" in lines
+    assert "| paper | Java | diff (best model - best baseline) | -0.207 | -0.174 | -0.100 | -0.059 |  |  |  |" in lines
+    (lo, hi), (dlo, dhi) = [run(con, "SELECT lo, hi FROM codesyntax_score_ci WHERE system = 'm' AND chosen_on = "
+                                     f"'{c}' AND k = 1 AND language = 'python'").fetchall()[0] for c in ("test", "dev")]
+    # heads chosen on test: 0.9, 0.7, 0.6 (mean 0.733); on dev: 0.8, 0.7, 0.6; 3 relations, 30 test edges
+    assert (f"| ours | Python | m | 0.733 [{lo:.3f}, {hi:.3f}] |  |  |  | 0.700 [{dlo:.3f}, {dhi:.3f}] | 3 | 30 |"
+            in lines)
+    assert any(line.startswith("| ours | Python | m-random (random) | 0.367 [") for line in lines)
+    beyond = lines.index("### CodeSyntax: beyond the paper")
+    assert first < beyond and any(line.startswith("**How the populations differ:** Paper: ") for line in lines[first:beyond])
+    assert "-0.000" not in text
+
+
+def test_scores_are_fractions(warehouse):
+    """Issue 27 item 4 on real rows: apiquiz and codesyntax columns named as fractions hold values in [0, 1]
+    (differences and their CIs in [-1, 1]); none is named in percent."""
+    from tests.fractions import fractions_out_of_range, percent_columns
+
+    _, _, con = warehouse
+    assert percent_columns(con, ("apiquiz", "codesyntax")) == []
+    assert fractions_out_of_range(con, ("apiquiz", "codesyntax")) == []
+    # the scan reads these (a vacuous scan would pass too)
+    assert run(con, "SELECT max(p_at_1), max(score) FROM apiquiz_by_setting, codesyntax_scores").fetchall()[0][0] > 0.5

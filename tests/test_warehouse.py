@@ -292,3 +292,20 @@ def test_every_column_is_described_and_counts_are_bigint(params_file, tmp_path):
     assert total > 500 and described == total
     assert con.sql(f"SELECT table_name, column_name FROM duckdb_columns() WHERE {where} "
                    "AND data_type = 'HUGEINT'").fetchall() == []
+
+
+def test_no_view_is_in_percent(tmp_path):
+    """Issue 27 item 4, one unit: no column of any family's tables and views is named in percent, and no view
+    or macro multiplies by 100 (scores are fractions in the warehouse; percent only in rendered text)."""
+    import duckdb
+
+    from pipeline.warehouse.build import build
+    from tests.fractions import percent_columns, views_times_100
+
+    spec = {"tables": {}, "params": yaml.safe_load((REPO / "params.yaml").read_text()), "models": [], "sources": [],
+            "datasets": [], "not_applicable": []}
+    build(tmp_path / "data/warehouse.duckdb", spec, tmp_path)
+    con = duckdb.connect(str(tmp_path / "data/warehouse.duckdb"))
+    assert len(con.sql("SELECT * FROM duckdb_views() WHERE NOT internal").fetchall()) > 50
+    assert percent_columns(con) == []
+    assert views_times_100(con) == []

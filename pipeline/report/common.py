@@ -78,6 +78,19 @@ class Section:
         return cls(title, "\n".join(lines[:cut]).strip("\n") + "\n", "\n".join(lines[cut:]).strip("\n") + "\n")
 
     @classmethod
+    def cut(cls, markdown: str, at: str) -> "Section":
+        """A section written as one Markdown string (`## title` first) cut at the first line starting with
+        `at` (e.g. its "beyond the paper" heading): the headline is what comes before (the paper's table, ours
+        beside it, the populations line), the details that line and the rest. Without such a line: split()."""
+        heading, _, body = markdown.lstrip("\n").partition("\n")
+        lines = body.split("\n")
+        cut = next((i for i, line in enumerate(lines) if line.startswith(at)), None)
+        if cut is None:
+            return cls.split(markdown)
+        return cls(heading.lstrip("#").strip(), "\n".join(lines[:cut]).strip("\n") + "\n",
+                   "\n".join(lines[cut:]).strip("\n") + "\n")
+
+    @classmethod
     def of(cls, section: "Section | str") -> "Section":
         """What the report build makes of a section: a Section as it is; a plain Markdown string (a family not
         yet split) as a headline of its heading and first paragraph, with every table on its own page."""

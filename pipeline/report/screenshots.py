@@ -49,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m pipeline.report.screenshots", description=__doc__.split("\n\n")[0])
     ap.add_argument("reports", type=Path, help="the reports folder (index.html and the pages)")
     ap.add_argument("--out", type=Path, required=True, help="folder for the PNGs")
-    ap.add_argument("--page", default="apirec", help="the family page to shoot (reports/<page>.html)")
+    ap.add_argument("--page", required=True, help="the family page to shoot (reports/<page>.html), e.g. the one named in docs/report.md")
     ap.add_argument("--section", default=None, help="instead of a page: this `## heading` of index.md, alone")
     ap.add_argument("--prefix", default="report_html", help="file name prefix")
     args = ap.parse_args(argv)

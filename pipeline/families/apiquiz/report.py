@@ -1,11 +1,100 @@
-"""The apiquiz section of reports/index.md: the paper's Table III with our numbers beside it."""
+"""The apiquiz section of reports/index.md: the paper's Table III with our numbers beside it first, then our
+extensions. Every score is a fraction in [0, 1] (the warehouse's unit), printed with 3 decimals."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from pipeline.families.apiquiz.paper import P_AT_1_CALL_IMPORT
-from pipeline.report.common import markdown_table, plt, save, write_plot
+from pipeline.families.apiquiz import paper
+from pipeline.report.common import MAX_SERIES, Section, chance_line, markdown_table, plt, rounded, save, write_plot
+
+DIGITS = 3  # decimals of a fraction in the tables
+HEADLINE_SETTINGS = ("call", "import")  # the paper's Table III columns
+HEADLINE_PROTOCOLS = ("fill_mask", "rank")  # the paper's protocol, and the candidate ranking every LM family has
+
+
+def fraction(v, digits: int = DIGITS) -> str:
+    """A score as the report prints it: fixed decimals, never -0.000; empty when there is none."""
+    return "" if v is None else f"{rounded(float(v), digits):.{digits}f}"
+
+
+def interval(lo, hi) -> str:
+    return "" if lo is None or hi is None else f"[{fraction(lo)}, {fraction(hi)}]"
+
+
+def table(columns: list[str], rows: list[tuple], digits: dict[int, int] | None = None) -> str:
+    """markdown_table with every float printed as a fraction (3 decimals), or with `digits[i]` decimals in
+    column i (lengths, counts averaged)."""
+    digits = digits or {}
+    return markdown_table(columns, [tuple(f"{rounded(v, digits.get(i, DIGITS)):.{digits.get(i, DIGITS)}f}"
+                                          if isinstance(v, float) else v for i, v in enumerate(row))
+                                    for row in rows])
+
+
+def size(parameters) -> str:
+    if parameters is None:
+        return "?"
+    for unit, scale in (("B", 1e9), ("M", 1e6), ("k", 1e3)):
+        if parameters >= scale:
+            return f"{parameters / scale:.3g}{unit}"
+    return str(parameters)
+
+
+def twinned(con, models: list[str]) -> str:
+    """`2 of them beside a random-weights twin (a, b)`: which models the zoo pairs with a control."""
+    twins = sorted(m for (m,) in con.sql("SELECT DISTINCT model FROM model_twins").fetchall() if m in models)
+    return (f"{len(twins)} of them beside a random-weights twin ({', '.join(twins)})" if twins
+            else "none beside a random-weights twin")
+
+
+def population(con) -> str:
+    """One line on how our population differs from the paper's: corpus, quizzes, models and their sizes."""
+    quizzes = dict(con.sql("SELECT setting, count(*) FROM apiquiz_quizzes GROUP BY ALL").fetchall())
+    apis, libraries = con.sql("SELECT count(DISTINCT api), count(DISTINCT library) FROM apiquiz_quizzes").fetchall()[0]
+    files, repositories = con.sql("SELECT coalesce(sum(files), 0)::BIGINT, coalesce(sum(repositories), 0)::BIGINT "
+                                  "FROM corpus_summary WHERE language = 'python'").fetchall()[0]
+    models = con.sql("SELECT m.name, m.parameters, coalesce(m.random, false) FROM models m WHERE m.name IN "
+                     "(SELECT DISTINCT model FROM apiquiz_predictions) ORDER BY m.name").fetchall()
+    trained = [(name, n) for name, n, random in models if not random]
+    sizes = sorted(n for _, n in trained if n is not None)
+    span = f"{size(sizes[0])}-{size(sizes[-1])} parameters" if sizes else "sizes unknown"
+    return (f"**How the populations differ:** Paper: {paper.POPULATION}. Ours: {quizzes.get('call', 0):,} call and "
+            f"{quizzes.get('import', 0):,} import quizzes ({apis:,} APIs of {libraries:,} libraries) from this "
+            f"corpus's {files:,} Python files ({repositories:,} repositories), a seeded subset of them scored "
+            f"(`apiquiz.inference.max_items`); {len(trained)} models trained or packaged here ({span}: "
+            f"{', '.join(name for name, _ in trained) or 'none'}), {twinned(con, [m for m, _ in trained])}; "
+            "the paper's "
+            "quiz set is ours restricted to the quizzes every fill_mask model scored.")
+
+
+def headline(con) -> str:
+    """The paper's Table III (P@1 per model, call and import) and ours beside it, same columns, with n and a
+    95% CI on our side (apiquiz_headline), and the line on how the populations differ."""
+    columns = ["paper / ours", "model", "protocol", "quiz set"] + [f"{s} {c}" for s in HEADLINE_SETTINGS
+                                                        for c in ("P@1", "95% CI", "n")]
+    rows = []
+    for model, call, imp in paper.P_AT_1_CALL_IMPORT:
+        n = paper.quizzes(model)
+        protocol = "prompted" if model.startswith("GPT") else "fill_mask"
+        # the paper's numbers keep their printed precision (23.90 -> 0.2390)
+        rows.append(("paper", model, protocol, "paper set", fraction(call, 4), "", n[0], fraction(imp, 4), "", n[1]))
+    ours: dict[tuple, dict] = {}
+    for model, protocol, quiz_set, setting, n, p1, lo, hi in con.sql(
+            "SELECT model, protocol, quiz_set, setting, n, p_at_1, lo, hi FROM apiquiz_headline "
+            f"WHERE protocol IN {HEADLINE_PROTOCOLS} AND setting IN {HEADLINE_SETTINGS} ORDER BY ALL").fetchall():
+        ours.setdefault((protocol, model, quiz_set), {})[setting] = (fraction(p1), interval(lo, hi), n)
+    for (protocol, model, quiz_set), by in sorted(ours.items(), key=lambda kv: (HEADLINE_PROTOCOLS.index(kv[0][0]),
+                                                                                 kv[0][1])):
+        rows.append(("ours", model, protocol, quiz_set,
+                     *(v for s in HEADLINE_SETTINGS for v in by.get(s, ("", "", "")))))
+    return "\n".join([
+        "The paper's Table III (P@1, API call and import quizzes) and ours beside it. `fill_mask` is the paper's "
+        "protocol (the masked answer token, on the quizzes whose answer is one token of every compared model's "
+        "vocabulary: `paper set`); `rank` ranks the quiz's candidate names by the model's log-likelihood "
+        "(whole names, every LM family: beyond the paper; `all scored`). `n`: quizzes; 95% CI: Poisson bootstrap "
+        "(1000 replicates). P@1 is a fraction (the paper's 23.90 is 0.2390).\n",
+        markdown_table(columns, rows),
+        "\n" + population(con) + "\n"])
 
 
 def _distractors(con) -> list[str]:
@@ -14,34 +103,38 @@ def _distractors(con) -> list[str]:
     columns = {r[0] for r in con.sql("DESCRIBE apiquiz_quizzes").fetchall()}
     if "level_kind" not in columns:
         return []
-    rows = con.sql("SELECT level_kind, count(*), round(avg(len(candidates)), 1), "
-                   "round(100 * sum(candidates_same_kind) / greatest(1, sum(len(candidates))), 1), "
-                   "round(100 * sum(candidates_same_kind_known) / greatest(1, sum(len(candidates))), 1), "
-                   "round(100 * sum(candidates_same_role) / greatest(1, sum(len(candidates))), 1) "
+    rows = con.sql("SELECT level_kind, count(*), avg(len(candidates)), "
+                   "sum(candidates_same_kind) / greatest(1, sum(len(candidates))), "
+                   "sum(candidates_same_kind_known) / greatest(1, sum(len(candidates))), "
+                   "sum(candidates_same_role) / greatest(1, sum(len(candidates))) "
                    "FROM apiquiz_quizzes GROUP BY ALL ORDER BY ALL").fetchall()
     return ["\nCandidates per quiz by the gold level's kind (module / class / function / method): the share of "
             "the gold's kind, of it by the inventory alone (a kind not in the inventory is guessed from the name), "
             "and of the same role (module / member / callable: the former rule, which mixed kinds):\n",
-            markdown_table(["gold kind", "quizzes", "candidates", "same kind %", "known same kind %",
-                            "same role %"], rows)]
+            table(["gold kind", "quizzes", "candidates", "same kind", "known same kind", "same role"], rows,
+                  {2: 1})]
 
 
-def section(con, figures: Path, link: str, config, plots: Path | None = None) -> str:
-    rows = con.sql("SELECT b.model, b.protocol, b.setting, b.scored, b.p_at_1, "
-                   "'[' || ci.lo || ', ' || ci.hi || ']', b.chance_at_1, b.p_at_5, b.p_at_10, b.chance_at_10 "
-                   "FROM apiquiz_by_setting b LEFT JOIN apiquiz_p_at_1_ci ci USING (model, protocol, setting) "
-                   "WHERE b.scored > 0 ORDER BY b.protocol, b.model, b.setting").fetchall()
-    twins = con.sql("SELECT model, protocol, setting, n, p_at_1, twin_p_at_1, diff, "
-                    "'[' || lo || ', ' || hi || ']', p_value FROM apiquiz_vs_twin ORDER BY ALL").fetchall()
+def section(con, figures: Path, link: str, config, plots: Path | None = None) -> Section:
+    rows = [(*r[:5], interval(*r[5:7]), *r[7:]) for r in con.sql(
+        "SELECT b.model, b.protocol, b.setting, b.scored, b.p_at_1, ci.lo, ci.hi, b.chance_at_1, b.p_at_5, b.p_at_10, "
+        "b.chance_at_10 FROM apiquiz_by_setting b LEFT JOIN apiquiz_p_at_1_ci ci USING (model, protocol, setting) "
+        "WHERE b.scored > 0 ORDER BY b.protocol, b.model, b.setting").fetchall()]
+    twins = [(*r[:7], interval(*r[7:9]), r[9]) for r in con.sql(
+        "SELECT model, protocol, setting, n, p_at_1, twin_p_at_1, diff, lo, hi, p_value FROM apiquiz_vs_twin "
+        "ORDER BY ALL").fetchall()]
     not_applicable = [f"{m} ({r})" for m, r in con.sql("SELECT model, reason FROM not_applicable "
                                                         "WHERE family = 'apiquiz' ORDER BY model").fetchall()]
-    headline = con.sql("SELECT model, twin, protocol, metric, n, score, twin_score, chance, diff, "
-                       "'[' || lo || ', ' || hi || ']', p_value, CASE WHEN beats_twin THEN 'yes' ELSE 'no' END "
-                       "FROM apiquiz_twin_diff ORDER BY model, protocol, metric").fetchall()
+    vs_twin = [(*r[:9], interval(*r[9:11]), *r[11:]) for r in con.sql(
+        "SELECT model, twin, protocol, metric, n, score, twin_score, chance, diff, lo, hi, p_value, "
+        "CASE WHEN beats_twin THEN 'yes' ELSE 'no' END FROM apiquiz_twin_diff ORDER BY model, protocol, metric"
+    ).fetchall()]
     bias = con.sql("SELECT model, protocol, scored, p_at_1, chance, top1_chars, gold_chars, pool_chars "
                    "FROM apiquiz_length_bias ORDER BY model, protocol").fetchall()
     out = ["## apiquiz (INK, Table III)\n",
-           "P@k in percent over scored quizzes. `fill_mask` is the paper's protocol (masked LMs, answers that are "
+           headline(con),
+           "### apiquiz: beyond the paper\n",
+           "P@k over scored quizzes (fractions). `fill_mask` is the paper's protocol (masked LMs, answers that are "
            "one token of the model's tokenizer). The other protocols rank the quiz's candidates (every LM family, "
            "multi-token answers included) from one scoring pass: `rank` by the summed log-likelihood of the "
            "scored tokens, `rank_mean` by its mean per scored token (model tokens, not bytes as "
@@ -50,24 +143,24 @@ def section(con, figures: Path, link: str, config, plots: Path | None = None) ->
            "the context\" is per model family). `fill_mask_own_first` / `_last`: the paper's first/last-token masks "
            "under the model's own tokenizer (on the levels it splits). nl quizzes whose context gives the answer away "
            "are left out (below). P@k counts only quizzes with more than k ranked items (a rank protocol ranks at "
-           "most 50 candidates: P@50 would be 100% by construction); chance is a random order's P@k on the same "
+           "most 50 candidates: P@50 would be 1 by construction); chance is a random order's P@k on the same "
            "quizzes.\n",
-           markdown_table(["model", "protocol", "setting", "scored", "P@1", "95% CI", "chance@1", "P@5", "P@10",
-                           "chance@10"], rows),
-           "\nHeadline: each trained model against its random twin over all settings, on the quizzes both scored "
+           table(["model", "protocol", "setting", "scored", "P@1", "95% CI", "chance@1", "P@5", "P@10",
+                  "chance@10"], rows),
+           "\nEach trained model against its random twin over all settings, on the quizzes both scored "
            "(P@1; P@10 too for fill_mask), with chance beside it (min(k, n)/n for n ranked items) and the "
            "difference's 95% CI (paired Poisson bootstrap, 1000 replicates); `beats twin`: the CI excludes zero "
            "in the trained model's favour. A twin far above chance shows a protocol's bias, not knowledge:\n",
-           markdown_table(["model", "twin", "protocol", "metric", "quizzes", "score", "twin", "chance",
-                           "difference", "95% CI", "p", "beats twin"], headline),
+           table(["model", "twin", "protocol", "metric", "quizzes", "score", "twin", "chance",
+                  "difference", "95% CI", "p", "beats twin"], vs_twin),
            "\nLength bias per protocol: mean characters of the top-1 candidate, of the gold and of a candidate in "
            "the ranked pool. A summed log-likelihood prefers short candidates (top-1 shorter than the pool), "
            "whatever the network knows:\n",
-           markdown_table(["model", "protocol", "scored", "P@1", "chance", "top-1 chars", "gold chars",
-                           "pool chars"], bias),
+           table(["model", "protocol", "scored", "P@1", "chance", "top-1 chars", "gold chars",
+                  "pool chars"], bias, {5: 2, 6: 2, 7: 2}),
            "\nTrained models against their random twins per setting (P@1, paired Poisson bootstrap):\n",
-           markdown_table(["model", "protocol", "setting", "quizzes", "P@1", "twin P@1", "difference", "95% CI",
-                           "p"], twins),
+           table(["model", "protocol", "setting", "quizzes", "P@1", "twin P@1", "difference", "95% CI",
+                  "p"], twins),
            f"\nNot applicable: {'; '.join(not_applicable) or 'none'}.\n",
            "\nQuizzes per stratum: generated, drawn into the inference subset (`apiquiz.inference.max_items`, "
            "at least `min_per_stratum` of each), and scored (fewest and most over the models):\n",
@@ -81,16 +174,12 @@ def section(con, figures: Path, link: str, config, plots: Path | None = None) ->
            "compared model's tokenizer: every model with fill_mask rows scored them), and beside it on each "
            "model's own tokenizer (its single-token levels whole, its own first/last token of the levels it "
            "splits). Leaking nl quizzes left out:\n",
-           markdown_table(["model", "quiz set", "mask position", "scored", "P@1", "P@5", "P@10"],
-                          con.sql("SELECT * FROM apiquiz_fill_mask ORDER BY quiz_set DESC, model, "
-                                  "mask_position").fetchall()),
+           table(["model", "quiz set", "mask position", "scored", "P@1", "P@5", "P@10"],
+                 con.sql("SELECT * FROM apiquiz_fill_mask ORDER BY quiz_set DESC, model, mask_position").fetchall()),
            "\nnl quizzes whose context contains the answer (ignoring case: the masked name, or the first/last "
            "token a first/last-token quiz masks), left out of every table above:\n",
-           markdown_table(["mask position", "nl quizzes", "leaking", "leaking %", "drawn", "drawn leaking"],
-                          con.sql("SELECT * FROM apiquiz_leaks").fetchall()
-                          or [("(no nl quizzes)", 0, 0, None, 0, 0)]),
-           "\nPaper, P@1 (call / import):\n",
-           markdown_table(["model", "call", "import"], P_AT_1_CALL_IMPORT)]
+           table(["mask position", "nl quizzes", "leaking", "leaking (fraction)", "drawn", "drawn leaking"],
+                 con.sql("SELECT * FROM apiquiz_leaks").fetchall() or [("(no nl quizzes)", 0, 0, None, 0, 0)])]
     corpus = con.sql("SELECT model, corpus, files_read, split_files, bytes_read, split_bytes, quizzes, split_seen, "
                      "model_seen, seen_to_unseen, unseen_to_seen, rq4_unseen_library FROM apiquiz_seen_vs_split "
                      "WHERE model IN (SELECT DISTINCT model FROM apiquiz_predictions) ORDER BY model").fetchall()
@@ -109,26 +198,43 @@ def section(con, figures: Path, link: str, config, plots: Path | None = None) ->
     if seen:
         out += ["\nP@1 by the model's own seen/unseen (`unseen_library`: the paper's RQ4 unseen split, no API of the "
                 "library seen; `unseen_api_seen_library`: the rest of the unseen):\n",
-                markdown_table(["model", "protocol", "seen", "scored", "P@1", "chance@1"], seen)]
+                table(["model", "protocol", "seen", "scored", "P@1", "chance@1"], seen)]
     curves = con.sql("SELECT model, protocol, p_at_1, p_at_5, p_at_10, p_at_20, p_at_50, chance_at_1, chance_at_5, "
                      "chance_at_10, chance_at_20, chance_at_50, scored FROM apiquiz_p_at_k ORDER BY ALL").fetchall()
     ks = (1, 5, 10, 20, 50)
-    if plots is not None:  # x: k, y: P@k (%); only the k below the number ranked (the rest saturate)
+    if plots is not None:  # x: k, y: P@k (a fraction); only the k below the number ranked (the rest saturate)
         write_plot(plots / "apiquiz_p_at_k.csv", ["model", "protocol", "x", "y", "chance", "scored"],
                    [(m, p, k, v, c, r[-1]) for m, p, *r in curves for k, v, c in zip(ks, r[:5], r[5:10])
                     if v is not None])
-    if curves:
-        fig, ax = plt.subplots(figsize=(6, 4))
-        for model, protocol, *r in curves:
-            points = [(k, v, c) for k, v, c in zip(ks, r[:5], r[5:10]) if v is not None]
-            line, = ax.plot([k for k, _, _ in points], [v for _, v, _ in points], marker="o",
-                            label=f"{model} ({protocol})")
-            ax.plot([k for k, _, _ in points], [c for _, _, c in points], ls=":", color=line.get_color(), lw=1)
-        ax.set_xscale("log")
-        ax.set_xlabel("k")
-        ax.set_ylabel("P@k (%)")
-        ax.set_title("apiquiz: precision at k (dotted: chance)")
-        ax.legend(fontsize=7)
+    if curves:  # one panel per protocol and run of <= MAX_SERIES models, the protocol's chance in grey
+        panels = []
+        for protocol in sorted({c[1] for c in curves}):
+            rows = [c for c in curves if c[1] == protocol]
+            for start in range(0, len(rows), MAX_SERIES):
+                panels.append((protocol, rows[start:start + MAX_SERIES]))
+        cols = min(3, len(panels))
+        nrows = -(-len(panels) // cols)
+        fig, axes = plt.subplots(nrows, cols, figsize=(4.2 * cols + 1, 3.3 * nrows), sharey=True, squeeze=False)
+        for ax, (protocol, rows) in zip(axes.flat, panels):
+            chance = {}
+            for model, _, *r in rows:
+                points = [(k, v, c) for k, v, c in zip(ks, r[:5], r[5:10]) if v is not None]
+                ax.plot([k for k, _, _ in points], [v for _, v, _ in points], marker="o", markersize=3.5,
+                        label=f"{model} (n={r[-1]})")
+                for k, _, c in points:  # the chance of the quizzes the models scored (equal pools: equal chance)
+                    chance.setdefault(k, []).append(c)
+            xs = sorted(chance)
+            chance_line(ax, xs, [sum(chance[k]) / len(chance[k]) for k in xs])
+            ax.set_xscale("log")
+            ax.set_xticks(list(ks), [str(k) for k in ks])
+            ax.set_xlabel("k")
+            ax.set_title(protocol, fontsize=9)
+            ax.legend(fontsize=6, loc="best")
+        for ax in list(axes.flat)[len(panels):]:
+            ax.set_visible(False)
+        for row in axes:
+            row[0].set_ylabel("P@k")
+        fig.suptitle("apiquiz: precision at k per protocol (dashed grey: chance)", fontsize=10)
         save(fig, figures / "apiquiz_p_at_k.png")
         out.append(f"\n![P@k per model]({link}/apiquiz_p_at_k.png)\n")
-    return "\n".join(out) + "\n"
+    return Section.cut("\n".join(out) + "\n", "### apiquiz: beyond the paper")

@@ -56,7 +56,7 @@ FAMILY = Family(
     report="pipeline.families.codesyntax.report",
     headline="SELECT system AS model, 'top1_first_' || language || '_chosen_on_' || chosen_on AS metric, score AS value, "
              "edges AS n FROM codesyntax_scores WHERE metric = 'first' AND k = 1",
-    plots=(Plot("codesyntax_layers.csv", "layer", "top-1 (%) of the best head, mean over relations",
+    plots=(Plot("codesyntax_layers.csv", "layer", "top-1 (fraction) of the best head, mean over relations",
                 "codesyntax: best head per layer, by model and language"),),
     # heads and baselines are chosen on the dev side; scores are on the test side (its files, codesyntax.dev_fraction)
     references=lambda config: [Reference(

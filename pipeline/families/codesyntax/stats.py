@@ -19,19 +19,15 @@ from tqdm import tqdm
 
 from pipeline.core import logs
 from pipeline.families.codesyntax import schemas
+from pipeline.families.codesyntax.paper import BASELINES as BASELINE_NAMES, TABLE3
 from pipeline.io import atomic_path, write_json, write_parquet
 from pipeline.families.codesyntax.baselines import (KEYWORDS, METRICS, Edges, Relation, Windows, edge_windows,
                                                     merge_windows, next_keyword_positions, score_windows)
 
 log = logging.getLogger("pipeline.families.codesyntax.stats")
 CHOSEN_ON = ("dev", "test")
-# The paper's Table 3, top-k first-token scores (k = 1, 3, 10, 20), chosen on test.
-PAPER = {
-    "python": {"offset": [43.6, 63.7, 87.3, 94.9], "keyword": [15.7, 21.9, 23.6, 23.8],
-               "combined": [49.4, 69.7, 90.1, 96.3]},
-    "java": {"offset": [52.7, 71.5, 87.1, 94.3], "keyword": [22.4, 27.3, 30.2, 30.6],
-             "combined": [60.4, 77.2, 90.0, 96.1]},
-}
+# The paper's Table 3, top-k first-token scores of the baselines (k = 1, 3, 10, 20), chosen on test, as fractions
+PAPER = {lang: {b: list(systems[b]) for b in BASELINE_NAMES} for lang, systems in TABLE3.items()}
 
 
 def relation_edges(samples: pa.Table, relations: pa.Table, language: str) -> dict[str, Relation]:
@@ -157,14 +153,14 @@ def sample_counts(batches: Iterable[pa.RecordBatch]) -> dict:
 
 
 def scores(table: pa.Table) -> dict:
-    """Average over relations of hits/total, by chosen_on, baseline, metric and k (percent)."""
+    """Average over relations of hits/total, by chosen_on, baseline, metric and k (a fraction in [0, 1], 4 decimals)."""
     acc: dict[tuple, list[float]] = defaultdict(list)
     for r in table.to_pylist():
         acc[(r["chosen_on"], r["baseline"], r["metric"], r["k"])].append(r["hits"] / r["total"])
     out: dict = {}
     for (chosen_on, baseline, metric, k), v in sorted(acc.items()):
         out.setdefault(chosen_on, {}).setdefault(baseline, {}).setdefault(metric, {})[str(k)] = round(
-            100 * float(np.mean(v)), 2)
+            float(np.mean(v)), 4)
     return out
 
 
@@ -177,13 +173,13 @@ def markdown(report: dict) -> str:
         for lang, r in sorted(langs.items()):
             s = r["statistics"]
             lines.append(f"| {lang} | {s['samples']} | {s['edges']} | {s['relation_types']} | {s['tokens_mean']:.1f} |")
-        lines += ["", "Baselines, first-token top-k (percent; paper's Table 3 in brackets, chosen on test):", "",
+        lines += ["", "Baselines, first-token top-k (fractions; paper's Table 3 in brackets, chosen on test):", "",
                   "| language | chosen on | baseline | k=1 | k=3 | k=10 | k=20 |", "|---|---|---|---|---|---|---|"]
         for lang, r in sorted(langs.items()):
             for chosen_on in CHOSEN_ON:
-                for baseline in ("offset", "keyword", "combined"):
+                for baseline in BASELINE_NAMES:
                     got = r["scores"].get(chosen_on, {}).get(baseline, {}).get("first", {})
-                    cells = [f"{got.get(k, float('nan')):.1f} ({p})" for k, p in
+                    cells = [f"{got.get(k, float('nan')):.3f} ({p:.3f})" for k, p in
                              zip(("1", "3", "10", "20"), PAPER[lang][baseline])]
                     lines.append(f"| {lang} | {chosen_on} | {baseline} | " + " | ".join(cells) + " |")
         lines += ["", "Per relation: edges and mean offset (dependent start - head):", "",

@@ -1,3 +1,6 @@
+-- Units: every score below (P@k, chance, difference, CI ends, shares) is a fraction in [0, 1], rounded to 4
+-- decimals; percent only in rendered text (issue 27 item 4).
+
 -- Each model's own seen/unseen (issue 23 item 1). The text every pipeline-trained model read is in its
 -- card (train_data.read.text: per file, [start line, start column, end line, end column) ranges of the
 -- blocks its batches drew); a quizzed API is `seen` by a model when one of its calls (usages, joined
@@ -98,16 +101,16 @@ LEFT JOIN apiquiz_paper_set ps ON ps.quiz_id = p.quiz_id
 GROUP BY ALL
 ORDER BY ALL;
 
--- P@k in percent over the scored quizzes of a group that have more than k ranked items: a quiz with at
+-- P@k (a fraction in [0, 1], rounded to 4 decimals) over the scored quizzes of a group that have more than k ranked items: a quiz with at
 -- most k candidates has its gold in the top k by construction (the rank protocols rank <= 50), so it is
 -- left out of P@k (NULL where no quiz of the group has more than k). `chance_at_k`: a random order's P@k
 -- over the same quizzes, min(k, n)/n averaged. P@k = success_at_k (pipeline/metrics).
 CREATE MACRO apiquiz_p_at(k, n, gold_rank, n_ranked, status) AS
-    round(100 * sum(n * success_at_k(gold_rank, k)) FILTER (WHERE status = 'ok' AND n_ranked > k)
-          / sum(n) FILTER (WHERE status = 'ok' AND n_ranked > k), 2);
+    round(sum(n * success_at_k(gold_rank, k)) FILTER (WHERE status = 'ok' AND n_ranked > k)
+          / sum(n) FILTER (WHERE status = 'ok' AND n_ranked > k), 4);
 CREATE MACRO apiquiz_chance_at(k, n, n_ranked, status) AS
-    round(100 * sum(n * k / n_ranked) FILTER (WHERE status = 'ok' AND n_ranked > k)
-          / sum(n) FILTER (WHERE status = 'ok' AND n_ranked > k), 2);
+    round(sum(n * k / n_ranked) FILTER (WHERE status = 'ok' AND n_ranked > k)
+          / sum(n) FILTER (WHERE status = 'ok' AND n_ranked > k), 4);
 
 -- apiquiz precision at k per model, protocol, setting, mask position, the model's own seen/unseen and the
 -- nl leak flag. `scored` < `quizzes` when answers are multi-token (fill_mask) or texts too long.
@@ -170,7 +173,7 @@ WITH drawn AS (
     SELECT DISTINCT quiz_id FROM apiquiz_predictions
 )
 SELECT q.mask_position, count(*) AS nl_quizzes, count(*) FILTER (WHERE q.context_leak) AS leaking,
-       round(100 * count(*) FILTER (WHERE q.context_leak) / count(*), 2) AS leaking_pct,
+       round(count(*) FILTER (WHERE q.context_leak) / count(*), 4) AS leaking_fraction,
        count(d.quiz_id) AS drawn, count(d.quiz_id) FILTER (WHERE q.context_leak) AS drawn_leaking
 FROM apiquiz_quizzes q LEFT JOIN drawn d USING (quiz_id)
 WHERE q.setting = 'nl'
@@ -192,7 +195,24 @@ WITH hits AS (
     SELECT model, protocol, setting, success_at_k(gold_rank, 1) AS value, sum(n) AS items
     FROM apiquiz_rank_counts WHERE status = 'ok' AND NOT context_leak AND n_ranked > 1 GROUP BY ALL
 )
-SELECT model, protocol, setting, n, round(100 * mean, 2) AS p_at_1, round(100 * lo, 2) AS lo, round(100 * hi, 2) AS hi
+SELECT model, protocol, setting, n, round(mean, 4) AS p_at_1, round(lo, 4) AS lo, round(hi, 4) AS hi
+FROM poisson_bootstrap_hist(hits)
+ORDER BY ALL;
+
+-- The report's first table, beside the paper's Table III: P@1 per model, protocol and setting with its sample
+-- count and 95% Poisson-bootstrap CI (1000 replicates, seed 0). The paper's protocol on the paper's quiz set
+-- (fill_mask on apiquiz_paper_set: quizzes whose answer is one token of every compared model's vocabulary,
+-- `paper set`), the candidate rankings on every quiz they scored (`all scored`); leaking nl quizzes left out.
+CREATE VIEW apiquiz_headline AS
+WITH hits AS (
+    SELECT model, protocol, CASE WHEN protocol = 'fill_mask' THEN 'paper set' ELSE 'all scored' END AS quiz_set,
+           setting, success_at_k(gold_rank, 1) AS value, sum(n) AS items
+    FROM apiquiz_rank_counts
+    WHERE status = 'ok' AND NOT context_leak AND n_ranked > 1
+      AND ((protocol = 'fill_mask' AND paper_set) OR protocol NOT LIKE 'fill_mask%')
+    GROUP BY ALL
+)
+SELECT model, protocol, quiz_set, setting, n, round(mean, 4) AS p_at_1, round(lo, 4) AS lo, round(hi, 4) AS hi
 FROM poisson_bootstrap_hist(hits)
 ORDER BY ALL;
 
@@ -230,8 +250,8 @@ WITH pair_hits AS (
     SELECT model, protocol, setting, success_at_k(rank_a, 1) AS a, success_at_k(rank_b, 1) AS b, sum(n) AS items
     FROM apiquiz_twin_rank_pairs WHERE quizzed AND n_ranked > 1 GROUP BY ALL
 )
-SELECT model, protocol, setting, n, round(100 * mean_a, 2) AS p_at_1, round(100 * mean_b, 2) AS twin_p_at_1,
-       round(100 * diff, 2) AS diff, round(100 * lo, 2) AS lo, round(100 * hi, 2) AS hi, p_value
+SELECT model, protocol, setting, n, round(mean_a, 4) AS p_at_1, round(mean_b, 4) AS twin_p_at_1,
+       round(diff, 4) AS diff, round(lo, 4) AS lo, round(hi, 4) AS hi, p_value
 FROM poisson_paired_bootstrap_hist(pair_hits)
 ORDER BY ALL;
 
@@ -282,12 +302,12 @@ pair_hits AS (
 ),
 boot AS (SELECT * FROM poisson_paired_bootstrap_hist(pair_hits)),
 chance AS (
-    SELECT model, protocol, k, 100 * sum(n * least(k, n_ranked)::DOUBLE / n_ranked) / sum(n) AS chance
+    SELECT model, protocol, k, sum(n * least(k, n_ranked)::DOUBLE / n_ranked) / sum(n) AS chance
     FROM pairs GROUP BY ALL
 )
-SELECT b.model, b.twin, b.protocol, 'P@' || b.k AS metric, b.n, round(100 * b.mean_a, 2) AS score,
-       round(100 * b.mean_b, 2) AS twin_score, round(c.chance, 2) AS chance, round(100 * b.diff, 2) AS diff,
-       round(100 * b.lo, 2) AS lo, round(100 * b.hi, 2) AS hi, b.p_value, b.lo > 0 AS beats_twin
+SELECT b.model, b.twin, b.protocol, 'P@' || b.k AS metric, b.n, round(b.mean_a, 4) AS score,
+       round(b.mean_b, 4) AS twin_score, round(c.chance, 4) AS chance, round(b.diff, 4) AS diff,
+       round(b.lo, 4) AS lo, round(b.hi, 4) AS hi, b.p_value, b.lo > 0 AS beats_twin
 FROM boot b JOIN chance c USING (model, protocol, k)
 ORDER BY b.model, b.protocol, b.k;
 
@@ -305,8 +325,8 @@ SELECT p.model, p.protocol, count(*) AS scored,
        round(avg(length(p.top[1])), 2) AS top1_chars,
        round(avg(q.gold_chars), 2) AS gold_chars,
        round(avg((q.gold_chars + coalesce(list_sum(list_slice(q.lens, 1, p.n_ranked - 1)), 0)) / p.n_ranked), 2) AS pool_chars,
-       round(100 * avg(success_at_k(p.gold_rank, 1)), 2) AS p_at_1,
-       round(100 * avg(1 / p.n_ranked), 2) AS chance
+       round(avg(success_at_k(p.gold_rank, 1)), 4) AS p_at_1,
+       round(avg(1 / p.n_ranked), 4) AS chance
 FROM apiquiz_predictions p JOIN q USING (quiz_id)
 WHERE p.status = 'ok' AND p.protocol NOT LIKE 'fill_mask%'
 GROUP BY ALL
