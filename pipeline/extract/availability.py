@@ -26,21 +26,29 @@ NOT_IN_STDLIB = ABSENT
 MAX_HOPS = 16
 
 
+def platform_labels(inventory: pa.Table | None) -> dict[str, str]:
+    """`module.name` (or a whole module) -> its platform label, from the inventory's `platform` (a module that
+    imports a Windows-only module) and `platform_names` (`name:label` entries of names bound under a guard)."""
+    labels: dict[str, str] = {}
+    if inventory is None or "platform_names" not in inventory.column_names:
+        return labels
+    for module, kind, platform, entries in zip(*(inventory.column(c).to_pylist() for c in
+                                                 ("module", "kind", "platform", "platform_names"))):
+        if kind == "module" and platform is not None:
+            labels[module] = platform
+        for entry in entries or ():
+            name, _, label = entry.rpartition(":")
+            labels[f"{module}.{name}"] = label
+    return labels
+
+
 class Availability:
     """Verdicts from the extraction's inventory (platform labels) and imports (re-exports), and the stdlib
     checker; each verdict is computed once."""
 
     def __init__(self, inventory: pa.Table | None, imports: pa.Table | None = None,
                  stdlib: StdlibNames | None = None):
-        self.platforms: dict[str, str] = {}  # `module.name` (or a whole module) -> its platform label
-        if inventory is not None and "platform_names" in inventory.column_names:
-            for module, kind, platform, entries in zip(*(inventory.column(c).to_pylist() for c in
-                                                         ("module", "kind", "platform", "platform_names"))):
-                if kind == "module" and platform is not None:  # the whole module (imports a Windows-only module)
-                    self.platforms[module] = platform
-                for entry in entries or ():
-                    name, _, platform = entry.rpartition(":")
-                    self.platforms[f"{module}.{name}"] = platform
+        self.platforms = platform_labels(inventory)  # `module.name` (or a whole module) -> its platform label
         self.reexports: dict[str, str] = {}  # `pkg.name` -> what `pkg`'s module-level import binds it to
         if imports is not None:
             cols = ("module", "kind", "asname", "bound", "target", "scope", "star")

@@ -117,6 +117,36 @@ def rounded(value: float, digits: int = 2) -> float:
     return round(value, digits) + 0.0
 
 
+FRACTION_DIGITS = 3  # decimals of a fraction (a score in [0, 1]) in the report's tables
+
+
+def fraction(v, digits: int = FRACTION_DIGITS) -> str:
+    """A score as the report prints it: fixed decimals, never -0.000; empty when there is none."""
+    return "" if v is None else f"{rounded(float(v), digits):.{digits}f}"
+
+
+def interval(lo, hi) -> str:
+    """`[0.401, 0.470]`: a 95% CI as the report prints it; empty when either end is missing."""
+    return "" if lo is None or hi is None else f"[{fraction(lo)}, {fraction(hi)}]"
+
+
+def model_size(parameters) -> str:
+    """A parameter count as `1.44M` / `135M` / `7B`; `?` when unknown."""
+    if parameters is None:
+        return "?"
+    for unit, scale in (("B", 1e9), ("M", 1e6), ("k", 1e3)):
+        if parameters >= scale:
+            return f"{parameters / scale:.3g}{unit}"
+    return str(parameters)
+
+
+def twinned(con, models: list[str]) -> str:
+    """`2 of them beside a random-weights twin (a, b)`: which of `models` the zoo pairs with a control."""
+    twins = sorted(m for (m,) in con.sql("SELECT DISTINCT model FROM model_twins").fetchall() if m in models)
+    return (f"{len(twins)} of them beside a random-weights twin ({', '.join(twins)})" if twins
+            else "none beside a random-weights twin")
+
+
 NEGATIVE_ZERO = re.compile(r"(?<![\w.-])-(0\.0+)(?![\d.])")
 
 

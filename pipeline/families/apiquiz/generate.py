@@ -39,6 +39,7 @@ from tqdm import tqdm
 from pipeline import schemas as core_schemas
 from pipeline.core import ids, logs
 from pipeline.extract import library, platforms
+from pipeline.extract.availability import platform_labels
 from pipeline.extract.stdlib import ABSENT, StdlibNames
 from pipeline.extract.build import absolute
 from pipeline.extract.visitor import private
@@ -113,16 +114,8 @@ class Names:
         self.module_names: dict[str, set[str]] = defaultdict(set)
         # module-level names bound only under a platform guard (`module.name` -> "windows"; the inventory's
         # platform_names) and the stdlib checker (`os.path.mkdir` does not exist; `msvcrt` is Windows-only)
-        self.platforms: dict[str, str] = {}
+        self.platforms: dict[str, str] = platform_labels(inventory)
         self.stdlib = StdlibNames()
-        if "platform_names" in inventory.column_names:
-            for module, kind, platform, entries in zip(*(inventory.column(c).to_pylist() for c in
-                                                         ("module", "kind", "platform", "platform_names"))):
-                if kind == "module" and platform is not None:  # the whole module (imports a Windows-only module)
-                    self.platforms[module] = platform
-                for entry in entries or ():
-                    name, _, platform = entry.rpartition(":")
-                    self.platforms[f"{module}.{name}"] = platform
         flags = (inventory.column("library_code").to_pylist() if "library_code" in inventory.column_names
                  else itertools.repeat(None))
         for fqn, kind, module, qualname, lib in zip(*(inventory.column(c).to_pylist()

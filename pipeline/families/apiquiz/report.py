@@ -6,20 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from pipeline.families.apiquiz import paper
-from pipeline.report.common import MAX_SERIES, Section, chance_line, markdown_table, plt, rounded, save, write_plot
+from pipeline.report.common import (FRACTION_DIGITS, MAX_SERIES, Section, chance_line, fraction, interval, markdown_table,
+                                     model_size, plt, rounded, save, twinned, write_plot)
 
-DIGITS = 3  # decimals of a fraction in the tables
+DIGITS = FRACTION_DIGITS
 HEADLINE_SETTINGS = ("call", "import")  # the paper's Table III columns
 HEADLINE_PROTOCOLS = ("fill_mask", "rank")  # the paper's protocol, and the candidate ranking every LM family has
-
-
-def fraction(v, digits: int = DIGITS) -> str:
-    """A score as the report prints it: fixed decimals, never -0.000; empty when there is none."""
-    return "" if v is None else f"{rounded(float(v), digits):.{digits}f}"
-
-
-def interval(lo, hi) -> str:
-    return "" if lo is None or hi is None else f"[{fraction(lo)}, {fraction(hi)}]"
 
 
 def table(columns: list[str], rows: list[tuple], digits: dict[int, int] | None = None) -> str:
@@ -29,22 +21,6 @@ def table(columns: list[str], rows: list[tuple], digits: dict[int, int] | None =
     return markdown_table(columns, [tuple(f"{rounded(v, digits.get(i, DIGITS)):.{digits.get(i, DIGITS)}f}"
                                           if isinstance(v, float) else v for i, v in enumerate(row))
                                     for row in rows])
-
-
-def size(parameters) -> str:
-    if parameters is None:
-        return "?"
-    for unit, scale in (("B", 1e9), ("M", 1e6), ("k", 1e3)):
-        if parameters >= scale:
-            return f"{parameters / scale:.3g}{unit}"
-    return str(parameters)
-
-
-def twinned(con, models: list[str]) -> str:
-    """`2 of them beside a random-weights twin (a, b)`: which models the zoo pairs with a control."""
-    twins = sorted(m for (m,) in con.sql("SELECT DISTINCT model FROM model_twins").fetchall() if m in models)
-    return (f"{len(twins)} of them beside a random-weights twin ({', '.join(twins)})" if twins
-            else "none beside a random-weights twin")
 
 
 def population(con) -> str:
@@ -57,7 +33,7 @@ def population(con) -> str:
                      "(SELECT DISTINCT model FROM apiquiz_predictions) ORDER BY m.name").fetchall()
     trained = [(name, n) for name, n, random in models if not random]
     sizes = sorted(n for _, n in trained if n is not None)
-    span = f"{size(sizes[0])}-{size(sizes[-1])} parameters" if sizes else "sizes unknown"
+    span = f"{model_size(sizes[0])}-{model_size(sizes[-1])} parameters" if sizes else "sizes unknown"
     return (f"**How the populations differ:** Paper: {paper.POPULATION}. Ours: {quizzes.get('call', 0):,} call and "
             f"{quizzes.get('import', 0):,} import quizzes ({apis:,} APIs of {libraries:,} libraries) from this "
             f"corpus's {files:,} Python files ({repositories:,} repositories), a seeded subset of them scored "

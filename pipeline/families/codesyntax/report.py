@@ -8,39 +8,15 @@ from pathlib import Path
 
 from pipeline.families.codesyntax import paper
 from pipeline.families.codesyntax.paper import HEATMAP_RELATIONS
-from pipeline.report.common import Section, language_name, markdown_table, plt, rounded, save, write_plot
+from pipeline.report.common import (FRACTION_DIGITS, Section, fraction, interval, language_name, markdown_table,
+                                     model_size, plt, save, twinned, write_plot)
 
-DIGITS = 3  # decimals of a fraction in the tables
-
-
-def fraction(v, digits: int = DIGITS) -> str:
-    """A score as the report prints it: fixed decimals, never -0.000; empty when there is none."""
-    return "" if v is None else f"{rounded(float(v), digits):.{digits}f}"
-
-
-def interval(lo, hi) -> str:
-    return "" if lo is None or hi is None else f"[{fraction(lo)}, {fraction(hi)}]"
+DIGITS = FRACTION_DIGITS
 
 
 def with_interval(score, lo, hi) -> str:
     """`0.436 [0.401, 0.470]`: a score and its 95% CI in one cell."""
     return "" if score is None else " ".join(filter(None, (fraction(score), interval(lo, hi))))
-
-
-def size(parameters) -> str:
-    if parameters is None:
-        return "?"
-    for unit, scale in (("B", 1e9), ("M", 1e6), ("k", 1e3)):
-        if parameters >= scale:
-            return f"{parameters / scale:.3g}{unit}"
-    return str(parameters)
-
-
-def twinned(con, models: list[str]) -> str:
-    """`2 of them beside a random-weights twin (a, b)`: which models the zoo pairs with a control."""
-    twins = sorted(m for (m,) in con.sql("SELECT DISTINCT model FROM model_twins").fetchall() if m in models)
-    return (f"{len(twins)} of them beside a random-weights twin ({', '.join(twins)})" if twins
-            else "none beside a random-weights twin")
 
 
 def population(con, variant: str, languages: list[str]) -> str:
@@ -53,7 +29,7 @@ def population(con, variant: str, languages: list[str]) -> str:
     models = con.sql("SELECT m.name, m.parameters FROM models m WHERE NOT coalesce(m.random, false) AND m.name IN "
                      "(SELECT DISTINCT model FROM codesyntax_head_scores) ORDER BY m.name").fetchall()
     sizes = sorted(n for _, n in models if n is not None)
-    span = f"{size(sizes[0])}-{size(sizes[-1])} parameters" if sizes else "sizes unknown"
+    span = f"{model_size(sizes[0])}-{model_size(sizes[-1])} parameters" if sizes else "sizes unknown"
     ours = " / ".join(f"{counts.get(lang, (0, 0, 0))[0]:,}" for lang in languages)
     edges = " / ".join(f"{counts.get(lang, (0, 0, 0))[1]:,}" for lang in languages)
     relations = " / ".join(f"{counts.get(lang, (0, 0, 0))[2]:,}" for lang in languages)
