@@ -68,3 +68,32 @@ def as_script() -> None:
     """A bench run as a script by the peers interpreter: the repository on the path."""
     if str(REPO) not in sys.path:
         sys.path.insert(0, str(REPO))
+
+
+def ours_ranking(args, family: str, **entry) -> dict:
+    """Our side of a candidate-ranking bench (peer_causal, peer_pll): the model folder `args.model` loaded as
+    a zoo `path:` entry of `family` (one thread), every quiz of `args.requests` ({prefix, fills, suffix})
+    planned and scored by the runtime; CPU seconds of the scoring, the load apart."""
+    import time
+
+    import torch
+
+    torch.set_num_threads(1)
+    t0 = time.process_time()
+    from pipeline.models.entries import parse_zoo
+    from pipeline.models.zoo import load_model
+    from pipeline.runtime.scoring import Scorer, plan_candidates, score_plans
+
+    zoo_entry = parse_zoo([{"name": "bench", "source": f"path:{args.model}", "family": family,
+                            "max_length": args.max_length, "batch_size": args.batch_size, **entry}])["bench"]
+    loaded = load_model(zoo_entry, device="cpu")
+    quizzes = json.loads(Path(args.requests).read_text())
+    load_s = time.process_time() - t0
+    t0 = time.process_time()
+    scorer = Scorer(loaded, args.token_budget)
+    plans = [plan_candidates(scorer, family, q["prefix"], q["fills"], q["suffix"]) for q in quizzes]
+    if any(p is None for p in plans):
+        raise SystemExit("a quiz is longer than --max-length: raise it or drop the quiz")
+    scores = [list(r.logprob) for r in score_plans(scorer, family, plans, no_context=False)]
+    return {"scores": scores, "cpu_s": time.process_time() - t0, "load_cpu_s": load_s, "tool": "ours",
+            "torch": torch.__version__}

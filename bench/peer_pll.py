@@ -37,33 +37,13 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a script by a side's interpreter: the repository on the path
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench._peers import PEERS_PYTHON, peers_missing, run_side, skip_or_fail, version  # noqa: E402
+from bench._peers import PEERS_PYTHON, ours_ranking, peers_missing, run_side, skip_or_fail, version  # noqa: E402
 
 
 # ---------------------------------------------------------------- the two sides (each its own process)
 
 def side_ours(args) -> dict:
-    import torch
-
-    torch.set_num_threads(1)
-    t0 = time.process_time()
-    from pipeline.models.entries import parse_zoo
-    from pipeline.models.zoo import load_model
-    from pipeline.runtime.scoring import Scorer, plan_candidates, score_plans
-
-    entry = parse_zoo([{"name": "bench", "source": f"path:{args.model}", "family": "masked-lm",
-                        "max_length": args.max_length, "batch_size": args.batch_size}])["bench"]
-    loaded = load_model(entry, device="cpu")
-    quizzes = json.loads(Path(args.requests).read_text())
-    load_s = time.process_time() - t0
-    t0 = time.process_time()
-    scorer = Scorer(loaded, args.token_budget)
-    plans = [plan_candidates(scorer, "masked-lm", q["prefix"], q["fills"], q["suffix"]) for q in quizzes]
-    if any(p is None for p in plans):
-        raise SystemExit("a quiz is longer than --max-length: raise it or drop the quiz")
-    scores = [list(r.logprob) for r in score_plans(scorer, "masked-lm", plans, no_context=False)]
-    return {"scores": scores, "cpu_s": time.process_time() - t0, "load_cpu_s": load_s, "tool": "ours",
-            "torch": torch.__version__}
+    return ours_ranking(args, "masked-lm")
 
 
 def side_peer(args) -> dict:
