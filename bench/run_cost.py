@@ -2,7 +2,7 @@
 every job, training and inference included, and of the build as a whole.
 
 Runs `snakemake --cores N` in a project folder with PIPELINE_COST_LOG set, so every job
-(`python -m pipeline.<module>`) appends its own record at exit (pipeline/_cost.py: user + system CPU of the
+(`python -m pipeline.<module>`) appends its own record at exit (bench/_costhook/sitecustomize.py: user + system CPU of the
 process and of its process pool, wall, peak RSS). Jobs are summed per stage (the module they run); the
 build's total CPU is Snakemake's and all its children's (`resource.RUSAGE_CHILDREN`), so the difference is
 Snakemake's own planning and bookkeeping. Time a build alone: on a shared machine read CPU seconds only.
@@ -100,7 +100,9 @@ def main(argv: list[str] | None = None) -> int:
     log = project / "logs" / "cost.jsonl"
     log.parent.mkdir(parents=True, exist_ok=True)
     log.unlink(missing_ok=True)
-    env = {**os.environ, "PIPELINE_COST_LOG": str(log)}
+    hook = str(REPO / "bench" / "_costhook")  # sitecustomize.py: every Python process of the build logs its cost
+    env = {**os.environ, "PIPELINE_COST_LOG": str(log),
+           "PYTHONPATH": os.pathsep.join([hook, *filter(None, [os.environ.get("PYTHONPATH")])])}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.monotonic()
     res = subprocess.run([str(SNAKEMAKE), "--snakefile", str(REPO / "Snakefile"), "--directory", str(project),

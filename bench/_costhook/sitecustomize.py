@@ -1,9 +1,12 @@
-"""Per-job cost records for `bench/run_cost.py` (issue 28 item 5): when the environment variable
-PIPELINE_COST_LOG names a file, every `python -m pipeline.<module>` process appends one JSON line at exit:
+"""Per-job cost records for `bench/run_cost.py` (issue 28 item 5), as a `sitecustomize` module: the bench puts
+this folder on PYTHONPATH (the rules keep it after the Snakefile's folder), so every Python process of the
+build imports it at start-up, and none of the pipeline's modules does (no DVC stage depends on it). When the
+environment variable PIPELINE_COST_LOG names a file, every process appends one JSON line at exit:
 the module, its arguments, wall seconds, CPU seconds (user + system, its own and its waited-for children's:
 the process pools of the corpus stages) and peak RSS. Off (and free) unless the variable is set; processes
 started by multiprocessing are left to their parent, whose children's CPU already counts them.
-Standard library only: it is imported by every job."""
+Standard library only: it is imported by every process of a costed build. The bench keeps the
+`pipeline.*` records."""
 
 from __future__ import annotations
 
@@ -43,3 +46,6 @@ def install() -> None:
     path = os.environ.get("PIPELINE_COST_LOG")
     if path:
         atexit.register(_record, os.path.abspath(path))
+
+
+install()
