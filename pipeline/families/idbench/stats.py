@@ -131,3 +131,42 @@ def cv_layer_spearman(scores, y, layers: list[int], pair_ids: list[str], folds: 
     reps = reps[np.isfinite(reps)]
     lo, hi = np.quantile(reps, [alpha / 2, 1 - alpha / 2])
     return HeldOutLayerRho(len(y), rho, float(lo), float(hi), names)
+
+
+@dataclass(frozen=True)
+class TwinDiff:
+    """A model against its random twin on the same pairs (one row of the report's paired table)."""
+
+    model: str
+    twin: str
+    layer: int
+    pooling: str
+    size: str
+    gold: str
+    pair_set: str
+    paired: PairedRho  # n pairs, rho_a = the model's, rho_b = the twin's, diff = a - b, lo, hi, p_value
+
+
+TWIN_PAIRS_SQL = ("SELECT model, twin, layer, pooling, size, gold, pair_set, pair_id, score, twin_score, value "
+                  "FROM idbench_twin_pairs WHERE pair_set = ? ORDER BY model, twin, pair_set, gold, size, pooling, "
+                  "layer, pair_id")
+
+
+def twin_diff(rows, replicates: int = 1000, seed: int = 0, alpha: float = 0.05) -> list[TwinDiff]:
+    """Per (model, twin, layer, pooling, size, gold, pair set): the model's Spearman minus its twin's on the same
+    pairs, with a paired bootstrap (paired_spearman: pair indices resampled once, both rhos computed on the
+    resample, the difference's 95% percentile interval and two-sided p-value). `rows`: idbench_twin_pairs rows
+    (model, twin, layer, pooling, size, gold, pair_set, pair_id, score, twin_score, value), any order. The draw is
+    keyed by (model, twin, size, gold, pair set), not the layer: every layer of a model is read on the same
+    resamples of its pairs."""
+    groups: dict[tuple, list[tuple]] = {}
+    for model, twin, layer, pooling, size, gold, pair_set, pair_id, a, b, y in rows:
+        groups.setdefault((model, twin, layer, pooling, size, gold, pair_set), []).append((pair_id, a, b, y))
+    out = []
+    for key in sorted(groups, key=lambda k: (k[0], k[1], k[6], k[5], k[4], k[3], k[2])):
+        model, twin, layer, pooling, size, gold, pair_set = key
+        pairs = sorted(groups[key])
+        p = paired_spearman([r[1] for r in pairs], [r[2] for r in pairs], [r[3] for r in pairs], replicates, seed,
+                            alpha, key=f"twin/{model}/{twin}/{size}/{gold}/{pair_set}")
+        out.append(TwinDiff(model, twin, layer, pooling, size, gold, pair_set, p))
+    return out
