@@ -238,6 +238,11 @@ def test_twin_diff_pairs_a_model_with_its_twin(tmp_path):
         assert t.paired.lo <= t.paired.diff <= t.paired.hi and 0 <= t.paired.p_value <= 1
     assert got == twin_diff(con.execute(TWIN_PAIRS_SQL, ["comparable"]).fetchall(), replicates=200, seed=7)
     assert got != twin_diff(con.execute(TWIN_PAIRS_SQL, ["comparable"]).fetchall(), replicates=200, seed=8)
+    # the report's idbench page: one row per layer, size and gold on the comparable pairs
+    from pipeline.families.idbench.report import _twins
+
+    md = "\n".join(_twins(con, 50, 7))
+    assert "model vs its random twin, paired" in md.lower() and md.count("| toy | toy-random |") == 2 * 3 * 3
     # a twin that is the model itself differs by exactly 0 (p = 1); a twin that reverses it by 2 rho
     assert twin_diff([("m", "t", 0, "mean", "small", "similarity", "comparable", f"p{i}", v, v, w)
                       for i, (v, w) in enumerate(zip(a, y))], 100, 0)[0].paired.p_value == 1.0

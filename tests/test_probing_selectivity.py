@@ -215,6 +215,11 @@ def test_twin_diff_pairs_a_model_with_its_twin_on_the_same_test_samples(fitted):
     # the sample mean equals the folds' errors weighted by their sizes (the headline's fold mean may differ)
     folds = [s for s in task.scores if s.layer == 0 and s.fold > 0]
     assert score == round(sum(s.error * s.n_test for s in folds) / n, 4)
+    # the report's probing page shows it
+    from pipeline.families.probing.report import twins
+
+    md = "\n".join(twins(con))
+    assert "model vs its random twin, paired" in md.lower() and "| m | m-random | java | path_type | ridge | error |" in md
     # deterministic, and seeded by the run's seed
     assert con.sql("SELECT * FROM probing_twin_diff").fetchall() == con.sql("SELECT * FROM probing_twin_diff").fetchall()
     other = selectivity_view(runs, twins={"m": "m-random"}, items=items, seed=12)
