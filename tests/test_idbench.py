@@ -249,3 +249,31 @@ def test_twin_diff_pairs_a_model_with_its_twin(tmp_path):
     rev = twin_diff([("m", "t", 0, "mean", "small", "similarity", "comparable", f"p{i}", v, -v, w)
                      for i, (v, w) in enumerate(zip(a, y))], 100, 0)[0].paired
     assert rev.diff == pytest.approx(2 * spearmanr(a, y).statistic)
+
+
+@needs_data
+def test_identifiers_carry_their_language_and_inference_passes_it(tmp_path, monkeypatch):
+    """IdBench's identifiers are JavaScript's (the paper, Sec. III.c): the identifier table says so, and the
+    inference task hands it to the runtime (a model with language codes reads `</s> __javascript__` after them,
+    PLBART base `</s>` alone: tests/test_architectures.py)."""
+    from types import SimpleNamespace
+
+    from pipeline.families.idbench import infer
+
+    out = {k: tmp_path / f"{k}.parquet" for k in ("pairs", "identifiers", "scores", "interesting")}
+    generate.main(["--dataset", str(DATA), *[f"--{k}={v}" for k, v in out.items()], "--metrics", str(tmp_path / "m.json")])
+    ids = read_parquet(out["identifiers"], schemas.IDENTIFIERS)
+    assert ids.num_rows == 482 and set(ids.column("language").to_pylist()) == {"javascript"}
+    seen = []
+
+    def fake_pooled(loaded, requests, budget, side=None):
+        seen.extend(requests)
+        return SimpleNamespace(failed={}, table=schemas.PREDICTIONS.empty_table())
+
+    monkeypatch.setattr(infer, "pooled_features", fake_pooled)
+    ctx = SimpleNamespace(params={"inference": {"max_items": 0, "poolings": ["mean"]}},
+                          inputs={"identifiers": out["identifiers"]}, select=lambda items, n: pa.array([True] * len(items)),
+                          loaded=SimpleNamespace(entry=SimpleNamespace(model_family="masked-lm")), token_budget=1024,
+                          description="toy")
+    infer.predict(ctx)
+    assert len(seen) == 482 and {r.language for r in seen} == {"javascript"}
