@@ -246,6 +246,10 @@ def test_twin_diff_pairs_a_model_with_its_twin(tmp_path):
     # a twin that is the model itself differs by exactly 0 (p = 1); a twin that reverses it by 2 rho
     assert twin_diff([("m", "t", 0, "mean", "small", "similarity", "comparable", f"p{i}", v, v, w)
                       for i, (v, w) in enumerate(zip(a, y))], 100, 0)[0].paired.p_value == 1.0
+    # a constant side (a first-token cosine of 1 for every pair): no rho, no CI, no crash
+    const = twin_diff([("m", "t", 0, "first", "small", "similarity", "comparable", f"p{i}", 1.0, v, w)
+                       for i, (v, w) in enumerate(zip(a, y))], 100, 0)[0].paired
+    assert const.n == 154 and all(v != v for v in (const.rho_a, const.diff, const.lo, const.hi, const.p_value))
     rev = twin_diff([("m", "t", 0, "mean", "small", "similarity", "comparable", f"p{i}", v, -v, w)
                      for i, (v, w) in enumerate(zip(a, y))], 100, 0)[0].paired
     assert rev.diff == pytest.approx(2 * spearmanr(a, y).statistic)

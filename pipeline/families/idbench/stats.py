@@ -59,6 +59,8 @@ def spearman_ci(x, y, replicates: int = 1000, seed: int = 0, alpha: float = 0.05
     idx = _rng(seed, key).integers(0, len(x), size=(replicates, len(x)))
     reps = _rows_rho(x[idx], y[idx])
     reps = reps[np.isfinite(reps)]
+    if not len(reps):  # a constant side: no rho on any resample
+        return RhoCI(len(x), rho, float("nan"), float("nan"))
     lo, hi = np.quantile(reps, [alpha / 2, 1 - alpha / 2])
     return RhoCI(len(x), rho, float(lo), float(hi))
 
@@ -73,6 +75,8 @@ def paired_spearman(a, b, y, replicates: int = 1000, seed: int = 0, alpha: float
     idx = _rng(seed, key).integers(0, len(y), size=(replicates, len(y)))
     d = _rows_rho(a[idx], y[idx]) - _rows_rho(b[idx], y[idx])
     d = d[np.isfinite(d)]
+    if not len(d) or not np.isfinite(diff):  # a constant side (e.g. a first-token cosine of 1 for every pair)
+        return PairedRho(len(y), ra, rb, diff, float("nan"), float("nan"), float("nan"))
     lo, hi = np.quantile(d, [alpha / 2, 1 - alpha / 2])
     wrong = (d <= 0).mean() if diff > 0 else (d >= 0).mean() if diff < 0 else 0.5
     return PairedRho(len(y), ra, rb, diff, float(lo), float(hi), float(min(1.0, 2 * wrong)))
