@@ -292,14 +292,16 @@ def _twins(con, replicates: int, seed: int) -> list[str]:
     rows.sort(key=lambda t: (t.model, order[t.gold], SIZES.index(t.size), t.pooling, t.layer))
     table = [(t.model, t.twin, t.gold, t.size, t.layer, t.pooling, t.paired.n, _fmt(t.paired.rho_a, 3),
               _fmt(t.paired.rho_b, 3), _fmt(t.paired.diff, 3),
-              f"[{_fmt(t.paired.lo, 3)}, {_fmt(t.paired.hi, 3)}]" if replicates else "", _fmt(t.paired.p_value, 3))
+              f"[{_fmt(t.paired.lo, 3)}, {_fmt(t.paired.hi, 3)}]" if replicates and t.paired.lo == t.paired.lo else "",
+              _fmt(t.paired.p_value, 3))
              for t in rows]
     return [f"\nModel vs its random twin, paired (same architecture and tokenizer, random weights; view "
             f"`idbench_twin_diff`): Spearman's rho of each at every layer on the same {TWIN_PAIR_SET} pairs (those "
             f"both scored), the difference model - twin, its 95% CI and two-sided p from {replicates} bootstrap "
             "resamples of the pairs (both rhos recomputed on each resample; every layer of a model on the same "
             "resamples). A CI above 0: the trained weights order identifier pairs more like developers than the "
-            "architecture alone does:\n",
+            "architecture alone does. Empty rho: one side gives every pair the same cosine (e.g. the first token's "
+            "state at layer 0, the same for every identifier), so no rank correlation:\n",
             markdown_table(["model", "twin", "gold", "size", "layer", "pooling", "pairs", "rho", "twin rho",
                             "difference", "95% CI", "p"], table)]
 

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 from pipeline.families.probing.paper import TABLE1_CODET5_BASE_DECODER, TABLE1_CODET5_BASE_ENCODER
-from pipeline.report.common import Section, markdown_table, write_plot
+from pipeline.report.common import Section, fraction, interval, markdown_table, write_plot
 
 PAPER_ORDER = ("path_type", "depth", "declared", "dataflow", "variable_name", "misuse", "algorithm")  # Table 1
 PAPER_PROBES = ("paper", "sgd", "lbfgs", "ridge")  # the release's SGD probe first, then the others
@@ -172,8 +172,8 @@ def twins(con) -> list[str]:
             "(1000 replicates, seeded by the run's seed; a snippet's samples resampled independently):\n",
             markdown_table(["model", "twin", "language", "task", "probe", "metric", "layer", "twin layer", "n", "error",
                             "twin error", "difference", "95% CI", "p"],
-                           [(m, t, lang, task, probe, metric, layer, tl, n, _fmt(a), _fmt(b), _fmt(d),
-                             f"[{_fmt(lo)}, {_fmt(hi)}]", _fmt(p))
+                           [(m, t, lang, task, probe, metric, layer, tl, n, fraction(a), fraction(b), fraction(d),
+                             interval(lo, hi), fraction(p))
                             for m, t, lang, task, probe, metric, layer, tl, n, a, b, d, lo, hi, p in rows])]
 
 
