@@ -163,7 +163,7 @@ def twins(con) -> list[str]:
                    "ORDER BY model, language, task, probe").fetchall()
     if not rows:
         return ["\nModel vs its random twin: no model of this run has a twin with per-sample errors "
-                "(`random:<model>` in the zoo).\n"]
+                "(`random:<model>` in the zoo; fits written before the fit stage kept them: rerun it).\n"]
     return ["\nModel vs its random twin, paired (same architecture and tokenizer, random weights; view "
             "`probing_twin_diff`): each at its own layer chosen on fold 0, the mean error over the test samples of "
             "folds 1-3 both were tested on (1 - accuracy; MAE for AST depth; a sample mean, so it can differ from "

@@ -61,9 +61,13 @@ FROM (SELECT *, CASE folds - 1 WHEN 1 THEN 12.706 WHEN 2 THEN 4.303 WHEN 3 THEN 
 -- of one snippet are resampled independently (the token tasks' snippets are not clusters here). `beats_twin`: the
 -- CI is below 0. A model without a twin, or fits without per-sample errors, have no row.
 CREATE VIEW probing_twin_items AS
-WITH s AS (
+WITH f AS (  -- fit files written before the per-sample columns existed read as null here (no row), not an error
+    SELECT * FROM probing_fits
+    UNION ALL BY NAME
+    SELECT NULL::VARCHAR[] AS test_items, NULL::DOUBLE[] AS test_errors WHERE false
+), s AS (
     SELECT task, model, probe, pooling, metric, layer, fold, unnest(test_items) AS item_id, unnest(test_errors) AS error
-    FROM probing_fits
+    FROM f
     WHERE selected AND fold > 0 AND layer IS NOT NULL AND test_items IS NOT NULL
 )
 SELECT split_part(a.task, '-', 1) AS language, a.task[length(split_part(a.task, '-', 1)) + 2:] AS task,
