@@ -288,5 +288,8 @@ FIT_RESULTS = pa.schema(
         pa.field("alpha", pa.float64(), nullable=True),  # regularisation chosen on the train folds
         pa.field("selected", pa.bool_(), nullable=False),
         pa.field("n_dropped", pa.int64(), nullable=False),  # items left out: no label or not in every layer's features
+        # the selected layer's rows of a probe (null elsewhere and for baselines): paired bootstraps read them
+        pa.field("test_items", pa.list_(pa.string()), nullable=True),  # the test fold's item ids, sorted
+        pa.field("test_errors", pa.list_(pa.float64()), nullable=True),  # each one's error: 0/1, or |pred - target|
     ]
 )

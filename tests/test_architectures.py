@@ -255,8 +255,8 @@ def test_plbart_fast_tokenizer_equals_the_slow_one_and_fills_rebuild_the_whole_t
 def test_plbart_inputs_end_with_each_items_language_code(folders):
     """Issue 25 item 3: PLBART reads `tokens </s> <code>` of each item's own language, in every family it runs in:
     apiquiz / apirec (sources and targets, per point's file), probing (the subset's language), codesyntax (the
-    sample's), the no-context pass; a language without a code (JavaScript under PLBART base) or none (idbench's
-    bare identifiers) ends with `</s>` alone, whatever `src_lang` the folder was saved with."""
+    sample's), the no-context pass; a language without a code (JavaScript under PLBART base: idbench's
+    identifiers) or none ends with `</s>` alone, whatever `src_lang` the folder was saved with."""
     import transformers as tf
 
     from pipeline.families.apirec.infer import Point, language_of_path, plan

@@ -256,6 +256,16 @@ def test_cli_end_to_end_and_deterministic(tmp_path):
     assert metrics["items"] == 91 and metrics["dropped"] == {"labelled_without_features": 3, "featured_without_label": 2,
                                                              "null_label": 2, "total": 5}
     assert [h["layer"] for h in metrics["headlines"]] == [1, 1, None]
+    # the selected layer's rows carry each test item's 0/1 error (their mean is the fold's error); the others none
+    for r in rows:
+        if r["selected"] and r["layer"] is not None:
+            assert len(r["test_items"]) == len(r["test_errors"]) == r["n_test"] and r["test_items"] == sorted(r["test_items"])
+            assert set(r["test_errors"]) <= {0.0, 1.0} and np.mean(r["test_errors"]) == pytest.approx(r["error"], abs=1e-12)
+        else:
+            assert r["test_items"] is None and r["test_errors"] is None
+    for model in ("m1", "m2"):  # every item tested once over the folds
+        tested = [i for r in rows if r["model"] == model and r["selected"] for i in r["test_items"]]
+        assert len(tested) == len(set(tested)) == 91
 
 
 def test_cli_errors_are_one_line(tmp_path):
@@ -273,3 +283,12 @@ def test_results_table_marks_the_selected_layer():
     t = results_table(result, RunInfo("t", "classification", "m", "mean", "ridge"))
     assert [r["layer"] for r in t.to_pylist() if r["selected"]] == [1, 1, 1, 1]
     assert fold_splits(np.array([0, 1, 0]))[0][1].tolist() == [0, 2]
+
+
+def test_per_item_errors_of_a_regression_probe_are_absolute_errors():
+    x, y, groups, folds = depth_blow_up_fixture()
+    scores = cross_validate(x[:, :8], y, groups, folds, ProbeConfig(task_type="regression"), 0)
+    for s in scores:
+        assert len(s.item_errors) == len(s.test_index) == s.n_test and (s.item_errors >= 0).all()
+        assert s.error == float(np.mean(s.item_errors))  # the MAE is their mean, bit for bit
+    assert sorted(i for s in scores for i in s.test_index) == list(range(len(y)))

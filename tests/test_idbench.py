@@ -93,9 +93,9 @@ def test_spearman_bootstrap_against_scipy_and_hand_cases():
     assert spearman_ci(x, y, 300, 5, key="k") == spearman_ci(x, y, 300, 5, key="k")
 
 
-@needs_data
-def test_views_on_a_small_warehouse(tmp_path):
-    """LV on the comparable small similarity set equals scipy's rho; model cosine and best layer work."""
+def small_warehouse(tmp_path, models=("toy",), twins=None):
+    """The family's views over the release's pairs and random 4-dim vectors per model and layer (0, 1);
+    `twins`: model -> twin (the warehouse's model_twins view)."""
     import duckdb
 
     from pipeline import metrics
@@ -104,9 +104,13 @@ def test_views_on_a_small_warehouse(tmp_path):
     generate.main(["--dataset", str(DATA), *[f"--{k}={v}" for k, v in out.items()], "--metrics", str(tmp_path / "m.json")])
     ids = read_parquet(out["identifiers"], schemas.IDENTIFIERS).to_pylist()
     rng = np.random.default_rng(3)
-    preds = [{"item_id": r["identifier_id"], "model": "toy", "layer": layer, "pooling": "mean",
-              "vector": rng.normal(size=4).astype(np.float32).tolist()} for r in ids for layer in (0, 1)]
+    preds = [{"item_id": r["identifier_id"], "model": model, "layer": layer, "pooling": "mean",
+              "vector": rng.normal(size=4).astype(np.float32).tolist()}
+             for model in models for r in ids for layer in (0, 1)]
     con = duckdb.connect()
+    con.register("_twins", pa.Table.from_pylist([{"model": m, "twin": t} for m, t in (twins or {}).items()],
+                                                pa.schema([("model", pa.string()), ("twin", pa.string())])))
+    con.execute("CREATE VIEW model_twins AS SELECT * FROM _twins")
     metrics.install(con)
     for name in ("pairs", "identifiers", "scores", "interesting"):
         con.execute(f"CREATE VIEW idbench_{name} AS SELECT * FROM read_parquet('{out[name]}')")
@@ -119,6 +123,13 @@ def test_views_on_a_small_warehouse(tmp_path):
         con.execute(f"CREATE VIEW idbench_{name} AS SELECT * FROM _{name}")
     con.execute("CREATE TABLE run_params AS SELECT 'seed' AS key, '4' AS value")  # the warehouse's params by leaf
     con.execute((REPO / "pipeline/families/idbench/sql/10_views.sql").read_text())
+    return con, out
+
+
+@needs_data
+def test_views_on_a_small_warehouse(tmp_path):
+    """LV on the comparable small similarity set equals scipy's rho; model cosine and best layer work."""
+    con, out = small_warehouse(tmp_path)
     rho, n = con.execute("SELECT rho, n FROM idbench_spearman WHERE system = 'LV' AND size = 'small' "
                      "AND gold = 'similarity' AND pair_set = 'comparable'").fetchone()
     pairs = [p for p in read_parquet(out["pairs"], schemas.PAIRS).to_pylist()
@@ -192,3 +203,81 @@ def test_layer_chosen_on_held_out_pairs():
     held = cv_layer_spearman(noise, y, list(range(20)), ids, 5, 200, seed=3)
     assert held.rho < oracle - 0.1 and held.lo < 0 < held.hi
     assert held == cv_layer_spearman(noise, y, list(range(20)), ids, 5, 200, seed=3)  # seeded
+
+
+@needs_data
+def test_twin_diff_pairs_a_model_with_its_twin(tmp_path):
+    """idbench_twin_diff: the model's rho minus its twin's on the same pairs (scipy's rho on each), the report's
+    paired bootstrap CI brackets the difference and is seeded; a model without a twin gets no row."""
+    from pipeline.families.idbench.stats import TWIN_PAIRS_SQL, twin_diff
+
+    con, out = small_warehouse(tmp_path, models=("toy", "toy-random", "lone"), twins={"toy": "toy-random"})
+    rows = con.execute("SELECT model, twin, layer, pooling, size, gold, pair_set, n, rho, twin_rho, diff "
+                       "FROM idbench_twin_diff").fetchall()
+    assert {r[0] for r in rows} == {"toy"} and {r[1] for r in rows} == {"toy-random"}  # `lone` has no twin: no row
+    assert len(rows) == 2 * 3 * 3 * 2  # layers x sizes x golds x pair sets
+    view = {r[2:7]: r[7:] for r in rows}
+    # one group by hand: the cosines and gold of the small similarity comparable pairs, scipy's rho of each
+    cos = {(m, layer, p): c for m, layer, p, c in con.execute(
+        "SELECT model, layer, pair_id, score FROM idbench_model_cosine").fetchall()}
+    pairs = [p for p in read_parquet(out["pairs"], schemas.PAIRS).to_pylist()
+             if p["size"] == "small" and p["comparable"] and p["similarity"] is not None]
+    a = [cos[("toy", 1, p["pair_id"])] for p in pairs]
+    b = [cos[("toy-random", 1, p["pair_id"])] for p in pairs]
+    y = [p["similarity"] for p in pairs]
+    n, rho, twin_rho, diff = view[(1, "mean", "small", "similarity", "comparable")]
+    assert n == 154 and rho == pytest.approx(spearmanr(a, y).statistic, abs=1e-12)
+    assert twin_rho == pytest.approx(spearmanr(b, y).statistic, abs=1e-12) and diff == pytest.approx(rho - twin_rho)
+    # the report's bootstrap over the view's pairs: same points, CI around the difference, seeded
+    got = twin_diff(con.execute(TWIN_PAIRS_SQL, ["comparable"]).fetchall(), replicates=200, seed=7)
+    assert len(got) == 2 * 3 * 3
+    for t in got:
+        vn, vrho, vtwin, vdiff = view[(t.layer, t.pooling, t.size, t.gold, t.pair_set)]
+        assert t.model == "toy" and t.paired.n == vn
+        assert t.paired.diff == pytest.approx(vdiff, abs=1e-12) and t.paired.rho_a == pytest.approx(vrho, abs=1e-12)
+        assert t.paired.lo <= t.paired.diff <= t.paired.hi and 0 <= t.paired.p_value <= 1
+    assert got == twin_diff(con.execute(TWIN_PAIRS_SQL, ["comparable"]).fetchall(), replicates=200, seed=7)
+    assert got != twin_diff(con.execute(TWIN_PAIRS_SQL, ["comparable"]).fetchall(), replicates=200, seed=8)
+    # the report's idbench page: one row per layer, size and gold on the comparable pairs
+    from pipeline.families.idbench.report import _twins
+
+    md = "\n".join(_twins(con, 50, 7))
+    assert "model vs its random twin, paired" in md.lower() and md.count("| toy | toy-random |") == 2 * 3 * 3
+    # a twin that is the model itself differs by exactly 0 (p = 1); a twin that reverses it by 2 rho
+    assert twin_diff([("m", "t", 0, "mean", "small", "similarity", "comparable", f"p{i}", v, v, w)
+                      for i, (v, w) in enumerate(zip(a, y))], 100, 0)[0].paired.p_value == 1.0
+    # a constant side (a first-token cosine of 1 for every pair): no rho, no CI, no crash
+    const = twin_diff([("m", "t", 0, "first", "small", "similarity", "comparable", f"p{i}", 1.0, v, w)
+                       for i, (v, w) in enumerate(zip(a, y))], 100, 0)[0].paired
+    assert const.n == 154 and all(v != v for v in (const.rho_a, const.diff, const.lo, const.hi, const.p_value))
+    rev = twin_diff([("m", "t", 0, "mean", "small", "similarity", "comparable", f"p{i}", v, -v, w)
+                     for i, (v, w) in enumerate(zip(a, y))], 100, 0)[0].paired
+    assert rev.diff == pytest.approx(2 * spearmanr(a, y).statistic)
+
+
+@needs_data
+def test_identifiers_carry_their_language_and_inference_passes_it(tmp_path, monkeypatch):
+    """IdBench's identifiers are JavaScript's (the paper, Sec. III.c): the identifier table says so, and the
+    inference task hands it to the runtime (a model with language codes reads `</s> __javascript__` after them,
+    PLBART base `</s>` alone: tests/test_architectures.py)."""
+    from types import SimpleNamespace
+
+    from pipeline.families.idbench import infer
+
+    out = {k: tmp_path / f"{k}.parquet" for k in ("pairs", "identifiers", "scores", "interesting")}
+    generate.main(["--dataset", str(DATA), *[f"--{k}={v}" for k, v in out.items()], "--metrics", str(tmp_path / "m.json")])
+    ids = read_parquet(out["identifiers"], schemas.IDENTIFIERS)
+    assert ids.num_rows == 482 and set(ids.column("language").to_pylist()) == {"javascript"}
+    seen = []
+
+    def fake_pooled(loaded, requests, budget, side=None):
+        seen.extend(requests)
+        return SimpleNamespace(failed={}, table=schemas.PREDICTIONS.empty_table())
+
+    monkeypatch.setattr(infer, "pooled_features", fake_pooled)
+    ctx = SimpleNamespace(params={"inference": {"max_items": 0, "poolings": ["mean"]}},
+                          inputs={"identifiers": out["identifiers"]}, select=lambda items, n: pa.array([True] * len(items)),
+                          loaded=SimpleNamespace(entry=SimpleNamespace(model_family="masked-lm")), token_budget=1024,
+                          description="toy")
+    infer.predict(ctx)
+    assert len(seen) == 482 and {r.language for r in seen} == {"javascript"}

@@ -349,6 +349,7 @@ def test_views_and_report_section_with_the_embeddings(trained, corpus, idbench_t
     con.register("_preds", schemas.PREDICTIONS.empty_table())
     con.execute("CREATE VIEW idbench_predictions AS SELECT * FROM _preds")
     con.execute("CREATE TABLE run_params (key VARCHAR, value VARCHAR)")  # the warehouse's params by leaf (none here)
+    con.execute("CREATE TABLE model_twins (model VARCHAR, twin VARCHAR)")  # the warehouse's (no model here)
     con.execute((REPO / "pipeline/families/idbench/sql/10_views.sql").read_text())
     pairs = [p for p in read_parquet(idbench_tables["pairs"], schemas.PAIRS).to_pylist()
              if p["size"] == "small" and p["comparable"] and p["relatedness"] is not None]
@@ -365,4 +366,5 @@ def test_views_and_report_section_with_the_embeddings(trained, corpus, idbench_t
     assert variants == {"ensemble:release", "ensemble:release-unscaled", "ensemble:ours", "ensemble:ours-unscaled"}
     md = str(report.section(con, tmp_path, "fig", {"idbench": {"bootstrap_replicates": 20}, "seed": 1}, tmp_path))
     assert "Ours beside the paper's" in md and "New pairs for a rating survey" in md and "ensemble:ours" in md
+    assert "Model vs its random twin: no model of this run has a twin" in md
     assert f"| relatedness | small | w2v-SG | {rho:.2f} | {n}/{rated} |" in md

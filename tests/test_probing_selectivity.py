@@ -68,13 +68,24 @@ def test_selectivity_is_large_where_features_encode_the_label_and_not_the_word(f
     assert sel[0] > 0.5 and sel[1] < -0.5
 
 
-def selectivity_view(runs) -> duckdb.DuckDBPyConnection:
+def selectivity_view(runs, twins: dict[str, str] | None = None, items=None, seed: int = 0,
+                     drop: tuple[str, ...] = ()) -> duckdb.DuckDBPyConnection:
     """The family's SQL views on an in-memory DuckDB whose `probing_fits` holds FIT_RESULTS rows as
-    the fit stage writes them, one (probe result, task, model) per run; no baselines, no labels."""
+    the fit stage writes them, one (probe result, task, model) per run; no baselines, no labels.
+    `twins`: model -> twin (the warehouse's model_twins); `items`: the task's item ids (per-sample errors)."""
+    from pipeline import metrics
+
     con = duckdb.connect()
+    metrics.install(con)
     con.register("probing_fits", pa.concat_tables(
-        [results_table(result, RunInfo(task, "classification", model, "mean", "ridge")) for result, task, model in runs]))
+        [results_table(result, RunInfo(task, "regression" if "depth" in task else "classification", model, "mean",
+                                       "ridge"), items)
+         for result, task, model in runs]).drop_columns(list(drop)))
     con.register("probing_baselines", schemas.FIT_RESULTS.empty_table())
+    con.register("_twins", pa.Table.from_pylist([{"model": m, "twin": t} for m, t in (twins or {}).items()],
+                                                pa.schema([("model", pa.string()), ("twin", pa.string())])))
+    con.execute("CREATE VIEW model_twins AS SELECT * FROM _twins")
+    con.execute(f"CREATE TABLE run_params AS SELECT 'seed' AS key, '{seed}' AS value")
     con.execute("CREATE VIEW probing_labels AS SELECT NULL::VARCHAR AS item_id WHERE false")
     for path in sorted((FOLDER / "sql").glob("*.sql")):
         con.execute(path.read_text())
@@ -166,3 +177,57 @@ def test_report_names_a_task_the_class_rule_left_empty(tmp_path):
     # a language with no sample at all has its own note: no line per task
     con.execute("DELETE FROM probing_labels")
     assert empty_tasks(con, config, tmp_path) == []
+
+
+def test_twin_diff_pairs_a_model_with_its_twin_on_the_same_test_samples(fitted):
+    """probing_twin_diff: each model at its own fold-0 layer, the twin at its own, on the samples of folds 1..3
+    both were tested on: mean errors, the difference, the paired Poisson bootstrap CI (equal to the metric
+    library's Python twin, seeded by the run's seed) and p; a model without a twin gets no row."""
+    from pipeline.metrics.bootstrap import poisson_paired_bootstrap
+
+    words, labels, _, task, _ = fitted
+    groups, _, _ = tokens()
+    items = [f"i{k:04d}" for k in range(len(labels))]
+    noise = {0: np.random.default_rng(5).normal(size=(len(labels), 6)).astype(np.float32),
+             1: one_hot(words, words)}
+    twin = probe_layers(noise.items(), labels, groups, assign_folds(groups, 4, 3), ProbeConfig(alphas=(0.01, 1.0, 100.0)))
+    runs = [(task, "java-path_type", "m"), (twin, "java-path_type", "m-random"), (task, "java-path_type", "lone")]
+    con = selectivity_view(runs, twins={"m": "m-random"}, items=items, seed=11)
+    rows = con.sql("SELECT model, twin, language, task, layer, twin_layer, metric, n, score, twin_score, diff, lo, hi, "
+                   "p_value, beats_twin FROM probing_twin_diff").fetchall()
+    assert len(rows) == 1  # `lone` has no twin: no row, no error
+    model, tw, language, name, layer, twin_layer, metric, n, score, twin_score, diff, lo, hi, p, beats = rows[0]
+    assert (model, tw, language, name, metric) == ("m", "m-random", "java", "path_type", "error")
+    assert layer == task.selected_layer == 0 and twin_layer == twin.selected_layer
+    # by hand: the per-sample errors of folds 1..3 at each one's selected layer
+    def errors(result):
+        out = {}
+        for s in result.scores:
+            if s.layer == result.selected_layer and s.fold > 0:
+                out.update({items[i]: e for i, e in zip(s.test_index, s.item_errors)})
+        return out
+    a, b = errors(task), errors(twin)
+    ids = sorted(a)
+    assert n == len(ids) == sum(s.n_test for s in task.scores if s.layer == 0 and s.fold > 0)
+    ref = poisson_paired_bootstrap(ids, [a[i] for i in ids], [b[i] for i in ids], seed=11)
+    assert (score, twin_score, diff) == (round(ref.mean_a, 4), round(ref.mean_b, 4), round(ref.diff, 4))
+    assert (lo, hi, p) == (round(ref.lo, 4), round(ref.hi, 4), ref.p_value)
+    assert lo <= diff <= hi and diff < 0 and beats and p < 0.01  # layer 0 encodes the label; the twin's noise does not
+    # the sample mean equals the folds' errors weighted by their sizes (the headline's fold mean may differ)
+    folds = [s for s in task.scores if s.layer == 0 and s.fold > 0]
+    assert score == round(sum(s.error * s.n_test for s in folds) / n, 4)
+    # the report's probing page shows it
+    from pipeline.families.probing.report import twins
+
+    md = "\n".join(twins(con))
+    assert "model vs its random twin, paired" in md.lower() and "| m | m-random | java | path_type | ridge | error |" in md
+    # deterministic, and seeded by the run's seed
+    assert con.sql("SELECT * FROM probing_twin_diff").fetchall() == con.sql("SELECT * FROM probing_twin_diff").fetchall()
+    other = selectivity_view(runs, twins={"m": "m-random"}, items=items, seed=12)
+    assert other.sql("SELECT lo, hi FROM probing_twin_diff").fetchall() != [(lo, hi)]
+    # fits written without per-sample errors (no items): no row
+    assert selectivity_view(runs, twins={"m": "m-random"}).sql("SELECT count(*) FROM probing_twin_diff").fetchall() == [(0,)]
+    # fit files from before the per-sample columns: the views still build, with no row, and the page says why
+    old = selectivity_view(runs, twins={"m": "m-random"}, items=items, drop=("test_items", "test_errors"))
+    assert old.sql("SELECT count(*) FROM probing_twin_diff").fetchall() == [(0,)]
+    assert "rerun it" in "\n".join(twins(old))

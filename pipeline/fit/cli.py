@@ -194,7 +194,7 @@ def run(args: argparse.Namespace) -> dict:
         for t in mine:
             result = summarise(scores[t.spec.task])
             tables[t.spec.task].append(results_table(result, RunInfo(t.spec.task, t.spec.task_type, model, pooling,
-                                                                     t.config.probe, t.n_dropped)))
+                                                                     t.config.probe, t.n_dropped), t.items))
             headlines[t.spec.task].append({"model": model, "pooling": pooling,
                                            "curve": {str(k): v for k, v in result.curve().items()},
                                            **asdict(result.headline)})

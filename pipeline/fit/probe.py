@@ -75,6 +75,11 @@ class FoldScore:
     n_train: int
     n_test: int
     alpha: float | None = None
+    # the test fold's items (indices into the task's items) and each one's error (0/1 misclassification, or
+    # |prediction - target|): what a paired bootstrap over test samples resamples (results_table keeps them on
+    # the selected layer's rows); their mean is `error` up to float rounding
+    test_index: np.ndarray | None = field(default=None, compare=False, repr=False)
+    item_errors: np.ndarray | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -208,9 +213,7 @@ def _ridge_inner(x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, y
     alpha = float(grid[int(np.argmax(scores))])  # first maximum: the largest alpha among ties
     x_train, x_test = _standardise(x_train, x_test)
     model = (Ridge if regression else RidgeClassifier)(alpha=alpha).fit(x_train, y_train)
-    if regression:
-        return float(np.mean(np.abs(model.predict(x_test) - y_test))), alpha
-    return float(1.0 - np.mean(model.predict(x_test) == y_test)), alpha
+    return _scored(model.predict(x_test), y_test, regression, alpha)
 
 
 def _paper_probe(x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, y_test: np.ndarray,
@@ -224,18 +227,33 @@ def _paper_probe(x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, y
     x_train, x_test = x_train.astype(np.float64), x_test.astype(np.float64)
     if config.task_type == "regression":
         model = RidgeCV(alphas=list(config.alphas)).fit(x_train, y_train)
-        return float(np.mean(np.abs(model.predict(x_test) - y_test))), float(model.alpha_)
+        return _scored(model.predict(x_test), y_test, True, float(model.alpha_))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         warnings.filterwarnings("ignore", message="The least populated class")
         sgd = SGDClassifier(loss="log_loss", tol=1e-4, max_iter=config.max_iter, random_state=config.seed)
         model = GridSearchCV(sgd, {"alpha": list(config.alphas)}).fit(x_train, y_train)
-    return float(1.0 - np.mean(model.predict(x_test) == y_test)), float(model.best_params_["alpha"])
+    return _scored(model.predict(x_test), y_test, False, float(model.best_params_["alpha"]))
+
+
+def _scored(pred: np.ndarray, y_test: np.ndarray, regression: bool, alpha: float) -> tuple[float, float, np.ndarray]:
+    """(error on the test part, alpha, each test item's error): MAE and |pred - y|, or 1 - accuracy and 0/1."""
+    if regression:
+        errors = np.abs(pred - y_test).astype(np.float64)
+        return float(np.mean(errors)), alpha, errors
+    return float(1.0 - np.mean(pred == y_test)), alpha, (pred != y_test).astype(np.float64)
 
 
 def fit_and_score(x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, y_test: np.ndarray,
                   groups_train: Sequence[str], config: ProbeConfig) -> tuple[float, float]:
     """Fit `config.probe` on the train part (alpha chosen on it only); return (error on test, alpha)."""
+    err, alpha, _ = fit_score_items(x_train, y_train, x_test, y_test, groups_train, config)
+    return err, alpha
+
+
+def fit_score_items(x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, y_test: np.ndarray,
+                    groups_train: Sequence[str], config: ProbeConfig) -> tuple[float, float, np.ndarray]:
+    """fit_and_score, with each test item's error (0/1, or |prediction - target|) as a third value."""
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.linear_model import LogisticRegressionCV, RidgeClassifierCV, RidgeCV, SGDClassifier
     from sklearn.model_selection import GridSearchCV
@@ -249,7 +267,7 @@ def fit_and_score(x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, 
     if config.probe == "ridge":  # alpha_search "loo": sklearn's efficient leave-one-out over the grid
         if config.task_type == "regression":
             model = RidgeCV(alphas=alphas).fit(x_train, y_train)
-            return float(np.mean(np.abs(model.predict(x_test) - y_test))), float(model.alpha_)
+            return _scored(model.predict(x_test), y_test, True, float(model.alpha_))
         model = RidgeClassifierCV(alphas=alphas).fit(x_train, y_train)
         alpha = float(model.alpha_)
     else:
@@ -267,7 +285,7 @@ def fit_and_score(x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, 
                 model = GridSearchCV(sgd, {"alpha": alphas}, cv=inner, scoring="accuracy", refit=True)
                 model.fit(x_train, y_train)
                 alpha = float(model.best_params_["alpha"])
-    return float(1.0 - np.mean(model.predict(x_test) == y_test)), alpha
+    return _scored(model.predict(x_test), y_test, False, alpha)
 
 
 def cross_validate(x: np.ndarray, y: np.ndarray, groups: Sequence[str], folds: np.ndarray, config: ProbeConfig,
@@ -276,8 +294,8 @@ def cross_validate(x: np.ndarray, y: np.ndarray, groups: Sequence[str], folds: n
     groups = np.asarray(groups, dtype=object)
     out = []
     for f, (tr, te) in enumerate(fold_splits(folds)):
-        err, alpha = fit_and_score(x[tr], y[tr], x[te], y[te], groups[tr], config)
-        out.append(FoldScore(layer, f, err, len(tr), len(te), alpha))
+        err, alpha, errors = fit_score_items(x[tr], y[tr], x[te], y[te], groups[tr], config)
+        out.append(FoldScore(layer, f, err, len(tr), len(te), alpha, te, errors))
     return out
 
 
@@ -382,12 +400,23 @@ class RunInfo:
     extra: dict = field(default_factory=dict)
 
 
-def results_table(result: ProbeResult, info: RunInfo) -> pa.Table:
-    """FIT_RESULTS rows for one result, sorted by (layer, fold)."""
+def results_table(result: ProbeResult, info: RunInfo, items: Sequence[str] | None = None) -> pa.Table:
+    """FIT_RESULTS rows for one result, sorted by (layer, fold). With `items` (the task's item ids, in the order
+    the folds index them), the selected layer's rows of a probe carry their test fold's item ids and per-item
+    errors (`test_items`, `test_errors`, sorted by item id): the input of a paired bootstrap over test samples
+    (probing_twin_diff); other rows, and baselines, have nulls."""
     from pipeline import schemas
 
     metric = "error" if info.task_type == "classification" else "mae"
     rows = sorted(result.scores, key=lambda s: (-1 if s.layer is None else s.layer, s.fold))
+
+    def per_item(s: FoldScore) -> tuple[list | None, list | None]:
+        if items is None or s.layer is None or s.layer != result.selected_layer or s.item_errors is None:
+            return None, None
+        pairs = sorted(zip((str(items[i]) for i in s.test_index), (float(e) for e in s.item_errors)))
+        return [p[0] for p in pairs], [p[1] for p in pairs]
+
+    tested = [per_item(s) for s in rows]
     cols = {
         "task": [info.task] * len(rows),
         "task_type": [info.task_type] * len(rows),
@@ -403,5 +432,7 @@ def results_table(result: ProbeResult, info: RunInfo) -> pa.Table:
         "alpha": [s.alpha for s in rows],
         "selected": [s.layer == result.selected_layer for s in rows],
         "n_dropped": [info.n_dropped] * len(rows),
+        "test_items": [t[0] for t in tested],
+        "test_errors": [t[1] for t in tested],
     }
     return pa.table(cols, schema=schemas.FIT_RESULTS)

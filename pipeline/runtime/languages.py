@@ -6,7 +6,8 @@ no prefix, suffix `[eos, code]`), on the encoder's input and on the target alike
 A tokenizer loaded once per model has one fixed suffix; the families score items of several languages in
 one run (apirec's Python and Java points). `for_language(tokenizer, language)` is the model's tokenizer with
 the suffix of that item's language: `</s> __java__` for Java, `</s>` alone for a language the checkpoint has no
-code for (JavaScript under PLBART base) or for no language (idbench's bare identifiers), whatever `src_lang`
+code for (JavaScript under PLBART base: idbench's identifiers, all JavaScript; a `multi` checkpoint reads
+`__javascript__`) or for no language, whatever `src_lang`
 the folder was saved with. Tokenizers without language codes (every other model) are returned unchanged, so
 every call site can use it. Variants are built once per (tokenizer, language) and kept on the tokenizer.
 """

@@ -70,10 +70,13 @@ def read_pairs(folder: Path) -> list[dict]:
     return rows
 
 
+LANGUAGE = "javascript"  # IdBench selects its identifiers from 50,000 JavaScript files (the paper, Sec. III.c)
+
+
 def identifiers(pairs: list[dict]) -> list[dict]:
     distinct = {(p["id1"], p["id2"]) for p in pairs}
     counts = Counter(x for pair in distinct for x in pair)
-    return [{"identifier_id": identifier_id(t), "text": t, "length": len(t), "pairs": counts[t]}
+    return [{"identifier_id": identifier_id(t), "text": t, "length": len(t), "pairs": counts[t], "language": LANGUAGE}
             for t in sorted(counts, key=identifier_id)]
 
 

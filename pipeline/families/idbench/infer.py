@@ -26,11 +26,13 @@ def predict(ctx) -> pa.Table:
     p = ctx.params["inference"]
     ids = read_parquet(ctx.inputs["identifiers"], schemas.IDENTIFIERS)
     mine = ids.filter(ctx.select(ids.column("identifier_id").to_pylist(), p["max_items"]))
-    rows = mine.select(["identifier_id", "text"]).to_pylist()
+    rows = mine.select(["identifier_id", "text", "language"]).to_pylist()
     tables = []
     side = "encoder" if ctx.loaded.entry.model_family == "encoder-decoder" else None
     for pooling in p["poolings"]:
-        requests = [FeatureRequest(r["identifier_id"], r["text"], "snippet", pooling=pooling) for r in rows]
+        # the identifiers' language (javascript): a model with language codes reads `</s>` and its code after them
+        requests = [FeatureRequest(r["identifier_id"], r["text"], "snippet", pooling=pooling, language=r["language"])
+                    for r in rows]
         result = pooled_features(ctx.loaded, requests, ctx.token_budget, side=side)
         for item, reason in result.failed.items():
             log.warning("%s: %s (%s pooling) not embedded: %s", ctx.description, item, pooling, reason)

@@ -9,7 +9,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from pipeline.families.idbench import paper, schemas
-from pipeline.families.idbench.stats import cv_layer_spearman, paired_spearman, spearman_ci
+from pipeline.families.idbench.stats import TWIN_PAIRS_SQL, cv_layer_spearman, paired_spearman, spearman_ci, twin_diff
 from pipeline.report.common import Section, markdown_table, plt, save, write_plot
 
 SIZES = schemas.SIZES
@@ -161,6 +161,7 @@ def section(con, figures: Path, link: str, config, plots: Path | None = None) ->
                     markdown_table(["gold", "size", "technique", "pairs", "rho", "NW rho", "difference", "95% CI", "p"],
                                    paired)]
 
+    out += _twins(con, replicates, seed)
     out += _headline(con)
     out += _embeddings(con)
     out += _ensembles(con)
@@ -276,6 +277,33 @@ def _embeddings(con) -> list[str]:
         out += ["\nCoverage per size (every pair of the size's file):\n",
                 markdown_table(["technique", "size", "pairs", "scored", "both identifiers in vocabulary"], cov)]
     return out
+
+
+TWIN_PAIR_SET = "comparable"  # the pair set of every model table on the page
+
+
+def _twins(con, replicates: int, seed: int) -> list[str]:
+    """Each model against its random twin on the same pairs (view idbench_twin_pairs), per layer: both rhos, the
+    difference, its paired bootstrap 95% CI and p (stats.twin_diff), the comparable pairs; every size and gold."""
+    rows = twin_diff(con.sql(TWIN_PAIRS_SQL, params=[TWIN_PAIR_SET]).fetchall(), replicates, seed)
+    if not rows:
+        return ["\nModel vs its random twin: no model of this run has a twin (`random:<model>` in the zoo).\n"]
+    order = {g: i for i, g in enumerate(GOLDS)}
+    rows.sort(key=lambda t: (t.model, order[t.gold], SIZES.index(t.size), t.pooling, t.layer))
+    table = [(t.model, t.twin, t.gold, t.size, t.layer, t.pooling, t.paired.n, _fmt(t.paired.rho_a, 3),
+              _fmt(t.paired.rho_b, 3), _fmt(t.paired.diff, 3),
+              f"[{_fmt(t.paired.lo, 3)}, {_fmt(t.paired.hi, 3)}]" if replicates and t.paired.lo == t.paired.lo else "",
+              _fmt(t.paired.p_value, 3))
+             for t in rows]
+    return [f"\nModel vs its random twin, paired (same architecture and tokenizer, random weights; view "
+            f"`idbench_twin_diff`): Spearman's rho of each at every layer on the same {TWIN_PAIR_SET} pairs (those "
+            f"both scored), the difference model - twin, its 95% CI and two-sided p from {replicates} bootstrap "
+            "resamples of the pairs (both rhos recomputed on each resample; every layer of a model on the same "
+            "resamples). A CI above 0: the trained weights order identifier pairs more like developers than the "
+            "architecture alone does. Empty rho: one side gives every pair the same cosine (e.g. the first token's "
+            "state at layer 0, the same for every identifier), so no rank correlation:\n",
+            markdown_table(["model", "twin", "gold", "size", "layer", "pooling", "pairs", "rho", "twin rho",
+                            "difference", "95% CI", "p"], table)]
 
 
 def _kind(system: str) -> str:

@@ -39,6 +39,9 @@ IDENTIFIERS = pa.schema(
         pa.field("text", pa.string(), nullable=False),
         pa.field("length", pa.int32(), nullable=False),
         pa.field("pairs", pa.int32(), nullable=False),  # distinct pairs (any size) it appears in
+        # the code's language: javascript for every identifier (IdBench selects them from 50,000 JavaScript files,
+        # the paper's Sec. III.c); a model that marks languages reads its code (PLBART multi's __javascript__)
+        pa.field("language", pa.string(), nullable=False),
     ]
 )
 

@@ -59,6 +59,8 @@ def spearman_ci(x, y, replicates: int = 1000, seed: int = 0, alpha: float = 0.05
     idx = _rng(seed, key).integers(0, len(x), size=(replicates, len(x)))
     reps = _rows_rho(x[idx], y[idx])
     reps = reps[np.isfinite(reps)]
+    if not len(reps):  # a constant side: no rho on any resample
+        return RhoCI(len(x), rho, float("nan"), float("nan"))
     lo, hi = np.quantile(reps, [alpha / 2, 1 - alpha / 2])
     return RhoCI(len(x), rho, float(lo), float(hi))
 
@@ -73,6 +75,8 @@ def paired_spearman(a, b, y, replicates: int = 1000, seed: int = 0, alpha: float
     idx = _rng(seed, key).integers(0, len(y), size=(replicates, len(y)))
     d = _rows_rho(a[idx], y[idx]) - _rows_rho(b[idx], y[idx])
     d = d[np.isfinite(d)]
+    if not len(d) or not np.isfinite(diff):  # a constant side (e.g. a first-token cosine of 1 for every pair)
+        return PairedRho(len(y), ra, rb, diff, float("nan"), float("nan"), float("nan"))
     lo, hi = np.quantile(d, [alpha / 2, 1 - alpha / 2])
     wrong = (d <= 0).mean() if diff > 0 else (d >= 0).mean() if diff < 0 else 0.5
     return PairedRho(len(y), ra, rb, diff, float(lo), float(hi), float(min(1.0, 2 * wrong)))
@@ -131,3 +135,42 @@ def cv_layer_spearman(scores, y, layers: list[int], pair_ids: list[str], folds: 
     reps = reps[np.isfinite(reps)]
     lo, hi = np.quantile(reps, [alpha / 2, 1 - alpha / 2])
     return HeldOutLayerRho(len(y), rho, float(lo), float(hi), names)
+
+
+@dataclass(frozen=True)
+class TwinDiff:
+    """A model against its random twin on the same pairs (one row of the report's paired table)."""
+
+    model: str
+    twin: str
+    layer: int
+    pooling: str
+    size: str
+    gold: str
+    pair_set: str
+    paired: PairedRho  # n pairs, rho_a = the model's, rho_b = the twin's, diff = a - b, lo, hi, p_value
+
+
+TWIN_PAIRS_SQL = ("SELECT model, twin, layer, pooling, size, gold, pair_set, pair_id, score, twin_score, value "
+                  "FROM idbench_twin_pairs WHERE pair_set = ? ORDER BY model, twin, pair_set, gold, size, pooling, "
+                  "layer, pair_id")
+
+
+def twin_diff(rows, replicates: int = 1000, seed: int = 0, alpha: float = 0.05) -> list[TwinDiff]:
+    """Per (model, twin, layer, pooling, size, gold, pair set): the model's Spearman minus its twin's on the same
+    pairs, with a paired bootstrap (paired_spearman: pair indices resampled once, both rhos computed on the
+    resample, the difference's 95% percentile interval and two-sided p-value). `rows`: idbench_twin_pairs rows
+    (model, twin, layer, pooling, size, gold, pair_set, pair_id, score, twin_score, value), any order. The draw is
+    keyed by (model, twin, size, gold, pair set), not the layer: every layer of a model is read on the same
+    resamples of its pairs."""
+    groups: dict[tuple, list[tuple]] = {}
+    for model, twin, layer, pooling, size, gold, pair_set, pair_id, a, b, y in rows:
+        groups.setdefault((model, twin, layer, pooling, size, gold, pair_set), []).append((pair_id, a, b, y))
+    out = []
+    for key in sorted(groups, key=lambda k: (k[0], k[1], k[6], k[5], k[4], k[3], k[2])):
+        model, twin, layer, pooling, size, gold, pair_set = key
+        pairs = sorted(groups[key])
+        p = paired_spearman([r[1] for r in pairs], [r[2] for r in pairs], [r[3] for r in pairs], replicates, seed,
+                            alpha, key=f"twin/{model}/{twin}/{size}/{gold}/{pair_set}")
+        out.append(TwinDiff(model, twin, layer, pooling, size, gold, pair_set, p))
+    return out

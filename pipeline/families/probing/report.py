@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 from pipeline.families.probing.paper import TABLE1_CODET5_BASE_DECODER, TABLE1_CODET5_BASE_ENCODER
-from pipeline.report.common import Section, markdown_table, write_plot
+from pipeline.report.common import Section, fraction, interval, markdown_table, write_plot
 
 PAPER_ORDER = ("path_type", "depth", "declared", "dataflow", "variable_name", "misuse", "algorithm")  # Table 1
 PAPER_PROBES = ("paper", "sgd", "lbfgs", "ridge")  # the release's SGD probe first, then the others
@@ -156,6 +156,27 @@ def empty_tasks(con, config, root: Path = Path("data/families/probing")) -> list
     return lines
 
 
+def twins(con) -> list[str]:
+    """Each model against its random twin on the same test samples (view probing_twin_diff)."""
+    rows = con.sql("SELECT model, twin, language, task, probe, metric, layer, twin_layer, n, score, twin_score, diff, "
+                   "lo, hi, p_value FROM probing_twin_diff WHERE NOT task LIKE '%-control' "
+                   "ORDER BY model, language, task, probe").fetchall()
+    if not rows:
+        return ["\nModel vs its random twin: no model of this run has a twin with per-sample errors "
+                "(`random:<model>` in the zoo; fits written before the fit stage kept them: rerun it).\n"]
+    return ["\nModel vs its random twin, paired (same architecture and tokenizer, random weights; view "
+            "`probing_twin_diff`): each at its own layer chosen on fold 0, the mean error over the test samples of "
+            "folds 1-3 both were tested on (1 - accuracy; MAE for AST depth; a sample mean, so it can differ from "
+            "the table above, a mean of fold means, in the 3rd decimal), the difference model - twin (negative: "
+            "the trained weights help), its 95% CI and two-sided p from a paired Poisson bootstrap over the samples "
+            "(1000 replicates, seeded by the run's seed; a snippet's samples resampled independently):\n",
+            markdown_table(["model", "twin", "language", "task", "probe", "metric", "layer", "twin layer", "n", "error",
+                            "twin error", "difference", "95% CI", "p"],
+                           [(m, t, lang, task, probe, metric, layer, tl, n, fraction(a), fraction(b), fraction(d),
+                             interval(lo, hi), fraction(p))
+                            for m, t, lang, task, probe, metric, layer, tl, n, a, b, d, lo, hi, p in rows])]
+
+
 def section(con, figures: Path, link: str, config, plots: Path | None = None) -> Section:
     rows = con.sql("SELECT task, model, probe, layer, metric, n_test, mean, ci_low, ci_high FROM probing_headline "
                    "ORDER BY task, probe IN ('ridge', 'lbfgs', 'sgd', 'paper') DESC, model").fetchall()
@@ -183,6 +204,7 @@ def section(con, figures: Path, link: str, config, plots: Path | None = None) ->
            "human-rated dataset (Scalabrino et al. 2018) is not in this workspace, so the task is off and no number "
            "for it is reported or faked (pipeline/families/probing/README.md).\n",
            markdown_table(["task", "model", "probe", "layer", "metric", "n", "mean", "95% CI", "paper"], body),
+           *twins(con),
            "\nSamples per task:\n", markdown_table(["task", "samples", "snippets"], counts),
            "\nClass balance (classification tasks, on the common item set): the majority class's share and the "
            "majority baseline beside the best probe (mean of folds 1-3, 95% CI; `n`: test samples over folds 1-3). "

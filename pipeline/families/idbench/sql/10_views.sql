@@ -218,3 +218,43 @@ FROM ranked r JOIN per_fold f USING (system, size, gold)
 GROUP BY ALL
 HAVING count(*) >= 2 * (SELECT folds FROM cfg)
 ORDER BY ALL;
+
+-- A model against its random twin (model_twins: the twin's card names it in `twin_of`) on the same pairs: per
+-- (layer, pooling, size, gold score, pair set) every rated pair that both scored, with the model's cosine
+-- (`score`), the twin's (`twin_score`) and the gold score (`value`). The input of the report's paired bootstrap
+-- (stats.twin_diff: model rho minus twin rho, the pairs resampled together; the report's "model vs its random
+-- twin" table and reports/plots/idbench_twin_diff.csv). A model without a twin has no row.
+CREATE VIEW idbench_twin_pairs AS
+SELECT w.model, w.twin, a.layer, a.pooling, a.size, a.gold, a.pair_set, a.pair_id, a.score, b.score AS twin_score,
+       a.value
+FROM model_twins w
+JOIN idbench_judged a ON a.system = w.model AND a.kind = 'model'
+JOIN idbench_judged b
+  ON b.system = w.twin AND b.kind = 'model' AND b.layer = a.layer AND b.pooling = a.pooling AND b.size = a.size
+ AND b.gold = a.gold AND b.pair_set = a.pair_set AND b.pair_id = a.pair_id
+WHERE a.score IS NOT NULL AND NOT isnan(a.score) AND b.score IS NOT NULL AND NOT isnan(b.score)
+  AND a.value IS NOT NULL AND NOT isnan(a.value);
+
+-- Per (model, twin, layer, pooling, size, gold score, pair set): Spearman's rho of the model and of its twin on the
+-- same pairs (idbench_twin_pairs: pairs both scored), their difference and n (pairs). Point estimates only: the
+-- report adds the paired bootstrap's 95% CI and p-value (stats.twin_diff, `idbench.bootstrap_replicates`
+-- resamples of the pairs, seeded by `seed`; in Python: a Spearman per resample needs its own ranks, replicates x
+-- pairs rows per group in SQL).
+CREATE VIEW idbench_twin_diff AS
+WITH r AS (
+    SELECT model, twin, layer, pooling, size, gold, pair_set,
+           (rank() OVER wa + count(*) OVER wa) / 2.0 AS ra,
+           (rank() OVER wb + count(*) OVER wb) / 2.0 AS rb,
+           (rank() OVER wy + count(*) OVER wy) / 2.0 AS ry
+    FROM idbench_twin_pairs
+    WINDOW wa AS (PARTITION BY model, twin, layer, pooling, size, gold, pair_set ORDER BY score),
+           wb AS (PARTITION BY model, twin, layer, pooling, size, gold, pair_set ORDER BY twin_score),
+           wy AS (PARTITION BY model, twin, layer, pooling, size, gold, pair_set ORDER BY value)
+), s AS (
+    SELECT model, twin, layer, pooling, size, gold, pair_set, count(*) AS n,
+           CASE WHEN count(*) < 2 OR var_pop(ra) = 0 OR var_pop(ry) = 0 THEN NULL ELSE corr(ra, ry) END AS rho,
+           CASE WHEN count(*) < 2 OR var_pop(rb) = 0 OR var_pop(ry) = 0 THEN NULL ELSE corr(rb, ry) END AS twin_rho
+    FROM r GROUP BY ALL
+)
+SELECT *, rho - twin_rho AS diff FROM s
+ORDER BY model, pair_set, gold, size, pooling, layer;

@@ -51,3 +51,37 @@ SELECT task, model, layer, task_error, control_error, selectivity,
        selectivity - t * sd / sqrt(folds) AS ci_low, selectivity + t * sd / sqrt(folds) AS ci_high, folds, samples
 FROM (SELECT *, CASE folds - 1 WHEN 1 THEN 12.706 WHEN 2 THEN 4.303 WHEN 3 THEN 3.182 WHEN 4 THEN 2.776
                  WHEN 5 THEN 2.571 ELSE 1.96 END AS t FROM s);
+
+-- A model against its random twin (model_twins) on the same test samples: per (language, task, probe, pooling) each
+-- model at its own headline layer (chosen on fold 0), every sample of folds 1..K-1 that both were tested on, with its
+-- error (0/1 misclassification, or |prediction - target| for a regression task: MAE); score = the model's mean error
+-- over those samples (so it can differ from probing_headline's mean of fold means in the 3rd decimal), twin_score the
+-- twin's, diff = model - twin (negative: the model errs less), its 95% CI and two-sided p from a paired Poisson
+-- bootstrap over the samples (poisson_paired_bootstrap, 1000 replicates, seeded by the run's `seed`). The samples
+-- of one snippet are resampled independently (the token tasks' snippets are not clusters here). `beats_twin`: the
+-- CI is below 0. A model without a twin, or fits without per-sample errors, have no row.
+CREATE VIEW probing_twin_items AS
+WITH f AS (  -- fit files written before the per-sample columns existed read as null here (no row), not an error
+    SELECT * FROM probing_fits
+    UNION ALL BY NAME
+    SELECT NULL::VARCHAR[] AS test_items, NULL::DOUBLE[] AS test_errors WHERE false
+), s AS (
+    SELECT task, model, probe, pooling, metric, layer, fold, unnest(test_items) AS item_id, unnest(test_errors) AS error
+    FROM f
+    WHERE selected AND fold > 0 AND layer IS NOT NULL AND test_items IS NOT NULL
+)
+SELECT split_part(a.task, '-', 1) AS language, a.task[length(split_part(a.task, '-', 1)) + 2:] AS task,
+       w.model, w.twin, a.probe, a.pooling, a.metric, a.layer, b.layer AS twin_layer, a.item_id, a.error AS a,
+       b.error AS b
+FROM model_twins w
+JOIN s a ON a.model = w.model
+JOIN s b ON b.model = w.twin AND b.task = a.task AND b.probe = a.probe AND b.pooling = a.pooling
+        AND b.item_id = a.item_id;
+
+CREATE VIEW probing_twin_diff AS
+SELECT model, twin, language, task, probe, pooling, metric, layer, twin_layer, n::BIGINT AS n,
+       round(mean_a, 4) AS score, round(mean_b, 4) AS twin_score, round(diff, 4) AS diff, round(lo, 4) AS lo,
+       round(hi, 4) AS hi, p_value, hi < 0 AS beats_twin
+FROM poisson_paired_bootstrap(probing_twin_items,
+                              seed := coalesce((SELECT value FROM run_params WHERE key = 'seed'), '0'))
+ORDER BY model, language, task, probe, pooling;
