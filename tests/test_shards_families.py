@@ -1,0 +1,107 @@
+"""Family generation in shards (issue 26 item 5): the per-file part of a family's generation split over N
+jobs by the hash of each file's (source, path) (`pipeline.core.shards`), the global step once, and the
+merge gives the bytes of one job (points, baselines, metrics). The fixture is tests/test_shards.py's
+(`.test`'s corpus plus a jsonl-style dump with ties on (repository, path))."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.test_shards import N, _same, manifest, sources  # noqa: F401 (module-scoped fixtures)
+
+
+@pytest.fixture(scope="module")
+def extracted(manifest, tmp_path_factory) -> Path:  # noqa: F811
+    """The fixture's extraction, one job (the stem of its tables)."""
+    from pipeline.extract.build import main
+
+    stem = tmp_path_factory.mktemp("extract") / "x"
+    args = ["--manifest", str(manifest), "--workers", "1", "--timeout-s", "30", "--max-file-bytes", "1200",
+            "--per-repository-sources", "dump"]
+    outs = [a for t in ("usages", "imports", "inventory", "rejects") for a in (f"--{t}", f"{stem}.{t}.parquet")]
+    assert main(args + outs + ["--metrics", f"{stem}.json"]) == 0
+    return stem
+
+
+@pytest.mark.parametrize("max_points,ide_max_points", [(0, 0), (9, 4)])
+def test_apirec_shards_merge_to_the_one_job_bytes(manifest, extracted, tmp_path, max_points, ide_max_points):  # noqa: F811
+    """Scan parts, the global select, jedi parts and the merge (Java added there) against one job: without a
+    cap and jedi on every point, and with both seeded caps (a shard's own cap must hold the global one's)."""
+    from pipeline.families.apirec.generate import main
+
+    common = ["--usages", f"{extracted}.usages.parquet", "--imports", f"{extracted}.imports.parquet",
+              "--inventory", f"{extracted}.inventory.parquet", "--manifest", str(manifest),
+              "--domains", "fixture=general", "dump=web", "--default-domain", "general", "--eval-split", "test",
+              "--max-points", str(max_points), "--candidates", "5", "--top-k", "5", "--seed", "3",
+              "--ide-max-points", str(ide_max_points), "--ide-typed-chars", "1", "--cross-domain",
+              "--java-max-points", "0", "--per-repository-sources", "dump"]
+
+    def outputs(stem):
+        return ["--points", f"{stem}.points.parquet", "--baselines", f"{stem}.baselines.parquet",
+                "--metrics", f"{stem}.json"]
+
+    assert main(common + outputs(tmp_path / "one")) == 0
+    for k in range(N):
+        assert main(common + ["--shard", str(k), "--shards", str(N), "--scan-part", str(tmp_path / f"scan{k}.json")]) == 0
+    assert main(common + ["--select", *[str(tmp_path / f"scan{k}.json") for k in range(N)],
+                          "--selected", str(tmp_path / "selected.json")]) == 0
+    for k in range(N):
+        assert main(common + ["--shard", str(k), "--shards", str(N), "--selected", str(tmp_path / "selected.json"),
+                              "--ide-part", str(tmp_path / f"jedi{k}.json")]) == 0
+    assert main(common + ["--merge", *[str(tmp_path / f"jedi{k}.json") for k in range(N)],
+                          "--selected", str(tmp_path / "selected.json")] + outputs(tmp_path / "merged")) == 0
+    _same(tmp_path / "one", tmp_path / "merged", [".points.parquet", ".baselines.parquet", ".json"])
+    stats = json.loads((tmp_path / "one.json").read_text())
+    assert stats["points_all"] >= 15 and stats["ide_points"] > 0, stats
+    if max_points:
+        assert stats["points"] == max_points and stats["ide_points"] == ide_max_points
+    scanned = [json.loads((tmp_path / f"scan{k}.json").read_text())["points_all"] for k in range(N)]
+    jedi = [json.loads((tmp_path / f"jedi{k}.json").read_text())["ide_points"] for k in range(N)]
+    assert sum(1 for s in scanned if s) > 1 and sum(1 for j in jedi if j) > 1, (scanned, jedi)
+
+
+def test_apirec_shard_arguments(manifest, extracted, tmp_path):  # noqa: F811
+    from pipeline.families.apirec.generate import main
+
+    common = ["--usages", f"{extracted}.usages.parquet", "--imports", f"{extracted}.imports.parquet",
+              "--manifest", str(manifest), "--default-domain", "general", "--eval-split", "test", "--max-points", "0",
+              "--candidates", "5", "--top-k", "5", "--seed", "3"]
+    for bad in (["--shards", "4", "--shard", "1", "--points", "p", "--baselines", "b", "--metrics", "m"],
+                ["--scan-part", "x.json"], ["--merge", "j.json", "--points", "p", "--baselines", "b", "--metrics", "m"],
+                []):
+        with pytest.raises(SystemExit):
+            main(common + bad)
+
+
+def _plan(tmp_path: Path, target: str, **shards: int) -> str:
+    import subprocess
+    import sys
+
+    import yaml
+
+    from tests.test_shards import REPO
+
+    config = yaml.safe_load((REPO / ".test" / "params.yaml").read_text())
+    for family, n in shards.items():
+        config[family]["shards"] = n
+    tmp_path.mkdir()
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(config))
+    res = subprocess.run([str(Path(sys.executable).parent / "snakemake"), "--snakefile", str(REPO / "Snakefile"),
+                          "--directory", str(tmp_path), "-n", "--cores", "1", "--forceall", target],
+                         capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
+    return res.stdout
+
+
+def test_apirec_plans_two_shard_steps_and_none_with_one_shard(tmp_path):
+    import re
+
+    sharded = _plan(tmp_path / "n", "data/families/apirec/points.parquet", apirec=N)
+    for rule, count in (("apirec_points_scan_shard", N), ("apirec_points_select", 1),
+                        ("apirec_points_jedi_shard", N), ("apirec_points", 1)):
+        assert re.search(rf"^{rule}\s+{count}$", sharded, re.M), rule
+    one = _plan(tmp_path / "one", "data/families/apirec/points.parquet")
+    assert "_shard" not in one and "apirec_points_select" not in one and re.search(r"^apirec_points\s+1$", one, re.M)
