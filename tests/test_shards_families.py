@@ -104,4 +104,4 @@ def test_apirec_plans_two_shard_steps_and_none_with_one_shard(tmp_path):
                         ("apirec_points_jedi_shard", N), ("apirec_points", 1)):
         assert re.search(rf"^{rule}\s+{count}$", sharded, re.M), rule
     one = _plan(tmp_path / "one", "data/families/apirec/points.parquet")
-    assert "_shard" not in one and "apirec_points_select" not in one and re.search(r"^apirec_points\s+1$", one, re.M)
+    assert not re.search(r"^\w+_(shard|select)\s+\d+$", one, re.M) and re.search(r"^apirec_points\s+1$", one, re.M)
