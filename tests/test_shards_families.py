@@ -105,3 +105,60 @@ def test_apirec_plans_two_shard_steps_and_none_with_one_shard(tmp_path):
         assert re.search(rf"^{rule}\s+{count}$", sharded, re.M), rule
     one = _plan(tmp_path / "one", "data/families/apirec/points.parquet")
     assert not re.search(r"^\w+_(shard|select)\s+\d+$", one, re.M) and re.search(r"^apirec_points\s+1$", one, re.M)
+
+
+@pytest.mark.parametrize("language,max_snippets", [("java", 0), ("python", 0), ("python", 5)])
+def test_probing_shards_merge_to_the_one_job_bytes(manifest, tmp_path, language, max_snippets):  # noqa: F811
+    """Each shard's methods (under its own seeded cap), then the merge: the cap over all shards and the tasks,
+    every label, control and summary byte-identical to one job's."""
+    from pipeline.families.probing.generate import main
+
+    common = ["corpus", "--manifest", str(manifest), "--language", language, "--tasks", "path_type", "depth",
+              "declared", "dataflow", "variable_name", "misuse", "declared_every", "path_type_ours",
+              "--classes", "5", "--min-class-samples", "1", "--max-chars", "600", "--max-snippets", str(max_snippets),
+              "--max-samples", "40", "--seed", "3"]
+    assert main(common + ["--out", str(tmp_path / "one"), "--summary", str(tmp_path / "one" / "summary.json")]) == 0
+    parts = [str(tmp_path / f"part{k}.json") for k in range(N)]
+    for k in range(N):
+        assert main(common + ["--shard", str(k), "--shards", str(N), "--summary", parts[k]]) == 0
+    assert main(common + ["--merge", *parts, "--out", str(tmp_path / "merged"),
+                          "--summary", str(tmp_path / "merged" / "summary.json")]) == 0
+    files = sorted(p.relative_to(tmp_path / "one") for p in (tmp_path / "one").rglob("*") if p.is_file())
+    assert len(files) > 8
+    for rel in files:
+        assert (tmp_path / "one" / rel).read_bytes() == (tmp_path / "merged" / rel).read_bytes(), rel
+    summary = json.loads((tmp_path / "one" / "summary.json").read_text())
+    assert summary["snippets_found"] > 3 and summary["snippets"] == (max_snippets or summary["snippets_found"])
+    found = [json.loads(Path(p).read_text())["snippets_found"] for p in parts]
+    assert sum(1 for f in found if f) > 1, found
+
+
+def test_probing_plans_shards_and_none_with_one_shard(tmp_path):
+    import re
+
+    import yaml
+
+    from tests.test_shards import REPO
+
+    config = yaml.safe_load((REPO / ".test" / "params.yaml").read_text())
+    config["families"] = [*config["families"], "probing"]
+    config["probing"]["languages"] = ["java", "python"]
+    for n in (1, N):
+        config["probing"]["shards"] = n
+        (tmp_path / f"params{n}.yaml").write_text(yaml.safe_dump(config))
+    plans = {}
+    for n in (1, N):
+        import subprocess
+        import sys
+
+        res = subprocess.run([str(Path(sys.executable).parent / "snakemake"), "--snakefile", str(REPO / "Snakefile"),
+                              "--directory", str(tmp_path), "--configfile", str(tmp_path / f"params{n}.yaml"), "-n",
+                              "--cores", "1", "--forceall", "data/families/probing/java/summary.json",
+                              "data/families/probing/python/summary.json"], capture_output=True, text=True, timeout=600)
+        assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
+        plans[n] = res.stdout
+    for language in ("java", "python"):
+        assert re.search(rf"^probing_generate_{language}_shard\s+{N}$", plans[N], re.M)
+        assert re.search(rf"^probing_generate_{language}\s+1$", plans[N], re.M)
+        assert re.search(rf"^probing_generate_{language}\s+1$", plans[1], re.M)
+    assert not re.search(r"^\w+_shard\s+\d+$", plans[1], re.M)
