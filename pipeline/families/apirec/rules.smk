@@ -3,8 +3,6 @@
 
 APIREC = config["apirec"]
 APIREC_DOMAINS = [f"{k}={v}" for k, v in sorted(APIREC["domains"].items())]
-
-
 APIREC_SHARDS = APIREC.get("shards", 1)
 APIREC_SHARD_DIR = "data/families/apirec/shards"
 APIREC_GENERATE_INPUT = dict(
@@ -13,23 +11,29 @@ APIREC_GENERATE_INPUT = dict(
     inventory="data/extract/inventory.parquet",
     manifest="data/manifest.parquet",
 )
-APIREC_GENERATE_PARAMS = dict(
-    domains=APIREC_DOMAINS,
-    default_domain=APIREC["default_domain"],
-    eval_split=APIREC["eval_split"],
-    max_points=APIREC["max_points"],
-    candidates=APIREC["candidates"],
-    top_k=APIREC["top_k"],
-    ide_max_points=APIREC["ide_max_points"],
-    ide_typed_chars=APIREC["ide_typed_chars"],
-    popular=APIREC["popular_libraries"],
-    cross_domain="--cross-domain" if APIREC["cross_domain"] else "",
-    java_max_points=APIREC["java_max_points"],
-    # distributions (pipeline/extract/library.py): the standard libraries (Python's, the JDK), sources of many projects
-    stdlib=[s["name"] for s in config["corpus"]["sources"] if s.get("builtin") in ("stdlib", "jdk")],
-    per_repo=[s["name"] for s in config["corpus"]["sources"] if s["kind"] == "jsonl"],
-    seed=config["seed"],
-)
+
+
+def apirec_generate_params():
+    # a function: each rule reads the params while it is defined (pipeline.dvctrace attributes them to it)
+    return dict(
+        domains=APIREC_DOMAINS,
+        default_domain=APIREC["default_domain"],
+        eval_split=APIREC["eval_split"],
+        max_points=APIREC["max_points"],
+        candidates=APIREC["candidates"],
+        top_k=APIREC["top_k"],
+        ide_max_points=APIREC["ide_max_points"],
+        ide_typed_chars=APIREC["ide_typed_chars"],
+        popular=APIREC["popular_libraries"],
+        cross_domain="--cross-domain" if APIREC["cross_domain"] else "",
+        java_max_points=APIREC["java_max_points"],
+        # distributions (pipeline/extract/library.py): the standard libraries (Python's, the JDK), sources of many projects
+        stdlib=[s["name"] for s in config["corpus"]["sources"] if s.get("builtin") in ("stdlib", "jdk")],
+        per_repo=[s["name"] for s in config["corpus"]["sources"] if s["kind"] == "jsonl"],
+        seed=config["seed"],
+    )
+
+
 APIREC_GENERATE = (
     "python -m pipeline.families.apirec.generate --usages {input.usages:q} --imports {input.imports:q}"
     " --inventory {input.inventory:q}"
@@ -52,7 +56,7 @@ rule apirec_points:
         baselines="data/families/apirec/baselines.parquet",
         metrics="data/families/apirec/points.json",
     params:
-        **APIREC_GENERATE_PARAMS,
+        **apirec_generate_params(),
     conda:
         CONDA_ENV
     log:
@@ -75,7 +79,7 @@ rule apirec_points_scan_shard:
     wildcard_constraints:
         shard=r"\d+",
     params:
-        **APIREC_GENERATE_PARAMS,
+        **apirec_generate_params(),
         shards=APIREC_SHARDS,
     conda:
         CONDA_ENV
@@ -95,7 +99,7 @@ rule apirec_points_select:
         baselines=f"{APIREC_SHARD_DIR}/selected.baselines.parquet",
         modules=f"{APIREC_SHARD_DIR}/selected.modules.parquet",
     params:
-        **APIREC_GENERATE_PARAMS,
+        **apirec_generate_params(),
     conda:
         CONDA_ENV
     log:
@@ -114,7 +118,7 @@ rule apirec_points_jedi_shard:
     wildcard_constraints:
         shard=r"\d+",
     params:
-        **APIREC_GENERATE_PARAMS,
+        **apirec_generate_params(),
         shards=APIREC_SHARDS,
     conda:
         CONDA_ENV
