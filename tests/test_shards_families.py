@@ -162,3 +162,29 @@ def test_probing_plans_shards_and_none_with_one_shard(tmp_path):
         assert re.search(rf"^probing_generate_{language}\s+1$", plans[N], re.M)
         assert re.search(rf"^probing_generate_{language}\s+1$", plans[1], re.M)
     assert not re.search(r"^\w+_shard\s+\d+$", plans[1], re.M)
+
+
+@pytest.mark.slow
+def test_apirec_on_dot_test_one_vs_four_shards_through_snakemake(tmp_path):
+    """.test's apirec points built by Snakemake with apirec.shards 1 and 4 (jedi on every point): the
+    same bytes, and the 4-shard build ran 2N + 2 jobs for them."""
+    import re
+
+    import yaml
+
+    from tests.conftest import make_project, snakemake
+
+    outputs = [f"data/families/apirec/{t}" for t in ("points.parquet", "baselines.parquet", "points.json")]
+    built = {}
+    for n in (1, N):
+        root = make_project(tmp_path / f"apirec{n}")
+        params = yaml.safe_load((root / "params.yaml").read_text())
+        params["apirec"].update(shards=n, ide_max_points=0)
+        (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+        res = snakemake(root, outputs[0])
+        built[n] = root
+        log = res.stdout + res.stderr
+        assert bool(re.search(rf"^apirec_points_jedi_shard\s+{N}$", log, re.M)) == (n > 1)
+    for rel in outputs:
+        assert (built[1] / rel).read_bytes() == (built[N] / rel).read_bytes(), rel
+    assert json.loads((built[1] / outputs[2]).read_text())["ide_points"] > 10
