@@ -76,37 +76,6 @@ def test_apirec_shard_arguments(manifest, extracted, tmp_path):  # noqa: F811
             main(common + bad)
 
 
-def _plan(tmp_path: Path, target: str, **shards: int) -> str:
-    import subprocess
-    import sys
-
-    import yaml
-
-    from tests.test_shards import REPO
-
-    config = yaml.safe_load((REPO / ".test" / "params.yaml").read_text())
-    for family, n in shards.items():
-        config[family]["shards"] = n
-    tmp_path.mkdir()
-    (tmp_path / "params.yaml").write_text(yaml.safe_dump(config))
-    res = subprocess.run([str(Path(sys.executable).parent / "snakemake"), "--snakefile", str(REPO / "Snakefile"),
-                          "--directory", str(tmp_path), "-n", "--cores", "1", "--forceall", target],
-                         capture_output=True, text=True, timeout=600)
-    assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
-    return res.stdout
-
-
-def test_apirec_plans_two_shard_steps_and_none_with_one_shard(tmp_path):
-    import re
-
-    sharded = _plan(tmp_path / "n", "data/families/apirec/points.parquet", apirec=N)
-    for rule, count in (("apirec_points_scan_shard", N), ("apirec_points_select", 1),
-                        ("apirec_points_jedi_shard", N), ("apirec_points", 1)):
-        assert re.search(rf"^{rule}\s+{count}$", sharded, re.M), rule
-    one = _plan(tmp_path / "one", "data/families/apirec/points.parquet")
-    assert not re.search(r"^\w+_(shard|select)\s+\d+$", one, re.M) and re.search(r"^apirec_points\s+1$", one, re.M)
-
-
 @pytest.mark.parametrize("language,max_snippets", [("java", 0), ("python", 0), ("python", 5)])
 def test_probing_shards_merge_to_the_one_job_bytes(manifest, tmp_path, language, max_snippets):  # noqa: F811
     """Each shard's methods (under its own seeded cap), then the merge: the cap over all shards and the tasks,
@@ -133,8 +102,12 @@ def test_probing_shards_merge_to_the_one_job_bytes(manifest, tmp_path, language,
     assert sum(1 for f in found if f) > 1, found
 
 
-def test_probing_plans_shards_and_none_with_one_shard(tmp_path):
+def test_plans_family_shard_jobs_and_none_with_one_shard(tmp_path):
+    """apirec: N scan shards, one select, N jedi shards and the merge; probing: N shards per language and its
+    generate job; with 1 shard the families plan no shard job."""
     import re
+    import subprocess
+    import sys
 
     import yaml
 
@@ -143,25 +116,26 @@ def test_probing_plans_shards_and_none_with_one_shard(tmp_path):
     config = yaml.safe_load((REPO / ".test" / "params.yaml").read_text())
     config["families"] = [*config["families"], "probing"]
     config["probing"]["languages"] = ["java", "python"]
-    for n in (1, N):
-        config["probing"]["shards"] = n
-        (tmp_path / f"params{n}.yaml").write_text(yaml.safe_dump(config))
     plans = {}
     for n in (1, N):
-        import subprocess
-        import sys
-
+        config["apirec"]["shards"] = config["probing"]["shards"] = n
+        (tmp_path / f"params{n}.yaml").write_text(yaml.safe_dump(config))
         res = subprocess.run([str(Path(sys.executable).parent / "snakemake"), "--snakefile", str(REPO / "Snakefile"),
                               "--directory", str(tmp_path), "--configfile", str(tmp_path / f"params{n}.yaml"), "-n",
-                              "--cores", "1", "--forceall", "data/families/probing/java/summary.json",
-                              "data/families/probing/python/summary.json"], capture_output=True, text=True, timeout=600)
+                              "--cores", "1", "--forceall", "data/families/apirec/points.parquet",
+                              "data/families/probing/java/summary.json", "data/families/probing/python/summary.json"],
+                             capture_output=True, text=True, timeout=600)
         assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
         plans[n] = res.stdout
+    expected = [("apirec_points_scan_shard", N), ("apirec_points_select", 1), ("apirec_points_jedi_shard", N),
+                ("apirec_points", 1)]
     for language in ("java", "python"):
-        assert re.search(rf"^probing_generate_{language}_shard\s+{N}$", plans[N], re.M)
-        assert re.search(rf"^probing_generate_{language}\s+1$", plans[N], re.M)
-        assert re.search(rf"^probing_generate_{language}\s+1$", plans[1], re.M)
-    assert not re.search(r"^\w+_shard\s+\d+$", plans[1], re.M)
+        expected += [(f"probing_generate_{language}_shard", N), (f"probing_generate_{language}", 1)]
+    for rule, count in expected:
+        assert re.search(rf"^{rule}\s+{count}$", plans[N], re.M), rule
+    for rule in ("apirec_points", "probing_generate_java", "probing_generate_python"):
+        assert re.search(rf"^{rule}\s+1$", plans[1], re.M), rule
+    assert not re.search(r"^\w+_(shard|select)\s+\d+$", plans[1], re.M)
 
 
 @pytest.mark.slow
