@@ -5,44 +5,12 @@ APIREC = config["apirec"]
 APIREC_DOMAINS = [f"{k}={v}" for k, v in sorted(APIREC["domains"].items())]
 APIREC_SHARDS = APIREC.get("shards", 1)
 APIREC_SHARD_DIR = "data/families/apirec/shards"
+from pipeline.families import apirec as apirec_family  # noqa: E402
 APIREC_GENERATE_INPUT = dict(
     usages="data/extract/usages.parquet",
     imports="data/extract/imports.parquet",
     inventory="data/extract/inventory.parquet",
     manifest="data/manifest.parquet",
-)
-
-
-def apirec_generate_params():
-    # a function: each rule reads the params while it is defined (pipeline.dvctrace attributes them to it)
-    return dict(
-        domains=APIREC_DOMAINS,
-        default_domain=APIREC["default_domain"],
-        eval_split=APIREC["eval_split"],
-        max_points=APIREC["max_points"],
-        candidates=APIREC["candidates"],
-        top_k=APIREC["top_k"],
-        ide_max_points=APIREC["ide_max_points"],
-        ide_typed_chars=APIREC["ide_typed_chars"],
-        popular=APIREC["popular_libraries"],
-        cross_domain="--cross-domain" if APIREC["cross_domain"] else "",
-        java_max_points=APIREC["java_max_points"],
-        # distributions (pipeline/extract/library.py): the standard libraries (Python's, the JDK), sources of many projects
-        stdlib=[s["name"] for s in config["corpus"]["sources"] if s.get("builtin") in ("stdlib", "jdk")],
-        per_repo=[s["name"] for s in config["corpus"]["sources"] if s["kind"] == "jsonl"],
-        seed=config["seed"],
-    )
-
-
-APIREC_GENERATE = (
-    "python -m pipeline.families.apirec.generate --usages {input.usages:q} --imports {input.imports:q}"
-    " --inventory {input.inventory:q}"
-    " --manifest {input.manifest:q} --domains {params.domains:q} --default-domain {params.default_domain:q}"
-    " --eval-split {params.eval_split} --max-points {params.max_points} --candidates {params.candidates}"
-    " --top-k {params.top_k} --seed {params.seed} --ide-max-points {params.ide_max_points}"
-    " --ide-typed-chars {params.ide_typed_chars} --popular-libraries {params.popular:q} {params.cross_domain}"
-    " --java-max-points {params.java_max_points} --stdlib-sources {params.stdlib:q}"
-    " --per-repository-sources {params.per_repo:q}"
 )
 
 
@@ -56,15 +24,16 @@ rule apirec_points:
         baselines="data/families/apirec/baselines.parquet",
         metrics="data/families/apirec/points.json",
     params:
-        **apirec_generate_params(),
+        **apirec_family.generate_params(config),
     conda:
         CONDA_ENV
     log:
         "logs/apirec/generate.log",
     shell:
-        APIREC_GENERATE + (" --merge {input.parts:q} --selected {input.selected:q}" if APIREC_SHARDS > 1 else "") +
-        " --points {output.points:q}"
-        " --baselines {output.baselines:q} --metrics {output.metrics:q} 2> {log:q}"
+        apirec_family.generate_shell(
+            *(["--merge {input.parts:q} --selected {input.selected:q}"] if APIREC_SHARDS > 1 else []),
+            "--points {output.points:q} --baselines {output.baselines:q} --metrics {output.metrics:q} 2> {log:q}",
+        )
 
 
 # apirec.shards > 1 (pipeline/families/apirec/generate.py, "shards"): the evaluation files read and parsed in
@@ -79,14 +48,16 @@ rule apirec_points_scan_shard:
     wildcard_constraints:
         shard=r"\d+",
     params:
-        **apirec_generate_params(),
+        **apirec_family.generate_params(config),
         shards=APIREC_SHARDS,
     conda:
         CONDA_ENV
     log:
         "logs/apirec/generate.scan{shard}.log",
     shell:
-        APIREC_GENERATE + " --shard {wildcards.shard} --shards {params.shards} --scan-part {output.part:q} 2> {log:q}"
+        apirec_family.generate_shell(
+            "--shard {wildcards.shard} --shards {params.shards} --scan-part {output.part:q} 2> {log:q}"
+        )
 
 
 rule apirec_points_select:
@@ -99,13 +70,13 @@ rule apirec_points_select:
         baselines=f"{APIREC_SHARD_DIR}/selected.baselines.parquet",
         modules=f"{APIREC_SHARD_DIR}/selected.modules.parquet",
     params:
-        **apirec_generate_params(),
+        **apirec_family.generate_params(config),
     conda:
         CONDA_ENV
     log:
         "logs/apirec/generate.select.log",
     shell:
-        APIREC_GENERATE + " --select {input.parts:q} --selected {output.selected:q} 2> {log:q}"
+        apirec_family.generate_shell("--select {input.parts:q} --selected {output.selected:q} 2> {log:q}")
 
 
 rule apirec_points_jedi_shard:
@@ -118,15 +89,17 @@ rule apirec_points_jedi_shard:
     wildcard_constraints:
         shard=r"\d+",
     params:
-        **apirec_generate_params(),
+        **apirec_family.generate_params(config),
         shards=APIREC_SHARDS,
     conda:
         CONDA_ENV
     log:
         "logs/apirec/generate.jedi{shard}.log",
     shell:
-        APIREC_GENERATE + " --shard {wildcards.shard} --shards {params.shards} --selected {input.selected:q}"
-        " --ide-part {output.part:q} 2> {log:q}"
+        apirec_family.generate_shell(
+            "--shard {wildcards.shard} --shards {params.shards} --selected {input.selected:q}"
+            " --ide-part {output.part:q} 2> {log:q}"
+        )
 
 
 rule apirec_queries:
