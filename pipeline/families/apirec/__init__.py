@@ -17,6 +17,42 @@ QUERY_BASELINES = "data/families/apirec/query_baselines.parquet"
 LM_FAMILIES = ("masked-lm", "causal-lm", "encoder-decoder")
 
 
+def generate_params(config) -> dict:
+    """The params of apirec_points and its shard jobs (rules.smk): read while each rule is defined, so
+    pipeline.dvctrace attributes the reads to it."""
+    apirec = config["apirec"]
+    return dict(
+        domains=[f"{k}={v}" for k, v in sorted(apirec["domains"].items())],
+        default_domain=apirec["default_domain"],
+        eval_split=apirec["eval_split"],
+        max_points=apirec["max_points"],
+        candidates=apirec["candidates"],
+        top_k=apirec["top_k"],
+        ide_max_points=apirec["ide_max_points"],
+        ide_typed_chars=apirec["ide_typed_chars"],
+        popular=apirec["popular_libraries"],
+        cross_domain="--cross-domain" if apirec["cross_domain"] else "",
+        java_max_points=apirec["java_max_points"],
+        # distributions (pipeline/extract/library.py): the standard libraries (Python's, the JDK), sources of many projects
+        stdlib=[s["name"] for s in config["corpus"]["sources"] if s.get("builtin") in ("stdlib", "jdk")],
+        per_repo=[s["name"] for s in config["corpus"]["sources"] if s["kind"] == "jsonl"],
+        seed=config["seed"],
+    )
+
+
+def generate_shell(*tail: str) -> str:
+    """The generator's command with `generate_params`'s arguments, then `tail` (a shard step's, the outputs)."""
+    return " ".join((
+        "python -m pipeline.families.apirec.generate --usages {input.usages:q} --imports {input.imports:q}"
+        " --inventory {input.inventory:q}"
+        " --manifest {input.manifest:q} --domains {params.domains:q} --default-domain {params.default_domain:q}"
+        " --eval-split {params.eval_split} --max-points {params.max_points} --candidates {params.candidates}"
+        " --top-k {params.top_k} --seed {params.seed} --ide-max-points {params.ide_max_points}"
+        " --ide-typed-chars {params.ide_typed_chars} --popular-libraries {params.popular:q} {params.cross_domain}"
+        " --java-max-points {params.java_max_points} --stdlib-sources {params.stdlib:q}"
+        " --per-repository-sources {params.per_repo:q}", *tail))
+
+
 def inputs(config, subset: str) -> dict[str, str]:
     return {"points": POINTS} if subset == "code" else {"queries": QUERIES, "api_docs": API_DOCS}
 

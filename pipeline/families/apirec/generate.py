@@ -38,6 +38,7 @@ import pyarrow.compute as pc
 
 from pipeline import schemas as core_schemas
 from pipeline.core import ids, logs
+from pipeline.core import shards as sharding
 from pipeline.extract.availability import NOT_IN_STDLIB, Availability, left_out_counts
 from pipeline.families.apirec import schemas
 from pipeline.io import read_parquet, write_json, write_parquet
@@ -177,13 +178,16 @@ def ranking_row(point: dict, ranking: list[str], model: str, ranker: str, top_k:
 
 
 def ide_rows(points: list[dict], modules: dict[str, str], files: dict, root: Path, cap: int, typed: int, seed: int,
-             top_k: int, stats: Counter) -> list[dict]:
+             top_k: int, stats: Counter, shard: int = 0, shards: int = 1) -> list[dict]:
     """The jedi IDE baseline (ide.py) on every point (`cap` 0) or a seeded subset: the file alone, cut at the
     point, with the callee's qualifier and its first `typed` characters typed. Points are visited file by file in
-    source order under one path per file, so jedi's parser re-parses only what changed since the last cut."""
+    source order under one path per file, so jedi's parser re-parses only what changed since the last cut.
+    `shard` of `shards`: the subset is chosen over every point, then only this shard's files are ranked."""
     from pipeline.families.apirec import ide
 
     chosen = sorted(points, key=lambda p: ids.seeded_order_key(seed, "ide", p["point_id"]))[:cap] if cap else points
+    if shards > 1:
+        chosen = [p for p in chosen if sharding.in_shard(p["source"], p["path"], shard, shards)]
     project = ide.project()
     rows, texts, failures = [], {}, []
     for p in sorted(chosen, key=lambda p: (p["file_id"], p["line"], p["col"])):
@@ -226,31 +230,22 @@ def cross_domain_rows(points: list[dict], sequences: dict, domains: dict[str, st
     return rows
 
 
-def generate(usages: pa.Table, imports: pa.Table, manifest: pa.Table, root: Path, domains: dict[str, str],
-             default_domain: str, eval_split: str, max_points: int, candidates: int, top_k: int,
-             seed: int, ide_max_points: int | None = None, ide_typed_chars: int = 1,
-             popular_libraries: tuple[str, ...] = (), cross_domain: bool = False,
-             inventory: pa.Table | None = None) -> tuple[pa.Table, pa.Table, dict]:
-    """Points, baseline rankings (n-gram; jedi unless `ide_max_points` is None, 0 = every point; the per-domain
-    n-grams when `cross_domain`) and stats. `inventory`: the extraction's (platform labels of the corpus's
-    names; without it only the stdlib checker judges)."""
-    sequences = call_sequences(usages)
-    available = Availability(inventory, imports)
-    verdicts: dict[str, str | None] = {}
-    ngram = NGram([[r["fqn"] for r in seq] for (_, _), seq in sorted(sequences.items()) if seq[0]["split"] == "train"])
-    by_class = Counter(api_class(a) for a in ngram.vocab)
+RAW = pa.schema([(c, pa.string()) for c in ("file_id", "source", "repository", "path", "split", "module", "chain",
+                                              "fqn", "category", "function", "body", "header", "previous")]
+                + [(c, pa.int64()) for c in ("line", "col", "b", "m", "a", "n")])  # a shard's candidate points
 
-    files = {r["file_id"]: r for r in manifest.to_pylist()}
-    bindings: dict[str, list[tuple[str, str]]] = defaultdict(list)
-    for fid, scope, bound, target in zip(*(imports.column(c).to_pylist() for c in ("file_id", "scope", "bound", "target"))):
-        if not scope and bound and target:
-            bindings[fid].append((bound, target))
 
+def scan_points(sequences: dict, files: dict, root: Path, eval_split: str, available: Availability,
+                shard: int = 0, shards: int = 1) -> tuple[list, dict, Counter, dict]:
+    """The per-file part: every candidate point of the evaluation split's files (of one shard: by the
+    hash of the file's source and path, pipeline.core.shards), each file read and parsed once. Returns
+    the raw points (in (file_id, function, b) order), the functions' lengths, counters and verdicts."""
     stats = Counter()
+    verdicts: dict[str, str | None] = {}
     raw, lengths = [], {}
     by_file: dict[str, list[tuple[str, list[dict]]]] = defaultdict(list)
     for (fid, function), seq in sorted(sequences.items()):
-        if seq[0]["split"] == eval_split:
+        if seq[0]["split"] == eval_split and sharding.in_shard(seq[0]["source"], seq[0]["path"], shard, shards):
             by_file[fid].append((function, seq))
     for fid in sorted(by_file):
         try:
@@ -284,13 +279,47 @@ def generate(usages: pa.Table, imports: pa.Table, manifest: pa.Table, root: Path
                     continue
                 raw.append((r, function, offset, text[starts[first - 1]:offset], header, b, len(seq),
                             r["line"] - first + 1, n, seq[b - 2]["fqn"] if b > 1 else None))
-    buckets = length_buckets(lengths)
+    return raw, lengths, stats, verdicts
 
-    total = len(raw)
-    if max_points and total > max_points:  # the seeded subset first: rankings only for the points kept
+
+def cap_points(raw: list, max_points: int, seed: int) -> list:
+    """The seeded subset of `max_points` raw points (all when 0 or fewer). Each point's place depends
+    on the seed and its id only, so a shard's own subset holds every point of the global one."""
+    if max_points and len(raw) > max_points:  # the seeded subset first: rankings only for the points kept
         keyed = {ids.stable_id("apirec", x[0]["file_id"], x[0]["line"], x[0]["col"]): x for x in raw}
         keep = set(sorted(keyed, key=lambda i: ids.seeded_order_key(seed, i))[:max_points])
         raw = [x for pid, x in keyed.items() if pid in keep]
+    return raw
+
+
+def generate(usages: pa.Table, imports: pa.Table, manifest: pa.Table, root: Path, domains: dict[str, str],
+             default_domain: str, eval_split: str, max_points: int, candidates: int, top_k: int,
+             seed: int, ide_max_points: int | None = None, ide_typed_chars: int = 1,
+             popular_libraries: tuple[str, ...] = (), cross_domain: bool = False,
+             inventory: pa.Table | None = None, scanned: tuple | None = None,
+             modules_out: dict | None = None) -> tuple[pa.Table, pa.Table, dict]:
+    """Points, baseline rankings (n-gram; jedi unless `ide_max_points` is None, 0 = every point; the per-domain
+    n-grams when `cross_domain`) and stats. `inventory`: the extraction's (platform labels of the corpus's
+    names; without it only the stdlib checker judges). `scanned`: the shards' merged `scan_points`
+    (raw, lengths, stats, verdicts, points before the cap) instead of scanning here; `modules_out`
+    receives each point's module (the jedi shards read it)."""
+    sequences = call_sequences(usages)
+    files = {r["file_id"]: r for r in manifest.to_pylist()}
+    if scanned is None:
+        raw, lengths, stats, verdicts = scan_points(sequences, files, root, eval_split, Availability(inventory, imports))
+        total = len(raw)
+    else:
+        raw, lengths, stats, verdicts, total = scanned
+    ngram = NGram([[r["fqn"] for r in seq] for (_, _), seq in sorted(sequences.items()) if seq[0]["split"] == "train"])
+    by_class = Counter(api_class(a) for a in ngram.vocab)
+
+    bindings: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    for fid, scope, bound, target in zip(*(imports.column(c).to_pylist() for c in ("file_id", "scope", "bound", "target"))):
+        if not scope and bound and target:
+            bindings[fid].append((bound, target))
+
+    buckets = length_buckets(lengths)
+    raw = cap_points(raw, max_points, seed)
     rankings: dict[str | None, list[str]] = {}  # the n-gram's ranking depends on the previous API only
     points, baseline, modules = [], [], {}
     for r, function, offset, body, header, b, m, a, n, previous in raw:
@@ -315,6 +344,8 @@ def generate(usages: pa.Table, imports: pa.Table, manifest: pa.Table, root: Path
             "candidate_texts": [render(c, bindings[r["file_id"]], r["module"]) for c in pool]})
         baseline.append((points[-1], ranking))
         modules[point_id] = r["module"] or ""
+    if modules_out is not None:
+        modules_out.update(modules)
     table = pa.Table.from_pylist(points, schemas.POINTS).sort_by("point_id")
     rows = [ranking_row(p, rk, "ngram", "ngram", top_k) for p, rk in baseline]
     if ide_max_points is not None:
@@ -332,6 +363,50 @@ def generate(usages: pa.Table, imports: pa.Table, manifest: pa.Table, root: Path
         stats[f"points_by_{col}"] = dict(sorted(Counter(table.column(col).to_pylist()).items()))
     stats["ngram_gold_in_pool"] = sum(p["api"] in p["candidates"] for p in points)
     return table, base, dict(stats)
+
+
+# -- shards (apirec.shards; pipeline.core.shards) -------------------------------------------------------
+# N > 1: (1) N scan parts (`--scan-part`: each shard's files read and parsed, their candidate points under
+# the shard's own seeded cap, which holds every point of the global one); (2) `--select`: the global step
+# (the cap over all points, the train split's n-gram, length buckets, the per-domain n-grams: one job);
+# (3) N jedi parts (`--ide-part`: the IDE baseline on the selected points of each shard's files); (4)
+# `--merge`: the jedi rows and Java points added (Java's type index spans every Java file: not sharded).
+USAGE_KEYS = ("file_id", "source", "repository", "path", "split", "module", "chain", "fqn", "category", "line", "col")
+MODULES = pa.schema([("point_id", pa.string()), ("module", pa.string())])
+
+
+def beside(part: Path, table: str) -> Path:
+    """A part's table beside its JSON: X.json -> X.<table>.parquet."""
+    return part.with_name(f"{part.name.removesuffix('.json')}.{table}.parquet")
+
+
+def write_scan_part(scanned: tuple, max_points: int, seed: int, part: Path) -> None:
+    raw, lengths, stats, verdicts = scanned
+    kept = cap_points(raw, max_points, seed)
+    rows = [{**{k: r[k] for k in USAGE_KEYS}, "function": function, "body": body, "header": header, "b": b, "m": m,
+             "a": a, "n": n, "previous": previous} for r, function, _, body, header, b, m, a, n, previous in kept]
+    write_parquet(pa.Table.from_pylist(rows, RAW), beside(part, "raw"), RAW)
+    write_json({"stats": dict(stats), "verdicts": verdicts, "points_all": len(raw),
+                "lengths": [[fid, function, n] for (fid, function), n in sorted(lengths.items())]}, part)
+
+
+def read_scan_parts(parts: list[Path]) -> tuple:
+    """The shards' scan parts as one job's `scan_points` (raw points in its (file_id, function, b) order)
+    and the count before the caps."""
+    import json
+
+    raw, lengths, stats, verdicts, total = [], {}, Counter(), {}, 0
+    for part in parts:
+        meta = json.loads(part.read_text())
+        stats.update(meta["stats"])
+        verdicts.update(meta["verdicts"])
+        total += meta["points_all"]
+        lengths.update({(fid, function): n for fid, function, n in meta["lengths"]})
+        for x in read_parquet(beside(part, "raw"), RAW).to_pylist():
+            raw.append(({k: x[k] for k in USAGE_KEYS}, x["function"], None, x["body"], x["header"], x["b"], x["m"],
+                        x["a"], x["n"], x["previous"]))
+    raw.sort(key=lambda x: (x[0]["file_id"], x[1], x[5]))
+    return raw, lengths, stats, verdicts, total
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -361,22 +436,82 @@ def main(argv: list[str] | None = None) -> int:
                     help="sources that are a standard library (`builtin: stdlib` / `jdk`): Java category `stdlib`")
     ap.add_argument("--per-repository-sources", nargs="*", default=[],
                     help="sources holding many projects (jsonl dumps): one distribution per repository")
-    ap.add_argument("--points", required=True, type=Path)
-    ap.add_argument("--baselines", required=True, type=Path)
-    ap.add_argument("--metrics", required=True, type=Path)
+    ap.add_argument("--points", type=Path)
+    ap.add_argument("--baselines", type=Path)
+    ap.add_argument("--metrics", type=Path)
+    sharding.add_arguments(ap, "the last shard step: the jedi parts (their JSON, X.json, beside X.ide.parquet) and "
+                               "--selected merged with the Java points into --points/--baselines/--metrics")
+    ap.add_argument("--scan-part", type=Path, metavar="PART",
+                    help="shard step 1: this shard's candidate points (PART, a JSON beside PART's .raw.parquet)")
+    ap.add_argument("--select", nargs="+", type=Path, metavar="PART",
+                    help="shard step 2: the scan parts' global step (cap, n-gram, buckets) into --selected")
+    ap.add_argument("--selected", type=Path, metavar="JSON",
+                    help="the selected points of step 2 (JSON beside its .points/.baselines/.modules.parquet)")
+    ap.add_argument("--ide-part", type=Path, metavar="PART",
+                    help="shard step 3: the jedi baseline on --selected's points of this shard's files")
     args = ap.parse_args(argv)
+    sharding.check_arguments(ap, args)
+    sharded = args.scan_part or args.ide_part
+    if bool(sharded) != (args.shards > 1) and not (args.ide_part and args.shards == 1):
+        ap.error("--scan-part/--ide-part take one shard of --shards N > 1; without them give no --shard/--shards")
+    if (args.ide_part or args.merge) and not args.selected:
+        ap.error("--ide-part and --merge read the points of --select: give --selected")
+    if not (args.scan_part or args.select or args.ide_part) and not (args.points and args.baselines and args.metrics):
+        ap.error("give --points, --baselines and --metrics (or one shard step: --scan-part, --select, --ide-part)")
     logs.setup()
     domains = dict(d.split("=", 1) for d in args.domains)
-    points, base, stats = generate(read_parquet(args.usages, core_schemas.USAGES),
-                                   read_parquet(args.imports, core_schemas.IMPORTS),
-                                   read_parquet(args.manifest, core_schemas.MANIFEST), Path("."), domains,
-                                   args.default_domain, args.eval_split, args.max_points, args.candidates,
-                                   args.top_k, args.seed, args.ide_max_points, args.ide_typed_chars,
-                                   tuple(args.popular_libraries), args.cross_domain,
-                                   read_parquet(args.inventory, core_schemas.INVENTORY) if args.inventory else None)
+    manifest = read_parquet(args.manifest, core_schemas.MANIFEST)
+    if args.scan_part:
+        usages, imports = read_parquet(args.usages, core_schemas.USAGES), read_parquet(args.imports, core_schemas.IMPORTS)
+        inventory = read_parquet(args.inventory, core_schemas.INVENTORY) if args.inventory else None
+        scanned = scan_points(call_sequences(usages), {r["file_id"]: r for r in manifest.to_pylist()}, Path("."),
+                              args.eval_split, Availability(inventory, imports), args.shard, args.shards)
+        write_scan_part(scanned, args.max_points, args.seed, args.scan_part)
+        log.info("apirec shard %d of %d: %d candidate points", args.shard, args.shards, len(scanned[0]))
+        return 0
+    if args.ide_part:
+        points = read_parquet(beside(args.selected, "points"), schemas.POINTS).to_pylist()
+        modules = {r["point_id"]: r["module"] for r in read_parquet(beside(args.selected, "modules"), MODULES).to_pylist()}
+        stats = Counter()
+        rows = ide_rows(points, modules, {r["file_id"]: r for r in manifest.to_pylist()}, Path("."),
+                        args.ide_max_points or 0, args.ide_typed_chars, args.seed, args.top_k, stats, args.shard,
+                        args.shards)
+        write_parquet(pa.Table.from_pylist(rows, schemas.BASELINES), beside(args.ide_part, "ide"), schemas.BASELINES)
+        write_json(dict(stats), args.ide_part)
+        return 0
+    if args.merge:
+        import json
+
+        points = read_parquet(beside(args.selected, "points"), schemas.POINTS)
+        stats = json.loads(args.selected.read_text())
+        tables = [read_parquet(beside(args.selected, "baselines"), schemas.BASELINES)]
+        if args.ide_max_points is not None:
+            ide = Counter()
+            for part in args.merge:
+                ide.update({k: v for k, v in json.loads(part.read_text()).items() if k != "ide_typed_chars"})
+                tables.append(read_parquet(beside(part, "ide"), schemas.BASELINES))
+            stats.update({"ide_points": ide["ide_points"], "ide_failures": ide["ide_failures"],
+                          "ide_gold_in_list": ide["ide_gold_in_list"], "ide_typed_chars": args.ide_typed_chars})
+        base = pa.concat_tables(tables).sort_by([("point_id", "ascending"), ("model", "ascending")])
+    else:
+        usages, imports = read_parquet(args.usages, core_schemas.USAGES), read_parquet(args.imports, core_schemas.IMPORTS)
+        inventory = read_parquet(args.inventory, core_schemas.INVENTORY) if args.inventory else None
+        modules: dict[str, str] = {}
+        points, base, stats = generate(usages, imports, manifest, Path("."), domains, args.default_domain,
+                                       args.eval_split, args.max_points, args.candidates, args.top_k, args.seed,
+                                       None if args.select else args.ide_max_points, args.ide_typed_chars,
+                                       tuple(args.popular_libraries), args.cross_domain, inventory,
+                                       read_scan_parts(args.select) if args.select else None, modules)
+        if args.select:
+            write_parquet(points, beside(args.selected, "points"), schemas.POINTS)
+            write_parquet(base, beside(args.selected, "baselines"), schemas.BASELINES)
+            write_parquet(pa.Table.from_pylist([{"point_id": k, "module": v} for k, v in sorted(modules.items())],
+                                               MODULES), beside(args.selected, "modules"), MODULES)
+            write_json(stats, args.selected)
+            return 0
     from pipeline.families.apirec import java  # java.py builds on this module's n-gram and buckets
 
-    points, base, stats = java.add_java_points(points, base, stats, read_parquet(args.manifest, core_schemas.MANIFEST),
+    points, base, stats = java.add_java_points(points, base, stats, manifest,
                                                Path("."), domains, args.default_domain, args.eval_split,
                                                args.java_max_points, args.candidates, args.top_k, args.seed,
                                                tuple(args.popular_libraries), frozenset(args.stdlib_sources),

@@ -3,48 +3,103 @@
 
 APIREC = config["apirec"]
 APIREC_DOMAINS = [f"{k}={v}" for k, v in sorted(APIREC["domains"].items())]
+APIREC_SHARDS = APIREC.get("shards", 1)
+APIREC_SHARD_DIR = "data/families/apirec/shards"
+from pipeline.families import apirec as apirec_family  # noqa: E402
+APIREC_GENERATE_INPUT = dict(
+    usages="data/extract/usages.parquet",
+    imports="data/extract/imports.parquet",
+    inventory="data/extract/inventory.parquet",
+    manifest="data/manifest.parquet",
+)
 
 
 rule apirec_points:
     input:
-        usages="data/extract/usages.parquet",
-        imports="data/extract/imports.parquet",
-        inventory="data/extract/inventory.parquet",
-        manifest="data/manifest.parquet",
+        **APIREC_GENERATE_INPUT,
+        parts=expand(f"{APIREC_SHARD_DIR}/jedi{{shard}}.json", shard=range(APIREC_SHARDS)) if APIREC_SHARDS > 1 else [],
+        selected=f"{APIREC_SHARD_DIR}/selected.json" if APIREC_SHARDS > 1 else [],
     output:
         points="data/families/apirec/points.parquet",
         baselines="data/families/apirec/baselines.parquet",
         metrics="data/families/apirec/points.json",
     params:
-        domains=APIREC_DOMAINS,
-        default_domain=APIREC["default_domain"],
-        eval_split=APIREC["eval_split"],
-        max_points=APIREC["max_points"],
-        candidates=APIREC["candidates"],
-        top_k=APIREC["top_k"],
-        ide_max_points=APIREC["ide_max_points"],
-        ide_typed_chars=APIREC["ide_typed_chars"],
-        popular=APIREC["popular_libraries"],
-        cross_domain="--cross-domain" if APIREC["cross_domain"] else "",
-        java_max_points=APIREC["java_max_points"],
-        # distributions (pipeline/extract/library.py): the standard libraries (Python's, the JDK), sources of many projects
-        stdlib=[s["name"] for s in config["corpus"]["sources"] if s.get("builtin") in ("stdlib", "jdk")],
-        per_repo=[s["name"] for s in config["corpus"]["sources"] if s["kind"] == "jsonl"],
-        seed=config["seed"],
+        **apirec_family.generate_params(config),
     conda:
         CONDA_ENV
     log:
         "logs/apirec/generate.log",
     shell:
-        "python -m pipeline.families.apirec.generate --usages {input.usages:q} --imports {input.imports:q}"
-        " --inventory {input.inventory:q}"
-        " --manifest {input.manifest:q} --domains {params.domains:q} --default-domain {params.default_domain:q}"
-        " --eval-split {params.eval_split} --max-points {params.max_points} --candidates {params.candidates}"
-        " --top-k {params.top_k} --seed {params.seed} --ide-max-points {params.ide_max_points}"
-        " --ide-typed-chars {params.ide_typed_chars} --popular-libraries {params.popular:q} {params.cross_domain}"
-        " --java-max-points {params.java_max_points} --stdlib-sources {params.stdlib:q}"
-        " --per-repository-sources {params.per_repo:q} --points {output.points:q}"
-        " --baselines {output.baselines:q} --metrics {output.metrics:q} 2> {log:q}"
+        apirec_family.generate_shell(
+            *(["--merge {input.parts:q} --selected {input.selected:q}"] if APIREC_SHARDS > 1 else []),
+            "--points {output.points:q} --baselines {output.baselines:q} --metrics {output.metrics:q} 2> {log:q}",
+        )
+
+
+# apirec.shards > 1 (pipeline/families/apirec/generate.py, "shards"): the evaluation files read and parsed in
+# N jobs (by the hash of each file's source and path), the global step (the seeded cap, the n-grams, the length
+# buckets) once, the jedi baseline in N jobs, and apirec_points merges them (and adds Java) into the same bytes.
+rule apirec_points_scan_shard:
+    input:
+        **APIREC_GENERATE_INPUT,
+    output:
+        part=f"{APIREC_SHARD_DIR}/scan{{shard}}.json",
+        raw=f"{APIREC_SHARD_DIR}/scan{{shard}}.raw.parquet",
+    wildcard_constraints:
+        shard=r"\d+",
+    params:
+        **apirec_family.generate_params(config),
+        shards=APIREC_SHARDS,
+    conda:
+        CONDA_ENV
+    log:
+        "logs/apirec/generate.scan{shard}.log",
+    shell:
+        apirec_family.generate_shell(
+            "--shard {wildcards.shard} --shards {params.shards} --scan-part {output.part:q} 2> {log:q}"
+        )
+
+
+rule apirec_points_select:
+    input:
+        **APIREC_GENERATE_INPUT,
+        parts=expand(f"{APIREC_SHARD_DIR}/scan{{shard}}.json", shard=range(APIREC_SHARDS)),
+    output:
+        selected=f"{APIREC_SHARD_DIR}/selected.json",
+        points=f"{APIREC_SHARD_DIR}/selected.points.parquet",
+        baselines=f"{APIREC_SHARD_DIR}/selected.baselines.parquet",
+        modules=f"{APIREC_SHARD_DIR}/selected.modules.parquet",
+    params:
+        **apirec_family.generate_params(config),
+    conda:
+        CONDA_ENV
+    log:
+        "logs/apirec/generate.select.log",
+    shell:
+        apirec_family.generate_shell("--select {input.parts:q} --selected {output.selected:q} 2> {log:q}")
+
+
+rule apirec_points_jedi_shard:
+    input:
+        **APIREC_GENERATE_INPUT,
+        selected=f"{APIREC_SHARD_DIR}/selected.json",
+    output:
+        part=f"{APIREC_SHARD_DIR}/jedi{{shard}}.json",
+        rows=f"{APIREC_SHARD_DIR}/jedi{{shard}}.ide.parquet",
+    wildcard_constraints:
+        shard=r"\d+",
+    params:
+        **apirec_family.generate_params(config),
+        shards=APIREC_SHARDS,
+    conda:
+        CONDA_ENV
+    log:
+        "logs/apirec/generate.jedi{shard}.log",
+    shell:
+        apirec_family.generate_shell(
+            "--shard {wildcards.shard} --shards {params.shards} --selected {input.selected:q}"
+            " --ide-part {output.part:q} 2> {log:q}"
+        )
 
 
 rule apirec_queries:

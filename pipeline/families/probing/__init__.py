@@ -70,6 +70,35 @@ def generate_inputs(config, language: str) -> dict:
     return {"manifest": "data/manifest.parquet", **({"algorithm": "data/datasets/algo-1671A.json"} if algorithm else {})}
 
 
+def generate_params(config, language: str) -> dict:
+    """The params of `probing_generate_<language>` and its shard jobs (rules.smk): read while each rule is
+    defined, so pipeline.dvctrace attributes the reads to it."""
+    probing = config["probing"]
+    return dict(
+        language=language,
+        tasks=" ".join(language_tasks(config, language)),
+        algorithm="--algorithm-dataset data/datasets/algo-1671A/all.json"
+        if "algorithm" in language_tasks(config, language) else "",
+        classes=probing["classes"],
+        min_class_samples=probing["min_class_samples"],
+        max_chars=probing["max_chars"],
+        max_snippets=probing["max_snippets"],
+        max_samples=probing["max_samples"],
+        per_task=",".join(f"{t}={n}" for t, n in sorted(probing.get("max_samples_per_task", {}).items())),
+        seed=config["seed"],
+    )
+
+
+def generate_shell(*tail: str) -> str:
+    """The generator's command with `generate_params`'s arguments, then `tail` (a shard step's, the outputs)."""
+    return " ".join((
+        "python -m pipeline.families.probing.generate corpus --manifest {input.manifest:q} --language {params.language}"
+        " --tasks {params.tasks} {params.algorithm} --classes {params.classes}"
+        " --min-class-samples {params.min_class_samples} --max-chars {params.max_chars}"
+        " --max-snippets {params.max_snippets} --max-samples {params.max_samples}"
+        " --max-samples-per-task '{params.per_task}' --seed {params.seed}", *tail))
+
+
 def generate_outputs(config, language: str) -> dict:
     """What `probing_generate_<language>` writes."""
     tasks = language_tasks(config, language)

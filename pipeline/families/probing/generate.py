@@ -15,6 +15,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from pipeline.core import shards as sharding
 from pipeline.core.ids import stable_id, unit_float
 from pipeline.families.probing import CONTROL, VARIANTS
 from pipeline.families.probing import release as R
@@ -80,22 +81,58 @@ def write_samples(rows: list[dict], path: Path) -> int:
     return len({r["text"] for r in samples})
 
 
-def corpus_snippets(args: argparse.Namespace) -> tuple[list[T.Snippet], dict]:
+def language_files(args: argparse.Namespace) -> list[dict]:
+    """The language's non-duplicate files, by file_id (of one shard with --shards > 1: by the hash of each
+    file's source and path, pipeline.core.shards)."""
     manifest = pq.read_table(args.manifest).to_pylist()
-    files = sorted((r for r in manifest if r["language"] == args.language and not r["duplicate"]),
-                   key=lambda r: r["file_id"])
-    prs = T.parser(args.language)
-    snippets = []
-    for r in files:
-        text = Path(r["location"]).read_text(encoding=r["encoding"] or "utf-8", errors="replace")
-        snippets.extend(s for s in T.snippets_of_file(text, args.language, r["file_id"], prs)
-                        if len(s.text) <= args.max_chars and len(s.tokens) >= 3)
-    total = len(snippets)
+    return sorted((r for r in manifest if r["language"] == args.language and not r["duplicate"]
+                   and sharding.in_shard(r["source"], r["path"], args.shard, args.shards)), key=lambda r: r["file_id"])
+
+
+def file_snippets(r: dict, args: argparse.Namespace, prs) -> list[T.Snippet]:
+    """A file's snippets within the length limits (the per-file part)."""
+    text = Path(r["location"]).read_text(encoding=r["encoding"] or "utf-8", errors="replace")
+    return [s for s in T.snippets_of_file(text, args.language, r["file_id"], prs)
+            if len(s.text) <= args.max_chars and len(s.tokens) >= 3]
+
+
+def cap_snippets(snippet_ids: list[str], args: argparse.Namespace) -> set[str]:
+    """The seeded subset of `max_snippets` (all with 0): each id's place depends on the seed and the id only,
+    so a shard's own subset holds every snippet of the global one."""
     if args.max_snippets:
-        snippets = sorted(snippets, key=lambda s: unit_float(args.seed, "snippet", s.snippet_id))[:args.max_snippets]
+        snippet_ids = sorted(snippet_ids, key=lambda i: unit_float(args.seed, "snippet", i))[:args.max_snippets]
+    return set(snippet_ids)
+
+
+def corpus_snippets(args: argparse.Namespace) -> tuple[list[T.Snippet], dict]:
+    prs = T.parser(args.language)
+    if args.merge:  # the shards' candidates, capped again; only the kept snippets' files are parsed again
+        parts = [json.loads(p.read_text()) for p in args.merge]
+        n_files, total = sum(p["files"] for p in parts), sum(p["snippets_found"] for p in parts)
+        candidates = {sid: fid for p in parts for sid, fid in p["candidates"]}
+        keep = cap_snippets(list(candidates), args)
+        wanted = {candidates[sid] for sid in keep}
+        snippets = [s for r in language_files(args) if r["file_id"] in wanted
+                    for s in file_snippets(r, args, prs) if s.snippet_id in keep]
+    else:
+        files = language_files(args)
+        snippets = [s for r in files for s in file_snippets(r, args, prs)]
+        n_files, total = len(files), len(snippets)
+        if args.max_snippets:
+            snippets = sorted(snippets, key=lambda s: unit_float(args.seed, "snippet", s.snippet_id))[:args.max_snippets]
     snippets.sort(key=lambda s: s.snippet_id)
-    log.info("%s: %d files, %d snippets, %d kept", args.language, len(files), total, len(snippets))
-    return snippets, {"files": len(files), "snippets_found": total, "snippets": len(snippets)}
+    log.info("%s: %d files, %d snippets, %d kept", args.language, n_files, total, len(snippets))
+    return snippets, {"files": n_files, "snippets_found": total, "snippets": len(snippets)}
+
+
+def corpus_part(args: argparse.Namespace) -> dict:
+    """One shard's part: its files' snippet ids (under the shard's own seeded cap) and counts."""
+    prs = T.parser(args.language)
+    files = language_files(args)
+    found = [(s.snippet_id, r["file_id"]) for r in files for s in file_snippets(r, args, prs)]
+    keep = cap_snippets([sid for sid, _ in found], args)
+    return {"files": len(files), "snippets_found": len(found),
+            "candidates": sorted([sid, fid] for sid, fid in found if sid in keep)}
 
 
 def corpus(args: argparse.Namespace) -> dict:
@@ -176,8 +213,9 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--max-samples-per-task", type=task_caps, default={}, metavar="TASK=N,...",
                    help="per-task overrides of --max-samples, e.g. path_type=2000 (0: all)")
     c.add_argument("--seed", type=int, default=0)
-    c.add_argument("--out", type=Path, required=True, help="the language's folder")
-    c.add_argument("--summary", type=Path, required=True)
+    c.add_argument("--out", type=Path, help="the language's folder")
+    c.add_argument("--summary", type=Path, required=True, help="the language's summary (a shard's part with --shards > 1)")
+    sharding.add_arguments(c, "instead of scanning every file: merge these shards' parts (their --summary JSON)")
     m = sub.add_parser("summary", help="the family's metrics: every language's summary")
     m.add_argument("--summaries", type=Path, nargs="+", required=True)
     m.add_argument("--out", type=Path, required=True)
@@ -191,6 +229,12 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if "algorithm" in args.tasks and args.algorithm_dataset is None:
         ap.error("the algorithm task needs --algorithm-dataset")
+    sharding.check_arguments(c, args)
+    if args.shards > 1:  # a shard's candidate snippets; the tasks are built once, by the merge
+        write_json(corpus_part(args), args.summary)
+        return 0
+    if args.out is None:
+        ap.error("corpus needs --out (the language's folder)")
     write_json(corpus(args), args.summary)
     return 0
 

@@ -6,6 +6,7 @@
 PROBING = config["probing"]
 PROBING_FAMILY = FAMILY_BY_NAME["probing"]
 from pipeline.families import probing as probing_family  # noqa: E402
+PROBING_SHARDS = PROBING.get("shards", 1)
 
 
 for _language in PROBING_FAMILY.subsets(config):
@@ -15,31 +16,47 @@ for _language in PROBING_FAMILY.subsets(config):
             f"probing_generate_{_language}"
         input:
             **probing_family.generate_inputs(config, _language),
+            parts=[f"data/families/probing/{_language}/shards/{k}.json" for k in range(PROBING_SHARDS)]
+            if PROBING_SHARDS > 1 else [],
         output:
             **probing_family.generate_outputs(config, _language),
         params:
-            language=_language,
-            tasks=" ".join(probing_family.language_tasks(config, _language)),
-            algorithm="--algorithm-dataset data/datasets/algo-1671A/all.json"
-            if "algorithm" in probing_family.language_tasks(config, _language) else "",
-            classes=PROBING["classes"],
-            min_class_samples=PROBING["min_class_samples"],
-            max_chars=PROBING["max_chars"],
-            max_snippets=PROBING["max_snippets"],
-            max_samples=PROBING["max_samples"],
-            per_task=",".join(f"{t}={n}" for t, n in sorted(PROBING.get("max_samples_per_task", {}).items())),
-            seed=config["seed"],
+            **probing_family.generate_params(config, _language),
         conda:
             CONDA_ENV
         log:
             f"logs/probing/generate_{_language}.log",
         shell:
-            "python -m pipeline.families.probing.generate corpus --manifest {input.manifest:q} --language {params.language}"
-            " --tasks {params.tasks} {params.algorithm} --classes {params.classes}"
-            " --min-class-samples {params.min_class_samples} --max-chars {params.max_chars}"
-            " --max-snippets {params.max_snippets} --max-samples {params.max_samples}"
-            " --max-samples-per-task '{params.per_task}' --seed {params.seed}"
-            " --out data/families/probing/{params.language} --summary {output.summary:q} 2> {log:q}"
+            probing_family.generate_shell(
+                *(["--merge {input.parts:q}"] if PROBING_SHARDS > 1 else []),
+                "--out data/families/probing/{params.language} --summary {output.summary:q} 2> {log:q}",
+            )
+
+    # probing.shards > 1: the language's files are read and parsed for their methods by that many jobs (by the
+    # hash of each file's source and path, pipeline.core.shards); the merge above caps the methods over all
+    # shards, parses again only the kept methods' files and builds the tasks (the same bytes as one job).
+    if PROBING_SHARDS > 1:
+
+        rule:
+            name:
+                f"probing_generate_{_language}_shard"
+            input:
+                manifest="data/manifest.parquet",
+            output:
+                part=f"data/families/probing/{_language}/shards/{{shard}}.json",
+            wildcard_constraints:
+                shard=r"\d+",
+            params:
+                **probing_family.generate_params(config, _language),
+                shards=PROBING_SHARDS,
+            conda:
+                CONDA_ENV
+            log:
+                f"logs/probing/generate_{_language}.shard_{{shard}}.log",
+            shell:
+                probing_family.generate_shell(
+                    "--shard {wildcards.shard} --shards {params.shards} --summary {output.part:q} 2> {log:q}"
+                )
 
 
 rule probing:
