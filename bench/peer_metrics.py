@@ -30,6 +30,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
+
 if __package__ in (None, ""):  # run as a script by a side's interpreter: the repository on the path
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -37,13 +39,14 @@ from bench._peers import PEERS_PYTHON, peers_missing, run_side, skip_or_fail, ve
 
 KS = (1, 5, 10)
 MEASURES = [f"success@{k}" for k in KS] + ["rr"] + [f"ap@{k}" for k in KS] + [f"ndcg@{k}" for k in KS]
-OURS = ("ours-sql", "ours-python")
+OURS = ("ours-numpy", "ours-sql", "ours-python")
 PEERS = ("pytrec_eval", "ranx", "ir_measures")
 PEER_MODULES = ("pytrec_eval", "ranx", "ir_measures")
 
 
-def make_queries(n: int, depth: int, seed: int) -> tuple[dict, dict]:
-    """(qrels, run): graded judgements and a ranked run per query, seeded."""
+def make_queries(n: int, depth: int, seed: int, shuffle: bool = False) -> tuple[dict, dict]:
+    """(qrels, run): graded judgements and a ranked run per query, seeded; `shuffle`: each query's run dict
+    in a random order (not rank order: every side sorts every query)."""
     rnd = random.Random(seed)
     qrels, run = {}, {}
     for q in range(n):
@@ -54,38 +57,44 @@ def make_queries(n: int, depth: int, seed: int) -> tuple[dict, dict]:
         returned = rnd.sample(pool, rnd.randint(1, min(depth, len(pool))))
         qid = f"q{q}"
         qrels[qid] = judged
-        run[qid] = {d: float(len(returned) - i) + rnd.random() * 0.5 for i, d in enumerate(returned)}
+        scored = [(d, float(len(returned) - i) + rnd.random() * 0.5) for i, d in enumerate(returned)]
+        if shuffle:
+            rnd.shuffle(scored)
+        run[qid] = dict(scored)
     return qrels, run
 
 
 # ---------------------------------------------------------------- the sides (each its own process)
 
-def _ours_rels(qrels: dict, run: dict) -> tuple[list[str], list[list[int]], list[list[int]]]:
-    """Per query (sorted ids): the grades of the run's documents in rank order, and every judged grade."""
-    qids = sorted(run)
-    rels = []
-    for q in qids:
-        grade, scores = qrels[q].get, run[q]
-        rels.append([grade(d, 0) for d in sorted(scores, key=scores.__getitem__, reverse=True)])
-    return qids, rels, [list(qrels[q].values()) for q in qids]
+def side_ours_numpy(qrels: dict, run: dict) -> dict[str, list[float]]:
+    """The library's whole-run path (pipeline.metrics.evaluate_run): the dicts read into flat arrays, ranked
+    as trec_eval ranks, every measure a few vector operations over all queries."""
+    from pipeline import metrics
+
+    return metrics.evaluate_run(qrels, run, KS).rows(MEASURES)
 
 
 def side_ours_sql(qrels: dict, run: dict, con=None) -> dict[str, list[float]]:
+    """The warehouse's macros over the graded lists: the run read and ranked by the library (read_run, as
+    ours-numpy), the lists handed to DuckDB as Arrow list columns over the same buffers."""
     import pyarrow as pa
 
+    from pipeline import metrics
+
     con = con or setup_ours_sql()
-    qids, rels, ideal = _ours_rels(qrels, run)
-    grades = pa.list_(pa.int32())  # typed: Arrow's type inference over nested lists costs 10x the conversion
-    q = pa.table({"qid": pa.array(qids, pa.string()), "rels": pa.array(rels, grades),  # noqa: F841 (read by name)
-                  "ideal": pa.array(ideal, grades)})
+    runs = metrics.read_run(qrels, run)
+    lists = lambda off, vals: pa.ListArray.from_arrays(pa.array(off.astype("int32")),  # noqa: E731
+                                                       pa.array(vals.astype("int32")))
+    q = pa.table({"rels": lists(runs.offsets, runs.grades),  # noqa: F841 (read by name)
+                  "ideal": lists(runs.ideal_offsets, runs.ideal)})
     cols = [f"success_at_k(first_rank(rels, 1), {k})" for k in KS] + ["reciprocal_rank(first_rank(rels, 1))"]
     cols += [f"ap_at_k_standard(rels, {k}, len(list_filter(ideal, lambda g: g >= 1)))" for k in KS]
     cols += [f"ndcg_at_k_standard(rels, {k}, ideal)" for k in KS]
     t0 = time.process_time()
     got = con.execute(f"SELECT {', '.join(cols)} FROM q").fetchnumpy()
     QUERY_ONLY.append(time.process_time() - t0)  # the warehouse's part: the grades are already in a table there
-    columns = [got[c].astype("float64").tolist() for c in got]
-    return {q: [c[i] for c in columns] for i, q in enumerate(qids)}
+    table = np.column_stack([got[c].astype("float64") for c in got]).tolist()
+    return dict(zip(runs.qids, table))
 
 
 QUERY_ONLY: list[float] = []
@@ -104,14 +113,16 @@ def setup_ours_sql():
 
 
 def side_ours_python(qrels: dict, run: dict) -> dict[str, list[float]]:
+    """The macros' Python twins (pipeline.metrics.ranking), one graded list per query."""
     from pipeline import metrics as M
 
-    qids, rels, ideal = _ours_rels(qrels, run)
+    runs = M.read_run(qrels, run)
+    rels, ideal = runs.rels(), runs.judged()
     first = [M.first_rank(r, 1) for r in rels]
     n_rel = [sum(g >= 1 for g in i) for i in ideal]
     cols = [M.success_at_k(first, k) for k in KS] + [M.reciprocal_rank(first)]
     cols += [M.ap_at_k_standard(rels, k, n_rel) for k in KS] + [M.ndcg_at_k_standard(rels, k, ideal) for k in KS]
-    return {q: [float(c[i]) for c in cols] for i, q in enumerate(qids)}
+    return {q: [float(c[i]) for c in cols] for i, q in enumerate(runs.qids)}
 
 
 def side_pytrec_eval(qrels: dict, run: dict) -> dict[str, list[float]]:
@@ -148,11 +159,11 @@ def side_ir_measures(qrels: dict, run: dict) -> dict[str, list[float]]:
     return out
 
 
-SIDES = {"ours-sql": side_ours_sql, "ours-python": side_ours_python, "pytrec_eval": side_pytrec_eval,
+SIDES = {"ours-numpy": side_ours_numpy, "ours-sql": side_ours_sql, "ours-python": side_ours_python, "pytrec_eval": side_pytrec_eval,
          "ranx": side_ranx, "ir_measures": side_ir_measures}
-SIDE_IMPORTS = {"ours-sql": ("pyarrow", "pipeline.metrics"), "ours-python": ("pipeline.metrics",),
+SIDE_IMPORTS = {"ours-numpy": ("numpy", "pipeline.metrics"), "ours-sql": ("pyarrow", "pipeline.metrics"), "ours-python": ("pipeline.metrics",),
                 "pytrec_eval": ("pytrec_eval",), "ranx": ("ranx",), "ir_measures": ("ir_measures",)}
-TOOL = {"ours-sql": "ours: DuckDB macros (pipeline.metrics)", "ours-python": "ours: Python twins (pipeline.metrics)",
+TOOL = {"ours-numpy": "ours: whole-run numpy (pipeline.metrics.evaluate_run)", "ours-sql": "ours: DuckDB macros (pipeline.metrics)", "ours-python": "ours: Python twins (pipeline.metrics)",
         "pytrec_eval": "pytrec-eval-terrier", "ranx": "ranx", "ir_measures": "ir-measures"}
 
 
@@ -201,6 +212,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--queries", type=int, default=20000)
     ap.add_argument("--depth", type=int, default=50, help="documents returned per query at most")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--shuffle", action="store_true", help="each query's documents in a random order in the "
+                    "run dict (default: rank order, as run files are written)")
     ap.add_argument("--repeat", type=int, default=1, help="runs per side; the least CPU is kept")
     ap.add_argument("--peers", nargs="+", default=list(PEERS), choices=PEERS)
     ap.add_argument("--peers-python", default=None, help=f"the peers venv's python (default {PEERS_PYTHON})")
@@ -216,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
     missing = peers_missing(python, tuple(PEER_MODULES[PEERS.index(p)] for p in args.peers))
     if missing:
         return skip_or_fail(missing, args.peers_python is not None)
-    qrels, run = make_queries(args.queries, args.depth, args.seed)
+    qrels, run = make_queries(args.queries, args.depth, args.seed, args.shuffle)
     script = Path(__file__).resolve()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -238,10 +251,11 @@ def main(argv: list[str] | None = None) -> int:
         if name == "ours-sql":
             row["query_only_cpu_s"] = round(b["query_only_cpu_s"], 3)
         if name not in OURS:
+            row["peer_over_ours_numpy"] = round(b["cpu_s"] / best["ours-numpy"]["cpu_s"], 2)
             row["peer_over_ours_sql"] = round(b["cpu_s"] / best["ours-sql"]["cpu_s"], 2)
             row["peer_over_ours_python"] = round(b["cpu_s"] / best["ours-python"]["cpu_s"], 2)
         rows.append(row)
-    out = {"queries": args.queries, "depth": args.depth, "measures": MEASURES, "threads": 1,
+    out = {"queries": args.queries, "depth": args.depth, "shuffled": args.shuffle, "measures": MEASURES, "threads": 1,
            "judged_pairs": sum(map(len, qrels.values())), "run_pairs": sum(map(len, run.values())), "rows": rows}
     if args.json:
         print(json.dumps(out))
@@ -250,7 +264,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{len(MEASURES)} measures per query, one thread per side, CPU seconds; values against ours (DuckDB)")
         for r in rows:
             ratio = "" if "peer_over_ours_sql" not in r else \
-                f", {r['peer_over_ours_sql']:.2f}x ours (SQL), {r['peer_over_ours_python']:.2f}x ours (Python)"
+                f", {r['peer_over_ours_numpy']:.2f}x ours (numpy), {r['peer_over_ours_sql']:.2f}x ours (SQL), {r['peer_over_ours_python']:.2f}x ours (Python)"
             warm = f" (+{r['setup_cpu_s']:.2f} s set-up)"
             if "query_only_cpu_s" in r:
                 warm += f" [the SQL query alone, grades already in a table: {r['query_only_cpu_s']:.2f} s]"

@@ -60,8 +60,16 @@ class GradedRuns:
 
     def rels(self) -> list[list[int]]:
         """The graded lists back as Python lists (one per query)."""
-        g, o = self.grades.tolist(), self.offsets.tolist()
-        return [g[a:b] for a, b in zip(o, o[1:])]
+        return _lists(self.offsets, self.grades)
+
+    def judged(self) -> list[list[int]]:
+        """The judged grades back as Python lists (one per query)."""
+        return _lists(self.ideal_offsets, self.ideal)
+
+
+def _lists(offsets: np.ndarray, values: np.ndarray) -> list[list[int]]:
+    v, o = values.tolist(), offsets.tolist()
+    return [v[a:b] for a, b in zip(o, o[1:])]
 
 
 def _flat(lists) -> tuple[np.ndarray, np.ndarray]:
@@ -72,10 +80,15 @@ def _flat(lists) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _ints(values, n: int, what: str) -> np.ndarray:
+    """Integers (read as float64 first: a fractional grade is an error, not truncated)."""
     try:
-        return np.fromiter(values, np.int64, n)
+        got = np.fromiter(values, np.float64, n)
     except (TypeError, ValueError) as err:
         raise ValueError(f"{what} must be integers (trec_eval's relevance levels): {err}") from None
+    whole = got.astype(np.int64)
+    if (whole != got).any():
+        raise ValueError(f"{what} must be integers (trec_eval's relevance levels), got {float(got[whole != got][0])!r}")
+    return whole
 
 
 def read_run(qrels: dict, run: dict) -> GradedRuns:
@@ -92,11 +105,17 @@ def read_run(qrels: dict, run: dict) -> GradedRuns:
         scores = np.fromiter(chain.from_iterable(map(dict.values, runs)), np.float64, n)
     except (TypeError, ValueError) as err:
         raise ValueError(f"run scores must be numbers (run[query][doc] = score): {err}") from None
+    if np.isnan(scores).any():
+        q = qids[int(np.searchsorted(offsets, np.flatnonzero(np.isnan(scores))[0], side="right")) - 1]
+        raise ValueError(f"query {q!r} has a NaN score: trec_eval cannot rank it; drop or replace it")
     grades = _ints(chain.from_iterable(map(lambda r, j: map(j.get, r, repeat(0)), runs, judged)), n, "qrels grades")
     order = _rank_order(scores, offsets, lens, runs)
     if order is not None:
         grades = grades[order]
-    ioff, iflat = _flat([list(j.values()) for j in judged])
+    ilens = np.fromiter(map(len, judged), np.int64, len(qids))
+    ioff = np.zeros(len(qids) + 1, np.int64)
+    np.cumsum(ilens, out=ioff[1:])
+    iflat = _ints(chain.from_iterable(map(dict.values, judged)), int(ioff[-1]), "qrels grades")
     return GradedRuns(qids, offsets, grades, ioff, iflat)
 
 
@@ -115,7 +134,7 @@ def _rank_order(scores, offsets, lens, runs) -> np.ndarray | None:
     order = np.arange(n)
     redo = np.unique(qidx[1:][bad])  # the queries out of order or with ties
     sel = np.flatnonzero(np.isin(qidx, redo))
-    sub = sel[np.lexsort((-scores[sel], qidx[sel]))]  # stable: ties keep their input order for now
+    sub = sel[_by_query_descending(scores[sel], qidx[sel])]  # stable: ties keep their input order for now
     s = scores[sub]
     tie = (s[1:] == s[:-1]) & (qidx[sub][1:] == qidx[sub][:-1])
     if tie.any():  # equal scores: document id descending (trec_eval's comp_sim_docno), per block of ties
@@ -127,6 +146,25 @@ def _rank_order(scores, offsets, lens, runs) -> np.ndarray | None:
         sub = np.asarray(sub, np.int64)
     order[sel] = sub
     return order
+
+
+def _by_query_descending(scores: np.ndarray, qidx: np.ndarray) -> np.ndarray:
+    """The stable permutation sorting by qidx (grouped, ascending), then score descending. Many short
+    queries: one row per query padded to the longest and sorted along the rows (short sorts, 2-3x faster
+    than a lexsort of the whole run); a few long ones: lexsort."""
+    n = len(scores)
+    starts = np.flatnonzero(np.concatenate(([True], qidx[1:] != qidx[:-1])))
+    lens = np.diff(np.append(starts, n))
+    width = int(lens.max())
+    if len(lens) * width > 4 * n:
+        return np.lexsort((-scores, qidx))
+    pos = np.arange(n) - np.repeat(starts, lens)
+    row = np.repeat(np.arange(len(lens)), lens)
+    pad = np.full((len(lens), width), np.inf)
+    pad[row, pos] = -scores  # padding (+inf) sorts after every score of its row, stable: after an -inf score too
+    cols = np.argsort(pad, axis=1, kind="stable")
+    keep = np.arange(width) < lens[:, None]
+    return (cols + starts[:, None])[keep]
 
 
 @dataclass(frozen=True)
