@@ -13,8 +13,8 @@ grades the same way, so each measure is a few vector operations, not a loop over
 - ap@k (map_cut_k): the sum of precision@i over the relevant ranks i <= k, over every relevant judged
   document (0 when there is none); ap_apibench@k: the same sum over the relevant documents found in the
   top k (APIBench);
-- ndcg@k (ndcg_cut_k): DCG@k (gain = grade, discount log2(rank + 1)) over the DCG@k of the judged grades
-  sorted descending (0 when that is 0).
+- ndcg@k (ndcg_cut_k): DCG@k (gain = grade, a negative grade 0, discount log2(rank + 1)) over the DCG@k of
+  the judged grades sorted descending (0 when that is 0).
 
 Relevant = grade >= min_grade. The sums run over ranks 1..k in order, one rank at a time, as trec_eval
 and the SQL macros add them (adding 0.0 where a rank adds nothing), so the values equal trec_eval's and
@@ -237,9 +237,9 @@ def measure(runs: GradedRuns, ks=(1, 5, 10), min_grade: int = 1, measures=STANDA
         if "ndcg" in measures:
             disc = np.array([math.log2(i + 2) for i in range(top)])
             gain = np.zeros((nq, top), np.int64)
-            gain[qi, pi] = g[cut]
+            gain[qi, pi] = np.maximum(g[cut], 0)  # a negative grade gains 0 (trec_eval)
             dcg = _running_sums(gain / disc, ks)
-            ideal = _top_sorted(runs.ideal_offsets, runs.ideal, top)
+            ideal = _top_sorted(runs.ideal_offsets, np.maximum(runs.ideal, 0), top)
             idcg = _running_sums(ideal / disc, ks)
             for k in ks:
                 out[f"ndcg@{k}"] = _ratio(dcg[k], idcg[k])
