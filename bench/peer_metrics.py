@@ -248,10 +248,10 @@ def main(argv: list[str] | None = None) -> int:
     ref = values["ours-sql"]
     for name in (*OURS, *args.peers):
         b = best[name]
-        row = {"side": name, "tool": b["tool"], "cpu_s": round(b["cpu_s"], 3),
+        row = {"side": name, "tool": b["tool"], "cpu_s": round(b["cpu_s"], 4),
                "setup_cpu_s": round(b["setup_cpu_s"], 2), **compare(ref, values[name])}
         if name == "ours-sql":
-            row["query_only_cpu_s"] = round(b["query_only_cpu_s"], 3)
+            row["query_only_cpu_s"] = round(b["query_only_cpu_s"], 4)
         if name not in OURS:
             row["peer_over_ours_numpy"] = round(b["cpu_s"] / best["ours-numpy"]["cpu_s"], 2)
             row["peer_over_ours_sql"] = round(b["cpu_s"] / best["ours-sql"]["cpu_s"], 2)
@@ -269,8 +269,8 @@ def main(argv: list[str] | None = None) -> int:
                 f", {r['peer_over_ours_numpy']:.2f}x ours (numpy), {r['peer_over_ours_sql']:.2f}x ours (SQL), {r['peer_over_ours_python']:.2f}x ours (Python)"
             warm = f" (+{r['setup_cpu_s']:.2f} s set-up)"
             if "query_only_cpu_s" in r:
-                warm += f" [the SQL query alone, grades already in a table: {r['query_only_cpu_s']:.2f} s]"
-            print(f"{r['side']:12s} {r['tool']:24s} {r['cpu_s']:7.2f} s{warm}{ratio}; {r['values']} values, "
+                warm += f" [the SQL query alone, grades already in a table: {r['query_only_cpu_s']:.4f} s]"
+            print(f"{r['side']:12s} {r['tool']:24s} {r['cpu_s']:7.4f} s{warm}{ratio}; {r['values']} values, "
                   f"{r['equal_exactly']} equal exactly, {r['equal_within_1e-12']} within 1e-12 "
                   f"(max |diff| {r['max_abs_diff']:.2g}), {r['queries_missing']} queries missing")
     return 0

@@ -268,12 +268,18 @@ def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
 
 
 def _top_sorted(offsets: np.ndarray, values: np.ndarray, top: int) -> np.ndarray:
-    """[queries, top]: each query's values sorted descending, its first `top` (0 beyond its length)."""
+    """[queries, top]: each query's values (>= 0) sorted descending, its first `top` (0 beyond its length)."""
     nq = len(offsets) - 1
     lens = np.diff(offsets)
+    width = int(lens.max()) if nq else 0
     qidx = np.repeat(np.arange(nq), lens)
-    order = np.lexsort((-values, qidx))
     rank = np.arange(len(values)) - np.repeat(offsets[:-1], lens)
+    if nq * width <= 4 * len(values):  # short rows: sort a padded matrix (0 pads: they gain nothing)
+        pad = np.zeros((nq, max(width, top)), values.dtype)
+        pad[qidx, rank] = values
+        pad.sort(axis=1)
+        return np.ascontiguousarray(pad[:, ::-1][:, :top])
+    order = np.lexsort((-values, qidx))
     keep = rank < top
     out = np.zeros((nq, top), np.int64)
     out[qidx[keep], rank[keep]] = values[order][keep]
