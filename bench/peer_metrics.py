@@ -1,24 +1,29 @@
-"""Ranking metrics: ours (`pipeline.metrics`: the DuckDB macros the warehouse runs, and their Python twins)
-against pytrec_eval, ranx and ir-measures, on the same queries, values checked equal per query.
+"""Ranking metrics: ours (`pipeline.metrics`) against pytrec_eval, ranx and ir-measures, on the same queries,
+values checked equal per query. Our three sides, all library code:
+
+- ours-numpy: `pipeline.metrics.evaluate_run` (runs.py), the whole run in a few vector operations;
+- ours-sql: the DuckDB macros the warehouse's views run (macros.sql), over the graded lists that
+  `pipeline.metrics.read_run` (the same reading and ranking as ours-numpy) hands over as Arrow list columns;
+- ours-python: the macros' Python twins (ranking.py), the readable reference: a Python loop per list.
 
 Input (seeded, `--queries` of them): per query, graded judgements (0 / 1 / 2, APIBench's wrong / class /
 exact API; at least one relevant) over a pool of 5-80 documents, and a run of up to `--depth` documents
-with distinct descending scores (no ties: trec_eval breaks them by document id, the others by position).
+with distinct scores (no ties: trec_eval breaks them by document id, the others by position), each query's
+dict in rank order (as run files are written) or, `--shuffle`, in a random order (every side sorts).
 Each side starts from the same TREC-style dicts (`qrels[q][doc] = grade`, `run[q][doc] = score`, the peers'
 native input) in its own process, one thread (DuckDB `threads = 1`, numba one thread), and is timed
-(`time.process_time`) from those dicts to every query's values of the ten measures below: our side
-includes turning the run into graded lists in rank order (`rels`, what the pipeline's SQL builds with
-joins), the peers include building their own structures (ranx's Numba lists, pytrec_eval's evaluator).
-Set-up is timed apart: imports, our DuckDB connection with the macros installed, and one call of every side
-on 5 of the queries (ranx's Numba kernels compiled, `cache=True`: the first run after an install compiles
-for ~40 CPU s, later runs load the cache; pyarrow's lazy pandas import on its first array; DuckDB's first
-query).
+(`time.process_time`) from those dicts to every query's values of the ten measures below: our sides
+include reading and ranking the run, the peers building their own structures (ranx's Numba lists,
+pytrec_eval's evaluator). Set-up is timed apart: imports, our DuckDB connection with the macros installed,
+and one call of every side on 5 of the queries (ranx's Numba kernels compiled, `cache=True`: the first run
+after an install compiles for ~40 CPU s, later runs load the cache; pyarrow's lazy pandas import on its
+first array; DuckDB's first query).
 
 Measures, relevant = grade >= 1: success@1,5,10 (trec_eval success_k, ranx hit_rate@k), reciprocal rank
 (recip_rank, mrr), AP@1,5,10 (map_cut_k, map@k), nDCG@1,5,10 with gain = grade (ndcg_cut_k, ranx ndcg:
 Jarvelin's, not ndcg_burges).
 
-    python -m bench.peer_metrics [--queries 20000] [--depth 50] [--repeat 1] [--json]
+    python -m bench.peer_metrics [--queries 20000] [--depth 50] [--shuffle] [--repeat 1] [--json]
 """
 
 from __future__ import annotations
