@@ -132,8 +132,9 @@ def _rank_order(scores, offsets, lens, runs) -> np.ndarray | None:
         return None
     qidx = np.repeat(np.arange(len(lens)), lens)
     order = np.arange(n)
-    redo = np.unique(qidx[1:][bad])  # the queries out of order or with ties
-    sel = np.flatnonzero(np.isin(qidx, redo))
+    redo = np.zeros(len(lens), bool)  # the queries out of order or with ties
+    redo[qidx[1:][bad]] = True
+    sel = np.flatnonzero(redo[qidx])
     sub = sel[_by_query_descending(scores[sel], qidx[sel])]  # stable: ties keep their input order for now
     s = scores[sub]
     tie = (s[1:] == s[:-1]) & (qidx[sub][1:] == qidx[sub][:-1])
