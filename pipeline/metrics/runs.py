@@ -197,17 +197,16 @@ def measure(runs: GradedRuns, ks=(1, 5, 10), min_grade: int = 1, measures=STANDA
     if any(k < 1 for k in ks):
         raise ValueError(f"cutoffs must be >= 1, got {ks}")
     nq = len(runs.offsets) - 1
-    lens = np.diff(runs.offsets)
+    starts, ends = runs.offsets[:-1], runs.offsets[1:]
     g = runs.grades
-    qidx = np.repeat(np.arange(nq), lens)
-    pos = np.arange(len(g)) - np.repeat(runs.offsets[:-1], lens)  # 0-based rank
-    rel = g >= min_grade
-    hits_all = np.cumsum(rel)
-    hits = hits_all - np.repeat(np.concatenate(([0], hits_all))[runs.offsets[:-1]], lens)  # relevant so far
     out: dict[str, np.ndarray] = {}
-    first = np.zeros(nq, np.int64)  # the first relevant rank (0: none)
-    at = rel & (hits == 1)
-    first[qidx[at]] = pos[at] + 1
+    first = np.zeros(nq, np.int64)  # the first relevant rank over the whole list (0: none)
+    at = np.flatnonzero(g >= min_grade)
+    if len(at):
+        j = np.searchsorted(at, starts)  # each query's first relevant position at or after its start
+        cand = at[np.minimum(j, len(at) - 1)]
+        ok = (j < len(at)) & (cand < ends)
+        first[ok] = cand[ok] - starts[ok] + 1
     if "success" in measures:
         for k in ks:
             out[f"success@{k}"] = ((first > 0) & (first <= k)).astype(np.float64)
@@ -218,30 +217,27 @@ def measure(runs: GradedRuns, ks=(1, 5, 10), min_grade: int = 1, measures=STANDA
         out["rr"] = rr
     top = max(ks) if ks else 0
     if {"ap", "ap_apibench", "ndcg"} & set(measures) and top:
-        cut = pos < top
-        qi, pi = qidx[cut], pos[cut]
+        # the top `top` ranks of every query as a [queries, top] matrix (past a list's end: not relevant, gain 0)
+        cols = np.arange(top)
+        valid = cols < (ends - starts)[:, None]
+        G = g[np.minimum(starts[:, None] + cols, len(g) - 1)] if len(g) else np.zeros((nq, top), np.int64)
         if "ap" in measures or "ap_apibench" in measures:
-            prec = np.zeros((nq, top))
-            r = rel[cut]
-            prec[qi[r], pi[r]] = hits[cut][r] / (pi[r] + 1.0)
-            found = np.zeros((nq, top), np.int64)
-            found[qi[r], pi[r]] = 1
-            n_rel = np.bincount(np.repeat(np.arange(nq), np.diff(runs.ideal_offsets))[runs.ideal >= min_grade],
-                                minlength=nq)
+            R = valid & (G >= min_grade)
+            hits = np.cumsum(R, axis=1)  # relevant so far
+            prec = np.where(R, hits / (cols + 1.0), 0.0)
             sums = _running_sums(prec, ks)
-            hit_k = _running_sums(found, ks)
+            judged_rel = np.concatenate(([0], np.cumsum(runs.ideal >= min_grade)))
+            n_rel = judged_rel[runs.ideal_offsets[1:]] - judged_rel[runs.ideal_offsets[:-1]]
             for k in ks:
                 if "ap" in measures:
                     out[f"ap@{k}"] = _ratio(sums[k], n_rel)
                 if "ap_apibench" in measures:
-                    out[f"ap_apibench@{k}"] = _ratio(sums[k], hit_k[k])
+                    out[f"ap_apibench@{k}"] = _ratio(sums[k], hits[:, k - 1])
         if "ndcg" in measures:
             disc = np.array([math.log2(i + 2) for i in range(top)])
-            gain = np.zeros((nq, top), np.int64)
-            gain[qi, pi] = np.maximum(g[cut], 0)  # a negative grade gains 0 (trec_eval)
+            gain = np.where(valid, np.maximum(G, 0), 0)  # a negative grade gains 0 (trec_eval)
             dcg = _running_sums(gain / disc, ks)
-            ideal = _top_sorted(runs.ideal_offsets, np.maximum(runs.ideal, 0), top)
-            idcg = _running_sums(ideal / disc, ks)
+            idcg = _running_sums(_top_positive(runs.ideal_offsets, runs.ideal, top) / disc, ks)
             for k in ks:
                 out[f"ndcg@{k}"] = _ratio(dcg[k], idcg[k])
     order = [f"success@{k}" for k in ks] + ["rr"] + [f"ap@{k}" for k in ks] + [f"ap_apibench@{k}" for k in ks] \
@@ -268,20 +264,27 @@ def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     return out
 
 
-def _top_sorted(offsets: np.ndarray, values: np.ndarray, top: int) -> np.ndarray:
-    """[queries, top]: each query's values (>= 0) sorted descending, its first `top` (0 beyond its length)."""
+def _top_positive(offsets: np.ndarray, values: np.ndarray, top: int) -> np.ndarray:
+    """[queries, top]: each query's positive values sorted descending, its first `top` (0 beyond them)."""
     nq = len(offsets) - 1
-    lens = np.diff(offsets)
-    width = int(lens.max()) if nq else 0
-    qidx = np.repeat(np.arange(nq), lens)
-    rank = np.arange(len(values)) - np.repeat(offsets[:-1], lens)
+    keep = values > 0
+    counts = np.concatenate(([0], np.cumsum(keep)))
+    lens = counts[offsets[1:]] - counts[offsets[:-1]]
+    values = values[keep]
+    out = np.zeros((nq, top), values.dtype)
+    if not len(values):
+        return out
+    width = int(lens.max())
+    rows = np.repeat(np.arange(nq), lens)
+    rank = np.arange(len(values)) - np.repeat(counts[offsets[:-1]], lens)
     if nq * width <= 4 * len(values):  # short rows: sort a padded matrix (0 pads: they gain nothing)
-        pad = np.zeros((nq, max(width, top)), values.dtype)
-        pad[qidx, rank] = values
+        pad = np.zeros((nq, width), values.dtype)
+        pad[rows, rank] = values
         pad.sort(axis=1)
-        return np.ascontiguousarray(pad[:, ::-1][:, :top])
-    order = np.lexsort((-values, qidx))
-    keep = rank < top
-    out = np.zeros((nq, top), np.int64)
-    out[qidx[keep], rank[keep]] = values[order][keep]
+        got = pad[:, ::-1][:, :top]
+        out[:, :got.shape[1]] = got
+        return out
+    order = np.lexsort((-values, rows))
+    cut = rank < top
+    out[rows[cut], rank[cut]] = values[order][cut]
     return out
