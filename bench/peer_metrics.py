@@ -165,11 +165,14 @@ def side_ir_measures(qrels: dict, run: dict) -> dict[str, list[float]]:
     return out
 
 
-SIDES = {"ours-numpy": side_ours_numpy, "ours-sql": side_ours_sql, "ours-python": side_ours_python, "pytrec_eval": side_pytrec_eval,
+SIDES = {"ours-numpy": side_ours_numpy, "ours-sql": side_ours_sql, "ours-python": side_ours_python,
+         "pytrec_eval": side_pytrec_eval,
          "ranx": side_ranx, "ir_measures": side_ir_measures}
-SIDE_IMPORTS = {"ours-numpy": ("numpy", "pipeline.metrics"), "ours-sql": ("pyarrow", "pipeline.metrics"), "ours-python": ("pipeline.metrics",),
+SIDE_IMPORTS = {"ours-numpy": ("numpy", "pipeline.metrics"), "ours-sql": ("pyarrow", "pipeline.metrics"),
+                "ours-python": ("pipeline.metrics",),
                 "pytrec_eval": ("pytrec_eval",), "ranx": ("ranx",), "ir_measures": ("ir_measures",)}
-TOOL = {"ours-numpy": "ours: whole-run numpy (pipeline.metrics.evaluate_run)", "ours-sql": "ours: DuckDB macros (pipeline.metrics)", "ours-python": "ours: Python twins (pipeline.metrics)",
+TOOL = {"ours-numpy": "ours: whole-run numpy (pipeline.metrics.evaluate_run)",
+        "ours-sql": "ours: DuckDB macros (pipeline.metrics)", "ours-python": "ours: Python twins (pipeline.metrics)",
         "pytrec_eval": "pytrec-eval-terrier", "ranx": "ranx", "ir_measures": "ir-measures"}
 
 
@@ -268,7 +271,8 @@ def main(argv: list[str] | None = None) -> int:
             row["peer_over_ours_sql"] = round(b["cpu_s"] / best["ours-sql"]["cpu_s"], 2)
             row["peer_over_ours_python"] = round(b["cpu_s"] / best["ours-python"]["cpu_s"], 2)
         rows.append(row)
-    out = {"queries": args.queries, "depth": args.depth, "shuffled": args.shuffle, "calls_per_run": calls, "measures": MEASURES, "threads": 1,
+    out = {"queries": args.queries, "depth": args.depth, "shuffled": args.shuffle, "calls_per_run": calls,
+           "measures": MEASURES, "threads": 1,
            "judged_pairs": sum(map(len, qrels.values())), "run_pairs": sum(map(len, run.values())), "rows": rows}
     if args.json:
         print(json.dumps(out))
@@ -277,7 +281,8 @@ def main(argv: list[str] | None = None) -> int:
               f"{len(MEASURES)} measures per query, one thread per side, CPU seconds; values against ours (DuckDB)")
         for r in rows:
             ratio = "" if "peer_over_ours_sql" not in r else \
-                f", {r['peer_over_ours_numpy']:.2f}x ours (numpy), {r['peer_over_ours_sql']:.2f}x ours (SQL), {r['peer_over_ours_python']:.2f}x ours (Python)"
+                f", {r['peer_over_ours_numpy']:.2f}x ours (numpy), {r['peer_over_ours_sql']:.2f}x ours (SQL), " \
+                f"{r['peer_over_ours_python']:.2f}x ours (Python)"
             warm = f" (+{r['setup_cpu_s']:.2f} s set-up)"
             if "query_only_cpu_s" in r:
                 warm += f" [the SQL query alone, grades already in a table: {r['query_only_cpu_s']:.4f} s]"

@@ -68,7 +68,8 @@ def _sum_precision_at_hits(rels, k, min_grade) -> tuple[float, int]:
 
 def _dcg(grades: Sequence, k: int | None) -> float:
     """Gain = grade (a negative grade or None gains 0, as in trec_eval), discount log2(rank + 1)."""
-    return math.fsum(0.0 if g is None else max(g, 0) / math.log2(i + 1) for i, g in enumerate(_top_k(grades, k), start=1))
+    return math.fsum(0.0 if g is None else max(g, 0) / math.log2(i + 1)
+                     for i, g in enumerate(_top_k(grades, k), start=1))
 
 
 def ap_at_k_standard(rels: Iterable, k: int | None, n_relevant: Iterable, min_grade: int = 1) -> np.ndarray:
