@@ -1,23 +1,29 @@
-"""Ranking metrics: ours (`pipeline.metrics`: the DuckDB macros the warehouse runs, and their Python twins)
-against pytrec_eval, ranx and ir-measures, on the same queries, values checked equal per query.
+"""Ranking metrics: ours (`pipeline.metrics`) against pytrec_eval, ranx and ir-measures, on the same queries,
+values checked equal per query. Our three sides, all library code:
+
+- ours-numpy: `pipeline.metrics.evaluate_run` (runs.py), the whole run in a few vector operations;
+- ours-sql: the DuckDB macros the warehouse's views run (macros.sql), over the graded lists that
+  `pipeline.metrics.read_run` (the same reading and ranking as ours-numpy) hands over as Arrow list columns;
+- ours-python: the macros' Python twins (ranking.py), the readable reference: a Python loop per list.
 
 Input (seeded, `--queries` of them): per query, graded judgements (0 / 1 / 2, APIBench's wrong / class /
 exact API; at least one relevant) over a pool of 5-80 documents, and a run of up to `--depth` documents
-with distinct descending scores (no ties: trec_eval breaks them by document id, the others by position).
+with distinct scores (no ties: trec_eval breaks them by document id, the others by position), each query's
+dict in rank order (as run files are written) or, `--shuffle`, in a random order (every side sorts).
 Each side starts from the same TREC-style dicts (`qrels[q][doc] = grade`, `run[q][doc] = score`, the peers'
 native input) in its own process, one thread (DuckDB `threads = 1`, numba one thread), and is timed
-(`time.process_time`) from those dicts to every query's values of the ten measures below: our side
-includes turning the run into graded lists in rank order (`rels`, what the pipeline's SQL builds with
-joins), the peers include building their own structures (ranx's Numba lists, pytrec_eval's evaluator).
-Set-up is timed apart: imports, our DuckDB connection with the macros installed, ranx's Numba kernels
-compiled on a small input (`cache=True`: the first run after an install compiles for ~40 CPU s, later
-runs load the cache).
+(`time.process_time`) from those dicts to every query's values of the ten measures below: our sides
+include reading and ranking the run, the peers building their own structures (ranx's Numba lists,
+pytrec_eval's evaluator). Set-up is timed apart: imports, our DuckDB connection with the macros installed,
+and one call of every side on 5 of the queries (ranx's Numba kernels compiled, `cache=True`: the first run
+after an install compiles for ~40 CPU s, later runs load the cache; pyarrow's lazy pandas import on its
+first array; DuckDB's first query).
 
 Measures, relevant = grade >= 1: success@1,5,10 (trec_eval success_k, ranx hit_rate@k), reciprocal rank
 (recip_rank, mrr), AP@1,5,10 (map_cut_k, map@k), nDCG@1,5,10 with gain = grade (ndcg_cut_k, ranx ndcg:
 Jarvelin's, not ndcg_burges).
 
-    python -m bench.peer_metrics [--queries 20000] [--depth 50] [--repeat 1] [--json]
+    python -m bench.peer_metrics [--queries 20000] [--depth 50] [--shuffle] [--repeat 1] [--json]
 """
 
 from __future__ import annotations
@@ -30,6 +36,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
+
 if __package__ in (None, ""):  # run as a script by a side's interpreter: the repository on the path
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -37,13 +45,14 @@ from bench._peers import PEERS_PYTHON, peers_missing, run_side, skip_or_fail, ve
 
 KS = (1, 5, 10)
 MEASURES = [f"success@{k}" for k in KS] + ["rr"] + [f"ap@{k}" for k in KS] + [f"ndcg@{k}" for k in KS]
-OURS = ("ours-sql", "ours-python")
+OURS = ("ours-numpy", "ours-sql", "ours-python")
 PEERS = ("pytrec_eval", "ranx", "ir_measures")
 PEER_MODULES = ("pytrec_eval", "ranx", "ir_measures")
 
 
-def make_queries(n: int, depth: int, seed: int) -> tuple[dict, dict]:
-    """(qrels, run): graded judgements and a ranked run per query, seeded."""
+def make_queries(n: int, depth: int, seed: int, shuffle: bool = False) -> tuple[dict, dict]:
+    """(qrels, run): graded judgements and a ranked run per query, seeded; `shuffle`: each query's run dict
+    in a random order (not rank order: every side sorts every query)."""
     rnd = random.Random(seed)
     qrels, run = {}, {}
     for q in range(n):
@@ -54,38 +63,44 @@ def make_queries(n: int, depth: int, seed: int) -> tuple[dict, dict]:
         returned = rnd.sample(pool, rnd.randint(1, min(depth, len(pool))))
         qid = f"q{q}"
         qrels[qid] = judged
-        run[qid] = {d: float(len(returned) - i) + rnd.random() * 0.5 for i, d in enumerate(returned)}
+        scored = [(d, float(len(returned) - i) + rnd.random() * 0.5) for i, d in enumerate(returned)]
+        if shuffle:
+            rnd.shuffle(scored)
+        run[qid] = dict(scored)
     return qrels, run
 
 
 # ---------------------------------------------------------------- the sides (each its own process)
 
-def _ours_rels(qrels: dict, run: dict) -> tuple[list[str], list[list[int]], list[list[int]]]:
-    """Per query (sorted ids): the grades of the run's documents in rank order, and every judged grade."""
-    qids = sorted(run)
-    rels = []
-    for q in qids:
-        grade, scores = qrels[q].get, run[q]
-        rels.append([grade(d, 0) for d in sorted(scores, key=scores.__getitem__, reverse=True)])
-    return qids, rels, [list(qrels[q].values()) for q in qids]
+def side_ours_numpy(qrels: dict, run: dict) -> dict[str, list[float]]:
+    """The library's whole-run path (pipeline.metrics.evaluate_run): the dicts read into flat arrays, ranked
+    as trec_eval ranks, every measure a few vector operations over all queries."""
+    from pipeline import metrics
+
+    return metrics.evaluate_run(qrels, run, KS).rows(MEASURES)
 
 
 def side_ours_sql(qrels: dict, run: dict, con=None) -> dict[str, list[float]]:
+    """The warehouse's macros over the graded lists: the run read and ranked by the library (read_run, as
+    ours-numpy), the lists handed to DuckDB as Arrow list columns over the same buffers."""
     import pyarrow as pa
 
+    from pipeline import metrics
+
     con = con or setup_ours_sql()
-    qids, rels, ideal = _ours_rels(qrels, run)
-    grades = pa.list_(pa.int32())  # typed: Arrow's type inference over nested lists costs 10x the conversion
-    q = pa.table({"qid": pa.array(qids, pa.string()), "rels": pa.array(rels, grades),  # noqa: F841 (read by name)
-                  "ideal": pa.array(ideal, grades)})
+    runs = metrics.read_run(qrels, run)
+    lists = lambda off, vals: pa.ListArray.from_arrays(pa.array(off.astype("int32")),  # noqa: E731
+                                                       pa.array(vals.astype("int32")))
+    q = pa.table({"rels": lists(runs.offsets, runs.grades),  # noqa: F841 (read by name)
+                  "ideal": lists(runs.ideal_offsets, runs.ideal)})
     cols = [f"success_at_k(first_rank(rels, 1), {k})" for k in KS] + ["reciprocal_rank(first_rank(rels, 1))"]
     cols += [f"ap_at_k_standard(rels, {k}, len(list_filter(ideal, lambda g: g >= 1)))" for k in KS]
     cols += [f"ndcg_at_k_standard(rels, {k}, ideal)" for k in KS]
     t0 = time.process_time()
     got = con.execute(f"SELECT {', '.join(cols)} FROM q").fetchnumpy()
     QUERY_ONLY.append(time.process_time() - t0)  # the warehouse's part: the grades are already in a table there
-    columns = [got[c].astype("float64").tolist() for c in got]
-    return {q: [c[i] for c in columns] for i, q in enumerate(qids)}
+    table = np.column_stack([got[c].astype("float64") for c in got]).tolist()
+    return dict(zip(runs.qids, table))
 
 
 QUERY_ONLY: list[float] = []
@@ -104,14 +119,16 @@ def setup_ours_sql():
 
 
 def side_ours_python(qrels: dict, run: dict) -> dict[str, list[float]]:
+    """The macros' Python twins (pipeline.metrics.ranking), one graded list per query."""
     from pipeline import metrics as M
 
-    qids, rels, ideal = _ours_rels(qrels, run)
+    runs = M.read_run(qrels, run)
+    rels, ideal = runs.rels(), runs.judged()
     first = [M.first_rank(r, 1) for r in rels]
     n_rel = [sum(g >= 1 for g in i) for i in ideal]
     cols = [M.success_at_k(first, k) for k in KS] + [M.reciprocal_rank(first)]
     cols += [M.ap_at_k_standard(rels, k, n_rel) for k in KS] + [M.ndcg_at_k_standard(rels, k, ideal) for k in KS]
-    return {q: [float(c[i]) for c in cols] for i, q in enumerate(qids)}
+    return {q: [float(c[i]) for c in cols] for i, q in enumerate(runs.qids)}
 
 
 def side_pytrec_eval(qrels: dict, run: dict) -> dict[str, list[float]]:
@@ -148,19 +165,21 @@ def side_ir_measures(qrels: dict, run: dict) -> dict[str, list[float]]:
     return out
 
 
-SIDES = {"ours-sql": side_ours_sql, "ours-python": side_ours_python, "pytrec_eval": side_pytrec_eval,
+SIDES = {"ours-numpy": side_ours_numpy, "ours-sql": side_ours_sql, "ours-python": side_ours_python,
+         "pytrec_eval": side_pytrec_eval,
          "ranx": side_ranx, "ir_measures": side_ir_measures}
-SIDE_IMPORTS = {"ours-sql": ("pyarrow", "pipeline.metrics"), "ours-python": ("pipeline.metrics",),
+SIDE_IMPORTS = {"ours-numpy": ("numpy", "pipeline.metrics"), "ours-sql": ("pyarrow", "pipeline.metrics"),
+                "ours-python": ("pipeline.metrics",),
                 "pytrec_eval": ("pytrec_eval",), "ranx": ("ranx",), "ir_measures": ("ir_measures",)}
-TOOL = {"ours-sql": "ours: DuckDB macros (pipeline.metrics)", "ours-python": "ours: Python twins (pipeline.metrics)",
+TOOL = {"ours-numpy": "ours: whole-run numpy (pipeline.metrics.evaluate_run)",
+        "ours-sql": "ours: DuckDB macros (pipeline.metrics)", "ours-python": "ours: Python twins (pipeline.metrics)",
         "pytrec_eval": "pytrec-eval-terrier", "ranx": "ranx", "ir_measures": "ir-measures"}
 
 
-def side(name: str, inputs: Path, out: Path) -> dict:
+def side(name: str, inputs: Path, out: Path, calls: int = 1) -> dict:
     data = json.loads(inputs.read_text())
     qrels, run = data["qrels"], data["run"]
-    # set-up apart: imports, our DuckDB connection with the macros, ranx's Numba kernels compiled (or loaded
-    # from its cache) on a small input
+    # set-up apart: imports, our DuckDB connection with the macros, a call on 5 queries
     t0 = time.process_time()
     compute = SIDES[name]
     if name == "ours-sql":
@@ -168,16 +187,20 @@ def side(name: str, inputs: Path, out: Path) -> dict:
         compute = lambda q, r: side_ours_sql(q, r, con)  # noqa: E731
     for module in SIDE_IMPORTS[name]:
         __import__(module)
-    if name == "ranx":
-        small = sorted(qrels)[:5]
-        side_ranx({q: qrels[q] for q in small}, {q: run[q] for q in small})
+    # every side warmed on 5 queries: ranx compiles (or loads) its kernels, pyarrow imports its pandas shim on
+    # its first array, DuckDB binds its first query
+    small = sorted(qrels)[:5]
+    compute({q: qrels[q] for q in small}, {q: run[q] for q in small})
+    QUERY_ONLY.clear()
     load = time.process_time() - t0
-    t0 = time.process_time()
-    values = compute(qrels, run)
-    cpu = time.process_time() - t0
+    cpu = float("inf")
+    for _ in range(calls):  # small runs take milliseconds: the least of several calls, every side alike
+        t0 = time.process_time()
+        values = compute(qrels, run)
+        cpu = min(cpu, time.process_time() - t0)
     out.write_text(json.dumps(values))
     tool = "ours" if name.startswith("ours") else version(TOOL[name])
-    return {"cpu_s": cpu, "setup_cpu_s": load, "tool": tool, "query_only_cpu_s": sum(QUERY_ONLY) or None}
+    return {"cpu_s": cpu, "setup_cpu_s": load, "tool": tool, "query_only_cpu_s": min(QUERY_ONLY, default=None)}
 
 
 # ---------------------------------------------------------------- the driver
@@ -201,7 +224,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--queries", type=int, default=20000)
     ap.add_argument("--depth", type=int, default=50, help="documents returned per query at most")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--repeat", type=int, default=1, help="runs per side; the least CPU is kept")
+    ap.add_argument("--shuffle", action="store_true", help="each query's documents in a random order in the "
+                    "run dict (default: rank order, as run files are written)")
+    ap.add_argument("--repeat", type=int, default=1, help="runs (processes) per side; the least CPU is kept")
+    ap.add_argument("--calls", type=int, default=None, help="calls per run, the least kept (default: "
+                    "ceil(20000 / queries), at most 50: a run of 300 queries takes ~3 ms)")
     ap.add_argument("--peers", nargs="+", default=list(PEERS), choices=PEERS)
     ap.add_argument("--peers-python", default=None, help=f"the peers venv's python (default {PEERS_PYTHON})")
     ap.add_argument("--json", action="store_true")
@@ -210,13 +237,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.side:
-        print(json.dumps(side(args.side, Path(args.inputs), Path(args.out))))
+        print(json.dumps(side(args.side, Path(args.inputs), Path(args.out), args.calls or 1)))
         return 0
     python = args.peers_python or PEERS_PYTHON
     missing = peers_missing(python, tuple(PEER_MODULES[PEERS.index(p)] for p in args.peers))
     if missing:
         return skip_or_fail(missing, args.peers_python is not None)
-    qrels, run = make_queries(args.queries, args.depth, args.seed)
+    qrels, run = make_queries(args.queries, args.depth, args.seed, args.shuffle)
+    calls = args.calls or min(50, -(-20000 // max(args.queries, 1)))
     script = Path(__file__).resolve()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -226,22 +254,25 @@ def main(argv: list[str] | None = None) -> int:
         for _ in range(args.repeat):
             for name in (*OURS, *args.peers):
                 got = run_side(sys.executable if name in OURS else python, script, name,
-                               ["--inputs", str(tmp / "in.json"), "--out", str(tmp / f"{name}.json")])
+                               ["--inputs", str(tmp / "in.json"), "--out", str(tmp / f"{name}.json"),
+                                "--calls", str(calls)])
                 if name not in best or got["cpu_s"] < best[name]["cpu_s"]:
                     best[name] = got
         values = {name: json.loads((tmp / f"{name}.json").read_text()) for name in best}
     ref = values["ours-sql"]
     for name in (*OURS, *args.peers):
         b = best[name]
-        row = {"side": name, "tool": b["tool"], "cpu_s": round(b["cpu_s"], 3),
+        row = {"side": name, "tool": b["tool"], "cpu_s": round(b["cpu_s"], 4),
                "setup_cpu_s": round(b["setup_cpu_s"], 2), **compare(ref, values[name])}
         if name == "ours-sql":
-            row["query_only_cpu_s"] = round(b["query_only_cpu_s"], 3)
+            row["query_only_cpu_s"] = round(b["query_only_cpu_s"], 4)
         if name not in OURS:
+            row["peer_over_ours_numpy"] = round(b["cpu_s"] / best["ours-numpy"]["cpu_s"], 2)
             row["peer_over_ours_sql"] = round(b["cpu_s"] / best["ours-sql"]["cpu_s"], 2)
             row["peer_over_ours_python"] = round(b["cpu_s"] / best["ours-python"]["cpu_s"], 2)
         rows.append(row)
-    out = {"queries": args.queries, "depth": args.depth, "measures": MEASURES, "threads": 1,
+    out = {"queries": args.queries, "depth": args.depth, "shuffled": args.shuffle, "calls_per_run": calls,
+           "measures": MEASURES, "threads": 1,
            "judged_pairs": sum(map(len, qrels.values())), "run_pairs": sum(map(len, run.values())), "rows": rows}
     if args.json:
         print(json.dumps(out))
@@ -250,11 +281,12 @@ def main(argv: list[str] | None = None) -> int:
               f"{len(MEASURES)} measures per query, one thread per side, CPU seconds; values against ours (DuckDB)")
         for r in rows:
             ratio = "" if "peer_over_ours_sql" not in r else \
-                f", {r['peer_over_ours_sql']:.2f}x ours (SQL), {r['peer_over_ours_python']:.2f}x ours (Python)"
+                f", {r['peer_over_ours_numpy']:.2f}x ours (numpy), {r['peer_over_ours_sql']:.2f}x ours (SQL), " \
+                f"{r['peer_over_ours_python']:.2f}x ours (Python)"
             warm = f" (+{r['setup_cpu_s']:.2f} s set-up)"
             if "query_only_cpu_s" in r:
-                warm += f" [the SQL query alone, grades already in a table: {r['query_only_cpu_s']:.2f} s]"
-            print(f"{r['side']:12s} {r['tool']:24s} {r['cpu_s']:7.2f} s{warm}{ratio}; {r['values']} values, "
+                warm += f" [the SQL query alone, grades already in a table: {r['query_only_cpu_s']:.4f} s]"
+            print(f"{r['side']:12s} {r['tool']:24s} {r['cpu_s']:7.4f} s{warm}{ratio}; {r['values']} values, "
                   f"{r['equal_exactly']} equal exactly, {r['equal_within_1e-12']} within 1e-12 "
                   f"(max |diff| {r['max_abs_diff']:.2g}), {r['queries_missing']} queries missing")
     return 0

@@ -194,6 +194,96 @@ def test_apibench_variants_sql_equals_python(con):
             assert ((0 <= ap) & (ap <= 1)).all() and ((0 <= nd) & (nd <= nd_top + 1e-12)).all()
 
 
+# --------------------------------------------------------------------------------- whole runs (numpy)
+
+def _random_run(n=300, seed=5, long=True):
+    """TREC-style dicts: grades -1..3, ties (integer scores in every other query), documents in random order,
+    empty runs, a query without judgements (left out) and one long query (the lexsort path)."""
+    rnd = random.Random(seed)
+    qrels, run = {}, {}
+    for q in range(n):
+        docs = [f"d{i}" for i in range(rnd.randint(1, 400 if long and not q else 40))]
+        qrels[f"q{q}"] = {d: rnd.choice((-1, 0, 0, 1, 2, 3)) for d in docs if rnd.random() < 0.6} or {docs[0]: 0}
+        ret = rnd.sample(docs, rnd.randint(0, len(docs)))
+        run[f"q{q}"] = {d: float(rnd.randint(0, 5)) if q % 2 else rnd.random() for d in ret}
+    run["unjudged"] = {"d0": 1.0}
+    return qrels, run
+
+
+TREC_NAMES = {"rr": "recip_rank", **{f"{m}@{k}": f"{t}_{k}" for k in (1, 3, 5, 10, 20)
+                                     for m, t in (("success", "success"), ("ap", "map_cut"), ("ndcg", "ndcg_cut"))}}
+
+
+@pytest.mark.parametrize("level, long", [(1, True), (2, True), (1, False)])
+def test_evaluate_run_equals_pytrec_eval_exactly(level, long):
+    qrels, run = _random_run(long=long)  # long: one query of up to 400 documents (lexsorts, not padded rows)
+    ks = (1, 3, 5, 10, 20)
+    got = M.evaluate_run(qrels, run, ks, min_grade=level)
+    ev = pytrec_eval.RelevanceEvaluator(qrels, {"success.1,3,5,10,20", "recip_rank", "map_cut.1,3,5,10,20",
+                                                "ndcg_cut.1,3,5,10,20"}, relevance_level=level)
+    ref = ev.evaluate(run)
+    assert got.qids == sorted(ref) and "unjudged" not in got.qids
+    assert list(got.values) == [f"success@{k}" for k in ks] + ["rr"] + [f"ap@{k}" for k in ks] \
+        + [f"ndcg@{k}" for k in ks]
+    for name, values in got.values.items():  # the same arithmetic in the same order: equal, not close
+        assert values.tolist() == [ref[q][TREC_NAMES[name]] for q in got.qids], name
+    # the same run with every query's documents in rank order (nothing re-sorted) or reversed
+    ordered = {q: dict(sorted(r.items(), key=lambda kv: (kv[1], kv[0]), reverse=True)) for q, r in run.items()}
+    for other in (ordered, {q: dict(reversed(r.items())) for q, r in ordered.items()}):
+        again = M.evaluate_run(qrels, other, ks, min_grade=level)
+        assert all(np.array_equal(again.values[m], got.values[m]) for m in got.values)
+
+
+def test_evaluate_run_equals_the_macros_and_twins(con):
+    qrels, run = _random_run(seed=9)
+    runs = M.read_run(qrels, run)
+    got = M.measure(runs, KS, measures=("success", "rr", "ap", "ap_apibench", "ndcg"))
+    con.execute("CREATE OR REPLACE TEMP TABLE wr (i INTEGER, rels INTEGER[], ideal INTEGER[])")
+    con.executemany("INSERT INTO wr VALUES (?, ?, ?)", list(zip(range(len(runs.qids)), runs.rels(), runs.judged())))
+    cols = [f"success_at_k(first_rank(rels), {k})" for k in KS] + ["reciprocal_rank(first_rank(rels))"]
+    cols += [f"ap_at_k_standard(rels, {k}, len(list_filter(ideal, lambda g: g >= 1)))" for k in KS]
+    cols += [f"ap_at_k_apibench(rels, {k})" for k in KS] + [f"ndcg_at_k_standard(rels, {k}, ideal)" for k in KS]
+    sql = np.array(con.execute(f"SELECT {', '.join(cols)} FROM wr ORDER BY i").fetchall(), dtype=np.float64)
+    assert np.array_equal(sql, np.column_stack(list(got.values.values())))  # bit for bit
+    rels, ideal = runs.rels(), runs.judged()
+    for k in KS:  # the twins sum with fsum: within a rounding
+        assert np.allclose(M.ndcg_at_k_standard(rels, k, ideal), got.values[f"ndcg@{k}"], rtol=0, atol=1e-12)
+        assert np.allclose(M.ap_at_k_apibench(rels, k), got.values[f"ap_apibench@{k}"], rtol=0, atol=1e-12)
+    # from graded lists directly (what the warehouse holds): the same numbers
+    again = M.measure(M.GradedRuns.from_lists(rels, ideal), KS, measures=("ap", "ndcg"))
+    assert all(np.array_equal(again.values[m], got.values[m]) for m in again.values)
+
+
+def test_rank_order_padded_rows_equal_lexsort():
+    from pipeline.metrics.runs import _by_query_descending
+
+    rng = np.random.default_rng(4)
+    lens = rng.integers(1, 30, 500)
+    qidx = np.repeat(np.arange(500), lens)
+    scores = rng.integers(0, 6, len(qidx)).astype(float)  # many ties: both must keep the input order there
+    scores[::7] = -np.inf
+    want = np.lexsort((-scores, qidx))
+    assert np.array_equal(_by_query_descending(scores, qidx), want)  # padded rows (short queries)
+    long = np.concatenate([qidx, np.full(2000, 500)])
+    more = np.concatenate([scores, rng.random(2000)])
+    assert np.array_equal(_by_query_descending(more, long), np.lexsort((-more, long)))  # one long query: lexsort
+
+
+def test_evaluate_run_bad_input_says_what_to_do():
+    with pytest.raises(ValueError, match="NaN score"):
+        M.evaluate_run({"a": {"x": 1}}, {"a": {"x": float("nan")}})
+    with pytest.raises(ValueError, match="must be integers"):
+        M.evaluate_run({"a": {"x": 1.5}}, {"a": {"x": 1.0}})
+    with pytest.raises(ValueError, match="must be numbers"):
+        M.evaluate_run({"a": {"x": 1}}, {"a": {"x": "high"}})
+    with pytest.raises(ValueError, match="unknown measure"):
+        M.evaluate_run({"a": {"x": 1}}, {"a": {"x": 1.0}}, measures=("p",))
+    with pytest.raises(ValueError, match="cutoffs"):
+        M.evaluate_run({"a": {"x": 1}}, {"a": {"x": 1.0}}, ks=(0,))
+    assert M.evaluate_run({}, {}).rows() == {}
+    assert M.evaluate_run({"a": {"x": 1}}, {"a": {}}).rows() == {"a": [0.0] * 10}  # as pytrec_eval scores it
+
+
 # --------------------------------------------------------------------------------- Spearman
 
 def test_spearman_vs_scipy(con):

@@ -85,11 +85,12 @@ NO_PEERS = f"no peers venv at {PEERS_PYTHON} (python3.11 -m venv /work/venvs/pee
 def test_peer_metrics_values_equal_pytrec_eval_and_ir_measures():
     out = run_bench("peer_metrics", "--queries", "300", "--peers", "pytrec_eval", "ir_measures")
     rows = {r["side"]: r for r in out["rows"]}
-    assert set(rows) == {"ours-sql", "ours-python", "pytrec_eval", "ir_measures"}
+    assert set(rows) == {"ours-numpy", "ours-sql", "ours-python", "pytrec_eval", "ir_measures"}
     for r in rows.values():
         assert r["values"] == 300 * 10 and r["queries_missing"] == 0
         assert r["equal_within_1e-12"] == r["values"], r
     assert rows["pytrec_eval"]["equal_exactly"] == rows["pytrec_eval"]["values"]  # trec_eval's arithmetic, ours in SQL
+    assert rows["ours-numpy"]["equal_exactly"] == rows["ours-numpy"]["values"]  # and in numpy
     assert rows["pytrec_eval"]["tool"] == "pytrec-eval-terrier 0.5.11" and rows["pytrec_eval"]["cpu_s"] > 0
 
 

@@ -32,6 +32,7 @@ from pipeline.metrics.bootstrap import (
     poisson_weights,
     quantile_linear,
 )
+from pipeline.metrics.runs import GradedRuns, RunScores, evaluate_run, measure, read_run
 from pipeline.metrics.correlation import Spearman, avg_ranks, spearman, spearman_rho
 from pipeline.metrics.ranking import (
     abs_error,
@@ -101,6 +102,7 @@ __all__ = [
     "METRICS", "MACROS_SQL", "Metric", "install",
     "success_at_k", "reciprocal_rank", "first_rank", "ap_at_k_standard", "ap_at_k_apibench",
     "ndcg_at_k_standard", "ndcg_at_k_apibench", "ndcg_at_k_apibench_topk", "is_error", "abs_error", "error_rate", "mae",
+    "GradedRuns", "RunScores", "evaluate_run", "measure", "read_run",
     "Spearman", "spearman", "spearman_rho", "avg_ranks",
     "BootstrapCI", "PairedBootstrap", "bootstrap_mean", "paired_bootstrap",
     "poisson_bootstrap_mean", "poisson_paired_bootstrap", "poisson_bootstrap_hist", "poisson_paired_bootstrap_hist", "poisson_weight", "poisson_weights", "poisson_histogram_weights",

@@ -67,7 +67,9 @@ def _sum_precision_at_hits(rels, k, min_grade) -> tuple[float, int]:
 
 
 def _dcg(grades: Sequence, k: int | None) -> float:
-    return math.fsum(0.0 if g is None else g / math.log2(i + 1) for i, g in enumerate(_top_k(grades, k), start=1))
+    """Gain = grade (a negative grade or None gains 0, as in trec_eval), discount log2(rank + 1)."""
+    return math.fsum(0.0 if g is None else max(g, 0) / math.log2(i + 1)
+                     for i, g in enumerate(_top_k(grades, k), start=1))
 
 
 def ap_at_k_standard(rels: Iterable, k: int | None, n_relevant: Iterable, min_grade: int = 1) -> np.ndarray:
@@ -91,8 +93,8 @@ def ap_at_k_apibench(rels: Iterable, k: int | None, min_grade: int = 1) -> np.nd
 
 
 def ndcg_at_k_standard(rels: Iterable, k: int | None, ideal: Iterable) -> np.ndarray:
-    """trec_eval ndcg_cut: DCG@k (gain = grade, discount log2(rank + 1)) over IDCG@k of the
-    ideal grades sorted descending; 0 when IDCG is 0, NaN when ideal is None."""
+    """trec_eval ndcg_cut: DCG@k (gain = grade, a negative one 0, discount log2(rank + 1)) over IDCG@k of
+    the ideal grades sorted descending; 0 when IDCG is 0, NaN when ideal is None."""
     out = []
     for r, ide in zip(rels, ideal, strict=True):
         if ide is None:
