@@ -52,3 +52,35 @@ def test_the_table_splits_what_no_record_covers():
     assert "| - of which Snakemake's own process | | 25.0 | 0.250 |" in text
     assert "| 15.0 | 0.150 |" in text  # shells, teardown, run: jobs
     assert "of which" not in table(rows, total_cpu=100.0, total_wall=80.0)  # no /proc: the old table
+
+
+def test_the_scheduler_keeps_one_reevaluation_timer_pending():
+    import threading
+    import time
+
+    from snakemake.scheduling.job_scheduler import JobScheduler
+
+    from pipeline.snakemake_fixes import coalesce_reevaluations
+
+    class Scheduler:  # the attributes the method uses, as Snakemake's JobScheduler has them
+        def __init__(self):
+            self._open_jobs = threading.Semaphore(0)
+
+        def _schedule_reevalutation(self, delay):
+            threading.Timer(delay, lambda: self._open_jobs.release()).start()
+
+    assert coalesce_reevaluations(Scheduler) and not coalesce_reevaluations(Scheduler)  # once
+    s = Scheduler()
+    for _ in range(20):  # twenty passes of the loop while jobs wait: one timer, not twenty
+        s._schedule_reevalutation(0.2)
+    assert sum(isinstance(t, threading.Timer) and t.is_alive() for t in threading.enumerate()) == 1
+    time.sleep(0.5)
+    assert s._open_jobs.acquire(blocking=False) and not s._open_jobs.acquire(blocking=False)  # one wake-up
+    s._schedule_reevalutation(0.05)  # the next pass starts a timer again
+    assert s._open_jobs.acquire(timeout=2)
+    # the pinned Snakemake has the method this fixes: an upgrade that renames it fails here, not silently
+    assert callable(getattr(JobScheduler, "_schedule_reevalutation", None))
+
+
+def test_the_snakefile_applies_the_scheduler_fix():
+    assert "coalesce_reevaluations(_JobScheduler)" in (REPO / "rules" / "common.smk").read_text()
