@@ -70,10 +70,13 @@ def test_the_scheduler_keeps_one_reevaluation_timer_pending():
             threading.Timer(delay, lambda: self._open_jobs.release()).start()
 
     assert coalesce_reevaluations(Scheduler) and not coalesce_reevaluations(Scheduler)  # once
-    s = Scheduler()
+    def timers():
+        return {t for t in threading.enumerate() if isinstance(t, threading.Timer) and t.is_alive()}
+
+    s, before = Scheduler(), timers()
     for _ in range(20):  # twenty passes of the loop while jobs wait: one timer, not twenty
         s._schedule_reevalutation(0.2)
-    assert sum(isinstance(t, threading.Timer) and t.is_alive() for t in threading.enumerate()) == 1
+    assert len(timers() - before) == 1
     time.sleep(0.5)
     assert s._open_jobs.acquire(blocking=False) and not s._open_jobs.acquire(blocking=False)  # one wake-up
     s._schedule_reevalutation(0.05)  # the next pass starts a timer again
