@@ -18,4 +18,15 @@ if _os.environ.get("PIPELINE_COST_LOG"):  # per-job cost records for bench/run_c
 # of everything imported later (logging's flush, multiprocessing's pool shutdown, weakref finalizers); only
 # the cost record above runs after it. What it gives up: cyclic garbage left at exit is not finalized; no job
 # leaves an output there (every output is written, closed and renamed before main returns).
-_atexit.register(_gc.freeze)
+# DuckDB's bindings (nanobind) report their objects still alive at exit as leaks, dozens of lines on stderr,
+# which would bury a failed job's last line: a process that imported duckdb exits as before.
+
+
+def _freeze_heap() -> None:
+    import sys
+
+    if "duckdb" not in sys.modules:
+        _gc.freeze()
+
+
+_atexit.register(_freeze_heap)

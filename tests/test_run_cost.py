@@ -87,3 +87,14 @@ def test_the_scheduler_keeps_one_reevaluation_timer_pending():
 
 def test_the_snakefile_applies_the_scheduler_fix():
     assert "coalesce_reevaluations(_JobScheduler)" in (REPO / "rules" / "common.smk").read_text()
+
+
+def test_a_process_that_imported_duckdb_exits_as_before_without_leak_reports():
+    code = ("import atexit, gc\n"
+            "atexit.register(lambda: print('frozen', gc.get_freeze_count() > 0))\n"
+            "import pipeline, duckdb\n"
+            "duckdb.connect().sql('select 1').fetchall()\n")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env.pop("PIPELINE_COST_LOG", None)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert done.stdout.split() == ["frozen", "False"] and "leaked" not in done.stderr
