@@ -4,8 +4,11 @@ every job, training and inference included, and of the build as a whole.
 Runs `snakemake --cores N` in a project folder with PIPELINE_COST_LOG set, so every job
 (`python -m pipeline.<module>`) appends its own record at exit (bench/_costhook/sitecustomize.py: user + system CPU of the
 process and of its process pool, wall, peak RSS). Jobs are summed per stage (the module they run); the
-build's total CPU is Snakemake's and all its children's (`resource.RUSAGE_CHILDREN`), so the difference is
-Snakemake's own planning and bookkeeping. Time a build alone: on a shared machine read CPU seconds only.
+build's total CPU is Snakemake's and all its children's (`resource.RUSAGE_CHILDREN`). What the records do not
+hold is split in two: Snakemake's own process (planning, scheduling, job bookkeeping, its metadata; read from
+/proc/<pid>/stat while it runs, on Linux) and the rest, processes no record covers (each job's shell, the
+jobs' interpreter teardown after their record, a Snakemake subprocess per `run:` job). Time a build alone: on
+a shared machine read CPU seconds only.
 
 Usage:
   python -m bench.run_cost                         # the .test configuration, built into a temporary folder
@@ -24,6 +27,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -67,7 +71,34 @@ def summarise(records: list[dict]) -> list[dict]:
     return sorted(rows, key=lambda r: (-r["cpu_s"], r["stage"]))
 
 
-def table(rows: list[dict], total_cpu: float, total_wall: float) -> str:
+class SelfCPU:
+    """The CPU seconds (user + system) of one process alone, not its children's: polled from /proc/<pid>/stat
+    until it exits (the last reading, at most `every` seconds before its end). None where /proc is missing."""
+
+    def __init__(self, pid: int, every: float = 0.2):
+        self.path, self.every, self.cpu_s = Path(f"/proc/{pid}/stat"), every, None
+        self._tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+        self._thread = threading.Thread(target=self._poll, daemon=True)
+        self._thread.start()
+
+    def read(self) -> float | None:
+        try:
+            fields = self.path.read_text().rsplit(")", 1)[1].split()  # after "pid (comm)": state is field 3
+        except (OSError, IndexError):
+            return None
+        return (int(fields[11]) + int(fields[12])) / self._tick  # utime, stime: fields 14 and 15
+
+    def _poll(self) -> None:
+        while (value := self.read()) is not None:
+            self.cpu_s = value
+            time.sleep(self.every)
+
+    def result(self) -> float | None:
+        self._thread.join(timeout=5)
+        return None if self.cpu_s is None else round(self.cpu_s, 1)
+
+
+def table(rows: list[dict], total_cpu: float, total_wall: float, snakemake_cpu: float | None = None) -> str:
     jobs_cpu = sum(r["cpu_s"] for r in rows)
     out = ["| stage | jobs | CPU s | share of CPU | job wall s (summed) | peak RSS MB |", "|---|---|---|---|---|---|"]
     for r in rows:
@@ -75,6 +106,11 @@ def table(rows: list[dict], total_cpu: float, total_wall: float) -> str:
                    f"{r['wall_s']:,.1f} | {r['peak_rss_mb']:,.0f} |")
     out.append(f"| Snakemake itself (planning, bookkeeping, local rules without a pipeline module) | | "
                f"{total_cpu - jobs_cpu:,.1f} | {(total_cpu - jobs_cpu) / total_cpu:.3f} | | |")
+    if snakemake_cpu is not None:
+        rest = total_cpu - jobs_cpu - snakemake_cpu
+        out.append(f"| - of which Snakemake's own process | | {snakemake_cpu:,.1f} | {snakemake_cpu / total_cpu:.3f} | | |")
+        out.append(f"| - of which processes no record covers (shells, jobs' teardown after their record, "
+                   f"`run:` jobs' Snakemake) | | {rest:,.1f} | {rest / total_cpu:.3f} | | |")
     out.append(f"| **whole build** | {sum(r['jobs'] for r in rows)} | **{total_cpu:,.1f}** | 1.000 | "
                f"**{total_wall:,.1f} wall** | |")
     return "\n".join(out)
@@ -105,9 +141,13 @@ def main(argv: list[str] | None = None) -> int:
            "PYTHONPATH": os.pathsep.join([hook, *filter(None, [os.environ.get("PYTHONPATH")])])}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.monotonic()
-    res = subprocess.run([str(SNAKEMAKE), "--snakefile", str(REPO / "Snakefile"), "--directory", str(project),
-                          "--cores", args.cores, *extra], env=env)
+    proc = subprocess.Popen([str(SNAKEMAKE), "--snakefile", str(REPO / "Snakefile"), "--directory", str(project),
+                             "--cores", args.cores, *extra], env=env)
+    own = SelfCPU(proc.pid)
+    proc.wait()
+    res = proc
     wall = time.monotonic() - start
+    snakemake_cpu = own.result()
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     total_cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
     records = [json.loads(line) for line in log.read_text().splitlines() if line.strip()] if log.exists() else []
@@ -115,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
     # subprocess are the build, not a stage
     records = [r for r in records if r["module"].startswith("pipeline.")]
     rows = summarise(records)
-    text = table(rows, total_cpu, wall)
+    text = table(rows, total_cpu, wall, snakemake_cpu)
     print(f"snakemake exit {res.returncode}; {len(records)} job processes (the preflight counted apart); {os.cpu_count()} cores on the machine, "
           f"load average at the end {os.getloadavg()[0]:.1f}")
     print(text)
@@ -123,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
         from pipeline.io import write_json
 
         write_json({"exit": res.returncode, "wall_s": round(wall, 1), "cpu_s": round(total_cpu, 1),
-                               "stages": rows, "records": records}, args.json)
+                    "snakemake_process_cpu_s": snakemake_cpu, "stages": rows, "records": records}, args.json)
     if tmp is not None:
         shutil.rmtree(tmp, ignore_errors=True)
     return res.returncode

@@ -19,6 +19,12 @@ from pipeline.models import weights as model_weights  # noqa: E402
 
 min_version("9.0")
 
+# One pending re-evaluation timer in Snakemake's scheduler, not one more per finished job (pipeline/snakemake_fixes.py).
+from snakemake.scheduling.job_scheduler import JobScheduler as _JobScheduler  # noqa: E402
+from pipeline.snakemake_fixes import coalesce_reevaluations  # noqa: E402
+
+coalesce_reevaluations(_JobScheduler)
+
 try:
     validate(config)  # schemas/params.schema.yaml + each family's params.schema.yaml
     normalised(config)
