@@ -258,3 +258,9 @@ WITH r AS (
 )
 SELECT *, rho - twin_rho AS diff FROM s
 ORDER BY model, pair_set, gold, size, pooling, layer;
+
+-- Column descriptions of the twin views (the warehouse glossary holds the names shared across families).
+COMMENT ON COLUMN idbench_twin_pairs.score IS 'the model''s cosine of the pair''s two identifiers (mean-pooled or first-token states at this layer)';
+COMMENT ON COLUMN idbench_twin_pairs.twin_score IS 'the twin''s cosine of the same pair at the same layer and pooling';
+COMMENT ON COLUMN idbench_twin_pairs.value IS 'the developers'' gold rating of the pair (the `gold` column says which)';
+COMMENT ON COLUMN idbench_twin_diff.n IS 'number of pairs both the model and its twin scored (the rhos are over exactly these)';

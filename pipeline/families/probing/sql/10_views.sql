@@ -85,3 +85,11 @@ SELECT model, twin, language, task, probe, pooling, metric, layer, twin_layer, n
 FROM poisson_paired_bootstrap(probing_twin_items,
                               seed := coalesce((SELECT value FROM run_params WHERE key = 'seed'), '0'))
 ORDER BY model, language, task, probe, pooling;
+
+-- Column descriptions of the twin views (the warehouse glossary holds the names shared across families).
+COMMENT ON COLUMN probing_twin_items.a IS 'the model''s error on the test sample: 0/1 misclassification, or |prediction - target| for a regression task';
+COMMENT ON COLUMN probing_twin_items.b IS 'the twin''s error on the same test sample';
+COMMENT ON COLUMN probing_twin_diff.score IS 'the model''s mean error over the test samples of folds 1..K-1 (1 - accuracy; MAE for a regression task)';
+COMMENT ON COLUMN probing_twin_diff.twin_score IS 'the twin''s mean error over the same test samples';
+COMMENT ON COLUMN probing_twin_diff.n IS 'number of test samples both the model and its twin were tested on (folds 1..K-1)';
+COMMENT ON COLUMN probing_twin_diff.beats_twin IS 'true when the paired difference''s 95% CI lies below zero (the model errs less than its twin)';
