@@ -60,7 +60,10 @@ def test_apirec_shards_merge_to_the_one_job_bytes(manifest, extracted, tmp_path,
         assert stats["points"] == max_points and stats["ide_points"] == ide_max_points
     scanned = [json.loads((tmp_path / f"scan{k}.json").read_text())["points_all"] for k in range(N)]
     jedi = [json.loads((tmp_path / f"jedi{k}.json").read_text())["ide_points"] for k in range(N)]
-    assert sum(1 for s in scanned if s) > 1 and sum(1 for j in jedi if j) > 1, (scanned, jedi)
+    assert sum(1 for s in scanned if s) > 1 and sum(jedi) == stats["ide_points"], (scanned, jedi)
+    # every point ranked by jedi: spread over shards. A capped subset's spread is not fixed here: the fixture's
+    # file ids hash its (absolute, per-run) temporary root, so which 4 points are drawn changes from run to run
+    assert max_points or sum(1 for j in jedi if j) > 1, jedi
 
 
 def test_apirec_shard_arguments(manifest, extracted, tmp_path):  # noqa: F811
