@@ -143,15 +143,30 @@ def requests(stdout: str) -> dict[str, set[int]]:
     return out
 
 
-@pytest.mark.skipif(not shutil.which("sinfo"), reason="the SLURM executor plugin needs SLURM's client commands")
+def _slurm_client_stubs(folder) -> dict:
+    """The SLURM client commands the plugin looks for when it starts (a dry run submits nothing), as stubs on
+    PATH where this machine has none; {} where it has them (then they are asked, as on a login node)."""
+    if shutil.which("sinfo"):
+        return {}
+    folder.mkdir()
+    for name in ("sinfo", "squeue", "sacct", "scontrol", "sbatch", "scancel"):
+        (folder / name).write_text("#!/bin/sh\nexit 0\n")
+        (folder / name).chmod(0o755)
+    return {"PATH": f"{folder}{os.pathsep}{os.environ['PATH']}"}
+
+
 def test_slurm_profile_plans_gpus_only_for_gpu_jobs(tmp_path):
     res = _plan(tmp_path, "--configfile", str(REPO / "params.gpu.yaml"), "--profile", str(REPO / "profiles/slurm"),
-                "--slurm-no-account")
+                "--slurm-no-account", env_extra=_slurm_client_stubs(tmp_path / "bin"))
     assert res.returncode == 0, res.stderr[-3000:]
     planned = requests(res.stdout)
     assert {r for r, g in planned.items() if 1 in g} == {"train_model", "evaluate_model", "predict"}
     assert all(g == {1} for r, g in planned.items() if r in ("train_model", "evaluate_model", "predict"))
     assert "mem_mb=" in res.stdout and "runtime=" in res.stdout
+    # the default params through the profile too: its groups hold every path that leaves them and comes back
+    res = _plan(tmp_path, "--profile", str(REPO / "profiles/slurm"), "--slurm-no-account",
+                env_extra=_slurm_client_stubs(tmp_path / "bin2"))
+    assert res.returncode == 0, res.stderr[-3000:]
 
 
 def test_local_cpu_plan_requests_no_gpu(tmp_path):
