@@ -45,7 +45,7 @@ class LazyForSlurmPlugin(importlib.abc.MetaPathFinder):
     """A meta-path finder: pandas or numpy, when one of IMPORTERS is the first to import it, as a lazy module."""
 
     def find_spec(self, name, path=None, target=None):
-        if name not in LAZY or name in sys.modules or not _imported_by_plugin():
+        if name not in LAZY or not _imported_by_plugin():  # a finder is asked only for what sys.modules lacks
             return None
         sys.meta_path.remove(self)  # find the real spec with the other finders (and not recurse)
         try:

@@ -14,6 +14,13 @@ from bench.run_cost import SelfCPU, table
 from tests.conftest import REPO
 
 
+def _python(code: str) -> subprocess.CompletedProcess:
+    """`code` in a fresh interpreter that imports this checkout's `pipeline`, no cost log set."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env.pop("PIPELINE_COST_LOG", None)
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+
+
 def test_importing_the_pipeline_freezes_the_heap_at_exit_after_later_handlers():
     # a handler registered before `import pipeline` runs after pipeline's (exit handlers run last-in first-out):
     # it sees the heap frozen; one registered after runs before, and sees it not yet frozen
@@ -21,10 +28,7 @@ def test_importing_the_pipeline_freezes_the_heap_at_exit_after_later_handlers():
             "atexit.register(lambda: print('after', gc.get_freeze_count() > 0))\n"
             "import pipeline\n"
             "atexit.register(lambda: print('before', gc.get_freeze_count() > 0))\n")
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    env.pop("PIPELINE_COST_LOG", None)
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True).stdout
-    assert out.split() == ["before", "False", "after", "True"]
+    assert _python(code).stdout.split() == ["before", "False", "after", "True"]
 
 
 def test_a_job_records_its_cost_after_the_freeze(tmp_path):
@@ -95,7 +99,5 @@ def test_a_process_that_imported_duckdb_exits_as_before_without_leak_reports():
             "atexit.register(lambda: print('frozen', gc.get_freeze_count() > 0))\n"
             "import pipeline, duckdb\n"
             "duckdb.connect().sql('select 1').fetchall()\n")
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    env.pop("PIPELINE_COST_LOG", None)
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    done = _python(code)
     assert done.stdout.split() == ["frozen", "False"] and "leaked" not in done.stderr
