@@ -63,6 +63,8 @@ rule report:
         families=[f.name for f in FAMILIES],
         # the folder of the plot CSVs, from the outputs (snakemake --lint: no hard-coded output prefix)
         plots=lambda wildcards, output: os.path.dirname(output.plots[0]) if output.plots else "reports/plots",
+        # the power floor: headline cells over fewer items print "too few items" (pipeline.report.common)
+        min_n=(config.get("report") or {}).get("min_n", 100),
     conda:
         CONDA_ENV
     log:
@@ -70,4 +72,4 @@ rule report:
     shell:
         "python -m pipeline.report.build --db {input.warehouse:q} --models-metrics {input.models:q}"
         " --out {output.index:q} --figures {output.figures:q} --scores {output.scores:q}"
-        " --plots {params.plots:q} --html {output.html:q} 2> {log:q}"
+        " --plots {params.plots:q} --html {output.html:q} --min-n {params.min_n} 2> {log:q}"

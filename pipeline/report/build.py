@@ -150,9 +150,11 @@ def headline_scores(con, fams: list[families.Family]) -> dict:
 
 
 def build(db: Path, out: Path, figures: Path, models_metrics: Path | None = None, scores: Path | None = None,
-          plots: Path | None = None, html_out: Path | None = None) -> None:
+          plots: Path | None = None, html_out: Path | None = None, min_n: int | None = None) -> None:
     con = connect(db)
     config = run_params(con)
+    if min_n is not None:  # the rule passes params.yaml's report.min_n (the warehouse may predate the key)
+        config.setdefault("report", {})["min_n"] = int(min_n)
     fams = families.enabled(config)
     figures.mkdir(parents=True, exist_ok=True)
     if plots is not None:
@@ -197,9 +199,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--plots", type=Path, default=None, help="folder for the DVC plot CSVs (reports/plots)")
     ap.add_argument("--html", type=Path, default=None,
                     help="the report as one HTML page for a browser (default: --out with .html)")
+    ap.add_argument("--min-n", type=int, default=None,
+                    help="the power floor (params.yaml report.min_n): a headline cell over fewer items prints its n "
+                         "and 'too few items' instead of a score (default: the warehouse's params, else 100)")
     args = ap.parse_args(argv)
     logs.setup()
-    build(args.db, args.out, args.figures, args.models_metrics, args.scores, args.plots, args.html)
+    build(args.db, args.out, args.figures, args.models_metrics, args.scores, args.plots, args.html, args.min_n)
     return 0
 
 

@@ -130,6 +130,47 @@ def interval(lo, hi) -> str:
     return "" if lo is None or hi is None else f"[{fraction(lo)}, {fraction(hi)}]"
 
 
+MIN_N = 100  # report.min_n when params.yaml has no `report:` block
+TOO_FEW = "too few items"  # what a headline cell under the floor prints instead of its score
+
+
+def min_n(config: dict) -> int:
+    """params.yaml `report.min_n`: the fewest items a headline cell is printed as a score over."""
+    return int((config.get("report") or {}).get("min_n", MIN_N))
+
+
+def floored(n, floor: int) -> bool:
+    """True when a cell over `n` items is under the power floor (n unknown counts as under)."""
+    return n is None or int(n) < floor
+
+
+def score_cell(value, n, floor: int, digits: int = FRACTION_DIGITS) -> str:
+    """A headline score as printed: the score when n >= floor, else `too few items (n = 12)`."""
+    if floored(n, floor):
+        return f"{TOO_FEW} (n = {0 if n is None else int(n)})"
+    return fraction(value, digits)
+
+
+def interval_cell(lo, hi, n, floor: int) -> str:
+    """A headline CI as printed: empty under the floor (the score cell says why)."""
+    return "" if floored(n, floor) else interval(lo, hi)
+
+
+def clip(value, lo: float = 0.0, hi: float = 1.0):
+    """A CI end clipped to the metric's range (a normal-approximation CI can leave [0, 1])."""
+    return None if value is None else min(hi, max(lo, float(value)))
+
+
+def detectable_difference(p: float, n: int, z: float = 1.96) -> float | None:
+    """The half-width of a 95% CI on a difference of two rates at `p` over `n` paired items, taken as
+    independent (the paired CI is narrower when the two agree): the smallest difference the n can detect.
+    None when n is 0."""
+    if not n:
+        return None
+    p = min(1.0, max(0.0, float(p)))
+    return z * (2 * p * (1 - p) / n) ** 0.5
+
+
 def model_size(parameters) -> str:
     """A parameter count as `1.44M` / `135M` / `7B`; `?` when unknown."""
     if parameters is None:
