@@ -142,6 +142,14 @@ def _check_consistency(config: Mapping) -> None:
             if unknown:
                 raise ParamsError(f"{where}.max_items: {', '.join(map(repr, unknown))} names no benchmark family "
                                   "(a folder of pipeline/families/); name a family or give one number for all")
+            for name, cap in caps.items():
+                if isinstance(cap, Mapping):
+                    _check_strata(config, f"{where}.max_items.{name}", name, cap)
+        skip = entry.get("skip_families") or []
+        unknown = sorted(k for k in skip if not families.is_family_block(k))
+        if unknown:
+            raise ParamsError(f"{where}.skip_families: {', '.join(map(repr, unknown))} names no benchmark family "
+                              "(a folder of pipeline/families/); name families this model is left out of")
         if source.startswith("package:"):
             dist = source.split(":", 1)[1]
             try:
@@ -156,6 +164,19 @@ def _check_consistency(config: Mapping) -> None:
             key = f"models.zoo[{entry['name']}].dtype" if entry.get("dtype") else "inference.dtype"
             raise ParamsError(f"params.yaml {key}: float16 on models.device 'cpu' is refused (CPU half-precision "
                               "kernels are missing or slow); use float32 or bfloat16, or a GPU (device: cuda / auto)")
+
+
+def _check_strata(config: Mapping, where: str, name: str, cap: Mapping) -> None:
+    """A zoo cap per stratum of a family's items names values the family draws by (`Inference.strata`)."""
+    inference = families.load(name).inference
+    if inference is None or inference.strata is None:
+        raise ParamsError(f"params.yaml {where}: {name} draws its items by no stratum a zoo cap may name; "
+                          "give it one number")
+    known = list(inference.strata(config))
+    unknown = sorted(k for k in cap if k not in known)
+    if unknown:
+        raise ParamsError(f"params.yaml {where}: {', '.join(map(repr, unknown))} is not a {inference.strata_name} of "
+                          f"{name} (known: {', '.join(known)}); name those, or give one number for the family")
 
 
 def check_devices(config: Mapping) -> None:

@@ -14,7 +14,7 @@ rule warehouse_spec:
         "data/warehouse.spec.json",
     params:
         tables=WAREHOUSE_TABLES,
-        not_applicable=registry.not_applicable(FAMILIES, INFERENCE_MODELS),
+        not_applicable=registry.not_applicable(FAMILIES, INFERENCE_MODELS, SKIPPED),
         params={k: config[k] for k in config if k != "query"},  # query: the query command's limits, read at query time
     log:
         "logs/warehouse_spec.log",

@@ -14,7 +14,7 @@ sys.path.insert(0, workflow.basedir)
 from pipeline import families as registry  # noqa: E402
 from pipeline import resources as jobres  # noqa: E402
 from pipeline.config import ParamsError, check_devices, normalised, validate  # noqa: E402
-from pipeline.models.entries import INFERENCE_ONLY, parse_zoo  # noqa: E402
+from pipeline.models.entries import INFERENCE_ONLY, PLANNING_ONLY, parse_zoo  # noqa: E402
 from pipeline.models import weights as model_weights  # noqa: E402
 
 min_version("9.0")
@@ -79,8 +79,9 @@ def _names(names):
 
 
 def zoo_subset(wildcards):
-    """The model's own zoo entry, plus its twin's for a random one: editing one entry reruns only its rules."""
-    entries = {e["name"]: e for e in config["models"]["zoo"]}
+    """The model's own zoo entry, plus its twin's for a random one: editing one entry reruns only its rules
+    (less the fields that only choose which jobs exist: skip_families)."""
+    entries = {e["name"]: {k: v for k, v in e.items() if k not in PLANNING_ONLY} for e in config["models"]["zoo"]}
     entry = entries[wildcards.model]
     twin = [entries[ZOO[wildcards.model].value]] if ZOO[wildcards.model].kind == "random" else []
     return json.dumps(twin + [entry], sort_keys=True)
@@ -127,14 +128,40 @@ def external_weights_digest(wildcards):
 FAMILIES = registry.enabled(config)
 MODEL_FAMILY = {n: e.model_family for n, e in ZOO.items()}  # zoo name -> model family
 INFERENCE_MODELS = {n: MODEL_FAMILY[n] for n in (config["inference"]["models"] or ZOO)}
+SKIPPED = {n: ZOO[n].skip_families for n in INFERENCE_MODELS if ZOO[n].skip_families}  # zoo skip_families
+
+
+def family_models(family):
+    """The inference models a family runs (name -> model family): all but those whose zoo entry skips it."""
+    return {n: mf for n, mf in INFERENCE_MODELS.items() if ZOO[n].runs(family.name)}
 FAMILY_BY_NAME = {f.name: f for f in FAMILIES}
 PREDICTED = [f for f in FAMILIES if f.inference is not None]
 SHARDS = config["inference"]["shards"]
 
 
+# Rule priorities (issue 34): what Snakemake starts first among ready jobs (its MILP maximises the summed priority,
+# then the cores used). The default on 2 cores packs its tail when the training chain starts as soon as the manifest
+# exists (every trained model's predict, fit and evaluate jobs wait for it) and the long predict jobs of the
+# pretrained models (SmolLM2's are the build's longest single-thread jobs) start as soon as their inputs exist, not
+# at the end; everything else keeps 0 (evaluation_sizes keeps its own 100: it fails a run early). Priorities never
+# change an output (Snakemake does not rerun a job for them; bench/schedule_sim.py predicts their effect).
+PRIORITY = {"training": 90, "convert": 80, "pretrained_predict": 50}
+
+
+def predict_priority(wildcards):
+    """A predict job's priority: high for a pretrained model (package, gguf, hub or path source, or a random twin
+    of one): their jobs are the long ones and their inputs exist early; trained models' jobs follow their training."""
+    entry = ZOO[wildcards.model]
+    base = ZOO[entry.value] if entry.kind == "random" else entry
+    return PRIORITY["pretrained_predict"] if base.kind in ("package", "gguf", "hub", "path") else 0
+
+
 def predict_inputs(wildcards):
     """The files a predict job reads (a plain list: the names families give their inputs could
     clash with Snakemake's reserved ones; the task gets them by name through --inputs)."""
+    if not ZOO[wildcards.model].runs(wildcards.family):
+        raise WorkflowError(f"{wildcards.family} does not run {wildcards.model}: params.yaml models.zoo leaves it out "
+                            f"(skip_families); remove {wildcards.family} from its skip_families to run it")
     inputs = FAMILY_BY_NAME[wildcards.family].inference.inputs(config, wildcards.subset)
     return [*inputs.values(), f"data/models/{wildcards.model}"]
 
@@ -144,7 +171,7 @@ def predict_task_inputs(wildcards):
 
 
 def prediction_paths(family):
-    return [p.path for p in registry.prediction_files(family, config, INFERENCE_MODELS)]
+    return [p.path for p in registry.prediction_files(family, config, family_models(family))]
 
 
 def warehouse_tables():
@@ -160,7 +187,7 @@ def warehouse_tables():
     }
     for f in FAMILIES:
         if f.fit is not None:
-            tables[f.view("fits")] = registry.fit_files(f, config, INFERENCE_MODELS)
+            tables[f.view("fits")] = registry.fit_files(f, config, family_models(f))
             tables[f.view("fit_items")] = [registry.fit_items_file(f)]
         for t in f.tables:
             tables[f.view(t.name)] = t.files(config)
@@ -180,14 +207,14 @@ def fit_model_features(family, model):
 
 def fit_items_inputs(wildcards):
     family = FAMILY_BY_NAME[wildcards.family]
-    models = [m for m, mf in INFERENCE_MODELS.items() if family.applies_to(mf)]
+    models = [m for m, mf in family_models(family).items() if family.applies_to(mf)]
     return {"features": [p for m in models for p in fit_model_features(family, m)],
             "labels": sorted({t["labels"] for t in family.fit.spec(config)})}
 
 
 def fit_items_spec(wildcards):
     family = FAMILY_BY_NAME[wildcards.family]
-    models = [m for m, mf in INFERENCE_MODELS.items() if family.applies_to(mf)]
+    models = [m for m, mf in family_models(family).items() if family.applies_to(mf)]
     spec = family.fit.spec(config)
     return as_json({
         "features": {s: {m: [registry.PredictionFile(family.name, s, m, k).path for k in range(SHARDS)] for m in models}
@@ -223,7 +250,7 @@ def fit_outputs(family):
     """What the fit stage's index gathers for one family (every model's summary, the items, the baselines)."""
     if family.fit is None:
         return []
-    out = [p.replace(".parquet", ".json") for p in registry.fit_files(family, config, INFERENCE_MODELS)]
+    out = [p.replace(".parquet", ".json") for p in registry.fit_files(family, config, family_models(family))]
     out.append(registry.fit_items_file(family))
     if family.fit.baselines:
         out.append(registry.fit_baselines_file(family))

@@ -23,6 +23,7 @@ rule predict:
         device=config["models"]["device"],
         dtype=config["inference"].get("dtype", "float32"),
     threads: config["inference"]["threads"]
+    priority: predict_priority
     resources:
         gpu=GPUS,
         mem_mb=lambda wildcards: jobres.predict_mem_mb(config, wildcards.model, LOCAL_RUN),

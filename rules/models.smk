@@ -15,6 +15,7 @@ rule train_tokenizer:
         data=lambda wildcards: as_json(config["training"]["data"]),
         tokenizer=lambda wildcards: as_json(config["training"]["tokenizer"]),
         seed=config["seed"],
+    priority: PRIORITY["training"]
     conda:
         CONDA_ENV
     log:
@@ -46,6 +47,7 @@ rule train_model:
         gpu=GPUS,
         mem_mb=lambda wildcards: jobres.train_mem_mb(config, wildcards.model, LOCAL_RUN),
         runtime=lambda wildcards: jobres.train_runtime(config, wildcards.model, LOCAL_RUN),
+    priority: PRIORITY["training"]
     conda:
         CONDA_ENV
     log:
@@ -106,6 +108,7 @@ rule convert_gguf:
         model=_names(GGUF),
     params:
         entry=zoo_subset_for_models,
+    priority: PRIORITY["convert"]
     conda:
         CONDA_ENV
     log:

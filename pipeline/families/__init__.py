@@ -17,7 +17,7 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Mapping
+from typing import Callable, Mapping, Sequence
 
 import pyarrow as pa
 
@@ -63,6 +63,13 @@ class Inference:
     attentions: bool = False  # the model must return attention weights
     hidden_states: bool = False  # the model must return hidden states
     per_subset: Mapping[str, SubsetTask] = field(default_factory=dict)  # subsets with their own task
+    # What a zoo entry's cap on this family may name per stratum (`max_items: {family: {value: n}}`: n items of
+    # each named value, none of the others), and what a value is (messages): e.g. apiquiz's settings. Every value
+    # the family can have, not only those the params select (a cap naming one they leave out draws nothing), so
+    # that the check reads no params. The task passes each item's value to the draw (`ShardContext.select(...,
+    # keys=)`). None: a number only.
+    strata: Callable[[Config], Sequence[str]] | None = None
+    strata_name: str = ""
 
     def task_for(self, subset: str) -> str:
         return self.per_subset[subset].task if subset in self.per_subset else self.task
@@ -297,10 +304,24 @@ def fit_baselines_file(family: Family) -> str:
     return f"data/fits/{family.name}/_baselines.parquet"
 
 
-def not_applicable(families: list[Family], models: Mapping[str, str]) -> list[dict]:
-    """One row per (family, model) that gets no inference job, with the family's reason."""
-    return [{"family": f.name, "model": model, "model_family": mf,
-             "reason": f.inference.not_applicable if f.inference else "the family runs no model"}
-            for f in families for model, mf in models.items() if not f.applies_to(mf)]
+SKIPPED_REASON = "left out by its params.yaml models.zoo entry (skip_families; a random twin inherits its model's)"
+
+
+def not_applicable(families: list[Family], models: Mapping[str, str],
+                   skipped: Mapping[str, Sequence[str]] | None = None) -> list[dict]:
+    """One row per (family, model) that gets no inference job, with the family's reason; `skipped`: model ->
+    the families its zoo entry leaves out (`skip_families`), listed with that reason where the family would
+    apply."""
+    skipped = skipped or {}
+
+    def reason(f: Family, model: str, mf: str) -> str | None:
+        if not f.applies_to(mf):
+            return f.inference.not_applicable if f.inference else "the family runs no model"
+        if f.name in skipped.get(model, ()):
+            return SKIPPED_REASON
+        return None
+
+    return [{"family": f.name, "model": model, "model_family": mf, "reason": r}
+            for f in families for model, mf in models.items() if (r := reason(f, model, mf))]
 
 

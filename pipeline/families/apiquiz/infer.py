@@ -38,6 +38,7 @@ from tqdm import tqdm
 
 from pipeline.families.apiquiz import schemas
 from pipeline.runtime.batching import select_shard
+from pipeline.runtime.predict import stratum_caps
 from pipeline.runtime.scoring import PROTOCOLS, SCORE_DECIMALS, Scorer, encode, plan_candidates, rank_of, score_plans
 from pipeline.io import read_parquet
 
@@ -149,13 +150,17 @@ def ranked_candidates(answer: str, candidates: list[str], cap: int) -> tuple[str
 
 def score_shard(quizzes: pa.Table, loaded, shard: int, shards: int, token_budget: int, fill_top_k: int,
                 rank_top_k: int, max_items: int = 0, seed: int = 0, max_candidates: int = 0,
-                min_per_stratum: int = 0) -> pa.Table:
+                min_per_stratum: int = 0, setting_caps: dict[str, int] | None = None) -> pa.Table:
     """Score this shard's part of the subset: `max_items` quizzes drawn per stratum (setting, mask
-    position) with at least `min_per_stratum` of each, so small settings are not lost to a uniform draw."""
+    position) with at least `min_per_stratum` of each, so small settings are not lost to a uniform draw.
+    `setting_caps` ({setting: n}, a zoo entry's per-setting cap): n quizzes of each named setting (all of a
+    smaller one; drawn per mask position the same way) and none of the other settings."""
     ids = quizzes.column("quiz_id").to_pylist()
-    strata = list(zip(quizzes.column("setting").to_pylist(), quizzes.column("mask_position").to_pylist()))
-    mine = quizzes.filter(pa.array(select_shard(ids, shard, shards, max_items, seed, strata, min_per_stratum),
-                                          pa.bool_()))
+    settings = quizzes.column("setting").to_pylist()
+    strata = list(zip(settings, quizzes.column("mask_position").to_pylist()))
+    by_setting = {"caps": setting_caps, "keys": settings} if setting_caps else {}
+    mine = quizzes.filter(pa.array(select_shard(ids, shard, shards, max_items, seed, strata, min_per_stratum,
+                                                **by_setting), pa.bool_()))
     items = [Quiz(r["quiz_id"], r["prefix"], r["answer"], r["suffix"],
                   ranked_candidates(r["answer"], r["candidates"], max_candidates), r["mask_position"])
              for r in mine.select(["quiz_id", "prefix", "answer", "suffix", "candidates", "mask_position"]).to_pylist()]
@@ -180,7 +185,7 @@ def predict(ctx) -> pa.Table:
     p = ctx.params["inference"]
     quizzes = read_parquet(ctx.inputs["quizzes"], schemas.QUIZZES)
     table = score_shard(quizzes, ctx.loaded, ctx.shard, ctx.shards, ctx.token_budget, p["fill_top_k"], p["rank_top_k"],
-                        p["max_items"], ctx.seed, p["max_candidates"], p["min_per_stratum"])
+                        p["max_items"], ctx.seed, p["max_candidates"], p["min_per_stratum"], stratum_caps(ctx.params))
     ok = pc.sum(pc.equal(table.column("status"), "ok")).as_py() or 0
     log.info("%s: %d rows, %d scored", ctx.description, table.num_rows, ok)
     return table

@@ -85,6 +85,8 @@ FAMILY = Family(
         params=lambda config: {"inference": config["apirec"]["inference"]},
         model_families=LM_FAMILIES,
         not_applicable="no LM head (code points) and no encoder-only model (queries)",
+        strata=lambda config: ["python", "java"],  # a zoo entry's cap per value
+        strata_name="language of the code points",
         per_subset={"query": SubsetTask("pipeline.families.apirec.infer_query", ("encoder-only",))},
     ),
     report="pipeline.families.apirec.report",

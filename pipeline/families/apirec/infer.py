@@ -28,6 +28,7 @@ from pipeline.families.apirec import schemas
 from pipeline.families.apirec.generate import api_class
 from pipeline.io import read_parquet
 from pipeline.runtime.batching import select_shard
+from pipeline.runtime.predict import stratum_caps
 from pipeline.runtime.scoring import PROTOCOLS, CandidatePlan, Scorer, plan_candidates, rank_of, score_plans
 
 log = logging.getLogger("pipeline.families.apirec.infer")
@@ -109,9 +110,12 @@ def rerank(scorer: Scorer, family: str, points: list[Point], model: str,
 
 
 def score_shard(points: pa.Table, loaded, shard: int, shards: int, token_budget: int, max_items: int, seed: int,
-                candidates: int) -> pa.Table:
+                candidates: int, language_caps: dict[str, int] | None = None) -> pa.Table:
     ids = points.column("point_id").to_pylist()
-    mine = points.filter(pa.array(select_shard(ids, shard, shards, max_items, seed), pa.bool_()))
+    # language_caps ({language: n}, a zoo entry's per-language cap): n points of each named language, none of the others
+    by_language = ({"caps": language_caps, "keys": [language_of_path(p) for p in points.column("path").to_pylist()]}
+                   if language_caps else {})
+    mine = points.filter(pa.array(select_shard(ids, shard, shards, max_items, seed, **by_language), pa.bool_()))
     items = [Point(r["point_id"], r["context"], r["api"], tuple(r["candidates"][:candidates]),
                    tuple(r["candidate_texts"][:candidates]), language_of_path(r["path"]))
              for r in mine.select(["point_id", "context", "api", "candidates", "candidate_texts", "path"]).to_pylist()
@@ -132,7 +136,7 @@ def predict(ctx) -> pa.Table:
     p = ctx.params["inference"]
     points = read_parquet(ctx.inputs["points"], schemas.POINTS)
     table = score_shard(points, ctx.loaded, ctx.shard, ctx.shards, ctx.token_budget, p["max_items"], ctx.seed,
-                        p["candidates"])
+                        p["candidates"], stratum_caps(ctx.params))
     ok = pc.sum(pc.equal(table.column("status"), "ok")).as_py() or 0
     log.info("%s: %d rows, %d scored", ctx.description, table.num_rows, ok)
     return table

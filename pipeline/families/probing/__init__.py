@@ -140,6 +140,8 @@ FAMILY = Family(
         params=lambda config: {"inference": config["probing"]["inference"]},
         model_families=("masked-lm", "causal-lm", "encoder-decoder", "encoder-only"),
         not_applicable="every model gives hidden states",
+        strata=lambda config: CORPUS_TASKS + ("algorithm",),  # a zoo entry's cap per value
+        strata_name="task",
     ),
     # cross-validated over snippets (folds never split one): the snippets are the evaluation set
     evaluation=lambda config: [EvaluationSet("snippets", lang, samples_file(lang), distinct="group",

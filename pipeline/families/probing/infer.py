@@ -13,7 +13,8 @@ from pipeline.runtime.features import FeatureRequest, pooled_features
 
 def predict(ctx):
     samples = read_parquet(ctx.inputs["samples"], SAMPLES)
-    mine = samples.filter(ctx.select(samples.column("item_id").to_pylist(), ctx.params["inference"]["max_items"]))
+    mine = samples.filter(ctx.select(samples.column("item_id").to_pylist(), ctx.params["inference"]["max_items"],
+                                     keys=samples.column("task").to_pylist()))  # a zoo cap per task draws per task
     # the subset is the samples' language: PLBART reads `</s> __java__` / `__python__` after them
     requests = [FeatureRequest(r["item_id"], r["text"], r["kind"], tuple(zip(r["starts"], r["ends"])),
                                language=ctx.subset) for r in mine.to_pylist()]
