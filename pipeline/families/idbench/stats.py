@@ -235,3 +235,50 @@ def twin_diff(rows, replicates: int = 1000, seed: int = 0, alpha: float = 0.05) 
                             alpha, key=f"twin/{model}/{twin}/{size}/{gold}/{pair_set}")
         out.append(TwinDiff(model, twin, layer, pooling, size, gold, pair_set, p))
     return out
+
+
+@dataclass(frozen=True)
+class HeldOutTwinDiff:
+    """A model against its random twin, each at ITS OWN layer chosen on held-out pairs (cv_layer_spearman's
+    selection), on the same pairs: both held-out rhos, the difference and its paired bootstrap CI and p, the
+    layer choice of both redone inside every resample."""
+
+    n: int
+    rho_a: float
+    rho_b: float
+    diff: float
+    lo: float
+    hi: float
+    p_value: float
+    layers_a: tuple[int, ...]  # the model's layer per fold
+    layers_b: tuple[int, ...]  # the twin's layer per fold
+
+
+def held_out_twin_diff(scores_a, scores_b, y, layers_a: list[int], layers_b: list[int], pair_ids: list[str],
+                       folds: int = 5, replicates: int = 1000, seed: int = 0, alpha: float = 0.05,
+                       key: str = "") -> HeldOutTwinDiff:
+    """rho_a - rho_b, where each side's rho is its held-out-layer rho (_held_out_rho: per fold, the layer with the
+    highest rho on the other folds' pairs). `scores_a` [layers_a, pairs], `scores_b` [layers_b, pairs]: the same
+    pairs, complete on both. The pairs' folds are the ones cv_layer_spearman draws (seeded by pair id); every
+    bootstrap resample (one index draw per replicate, shared by both sides) reruns BOTH layer choices on the
+    resampled pairs (_held_out_rho_replicates), so the interval includes the choice of layer on each side."""
+    a, b, y = np.asarray(scores_a, dtype=float), np.asarray(scores_b, dtype=float), np.asarray(y, dtype=float)
+    fold_of = np.array([int(stable_id("idbench-fold", seed, p), 16) % folds for p in pair_ids])
+    rho_a, chosen_a = _held_out_rho(a, y, fold_of, folds)
+    rho_b, chosen_b = _held_out_rho(b, y, fold_of, folds)
+    names_a = tuple(layers_a[c] if c >= 0 else -1 for c in chosen_a)
+    names_b = tuple(layers_b[c] if c >= 0 else -1 for c in chosen_b)
+    diff = rho_a - rho_b
+    nan = float("nan")
+    if len(y) < 3 * folds or not replicates or not np.isfinite(diff):
+        return HeldOutTwinDiff(len(y), rho_a, rho_b, diff, nan, nan, nan, names_a, names_b)
+    rng = _rng(seed, "held-out-twin", key)
+    idx = np.stack([rng.integers(0, len(y), size=len(y)) for _ in range(replicates)])
+    d = (_held_out_rho_replicates(a, y, fold_of, folds, idx) - _held_out_rho_replicates(b, y, fold_of, folds, idx))
+    d = d[np.isfinite(d)]
+    if not len(d):
+        return HeldOutTwinDiff(len(y), rho_a, rho_b, diff, nan, nan, nan, names_a, names_b)
+    lo, hi = np.quantile(d, [alpha / 2, 1 - alpha / 2])
+    wrong = (d <= 0).mean() if diff > 0 else (d >= 0).mean() if diff < 0 else 0.5
+    return HeldOutTwinDiff(len(y), rho_a, rho_b, diff, float(lo), float(hi), float(min(1.0, 2 * wrong)),
+                           names_a, names_b)
