@@ -74,12 +74,20 @@ def paired_spearman(a, b, y, replicates: int = 1000, seed: int = 0, alpha: float
         return PairedRho(len(y), ra, rb, diff, float("nan"), float("nan"), float("nan"))
     idx = _rng(seed, key).integers(0, len(y), size=(replicates, len(y)))
     d = _rows_rho(a[idx], y[idx]) - _rows_rho(b[idx], y[idx])
+    # a constant side (e.g. a first-token cosine of 1 for every pair) gives no finite difference
+    return PairedRho(len(y), ra, rb, diff, *_paired_interval(diff, d, alpha))
+
+
+def _paired_interval(diff: float, d: np.ndarray, alpha: float) -> tuple[float, float, float]:
+    """(lo, hi, p) of a paired bootstrap: the percentile interval of the replicates' differences `d` (the finite
+    ones) and the two-sided p (twice the share on the other side of zero from `diff`, capped at 1); NaNs when
+    no replicate or the observed difference is not finite."""
     d = d[np.isfinite(d)]
-    if not len(d) or not np.isfinite(diff):  # a constant side (e.g. a first-token cosine of 1 for every pair)
-        return PairedRho(len(y), ra, rb, diff, float("nan"), float("nan"), float("nan"))
+    if not len(d) or not np.isfinite(diff):
+        return float("nan"), float("nan"), float("nan")
     lo, hi = np.quantile(d, [alpha / 2, 1 - alpha / 2])
     wrong = (d <= 0).mean() if diff > 0 else (d >= 0).mean() if diff < 0 else 0.5
-    return PairedRho(len(y), ra, rb, diff, float(lo), float(hi), float(min(1.0, 2 * wrong)))
+    return float(lo), float(hi), float(min(1.0, 2 * wrong))
 
 
 @dataclass(frozen=True)
@@ -238,18 +246,11 @@ def twin_diff(rows, replicates: int = 1000, seed: int = 0, alpha: float = 0.05) 
 
 
 @dataclass(frozen=True)
-class HeldOutTwinDiff:
+class HeldOutTwinDiff(PairedRho):
     """A model against its random twin, each at ITS OWN layer chosen on held-out pairs (cv_layer_spearman's
     selection), on the same pairs: both held-out rhos, the difference and its paired bootstrap CI and p, the
     layer choice of both redone inside every resample."""
 
-    n: int
-    rho_a: float
-    rho_b: float
-    diff: float
-    lo: float
-    hi: float
-    p_value: float
     layers_a: tuple[int, ...]  # the model's layer per fold
     layers_b: tuple[int, ...]  # the twin's layer per fold
 
@@ -275,10 +276,4 @@ def held_out_twin_diff(scores_a, scores_b, y, layers_a: list[int], layers_b: lis
     rng = _rng(seed, "held-out-twin", key)
     idx = np.stack([rng.integers(0, len(y), size=len(y)) for _ in range(replicates)])
     d = (_held_out_rho_replicates(a, y, fold_of, folds, idx) - _held_out_rho_replicates(b, y, fold_of, folds, idx))
-    d = d[np.isfinite(d)]
-    if not len(d):
-        return HeldOutTwinDiff(len(y), rho_a, rho_b, diff, nan, nan, nan, names_a, names_b)
-    lo, hi = np.quantile(d, [alpha / 2, 1 - alpha / 2])
-    wrong = (d <= 0).mean() if diff > 0 else (d >= 0).mean() if diff < 0 else 0.5
-    return HeldOutTwinDiff(len(y), rho_a, rho_b, diff, float(lo), float(hi), float(min(1.0, 2 * wrong)),
-                           names_a, names_b)
+    return HeldOutTwinDiff(len(y), rho_a, rho_b, diff, *_paired_interval(diff, d, alpha), names_a, names_b)
