@@ -10,8 +10,8 @@ import pytest
 
 from pipeline.families.apirec.report import headline as apirec_headline
 from pipeline.families.apirec.report import rerank_vs_ngram
-from pipeline.families.idbench.stats import (_held_out_rho, _rng, cv_layer_spearman, held_out_twin_diff,
-                                             paired_spearman)
+from pipeline.families.idbench.stats import (_held_out_rho, _rng, cv_layer_spearman, held_out_difference,
+                                             held_out_twin_diff, paired_spearman)
 from pipeline.report.common import TOO_FEW, bootstrap_seed, detectable, floored, interval_cell, score_cell
 from tests.test_apirec import point, ranking, views
 
@@ -51,7 +51,7 @@ def test_idbench_twin_diff_rechooses_each_models_layer_inside_every_resample():
     from pipeline.core.ids import stable_id
 
     fold_of = np.array([int(stable_id("idbench-fold", seed, p), 16) % folds for p in ids])
-    rng = _rng(seed, "held-out-twin", "m/t/large/rel")
+    rng = _rng(seed, "held-out-layer", "m/t/large/rel")
     diffs, chosen = [], set()
     for _ in range(replicates):
         i = rng.integers(0, len(y), size=len(y))
@@ -66,6 +66,19 @@ def test_idbench_twin_diff_rechooses_each_models_layer_inside_every_resample():
     # not the same-layer comparison (both at the model's layer 0), which puts the twin at a layer it never chose
     same_layer = paired_spearman(model[0], twin[0], y, replicates, seed, key="x")
     assert same_layer.diff != pytest.approx(got.diff)
+
+
+def test_idbench_twin_diff_from_the_two_held_out_rows_equals_the_direct_one():
+    """The report reads the difference off the two held-out rows when both were drawn with the cell's key on the
+    same pairs (each row's replicates already rerun its own layer choice): the same numbers, no second pass."""
+    model, twin, y, ids = _synthetic()
+    a = cv_layer_spearman(model, y, [0, 1], ids, 5, 200, 11, key="large/relatedness")
+    b = cv_layer_spearman(twin, y, [0, 1, 2], ids, 5, 200, 11, key="large/relatedness")
+    direct = held_out_twin_diff(model, twin, y, [0, 1], [0, 1, 2], ids, 5, 200, 11, key="large/relatedness")
+    assert held_out_difference(a, b) == direct
+    # drawn on other pairs (or with another key): no shortcut, the report recomputes
+    c = cv_layer_spearman(twin[:, 1:], y[1:], [0, 1, 2], ids[1:], 5, 200, 11, key="large/relatedness")
+    assert held_out_difference(a, c) is None
 
 
 def test_idbench_twin_diff_is_seeded_by_the_cell():

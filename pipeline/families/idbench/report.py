@@ -9,8 +9,8 @@ from collections import defaultdict
 from pathlib import Path
 
 from pipeline.families.idbench import paper, schemas
-from pipeline.families.idbench.stats import (TWIN_PAIRS_SQL, cv_layer_spearman, held_out_twin_diff, paired_spearman,
-                                             spearman_ci, twin_diff)
+from pipeline.families.idbench.stats import (TWIN_PAIRS_SQL, cv_layer_spearman, held_out_difference,
+                                             held_out_twin_diff, paired_spearman, spearman_ci, twin_diff)
 from pipeline.report.common import TOO_FEW, Section, detectable, floored, markdown_table, min_n, plt, save, write_plot
 
 SIZES = schemas.SIZES
@@ -75,7 +75,7 @@ def headline(con, judged: dict, held_out: dict, replicates: int, seed: int, twin
                 ci = f" [{_fmt(t.lo, 3)}, {_fmt(t.hi, 3)}]" if replicates and t.lo == t.lo else ""
                 cells += ["", f"{t.diff:+.3f}{ci}, p = {_fmt(t.p_value, 3)}", t.n]
             if t is not None and detectable(t.lo, t.hi) is not None:
-                detect.append(f"{gold} ±{detectable(t.lo, t.hi):.3f} (n = {t.n})")
+                detect.append(f"{model}, {gold} ±{detectable(t.lo, t.hi):.3f} (n = {t.n})")
         rows.append((f"ours: {model} - {twin} (each at its own held-out layer)", *cells))
     columns = ["technique"] + [c for g in ("relatedness", "similarity", "contextual") for c in
                                (f"{g}: paper", f"{g}: ours [95% CI]", "n")]
@@ -148,7 +148,7 @@ def section(con, figures: Path, link: str, config, plots: Path | None = None) ->
             judged[(system, size, gold)][1].append(value)
     scored = _layer_scores(con)
     held_out = _held_out_layers(con, replicates, seed, folds, scored)
-    twins = _held_out_twins(con, replicates, seed, folds, (HEADLINE_SIZE,), scored)
+    twins = _held_out_twins(con, replicates, seed, folds, (HEADLINE_SIZE,), scored, held_out)
     table = []
     for gold in GOLDS:
         for system, kind, layer, size, g, n, rated, rho in sorted(
@@ -287,23 +287,33 @@ def _held_out_layers(con, replicates: int, seed: int, folds: int, scored=None) -
         if len(ids) < 2 * folds:
             continue
         scores = [[pairs[p][k] for p in ids] for k in layers]
+        # every system of a (size, gold) on the same resamples of its pairs (the cell's key, not the system's):
+        # a model and its twin on the same pairs then differ replicate by replicate (stats.held_out_difference)
         out[(system, size, gold)] = cv_layer_spearman(scores, [gold_of[(size, gold, p)] for p in ids], layers, ids,
-                                                      folds, replicates, seed, key=f"{system}/{size}/{gold}")
+                                                      folds, replicates, seed, key=f"{size}/{gold}")
     return out
 
 
-def _held_out_twins(con, replicates: int, seed: int, folds: int, sizes: tuple[str, ...], scored=None) -> dict:
-    """(model, twin, size, gold) -> stats.held_out_twin_diff: the model against its random twin, each at its own
+def _held_out_twins(con, replicates: int, seed: int, folds: int, sizes: tuple[str, ...], scored=None,
+                    held_out: dict | None = None) -> dict:
+    """(model, twin, size, gold) -> stats.HeldOutTwinDiff: the model against its random twin, each at its own
     layer chosen on held-out pairs (the same folds as its own held-out row), on the pairs both scored at every
     layer, the choice of both layers redone inside every bootstrap resample (seeded from the run seed and the
-    cell: model, twin, size, gold)."""
+    cell: size, gold). From the two held-out rows' replicates when both are over the same pairs (`held_out`:
+    _held_out_layers, drawn per cell), else recomputed on the pairs both scored."""
     groups, gold_of = scored or _layer_scores(con)
+    held_out = held_out or {}
     out = {}
     for model, twin in con.sql("SELECT model, twin FROM model_twins ORDER BY ALL").fetchall():
         for size in sizes:
             for gold in GOLDS:
                 a, b = groups.get((model, size, gold)), groups.get((twin, size, gold))
                 if not a or not b:
+                    continue
+                ha, hb = held_out.get((model, size, gold)), held_out.get((twin, size, gold))
+                fast = held_out_difference(ha, hb) if ha is not None and hb is not None else None
+                if fast is not None:
+                    out[(model, twin, size, gold)] = fast
                     continue
                 layers_a = sorted({k for by_layer in a.values() for k in by_layer})
                 layers_b = sorted({k for by_layer in b.values() for k in by_layer})
@@ -315,7 +325,7 @@ def _held_out_twins(con, replicates: int, seed: int, folds: int, sizes: tuple[st
                 out[(model, twin, size, gold)] = held_out_twin_diff(
                     [[a[p][k] for p in ids] for k in layers_a], [[b[p][k] for p in ids] for k in layers_b],
                     [gold_of[(size, gold, p)] for p in ids], layers_a, layers_b, ids, folds, replicates, seed,
-                    key=f"{model}/{twin}/{size}/{gold}")
+                    key=f"{size}/{gold}")
     return out
 
 
