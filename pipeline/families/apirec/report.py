@@ -96,7 +96,7 @@ def paired_table(con, config, floor: int, language: str = HEADLINE_LANGUAGE,
         else:
             vs_twin = f"{_signed(twin[1])} [{_signed(twin[2])}, {_signed(twin[3])}], p = {twin[4]:.3f}"
         rows.append((f"{r['model']}/{r['ranker']}", f"its {r['n']:,} seeded points", r["n"],
-                     "" if r["pool_recall"] is None else f"{r['pool_recall']:.2f}",
+                     "" if r["pool_recall"] is None else too_few if small else f"{r['pool_recall']:.2f}",
                      too_few if small else f"{r['sr']:.2f}", too_few if small else f"{r['ngram_sr']:.2f}",
                      too_few if small else f"{_signed(r['diff'])} [{_signed(r['lo'])}, {_signed(r['hi'])}]",
                      "" if small or r["p"] is None else f"{r['p']:.3f}",
