@@ -146,3 +146,31 @@ def test_apirec_headline_states_each_rows_population_and_floors_small_rows():
     text = apirec_headline(con, {"seed": 5, "report": {"min_n": 4}})
     paired = next(line for line in text.splitlines() if line.startswith("| m/rerank_ngram |"))
     assert paired.startswith("| m/rerank_ngram | its 4 seeded points | 4 | 1.00 | 1.00 | 0.50 | +0.50 [")
+
+
+def test_idbench_headline_floors_cells_under_min_n():
+    """A technique's, a model's and a model-minus-twin cell over fewer pairs than report.min_n print their n."""
+    import duckdb
+
+    from pipeline.families.idbench.report import headline
+    from pipeline.families.idbench.stats import HeldOutLayerRho, HeldOutTwinDiff
+
+    con = duckdb.connect()
+    con.execute("CREATE TABLE idbench_spearman AS SELECT * FROM (VALUES "
+                "('LV', 'relatedness', 'large', 'comparable', 'string', 120, 0.48), "
+                "('NW', 'relatedness', 'large', 'comparable', 'string', 80, 0.46)) "
+                "t(system, gold, size, pair_set, kind, n, rho)")
+    con.execute("CREATE TABLE idbench_embedding_models AS SELECT 1 AS files WHERE false")
+    held = {("m", "large", "relatedness"): HeldOutLayerRho(90, 0.7, 0.6, 0.8, (1, 1, 1, 1, 1)),
+            ("m-random", "large", "relatedness"): HeldOutLayerRho(90, 0.3, 0.2, 0.4, (0, 0, 0, 0, 0))}
+    twins = {("m", "m-random", "large", "relatedness"): HeldOutTwinDiff(90, 0.7, 0.3, 0.4, 0.3, 0.5, 0.0, (1,) * 5,
+                                                                          (0,) * 5)}
+    text = headline(con, {}, held, 0, 0, twins, floor=100)
+    rows = {line.split(" | ")[0]: line for line in text.splitlines() if line.startswith("| ")}
+    assert "| 0.48 | 120 |" in rows["| LV"] and "too few items (n = 80)" in rows["| NW"]
+    assert "too few items (n = 90)" in rows["| ours: m (held-out layer)"] and "0.70" not in rows[
+        "| ours: m (held-out layer)"]
+    assert "too few items (n = 90)" in rows["| ours: m - m-random (each at its own held-out layer)"]
+    assert "+0.400" not in text
+    text = headline(con, {}, held, 0, 0, twins, floor=90)  # at the floor: printed
+    assert "+0.400" in text and "| 0.70 | 90 |" in text
