@@ -12,14 +12,12 @@ from pipeline.families.apirec.report import headline as apirec_headline
 from pipeline.families.apirec.report import rerank_vs_ngram
 from pipeline.families.idbench.stats import (_held_out_rho, _rng, cv_layer_spearman, held_out_difference,
                                              held_out_twin_diff, paired_spearman)
-from pipeline.report.common import TOO_FEW, bootstrap_seed, detectable, floored, interval_cell, score_cell
+from pipeline.report.common import bootstrap_seed, detectable
 from tests.test_apirec import point, ranking, views
 
 
-def test_floor_helpers():
-    assert score_cell(0.5, 99, 100) == f"{TOO_FEW} (n = 99)" and score_cell(0.5, 100, 100) == "0.500"
-    assert score_cell(0.5, None, 100) == f"{TOO_FEW} (n = 0)" and floored(None, 1)
-    assert interval_cell(0.1, 0.9, 99, 100) == "" and interval_cell(0.1, 0.9, 100, 100) == "[0.100, 0.900]"
+def test_detectable_and_bootstrap_seed():
+    """(score_cell, interval_cell, clip: tests/test_report_floor.py.)"""
     assert detectable(-0.1, 0.3) == pytest.approx(0.2) and detectable(None, 0.3) is None
     # seeded from the run seed and the cell's name: stable, and different per cell and per run seed
     assert bootstrap_seed(7, "a") == bootstrap_seed(7, "a")
