@@ -138,7 +138,8 @@ def test_apirec_headline_states_each_rows_population_and_floors_small_rows():
         "| ceiling: gold in the n-gram's top-2 pool (no re-ranker of it exceeds this) | all 8 Python points | 8 | "
         "0.88 |")
     paired = rows["| m/rerank_ngram"]
-    assert paired.startswith("| m/rerank_ngram | its 4 seeded points | 4 | too few items (n = 4) | too few items (n = 4) |")
+    assert paired.startswith("| m/rerank_ngram | its 4 seeded points | 4 | too few items (n = 4) | "
+                             "too few items (n = 4) |")
     assert "±" in paired  # the smallest difference these points detect, whatever the floor
     # with the floor under n, the paired row prints both SR@1 on the same points and the difference
     text = apirec_headline(con, {"seed": 5, "report": {"min_n": 4}})
