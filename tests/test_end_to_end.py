@@ -158,7 +158,8 @@ def test_every_family_scores_in_fractions(e2e_project):
     assert fractions_out_of_range(con) == []
     index = (e2e_project / "reports/index.md").read_text()
     for page, heading, header in (
-            ("apiquiz", "## apiquiz", "| paper / ours | model | protocol | quiz set | call P@1 | call 95% CI | call n |"),
+            ("apiquiz", "## apiquiz", "| paper / ours | model | protocol | quizzes | call P@1 | call 95% CI "
+                                    "| call chance | call n |"),
             ("codesyntax", "## CodeSyntax", "| paper / ours | language | system | top-1 | top-3 | top-10 | top-20 |")):
         # the first read opens the family with the paper's table; the family's page goes on beyond the paper
         for text, start in ((index, heading), ((e2e_project / f"reports/{page}.md").read_text(), "## The paper beside ours")):

@@ -206,21 +206,30 @@ def test_sections_open_with_the_papers_table_beside_ours(warehouse):
     from pipeline.families.apiquiz.report import section as apiquiz_section
     from pipeline.families.codesyntax.report import section as codesyntax_section
 
+    params = {**params, "report": {"min_n": 1}}  # the fixture's 6 quizzes and 30 edges print as scores
     text = str(apiquiz_section(con, root / "figures", "figures", params, root / "plots"))
     lines = text.splitlines()
     first = next(i for i, line in enumerate(lines) if line.startswith("|"))
-    assert lines[first] == ("| paper / ours | model | protocol | quiz set | call P@1 | call 95% CI | call n | import P@1 | "
-                            "import 95% CI | import n |")
-    assert "| paper | CodeBERT-MLM-Python | fill_mask | paper set | 0.2935 |  | 289585 | 0.2967 |  | 289585 |" in lines
-    assert "| paper | GPT-3.5-turbo | prompted | paper set | 0.1600 |  | 1000 | 0.2030 |  | 1000 |" in lines
+    assert lines[first] == ("| paper / ours | model | protocol | quizzes | call P@1 | call 95% CI | call chance "
+                            "| call n | import P@1 | import 95% CI | import chance | import n |")
+    assert ("| paper | CodeBERT-MLM-Python | fill_mask | paper set | 0.2935 |  |  | 289585 | 0.2967 |  |  | 289585 |"
+            in lines)
+    assert "| paper | GPT-3.5-turbo | prompted | paper set | 0.1600 |  |  | 1000 | 0.2030 |  |  | 1000 |" in lines
     fill = next(line for line in lines if line.startswith("| ours | m | fill_mask |"))
     ci = run(con, "SELECT protocol, lo, hi FROM apiquiz_headline WHERE model = 'm' AND setting = 'call' "
                   "AND protocol IN ('fill_mask', 'rank') ORDER BY protocol").fetchall()
-    # fill_mask on the paper's set (q1, q2, q3, q5, q6: both fill_mask models scored them): 1 of 5 ranked first
-    assert fill.startswith(f"| ours | m | fill_mask | paper set | 0.200 | [{ci[0][1]:.3f}, {ci[0][2]:.3f}] | 5 |")
+    # fill_mask on the paper's set (q1, q2, q3, q5, q6: both fill_mask models scored them): 1 of 5 ranked first;
+    # chance 1 / the vocabulary; the population: the paper set within the 6 quizzes the model drew
+    assert fill.startswith(f"| ours | m | fill_mask | paper set of its 6 drawn | 0.200 | [{ci[0][1]:.3f}, "
+                           f"{ci[0][2]:.3f}] | 0.001 | 5 |")
     rank = next(line for line in lines if line.startswith("| ours | m | rank |"))
-    # every fixture quiz is a call quiz: the import columns stay empty
-    assert rank == f"| ours | m | rank | all scored | 0.667 | [{ci[1][1]:.3f}, {ci[1][2]:.3f}] | 6 |  |  |  |"
+    # every fixture quiz is a call quiz: the import columns stay empty; chance: 1 / 5 candidates
+    assert rank == (f"| ours | m | rank | its 6 drawn | 0.667 | [{ci[1][1]:.3f}, {ci[1][2]:.3f}] | 0.200 | 6 "
+                    "|  |  |  |  |")
+    # the model against its twin, with the smallest difference its n detects, in the headline
+    head = text[:text.index("### apiquiz: beyond the paper")]
+    assert "m vs its twin, rank, call (n = 6): 0.667 vs 0.667, difference 0.000" in head
+    assert "the smallest difference this n detects: ±" in head
     beyond = lines.index("### apiquiz: beyond the paper")
     assert first < beyond and any(line.startswith("**How the populations differ:** Paper: ") for line in lines[first:beyond])
 
@@ -236,6 +245,7 @@ def test_sections_open_with_the_papers_table_beside_ours(warehouse):
     # heads chosen on test: 0.9, 0.7, 0.6 (mean 0.733); on dev: 0.8, 0.7, 0.6; 3 relations, 30 test edges
     assert (f"| ours | Python | m | 0.733 [{lo:.3f}, {hi:.3f}] |  |  |  | 0.700 [{dlo:.3f}, {dhi:.3f}] | 3 | 30 |"
             in lines)
+    assert "**Model vs its random twin** (top-1, heads chosen on dev" in text and "(detectable: ±" in text
     assert any(line.startswith("| ours | Python | m-random (random) | 0.367 [") for line in lines)
     beyond = lines.index("### CodeSyntax: beyond the paper")
     assert first < beyond and any(line.startswith("**How the populations differ:** Paper: ") for line in lines[first:beyond])
@@ -252,3 +262,25 @@ def test_scores_are_fractions(warehouse):
     assert fractions_out_of_range(con, ("apiquiz", "codesyntax")) == []
     # the scan reads these (a vacuous scan would pass too)
     assert run(con, "SELECT max(p_at_1), max(score) FROM apiquiz_by_setting, codesyntax_scores").fetchall()[0][0] > 0.5
+
+
+def test_headline_cells_under_the_power_floor_print_their_n_not_a_score(warehouse):
+    """Issue 34 item 1: with report.min_n above a cell's n, the headline prints "too few items (n = N)" and no CI
+    (apiquiz: 6 quizzes; codesyntax: 30 test edges); the paper's rows are untouched."""
+    root, params, con = warehouse
+    from pipeline.families.apiquiz.report import section as apiquiz_section
+    from pipeline.families.codesyntax.report import section as codesyntax_section
+
+    params = {**params, "report": {"min_n": 7}}
+    head = apiquiz_section(con, root / "figures", "figures", params, root / "plots").headline
+    rank = next(line for line in head.splitlines() if line.startswith("| ours | m | rank |"))
+    assert rank == "| ours | m | rank | its 6 drawn | too few items (n = 6) |  | 0.200 | 6 |  |  |  |  |"
+    fill = next(line for line in head.splitlines() if line.startswith("| ours | m | fill_mask |"))
+    assert "| too few items (n = 5) |  |" in fill and "0.200" not in fill
+    assert "| paper | CodeBERT-MLM-Python | fill_mask | paper set | 0.2935 |" in head
+    assert "m vs its twin, rank, call: too few items (n = 6)" in head and "0.667" not in head
+    head = codesyntax_section(con, root / "figures", "figures", {**params, "report": {"min_n": 31}},
+                              root / "plots").headline
+    row = next(line for line in head.splitlines() if line.startswith("| ours | Python | m |"))
+    assert row == "| ours | Python | m | too few items (n = 30) |  |  |  | too few items (n = 30) | 3 | 30 |"
+    assert "0.733" not in head and "0.700" not in head  # no floored score anywhere in the headline

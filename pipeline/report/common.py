@@ -171,6 +171,28 @@ def detectable_difference(p: float, n: int, z: float = 1.96) -> float | None:
     return z * (2 * p * (1 - p) / n) ** 0.5
 
 
+def detectable(lo, hi) -> float | None:
+    """The half-width of a paired 95% CI [lo, hi]: the smallest difference that comparison can detect (a true
+    difference smaller than it leaves zero inside the interval about half the time or more). None when either
+    end is missing."""
+    if lo is None or hi is None or lo != lo or hi != hi:
+        return None
+    return (float(hi) - float(lo)) / 2
+
+
+def bootstrap_seed(seed, cell: str) -> int:
+    """The seed of a bootstrap the report runs for one cell: from the run seed (params.yaml `seed`) and the
+    cell's name, so two builds from the same warehouse draw the same resamples and no two cells share a draw."""
+    from pipeline.core.ids import stable_id
+
+    return int(stable_id("report-bootstrap", int(seed or 0), cell), 16) % 2**31
+
+
+def run_seed(config) -> int:
+    """params.yaml `seed` as the warehouse recorded it (0 when absent)."""
+    return int((config or {}).get("seed", 0) or 0) if isinstance(config, dict) else 0
+
+
 def model_size(parameters) -> str:
     """A parameter count as `1.44M` / `135M` / `7B`; `?` when unknown."""
     if parameters is None:

@@ -6,8 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from pipeline.families.apiquiz import paper
-from pipeline.report.common import (FRACTION_DIGITS, MAX_SERIES, Section, chance_line, fraction, interval, markdown_table,
-                                     model_size, plt, rounded, save, twinned, write_plot)
+from pipeline.report.common import (FRACTION_DIGITS, MAX_SERIES, TOO_FEW, Section, chance_line, clip, detectable,
+                                     floored, fraction, interval, interval_cell, markdown_table, min_n, model_size, plt,
+                                     rounded, save, score_cell, twinned, write_plot)
 
 DIGITS = FRACTION_DIGITS
 HEADLINE_SETTINGS = ("call", "import")  # the paper's Table III columns
@@ -43,33 +44,75 @@ def population(con) -> str:
             "quiz set is ours restricted to the quizzes every fill_mask model scored.")
 
 
-def headline(con) -> str:
-    """The paper's Table III (P@1 per model, call and import) and ours beside it, same columns, with n and a
-    95% CI on our side (apiquiz_headline), and the line on how the populations differ."""
-    columns = ["paper / ours", "model", "protocol", "quiz set"] + [f"{s} {c}" for s in HEADLINE_SETTINGS
-                                                        for c in ("P@1", "95% CI", "n")]
+def _populations(con) -> dict[tuple, str]:
+    """(model, protocol) -> the quizzes a headline row is over: the model's drawn subset (its own
+    `max_items` cap, the same quizzes as its twin's) and, for fill_mask, the paper set within it."""
+    drawn = dict(((m, p), d) for m, p, d in con.sql(
+        "SELECT model, protocol, sum(n)::BIGINT FROM apiquiz_rank_counts GROUP BY ALL").fetchall())
+    return {key: (f"paper set of its {d:,} drawn" if key[1] == "fill_mask" else f"its {d:,} drawn")
+            for key, d in drawn.items()}
+
+
+def twin_lines(con, floor: int) -> list[str]:
+    """Each trained model against its random twin on the headline protocols, per setting, paired on the quizzes
+    both scored (apiquiz_vs_twin), with the smallest difference that n can detect (the paired CI's half-width)."""
+    rows = con.sql("SELECT model, protocol, setting, n, p_at_1, twin_p_at_1, diff, lo, hi, p_value "
+                   f"FROM apiquiz_vs_twin WHERE protocol IN {HEADLINE_PROTOCOLS} AND setting IN {HEADLINE_SETTINGS} "
+                   "ORDER BY model, protocol, setting").fetchall()
+    lines = []
+    for model, protocol, setting, n, a, b, diff, lo, hi, p in rows:
+        smallest = detectable(lo, hi)
+        if floored(n, floor):
+            lines.append(f"{model} vs its twin, {protocol}, {setting}: {TOO_FEW} (n = {n}); at this n the paired "
+                         f"95% CI is ±{fraction(smallest)} wide, so no smaller difference is detectable")
+        else:
+            lines.append(f"{model} vs its twin, {protocol}, {setting} (n = {n}): {fraction(a)} vs {fraction(b)}, "
+                         f"difference {fraction(diff)} {interval(lo, hi)}, p = {fraction(p)}; the smallest "
+                         f"difference this n detects: ±{fraction(smallest)}")
+    return lines
+
+
+def headline(con, config=None) -> str:
+    """The paper's Table III (P@1 per model, call and import) and ours beside it, same columns, with n, a 95% CI
+    and the chance of a random ranking of the same quizzes on our side (apiquiz_headline); a cell over fewer
+    than `report.min_n` quizzes prints "too few items (n = N)" instead of its score. Then each model against
+    its random twin (the smallest difference its n detects) and the line on how the populations differ."""
+    floor = min_n(config or {})
+    columns = ["paper / ours", "model", "protocol", "quizzes"] + [f"{s} {c}" for s in HEADLINE_SETTINGS
+                                                                   for c in ("P@1", "95% CI", "chance", "n")]
     rows = []
     for model, call, imp in paper.P_AT_1_CALL_IMPORT:
         n = paper.quizzes(model)
         protocol = "prompted" if model.startswith("GPT") else "fill_mask"
         # the paper's numbers keep their printed precision (23.90 -> 0.2390)
-        rows.append(("paper", model, protocol, "paper set", fraction(call, 4), "", n[0], fraction(imp, 4), "", n[1]))
+        rows.append(("paper", model, protocol, "paper set", fraction(call, 4), "", "", n[0], fraction(imp, 4), "",
+                     "", n[1]))
     ours: dict[tuple, dict] = {}
-    for model, protocol, quiz_set, setting, n, p1, lo, hi in con.sql(
-            "SELECT model, protocol, quiz_set, setting, n, p_at_1, lo, hi FROM apiquiz_headline "
+    for model, protocol, quiz_set, setting, n, p1, lo, hi, chance in con.sql(
+            "SELECT model, protocol, quiz_set, setting, n, p_at_1, lo, hi, chance_at_1 FROM apiquiz_headline "
             f"WHERE protocol IN {HEADLINE_PROTOCOLS} AND setting IN {HEADLINE_SETTINGS} ORDER BY ALL").fetchall():
-        ours.setdefault((protocol, model, quiz_set), {})[setting] = (fraction(p1), interval(lo, hi), n)
+        ours.setdefault((protocol, model, quiz_set), {})[setting] = (
+            score_cell(p1, n, floor), interval_cell(clip(lo), clip(hi), n, floor), fraction(chance), n)
+    populations = _populations(con)
     for (protocol, model, quiz_set), by in sorted(ours.items(), key=lambda kv: (HEADLINE_PROTOCOLS.index(kv[0][0]),
                                                                                  kv[0][1])):
-        rows.append(("ours", model, protocol, quiz_set,
-                     *(v for s in HEADLINE_SETTINGS for v in by.get(s, ("", "", "")))))
+        rows.append(("ours", model, protocol, populations.get((model, protocol), quiz_set),
+                     *(v for s in HEADLINE_SETTINGS for v in by.get(s, ("", "", "", "")))))
+    twins = twin_lines(con, floor)
     return "\n".join([
         "The paper's Table III (P@1, API call and import quizzes) and ours beside it. `fill_mask` is the paper's "
         "protocol (the masked answer token, on the quizzes whose answer is one token of every compared model's "
         "vocabulary: `paper set`); `rank` ranks the quiz's candidate names by the model's log-likelihood "
-        "(whole names, every LM family: beyond the paper; `all scored`). `n`: quizzes; 95% CI: Poisson bootstrap "
-        "(1000 replicates). P@1 is a fraction (the paper's 23.90 is 0.2390).\n",
+        "(whole names, every LM family: beyond the paper). `quizzes`: the population of the row (each model "
+        "scores its own seeded subset, `apiquiz.inference.max_items` or its zoo cap; its twin the same quizzes); "
+        "`n`: quizzes scored; 95% CI: Poisson bootstrap (1000 replicates); `chance`: P@1 of a uniform random "
+        "ranking of each quiz's ranked items (mean of 1 / candidates; the vocabulary for fill_mask) over the same "
+        f"quizzes. A cell over fewer than {floor} quizzes (`report.min_n`) prints its n, not a score. P@1 is a "
+        "fraction (the paper's 23.90 is 0.2390).\n",
         markdown_table(columns, rows),
+        *(["\n**Model vs its random twin** (P@1, paired on the quizzes both scored; the difference's 95% CI from a "
+           "paired Poisson bootstrap, whose half-width is the smallest difference the n can detect): "
+           + "; ".join(twins) + ".\n"] if twins else []),
         "\n" + population(con) + "\n"])
 
 
@@ -108,7 +151,7 @@ def section(con, figures: Path, link: str, config, plots: Path | None = None) ->
     bias = con.sql("SELECT model, protocol, scored, p_at_1, chance, top1_chars, gold_chars, pool_chars "
                    "FROM apiquiz_length_bias ORDER BY model, protocol").fetchall()
     out = ["## apiquiz (INK, Table III)\n",
-           headline(con),
+           headline(con, config),
            "### apiquiz: beyond the paper\n",
            "P@k over scored quizzes (fractions). `fill_mask` is the paper's protocol (masked LMs, answers that are "
            "one token of the model's tokenizer). The other protocols rank the quiz's candidates (every LM family, "

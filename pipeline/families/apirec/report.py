@@ -11,7 +11,8 @@ from pathlib import Path
 
 from pipeline.families.apirec.paper import (CODE_SR, CROSS_DOMAIN_SR10, CROSS_DOMAIN_TEST, IDE_SR, NDCG_AT_1,
                                             QUERY_SR_METHOD)
-from pipeline.report.common import MAX_SERIES, Section, bar_n, chance_line, markdown_table, plt, save, write_plot
+from pipeline.report.common import (MAX_SERIES, TOO_FEW, Section, bar_n, bootstrap_seed, chance_line, clip, detectable,
+                                     floored, language_name, markdown_table, min_n, plt, run_seed, save, write_plot)
 
 HEADLINE_RANKERS = ("ngram", "ide", "rerank_ngram")  # the baselines and the LM re-ranking by summed log-likelihood
 KS = (1, 3, 5, 10)
@@ -27,45 +28,152 @@ def _ci(mean, lo, hi) -> str:
     return "" if mean is None else f"{mean:.2f} [{lo:.2f}, {hi:.2f}]"
 
 
-def headline(con) -> str:
+def _cell(mean, lo, hi, n, floor: int) -> str:
+    """A headline score with its CI, or "too few items (n = N)" when its n is under the power floor."""
+    if mean is None:
+        return ""
+    if floored(n, floor):
+        return f"{TOO_FEW} (n = {0 if n is None else int(n)})"
+    return f"{mean:.2f}" if lo is None else _ci(mean, clip(lo), clip(hi))
+
+
+def _signed(v) -> str:
+    return "" if v is None else f"{v:+.2f}"
+
+
+HEADLINE_LANGUAGE = "python"  # Table 7 is Python
+
+
+def rerank_vs_ngram(con, config, language: str = HEADLINE_LANGUAGE, rankers: tuple[str, ...] = ("rerank_ngram",),
+                    replicates: int = 1000) -> list[dict]:
+    """Each LM re-ranking against the n-gram whose pool it re-ranks, paired on the LM's own points (view
+    apirec_rerank_pairs): per (model, ranker) its points, the pool's recall on them (the ceiling of any
+    re-ranking), SR@1 of both and the difference with its 95% paired Poisson-bootstrap CI and p. Each cell's
+    bootstrap is seeded from the run seed and the cell's name (pipeline.report.common.bootstrap_seed)."""
+    seed = run_seed(config)
+    keys = con.sql("SELECT DISTINCT model, ranker FROM apirec_rerank_pairs WHERE language = ? AND k = 1 "
+                   f"AND ranker IN {tuple(rankers) + ('',)} ORDER BY model, ranker", params=[language]).fetchall()
+    out = []
+    for model, ranker in keys:
+        cell = f"apirec/rerank_vs_ngram/{language}/{model}/{ranker}/sr@1"
+        boot = con.sql(
+            "WITH h AS (SELECT a, b, sum(items) AS items FROM apirec_rerank_pairs WHERE language = ? AND model = ? "
+            "AND ranker = ? AND k = 1 GROUP BY ALL) SELECT n, mean_a, mean_b, diff, lo, hi, p_value "
+            f"FROM poisson_paired_bootstrap_hist(h, replicates := {int(replicates)}, "
+            f"seed := {bootstrap_seed(seed, cell)})", params=[language, model, ranker]).fetchall()
+        recall = con.sql("SELECT sum(items) FILTER (WHERE in_pool) / sum(items) FROM apirec_rerank_pairs "
+                         "WHERE language = ? AND model = ? AND ranker = ? AND k = 1",
+                         params=[language, model, ranker]).fetchall()[0][0]
+        if not boot:
+            continue
+        n, a, b, diff, lo, hi, p = boot[0]
+        out.append({"model": model, "ranker": ranker, "n": int(n), "pool_recall": recall, "sr": a, "ngram_sr": b,
+                    "diff": diff, "lo": lo, "hi": hi, "p": p})
+    return out
+
+
+def _twin_sr1(con, language: str = HEADLINE_LANGUAGE) -> dict:
+    """(model, ranker) -> its SR@1 against its random twin on the same points (view apirec_twin_diff)."""
+    return {(m, r): (n, diff, lo, hi, p) for m, r, n, diff, lo, hi, p in con.sql(
+        "SELECT model, ranker, n, diff, lo, hi, p_value FROM apirec_twin_diff WHERE benchmark = 'code' "
+        "AND language = ? AND metric = 'SR@1'", params=[language]).fetchall()}
+
+
+def paired_table(con, config, floor: int, language: str = HEADLINE_LANGUAGE,
+                 rankers: tuple[str, ...] = ("rerank_ngram",)) -> str:
+    """The headline's second table: each LM against the n-gram it re-ranks (and against its random twin), paired
+    on the same points, the pool's recall ceiling on them and the smallest difference the n detects."""
+    rows = []
+    twins = _twin_sr1(con, language)
+    for r in rerank_vs_ngram(con, config, language, rankers):
+        small = floored(r["n"], floor)
+        too_few = f"{TOO_FEW} (n = {r['n']})"
+        twin = twins.get((r["model"], r["ranker"]))
+        if twin is None:
+            vs_twin = ""
+        elif floored(twin[0], floor):
+            vs_twin = f"{TOO_FEW} (n = {twin[0]})"
+        else:
+            vs_twin = f"{_signed(twin[1])} [{_signed(twin[2])}, {_signed(twin[3])}], p = {twin[4]:.3f}"
+        rows.append((f"{r['model']}/{r['ranker']}", f"its {r['n']:,} seeded points", r["n"],
+                     "" if r["pool_recall"] is None else too_few if small else f"{r['pool_recall']:.2f}",
+                     too_few if small else f"{r['sr']:.2f}", too_few if small else f"{r['ngram_sr']:.2f}",
+                     too_few if small else f"{_signed(r['diff'])} [{_signed(r['lo'])}, {_signed(r['hi'])}]",
+                     "" if small or r["p"] is None else f"{r['p']:.3f}",
+                     "" if detectable(r["lo"], r["hi"]) is None else f"±{detectable(r['lo'], r['hi']):.2f}",
+                     vs_twin))
+    if not rows:
+        return ""
+    return "\n".join([
+        f"\nEach LM against the n-gram whose top-N pool it re-ranks, **paired on the same points** (the LM's seeded "
+        f"subset, {language_name(language)}; a point the LM could not score is a miss): `pool recall` is the share of "
+        "those points whose gold is in the pool, the ceiling of any re-ranking; the SR@1 difference LM - n-gram with "
+        "its 95% paired Poisson-bootstrap CI and two-sided p (1000 replicates, seeded from the run seed and the "
+        "row); `detectable`: the CI's half-width, the smallest difference these points can detect; `vs twin`: "
+        "SR@1 minus the random twin's on the points both scored. Rows under the power floor print n, not scores:\n",
+        markdown_table(["LM / ranker", "population", "n", "pool recall (ceiling)", "LM SR@1", "n-gram SR@1",
+                        "difference [95% CI]", "p", "detectable", "vs twin [95% CI]"], rows)])
+
+
+def headline(con, config=None) -> str:
     """Table 7 (code-based, Python, the General domain): the paper's three systems, SR@1/3/5/10, with ours
     beside them on this corpus's Python points (the baselines and each LM re-ranking the n-gram's top-N by
-    summed log-likelihood), n, 95% Poisson-bootstrap intervals of SR@1 and SR@10, and the chance of a random
-    order of each pool."""
+    summed log-likelihood), each row with its population (which points, n), 95% Poisson-bootstrap intervals of
+    SR@1 and SR@10, the recall ceiling of the n-gram's pool and the chance of a random order of each pool; a
+    cell over fewer than `report.min_n` points prints its n, not a score. Then each LM paired with the n-gram
+    it re-ranks on the same points (paired_table)."""
+    config = config or {}
+    floor = min_n(config)
     ours = con.sql("SELECT model || '/' || ranker, ranker, max(points), "
                    + ", ".join(f"max(sr_method) FILTER (WHERE k = {k})" for k in KS)
-                   + " FROM apirec_metrics_by_language WHERE benchmark = 'code' AND language = 'python' AND ranker IN "
-                   f"{HEADLINE_RANKERS} GROUP BY model, ranker ORDER BY ranker <> 'ngram', ranker <> 'ide', 1").fetchall()
+                   + " FROM apirec_metrics_by_language WHERE benchmark = 'code' AND language = ? AND ranker IN "
+                   f"{HEADLINE_RANKERS} GROUP BY model, ranker ORDER BY ranker <> 'ngram', ranker <> 'ide', 1",
+                   params=[HEADLINE_LANGUAGE]).fetchall()
     ci = {(s, k): (m, lo, hi) for s, k, _, m, lo, hi in con.sql(
         "WITH h AS (SELECT model || '/' || ranker AS system, k, point_id AS item_id, sr_method AS value "
-        "FROM apirec_point_scores WHERE benchmark = 'code' AND language = 'python' AND k IN (1, 10) "
-        f"AND ranker IN {HEADLINE_RANKERS}) SELECT system, k, n, mean, lo, hi FROM poisson_bootstrap_mean(h)"
-    ).fetchall()}
+        "FROM apirec_point_scores WHERE benchmark = 'code' AND language = ? AND k IN (1, 10) "
+        f"AND ranker IN {HEADLINE_RANKERS}) SELECT system, k, n, mean, lo, hi FROM poisson_bootstrap_mean(h)",
+        params=[HEADLINE_LANGUAGE]).fetchall()}
     chance = {(r, k): v for r, k, v in con.sql(CHANCE_SQL.format(cols="ranker", where="AND language = 'python'"))
               .fetchall()}
+    every = max((n for _, r, n, *_ in ours if r in ("ngram", "ide")), default=0)
+    pool = con.sql("SELECT points, pool_recall, pool_size, chance_at_1, chance_at_3, chance_at_5, chance_at_10 "
+                   "FROM apirec_pool_recall WHERE language = ?", params=[HEADLINE_LANGUAGE]).fetchall()
     rows = [(f"paper: {name}", "APIBench-C Python General", "", f"{v[0]:.2f}", f"{v[1]:.2f}", f"{v[2]:.2f}",
              f"{v[3]:.2f}") for name, *v in CODE_SR]
     for system, ranker, n, *sr in ours:
-        rows.append((f"ours: {system}", "this corpus, Python", n,
-                     _ci(*ci[(system, 1)]) if (system, 1) in ci else sr[0], *sr[1:3],
-                     _ci(*ci[(system, 10)]) if (system, 10) in ci else sr[3]))
-    for ranker in dict.fromkeys(r for _, r, *_ in ours):
+        population = (f"all {n:,} Python points" if ranker in ("ngram", "ide") else f"its {n:,} seeded points")
+        cells = [_cell(*ci[(system, 1)], n, floor) if (system, 1) in ci else _cell(sr[0], None, None, n, floor),
+                 *(_cell(v, None, None, n, floor) for v in sr[1:3]),
+                 _cell(*ci[(system, 10)], n, floor) if (system, 10) in ci else _cell(sr[3], None, None, n, floor)]
+        rows.append((f"ours: {system}", population, n, *cells))
+    for ranker in ("ngram", "ide"):
         if (ranker, 1) in chance:
-            rows.append((f"chance: random order of the {ranker} pool", "this corpus, Python", "",
-                         *(chance.get((ranker, k)) for k in KS)))
-    points = max((n for _, _, n, *_ in ours), default=0)
+            rows.append((f"chance: random order of the {ranker} pool", f"all {every:,} Python points", "",
+                         *(f"{chance[(ranker, k)]:.2f}" if (ranker, k) in chance else "" for k in KS)))
+    if pool and pool[0][0]:
+        points, recall, size, *pool_chance = pool[0]
+        rows.append((f"ceiling: gold in the n-gram's top-{size} pool (no re-ranker of it exceeds this)",
+                     f"all {points:,} Python points", points, *([_cell(recall, None, None, points, floor)] * len(KS))))
+        rows.append((f"chance: random order of the n-gram's top-{size} pool (what the LMs re-rank)",
+                     f"all {points:,} Python points", "", *(f"{v:.2f}" for v in pool_chance)))
+    points = every or max((n for _, _, n, *_ in ours), default=0)
     where = f"{points} Python recommendation points of this corpus's evaluation split" if points else \
         "this corpus's Python points (none here)"
     return "\n".join([
         "Paper Table 7 (code-based API recommendation, Python, the General domain of APIBench-C) with ours beside "
-        "it: method-level Success Rate@k, n = points, 95% Poisson-bootstrap intervals for SR@1 and SR@10.\n",
+        "it: method-level Success Rate@k, `population` = which points the row is over, n = points, 95% "
+        f"Poisson-bootstrap intervals for SR@1 and SR@10. A cell over fewer than {floor} points (`report.min_n`) "
+        "prints its n, not a score: the rows differ in n, compare them only through the paired table below.\n",
         markdown_table(["system (paper / ours)", "population", "n", "SR@1 [95% CI]", "SR@3", "SR@5", "SR@10 [95% CI]"],
                        rows),
+        paired_table(con, config, floor),
         f"\n**How the populations differ:** the paper's systems (TravTrans, PyART, Deep3) were trained and scored on "
         f"APIBench-C's own Python projects and are not rerun here; ours are {where}, ranked by an n-gram trained on "
         "the train split, jedi (the IDE baseline, from the file alone) and our small LMs re-ranking the n-gram's "
-        "top-N (summed log-likelihood; the `_mean` and `_pmi` rankers on the page). A re-ranker cannot exceed its "
-        "pool's recall; `chance` is a random order of the same pool.\n"])
+        "top-N (summed log-likelihood; the `_mean` and `_pmi` rankers on the page), each LM on its own seeded "
+        "subset of the points (`apirec.inference.max_items` or its zoo cap; its twin the same points). A re-ranker "
+        "cannot exceed its pool's recall; `chance` is a random order of the same pool.\n"])
 
 
 METRIC_COLUMNS = ["benchmark", "subset", "model", "ranker", "k", "points", "scored", "pool recall", "SR method",
@@ -293,4 +401,4 @@ def section(con, figures: Path, link: str, config, plots: Path | None = None) ->
            "in train; queries by origin and leaky), SR@10 with its 95% interval:\n",
            markdown_table(["benchmark", "model", "ranker", "dimension", "value", "points", "SR@1 method",
                            "SR@10 method", "SR@10 95% CI", "SR@1 class", "SR@10 class"], breakdown)]
-    return Section("apirec (APIBench-C and APIBench-Q, Table 5 metrics)", headline(con), "\n".join(out) + "\n")
+    return Section("apirec (APIBench-C and APIBench-Q, Table 5 metrics)", headline(con, config), "\n".join(out) + "\n")

@@ -8,15 +8,42 @@ from pathlib import Path
 
 from pipeline.families.codesyntax import paper
 from pipeline.families.codesyntax.paper import HEATMAP_RELATIONS
-from pipeline.report.common import (FRACTION_DIGITS, Section, fraction, interval, language_name, markdown_table,
-                                     model_size, plt, save, twinned, write_plot)
+from pipeline.report.common import (FRACTION_DIGITS, Section, clip, detectable, floored, fraction, interval,
+                                     language_name, markdown_table, min_n, model_size, plt, save, score_cell, twinned,
+                                     write_plot)
 
 DIGITS = FRACTION_DIGITS
 
 
-def with_interval(score, lo, hi) -> str:
-    """`0.436 [0.401, 0.470]`: a score and its 95% CI in one cell."""
-    return "" if score is None else " ".join(filter(None, (fraction(score), interval(lo, hi))))
+def with_interval(score, lo, hi, n=None, floor: int = 0) -> str:
+    """`0.436 [0.401, 0.470]`: a score and its 95% CI in one cell; "too few items (n = N)" when its n (the test
+    edges the score is over) is under the power floor."""
+    if score is None:
+        return ""
+    if floor and floored(n, floor):
+        return score_cell(score, n, floor)
+    return " ".join(filter(None, (fraction(score), interval(clip(lo), clip(hi)))))
+
+
+def twin_line(con, variant: str, floor: int) -> str:
+    """Each model against its random twin (top-1, heads chosen on dev; codesyntax_twin_diff) and the smallest
+    difference its relations can detect (the paired CI's half-width)."""
+    parts = []
+    for model, twin, language, relations, diff, lo, hi, p, edges in con.sql(
+            "SELECT t.model, t.twin, t.language, t.relations, t.diff, t.lo, t.hi, t.p_value, s.edges "
+            "FROM codesyntax_twin_diff t LEFT JOIN codesyntax_scores s ON s.system = t.model AND s.chosen_on = "
+            "t.chosen_on AND s.language = t.language AND s.variant = t.variant AND s.metric = t.metric AND s.k = t.k "
+            "WHERE t.variant = ? AND t.chosen_on = 'dev' ORDER BY t.model, t.language", params=[variant]).fetchall():
+        smallest = detectable(lo, hi)
+        what = (score_cell(diff, edges, floor) if floored(edges, floor)
+                else f"{fraction(diff)} {interval(lo, hi)}, p = {fraction(p)}")
+        parts.append(f"{model} - {twin}, {language_name(language)}: {what}, over {relations} relations "
+                     f"(detectable: ±{fraction(smallest)})")
+    if not parts:
+        return ""
+    return ("\n**Model vs its random twin** (top-1, heads chosen on dev, scored on test; paired Poisson bootstrap "
+            "over relations, whose CI half-width is the smallest difference the relations can detect): "
+            + "; ".join(parts) + ".\n")
 
 
 def population(con, variant: str, languages: list[str]) -> str:
@@ -41,12 +68,13 @@ def population(con, variant: str, languages: list[str]) -> str:
             f"{twinned(con, [m for m, _ in models])}.")
 
 
-def headline(con, config) -> str:
+def headline(con, config) -> str:  # noqa: C901 (the paper's rows, ours, the diff rows, per language)
     """The paper's Table 3 (top-k, first token, per language: baselines, models, and the best model minus the
     best baseline) and ours beside it, same rows and columns, each score of ours with its 95% CI
     (codesyntax_score_ci) and n (relations, test edges), and the line on how the populations differ."""
     block = config["codesyntax"]
     variant, languages = block["inference"]["variant"], list(block["languages"])
+    floor = min_n(config)
     ci = {(chosen, system, lang, k): (score, lo, hi, relations) for chosen, system, lang, k, score, lo, hi, relations
           in con.sql("SELECT chosen_on, system, language, k, score, lo, hi, relations FROM codesyntax_score_ci "
                      "WHERE variant = ? AND metric = 'first'", params=[variant]).fetchall()}
@@ -72,15 +100,18 @@ def headline(con, config) -> str:
         for system in baselines + models:
             if not any(key[2] == lang and key[1] == system for key in ci):
                 continue
-            cells = [with_interval(*ci.get(("test", system, lang, k), (None,) * 4)[:3]) for k in paper.KS]
-            dev = with_interval(*ci.get(("dev", system, lang, k0), (None,) * 4)[:3])
+            n_test, n_dev = edges.get(("test", system, lang)), edges.get(("dev", system, lang))
+            cells = [with_interval(*ci.get(("test", system, lang, k), (None,) * 4)[:3], n_test, floor)
+                     for k in paper.KS]
+            dev = with_interval(*ci.get(("dev", system, lang, k0), (None,) * 4)[:3], n_dev, floor)
             relations = ci.get(("test", system, lang, k0), (None,) * 4)[3]
             rows.append(("ours", name, system + (" (random)" if system in randoms else ""), *cells, dev,
                          relations if relations is not None else "", edges.get(("test", system, lang), "")))
         trained = [m for m in models if m not in randoms]
 
-        def best(chosen: str, k: int, among: list[str]):
-            scores = [ci[(chosen, s, lang, k)][0] for s in among if (chosen, s, lang, k) in ci]
+        def best(chosen: str, k: int, among: list[str]):  # over the systems whose cells are printed
+            scores = [ci[(chosen, s, lang, k)][0] for s in among if (chosen, s, lang, k) in ci
+                      and not floored(edges.get((chosen, s, lang)), floor)]
             return max(scores) if scores else None
 
         def diff(chosen: str, k: int) -> str:
@@ -97,8 +128,10 @@ def headline(con, config) -> str:
         "models lose, as in the paper). Scores are fractions (the paper's 43.6 is 0.436); ours carry a 95% CI in "
         "brackets (Poisson bootstrap over the relations the average is over, 1000 replicates: the unit of the "
         "average; the noise of the edges within a relation is not in it). `relations`, `edges`: what the top-1 "
-        "score is over (the paper's: its whole dataset).\n",
+        f"score is over (the paper's: its whole dataset). A row over fewer than {floor} test edges "
+        "(`report.min_n`) prints its n, not a score.\n",
         markdown_table(columns, rows),
+        twin_line(con, variant, floor),
         "\n" + population(con, variant, languages) + "\n"])
 
 

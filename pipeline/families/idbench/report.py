@@ -9,8 +9,9 @@ from collections import defaultdict
 from pathlib import Path
 
 from pipeline.families.idbench import paper, schemas
-from pipeline.families.idbench.stats import TWIN_PAIRS_SQL, cv_layer_spearman, paired_spearman, spearman_ci, twin_diff
-from pipeline.report.common import Section, markdown_table, plt, save, write_plot
+from pipeline.families.idbench.stats import (TWIN_PAIRS_SQL, cv_layer_spearman, held_out_difference,
+                                             held_out_twin_diff, paired_spearman, spearman_ci, twin_diff)
+from pipeline.report.common import TOO_FEW, Section, detectable, floored, markdown_table, min_n, plt, save, write_plot
 
 SIZES = schemas.SIZES
 GOLDS = schemas.GOLDS
@@ -24,10 +25,14 @@ PAPER_TECHNIQUES = ("LV", "NW", "FT-cbow", "FT-SG", "w2v-SG", "w2v-cbow", "Path-
 HEADLINE_SIZE = "large"  # the paper's largest benchmark (its ensemble gains are on it)
 
 
-def headline(con, judged: dict, held_out: dict, replicates: int, seed: int) -> str:
+def headline(con, judged: dict, held_out: dict, replicates: int, seed: int, twins: dict | None = None,
+             floor: int = 0) -> str:
     """Figure 2 as a table (large benchmark, comparable pairs): per technique and gold score, the paper's rho
     (the release's own per-pair scores, as its bars) beside ours (the same technique computed or trained
-    here), with n and a 95% bootstrap CI; then each model of our zoo at its held-out layer (no paper bar)."""
+    here), with n and a 95% bootstrap CI; then each model of our zoo at its held-out layer (no paper bar), and
+    each model minus its random twin, each at its own held-out layer (`twins`: _held_out_twins). A cell over
+    fewer than `floor` pairs (`report.min_n`) prints its n, not a rho."""
+    twins = twins or {}
     rho = {(system, gold): (n, r) for system, gold, n, r in con.sql(
         "SELECT system, gold, n, rho FROM idbench_spearman WHERE pair_set = 'comparable' AND size = ? "
         "AND kind IN ('release', 'string', 'embedding')", params=[HEADLINE_SIZE]).fetchall()}
@@ -36,6 +41,8 @@ def headline(con, judged: dict, held_out: dict, replicates: int, seed: int) -> s
         n, r = rho.get((system, gold), (None, None))
         if r is None or r != r:
             return ("", "")
+        if floored(n, floor):
+            return (f"{TOO_FEW} (n = {n})", n)
         if (system, HEADLINE_SIZE, gold) in judged and replicates:
             x, y = judged[(system, HEADLINE_SIZE, gold)]
             ci = spearman_ci(x, y, replicates, seed, key=f"{system}/{HEADLINE_SIZE}/{gold}")
@@ -52,9 +59,24 @@ def headline(con, judged: dict, held_out: dict, replicates: int, seed: int) -> s
         cells = []
         for gold in GOLDS:
             h = held_out.get((model, HEADLINE_SIZE, gold))
-            cells += ["", *(("", "") if h is None else (
+            cells += ["", *(("", "") if h is None else (f"{TOO_FEW} (n = {h.n})", h.n) if floored(h.n, floor) else (
                 f"{_fmt(h.rho)} [{_fmt(h.lo)}, {_fmt(h.hi)}]" if replicates else _fmt(h.rho), h.n))]
         rows.append((f"ours: {model} (held-out layer)", *cells))
+    detect = []
+    for model, twin in sorted({(m, t) for m, t, size, _ in twins if size == HEADLINE_SIZE}):
+        cells = []
+        for gold in GOLDS:
+            t = twins.get((model, twin, HEADLINE_SIZE, gold))
+            if t is None:
+                cells += ["", "", ""]
+            elif floored(t.n, floor):
+                cells += ["", f"{TOO_FEW} (n = {t.n})", t.n]
+            else:
+                ci = f" [{_fmt(t.lo, 3)}, {_fmt(t.hi, 3)}]" if replicates and t.lo == t.lo else ""
+                cells += ["", f"{t.diff:+.3f}{ci}, p = {_fmt(t.p_value, 3)}", t.n]
+            if t is not None and detectable(t.lo, t.hi) is not None:
+                detect.append(f"{model}, {gold} ±{detectable(t.lo, t.hi):.3f} (n = {t.n})")
+        rows.append((f"ours: {model} - {twin} (each at its own held-out layer)", *cells))
     columns = ["technique"] + [c for g in ("relatedness", "similarity", "contextual") for c in
                                (f"{g}: paper", f"{g}: ours [95% CI]", "n")]
     trained = con.sql("SELECT count(*), max(files) FROM idbench_embedding_models").fetchall()[0]
@@ -70,7 +92,13 @@ def headline(con, judged: dict, held_out: dict, replicates: int, seed: int) -> s
         f"\n**How the populations differ:** the pairs and gold scores are IdBench's own (the same pairs on both "
         f"sides); the paper's embeddings were trained on a large JavaScript corpus, ours are {corpus}; LV and NW are "
         "the same algorithms on the same pairs. Path-based embeddings need the release's path contexts and are not "
-        "rebuilt. Our models (mean-pooled hidden states, the layer chosen on held-out folds) have no paper bar.\n"])
+        "rebuilt. Our models (mean-pooled hidden states, the layer chosen on held-out folds) have no paper bar.\n",
+        *([f"\n**Model vs its random twin:** the `-` rows are the model's rho minus its twin's, each at ITS OWN layer "
+           f"chosen on held-out pairs ({HEADLINE_SIZE}, the pairs both scored; the same folds as the model's own row), "
+           f"with a paired bootstrap ({replicates} resamples of the pairs, both layer choices redone inside every "
+           "resample, seeded from the run seed and the cell) and its two-sided p. The smallest difference these "
+           "pairs can detect (the paired CI's half-width): " + "; ".join(detect) + ".\n"] if detect else []),
+        *([f"\nA cell over fewer than {floor} pairs (`report.min_n`) prints its n, not a rho.\n"] if floor else [])])
 
 
 def section(con, figures: Path, link: str, config, plots: Path | None = None) -> Section:
@@ -118,7 +146,9 @@ def section(con, figures: Path, link: str, config, plots: Path | None = None) ->
         for system, size, gold, _, score, value in rows:
             judged[(system, size, gold)][0].append(score)
             judged[(system, size, gold)][1].append(value)
-    held_out = _held_out_layers(con, replicates, seed, folds)
+    scored = _layer_scores(con)
+    held_out = _held_out_layers(con, replicates, seed, folds, scored)
+    twins = _held_out_twins(con, replicates, seed, folds, (HEADLINE_SIZE,), scored, held_out)
     table = []
     for gold in GOLDS:
         for system, kind, layer, size, g, n, rated, rho in sorted(
@@ -218,13 +248,14 @@ def section(con, figures: Path, link: str, config, plots: Path | None = None) ->
             "\nPaper: the SVR ensemble improves on the best single technique of the large benchmark by "
             + ", ".join(f"{g} +{v:.2f}" for g, v in paper.ENSEMBLE_GAIN_LARGE.items()) + " (`ensemble:*` rows above: "
             "scikit-learn's default SVR over technique scores and identifier features, leave-one-out).\n"]
-    return Section("idbench (IdBench, Figure 2)", headline(con, judged, held_out, replicates, seed),
+    return Section("idbench (IdBench, Figure 2)", headline(con, judged, held_out, replicates, seed, twins,
+                                                           min_n(config if isinstance(config, dict) else {})),
                    "\n".join(out) + "\n")
 
 
-def _held_out_layers(con, replicates: int, seed: int, folds: int) -> dict:
-    """(model, size, gold) -> its rho with the layer chosen on held-out pairs (stats.cv_layer_spearman), mean
-    pooling, comparable pairs, on the pairs every layer scored."""
+def _layer_scores(con) -> tuple[dict, dict]:
+    """Every model's per-layer cosine per pair (mean pooling, comparable pairs): {(model, size, gold): {pair_id:
+    {layer: score}}}, and the gold value per (size, gold, pair_id)."""
     rows = con.sql("SELECT system, size, gold, pair_id, layer, score, value FROM idbench_judged "
                    "WHERE kind = 'model' AND pooling = 'mean' AND pair_set = 'comparable' ORDER BY ALL").fetchall()
     groups = defaultdict(lambda: defaultdict(dict))
@@ -232,17 +263,69 @@ def _held_out_layers(con, replicates: int, seed: int, folds: int) -> dict:
     for system, size, gold, pair_id, layer, score, value in rows:
         groups[(system, size, gold)][pair_id][layer] = score
         gold_of[(size, gold, pair_id)] = value
+    return groups, gold_of
+
+
+def _finite(v) -> bool:
+    return v is not None and v == v
+
+
+def _complete_ids(pairs: dict, layers: list[int], gold_of: dict, size: str, gold: str) -> list[str]:
+    """The pair ids (sorted) every layer scored and with a gold value."""
+    return [p for p, by_layer in sorted(pairs.items())
+            if all(_finite(by_layer.get(k)) for k in layers) and _finite(gold_of[(size, gold, p)])]
+
+
+def _held_out_layers(con, replicates: int, seed: int, folds: int, scored=None) -> dict:
+    """(model, size, gold) -> its rho with the layer chosen on held-out pairs (stats.cv_layer_spearman), mean
+    pooling, comparable pairs, on the pairs every layer scored."""
+    groups, gold_of = scored or _layer_scores(con)
     out = {}
     for (system, size, gold), pairs in sorted(groups.items()):
         layers = sorted({layer for by_layer in pairs.values() for layer in by_layer})
-        ids = [p for p, by_layer in sorted(pairs.items())
-               if all(by_layer.get(k) is not None and by_layer[k] == by_layer[k] for k in layers)
-               and gold_of[(size, gold, p)] is not None and gold_of[(size, gold, p)] == gold_of[(size, gold, p)]]
+        ids = _complete_ids(pairs, layers, gold_of, size, gold)
         if len(ids) < 2 * folds:
             continue
         scores = [[pairs[p][k] for p in ids] for k in layers]
+        # every system of a (size, gold) on the same resamples of its pairs (the cell's key, not the system's):
+        # a model and its twin on the same pairs then differ replicate by replicate (stats.held_out_difference)
         out[(system, size, gold)] = cv_layer_spearman(scores, [gold_of[(size, gold, p)] for p in ids], layers, ids,
-                                                      folds, replicates, seed, key=f"{system}/{size}/{gold}")
+                                                      folds, replicates, seed, key=f"{size}/{gold}")
+    return out
+
+
+def _held_out_twins(con, replicates: int, seed: int, folds: int, sizes: tuple[str, ...], scored=None,
+                    held_out: dict | None = None) -> dict:
+    """(model, twin, size, gold) -> stats.HeldOutTwinDiff: the model against its random twin, each at its own
+    layer chosen on held-out pairs (the same folds as its own held-out row), on the pairs both scored at every
+    layer, the choice of both layers redone inside every bootstrap resample (seeded from the run seed and the
+    cell: size, gold). From the two held-out rows' replicates when both are over the same pairs (`held_out`:
+    _held_out_layers, drawn per cell), else recomputed on the pairs both scored."""
+    groups, gold_of = scored or _layer_scores(con)
+    held_out = held_out or {}
+    out = {}
+    for model, twin in con.sql("SELECT model, twin FROM model_twins ORDER BY ALL").fetchall():
+        for size in sizes:
+            for gold in GOLDS:
+                a, b = groups.get((model, size, gold)), groups.get((twin, size, gold))
+                if not a or not b:
+                    continue
+                ha, hb = held_out.get((model, size, gold)), held_out.get((twin, size, gold))
+                fast = held_out_difference(ha, hb) if ha is not None and hb is not None else None
+                if fast is not None:
+                    out[(model, twin, size, gold)] = fast
+                    continue
+                layers_a = sorted({k for by_layer in a.values() for k in by_layer})
+                layers_b = sorted({k for by_layer in b.values() for k in by_layer})
+                both = set(_complete_ids(a, layers_a, gold_of, size, gold)) & set(
+                    _complete_ids(b, layers_b, gold_of, size, gold))
+                ids = sorted(both)
+                if len(ids) < 3 * folds:
+                    continue
+                out[(model, twin, size, gold)] = held_out_twin_diff(
+                    [[a[p][k] for p in ids] for k in layers_a], [[b[p][k] for p in ids] for k in layers_b],
+                    [gold_of[(size, gold, p)] for p in ids], layers_a, layers_b, ids, folds, replicates, seed,
+                    key=f"{size}/{gold}")
     return out
 
 

@@ -4,7 +4,7 @@ replicates). Point estimates are pipeline.metrics' Spearman (average ranks, on f
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.stats import rankdata
@@ -74,12 +74,20 @@ def paired_spearman(a, b, y, replicates: int = 1000, seed: int = 0, alpha: float
         return PairedRho(len(y), ra, rb, diff, float("nan"), float("nan"), float("nan"))
     idx = _rng(seed, key).integers(0, len(y), size=(replicates, len(y)))
     d = _rows_rho(a[idx], y[idx]) - _rows_rho(b[idx], y[idx])
+    # a constant side (e.g. a first-token cosine of 1 for every pair) gives no finite difference
+    return PairedRho(len(y), ra, rb, diff, *_paired_interval(diff, d, alpha))
+
+
+def _paired_interval(diff: float, d: np.ndarray, alpha: float) -> tuple[float, float, float]:
+    """(lo, hi, p) of a paired bootstrap: the percentile interval of the replicates' differences `d` (the finite
+    ones) and the two-sided p (twice the share on the other side of zero from `diff`, capped at 1); NaNs when
+    no replicate or the observed difference is not finite."""
     d = d[np.isfinite(d)]
-    if not len(d) or not np.isfinite(diff):  # a constant side (e.g. a first-token cosine of 1 for every pair)
-        return PairedRho(len(y), ra, rb, diff, float("nan"), float("nan"), float("nan"))
+    if not len(d) or not np.isfinite(diff):
+        return float("nan"), float("nan"), float("nan")
     lo, hi = np.quantile(d, [alpha / 2, 1 - alpha / 2])
     wrong = (d <= 0).mean() if diff > 0 else (d >= 0).mean() if diff < 0 else 0.5
-    return PairedRho(len(y), ra, rb, diff, float(lo), float(hi), float(min(1.0, 2 * wrong)))
+    return float(lo), float(hi), float(min(1.0, 2 * wrong))
 
 
 @dataclass(frozen=True)
@@ -91,6 +99,10 @@ class HeldOutLayerRho:
     lo: float
     hi: float
     layers: tuple[int, ...]  # the layer chosen for each fold (on the other folds' pairs)
+    # the bootstrap replicates' rhos in draw order (NaN kept) and the pairs they resample: two systems drawn with
+    # the same key on the same pairs differ replicate by replicate, a paired comparison (held_out_difference)
+    replicates: np.ndarray | None = field(default=None, compare=False, repr=False)
+    pair_ids: tuple[str, ...] = field(default=(), compare=False, repr=False)
 
 
 def _held_out_rho(scores: np.ndarray, y: np.ndarray, fold_of: np.ndarray, folds: int) -> tuple[float, list[int]]:
@@ -189,13 +201,18 @@ def cv_layer_spearman(scores, y, layers: list[int], pair_ids: list[str], folds: 
     names = tuple(layers[c] if c >= 0 else -1 for c in chosen)
     if len(y) < 3 * folds or not replicates:
         return HeldOutLayerRho(len(y), rho, float("nan"), float("nan"), names)
-    rng = _rng(seed, "held-out-layer", key)
-    # one draw per replicate, in order (one draw of [replicates, n] would not give the same numbers)
-    idx = np.stack([rng.integers(0, len(y), size=len(y)) for _ in range(replicates)])
-    reps = _held_out_rho_replicates(scores, y, fold_of, folds, idx)
-    reps = reps[np.isfinite(reps)]
+    all_reps = _held_out_rho_replicates(scores, y, fold_of, folds, _draws(seed, key, len(y), replicates))
+    reps = all_reps[np.isfinite(all_reps)]
     lo, hi = np.quantile(reps, [alpha / 2, 1 - alpha / 2])
-    return HeldOutLayerRho(len(y), rho, float(lo), float(hi), names)
+    return HeldOutLayerRho(len(y), rho, float(lo), float(hi), names, all_reps, tuple(pair_ids))
+
+
+def _draws(seed: int, key: str, n: int, replicates: int) -> np.ndarray:
+    """The bootstrap resamples of the held-out-layer statistics ([replicates, n] pair indices), seeded by the run
+    seed and the cell's key: one draw per replicate, in order (one draw of [replicates, n] would not give the
+    same numbers)."""
+    rng = _rng(seed, "held-out-layer", key)
+    return np.stack([rng.integers(0, n, size=n) for _ in range(replicates)])
 
 
 @dataclass(frozen=True)
@@ -235,3 +252,50 @@ def twin_diff(rows, replicates: int = 1000, seed: int = 0, alpha: float = 0.05) 
                             alpha, key=f"twin/{model}/{twin}/{size}/{gold}/{pair_set}")
         out.append(TwinDiff(model, twin, layer, pooling, size, gold, pair_set, p))
     return out
+
+
+@dataclass(frozen=True)
+class HeldOutTwinDiff(PairedRho):
+    """A model against its random twin, each at ITS OWN layer chosen on held-out pairs (cv_layer_spearman's
+    selection), on the same pairs: both held-out rhos, the difference and its paired bootstrap CI and p, the
+    layer choice of both redone inside every resample."""
+
+    layers_a: tuple[int, ...]  # the model's layer per fold
+    layers_b: tuple[int, ...]  # the twin's layer per fold
+
+
+def held_out_twin_diff(scores_a, scores_b, y, layers_a: list[int], layers_b: list[int], pair_ids: list[str],
+                       folds: int = 5, replicates: int = 1000, seed: int = 0, alpha: float = 0.05,
+                       key: str = "") -> HeldOutTwinDiff:
+    """rho_a - rho_b, where each side's rho is its held-out-layer rho (_held_out_rho: per fold, the layer with the
+    highest rho on the other folds' pairs). `scores_a` [layers_a, pairs], `scores_b` [layers_b, pairs]: the same
+    pairs, complete on both. The pairs' folds are the ones cv_layer_spearman draws (seeded by pair id); every
+    bootstrap resample (one index draw per replicate, shared by both sides: cv_layer_spearman's draws for the
+    same key) reruns BOTH layer choices on the resampled pairs (_held_out_rho_replicates), so the interval
+    includes the choice of layer on each side."""
+    a, b, y = np.asarray(scores_a, dtype=float), np.asarray(scores_b, dtype=float), np.asarray(y, dtype=float)
+    fold_of = np.array([int(stable_id("idbench-fold", seed, p), 16) % folds for p in pair_ids])
+    rho_a, chosen_a = _held_out_rho(a, y, fold_of, folds)
+    rho_b, chosen_b = _held_out_rho(b, y, fold_of, folds)
+    names_a = tuple(layers_a[c] if c >= 0 else -1 for c in chosen_a)
+    names_b = tuple(layers_b[c] if c >= 0 else -1 for c in chosen_b)
+    diff = rho_a - rho_b
+    nan = float("nan")
+    if len(y) < 3 * folds or not replicates or not np.isfinite(diff):
+        return HeldOutTwinDiff(len(y), rho_a, rho_b, diff, nan, nan, nan, names_a, names_b)
+    idx = _draws(seed, key, len(y), replicates)  # the draws cv_layer_spearman makes for the same key and n
+    d = (_held_out_rho_replicates(a, y, fold_of, folds, idx) - _held_out_rho_replicates(b, y, fold_of, folds, idx))
+    return HeldOutTwinDiff(len(y), rho_a, rho_b, diff, *_paired_interval(diff, d, alpha), names_a, names_b)
+
+
+def held_out_difference(a: HeldOutLayerRho, b: HeldOutLayerRho, alpha: float = 0.05) -> HeldOutTwinDiff | None:
+    """held_out_twin_diff from two cv_layer_spearman results drawn with the same key on the same pairs (same pair
+    ids, in the same order): each side's replicates already rerun its own layer choice on the shared resamples,
+    so their difference replicate by replicate is the paired bootstrap, at no further cost. None when the two
+    were not drawn alike (other pairs, no replicates): compute held_out_twin_diff then."""
+    if a.replicates is None or b.replicates is None or a.pair_ids != b.pair_ids or len(a.replicates) != len(
+            b.replicates):
+        return None
+    diff = a.rho - b.rho
+    return HeldOutTwinDiff(a.n, a.rho, b.rho, diff, *_paired_interval(diff, a.replicates - b.replicates, alpha),
+                           a.layers, b.layers)

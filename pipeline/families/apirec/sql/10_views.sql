@@ -230,8 +230,40 @@ WHERE k IN (1, 10);
 
 -- Method-level SR@1 and SR@10 with a 95% Poisson-bootstrap confidence interval (1000 replicates, seed 0).
 CREATE VIEW apirec_sr_ci AS
-SELECT benchmark, subset, model, ranker, k, n, round(mean, 4) AS sr_method, round(lo, 4) AS lo, round(hi, 4) AS hi
+SELECT benchmark, subset, model, ranker, k, n, round(mean, 4) AS sr_method, round(greatest(0, lo), 4) AS lo,
+       round(least(1, hi), 4) AS hi  -- clipped to SR's range [0, 1], as the report prints it
 FROM poisson_bootstrap_mean(apirec_hits)
+ORDER BY ALL;
+
+-- The report's headline comparison (issue 34 item 3): each LM re-ranking (`rerank_ngram*`) against the n-gram
+-- whose top-N pool it re-ranks, per language, PAIRED on the points the LM was given (its seeded subset): per
+-- point the LM's method-level hit at k (1, 3, 5, 10; a point it could not score is a miss) and the n-gram's,
+-- and whether the gold is in the pool (`in_pool`: the recall ceiling of any re-ranking of that pool), counted.
+-- The report bootstraps these histograms (poisson_paired_bootstrap_hist, seeded per cell from the run seed).
+CREATE VIEW apirec_rerank_pairs AS
+SELECT a.language, a.model, a.ranker, a.k, a.sr_method AS a, b.sr_method AS b, a.gold_in_candidates AS in_pool,
+       count(*) AS items
+FROM apirec_point_scores a
+JOIN apirec_point_scores b ON b.point_id = a.point_id AND b.k = a.k AND b.ranker = 'ngram'
+WHERE a.benchmark = 'code' AND a.ranker LIKE 'rerank_ngram%'
+GROUP BY ALL
+ORDER BY ALL;
+
+-- The n-gram pool's recall on every code point of a language: the share of points whose gold is among the
+-- n-gram's stored top `apirec.candidates` (the pool every LM re-ranks; its ceiling on all the points, where
+-- apirec_rerank_pairs gives it on each LM's subset), and the chance of a random order of that pool at k.
+CREATE VIEW apirec_pool_recall AS
+SELECT CASE WHEN path LIKE '%.java' THEN 'java' WHEN path LIKE '%.py' OR path LIKE '%.pyi' THEN 'python'
+            ELSE 'other' END AS language,
+       count(*) AS points, round(avg(list_contains(candidates, api)::INTEGER), 4) AS pool_recall,
+       max(len(candidates)) AS pool_size,
+       -- a random order of the pool: k over its size when the gold is in it, else 0
+       round(avg(CASE WHEN list_contains(candidates, api) THEN least(1, len(candidates)) / len(candidates) ELSE 0 END), 4) AS chance_at_1,
+       round(avg(CASE WHEN list_contains(candidates, api) THEN least(3, len(candidates)) / len(candidates) ELSE 0 END), 4) AS chance_at_3,
+       round(avg(CASE WHEN list_contains(candidates, api) THEN least(5, len(candidates)) / len(candidates) ELSE 0 END), 4) AS chance_at_5,
+       round(avg(CASE WHEN list_contains(candidates, api) THEN least(10, len(candidates)) / len(candidates) ELSE 0 END), 4) AS chance_at_10
+FROM apirec_points
+GROUP BY ALL
 ORDER BY ALL;
 
 -- Every ranking against its benchmark's first baseline on the same items (code: the n-gram; queries: BM25),

@@ -89,7 +89,7 @@ WHERE metric = 'first';
 
 CREATE VIEW codesyntax_score_ci AS
 SELECT chosen_on, system, language, variant, metric, k, n AS relations, round(mean, 4) AS score,
-       round(lo, 4) AS lo, round(hi, 4) AS hi
+       round(greatest(0, lo), 4) AS lo, round(least(1, hi), 4) AS hi  -- clipped to [0, 1], as the report prints it
 FROM poisson_bootstrap_mean(codesyntax_relation_values)
 ORDER BY ALL;
 
