@@ -244,7 +244,8 @@ def model_table(con, floor: int) -> list[tuple]:
         for r in fitted.get(key, []):
             twin = r["twin"]
             base = "" if r["baseline"] is None else (
-                f"{r['baseline']}: {_score(r['baseline_mean'], r['baseline_ci_low'], r['baseline_ci_high'], r['baseline_n'], r['metric'], floor)}")
+                f"{r['baseline']}: {_score(r['baseline_mean'], r['baseline_ci_low'], r['baseline_ci_high'], r['baseline_n'], r['metric'], floor)}"
+                + ("" if floored(r["baseline_n"], floor) else f" (n = {r['baseline_n']})"))
             diff = "" if twin is None else (score_cell(None, twin["n"], floor) if floored(twin["n"], floor)
                                             else f"{fraction(twin['diff'])} {interval(twin['lo'], twin['hi'])}")
             out.append((f"{name} ({language})", r["model"] + (" (random control)" if r["control"] else ""), r["probe"],
@@ -367,8 +368,8 @@ def section(con, figures: Path, link: str, config, plots: Path | None = None) ->
            f"\nEvery zoo model per task (the headline's model is chosen from these on fold 0): each on its own items; "
            f"`n` = distinct test samples of folds 1-3; error = mean of folds 1-3, 95% t interval over the folds "
            f"(clipped), `too few items` under report.min_n = {floor}; `fold 0` = the error on the fold the layer is "
-           "chosen on (with its n); `baseline` = the majority class (linreg on token count for depth) on the same "
-           "model's items; `twin` = its random-weights twin, paired on the test samples both read (`paired n`), "
+           "chosen on (with its n); `baseline` = the majority class (linreg on token count for depth, where the fit "
+           "scores it) on the same model's items, with its n; `twin` = its random-weights twin, paired on the test samples both read (`paired n`), "
            "difference model - twin with a 95% paired-bootstrap CI and p:\n",
            markdown_table(["task (language)", "model", "probe", "layer", "n", "error [95% CI]", "fold 0",
                            "baseline [95% CI]", "twin", "paired n", "difference [95% CI]", "p"],
