@@ -151,7 +151,7 @@ def model_task(task: TaskLabels, model: str, featured: set[str]) -> TaskData:
     k = task.config.folds
     empty = [f for f in range(k) if not np.any(folds == f)]
     if empty:
-        raise TooFewItems(f"{name}: {model} has features for {len(items)} of its {labelled} labelled items, "
+        raise TooFewItems(f"{name}: {model} has features for {len(items)} of the task's {labelled} labelled items, "
                           f"none in fold(s) {', '.join(map(str, empty))}: not fitted for {model}")
     for f in range(k):
         train = folds != f
