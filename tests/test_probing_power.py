@@ -108,7 +108,7 @@ def test_headline_floors_small_cells_chooses_on_fold_0_and_has_every_enabled_tas
     assert "too few items (n = " in depth.split(" | ")[5]  # every model under the floor: no score printed
     assert "no samples" in declared and "no model was fitted: 1 labelled samples in 1 snippets" in misuse
     assert "never the lowest of the test scores" in text
-    assert "**Power:** at these n the smallest difference a row can tell from zero runs from" in text
+    assert "**Power:** at these n the smallest difference in error rate a row can tell from zero runs from" in text
     # the details page: every zoo model's row, its n (floored), the twin's paired n and difference
     rows = {r[1]: r for r in model_table(con, 100) if r[0] == "path_type (java)"}
     assert set(rows) == {"m", "capped", "m-random (random control)", "tiny"}

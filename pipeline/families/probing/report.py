@@ -141,7 +141,7 @@ def headline(con, config=None) -> str:
             f"{twin['twin']}: {score_cell(None, twin['n'], floor)}" if floored(twin["n"], floor) else
             f"{twin['twin']}: {fraction(twin['diff'])} {interval(twin['lo'], twin['hi'])} (n = {twin['n']})")
         dd, dn = detectable(best)
-        if dd is not None:
+        if dd is not None and best["metric"] != "mae":  # error rates only: an MAE is in other units
             detect.append((dd, f"{name} ({language})"))
         table.append((f"{name} ({language})", *paper, f"{best['model']} ({best['probe']}, layer {best['layer']})",
                       best["n_test"], _score(best["mean"], best["ci_low"], best["ci_high"], best["n_test"],
@@ -168,9 +168,9 @@ def headline(con, config=None) -> str:
                         "ours: model (probe, layer), chosen on fold 0", "n", "ours: error [95% CI]",
                         "baseline on all items [95% CI]", "vs random twin: difference [95% CI]",
                         "detectable difference"], table),
-        *([f"\n**Power:** at these n the smallest difference a row can tell from zero runs from {min(detect)[0]:.3f} "
-           f"({min(detect)[1]}) to {max(detect)[0]:.3f} ({max(detect)[1]}); a smaller gap between two models, or "
-           "between ours and the paper's, is not evidence either way.\n"] if detect else []),
+        *([f"\n**Power:** at these n the smallest difference in error rate a row can tell from zero runs from "
+           f"{min(detect)[0]:.3f} ({min(detect)[1]}) to {max(detect)[0]:.3f} ({max(detect)[1]}); a smaller gap "
+           "between two models, or between ours and the paper's, is not evidence either way."] if detect else []),
         "\n**How the populations differ:** the paper probes 220M-parameter pretrained models on Ahmad et al.'s 10k "
         "Java test functions; ours are our zoo's small models on JDK methods of at most 1000 characters from this "
         "corpus (far fewer samples, see n), so expect far higher errors.\n"])
