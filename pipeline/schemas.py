@@ -257,20 +257,23 @@ PROBE_LABELS = pa.schema(
     ]
 )
 
-# The fit stage's common item set (pipeline.fit.items): every labelled item of a family's fit
-# tasks, kept only when every model has its features in every layer, so all models and the
-# baselines are scored on exactly the same samples; a dropped item says why in one line.
+# The fit stage's item record (pipeline.fit.items): per model, every labelled item of a family's fit
+# tasks (and every item it has features for), kept when that model has its features in every layer:
+# each model is fitted and scored on its own kept items (a capped model never shrinks another's), a
+# comparison of two models is paired on the items both kept; an item a model lacks says why in one line.
 FIT_ITEMS = pa.schema(
     [
         pa.field("subset", pa.string(), nullable=False),  # the predictions subset holding its features
+        pa.field("model", pa.string(), nullable=False),  # each model is fitted on its own items
         pa.field("item_id", pa.string(), nullable=False),
-        pa.field("kept", pa.bool_(), nullable=False),
-        pa.field("reason", pa.string(), nullable=True),  # why it was dropped (null when kept)
+        pa.field("kept", pa.bool_(), nullable=False),  # this model's fit uses it (a label, features in every layer)
+        pa.field("reason", pa.string(), nullable=True),  # why this model's fit lacks it (null when kept)
     ]
 )
 
 # Fit results (pipeline.fit): one row per (task, model, pooling, layer, fold, probe). Baselines have
-# model = probe = the baseline's name and a null layer. `selected` marks every fold of the layer
+# a null layer and probe = the baseline's name; model = the baseline's name on the full item set (the
+# family's baselines job), or the model whose items it is scored on (a model's fit, `--majority`). `selected` marks every fold of the layer
 # chosen on fold 0; the headline is the mean of the other folds' `error` at that layer.
 FIT_RESULTS = pa.schema(
     [

@@ -219,21 +219,21 @@ def fit_items_spec(wildcards):
     return as_json({
         "features": {s: {m: [registry.PredictionFile(family.name, s, m, k).path for k in range(SHARDS)] for m in models}
                      for s in fit_subsets(family)},
+        "caps": {m: ZOO[m].items_cap(family.name) if m in ZOO else None for m in models},
         "labels": {s: sorted({t["labels"] for t in spec if t["subset"] == s}) for s in fit_subsets(family)},
     })
 
 
 def fit_inputs(wildcards):
     family = FAMILY_BY_NAME[wildcards.family]
+    # one model's features only: a model is fitted on its own items, so no other model's run changes (or reruns) it
     return {"features": fit_model_features(family, wildcards.model),
-            "labels": sorted({t["labels"] for t in family.fit.spec(config)}),
-            "common": registry.fit_items_file(family)}
+            "labels": sorted({t["labels"] for t in family.fit.spec(config)})}
 
 
 def fit_baselines_inputs(wildcards):
     family = FAMILY_BY_NAME[wildcards.family]
-    return {"common": registry.fit_items_file(family),
-            "labels": sorted({t["labels"] for t in family.fit.spec(config)}),
+    return {"labels": sorted({t["labels"] for t in family.fit.spec(config)}),
             "inputs": sorted({p for s in fit_subsets(family) for p in family.inference.inputs(config, s).values()})}
 
 

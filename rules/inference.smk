@@ -60,7 +60,8 @@ for _family in PREDICTED:
 
 
 # The fit stage: probes and regressors over the pooled features a family's predict jobs wrote.
-# Per family: the common item set (one job), one fit per model over all tasks, the family's baselines.
+# Per family: the record of each model's items (one job), one fit per model over all tasks on that model's own
+# items (it reads no other model's features), the family's baselines on the full labelled item set.
 FITTED = [f for f in FAMILIES if f.fit is not None]
 
 
@@ -108,7 +109,7 @@ rule fit:
     log:
         "logs/fit/{family}/{model}.log",
     shell:
-        "python -m pipeline.fit --features {input.features:q} --tasks {params.tasks:q} --items {input.common:q}"
+        "python -m pipeline.fit --features {input.features:q} --tasks {params.tasks:q}"
         " --probe {params.fit[probe]} --folds {params.fit[folds]} --alphas {params.alphas:q} --seed {params.fit[seed]}"
         " {params.baselines} --threads {threads} --out {output.results:q} --metrics {output.metrics:q} 2> {log:q}"
 
@@ -131,7 +132,7 @@ rule fit_baselines:
     log:
         "logs/fit/{family}/_baselines.log",
     shell:
-        "python -m {params.module} --tasks {params.tasks:q} --items {input.common:q} --folds {params.folds}"
+        "python -m {params.module} --tasks {params.tasks:q} --folds {params.folds}"
         " --seed {params.seed} --out {output.results:q} --metrics {output.metrics:q} 2> {log:q}"
 
 

@@ -169,7 +169,7 @@ def test_report_says_why_a_language_has_no_samples(tmp_path):
 # --- the fit stage ----------------------------------------------------------------------------
 
 def test_fit_items_and_fit_on_empty_features_skip_every_task(tmp_path):
-    """A family whose subsets had no items: the common item set is empty, every task is skipped with its
+    """A family whose subsets had no items: the item record is empty, every task is skipped with its
     reason in the metrics, and the results table is empty (not a failed job)."""
     from pipeline.fit import cli as fit_cli
     from pipeline.fit import items as fit_items
@@ -184,8 +184,8 @@ def test_fit_items_and_fit_on_empty_features_skip_every_task(tmp_path):
     assert read_parquet(tmp_path / "items.parquet", FIT_ITEMS).num_rows == 0
     tasks = [{"task": "java-depth", "labels": str(labels), "task_type": "regression"},
              {"task": "java-path_type", "labels": str(labels), "task_type": "classification"}]
-    assert fit_cli.main(["--features", str(features), "--tasks", json.dumps(tasks), "--items",
-                         str(tmp_path / "items.parquet"), "--majority", "--out", str(tmp_path / "fit.parquet"),
+    assert fit_cli.main(["--features", str(features), "--tasks", json.dumps(tasks),
+                         "--majority", "--out", str(tmp_path / "fit.parquet"),
                          "--metrics", str(tmp_path / "fit.json")]) == 0
     assert read_parquet(tmp_path / "fit.parquet", FIT_RESULTS).num_rows == 0
     metrics = json.loads((tmp_path / "fit.json").read_text())

@@ -209,7 +209,7 @@ def write_inputs(tmp_path, feats, y, groups, drop_label=2, drop_feature=3):
     for model in ("m1", "m2"):
         for layer, x in feats.items():
             for i, item in enumerate(items):
-                if model == "m2" and i < drop_feature:  # m2 lacks these items: dropped for every model
+                if model == "m2" and i < drop_feature:  # m2 lacks these items: left out of m2's fit only
                     continue
                 rows["item_id"].append(item)
                 rows["model"].append(model)
@@ -245,17 +245,20 @@ def test_cli_end_to_end_and_deterministic(tmp_path):
     assert "dropped 5" in res.stderr
     table = pq.read_table(tmp_path / "a.parquet")
     assert table.schema.equals(schemas.FIT_RESULTS, check_metadata=False)
-    assert table.num_rows == 2 * 3 * 4 + 4  # 2 models x 3 layers x 4 folds + majority
+    assert table.num_rows == 2 * 3 * 4 + 2 * 4  # 2 models x 3 layers x 4 folds + the majority on each model's items
     rows = table.to_pylist()
-    assert {r["n_dropped"] for r in rows} == {5}
-    assert {r["n_test"] + r["n_train"] for r in rows} == {96 - 5}
+    assert {r["n_dropped"] for r in rows if r["model"] == "m2"} == {5}  # 2 null labels, 3 without features
+    assert {r["n_dropped"] for r in rows if r["model"] == "m1"} == {2}  # m1 keeps the 3 that m2 lacks
+    assert {r["n_test"] + r["n_train"] for r in rows if r["model"] == "m2"} == {96 - 5}
+    assert {r["n_test"] + r["n_train"] for r in rows if r["model"] == "m1"} == {96 - 2}
     chosen = {(r["model"], r["layer"]) for r in rows if r["selected"]}
-    assert chosen == {("m1", 1), ("m2", 1), ("majority", None)}
+    assert chosen == {("m1", 1), ("m2", 1), ("m1", None), ("m2", None)}
     assert set(r["alpha"] for r in rows if r["probe"] == "ridge") <= {1e-4, 1e-2, 1.0, 100.0}
     metrics = json.loads((tmp_path / "a.json").read_text())
-    assert metrics["items"] == 91 and metrics["dropped"] == {"labelled_without_features": 3, "featured_without_label": 2,
-                                                             "null_label": 2, "total": 5}
-    assert [h["layer"] for h in metrics["headlines"]] == [1, 1, None]
+    assert metrics["items"] == 94 and metrics["models"]["m2"]["items"] == 91
+    assert metrics["models"]["m2"]["dropped"] == {"labelled_without_features": 3, "featured_without_label": 2,
+                                                  "null_label": 2, "total": 5}
+    assert [h["layer"] for h in metrics["headlines"]] == [1, 1, None, None]
     # the selected layer's rows carry each test item's 0/1 error (their mean is the fold's error); the others none
     for r in rows:
         if r["selected"] and r["layer"] is not None:
@@ -264,8 +267,8 @@ def test_cli_end_to_end_and_deterministic(tmp_path):
         else:
             assert r["test_items"] is None and r["test_errors"] is None
     for model in ("m1", "m2"):  # every item tested once over the folds
-        tested = [i for r in rows if r["model"] == model and r["selected"] for i in r["test_items"]]
-        assert len(tested) == len(set(tested)) == 91
+        tested = [i for r in rows if r["model"] == model and r["selected"] and r["test_items"] for i in r["test_items"]]
+        assert len(tested) == len(set(tested)) == {"m1": 94, "m2": 91}[model]
 
 
 def test_cli_errors_are_one_line(tmp_path):

@@ -113,7 +113,7 @@ def test_probe_results_are_the_same_for_batch_size_1_and_32(corpus, tiny_mlm, tm
     r1, m1 = fit(one, corpus, tmp_path / "fit1.parquet")
     r32, m32 = fit(many, corpus, tmp_path / "fit32.parquet")
     for t in TASKS:
-        assert m1["tasks"][t]["items"] == m32["tasks"][t]["items"] >= 24
+        assert m1["tasks"][t]["models"] == m32["tasks"][t]["models"] and m1["tasks"][t]["models"]["tiny-mlm"]["items"] >= 24
     key = ["task", "model", "pooling", "probe", "layer", "fold", "metric", "n_train", "n_test", "alpha", "selected"]
     assert r1.select(key).equals(r32.select(key))  # same layers chosen, same alphas, same splits
     e1, e32 = np.array(r1["error"].to_pylist()), np.array(r32["error"].to_pylist())
@@ -123,6 +123,6 @@ def test_probe_results_are_the_same_for_batch_size_1_and_32(corpus, tiny_mlm, tm
     np.testing.assert_allclose(e1[~classification], e32[~classification], rtol=0, atol=1e-6)
     # and the probes are real probes: path type is learnt far below the majority baseline at some layer
     errors = r1.to_pandas()
-    path = errors[(errors.task == "path_type") & (errors.model == "tiny-mlm")].groupby("layer").error.mean()
-    majority = errors[(errors.task == "path_type") & (errors.model == "majority")].error.mean()
+    path = errors[(errors.task == "path_type") & (errors.probe == "ridge")].groupby("layer").error.mean()
+    majority = errors[(errors.task == "path_type") & (errors.probe == "majority")].error.mean()
     assert path.min() < majority - 0.2

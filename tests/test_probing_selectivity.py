@@ -126,9 +126,28 @@ def test_the_selectivity_view_gives_samples_and_a_paired_t_interval(fitted, laye
     assert row[3] == sum(s.n_test for s in t.values()) and row[4] == len(diffs) == 4
 
 
+MODEL_COLUMNS = ("task VARCHAR, model VARCHAR, probe VARCHAR, pooling VARCHAR, layer INTEGER, metric VARCHAR, "
+                 "mean DOUBLE, ci_low DOUBLE, ci_high DOUBLE, n_test BIGINT, fold0_error DOUBLE, fold0_n BIGINT, "
+                 "baseline VARCHAR, baseline_mean DOUBLE, baseline_ci_low DOUBLE, baseline_ci_high DOUBLE, "
+                 "baseline_n BIGINT, control BOOLEAN")
+
+
+def model_views(con, rows):
+    """probing_models (the report's model rows) from (task, model, probe, layer[, metric], mean, lo, hi, n, fold-0
+    error) (metric `error` when left out), and an empty probing_twin_diff."""
+    con.execute(f"CREATE TABLE probing_models ({MODEL_COLUMNS})")
+    rows = [r if len(r) == 10 else (*r[:4], "error", *r[4:]) for r in rows]
+    con.executemany("INSERT INTO probing_models VALUES (?, ?, ?, 'mean', ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, "
+                    "NULL, NULL, NULL, false)", [(*r[:9], r[9], r[8] // 3) for r in rows])
+    con.execute("CREATE TABLE probing_twin_diff (model VARCHAR, twin VARCHAR, language VARCHAR, task VARCHAR, "
+                "probe VARCHAR, pooling VARCHAR, n BIGINT, score DOUBLE, twin_score DOUBLE, diff DOUBLE, lo DOUBLE, "
+                "hi DOUBLE, p_value DOUBLE)")
+
+
 def test_report_class_balance_majority_baseline_beside_the_probe_and_one_class_flag():
-    """Issue 22: every classification task's balance on the common item set, its majority baseline
-    beside the best probe with n, and one line for a task that is >= 90% one class."""
+    """Issue 22: every classification task's balance on all labelled items, its majority baseline beside the
+    probe chosen on fold 0 (issue 34: not the lowest test error) with n, and one line for a task that is >= 90%
+    one class."""
     from pipeline.families.probing.report import class_balance
 
     con = duckdb.connect()
@@ -137,23 +156,21 @@ def test_report_class_balance_majority_baseline_beside_the_probe_and_one_class_f
     labels += [("java", "depth", "x0", None)]  # regression: no class balance
     con.execute("CREATE TABLE probing_labels (language VARCHAR, task VARCHAR, item_id VARCHAR, label VARCHAR)")
     con.executemany("INSERT INTO probing_labels VALUES (?, ?, ?, ?)", labels)
-    con.execute("CREATE TABLE probing_fit_items (subset VARCHAR, item_id VARCHAR, kept BOOLEAN, reason VARCHAR)")
-    # two `undeclared` items dropped from the common set (a model could not read them): 46 of 48 kept
-    con.executemany("INSERT INTO probing_fit_items VALUES ('java', ?, ?, NULL)",
-                    [(f"d{i}", i not in (46, 47)) for i in range(50)])
     con.execute("CREATE TABLE probing_headline (task VARCHAR, model VARCHAR, probe VARCHAR, layer INTEGER, "
                 "metric VARCHAR, mean DOUBLE, ci_low DOUBLE, ci_high DOUBLE, folds INTEGER, n_test BIGINT)")
     con.executemany("INSERT INTO probing_headline VALUES (?, ?, ?, ?, 'error', ?, ?, ?, 3, ?)", [
         ("java-declared", "majority", "majority", None, 0.043, 0.0, 0.09, 36),
-        ("java-declared", "m1", "ridge", 2, 0.06, 0.0, 0.12, 36),
-        ("java-declared", "m2", "paper", 1, 0.05, 0.01, 0.09, 36),
-        ("java-misuse", "majority", "majority", None, 0.5, 0.5, 0.5, 30),
-        ("java-misuse", "m1", "ridge", 3, 0.3, 0.2, 0.4, 30)])
+        ("java-declared", "m1", "majority", None, 0.3, 0.0, 0.9, 6),  # the majority on m1's items: not this table's
+        ("java-misuse", "majority", "majority", None, 0.5, 0.5, 0.5, 30)])
+    model_views(con, [
+        ("java-declared", "m1", "ridge", 2, 0.04, 0.0, 0.12, 36, 0.10),
+        ("java-declared", "m2", "ridge", 1, 0.05, 0.01, 0.09, 36, 0.02),  # higher test error, lower on fold 0
+        ("java-misuse", "m1", "ridge", 3, 0.3, 0.2, 0.4, 30, 0.3)])
     table, lines = class_balance(con)
     assert table == [
-        ("java-declared", 48, 2, "declared", "95.8%", "0.043 [0.0, 0.09]", 36, "m2 (paper)", "0.05 [0.01, 0.09]", 36),
+        ("java-declared", 50, 2, "declared", "92.0%", "0.043 [0.0, 0.09]", 36, "m2 (ridge)", "0.05 [0.01, 0.09]", 36),
         ("java-misuse", 40, 2, "correct", "50.0%", "0.5 [0.5, 0.5]", 30, "m1 (ridge)", "0.3 [0.2, 0.4]", 30)]
-    assert lines == ["- **java-declared is 95.8% one class** (`declared`, 48 samples): a probe must beat the majority "
+    assert lines == ["- **java-declared is 92.0% one class** (`declared`, 50 samples): a probe must beat the majority "
                      "baseline's error 0.043 (n = 36), not chance."]
 
 

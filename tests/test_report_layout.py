@@ -92,26 +92,32 @@ def test_section_split_and_a_plain_string_section():
     assert str(s).startswith("## Fam (Table 1)\n\nLead.")
 
 
-def test_probing_headline_puts_table_1_beside_our_best_probe_and_the_majority():
+def test_probing_headline_puts_table_1_beside_the_model_chosen_on_fold_0_and_the_baseline():
     from pipeline.families.probing.report import headline
+    from tests.test_probing_selectivity import model_views
 
     con = duckdb.connect()
     con.execute("CREATE TABLE probing_headline (task VARCHAR, model VARCHAR, probe VARCHAR, layer INTEGER, "
                 "metric VARCHAR, mean DOUBLE, ci_low DOUBLE, ci_high DOUBLE, folds INTEGER, n_test BIGINT)")
     con.executemany("INSERT INTO probing_headline VALUES (?, ?, ?, ?, ?, ?, ?, ?, 3, ?)", [
-        ("java-declared", "majority", "majority", None, "error", 0.043, 0.0, 0.09, 36),
-        ("java-declared", "m1", "ridge", 2, "error", 0.01, 0.0, 0.02, 36),  # lower, but not the release's probe
-        ("java-declared", "m2", "paper", 1, "error", 0.05, -0.2, 1.3, 36),  # a t interval past [0, 1]
-        ("java-declared_ours", "m2", "paper", 1, "error", 0.01, 0.0, 0.02, 36),  # our variant: no paper row
-        ("java-declared-control", "m2", "paper", 1, "error", 0.4, 0.3, 0.5, 36),
-        ("java-depth", "m1", "ridge", 3, "mae", 1.5, -0.5, 3.5, 30)])
+        ("java-declared", "majority", "majority", None, "error", 0.043, 0.0, 0.09, 360),
+        ("java-depth", "linreg", "linreg", None, "mae", 2.0, 1.0, 3.0, 30)])
+    model_views(con, [
+        ("java-declared", "m1", "ridge", 2, "error", 0.01, 0.0, 0.02, 360, 0.3),  # lowest test error, not on fold 0
+        ("java-declared", "m2", "ridge", 1, "error", 0.05, 0.0, 1.0, 360, 0.1),
+        ("java-declared_ours", "m2", "ridge", 1, "error", 0.01, 0.0, 0.02, 360, 0.1),  # our variant: no paper row
+        ("java-declared-control", "m2", "ridge", 1, "error", 0.4, 0.3, 0.5, 360, 0.4),
+        ("java-depth", "m1", "ridge", 3, "mae", 1.5, 0.0, 3.5, 30, 1.0)])
     text = headline(con)
     table = first_table(text)
     assert table.split("\n")[2:] == [
-        "| depth (java) | 0.867 | 0.864 | m1 (ridge, layer 3) | 1.5 [0.0, 3.5] | 30 |  |",
-        "| declared (java) | 0.014 | 0.061 | m2 (paper, layer 1) | 0.05 [0.0, 1.0] | 36 | 0.043 [0.0, 0.09] |",
-        "| readability |  |  | not run: its rated dataset is not in this workspace |  |  |  |"]
-    assert "**How the populations differ:**" in text
+        "| depth (java) | 0.867 | 0.864 | m1 (ridge, layer 3) | 30 | too few items (n = 30) | "
+        "linreg: too few items (n = 30) |  |  |",
+        "| declared (java) | 0.014 | 0.061 | m2 (ridge, layer 1) | 360 | 0.05 [0.0, 1.0] | "
+        "majority: 0.043 [0.0, 0.09] (n = 360) |  | 0.032 (n = 360) |",
+        "| declared_ours (java) |  |  | m2 (ridge, layer 1) | 360 | 0.01 [0.0, 0.02] |  |  | 0.015 (n = 360) |",
+        "| readability |  |  | not run: its rated dataset is not in this workspace |  |  |  |  |  |"]
+    assert "**How the populations differ:**" in text and "never the lowest of the test scores" in text
 
 
 # -- figures ------------------------------------------------------------------------------------------------------

@@ -92,12 +92,13 @@ class Fit:
     predictions in the FEATURES schema). The fit stage runs, per family:
 
     - one items job (`python -m pipeline.fit.items`, `data/fits/<family>/_items.parquet`, view
-      `<family>_fit_items`): the common item set, an item kept only when every model has its
-      features in every layer, so every model and every baseline sees the same samples;
+      `<family>_fit_items`): the record, per model, of the items it has features for in every layer
+      and why it lacks the others (it drops nothing for another model);
     - one fit job per model over all the family's tasks (`python -m pipeline.fit --tasks ...`,
-      each layer read once for every task; `data/fits/<family>/<model>.parquet`, view `<family>_fits`);
-    - when `baselines` names a module, one baselines job on the common item set
-      (`python -m <baselines> --tasks JSON --items ITEMS --folds K --seed S --out OUT --metrics M`,
+      each layer read once for every task; `data/fits/<family>/<model>.parquet`, view `<family>_fits`),
+      on that model's own items only (it reads no other model's features);
+    - when `baselines` names a module, one baselines job on the full labelled item set
+      (`python -m <baselines> --tasks JSON --folds K --seed S --out OUT --metrics M`,
       FIT_RESULTS rows at `data/fits/<family>/_baselines.parquet`)."""
 
     tasks: Callable[[Config], list[str]]
@@ -105,7 +106,7 @@ class Fit:
     labels: Callable[[Config, str], str]  # the task's labels (PROBE_LABELS schema)
     task_type: Callable[[Config, str], str]  # classification / regression
     params: Callable[[Config], dict]  # probe, folds, alphas, seed (as pipeline.fit takes them)
-    baselines: str = ""  # module scoring the family's own baselines on the common item set
+    baselines: str = ""  # module scoring the family's own baselines on all labelled items
 
     def spec(self, config: Config) -> list[dict]:
         """Every task as the fit CLIs take it: task, subset, labels, task_type."""
@@ -295,12 +296,12 @@ def fit_files(family: Family, config: Config, models: Mapping[str, str]) -> list
 
 
 def fit_items_file(family: Family) -> str:
-    """The family's common item set (FIT_ITEMS), written by the fit stage's items job."""
+    """The family's item record (FIT_ITEMS: per model, the items it has and why not), written by the items job."""
     return f"data/fits/{family.name}/_items.parquet"
 
 
 def fit_baselines_file(family: Family) -> str:
-    """The family's baselines on the common item set (FIT_RESULTS), when its Fit names a module."""
+    """The family's baselines on the full labelled item set (FIT_RESULTS), when its Fit names a module."""
     return f"data/fits/{family.name}/_baselines.parquet"
 
 

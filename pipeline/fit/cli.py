@@ -86,7 +86,25 @@ class TaskSpec:
 
 
 @dataclass
+class TaskLabels:
+    """A task's labelled items (every one with a label or target, sorted by item id) and their folds, assigned
+    on this full set: a model's items are a subset and keep each item's fold, so two models' test folds agree
+    on the items both read, and a capped model never moves another model's folds."""
+
+    spec: TaskSpec
+    config: ProbeConfig
+    items: np.ndarray
+    y: np.ndarray
+    groups: np.ndarray
+    folds: np.ndarray
+    in_file: set[str]
+    scalar: np.ndarray | None = None  # the linreg baseline's feature
+
+
+@dataclass
 class TaskData:
+    """One task as one model's fit sees it: the labelled items that model has features for in every layer."""
+
     spec: TaskSpec
     config: ProbeConfig
     items: np.ndarray  # the item ids used, sorted
@@ -95,47 +113,61 @@ class TaskData:
     folds: np.ndarray
     dropped: dict
     n_dropped: int
-    scalar: np.ndarray | None = None  # the linreg baseline's feature
+    scalar: np.ndarray | None = None
 
 
-def read_items(path: Path | None) -> set[str] | None:
-    """The kept ids of a FIT_ITEMS table (pipeline.fit.items), or None."""
-    if path is None:
-        return None
-    t = pq.read_table(path, columns=["item_id", "kept"])
-    return set(t.filter(t["kept"])["item_id"].to_pylist())
-
-
-def prepare(spec: TaskSpec, args: argparse.Namespace, featured: set[str], kept: set[str] | None) -> TaskData:
+def read_task(spec: TaskSpec, args: argparse.Namespace) -> TaskLabels:
     probe = args.probe if spec.task_type == "classification" or not args.tasks or args.probe == "paper" else "ridge"
     config = ProbeConfig(task_type=spec.task_type, probe=probe, folds=args.folds, alphas=tuple(args.alphas),
                          seed=args.seed, alpha_search=args.alpha_search)
     extra = [args.linreg_feature] if args.linreg_feature and spec.task_type == "regression" else []
     labels = read_labels(spec.labels, spec.task_type, extra)
     in_file = set(labels["item_id"].to_pylist())
-    labels = labels.filter(pc.is_valid(labels["y"]))
-    labelled = set(labels["item_id"].to_pylist())
-    usable = labelled & featured
-    used = sorted(usable if kept is None else usable & kept)
-    dropped = {
-        "labelled_without_features": len(labelled - featured),  # missing in some model/pooling/layer
-        "featured_without_label": len((in_file - labelled) & featured),  # a null label/target
-        "null_label": len(in_file - labelled),
-    }
-    if kept is not None:
-        dropped["not_in_common_item_set"] = len(usable - kept)  # failed in another model (pipeline.fit.items)
-    n_dropped = len(in_file - set(used))
-    log.info("%s: items: %d used; dropped %d (%s)", spec.task, len(used), n_dropped,
-             ", ".join(f"{k}={v}" for k, v in dropped.items()))
-    if len(used) < config.folds:
-        raise TooFewItems(f"{spec.task}: only {len(used)} items have both a label and features in every layer "
-                          f"(fewer than {config.folds} folds): not fitted")
-    labels = labels.filter(pc.is_in(labels["item_id"], value_set=pa.array(used))).sort_by("item_id")
-    y = np.array(labels["y"].to_pylist(), dtype=object if spec.task_type == "classification" else np.float64)
+    labels = labels.filter(pc.is_valid(labels["y"])).sort_by("item_id")
     groups = np.array(labels["group"].to_pylist(), dtype=object)
+    if len(set(groups.tolist())) < config.folds:
+        raise TooFewItems(f"{spec.task}: only {labels.num_rows} items have a label, in {len(set(groups.tolist()))} "
+                          f"groups (fewer than {config.folds} folds): not fitted")
+    y = np.array(labels["y"].to_pylist(), dtype=object if spec.task_type == "classification" else np.float64)
     scalar = np.asarray(labels[extra[0]].to_pylist(), float) if extra else None
-    return TaskData(spec, config, np.array(used, dtype=object), y, groups, assign_folds(groups, config.folds, config.seed),
-                    dropped, n_dropped, scalar)
+    return TaskLabels(spec, config, np.array(labels["item_id"].to_pylist(), dtype=object), y, groups,
+                      assign_folds(groups, config.folds, config.seed), in_file, scalar)
+
+
+def model_task(task: TaskLabels, model: str, featured: set[str]) -> TaskData:
+    """The task on one model's items: every labelled item it has features for in every layer, with the folds of
+    the full set. Raises TooFewItems when they leave a fold empty, a train split with fewer groups than the
+    inner search's folds or, for a classification task, with one class only."""
+    name = task.spec.task
+    keep = np.array([i in featured for i in task.items], dtype=bool)
+    items, y, groups, folds = task.items[keep], task.y[keep], task.groups[keep], task.folds[keep]
+    labelled = len(task.items)
+    dropped = {"labelled_without_features": int(labelled - keep.sum()),  # missing in some layer, or never read
+               "featured_without_label": len((task.in_file - set(task.items.tolist())) & featured),  # a null label
+               "null_label": len(task.in_file) - labelled}
+    n_dropped = len(task.in_file) - len(items)
+    log.info("%s %s: items: %d used; dropped %d (%s)", name, model, len(items), n_dropped,
+             ", ".join(f"{k}={v}" for k, v in dropped.items()))
+    k = task.config.folds
+    empty = [f for f in range(k) if not np.any(folds == f)]
+    if empty:
+        raise TooFewItems(f"{name}: {model} has features for {len(items)} of the task's {labelled} labelled items, "
+                          f"none in fold(s) {', '.join(map(str, empty))}: not fitted for {model}")
+    for f in range(k):
+        train = folds != f
+        if len(set(groups[train].tolist())) < task.config.inner_folds:
+            raise TooFewItems(f"{name}: {model}'s {len(items)} items leave fold {f}'s train split fewer than "
+                              f"{task.config.inner_folds} groups: not fitted for {model}")
+        if task.spec.task_type == "classification" and len(set(y[train].tolist())) < 2:
+            raise TooFewItems(f"{name}: {model}'s {len(items)} items leave fold {f}'s train split one class: "
+                              f"not fitted for {model}")
+    scalar = task.scalar[keep] if task.scalar is not None else None
+    return TaskData(task.spec, task.config, items, y, groups, folds, dropped, n_dropped, scalar)
+
+
+def headline_n(data: TaskData) -> int:
+    """The headline's n: the distinct test samples of folds 1..K-1 (each item is tested in one fold only)."""
+    return int(np.sum(data.folds > 0))
 
 
 def run(args: argparse.Namespace) -> dict:
@@ -153,76 +185,103 @@ def run(args: argparse.Namespace) -> dict:
     if any(got.get(n) != t for n, t in want.items()):
         raise FitError(f"features: schema differs from pipeline.schemas.FEATURES: {dataset.schema}")
     index = feature_index(dataset)  # empty when the family's subsets had no items: every task is skipped
-    # an item counts as featured when every model has it in every layer (under whichever pooling)
+    # each model's items: those it has in every one of its layers (under whichever pooling); a model is fitted
+    # on its own items only, so another model in the same features never changes its numbers
     per_model: dict[str, dict[int, set[str]]] = {}
     for (model, _), layers in index.items():
         for layer, ids in layers.items():
             per_model.setdefault(model, {}).setdefault(layer, set()).update(ids)
-    featured = set.intersection(*(ids for layers in per_model.values() for ids in layers.values())) if per_model else set()
-    kept = read_items(args.items)
-    tasks, skipped = [], {}
+    featured = {m: set.intersection(*layers.values()) for m, layers in per_model.items()}
+    labelled, skipped = [], {}
     for spec in specs:
         try:
-            tasks.append(prepare(spec, args, featured, kept))
+            labelled.append(read_task(spec, args))
         except TooFewItems as exc:
             log.warning("%s", exc)
             skipped[spec.task] = str(exc)
+    if not per_model:
+        for t in labelled:
+            skipped[t.spec.task] = f"{t.spec.task}: only 0 items have both a label and features in every layer: not fitted"
+        labelled = []
 
-    tables: dict[str, list[pa.Table]] = {t.spec.task: [] for t in tasks}
-    headlines: dict[str, list[dict]] = {t.spec.task: [] for t in tasks}
+    tables: dict[str, list[pa.Table]] = {t.spec.task: [] for t in labelled}
+    headlines: dict[str, list[dict]] = {t.spec.task: [] for t in labelled}
+    models: dict[str, dict[str, dict]] = {t.spec.task: {} for t in labelled}
+    data: dict[tuple[str, str], TaskData] = {}
+    for model in sorted(per_model):
+        for t in labelled:
+            try:
+                data[(t.spec.task, model)] = d = model_task(t, model, featured[model])
+                models[t.spec.task][model] = {"items": len(d.items), "n": headline_n(d),
+                                              "dropped": {**d.dropped, "total": d.n_dropped}}
+            except TooFewItems as exc:
+                log.warning("%s", exc)
+                models[t.spec.task][model] = {"items": int(sum(i in featured[model] for i in t.items)),
+                                              "skipped": str(exc)}
     for (model, pooling), layers in sorted(index.items()):
         mine = []
-        for t in tasks:
-            present = set.intersection(*layers.values()) & set(t.items)
+        for t in labelled:
+            d = data.get((t.spec.task, model))
+            if d is None:
+                continue
+            present = set.intersection(*layers.values()) & set(d.items)
             if not present:
                 continue
-            if len(present) != len(t.items):
-                raise FitError(f"{t.spec.task}: {len(t.items) - len(present)} of its items are not pooled "
+            if len(present) != len(d.items):
+                raise FitError(f"{t.spec.task}: {len(d.items) - len(present)} of its items are not pooled "
                                f"as {pooling} by {model}; one task takes one pooling")
-            mine.append(t)
+            mine.append(d)
         if not mine:
             continue
-        scores: dict[str, list] = {t.spec.task: [] for t in mine}
+        scores: dict[str, list] = {d.spec.task: [] for d in mine}
         for layer in sorted(layers):
             start = time.perf_counter()
             ids, x_all = read_layer(dataset, model, pooling, layer)
-            for t in mine:
-                x = x_all[np.searchsorted(ids, t.items)]
-                scores[t.spec.task].extend(cross_validate(x, t.y, t.groups, t.folds, t.config, layer))
+            for d in mine:
+                x = x_all[np.searchsorted(ids, d.items)]
+                scores[d.spec.task].extend(cross_validate(x, d.y, d.groups, d.folds, d.config, layer))
             log.info("%s/%s layer %d: %d x %d, %d task(s), %.1f s", model, pooling, layer, *x_all.shape, len(mine),
                      time.perf_counter() - start)
-        for t in mine:
-            result = summarise(scores[t.spec.task])
-            tables[t.spec.task].append(results_table(result, RunInfo(t.spec.task, t.spec.task_type, model, pooling,
-                                                                     t.config.probe, t.n_dropped), t.items))
-            headlines[t.spec.task].append({"model": model, "pooling": pooling,
+        for d in mine:
+            result = summarise(scores[d.spec.task])
+            tables[d.spec.task].append(results_table(result, RunInfo(d.spec.task, d.spec.task_type, model, pooling,
+                                                                     d.config.probe, d.n_dropped), d.items))
+            headlines[d.spec.task].append({"model": model, "pooling": pooling, "probe": d.config.probe,
+                                           "n": headline_n(d),
                                            "curve": {str(k): v for k, v in result.curve().items()},
                                            **asdict(result.headline)})
-            log.info("%s %s/%s: layer %s, %s %.4f [%.4f, %.4f]", t.spec.task, model, pooling, result.selected_layer,
-                     t.config.metric, result.headline.mean, result.headline.ci_low, result.headline.ci_high)
+            log.info("%s %s/%s: layer %s, %s %.4f [%.4f, %.4f], n = %d", d.spec.task, model, pooling,
+                     result.selected_layer, d.config.metric, result.headline.mean, result.headline.ci_low,
+                     result.headline.ci_high, headline_n(d))
     summaries = {}
-    for t in tasks:
-        baselines = []
-        if args.majority and t.spec.task_type == "classification":
-            baselines.append(("majority", majority_baseline(t.y, t.folds)))
-        if t.scalar is not None:
-            baselines.append(("linreg", regression_baseline(t.scalar, np.asarray(t.y, float), t.folds)))
-        for name, result in baselines:
-            tables[t.spec.task].append(results_table(result, RunInfo(t.spec.task, t.spec.task_type, name, "-", name,
-                                                                     t.n_dropped)))
-            headlines[t.spec.task].append({"model": name, "pooling": "-", **asdict(result.headline)})
+    for t in labelled:
+        # the baselines on each model's own items (model = that model, probe = the baseline): what its probe
+        # must beat on the same samples; the family's baselines job scores them on the full item set
+        for model in sorted(per_model):
+            d = data.get((t.spec.task, model))
+            if d is None:
+                continue
+            baselines = []
+            if args.majority and t.spec.task_type == "classification":
+                baselines.append(("majority", majority_baseline(d.y, d.folds)))
+            if d.scalar is not None:
+                baselines.append(("linreg", regression_baseline(d.scalar, np.asarray(d.y, float), d.folds)))
+            for name, result in baselines:
+                tables[t.spec.task].append(results_table(result, RunInfo(t.spec.task, t.spec.task_type, model, "-",
+                                                                         name, d.n_dropped)))
+                headlines[t.spec.task].append({"model": model, "pooling": "-", "probe": name, "n": headline_n(d),
+                                               **asdict(result.headline)})
         summaries[t.spec.task] = {"task": t.spec.task, "task_type": t.spec.task_type, "probe": t.config.probe,
                                   "metric": t.config.metric, "items": len(t.items),
-                                  "dropped": {**t.dropped, "total": t.n_dropped}, "headlines": headlines[t.spec.task]}
+                                  "models": models[t.spec.task], "headlines": headlines[t.spec.task]}
     for task, reason in skipped.items():
         spec = next(s for s in specs if s.task == task)
         summaries[task] = {"task": task, "task_type": spec.task_type, "items": 0, "skipped": reason, "headlines": []}
-    out = [tb for t in tasks for tb in tables[t.spec.task]]
+    out = [tb for t in labelled for tb in tables[t.spec.task]]
     write_parquet(pa.concat_tables(out) if out else schemas.FIT_RESULTS.empty_table(), args.out, schemas.FIT_RESULTS)
     common = {"folds": args.folds, "alphas": list(args.alphas), "seed": args.seed, "alpha_search": args.alpha_search}
     metrics = ({**summaries[specs[0].task], **common} if not args.tasks
-               else {**common, "probe": args.probe, "items_file": str(args.items) if args.items else None,
-                     "tasks": summaries})
+               else {**common, "probe": args.probe, "tasks": {s.task: summaries[s.task] for s in specs}})
     if args.metrics:
         write_json(metrics, args.metrics)
     return metrics
@@ -248,8 +307,12 @@ def main(argv: list[str] | None = None) -> int:
             "for every (model, pooling, layer) in the features a probe fitted on the train folds (features "
             "standardised on them) and scored on the test fold; the best layer chosen on fold 0, the headline "
             "the mean over the other folds (95%% t-interval; min/max also in --metrics). Features are read one "
-            "layer at a time. Items without a label, or missing from any layer's features, are dropped and "
-            "counted (log line, the n_dropped column, --metrics). Output: pipeline.schemas.FIT_RESULTS."),
+            "layer at a time. Each model is fitted on its own items: every labelled item it has features for in "
+            "every layer (another model in the features never changes its numbers); the folds are assigned on "
+            "the full labelled set, so an item keeps its fold in every model. Items without a label, or missing "
+            "from one of the model's layers, are left out and counted (log line, the n_dropped column, "
+            "--metrics); a model whose items leave a fold empty (or a train split one class) is not fitted for "
+            "that task, with the reason in --metrics. Output: pipeline.schemas.FIT_RESULTS."),
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     ap.add_argument("--features", required=True, nargs="+", type=Path,
@@ -261,8 +324,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--task", help="task name written to every row")
     ap.add_argument("--task-type", choices=["classification", "regression"],
                     help="classification: `label`, error = 1 - accuracy; regression: `target`, MAE")
-    ap.add_argument("--items", type=Path, help="FIT_ITEMS Parquet (pipeline.fit.items): only its kept items are "
-                    "used, so every model (and the baselines) see the same samples")
     ap.add_argument("--probe", default="ridge", choices=PROBES,
                     help="ridge: ridge classifier/regression, alpha by --alpha-search (fast); lbfgs: logistic regression, "
                          "C = 1/alpha; sgd: SGDClassifier(log_loss) on standardised features, grouped inner grid search "
@@ -277,7 +338,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--folds", type=int, default=4, help="cross-validation folds K")
     ap.add_argument("--alphas", type=parse_alphas, default=list(ALPHAS), help="regularisation grid (JSON list)")
     ap.add_argument("--seed", type=int, default=0, help="seed of the fold assignment and of sgd")
-    ap.add_argument("--majority", action="store_true", help="also score the majority-class baseline (classification)")
+    ap.add_argument("--majority", action="store_true", help="also score the majority-class baseline (classification) "
+                    "on each model's items (rows: model = that model, probe = majority, no layer)")
     ap.add_argument("--linreg-feature", metavar="COLUMN",
                     help="also score a linear regression of the target on this numeric column of --labels")
     ap.add_argument("--threads", type=int, default=1,

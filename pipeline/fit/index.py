@@ -1,6 +1,6 @@
 """`python -m pipeline.fit.index OUT [FILE ...]`: one JSON listing every fit the workflow ran
 (family, model, and each fit's summary of its tasks; the other files of the stage, such as the
-common item sets and baselines, by path), written even when no family fits anything, so
+item records and baselines, by path), written even when no family fits anything, so
 `data/fits/` always exists for DVC and a user sees at a glance what was fitted."""
 
 from __future__ import annotations

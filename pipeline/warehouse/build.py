@@ -110,7 +110,7 @@ def family_tables(family: families.Family) -> list[WarehouseTable]:
         tables.append(WarehouseTable(family.view("fits"), schemas.FIT_RESULTS,
                                      "probe and regressor results per task, model, layer and fold (pipeline.fit)"))
         tables.append(WarehouseTable(family.view("fit_items"), schemas.FIT_ITEMS,
-                                     "the fit's common item set: kept, or dropped for every model with the reason"))
+                                     "per model, the items its fit uses (kept) and why it lacks the others"))
     return tables
 
 

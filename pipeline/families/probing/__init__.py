@@ -129,7 +129,7 @@ FAMILY = Family(
               "regexp_extract(filename, '/probing/([^/]+)/', 1) AS language"),
         Table("labels", schemas.LABELS, "probing labels (PROBE_LABELS + token count and word type)",
               label_files, PATH_COLUMNS),
-        Table("baselines", FIT_RESULTS, "the paper's baselines per task on the fit's common item set and folds",
+        Table("baselines", FIT_RESULTS, "the paper's baselines per task on all labelled items, with the fit's folds",
               lambda config: [fit_baselines_file(FAMILY)]),
     ),
     inference=Inference(
@@ -151,6 +151,8 @@ FAMILY = Family(
             params=lambda config: {**config["probing"]["fit"], "seed": config["seed"]},
             baselines="pipeline.families.probing.baselines"),
     report="pipeline.families.probing.report",
-    headline="SELECT model, task || '_' || metric AS metric, mean AS value, n_test AS n FROM probing_headline",
+    # probes and the family's baselines (on all items); a baseline on one model's items stays in the views
+    headline="SELECT model, task || '_' || metric AS metric, mean AS value, n_test AS n FROM probing_headline "
+             "WHERE layer IS NOT NULL OR model = probe",
     plots=(Plot("probing_layers.csv", "layer", "probe error", "probing: error per layer, by task and model"),),
 )

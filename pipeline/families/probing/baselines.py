@@ -1,6 +1,7 @@
 """`python -m pipeline.families.probing.baselines`: the paper's baselines per task, run by the fit
-stage on exactly the fit's common item set and folds (pipeline.fit: the same grouped folds,
-layer-free), as FIT_RESULTS rows.
+stage on the full labelled item set with the fit's folds (pipeline.fit assigns them on the same set:
+the same grouped folds, layer-free), as FIT_RESULTS rows. Each model's fit scores the majority (and
+linreg) baseline on that model's own items beside its probe.
 
 - every classification task: the most frequent class of the train folds (`majority`);
 - token path type: the most frequent class per token string (`per_token_majority`; the paper's
@@ -84,18 +85,15 @@ def tfidf(texts, labels, folds, seed: int):
     return summarise(scores)
 
 
-def run(tasks: list[dict], items: Path, k: int, seed: int) -> tuple[pa.Table, dict]:
-    """Every task's baselines on the fit's common item set (`items`, FIT_ITEMS: kept items only)
-    and the fit's folds (the same groups, k and seed: pipeline.fit.probe.assign_folds)."""
-    it = pq.read_table(items, columns=["item_id", "kept"])
-    kept = pa.array(it.filter(it["kept"])["item_id"].to_pylist(), type=pa.string())
+def run(tasks: list[dict], k: int, seed: int) -> tuple[pa.Table, dict]:
+    """Every task's baselines on all its labelled items, with the fit's folds (assigned on the same
+    labelled set: the same groups, k and seed, pipeline.fit.probe.assign_folds)."""
     tables, metrics = [], {}
     for spec in tasks:
         name, path = spec["task"], Path(spec["labels"])
         base = name.removesuffix("-control").split("-", 1)[1]
         t = pq.read_table(path)
-        t = t.filter(pc.and_(pc.is_in(t["item_id"], value_set=kept),
-                             pc.is_valid(t["target" if spec["task_type"] == "regression" else "label"])))
+        t = t.filter(pc.is_valid(t["target" if spec["task_type"] == "regression" else "label"]))
         t = t.sort_by("item_id")
         if t.num_rows < k or len(set(t["group"].to_pylist())) < k:
             log.warning("%s: %d samples, too few for %d folds: no baselines", name, t.num_rows, k)
@@ -118,7 +116,8 @@ def run(tasks: list[dict], items: Path, k: int, seed: int) -> tuple[pa.Table, di
                 samples = pq.read_table(path.parent.parent / "samples.parquet", columns=["item_id", "text"])
                 text = dict(zip(samples["item_id"].to_pylist(), samples["text"].to_pylist()))
                 results.append(("tfidf_text", tfidf([text[i] for i in t["item_id"].to_pylist()], y, folds, seed)))
-        metrics[name] = {"samples": t.num_rows, "groups": len(set(groups)), "task_type": task_type, "baselines": {}}
+        metrics[name] = {"samples": t.num_rows, "groups": len(set(groups)), "task_type": task_type,
+                         "n": int(np.sum(folds > 0)), "baselines": {}}
         for probe, result in results:
             tables.append(results_table(result, RunInfo(name, task_type, probe, "-", probe)))
             metrics[name]["baselines"][probe] = asdict(result.headline)
@@ -132,13 +131,12 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--tasks", required=True, help='JSON [{"task": "<lang>-<task>[-control]", "labels": file, '
                                                    '"task_type": ...}] (the Fit declaration\'s tasks)')
-    ap.add_argument("--items", type=Path, required=True, help="the fit's common item set (FIT_ITEMS)")
     ap.add_argument("--folds", type=int, default=4)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--metrics", type=Path, required=True)
     args = ap.parse_args(argv)
-    table, metrics = run(json.loads(args.tasks), args.items, args.folds, args.seed)
+    table, metrics = run(json.loads(args.tasks), args.folds, args.seed)
     write_parquet(table, args.out, FIT_RESULTS)
     write_json({"tasks": metrics}, args.metrics)
     return 0

@@ -3,8 +3,8 @@ snippets: every distinct text runs through the model once), as a pooled feature 
 (word/span = mean of its subtokens, pair = concatenation of two means, snippet = mean of all
 subtokens), per layer, float16 (pipeline.runtime.features). An encoder-decoder gives both sides
 (`side: both`: encoder layers, then the decoder's, teacher-forced on the same text). Samples that
-fail (truncated, no subtoken) are left out of the table; the fit stage's common item set
-(pipeline.fit.items) then drops them for every model."""
+fail (truncated, no subtoken) are left out of the table; that model's fit leaves them out (and
+pipeline.fit.items records why), no other model's."""
 
 from pipeline.families.probing.schemas import SAMPLES
 from pipeline.io import read_parquet

@@ -1,8 +1,9 @@
 """The probing section of the report. Headline (reports/index.md): the paper's Table 1 (CodeT5-base,
-encoder and decoder, test error per task) with ours beside it (our lowest-error model and the majority
-baseline, n, 95% CI) and how the populations differ. Details (reports/probing.md): every task and model,
-the baselines, class balance, selectivity, feature sizes and the per-layer curves
-(reports/plots/probing_layers.csv: x = layer, y = error)."""
+encoder and decoder, test error per task) with ours beside it (per enabled task one trained model chosen
+on fold 0, n, 95% CI, its random twin paired, the baseline on all items, the detectable difference; cells
+under report.min_n say `too few items`) and how the populations differ. Details (reports/probing.md): every
+zoo model's row per task, the baselines, class balance, selectivity, each model's items, feature sizes and
+the per-layer curves (reports/plots/probing_layers.csv: x = layer, y = error)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ import json
 from pathlib import Path
 
 from pipeline.families.probing.paper import TABLE1_CODET5_BASE_DECODER, TABLE1_CODET5_BASE_ENCODER
-from pipeline.report.common import Section, fraction, interval, markdown_table, write_plot
+from pipeline.report.common import (Section, detectable_difference, floored, fraction, interval, markdown_table,
+                                    min_n, score_cell, write_plot)
 
 PAPER_ORDER = ("path_type", "depth", "declared", "dataflow", "variable_name", "misuse", "algorithm")  # Table 1
 PAPER_PROBES = ("paper", "sgd", "lbfgs", "ridge")  # the release's SGD probe first, then the others
@@ -25,46 +27,153 @@ def _interval(metric: str, lo, hi) -> str:
     return f"[{_fmt(lo)}, {_fmt(hi)}]"
 
 
-def headline(con) -> str:
-    """Table 1's rows (the release's task definitions) and its CodeT5-base columns, ours beside: per task the
-    probed model with the lowest mean test error (layer chosen on fold 0; the release's probe where it ran),
-    with n and a 95% CI over folds 1-3, and the majority baseline on the same items."""
-    rows = con.sql("SELECT task, model, probe, layer, metric, n_test, mean, ci_low, ci_high FROM probing_headline "
-                   "WHERE NOT task LIKE '%-control' ORDER BY ALL").fetchall()
-    by_task: dict[str, dict] = {}
-    for task, model, probe, layer, metric, n, mean, lo, hi in rows:
+def _score(value, lo, hi, n, metric: str, floor: int) -> str:
+    """`0.123 [0.1, 0.15]`, or `too few items (n = 12)` under the power floor (report.min_n)."""
+    if floored(n, floor) or value is None:
+        return score_cell(value, n, floor)
+    return f"{_fmt(value)} {_interval(metric, lo, hi)}"
+
+
+def enabled_tasks(config) -> list[tuple[str, str]]:
+    """(task, language) of every task the params enable (controls apart), in Table 1's order, our variants after."""
+    from pipeline.families.probing import fit_tasks, split
+
+    tasks = [split(t)[::-1] for t in fit_tasks(config) if not t.endswith("-control")]
+    order = {name: i for i, name in enumerate(PAPER_ORDER)}
+    return sorted(tasks, key=lambda t: (order.get(t[0], len(order)), t[0], t[1]))
+
+
+def model_rows(con) -> dict[tuple[str, str], list[dict]]:
+    """(task, language) -> every probed model's row of probing_models, each with its random twin's paired
+    comparison (probing_twin_diff: twin, n, diff, lo, hi, p) where the zoo gives it one."""
+    cols = ["task", "model", "probe", "pooling", "layer", "metric", "mean", "ci_low", "ci_high", "n_test",
+            "fold0_error", "fold0_n", "baseline", "baseline_mean", "baseline_ci_low", "baseline_ci_high",
+            "baseline_n", "control"]
+    twins = {}
+    for model, twin, language, task, probe, pooling, n, score, twin_score, diff, lo, hi, p in con.sql(
+            "SELECT model, twin, language, task, probe, pooling, n, score, twin_score, diff, lo, hi, p_value "
+            "FROM probing_twin_diff").fetchall():
+        twins[(model, language, task, probe, pooling)] = {"twin": twin, "n": n, "score": score,
+                                                          "twin_score": twin_score, "diff": diff, "lo": lo, "hi": hi,
+                                                          "p": p}
+    out: dict[tuple[str, str], list[dict]] = {}
+    for row in con.sql(f"SELECT {', '.join(cols)} FROM probing_models WHERE NOT task LIKE '%-control' "
+                       "ORDER BY task, control, model, probe").fetchall():
+        r = dict(zip(cols, row))
+        language, _, name = r["task"].partition("-")
+        r["twin"] = twins.get((r["model"], language, name, r["probe"], r["pooling"]))
+        out.setdefault((name, language), []).append(r)
+    return out
+
+
+def choose(rows: list[dict], floor: int) -> dict | None:
+    """The headline's model for one task, chosen on held-out data: among the trained (not random-control)
+    models whose headline n reaches the power floor (all of them when none does), the lowest error on fold 0,
+    the fold its layer was chosen on (never the test folds' mean); the release's probe first where it ran."""
+    trained = [r for r in rows if not r["control"]]
+    pool = [r for r in trained if not floored(r["n_test"], floor)] or trained
+    if not pool:
+        return None
+    rank = {p: i for i, p in enumerate(PAPER_PROBES)}
+    return min(pool, key=lambda r: (rank.get(r["probe"], len(rank)), r["fold0_error"], r["model"]))
+
+
+def detectable(row: dict) -> tuple[float | None, int | None]:
+    """The smallest difference the row's n can detect, and that n: for an error rate the half-width of a 95% CI on
+    a difference of two rates over the items paired with its twin, at the mean of the two observed errors (its own
+    n and error without a twin); for an MAE the half-width of the paired twin CI observed (none without a twin)."""
+    twin = row.get("twin")
+    if row["metric"] == "mae":
+        return ((twin["hi"] - twin["lo"]) / 2, twin["n"]) if twin and twin["lo"] is not None else (None, row["n_test"])
+    if twin:
+        return detectable_difference((twin["score"] + twin["twin_score"]) / 2, twin["n"]), twin["n"]
+    return detectable_difference(row["mean"], row["n_test"]), row["n_test"]
+
+
+def full_baselines(con) -> dict[tuple[str, str], tuple]:
+    """(task, language) -> the family's majority (or linreg) baseline on the full labelled item set."""
+    out = {}
+    for task, probe, metric, mean, lo, hi, n in con.sql(
+            "SELECT task, probe, metric, mean, ci_low, ci_high, n_test FROM probing_headline "
+            "WHERE layer IS NULL AND model = probe AND probe IN ('majority', 'linreg') ORDER BY ALL").fetchall():
         language, _, name = task.partition("-")
-        if name not in TABLE1_CODET5_BASE_ENCODER or mean is None:
+        out.setdefault((name, language), (probe, metric, mean, lo, hi, n))
+    return out
+
+
+def why_no_row(con, config, name: str, language: str) -> str:
+    """One line: why an enabled task has no fitted model."""
+    samples = con.sql("SELECT count(*), count(DISTINCT \"group\") FROM probing_labels WHERE language = ? AND task = ? "
+                      "AND (label IS NOT NULL OR target IS NOT NULL)", params=[language, name]).fetchall()[0]
+    if not samples[0]:
+        return "no samples (the generator made none from these snippets: see the task notes on the probing page)"
+    folds = (config.get("probing", {}).get("fit") or {}).get("folds", 4)
+    return (f"no model was fitted: {samples[0]} labelled samples in {samples[1]} snippets, too few for {folds} "
+            f"folds with every fold and two classes in each train split (the fit's metrics say why per model)")
+
+
+def headline(con, config=None) -> str:
+    """Table 1's rows (every task the params enable, the release's definitions first) and its CodeT5-base columns,
+    ours beside: per task one trained model chosen on held-out data (the lowest fold-0 error among those whose n
+    reaches report.min_n), its test error over folds 1-3 with n and a 95% CI (a cell under the floor says `too few
+    items`), its random twin paired on the items both read, the family's baseline on the full item set, and the
+    smallest difference the n can detect. Every zoo model's row is on the probing page."""
+    config = config or {}
+    floor = min_n(config)
+    rows = model_rows(con)
+    base = full_baselines(con)
+    tasks = enabled_tasks(config) if config.get("probing") else sorted(
+        set(rows) | set(base), key=lambda t: (PAPER_ORDER.index(t[0]) if t[0] in PAPER_ORDER else len(PAPER_ORDER), t))
+    table, detect = [], []
+    for name, language in tasks:
+        paper = (f"{TABLE1_CODET5_BASE_ENCODER[name]:.3f}", f"{TABLE1_CODET5_BASE_DECODER[name]:.3f}") \
+            if name in TABLE1_CODET5_BASE_ENCODER else ("", "")
+        best = choose(rows.get((name, language), []), floor)
+        b = base.get((name, language))
+        baseline = "" if b is None else f"{b[0]}: {_score(b[2], b[3], b[4], b[5], b[1], floor)}" + (
+            "" if floored(b[5], floor) else f" (n = {b[5]})")
+        if best is None:
+            table.append((f"{name} ({language})", *paper, why_no_row(con, config, name, language) if config.get("probing")
+                          else "no model was fitted", "", "", baseline, "", ""))
             continue
-        entry = by_task.setdefault((name, language), {})
-        if model == "majority":
-            entry["majority"] = (mean, lo, hi, n, metric)
-        elif layer is not None and probe in PAPER_PROBES:
-            rank = PAPER_PROBES.index(probe)
-            best = entry.get("best")
-            if best is None or (rank, mean, model) < (best[0], best[2], best[1]):
-                entry["best"] = (rank, model, mean, lo, hi, n, metric, probe, layer)
-    table = []
-    for (name, language), entry in sorted(by_task.items(), key=lambda kv: (PAPER_ORDER.index(kv[0][0]), kv[0][1])):
-        best, maj = entry.get("best"), entry.get("majority")
-        table.append((f"{name} ({language})", f"{TABLE1_CODET5_BASE_ENCODER[name]:.3f}",
-                      f"{TABLE1_CODET5_BASE_DECODER[name]:.3f}",
-                      "" if best is None else f"{best[1]} ({best[7]}, layer {best[8]})",
-                      "" if best is None else f"{_fmt(best[2])} {_interval(best[6], best[3], best[4])}",
-                      "" if best is None else best[5],
-                      "" if maj is None else f"{_fmt(maj[0])} {_interval(maj[4], maj[1], maj[2])}"))
-    table.append(("readability", "", "", "not run: its rated dataset is not in this workspace", "", "", ""))
+        twin = best["twin"]
+        vs = "" if twin is None else (
+            f"{twin['twin']}: {score_cell(None, twin['n'], floor)}" if floored(twin["n"], floor) else
+            f"{twin['twin']}: {fraction(twin['diff'])} {interval(twin['lo'], twin['hi'])} (n = {twin['n']})")
+        dd, dn = detectable(best)
+        if dd is not None and best["metric"] != "mae":  # error rates only: an MAE is in other units
+            detect.append((dd, f"{name} ({language})"))
+        table.append((f"{name} ({language})", *paper, f"{best['model']} ({best['probe']}, layer {best['layer']})",
+                      best["n_test"], _score(best["mean"], best["ci_low"], best["ci_high"], best["n_test"],
+                                             best["metric"], floor),
+                      baseline, vs, "" if dd is None else f"{dd:.3f} (n = {dn})"))
+    table.append(("readability", "", "", "not run: its rated dataset is not in this workspace", "", "", "", "", ""))
     return "\n".join([
         "Paper Table 1 (test error, 1 - accuracy; MAE for AST depth; CodeT5-base, encoder and decoder side) with "
-        "ours beside it: per task our probed model with the lowest mean error (the release's SGD probe where it "
-        "ran, else the first of lbfgs / ridge; the layer chosen on fold 0), mean of folds 1-3 with a 95% t "
-        "interval (clipped to the metric's range), n = test samples, and the majority baseline on the same items.\n",
-        markdown_table(["task (language)", "paper: CodeT5-base encoder", "paper: decoder", "ours: model (probe, layer)",
-                        "ours: error [95% CI]", "n", "majority baseline [95% CI]"], table),
+        "ours beside it, one row per task the params enable. **Which model:** per task one trained model, chosen "
+        "on held-out data: the lowest error on fold 0 (the fold each model's layer is chosen on) among the models "
+        "whose n reaches the power floor, never the lowest of the test scores; every zoo model's row is on the "
+        "probing page. Each model is fitted and scored on its own items (every labelled sample it has features for "
+        "in every layer), so a capped model never shrinks another's test set. **n** = the distinct test samples "
+        "the error is over (folds 1-3; each sample is tested in one fold); error = mean of folds 1-3 with a 95% t "
+        f"interval over the folds, clipped to the metric's range. A cell over fewer than {floor} samples "
+        "(`report.min_n`) prints `too few items` instead of a score. **vs random twin**: the model minus its "
+        "random-weights twin, paired on the test samples both read (negative: the trained weights help), 95% "
+        "paired-bootstrap CI, n = those samples. **Baseline**: the majority class (linreg on token count for "
+        "depth) on the full labelled item set and the same folds. **Detectable difference**: the smallest "
+        "difference the row's n can tell from zero (half-width of a 95% CI on a difference of two error rates at "
+        "the mean of the model's and its twin's errors over the paired n; for the MAE of depth, the paired twin CI's "
+        "half-width).\n",
+        markdown_table(["task (language)", "paper: CodeT5-base encoder", "paper: decoder",
+                        "ours: model (probe, layer), chosen on fold 0", "n", "ours: error [95% CI]",
+                        "baseline on all items [95% CI]", "vs random twin: difference [95% CI]",
+                        "detectable difference"], table),
+        *([f"\n**Power:** at these n the smallest difference in error rate a row can tell from zero runs from "
+           f"{min(detect)[0]:.3f} ({min(detect)[1]}) to {max(detect)[0]:.3f} ({max(detect)[1]}); a smaller gap "
+           "between two models, or between ours and the paper's, is not evidence either way."] if detect else []),
         "\n**How the populations differ:** the paper probes 220M-parameter pretrained models on Ahmad et al.'s 10k "
         "Java test functions; ours are our zoo's small models on JDK methods of at most 1000 characters from this "
-        "corpus (far fewer samples, see n), so expect far higher errors; the lowest of several models is an "
-        "optimistic pick (every model is on the page).\n"])
+        "corpus (far fewer samples, see n), so expect far higher errors.\n"])
 
 
 def _fmt(v):
@@ -93,40 +202,95 @@ def feature_bytes(con) -> list[tuple]:
 ONE_CLASS = 0.9  # a task at least this much one class says so in a line of its own
 
 
-def class_balance(con) -> tuple[list[tuple], list[str]]:
-    """Per classification task, on the fit's common item set (all labelled items where it has no
-    row): samples, classes, the majority class and its share, the majority baseline's error and the
-    best probe's (mean of folds 1-3, 95% CI, n = test samples over folds 1-3); and one line per task
-    that is >= 90% one class."""
+def class_balance(con, floor: int = 0) -> tuple[list[tuple], list[str]]:
+    """Per classification task, on the full labelled item set: samples, classes, the majority class and its
+    share, the majority baseline's error on all items (mean of folds 1-3, 95% CI, n = test samples over folds
+    1-3) beside the probe chosen on fold 0 (`choose`: never the lowest test error) with its error and n; and one
+    line per task that is >= 90% one class."""
     rows = con.sql("""
         WITH k AS (
-            SELECT l.language || '-' || l.task AS task, l.label
-            FROM probing_labels l LEFT JOIN probing_fit_items f ON f.item_id = l.item_id AND f.subset = l.language
-            WHERE l.label IS NOT NULL AND coalesce(f.kept, true)
+            SELECT l.language || '-' || l.task AS task, l.label FROM probing_labels l WHERE l.label IS NOT NULL
         ), c AS (SELECT task, label, count(*) AS n FROM k GROUP BY ALL),
         r AS (SELECT *, row_number() OVER (PARTITION BY task ORDER BY n DESC, label) AS rank,
                      sum(n) OVER (PARTITION BY task) AS total, count(*) OVER (PARTITION BY task) AS classes FROM c),
-        maj AS (SELECT task, mean, ci_low, ci_high, n_test FROM probing_headline WHERE model = 'majority'),
-        best AS (SELECT task, arg_min(model || ' (' || probe || ')', mean) AS who, min(mean) AS mean,
-                        arg_min(ci_low, mean) AS ci_low, arg_min(ci_high, mean) AS ci_high,
-                        arg_min(n_test, mean) AS n_test
-                 FROM probing_headline WHERE layer IS NOT NULL GROUP BY task)
-        SELECT r.task, r.total, r.classes, r.label, r.n / r.total AS share,
-               maj.mean, maj.ci_low, maj.ci_high, maj.n_test,
-               best.who, best.mean, best.ci_low, best.ci_high, best.n_test
-        FROM r LEFT JOIN maj USING (task) LEFT JOIN best USING (task)
+        maj AS (SELECT task, mean, ci_low, ci_high, n_test FROM probing_headline
+                WHERE model = 'majority' AND probe = 'majority')
+        SELECT r.task, r.total, r.classes, r.label, r.n / r.total AS share, maj.mean, maj.ci_low, maj.ci_high, maj.n_test
+        FROM r LEFT JOIN maj USING (task)
         WHERE r.rank = 1 ORDER BY r.task""").fetchall()
+    models = model_rows(con)
     table, lines = [], []
-    for task, total, classes, label, share, m, mlo, mhi, mn, who, b, blo, bhi, bn in rows:
+    for task, total, classes, label, share, m, mlo, mhi, mn in rows:
+        language, _, name = task.partition("-")
+        best = choose(models.get((name, language), []), floor)
         table.append((task, total, classes, label, f"{share:.1%}",
                       None if m is None else f"{_fmt(m)} [{_fmt(mlo)}, {_fmt(mhi)}]", mn,
-                      who, None if b is None else f"{_fmt(b)} [{_fmt(blo)}, {_fmt(bhi)}]", bn))
+                      None if best is None else f"{best['model']} ({best['probe']})",
+                      None if best is None else f"{_fmt(best['mean'])} [{_fmt(best['ci_low'])}, {_fmt(best['ci_high'])}]",
+                      None if best is None else best["n_test"]))
         if share >= ONE_CLASS:
             beat = f"the majority baseline's error {_fmt(m)} (n = {mn})" if m is not None else \
                 f"an error of {_fmt(1 - share)} (always `{label}`)"
             lines.append(f"- **{task} is {share:.1%} one class** (`{label}`, {total} samples): "
                          f"a probe must beat {beat}, not chance.")
     return table, lines
+
+
+def model_table(con, floor: int) -> list[tuple]:
+    """Every zoo model's row per task (controls apart): its probe's test error with n and CI (floored), the fold-0
+    error its layer and the headline's model are chosen on, the baseline on the same model's items, and its
+    random twin paired on the items both read."""
+    out = []
+    fitted = model_rows(con)
+    unfitted = not_fitted(con, fitted)
+    for key in sorted(set(fitted) | set(unfitted), key=lambda k: (
+            PAPER_ORDER.index(k[0]) if k[0] in PAPER_ORDER else len(PAPER_ORDER), k)):
+        name, language = key
+        for r in fitted.get(key, []):
+            twin = r["twin"]
+            base = "" if r["baseline"] is None else (
+                f"{r['baseline']}: {_score(r['baseline_mean'], r['baseline_ci_low'], r['baseline_ci_high'], r['baseline_n'], r['metric'], floor)}"
+                + ("" if floored(r["baseline_n"], floor) else f" (n = {r['baseline_n']})"))
+            diff = "" if twin is None else (score_cell(None, twin["n"], floor) if floored(twin["n"], floor)
+                                            else f"{fraction(twin['diff'])} {interval(twin['lo'], twin['hi'])}")
+            out.append((f"{name} ({language})", r["model"] + (" (random control)" if r["control"] else ""), r["probe"],
+                        r["layer"], r["n_test"], _score(r["mean"], r["ci_low"], r["ci_high"], r["n_test"], r["metric"],
+                                                        floor),
+                        f"{_fmt(r['fold0_error'])} (n = {r['fold0_n']})", base,
+                        "" if twin is None else twin["twin"], "" if twin is None else twin["n"], diff,
+                        "" if twin is None or floored(twin["n"], floor) else fraction(twin["p"])))
+        for model, control, have, labelled in unfitted.get(key, []):
+            out.append((f"{name} ({language})", model + (" (random control)" if control else ""), "", "", "",
+                        f"not fitted: features for {have} of the task's {labelled} labelled samples, too few to fill "
+                        "every fold (with 2 classes and 3 snippets in each train split)", "", "", "", "", "", ""))
+    return out
+
+
+def not_fitted(con, fitted: dict) -> dict[tuple[str, str], list[tuple]]:
+    """(task, language) -> (model, control, labelled items it has features for, labelled items) of every model in
+    the item record (probing_fit_items) without a probe row for a task that has labels (its fit skipped it)."""
+    rows = con.sql("""
+        SELECT l.task, l.language, f.model, f.model IN (SELECT twin FROM model_twins) AS control,
+               count(*) FILTER (WHERE f.kept) AS have, count(*) AS labelled
+        FROM probing_labels l JOIN probing_fit_items f ON f.item_id = l.item_id AND f.subset = l.language
+        WHERE l.label IS NOT NULL OR l.target IS NOT NULL
+        GROUP BY ALL ORDER BY ALL""").fetchall()
+    done = {(k, r["model"]) for k, rs in fitted.items() for r in rs}
+    out: dict[tuple[str, str], list[tuple]] = {}
+    for task, language, model, control, have, labelled in rows:
+        if ((task, language), model) not in done:
+            out.setdefault((task, language), []).append((model, control, have, labelled))
+    return out
+
+
+def item_record(con) -> list[tuple]:
+    """Per subset and model (probing_fit_items): the items it has features for in every layer, the labelled items
+    it lacks and the most frequent reason."""
+    return con.sql("""
+        SELECT subset, model, count(*) FILTER (WHERE kept) AS kept,
+               count(*) FILTER (WHERE NOT kept AND reason <> 'no label') AS lacks,
+               mode(reason) FILTER (WHERE NOT kept AND reason <> 'no label') AS reason
+        FROM probing_fit_items GROUP BY ALL ORDER BY ALL""").fetchall()
 
 
 def empty_tasks(con, config, root: Path = Path("data/families/probing")) -> list[str]:
@@ -190,7 +354,8 @@ def section(con, figures: Path, link: str, config, plots: Path | None = None) ->
                   "FROM probing_selectivity GROUP BY task, model ORDER BY task, model").fetchall()
     counts = con.sql("SELECT language || '-' || task AS task, count(*) AS samples, count(DISTINCT \"group\") AS snippets "
                      "FROM probing_labels GROUP BY ALL ORDER BY ALL").fetchall()
-    balance = class_balance(con)
+    floor = min_n(config or {})
+    balance = class_balance(con, floor)
     empty = empty_tasks(con, config)
     out = ["Linear probes (the fit stage: 4 folds grouped by snippet, layer chosen on fold 0, mean of folds 1-3 "
            "with a 95% t interval) on frozen per-layer pooled features. Metric: test error (1 - accuracy), MAE for "
@@ -199,15 +364,29 @@ def section(con, figures: Path, link: str, config, plots: Path | None = None) ->
            "10k Java test functions). Task names without a suffix are the release's definitions; `*_ours`, `*_every`, "
            "`*_last_def`, `*_declared`, `*_any_leaf` are our variants (no paper figure). `probe`: `ridge` is the "
            "fast default for exploration, `paper` the release's SGD probe (the paper-comparable one). Baselines "
-           "have no layer. `n`: test samples the mean is over (folds 1-3).\n",
+           "have no layer. `n`: the distinct test samples the mean is over (folds 1-3). Each model is fitted on "
+           "its own items (every labelled sample it has features for in every layer); the folds are assigned on "
+           "all labelled samples, so a sample two models read is in the same fold for both.\n",
            "**Readability (the paper's eighth task) is absent from every table below:** its 200-snippet "
            "human-rated dataset (Scalabrino et al. 2018) is not in this workspace, so the task is off and no number "
            "for it is reported or faked (pipeline/families/probing/README.md).\n",
+           f"\nEvery zoo model per task (the headline's model is chosen from these on fold 0): each on its own items; "
+           f"`n` = distinct test samples of folds 1-3; error = mean of folds 1-3, 95% t interval over the folds "
+           f"(clipped), `too few items` under report.min_n = {floor}; `fold 0` = the error on the fold the layer is "
+           "chosen on (with its n); `baseline` = the majority class (linreg on token count for depth, where the fit "
+           "scores it) on the same model's items, with its n; `twin` = its random-weights twin, paired on the test samples both read (`paired n`), "
+           "difference model - twin with a 95% paired-bootstrap CI and p:\n",
+           markdown_table(["task (language)", "model", "probe", "layer", "n", "error [95% CI]", "fold 0",
+                           "baseline [95% CI]", "twin", "paired n", "difference [95% CI]", "p"],
+                          model_table(con, floor)),
+           "\nEvery row of `probing_headline` (probes, the baselines on each model's items under the model's name, "
+           "the family's baselines on all items under their own; CIs clipped to the metric's range):\n",
            markdown_table(["task", "model", "probe", "layer", "metric", "n", "mean", "95% CI", "paper"], body),
            *twins(con),
            "\nSamples per task:\n", markdown_table(["task", "samples", "snippets"], counts),
-           "\nClass balance (classification tasks, on the common item set): the majority class's share and the "
-           "majority baseline beside the best probe (mean of folds 1-3, 95% CI; `n`: test samples over folds 1-3). "
+           "\nClass balance (classification tasks, on all labelled items): the majority class's share and the "
+           "majority baseline on all items beside the probe chosen on fold 0 (mean of folds 1-3, 95% CI; `n`: test "
+           "samples over folds 1-3). "
            "A task that is mostly one class is only as informative as its margin over the majority baseline:\n",
            markdown_table(["task", "samples", "classes", "majority class", "share", "majority baseline",
                            "n (baseline)", "best probe", "error", "n (probe)"], balance[0]),
@@ -226,12 +405,13 @@ def section(con, figures: Path, link: str, config, plots: Path | None = None) ->
            "fewer than the model's subtokens, so the dump figure is a lower bound):\n",
            markdown_table(["model", "samples", "layers", "features MB / 1,000", "dump MB / 1,000 (at least)", "ratio"],
                           feature_bytes(con)),
-           "\nCommon item set (the same samples for every model and baseline): "
-           + (", ".join(f"{k} {n}" for k, n in con.sql(
-               "SELECT CASE WHEN kept THEN 'kept' ELSE 'dropped' END, count(*) FROM probing_fit_items "
-               "GROUP BY ALL ORDER BY 1 DESC").fetchall()) or "empty") + ".\n",
+           "\nEach model's items (view `probing_fit_items`): the labelled samples it has features for in every "
+           "layer (its fit uses exactly these; no model's gaps shrink another's), those it lacks and the most "
+           "frequent reason (a capped model reads only its `max_items` subset):\n",
+           markdown_table(["subset", "model", "items with features", "labelled items it lacks", "reason"],
+                          item_record(con)),
            ]
     curve = con.sql("SELECT task, model, layer AS x, error AS y FROM probing_layers ORDER BY ALL").fetchall()
     if plots is not None:
         write_plot(plots / "probing_layers.csv", ["task", "model", "x", "y"], curve)
-    return Section("Probing pretrained models of source code (Table 1)", headline(con), "\n".join(out) + "\n")
+    return Section("Probing pretrained models of source code (Table 1)", headline(con, config), "\n".join(out) + "\n")

@@ -1,6 +1,6 @@
 # probing: task generators per language (corpus tasks from the manifest; on Python also the
-# algorithm task from the algo-1671A dataset) and the family's summary. Features, the common item
-# set, the probes and the family's baselines come from the shared predict and fit stages
+# algorithm task from the algo-1671A dataset) and the family's summary. Features, the record of
+# each model's items, the probes and the family's baselines come from the shared predict and fit stages
 # (pipeline/families/probing/__init__.py declares them): one predict subset per language.
 
 PROBING = config["probing"]

@@ -11,11 +11,17 @@ SELECT task, model, pooling, probe, any_value(layer) AS layer
 FROM probing_fits WHERE selected AND layer IS NOT NULL
 GROUP BY task, model, pooling, probe;
 
--- probes at the layer chosen on fold 0 and every baseline (the fit stage's and the family's own),
--- scored on folds 1..K-1: mean and 95% Student-t interval of the mean
+-- probes at the layer chosen on fold 0 and every baseline, scored on folds 1..K-1: mean and 95% Student-t interval
+-- of the mean, clipped to the metric's range (an error in [0, 1], an MAE >= 0: a t interval over three folds can
+-- reach past it). Each model is fitted on its own items (pipeline.fit): a probe row is over that model's items;
+-- a baseline row with a model's name (probe `majority` / `linreg`) is that baseline on the same model's items,
+-- and one named after itself (model = probe) is the family's baseline on the full labelled item set.
+-- n_test: the headline's n, the distinct test samples the mean is over (every item is tested in one fold only,
+-- so the test rows of folds 1..K-1 summed).
 CREATE VIEW probing_headline AS
-WITH rows AS (
-    SELECT task, model, probe, layer, metric, error, fold, n_test FROM probing_fits WHERE selected AND fold > 0
+WITH rows AS (  -- a baseline row is `selected` too (its null layer is the chosen one): taken once, below
+    SELECT task, model, probe, layer, metric, error, fold, n_test FROM probing_fits
+    WHERE selected AND fold > 0 AND layer IS NOT NULL
     UNION ALL
     SELECT task, model, probe, layer, metric, error, fold, n_test FROM probing_fits WHERE layer IS NULL AND fold > 0
     UNION ALL
@@ -24,16 +30,46 @@ WITH rows AS (
     SELECT task, model, probe, any_value(layer) AS layer, any_value(metric) AS metric, avg(error) AS mean,
            coalesce(stddev_samp(error), 0) AS sd, count(*) AS n, sum(n_test)::BIGINT AS n_test
     FROM rows GROUP BY task, model, probe
+), t AS (
+    SELECT *, CASE n - 1 WHEN 1 THEN 12.706 WHEN 2 THEN 4.303 WHEN 3 THEN 3.182 WHEN 4 THEN 2.776
+              WHEN 5 THEN 2.571 ELSE 1.96 END AS t FROM s
 )
--- n_test: the test samples the mean is over (every sample once across folds 1..K-1)
 SELECT task, model, probe, layer, metric, mean,
-       mean - t * sd / sqrt(n) AS ci_low, mean + t * sd / sqrt(n) AS ci_high, n AS folds, n_test
-FROM (SELECT *, CASE n - 1 WHEN 1 THEN 12.706 WHEN 2 THEN 4.303 WHEN 3 THEN 3.182 WHEN 4 THEN 2.776
-                 WHEN 5 THEN 2.571 ELSE 1.96 END AS t FROM s);
+       greatest(0, mean - t * sd / sqrt(n)) AS ci_low,
+       CASE WHEN metric = 'mae' THEN mean + t * sd / sqrt(n) ELSE least(1, mean + t * sd / sqrt(n)) END AS ci_high,
+       n AS folds, n_test
+FROM t;
+
+COMMENT ON COLUMN probing_headline.n_test IS 'the headline''s n: distinct test samples the mean is over (folds 1..K-1; each item is tested in one fold)';
+COMMENT ON COLUMN probing_headline.ci_low IS '95% Student-t interval of the mean over folds 1..K-1, clipped to the metric''s range';
+
+-- Every probe's row for the report's model table: its headline (probing_headline), the error on fold 0 at the
+-- layer chosen there (the held-out figure a "best model" is chosen on, never the test folds' mean), the majority
+-- (or linreg) baseline on the same model's items, and whether the model is a random-weights control (the twin of
+-- another zoo model in model_twins).
+CREATE VIEW probing_models AS
+WITH f0 AS (
+    SELECT task, model, probe, any_value(pooling) AS pooling, any_value(error) AS fold0_error,
+           any_value(n_test)::BIGINT AS fold0_n
+    FROM probing_fits WHERE selected AND fold = 0 AND layer IS NOT NULL GROUP BY task, model, probe
+), base AS (
+    SELECT task, model, any_value(probe) AS baseline, any_value(mean) AS baseline_mean,
+           any_value(ci_low) AS baseline_ci_low, any_value(ci_high) AS baseline_ci_high,
+           any_value(n_test) AS baseline_n
+    FROM probing_headline WHERE layer IS NULL AND probe IN ('majority', 'linreg') AND model <> probe
+    GROUP BY task, model
+)
+SELECT h.task, h.model, h.probe, f0.pooling, h.layer, h.metric, h.mean, h.ci_low, h.ci_high, h.n_test,
+       f0.fold0_error, f0.fold0_n, b.baseline, b.baseline_mean, b.baseline_ci_low, b.baseline_ci_high, b.baseline_n,
+       h.model IN (SELECT twin FROM model_twins) AS control
+FROM probing_headline h
+JOIN f0 USING (task, model, probe)
+LEFT JOIN base b USING (task, model)
+WHERE h.layer IS NOT NULL;
 
 -- Hewitt & Liang selectivity per layer: control-task error - task error (mean over all folds), with the
 -- samples it rests on (test rows summed over the folds: every sample once) and a 95% Student-t interval of
--- the mean of the per-fold paired differences (the task and its control share items and folds)
+-- the mean of the per-fold paired differences (the task and its control share items and folds), clipped to [-1, 1]
 CREATE VIEW probing_selectivity AS
 WITH paired AS (
     SELECT t.task, t.model, t.layer, t.fold, t.error AS task_error, c.error AS control_error,
@@ -48,12 +84,15 @@ WITH paired AS (
     FROM paired GROUP BY task, model, layer
 )
 SELECT task, model, layer, task_error, control_error, selectivity,
-       selectivity - t * sd / sqrt(folds) AS ci_low, selectivity + t * sd / sqrt(folds) AS ci_high, folds, samples
+       greatest(-1, selectivity - t * sd / sqrt(folds)) AS ci_low, least(1, selectivity + t * sd / sqrt(folds)) AS ci_high,
+       folds, samples
 FROM (SELECT *, CASE folds - 1 WHEN 1 THEN 12.706 WHEN 2 THEN 4.303 WHEN 3 THEN 3.182 WHEN 4 THEN 2.776
                  WHEN 5 THEN 2.571 ELSE 1.96 END AS t FROM s);
 
 -- A model against its random twin (model_twins) on the same test samples: per (language, task, probe, pooling) each
--- model at its own headline layer (chosen on fold 0), every sample of folds 1..K-1 that both were tested on, with its
+-- model at its own headline layer (chosen on fold 0), every sample of folds 1..K-1 that both were tested on (each
+-- model is fitted on its own items and the folds are assigned on the full labelled set, so an item both read is in
+-- the same fold for both: n = the items both read that fall in folds 1..K-1), with its
 -- error (0/1 misclassification, or |prediction - target| for a regression task: MAE); score = the model's mean error
 -- over those samples (so it can differ from probing_headline's mean of fold means in the 3rd decimal), twin_score the
 -- twin's, diff = model - twin (negative: the model errs less), its 95% CI and two-sided p from a paired Poisson
