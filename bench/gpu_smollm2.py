@@ -104,7 +104,7 @@ def apirec_items(path: Path, max_items: int, seed: int, candidates: int) -> list
 def plan_items(scorer, family: str, items: list[dict]) -> list[tuple[dict, object]]:
     """Each item's plan as the family's task makes it (apirec: the context cut to fit first); too long: left out."""
     from pipeline.families.apirec.infer import fit_context
-    from pipeline.runtime.scoring import plan_candidates
+    from pipeline.runtime.scoring import lm_eval_job, plan_candidates
 
     out = []
     for it in items:
@@ -112,8 +112,16 @@ def plan_items(scorer, family: str, items: list[dict]) -> list[tuple[dict, objec
             it["prefix"] = fit_context(scorer.tok, it["context"], tuple(it["fills"]), scorer.max_length)
         p = plan_candidates(scorer, "causal-lm", it["prefix"], it["fills"], it["suffix"],
                             it["language"] if family == "apirec" else "python")
-        if p is not None:
-            out.append((it, p))
+        if p is None:
+            continue
+        # lm-eval asserts when a continuation keeps no token of its own (the tokenizer merged it into the
+        # context's last token): such items are left out of every side, and counted (bench/peer_causal.py)
+        lead = "".join(scorer.start.tokens)
+        if any(len(ids) <= start for ids, start in (lm_eval_job(scorer.tok, lead + it["prefix"], f + it["suffix"])
+                                                     for f in it["fills"])):
+            it["left_out"] = "empty continuation"
+            continue
+        out.append((it, p))
     return out
 
 
@@ -232,6 +240,8 @@ def environment(device: str) -> dict:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--report", type=Path, help="print the Markdown table of a results folder and exit")
+    ap.add_argument("--tokenizer", type=Path, help="with --report: a SmolLM2 folder, to find the items lm-eval's logits "
+                    "cache scores wrongly (cache_collisions) and report the comparison without them too")
     ap.add_argument("--prepare", type=Path, help="write the seeded subsets (--max-quizzes, --max-points) of --quizzes "
                     "and --points to this folder as quizzes.parquet / points.parquet (every column) and exit: the "
                     "device then scores every row of them (the same items)")
@@ -256,7 +266,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, required=False)
     args = ap.parse_args(argv)
     if args.report:
-        print(report(args.report))
+        print(report(args.report, args.tokenizer, args.quizzes, args.points, args))
         return 0
     if args.prepare:
         prepare(args)
@@ -311,7 +321,7 @@ def main(argv: list[str] | None = None) -> int:
             (loaded, load_s, _) = timed(args.device, load_model, entry, device=args.device, dtype=dtype,
                                         models_dir=args.models_dir)
             shape = model_shape(loaded.model)
-            lead = "".join(start_policy(loaded.tokenizer, "causal-lm").tokens)
+            lead = "".join(start_policy(loaded.tokenizer, "causal-lm", getattr(entry, "scoring", "pipeline")).tokens)
             lm = None
             if dtype in peer_dtypes:
                 from lm_eval.models.huggingface import HFLM
@@ -413,7 +423,26 @@ def prepare(args) -> None:
 
 # ---------------------------------------------------------------- the table (here, from the files that came back)
 
-def report(folder: Path) -> str:
+def cache_collisions(family: str, items: list[dict], tok, lead: str, scoring: str) -> set[str]:
+    """Items with a request whose lm-eval logits-cache key (context + continuation[:-1] tokens) is another
+    request's with a different context length. lm-eval 0.4.13 (`logits_cache=True`, its default) runs such
+    requests once and cuts the logits to the first one's continuation length before handing them to the others
+    (`HFLM._loglikelihood_tokens`, `Collator.get_cache`), so the others are scored at the wrong positions."""
+    import collections
+
+    from pipeline.runtime.scoring import lm_eval_job
+
+    lead = lead if scoring == "pipeline" else ""
+    keys = collections.defaultdict(set)
+    for it in items:
+        for f in it["fills"]:
+            ids, start = lm_eval_job(tok, lead + it["prefix"], f + it["suffix"])
+            keys[tuple(ids[:-1])].add((it["id"], start))
+    return {i for group in keys.values() if len({s for _, s in group}) > 1 for i, _ in group}
+
+
+def report(folder: Path, tokenizer: Path | None = None, quizzes: Path | None = None, points: Path | None = None,
+           args=None) -> str:
     import pyarrow.parquet as pq
 
     from pipeline.metrics.bootstrap import poisson_bootstrap_mean
@@ -455,6 +484,33 @@ def report(folder: Path) -> str:
             same_s = f"{same}/{len(with_peer)} ({100 * same / len(with_peer):.2f}%)" if with_peer else "-"
             out.append(f"| {label} | {run['model']} | {run['dtype']} | {len(sel)} | {p1} | {secs('predict_s')} | "
                        f"{secs('ours_s')} | {secs('peer_s')} | {ratio} | {ips} | {mfu} | {mad_s} | {within} | {same_s} |")
+    if tokenizer is not None:
+        from transformers import AutoTokenizer
+
+        from pipeline.families.apirec.infer import fit_context
+
+        tok = AutoTokenizer.from_pretrained(str(tokenizer))
+        fam_items = {"apiquiz": apiquiz_items(quizzes, 0, 20261122, 50, 0),
+                     "apirec": apirec_items(points, 0, 20261122, 20)}
+        for it in fam_items["apirec"]:
+            it["prefix"] = fit_context(tok, it["context"], tuple(it["fills"]), 512)
+        scoring = "lm-eval" if '"scoring": "lm-eval"' in res.get("zoo", "") else "pipeline"
+        out += ["", f"Without the items lm-eval's logits cache scores wrongly (cache_collisions; scoring {scoring}):", ""]
+        for run in res["runs"]:
+            if "peer_s" not in run:
+                continue
+            sel = [r for r in items if r["model"] == run["model"] and r["dtype"] == run["dtype"]
+                   and r["family"] == run["family"]]
+            sent = {r["item"] for r in sel}  # the items lm-eval was given (the left-out ones never were)
+            bad = cache_collisions(run["family"], [it for it in fam_items[run["family"]] if it["id"] in sent], tok,
+                                   run["start_token"], scoring)
+            rest = [r for r in sel if r["item"] not in bad]
+            out.append(f"- {run['family']} {run['model']} {run['dtype']}: {len(sel) - len(rest)} of {len(sel)} items "
+                       f"collide; the other {len(rest)}: max abs diff {max(r['max_abs_diff'] for r in rest):.1e}, "
+                       f"{sum(r['max_abs_diff'] <= 1e-4 for r in rest)} items with every candidate within 1e-4, "
+                       f"same gold rank {sum(r['rank_ours'] == r['rank_peer'] for r in rest)}/{len(rest)}; the "
+                       f"colliding ones: same gold rank {sum(r['rank_ours'] == r['rank_peer'] for r in sel if r['item'] in bad)}"
+                       f"/{len(sel) - len(rest)}")
     return "\n".join(out)
 
 
