@@ -247,7 +247,8 @@ def llama_like(lm):
 @pytest.mark.parametrize("arch", ["gpt2", "llama"])
 def test_causal_token_trees_equal_the_plain_path_and_split_rows(tmp_path, arch, monkeypatch):
     """The tree path (`Scorer.tree_logprob`) gives the plain path's sums within 1e-5, for the candidates and the
-    no-context rows, also when the trees are cut into rows of a few nodes (`TREE_ROW_TOKENS`)."""
+    no-context rows, also when the trees are cut into rows of a few nodes (`TREE_ROW_TOKENS`) and when trees of
+    several items are padded into one pass (on accelerators)."""
     from pipeline.runtime import scoring
     from pipeline.runtime.scoring import plan_candidates, score_plans
 
@@ -258,9 +259,10 @@ def test_causal_token_trees_equal_the_plain_path_and_split_rows(tmp_path, arch, 
     assert not plain.tree and Scorer(lm, 512).tree
     plans = [plan_candidates(plain, "causal-lm", ctx, CANDIDATES, "(") for ctx in CONTEXTS + [""]]
     want = score_plans(plain, "causal-lm", plans)
-    for cap in (scoring.TREE_ROW_TOKENS, 12):
+    for cap, batched in ((scoring.TREE_ROW_TOKENS, False), (12, False), (scoring.TREE_ROW_TOKENS, True), (12, True)):
         monkeypatch.setattr(scoring, "TREE_ROW_TOKENS", cap)
         tree = Scorer(lm, 512)
+        tree.tree_batched = batched  # an accelerator's: trees of several items padded into one pass
         got = score_plans(tree, "causal-lm", plans)
         for a, b in zip(got, want):
             assert a.logprob == pytest.approx(b.logprob, abs=1e-5) and a.n_tokens == b.n_tokens

@@ -231,6 +231,7 @@ class Scorer:
         # the architecture takes it (`TREE_MODELS`) and the prefix cache is not switched off
         self.tree = (prefix_cache and _tree_capable(self.model)) if tree is None else (tree and _tree_capable(self.model))
         self._tree_rows: dict[tuple, list[float]] = {}  # tree_logprob's cache: a row's content -> its sums
+        self.tree_batched = torch.device(self.device).type != "cpu"  # trees of several items in one pass
 
     @property
     def start(self) -> StartPolicy:
@@ -256,7 +257,14 @@ class Scorer:
         """Causal LMs: log p(target[k] | tokens up to pos[k] of row rows[k]) for the scored positions only,
         and the model's output (its KV cache). The LM head runs on the scored positions alone when it can be
         split off (`_causal_lm_head`), never on the prefix or the padding, and the log-softmax is fused
-        with the gather (cross-entropy: no [tokens, vocab] log-probability tensor); else full logits."""
+        with the gather (cross-entropy: no [tokens, vocab] log-probability tensor); else full logits.
+        A position that predicts several targets (a token tree's node with several children: the end of an
+        item's context before each fill) gets its logits and their log-normaliser once."""
+        width = inputs["input_ids"].shape[1]
+        flat = rows * width + pos
+        unique, inverse = torch.unique(flat, return_inverse=True)
+        if len(unique) < len(flat):
+            rows, pos = unique // width, unique % width
         if self._causal is not None:
             base, head = self._causal
             out = base(**inputs)
@@ -264,6 +272,8 @@ class Scorer:
         else:
             out = self.model(**inputs)
             logits = out.logits[rows, pos].float()
+        if len(unique) < len(flat):
+            return logits[inverse, target] - torch.logsumexp(logits, dim=-1)[inverse], out
         return -torch.nn.functional.cross_entropy(logits, target, reduction="none"), out
 
     @torch.inference_mode()
@@ -422,10 +432,10 @@ class Scorer:
                          for chunk in _tree_chunks(rows, TREE_ROW_TOKENS)])
             todo.update((k, None) for k in keys[-1] if k not in self._tree_rows)
         trees = {k: TokenTree.of([list(r) for r, _ in k]) for k in todo}
-        if torch.device(self.device).type == "cpu":
+        if not self.tree_batched:
             batches = [[k] for k in todo]  # one row per pass: a row's bytes do not depend on its neighbours
         else:  # accelerators: rows batched under the token budget (their kernels differ with shapes anyway)
-            batches = self._batches(list(todo), [len(trees[k].tokens) for k in todo])
+            batches = self._batches(list(todo), [len(trees[k].inner()) for k in todo])
         for batch in batches:
             for k, values in zip(batch, self._tree_batch([trees[k] for k in batch], [[s for _, s in k] for k in batch])):
                 self._tree_rows[k] = values
