@@ -290,3 +290,22 @@ def test_causal_item_scores_are_the_same_bytes_whatever_else_is_scored(tmp_path)
         torch.set_num_threads(threads)
     key = lambda r: (r["quiz_id"], r["protocol"])  # noqa: E731
     assert sorted(together, key=key) == sorted(alone, key=key) == sorted(other_threads, key=key)
+
+
+def test_apirec_shards_are_the_same_bytes_as_one(tmp_path):
+    """apirec's re-ranking with a SmolLM2-style causal LM: 1 shard and 3 shards (and a small token budget)
+    give the same rows, floats bit for bit (the warehouse reads the shards' union)."""
+    import pyarrow as pa
+
+    from pipeline.families.apirec import infer
+
+    lm = llama_like(tiny(tmp_path, "causal-lm"))
+    apis = ["os.path.exists", "json.dumps", "collections.OrderedDict", "re.sub", "os.getcwd", "json.loads"]
+    texts = ["os.path.exists", "js.dumps", "OrderedDict", "re.sub", "os.getcwd", "js.loads"]
+    points = pa.table({"point_id": [f"p{i}" for i in range(9)], "context": [CONTEXTS[i % 3] + "x" * i for i in range(9)],
+                       "api": [apis[i % 6] for i in range(9)], "candidates": [apis[i % 3:] for i in range(9)],
+                       "candidate_texts": [texts[i % 3:] for i in range(9)], "path": ["a.py"] * 9})
+    key = [("point_id", "ascending"), ("ranker", "ascending")]
+    one = infer.score_shard(points, lm, 0, 1, 4096, 0, 1, 20).sort_by(key)
+    three = pa.concat_tables([infer.score_shard(points, lm, s, 3, 64, 0, 1, 20) for s in range(3)]).sort_by(key)
+    assert one.num_rows == 27 and one.equals(three)
