@@ -401,3 +401,69 @@ def test_gpu_profile_hub_models_are_architectures_tested_here():
         assert ARCHITECTURES[HUB[hub_id]][0] == family, hub_id
     doc = (REPO / "docs" / "models.md").read_text()
     assert all(f"`{h}`" in doc for h in HUB)
+
+
+def whole_sequences_alone(loaded, family: str, plan, no_context: bool = True) -> tuple[list[float], list[float]]:
+    """The plain full-sequence scores of a candidate plan, each sequence alone through the model (no cache,
+    no batch, no token tree, full logits): per fill the summed log-probability of its scored tokens, and
+    of the same tokens without the context (scoring.no_context_logprobs' definitions)."""
+    from pipeline.runtime.languages import for_language, language_of
+    from pipeline.runtime.scoring import _causal_lead, _opening_closing, _special_frame
+
+    model, tok = loaded.model, loaded.tokenizer
+    scorer = Scorer(loaded, 4096)
+
+    def causal(ids, start):
+        x = torch.tensor([ids])
+        logp = torch.log_softmax(model(input_ids=x).logits.float(), -1)[0]
+        return sum(float(logp[t - 1, ids[t]]) for t in range(max(start, 1), len(ids)))
+
+    def masked(ids, pos, token):
+        return float(torch.log_softmax(model(input_ids=torch.tensor([ids])).logits.float(), -1)[0, pos, token])
+
+    def seq2seq(source, target):
+        labels = torch.tensor([target])
+        logits = model(input_ids=torch.tensor([source]), labels=labels).logits.float()
+        return float(torch.log_softmax(logits, -1)[0].gather(-1, labels[0, :, None]).sum())
+
+    sums = [0.0] * len(plan.n_tokens)
+    with torch.inference_mode():
+        for owner, job in zip(plan.owner, plan.jobs):
+            sums[owner] += {"causal-lm": causal, "masked-lm": masked, "encoder-decoder": seq2seq}[family](*job)
+        bare = []
+        for key in plan.bare if no_context else ():
+            if family == "causal-lm":
+                lead = _causal_lead(scorer)
+                bare.append(causal(lead + list(key), len(lead)))
+            elif family == "masked-lm":
+                lead, trail = _special_frame(tok)
+                ids = lead + list(key) + trail
+                bare.append(sum(masked(ids[:p] + [tok.mask_token_id] + ids[p + 1:], p, ids[p])
+                                for p in range(len(lead), len(lead) + len(key))))
+            else:
+                source = for_language(tok, language_of(tok, key))(_opening_closing(tok)[0])["input_ids"]
+                bare.append(seq2seq(source, list(key)))
+    return sums, bare
+
+
+LM_ARCHITECTURES = [a for a, (f, _, _) in ARCHITECTURES.items() if f != "encoder-only"]
+
+
+@pytest.mark.parametrize("arch", LM_ARCHITECTURES)
+def test_fast_candidate_scores_equal_whole_sequences_scored_alone(folders, arch):
+    """Issue 34: what the families store (`score_plans`: causal token trees or the shared-prefix KV cache,
+    the LM head at scored positions only, masked texts run once, an encoder once per source, batches mixing
+    items) equals every sequence scored alone with full logits within 1e-4, in context and without it, on
+    every architecture with an LM head; an item with an empty context too."""
+    from pipeline.runtime.scoring import TREE_MODELS
+
+    family = ARCHITECTURES[arch][0]
+    loaded = load_model(entry(arch, folders[arch], family), device="cpu")
+    scorer = Scorer(loaded, 4096)
+    assert scorer.tree == (family == "causal-lm" and loaded.model.config.model_type in TREE_MODELS)
+    cases = [(PREFIX, FILLS, SUFFIX), ("x = ", ["len", "os.getcwd", "os.path.join"], "()\n"), ("", FILLS, SUFFIX)]
+    plans = [plan_candidates(scorer, family, p, fills, s) for p, fills, s in cases]
+    for plan, result in zip(plans, score_plans(scorer, family, plans)):
+        want, bare = whole_sequences_alone(loaded, family, plan)
+        assert result.logprob == pytest.approx(want, abs=1e-4)
+        assert result.no_context == pytest.approx(bare, abs=1e-4)

@@ -52,11 +52,12 @@ def check_protocols(s: CandidateScores, logprob: list[float], n_tokens: list[int
     assert s.protocol("rank_pmi") == pytest.approx([lp - b for lp, b in zip(logprob, bare)], abs=1e-4)
 
 
-@pytest.mark.parametrize("cached", [True, False])
-def test_causal_protocols_by_hand(tmp_path, cached):
+@pytest.mark.parametrize("cached,tree", [(True, True), (True, False), (False, False)])
+def test_causal_protocols_by_hand(tmp_path, cached, tree):
     lm = tiny(tmp_path, "causal-lm")
     tok, model = lm.tokenizer, lm.model
-    scorer = Scorer(lm, 512, prefix_cache=cached, min_shared_prefix=2)
+    scorer = Scorer(lm, 512, prefix_cache=cached, min_shared_prefix=2, tree=tree)
+    assert scorer.tree == tree
     plans = [plan_candidates(scorer, "causal-lm", ctx, FILLS, SUFFIX) for ctx in CONTEXTS]
     results = score_plans(scorer, "causal-lm", plans)
     assert tok.bos_token_id is None  # BERT's tokenizer: the sequence starts with [CLS], the neutral prefix
@@ -71,8 +72,10 @@ def test_causal_protocols_by_hand(tmp_path, cached):
             n_tokens.append(len(e.ids) - start)
             bare.append(causal_sum(model, [tok.cls_token_id] + e.ids[start:], 1))  # without the context
         check_protocols(result, logprob, n_tokens, bare)
-    # the same fills after the same kind of context: the no-context pass ran once per distinct key
-    assert len(scorer._no_context) == len({k for p in plans for k in p.bare}) <= 2 * len(FILLS)
+    if tree:  # one tree per item and one for the no-context rows, which every item here shares
+        assert len(scorer._tree_rows) == len(plans) + 1 and not scorer._no_context
+    else:  # the same fills after the same kind of context: the no-context pass ran once per distinct key
+        assert len(scorer._no_context) == len({k for p in plans for k in p.bare}) <= 2 * len(FILLS)
 
 
 def test_causal_sum_counts_prefix_tokens_the_fills_change(tmp_path):

@@ -214,3 +214,98 @@ def test_causal_head_at_scored_positions_equals_full_logits(tmp_path, arch):
     rows = [ids for ids, _ in flat[:5]]
     # (whole sequences of 20-30 tokens sum to -300: float32 sums round at 3e-5 there)
     assert fast_plain.sequence_logprob(rows) == pytest.approx([by_hand(r, 1) for r in rows], abs=1e-5, rel=1e-6)
+
+
+def test_token_tree_runs_each_distinct_prefix_once():
+    from pipeline.runtime.scoring import TokenTree, _tree_chunks, tree_size
+
+    rows = [[1, 2, 3], [1, 2, 4, 5], [1, 6], [1, 2, 3]]
+    tree = TokenTree.of(rows)
+    assert tree.tokens == [1, 2, 3, 4, 5, 6] and tree.parent == [-1, 0, 1, 1, 3, 0]
+    assert tree.depth == [0, 1, 2, 2, 3, 1] and tree.paths == [[0, 1, 2], [0, 1, 3, 4], [0, 5], [0, 1, 2]]
+    anc = tree.ancestors()
+    assert [list(map(int, r)) for r in anc[[4, 5]]] == [[1, 1, 0, 1, 1, 0], [1, 0, 0, 0, 0, 1]]
+    assert tree_size(rows) == 6 and tree.inner() == [0, 1, 3]  # leaves predict nothing: they do not run
+    # runs of rows under a node cap; a row longer than the cap alone
+    assert _tree_chunks(rows, 6) == [[0, 1, 2, 3]]
+    assert _tree_chunks(rows, 5) == [[0, 1], [2, 3]]
+    assert _tree_chunks([[1, 2, 3, 4], [5]], 2) == [[0], [1]]
+
+
+def llama_like(lm):
+    """SmolLM2's architecture in small: Llama, grouped-query attention, tied embeddings, rotary positions."""
+    import transformers
+
+    torch.manual_seed(0)
+    lm.model = transformers.LlamaForCausalLM(transformers.LlamaConfig(
+        vocab_size=len(lm.tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256, tie_word_embeddings=True,
+        pad_token_id=lm.tokenizer.pad_token_id)).eval()
+    return lm
+
+
+@pytest.mark.parametrize("arch", ["gpt2", "llama"])
+def test_causal_token_trees_equal_the_plain_path_and_split_rows(tmp_path, arch, monkeypatch):
+    """The tree path (`Scorer.tree_logprob`) gives the plain path's sums within 1e-5, for the candidates and the
+    no-context rows, also when the trees are cut into rows of a few nodes (`TREE_ROW_TOKENS`) and when trees of
+    several items are padded into one pass (on accelerators)."""
+    from pipeline.runtime import scoring
+    from pipeline.runtime.scoring import plan_candidates, score_plans
+
+    lm = tiny(tmp_path, "causal-lm")
+    if arch == "llama":
+        lm = llama_like(lm)
+    plain = Scorer(lm, 512, prefix_cache=False)
+    assert not plain.tree and Scorer(lm, 512).tree
+    plans = [plan_candidates(plain, "causal-lm", ctx, CANDIDATES, "(") for ctx in CONTEXTS + [""]]
+    want = score_plans(plain, "causal-lm", plans)
+    for cap, batched in ((scoring.TREE_ROW_TOKENS, False), (12, False), (scoring.TREE_ROW_TOKENS, True), (12, True)):
+        monkeypatch.setattr(scoring, "TREE_ROW_TOKENS", cap)
+        tree = Scorer(lm, 512)
+        tree.tree_batched = batched  # an accelerator's: trees of several items padded into one pass
+        got = score_plans(tree, "causal-lm", plans)
+        for a, b in zip(got, want):
+            assert a.logprob == pytest.approx(b.logprob, abs=1e-5) and a.n_tokens == b.n_tokens
+            assert a.no_context == pytest.approx(b.no_context, abs=1e-5)
+        # the empty context's rows are its no-context rows: computed once
+        rows = len(tree._tree_rows)
+        score_plans(tree, "causal-lm", plans[-1:])
+        assert len(tree._tree_rows) == rows
+
+
+def test_causal_item_scores_are_the_same_bytes_whatever_else_is_scored(tmp_path):
+    """An item's rows run alone (one tree per forward pass on the CPU), so its scores are the same bytes
+    whether it is scored with other items or alone (another shard count), and with 1 or 2 threads."""
+    from pipeline.families.apiquiz.infer import Quiz, rank_candidates
+
+    lm = llama_like(tiny(tmp_path, "causal-lm"))
+    quizzes = [Quiz(f"q{i}", ctx, "len", "(", tuple(sorted(CANDIDATES + ["len"]))) for i, ctx in enumerate(CONTEXTS)]
+    together = rank_candidates(Scorer(lm, 512), "causal-lm", quizzes, "tiny", 5)
+    alone = [r for q in reversed(quizzes) for r in rank_candidates(Scorer(lm, 64), "causal-lm", [q], "tiny", 5)]
+    threads = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2 if threads == 1 else 1)
+        other_threads = rank_candidates(Scorer(lm, 512), "causal-lm", quizzes, "tiny", 5)
+    finally:
+        torch.set_num_threads(threads)
+    key = lambda r: (r["quiz_id"], r["protocol"])  # noqa: E731
+    assert sorted(together, key=key) == sorted(alone, key=key) == sorted(other_threads, key=key)
+
+
+def test_apirec_shards_are_the_same_bytes_as_one(tmp_path):
+    """apirec's re-ranking with a SmolLM2-style causal LM: 1 shard and 3 shards (and a small token budget)
+    give the same rows, floats bit for bit (the warehouse reads the shards' union)."""
+    import pyarrow as pa
+
+    from pipeline.families.apirec import infer
+
+    lm = llama_like(tiny(tmp_path, "causal-lm"))
+    apis = ["os.path.exists", "json.dumps", "collections.OrderedDict", "re.sub", "os.getcwd", "json.loads"]
+    texts = ["os.path.exists", "js.dumps", "OrderedDict", "re.sub", "os.getcwd", "js.loads"]
+    points = pa.table({"point_id": [f"p{i}" for i in range(9)], "context": [CONTEXTS[i % 3] + "x" * i for i in range(9)],
+                       "api": [apis[i % 6] for i in range(9)], "candidates": [apis[i % 3:] for i in range(9)],
+                       "candidate_texts": [texts[i % 3:] for i in range(9)], "path": ["a.py"] * 9})
+    key = [("point_id", "ascending"), ("ranker", "ascending")]
+    one = infer.score_shard(points, lm, 0, 1, 4096, 0, 1, 20).sort_by(key)
+    three = pa.concat_tables([infer.score_shard(points, lm, s, 3, 64, 0, 1, 20) for s in range(3)]).sort_by(key)
+    assert one.num_rows == 27 and one.equals(three)

@@ -9,6 +9,11 @@
   candidates), log p(own tokens | prefix): the prefix runs once with the KV cache, which is
   expanded over the group, and only each sequence's own tokens run again (the same ranks as
   `sequence_logprob`, whose sums add the prefix's log-probability, a constant per group);
+- `Scorer.tree_logprob`: causal LMs, the same sums as `sequence_logprob` with an item's sequences as one
+  token tree (`TokenTree`: every distinct token prefix once, the shared context, fills that share leading
+  tokens, the no-context rows' start token), one forward pass per tree with a 4D ancestor mask, on the
+  architectures that take one (`TREE_MODELS`; the others keep the KV-cache path); an item's scores are
+  then a function of the item alone (the same bytes for any shard count);
 - `Scorer.seq2seq_logprob`: encoder-decoder models, log p(target | source);
 - `encode`: a completed text tokenized, with the token positions covering the filled-in part;
 - `rank_of`: ranks that do not depend on batch size or device (scores rounded, ties by name);
@@ -204,7 +209,7 @@ class Scorer:
     """Runs one model over batches of token id lists; every method returns log-probabilities."""
 
     def __init__(self, loaded, token_budget: int, prefix_cache: bool = True, head_only: bool = True,
-                 min_shared_prefix: int | None = None):
+                 min_shared_prefix: int | None = None, tree: bool | None = None):
         self.model = loaded.model
         self.tok = loaded.tokenizer
         self.device = loaded.device
@@ -222,6 +227,11 @@ class Scorer:
         self.convention = getattr(loaded.entry, "scoring", "pipeline")
         self.model_family = loaded.entry.model_family
         self._start: tuple[tuple, StartPolicy] | None = None
+        # causal LMs: each item's candidates as one token tree per forward pass (`tree_logprob`); None: where
+        # the architecture takes it (`TREE_MODELS`) and the prefix cache is not switched off
+        self.tree = (prefix_cache and _tree_capable(self.model)) if tree is None else (tree and _tree_capable(self.model))
+        self._tree_rows: dict[tuple, list[float]] = {}  # tree_logprob's cache: a row's content -> its sums
+        self.tree_batched = torch.device(self.device).type != "cpu"  # trees of several items in one pass
 
     @property
     def start(self) -> StartPolicy:
@@ -247,7 +257,14 @@ class Scorer:
         """Causal LMs: log p(target[k] | tokens up to pos[k] of row rows[k]) for the scored positions only,
         and the model's output (its KV cache). The LM head runs on the scored positions alone when it can be
         split off (`_causal_lm_head`), never on the prefix or the padding, and the log-softmax is fused
-        with the gather (cross-entropy: no [tokens, vocab] log-probability tensor); else full logits."""
+        with the gather (cross-entropy: no [tokens, vocab] log-probability tensor); else full logits.
+        A position that predicts several targets (a token tree's node with several children: the end of an
+        item's context before each fill) gets its logits and their log-normaliser once."""
+        width = inputs["input_ids"].shape[1]
+        flat = rows * width + pos
+        unique, inverse = torch.unique(flat, return_inverse=True)
+        if len(unique) < len(flat):
+            rows, pos = unique // width, unique % width
         if self._causal is not None:
             base, head = self._causal
             out = base(**inputs)
@@ -255,6 +272,8 @@ class Scorer:
         else:
             out = self.model(**inputs)
             logits = out.logits[rows, pos].float()
+        if len(unique) < len(flat):
+            return logits[inverse, target] - torch.logsumexp(logits, dim=-1)[inverse], out
         return -torch.nn.functional.cross_entropy(logits, target, reduction="none"), out
 
     @torch.inference_mode()
@@ -391,6 +410,88 @@ class Scorer:
         return out
 
     @torch.inference_mode()
+    def tree_logprob(self, groups: list[list[list[int]]], starts: list[list[int]]) -> list[list[float]]:
+        """Causal LMs, for groups of sequences (one item's candidates): the sum of log p(token | tokens before
+        it) over each sequence's positions >= its start, as `sequence_logprob` gives it, with every distinct
+        token prefix run once. A group's sequences become one token tree (`TokenTree`: a node per distinct
+        prefix, so the shared context, fills that share leading tokens and the no-context rows' start token
+        run once; a sequence's last token, which predicts nothing scored, does not run at all) and the tree
+        one row of one forward pass: each node at the position of its depth,
+        attending to its ancestors only (a 4D attention mask), the LM head on the scored nodes' parents
+        only. A group whose tree passes `TREE_ROW_TOKENS` nodes is cut into consecutive runs of sequences.
+
+        On the CPU one row per forward pass, never rows of other items beside it: a sequence's sum is a
+        function of its group alone (not of the shard's other items, the batch size or the token budget), so
+        outputs are the same bytes for any shard count; on an accelerator rows are batched under the token
+        budget. Equal rows are computed once per scorer (items with the same fills and suffix share their
+        no-context rows; an item with an empty context has its own rows as its no-context rows)."""
+        keys: list[list[tuple]] = []
+        todo: dict[tuple, None] = {}  # rows not computed before, in a fixed order
+        for rows, firsts in zip(groups, starts):
+            keys.append([tuple((tuple(rows[i]), firsts[i]) for i in chunk)
+                         for chunk in _tree_chunks(rows, TREE_ROW_TOKENS)])
+            todo.update((k, None) for k in keys[-1] if k not in self._tree_rows)
+        trees = {k: TokenTree.of([list(r) for r, _ in k]) for k in todo}
+        if not self.tree_batched:
+            batches = [[k] for k in todo]  # one row per pass: a row's bytes do not depend on its neighbours
+        else:  # accelerators: rows batched under the token budget (their kernels differ with shapes anyway)
+            batches = self._batches(list(todo), [len(trees[k].inner()) for k in todo])
+        for batch in batches:
+            for k, values in zip(batch, self._tree_batch([trees[k] for k in batch], [[s for _, s in k] for k in batch])):
+                self._tree_rows[k] = values
+        return [[v for k in group for v in self._tree_rows[k]] for group in keys]
+
+    def _tree_batch(self, trees: list["TokenTree"], starts: list[list[int]]) -> list[list[float]]:
+        """One forward pass over token trees, one per row (padding attends to itself only, at position 0).
+        Only the nodes some node follows run (`TokenTree.inner`): a last token predicts nothing scored."""
+        import numpy as np
+
+        inner = [t.inner() for t in trees]
+        width = max(max((len(f) for f in inner), default=0), 1)
+        ids = torch.full((len(trees), width), self.pad, dtype=torch.long)
+        pos = torch.zeros((len(trees), width), dtype=torch.long)
+        allowed = np.zeros((len(trees), 1, width, width), dtype=bool)
+        allowed[:, 0, np.arange(width), np.arange(width)] = True
+        r_of, parent_of, target, seq_of = [], [], [], []  # every scored node once, and who sums it
+        which: list[int] = []
+        n_seq = 0
+        for j, (tree, fed, firsts) in enumerate(zip(trees, inner, starts)):
+            m = len(fed)
+            column = {node: k for k, node in enumerate(fed)}
+            if m:
+                ids[j, :m] = torch.tensor([tree.tokens[n] for n in fed])
+                pos[j, :m] = torch.tensor([tree.depth[n] for n in fed])
+                allowed[j, 0, :m, :m] = tree.ancestors()[np.ix_(fed, fed)]
+            at: dict[int, int] = {}
+            for i, (path, s) in enumerate(zip(tree.paths, firsts)):
+                for t in range(max(s, 1), len(path)):
+                    node = path[t]
+                    if node not in at:
+                        at[node] = len(target)
+                        r_of.append(j)
+                        parent_of.append(column[tree.parent[node]])
+                        target.append(tree.tokens[node])
+                    which.append(at[node])
+                    seq_of.append(n_seq + i)
+            n_seq += len(tree.paths)
+        sums = torch.zeros(n_seq, dtype=torch.float32)
+        if target:
+            dtype = next(self.model.parameters()).dtype
+            mask = torch.zeros(allowed.shape, dtype=dtype).masked_fill_(~torch.from_numpy(allowed), torch.finfo(dtype).min)
+            ids, pos, mask = ids.to(self.device), pos.to(self.device), mask.to(self.device)
+            lp, _ = self._scored_logprobs({"input_ids": ids, "attention_mask": mask, "position_ids": pos},
+                                          torch.tensor(r_of, dtype=torch.long, device=self.device),
+                                          torch.tensor(parent_of, dtype=torch.long, device=self.device),
+                                          torch.tensor(target, dtype=torch.long, device=self.device))
+            sums = sums.to(lp.device, lp.dtype).index_add_(0, torch.tensor(seq_of, device=lp.device),
+                                                           lp[torch.tensor(which, device=lp.device)]).cpu()
+        out, at = [], 0
+        for tree in trees:
+            out.append([float(v) for v in sums[at: at + len(tree.paths)]])
+            at += len(tree.paths)
+        return out
+
+    @torch.inference_mode()
     def sequence_logprob(self, rows: list[list[int]], starts: list[int] | None = None) -> list[float]:
         """Causal LMs: sum of log p(token | tokens before it) over each sequence (from position
         `starts[i]` on when given; default 1: every token but the first)."""
@@ -449,6 +550,88 @@ def _common_prefix(rows: list[list[int]]) -> int:
             k += 1
         n = k
     return max(n, 0)
+
+
+@dataclass(frozen=True)
+class TokenTree:
+    """Sequences as a prefix tree, in row order (every node after its parent): node tokens, parents
+    (-1: a root), depths (the node's position in its sequences) and each sequence's node per token."""
+
+    tokens: list[int]
+    parent: list[int]
+    depth: list[int]
+    paths: list[list[int]]
+
+    @classmethod
+    def of(cls, rows: list[list[int]]) -> "TokenTree":
+        index: dict[tuple[int, int], int] = {}
+        tokens, parent, depth, paths = [], [], [], []
+        for row in rows:
+            at, path = -1, []
+            for d, t in enumerate(row):
+                node = index.get((at, t))
+                if node is None:
+                    node = index[(at, t)] = len(tokens)
+                    tokens.append(t)
+                    parent.append(at)
+                    depth.append(d)
+                at = node
+                path.append(node)
+            paths.append(path)
+        return cls(tokens, parent, depth, paths)
+
+    def inner(self) -> list[int]:
+        """The nodes another node follows, in row order: what a forward pass needs to run (a node no token
+        follows, the last of its sequences, is only a target)."""
+        followed = set(self.parent)
+        return [i for i in range(len(self.tokens)) if i in followed]
+
+    def ancestors(self):
+        """[nodes, nodes] booleans: row i is true at i and at its ancestors (what node i attends to)."""
+        import numpy as np
+
+        m = len(self.tokens)
+        out = np.zeros((m, m), dtype=bool)
+        for i, p in enumerate(self.parent):
+            if p >= 0:
+                out[i] = out[p]
+            out[i, i] = True
+        return out
+
+
+def tree_size(rows: list[list[int]]) -> int:
+    """Nodes of the rows' prefix tree."""
+    return len({tuple(r[: d + 1]) for r in rows for d in range(len(r))})
+
+
+def _tree_chunks(rows: list[list[int]], cap: int) -> list[list[int]]:
+    """Consecutive runs of the rows whose prefix tree has at most `cap` nodes (a longer row alone)."""
+    chunks: list[list[int]] = []
+    seen: set[tuple[int, ...]] = set()
+    for i, r in enumerate(rows):
+        new = {tuple(r[: d + 1]) for d in range(len(r))} - seen
+        if chunks and len(seen) + len(new) > cap:
+            chunks.append([])
+            seen = set()
+            new = {tuple(r[: d + 1]) for d in range(len(r))}
+        if not chunks:
+            chunks.append([])
+        chunks[-1].append(i)
+        seen |= new
+    return chunks
+
+
+# Causal LMs that take a custom 4D attention mask as it is (transformers' masking_utils) and read positions
+# from `position_ids` alone: their candidates run as token trees (`Scorer.tree_logprob`); tests/test_scoring_cache.py
+# checks each against whole sequences scored alone
+TREE_MODELS = ("llama", "gpt2", "qwen2", "codegen")
+# Nodes per tree row: attention over a row costs rows^2 (what a node does not attend to is computed and
+# masked), a small part of the layers' cost up to a few hundred nodes
+TREE_ROW_TOKENS = 512
+
+
+def _tree_capable(model) -> bool:
+    return getattr(getattr(model, "config", None), "model_type", None) in TREE_MODELS
 
 
 # Causal LMs whose logits are `output embeddings(last hidden state)` and nothing else (no logit scaling or
@@ -634,6 +817,10 @@ def score_candidates(scorer: Scorer, model_family: str, plans: list[tuple[list[t
     flat = [job for jobs, _, _ in plans for job in jobs]
     if model_family == "masked-lm":
         values = scorer.masked_token_logprobs(flat)
+    elif model_family == "causal-lm" and scorer.tree:
+        values = [v for group in scorer.tree_logprob([[job[0] for job in jobs] for jobs, _, _ in plans],
+                                                     [[_start(job) for job in jobs] for jobs, _, _ in plans])
+                  for v in group]
     elif model_family == "causal-lm" and scorer.prefix_cache:
         values = [v for group in scorer.shared_prefix_logprob([[job[0] for job in jobs] for jobs, _, _ in plans],
                                                               [[_start(job) for job in jobs] for jobs, _, _ in plans])
@@ -671,10 +858,7 @@ def no_context_logprobs(scorer: Scorer, model_family: str, keys: list[tuple[int,
                     owner.append(c)
             values = _sum_by_owner([(jobs, owner, len(todo))], scorer.masked_token_logprobs(jobs))[0]
         elif model_family == "causal-lm":
-            if scorer.convention == "lm-eval":  # its empty context: the prefix token (BOS, else EOS)
-                lead = [tok.bos_token_id if tok.bos_token_id is not None else tok.eos_token_id]
-            else:  # the start token, else what the tokenizer puts first ([CLS])
-                lead = scorer.start.apply(_special_frame(tok)[0])
+            lead = _causal_lead(scorer)
             rows = [lead + list(k) for k in todo]
             values = scorer.sequence_logprob(rows, [max(len(lead), 1)] * len(rows))  # none: 1st token unscored
         else:  # the target's language (PLBART's trailing code) is the source's too
@@ -683,6 +867,27 @@ def no_context_logprobs(scorer: Scorer, model_family: str, keys: list[tuple[int,
                                              for k in todo])
         cache.update(zip(todo, values))
     return [cache[k] for k in keys]
+
+
+def _causal_lead(scorer: Scorer) -> list[int]:
+    """What a causal LM's no-context row starts with: lm-eval's empty context (the prefix token: BOS, else
+    EOS), else the start token (else what the tokenizer puts first, [CLS])."""
+    tok = scorer.tok
+    if scorer.convention == "lm-eval":
+        return [tok.bos_token_id if tok.bos_token_id is not None else tok.eos_token_id]
+    return scorer.start.apply(_special_frame(tok)[0])
+
+
+def no_context_trees(scorer: Scorer, plans: list[CandidatePlan]) -> list[tuple[float, ...]]:
+    """`no_context_logprobs` for causal LMs on the tree path: each item's no-context rows (the start
+    token and each fill's scored tokens) as one token tree (`Scorer.tree_logprob`), so a value is a
+    function of its item alone; items with the same fills and suffix (and an item with an empty context,
+    whose main rows are these) reuse the row's sums."""
+    lead = _causal_lead(scorer)
+    first = max(len(lead), 1)  # no start token: the first token is not scored
+    groups = scorer.tree_logprob([[lead + list(k) for k in p.bare] for p in plans],
+                                 [[first] * len(p.bare) for p in plans])
+    return [tuple(g) for g in groups]
 
 
 def _special_frame(tok) -> tuple[list[int], list[int]]:
@@ -704,7 +909,9 @@ def score_plans(scorer: Scorer, model_family: str, plans: list[CandidatePlan],
     distinct scored-token keys not seen before by this scorer (`no_context_logprobs`) when asked."""
     sums = score_candidates(scorer, model_family, [(p.jobs, p.owner, len(p.n_tokens)) for p in plans])
     bare = None
-    if no_context:
+    if no_context and model_family == "causal-lm" and scorer.tree:
+        bare = no_context_trees(scorer, plans)
+    elif no_context:
         flat = no_context_logprobs(scorer, model_family, [k for p in plans for k in p.bare])
         bare, at = [], 0
         for p in plans:

@@ -18,7 +18,8 @@ Protocols (the `protocol` column):
   acc_norm divides by bytes instead);
 - `rank_pmi`: the sum minus the same tokens' log-likelihood without the context (a pointwise mutual
   information; scoring.no_context_logprobs says what "without the context" is per model family),
-  one extra pass per distinct candidate, cached per model.
+  one extra pass per distinct candidate, cached per model (causal LMs on the token-tree path: one tree
+  of the quiz's no-context rows, scoring.no_context_trees).
 Encoder-only models (no LM head) get no job: the warehouse lists them once in `not_applicable`.
 
 Scores are rounded to 1e-4 and ties broken by candidate text before ranking, so ranks do not

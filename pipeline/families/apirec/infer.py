@@ -4,8 +4,9 @@ Retrieve then re-rank: the first stage is the n-gram (generate.py), whose top `c
 point are stored with how each is written in the point's file. The model scores each completed
 context `context + written candidate + "("`: masked LMs by pseudo-log-likelihood of the
 candidate's tokens (each masked in turn), causal LMs by the log-probability of the candidate's
-own tokens given the point's shared prefix (the context runs once, through the KV cache:
-scoring.Scorer.shared_prefix_logprob; the same ranks as whole sequences), encoder-decoder models by log p(candidate | context with a sentinel). The context is
+own tokens given the point's shared prefix (the context runs once: the point's candidates as one token
+tree, scoring.Scorer.tree_logprob, or through the KV cache, scoring.Scorer.shared_prefix_logprob; the
+same ranks as whole sequences), encoder-decoder models by log p(candidate | context with a sentinel). The context is
 cut from the left (at a token boundary) so the longest completion fits the model's max_length.
 Rankers: `rerank_ngram` by the summed log-likelihood, `rerank_ngram_mean` by its per-token mean,
 `rerank_ngram_pmi` by the sum minus the no-context log-likelihood (scoring.PROTOCOLS; one pass, the
