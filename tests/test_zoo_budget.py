@@ -192,3 +192,33 @@ def test_apiquiz_per_setting_cap_scores_the_asked_quizzes_byte_identical_for_any
     scored = {q for q, s in zip(one.column("quiz_id").to_pylist(), one.column("status").to_pylist()) if s == "ok"}
     counts = {k: sum(1 for q in scored if setting[q] == k) for k in ("call", "import", "alias")}
     assert counts == {"call": 7, "import": 20, "alias": 0}
+
+
+def test_protocols_param_scores_only_the_asked_protocols_with_the_same_rank_rows(tmp_path):
+    """apiquiz.inference.protocols / apirec.inference.protocols: leaving rank_pmi out (the default: its no-context
+    pass is about half a causal LM's scoring) drops its rows and changes no other row."""
+    from pipeline.families.apiquiz.infer import score_shard
+    from tests.test_scoring_cache import tiny
+
+    quizzes = _quizzes(30)
+    model = tiny(tmp_path, "causal-lm")
+    kw = dict(token_budget=4096, fill_top_k=5, rank_top_k=5, max_items=0, seed=3, max_candidates=0)
+    every = score_shard(quizzes, model, 0, 1, **kw)
+    two = score_shard(quizzes, model, 0, 1, **kw, protocols=("rank", "rank_mean"))
+    assert set(every.column("protocol").to_pylist()) == {"rank", "rank_mean", "rank_pmi"}
+    assert set(two.column("protocol").to_pylist()) == {"rank", "rank_mean"}
+    keep = pa.array([p != "rank_pmi" for p in every.column("protocol").to_pylist()])
+    assert every.filter(keep).equals(two)
+
+
+def test_protocols_param_must_keep_rank():
+    import copy
+
+    from pipeline import config as cfg
+    from tests.conftest import default_params
+
+    params = copy.deepcopy(default_params())
+    assert params["apiquiz"]["inference"]["protocols"] == ["rank", "rank_mean"]
+    params["apiquiz"]["inference"]["protocols"] = ["rank_mean"]
+    with pytest.raises(Exception, match="protocols"):
+        cfg.validate(params)

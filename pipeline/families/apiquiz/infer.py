@@ -151,7 +151,8 @@ def ranked_candidates(answer: str, candidates: list[str], cap: int) -> tuple[str
 
 def score_shard(quizzes: pa.Table, loaded, shard: int, shards: int, token_budget: int, fill_top_k: int,
                 rank_top_k: int, max_items: int = 0, seed: int = 0, max_candidates: int = 0,
-                min_per_stratum: int = 0, setting_caps: dict[str, int] | None = None) -> pa.Table:
+                min_per_stratum: int = 0, setting_caps: dict[str, int] | None = None,
+                protocols: tuple[str, ...] = PROTOCOLS) -> pa.Table:
     """Score this shard's part of the subset: `max_items` quizzes drawn per stratum (setting, mask
     position) with at least `min_per_stratum` of each, so small settings are not lost to a uniform draw.
     `setting_caps` ({setting: n}, a zoo entry's per-setting cap): n quizzes of each named setting (all of a
@@ -176,7 +177,7 @@ def score_shard(quizzes: pa.Table, loaded, shard: int, shards: int, token_budget
         part = items[start : start + chunk]
         if family == "masked-lm":
             rows += fill_mask(scorer, part, model, fill_top_k)
-        rows += rank_candidates(scorer, family, part, model, rank_top_k)
+        rows += rank_candidates(scorer, family, part, model, rank_top_k, protocols)
     table = pa.Table.from_pylist(rows, schemas.PREDICTIONS)
     return table.sort_by([("quiz_id", "ascending"), ("protocol", "ascending")])
 
@@ -186,7 +187,8 @@ def predict(ctx) -> pa.Table:
     p = ctx.params["inference"]
     quizzes = read_parquet(ctx.inputs["quizzes"], schemas.QUIZZES)
     table = score_shard(quizzes, ctx.loaded, ctx.shard, ctx.shards, ctx.token_budget, p["fill_top_k"], p["rank_top_k"],
-                        p["max_items"], ctx.seed, p["max_candidates"], p["min_per_stratum"], stratum_caps(ctx.params))
+                        p["max_items"], ctx.seed, p["max_candidates"], p["min_per_stratum"], stratum_caps(ctx.params),
+                        tuple(p.get("protocols") or PROTOCOLS))
     ok = pc.sum(pc.equal(table.column("status"), "ok")).as_py() or 0
     log.info("%s: %d rows, %d scored", ctx.description, table.num_rows, ok)
     return table

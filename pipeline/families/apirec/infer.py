@@ -111,7 +111,8 @@ def rerank(scorer: Scorer, family: str, points: list[Point], model: str,
 
 
 def score_shard(points: pa.Table, loaded, shard: int, shards: int, token_budget: int, max_items: int, seed: int,
-                candidates: int, language_caps: dict[str, int] | None = None) -> pa.Table:
+                candidates: int, language_caps: dict[str, int] | None = None,
+                protocols: tuple[str, ...] = PROTOCOLS) -> pa.Table:
     ids = points.column("point_id").to_pylist()
     # language_caps ({language: n}, a zoo entry's per-language cap): n points of each named language, none of the others
     by_language = ({"caps": language_caps, "keys": [language_of_path(p) for p in points.column("path").to_pylist()]}
@@ -128,7 +129,7 @@ def score_shard(points: pa.Table, loaded, shard: int, shards: int, token_budget:
     rows: list[dict] = []
     chunk = 128
     for start in range(0, len(items), chunk):
-        rows += rerank(scorer, family, items[start : start + chunk], model)
+        rows += rerank(scorer, family, items[start : start + chunk], model, protocols)
     return pa.Table.from_pylist(rows, schemas.PREDICTIONS).sort_by([("point_id", "ascending"), ("ranker", "ascending")])
 
 
@@ -137,7 +138,7 @@ def predict(ctx) -> pa.Table:
     p = ctx.params["inference"]
     points = read_parquet(ctx.inputs["points"], schemas.POINTS)
     table = score_shard(points, ctx.loaded, ctx.shard, ctx.shards, ctx.token_budget, p["max_items"], ctx.seed,
-                        p["candidates"], stratum_caps(ctx.params))
+                        p["candidates"], stratum_caps(ctx.params), tuple(p.get("protocols") or PROTOCOLS))
     ok = pc.sum(pc.equal(table.column("status"), "ok")).as_py() or 0
     log.info("%s: %d rows, %d scored", ctx.description, table.num_rows, ok)
     return table
