@@ -248,6 +248,8 @@ JOIN apirec_point_scores b ON b.point_id = a.point_id AND b.k = a.k AND b.ranker
 WHERE a.benchmark = 'code' AND a.ranker LIKE 'rerank_ngram%'
 GROUP BY ALL
 ORDER BY ALL;
+COMMENT ON COLUMN apirec_rerank_pairs.a IS 'the LM re-ranking''s method-level hit at k on the point (1 = hit, 0 = miss or not scored)';
+COMMENT ON COLUMN apirec_rerank_pairs.b IS 'the n-gram''s method-level hit at k on the same point (1 = hit, 0 = miss)';
 
 -- The n-gram pool's recall on every code point of a language: the share of points whose gold is among the
 -- n-gram's stored top `apirec.candidates` (the pool every LM re-ranks; its ceiling on all the points, where

@@ -66,6 +66,14 @@ FROM probing_headline h
 JOIN f0 USING (task, model, probe)
 LEFT JOIN base b USING (task, model)
 WHERE h.layer IS NOT NULL;
+COMMENT ON COLUMN probing_models.fold0_error IS 'the probe''s error on fold 0 (the held-out fold its layer is chosen on; what the headline picks a model by, never the test folds)';
+COMMENT ON COLUMN probing_models.fold0_n IS 'test samples of fold 0';
+COMMENT ON COLUMN probing_models.baseline IS 'the baseline scored on this model''s own items (majority, or linreg for depth)';
+COMMENT ON COLUMN probing_models.baseline_mean IS 'the baseline''s mean test error (MAE for depth) over folds 1-3 on this model''s items';
+COMMENT ON COLUMN probing_models.baseline_ci_low IS 'low end of the baseline''s 95% interval, clipped to the metric''s range';
+COMMENT ON COLUMN probing_models.baseline_ci_high IS 'high end of the baseline''s 95% interval, clipped to the metric''s range';
+COMMENT ON COLUMN probing_models.baseline_n IS 'distinct test samples the baseline''s mean is over (folds 1-3)';
+COMMENT ON COLUMN probing_models.control IS 'true when the model is a random-weights twin (model_twins): a control, never the headline''s chosen model';
 
 -- Hewitt & Liang selectivity per layer: control-task error - task error (mean over all folds), with the
 -- samples it rests on (test rows summed over the folds: every sample once) and a 95% Student-t interval of
