@@ -93,3 +93,14 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         group = "e2e" if "e2e_project" in getattr(item, "fixturenames", ()) else item.nodeid.split("::")[0]
         item.add_marker(pytest.mark.xdist_group(group))
+
+
+@pytest.fixture(autouse=True)
+def _no_workspace_outputs(tmp_path_factory, monkeypatch):
+    """Tests never read the project's own built outputs (data/, reports/): a `make run` before `make test`
+    must not change a result. pipeline.resources sizes jobs from built models' cards under data/models;
+    every test sees an empty folder there instead (a test that wants a card passes its own folder).
+    tests/test_workspace_independence.py runs the suspicious tests beside a fake built workspace."""
+    from pipeline import resources
+
+    monkeypatch.setattr(resources, "MODELS_DIR", str(tmp_path_factory.getbasetemp() / "no-built-models"))
