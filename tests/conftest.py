@@ -36,6 +36,9 @@ def write_params(workdir: Path, sources: list[dict], **overrides) -> dict:
     names = {s["name"] for s in sources}  # apirec.domains may only name these (pipeline.config.check_references)
     params["apirec"]["domains"] = {k: v for k, v in params["apirec"]["domains"].items() if k in names}
     params["corpus"]["limits"] = {"max_file_bytes": 2000, "max_total_bytes": 10_000_000, "max_members": 1000}
+    for ds in params.get("datasets") or []:  # planning checks them (pipeline.config.check_inputs): found from any
+        if ds.get("kind") == "local" and not Path(ds["path"]).is_absolute() and (REPO / ds["path"]).exists():
+            ds["path"] = str((REPO / ds["path"]).resolve())  # workdir, also a copied project's (test_dvc)
     for dotted, value in overrides.items():
         node = params
         *parents, leaf = dotted.split("__")
