@@ -42,7 +42,7 @@ def check_top_level_types(config, schema_path: Path = SCHEMA) -> None:
     error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(shallow).iter_errors(dict(config)))
     if error is not None:
         raise ParamsError(f"params.yaml {_where(error.absolute_path)}: {error.message[:300]}"
-                          + ("; list them, e.g. families: [apiquiz]" if list(error.absolute_path)[:1] == ["families"]
+                          + ("; list them, e.g. families: [one, two]" if list(error.absolute_path)[:1] == ["families"]
                              else ""))
 
 
