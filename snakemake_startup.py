@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import importlib.abc
 import importlib.util
+import os
 import sys
 
 # who imports what lazily: the SLURM plugin pandas and numpy (its efficiency report), yte (Snakemake's YAML
@@ -58,11 +59,67 @@ class LazyForSlurmPlugin(importlib.abc.MetaPathFinder):
         return spec
 
 
+# Snakemake reads `--configfile` files before our Snakefile runs, and a YAML syntax error there says only
+# "Config file is not valid JSON or YAML" (no file, line or column; issue 37 item E). When Snakemake's config
+# module is imported, its loader is wrapped so that error names the file, line and column, as the Snakefile
+# does for params.yaml (pipeline.config.load_yaml).
+CONFIG_MODULE = "snakemake.common.configfile"
+
+
+def _with_lines(load):
+    def _load_configfile(configpath_or_obj, filetype="Config"):
+        try:
+            return load(configpath_or_obj, filetype)
+        except Exception as exc:  # Snakemake's WorkflowError, raised while handling the YAMLError
+            cause = exc.__context__
+            mark = getattr(cause, "problem_mark", None)
+            if mark is None or not isinstance(configpath_or_obj, (str, os.PathLike)):
+                raise
+            problem = getattr(cause, "problem", None) or str(cause).splitlines()[0]
+            # the same exception, its message replaced (raised again from Snakemake's frame, whose traceback
+            # Snakemake cuts: no line of this file is printed)
+            exc.args = (f"{os.fspath(configpath_or_obj)}:{mark.line + 1}:{mark.column + 1}: YAML syntax error: "
+                        f"{problem}; fix the file (indent with spaces, close brackets and quotes)",)
+            exc.__suppress_context__ = True
+            raise
+
+    _load_configfile.__wrapped__ = load
+    return _load_configfile
+
+
+class _PatchAfterExec(importlib.abc.Loader):
+    def __init__(self, loader):
+        self.loader = loader
+
+    def create_module(self, spec):
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module):
+        self.loader.exec_module(module)
+        module._load_configfile = _with_lines(module._load_configfile)
+
+
+class ConfigErrorsWithLines(importlib.abc.MetaPathFinder):
+    """A meta-path finder: Snakemake's config module, with its YAML errors naming file, line and column."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name != CONFIG_MODULE:
+            return None
+        sys.meta_path.remove(self)  # asked once: the module is then in sys.modules
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.loader is None:
+            return None
+        spec.loader = _PatchAfterExec(spec.loader)
+        return spec
+
+
 def install() -> bool:
-    """Put the finder first on `sys.meta_path` (once); True when it was added."""
+    """Put the finders first on `sys.meta_path` (once); True when they were added."""
     if any(isinstance(f, LazyForSlurmPlugin) for f in sys.meta_path):
         return False
     sys.meta_path.insert(0, LazyForSlurmPlugin())
+    if CONFIG_MODULE not in sys.modules:
+        sys.meta_path.insert(0, ConfigErrorsWithLines())
     return True
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.metadata
 import math
 import platform
+import re
 from pathlib import Path
 from typing import Mapping
 
@@ -30,8 +31,24 @@ def _where(path) -> str:
     return ".".join(str(p) for p in path) or "(top level)"
 
 
+def check_top_level_types(config, schema_path: Path = SCHEMA) -> None:
+    """Each top-level key's type (and `families`' items) before anything reads them: `families: "apiquiz"` (a
+    string) would otherwise be read letter by letter when the family fragments are composed."""
+    if not isinstance(config, Mapping):
+        raise ParamsError(f"params.yaml: expected a mapping of sections (seed:, corpus:, ...), got {type(config).__name__}")
+    base = parse_yaml(Path(schema_path).read_text())
+    shallow = {"type": "object", "properties": {
+        k: {key: v[key] for key in ("type", "items", "enum") if key in v} for k, v in base["properties"].items()}}
+    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(shallow).iter_errors(dict(config)))
+    if error is not None:
+        raise ParamsError(f"params.yaml {_where(error.absolute_path)}: {error.message[:300]}"
+                          + ("; list them, e.g. families: [one, two]" if list(error.absolute_path)[:1] == ["families"]
+                             else ""))
+
+
 def validate(config: Mapping, schema_path: Path = SCHEMA) -> None:
     """Raise ParamsError naming the first offending key (the most specific error)."""
+    check_top_level_types(config, schema_path)
     try:
         schema = families.params_schema(schema_path, config)
     except (ValueError, TypeError) as exc:
@@ -177,6 +194,83 @@ def _check_strata(config: Mapping, where: str, name: str, cap: Mapping) -> None:
     if unknown:
         raise ParamsError(f"params.yaml {where}: {', '.join(map(repr, unknown))} is not a {inference.strata_name} of "
                           f"{name} (known: {', '.join(known)}); name those, or give one number for the family")
+
+
+# Pinned local files are hashed at planning up to this many bytes in all (a no-op run stays fast); a file past
+# the budget is verified by its own job (fetch_source / fetch_dataset), as before.
+HASH_BUDGET = 64 << 20
+GIT_TRANSPORT = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*::")  # git's `transport::address` (ext::, fd::): runs commands
+SCP_LIKE = re.compile(r"^[^/:]+:")  # [user@]host:path
+
+
+def check_inputs(config: Mapping, dataset_bases: list[Path] | None = None, workdir: Path | None = None) -> None:
+    """Every input params.yaml names on this machine is there, checked at planning (the Snakefile runs this after
+    `validate`), so a wrong path fails before job 1 with one line naming the key: local and jsonl sources' paths
+    (relative to the working directory, as their fetch reads them), git urls that are local paths or file:// urls
+    (and none in git's command-running `transport::` form), local datasets' folders (relative to each of
+    `dataset_bases` in turn, as pipeline.datasets.fetch looks) and their pinned files. The sha256 pins of local
+    files (a jsonl dump, a zip or tar, a dataset's files) are checked too, within HASH_BUDGET bytes in all."""
+    import hashlib
+
+    workdir = Path(workdir or ".")
+    budget = [HASH_BUDGET]
+
+    def hash_ok(path: Path, expected: str) -> str | None:
+        """None when it matches or is past the budget; else the file's hash."""
+        size = path.stat().st_size
+        if size > budget[0]:
+            return None
+        budget[0] -= size
+        with open(path, "rb") as f:
+            got = hashlib.file_digest(f, "sha256").hexdigest()
+        return None if got == expected.lower() else got
+
+    for src in config["corpus"]["sources"]:
+        key = f"params.yaml corpus.sources[{src['name']}]"
+        kind = src["kind"]
+        if kind in ("local", "jsonl") and "path" in src:
+            path = workdir / Path(src["path"]).expanduser()
+            if not path.exists():
+                raise ParamsError(f"{key}.path: {src['path']!r} does not exist (looked at {path.resolve()}); point it "
+                                  "at the folder or file (relative paths are read from the working directory), or "
+                                  "remove the source")
+            if "sha256" in src and path.is_file():
+                got = hash_ok(path, src["sha256"])
+                if got:
+                    raise ParamsError(f"{key}.sha256: {path} has sha256 {got}, not the pinned {src['sha256'].lower()}; "
+                                      "pin the new value only if the change is intended, else restore the file")
+        if kind == "git":
+            url = src["url"]
+            if GIT_TRANSPORT.match(url):
+                raise ParamsError(f"{key}.url: {url!r} uses git's `transport::address` form, which runs commands; "
+                                  "give an https://, ssh:// or file:// url or a path")
+            local = url[len("file://"):] if url.startswith("file://") else (
+                None if "://" in url or SCP_LIKE.match(url) else url)
+            if local is not None and not (workdir / Path(local).expanduser()).exists():
+                raise ParamsError(f"{key}.url: the repository {url!r} does not exist here; fix the path or url")
+    for ds in config.get("datasets") or []:
+        if ds["kind"] != "local":
+            continue
+        key = f"params.yaml datasets[{ds['name']}]"
+        bases = dataset_bases or [workdir]
+        raw = Path(ds["path"]).expanduser()
+        candidates = [raw] if raw.is_absolute() else [b / raw for b in bases]
+        root = next((c for c in candidates if c.exists()), None)
+        if root is None:
+            raise ParamsError(f"{key}.path: {ds['path']!r} not found (looked at "
+                              f"{' and '.join(str(c.resolve()) for c in candidates)}); point it at a copy, or remove "
+                              "the entry")
+        files = ds.get("files") or {}
+        for rel, sha in sorted(files.items()):
+            path = root if root.is_file() else root / rel
+            if root.is_file() and len(files) != 1:
+                raise ParamsError(f"{key}.files: {root} is a single file, so `files` must pin exactly one name")
+            if not path.is_file():
+                raise ParamsError(f"{key}.files[{rel!r}]: {path} is missing; restore it or remove it from the pins")
+            got = hash_ok(path, sha)
+            if got:
+                raise ParamsError(f"{key}.files[{rel!r}]: {path.resolve()} has sha256 {got}, not the pinned {sha.lower()}; pin "
+                                  "the new value only if the new content is intended, else restore the file")
 
 
 def check_devices(config: Mapping) -> None:

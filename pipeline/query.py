@@ -9,8 +9,10 @@ Read-only for real, in three layers:
 
 Bounded for real: before the configuration is locked, the connection gets a memory limit, a cap on what it
 may spill to its own temporary folder, a thread count, and the command a statement timeout (the query is
-interrupted) and a row limit on what it prints (`Limits`; params.yaml `query:` sets the defaults, flags
-override). Every failure, while planning or while fetching, is one `error:` line and exit code 2.
+interrupted from a timer, and abandoned GRACE_S later if it has not stopped) and a bound on the rows and on the
+bytes it prints (rows stream from DuckDB in Arrow batches, few rows a batch unless every column has a fixed
+width, and the stream stops at the bound; `Limits`; params.yaml `query:` sets the defaults, flags override).
+Every failure, while planning, fetching or printing, is one `error:` line and exit code 2.
 """
 
 from __future__ import annotations
@@ -23,10 +25,12 @@ import shutil
 import sys
 import tempfile
 import threading
+import time
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 import duckdb
+import pyarrow as pa
 import pyarrow.csv as pacsv
 
 ALLOWED = {duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN}
@@ -39,6 +43,21 @@ class QueryRefused(ValueError):
     pass
 
 
+UNITS = {"b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
+         "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
+
+
+def size_bytes(size: str | int) -> int:
+    """'256MB' -> 256000000 (DuckDB's units: KB = 1000, KiB = 1024); 0 or '0' -> 0."""
+    text = str(size).strip()
+    if text == "0":
+        return 0
+    m = re.match(r"^([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]+)$", text)
+    if not m or m.group(2).lower() not in UNITS:
+        raise ValueError(f"{size!r} is not a size like '256MB' or '1GiB'")
+    return int(float(m.group(1)) * UNITS[m.group(2).lower()])
+
+
 @dataclass(frozen=True)
 class Limits:
     """What one query may use. Sizes are DuckDB sizes ("2GB", "512MiB")."""
@@ -48,13 +67,21 @@ class Limits:
     threads: int = 2  # DuckDB worker threads
     timeout_s: float = 60.0  # wall-clock seconds before the statement is interrupted (0: none)
     max_rows: int = 10_000  # rows printed at most, in every format (0: all)
+    max_bytes: str = "256MB"  # the most the printed rows may hold (Arrow's in-memory size, ~ the CSV's); "0": all
 
     def __post_init__(self) -> None:
-        for name in ("memory", "temp"):
+        for name in ("memory", "temp", "max_bytes"):
+            if name == "max_bytes" and str(self.max_bytes).strip() == "0":
+                continue
             if not SIZE.match(str(getattr(self, name))):
                 raise ValueError(f"query limit {name}: {getattr(self, name)!r} is not a size like '2GB' or '512MiB'")
         if self.threads < 1 or self.timeout_s < 0 or self.max_rows < 0:
             raise ValueError("query limits: threads >= 1, timeout_s >= 0, max_rows >= 0")
+
+    @property
+    def max_bytes_n(self) -> int:
+        """max_bytes in bytes (0: no bound)."""
+        return size_bytes(self.max_bytes)
 
     @classmethod
     def from_params(cls, params: dict | None) -> "Limits":
@@ -134,19 +161,105 @@ def run(con: duckdb.DuckDBPyConnection, sql: str) -> duckdb.DuckDBPyRelation:
     return con.sql(sql)
 
 
-@contextlib.contextmanager
-def deadline(con: duckdb.DuckDBPyConnection, seconds: float):
-    """Interrupt whatever `con` runs once `seconds` have passed (0: never); the interrupted call raises
-    duckdb.InterruptException, reported as a timeout."""
-    timer = threading.Timer(seconds, con.interrupt) if seconds else None
-    if timer:
-        timer.daemon = True
-        timer.start()
-    try:
-        yield
-    finally:
-        if timer:
-            timer.cancel()
+# After a timeout's interrupt, the most a statement may go on before the command gives up on it (one line, exit 2)
+GRACE_S = 1.0
+# The types whose values have one width: rows of only these travel in big Arrow batches, others a few at a time, so a
+# result of huge values (20 x 100 MB strings) is never converted whole before max_bytes is checked
+FIXED = re.compile(r"^(BOOLEAN|U?(TINY|SMALL|BIG|HUGE)?INT(EGER)?|FLOAT|DOUBLE|REAL|DATE|TIME|TIMESTAMP.*|DECIMAL.*|"
+                   r"INTERVAL|UUID)$", re.IGNORECASE)
+
+
+class QueryTimeout(Exception):
+    pass
+
+
+@dataclass
+class Result:
+    table: "pa.Table"
+    more_rows: bool = False  # rows past max_rows exist
+    more_bytes: bool = False  # rows were left out to stay within max_bytes
+
+
+def batch_rows(rel: duckdb.DuckDBPyRelation) -> int:
+    """Rows per Arrow batch: many when every column has a fixed width, else 4."""
+    return 65_536 if all(FIXED.match(str(t)) for t in rel.types) else 4
+
+
+def collect(rel: duckdb.DuckDBPyRelation, limits: Limits) -> Result:
+    """The result's rows, at most `max_rows` and `max_bytes` of them (streamed from DuckDB in batches: the
+    rows past either bound are never converted)."""
+    import pyarrow as pa
+
+    if limits.max_rows:
+        rel = rel.limit(limits.max_rows + 1)
+    cap, kept, size, more_bytes = limits.max_bytes_n, [], 0, False
+    reader = rel.to_arrow_reader(batch_rows(rel))
+    schema = reader.schema
+    for batch in reader:
+        if cap and size + batch.nbytes > cap:
+            lo, hi = 0, batch.num_rows  # the most rows of this batch that fit (nbytes of a slice counts the slice)
+            while lo < hi:
+                mid = (lo + hi + 1) // 2
+                lo, hi = (mid, hi) if size + batch.slice(0, mid).nbytes <= cap else (lo, mid - 1)
+            if lo:
+                kept.append(batch.slice(0, lo))
+            more_bytes = True
+            break
+        kept.append(batch)
+        size += batch.nbytes
+    reader.close()
+    table = pa.Table.from_batches(kept, schema=schema)
+    more_rows = bool(limits.max_rows) and table.num_rows > limits.max_rows
+    if more_rows:
+        table = table.slice(0, limits.max_rows)
+    return Result(table, more_rows, more_bytes)
+
+
+def execute(con: duckdb.DuckDBPyConnection, sql: str, limits: Limits, started: float | None = None) -> Result:
+    """`collect(run(con, sql))` under the statement timeout: the statement runs in a thread; at the deadline the
+    connection is interrupted (DuckDB's interrupt, from this thread), and if the statement has not stopped
+    GRACE_S later (an operator that checks the flag seldom), QueryTimeout is raised all the same; the thread is a
+    daemon the command's exit ends. `started` (time.monotonic()): when the clock began (default: now), so the
+    command's own start-up and connection count against the timeout too."""
+    box: dict = {}
+
+    def work() -> None:
+        try:
+            box["result"] = collect(run(con, sql), limits)
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+            box["error"] = exc
+
+    worker = threading.Thread(target=work, name="query", daemon=True)
+    worker.start()
+    left = limits.timeout_s - (time.monotonic() - started) if started is not None else limits.timeout_s
+    worker.join(max(left, 0.0) if limits.timeout_s else None)
+    if worker.is_alive():
+        con.interrupt()
+        stop = time.monotonic() + GRACE_S
+        while worker.is_alive() and time.monotonic() < stop:
+            worker.join(0.1)
+            con.interrupt()  # again: an interrupt that came between two statements of a pipeline is cleared
+        if worker.is_alive() or isinstance(box.get("error"), duckdb.InterruptException):
+            raise QueryTimeout()
+    if "error" in box:
+        raise box["error"]
+    return box["result"]
+
+
+def printable(table: "pa.Table") -> "pa.Table":
+    """BLOB columns as DuckDB prints them (\\xAB escapes), so a CSV of any bytes is text."""
+    import pyarrow as pa
+
+    blobs = [i for i, f in enumerate(table.schema) if pa.types.is_binary(f.type) or pa.types.is_large_binary(f.type)
+             or pa.types.is_fixed_size_binary(f.type)]
+    if not blobs:
+        return table
+    names = table.column_names
+    plain = table.rename_columns([f"c{i}" for i in range(len(names))])
+    cols = ", ".join(f"c{i}::VARCHAR AS c{i}" if i in blobs else f"c{i}" for i in range(len(names)))
+    with duckdb.connect() as scratch:
+        scratch.register("t", plain)
+        return scratch.sql(f"SELECT {cols} FROM t").fetch_arrow_table().rename_columns(names)
 
 
 def one_line(exc: BaseException) -> str:
@@ -155,25 +268,30 @@ def one_line(exc: BaseException) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    started = time.monotonic()
     defaults = Limits()
     ap = argparse.ArgumentParser(
         prog="python -m pipeline query",
         description="Run one read-only SQL query over the warehouse (data/warehouse.duckdb of the project the "
         "current folder is in). Tables: manifest, rejects, ... and metric views; list them with: SHOW TABLES. "
-        "Every query is bounded: memory, spill size, threads, a timeout and a row limit (defaults from "
-        "params.yaml `query:`, else the values shown; the flags override). Errors are one `error:` line, exit 2.",
+        "Every query is bounded: memory, spill size, threads, a timeout, and the rows and bytes it prints (defaults "
+        "from params.yaml `query:`, else the values shown; the flags override). Errors are one `error:` line, exit 2.",
         epilog='example: python -m pipeline query "SELECT * FROM corpus_summary" --csv',
     )
     ap.add_argument("sql", help="one SELECT (or EXPLAIN) statement")
     ap.add_argument("--db", type=Path, default=None,
                     help="the warehouse (default: data/warehouse.duckdb of the project holding the current folder)")
     fmt = ap.add_mutually_exclusive_group()
-    fmt.add_argument("--csv", action="store_true", help="CSV on stdout")
+    fmt.add_argument("--csv", action="store_true", help="CSV on stdout (BLOBs as DuckDB prints them, \\xAB escapes)")
     fmt.add_argument("--json", action="store_true", help="JSON records on stdout")
     ap.add_argument("--max-rows", type=int, default=None,
                     help=f"rows printed at most, every format; 0: all (default {defaults.max_rows})")
+    ap.add_argument("--max-bytes", default=None,
+                    help=f"the most the printed rows may hold, e.g. 64MB (Arrow's size of the rows, about the CSV's); "
+                    f"0: no bound (default {defaults.max_bytes})")
     ap.add_argument("--timeout", type=float, default=None, dest="timeout_s",
-                    help=f"seconds before the query is interrupted; 0: none (default {defaults.timeout_s:g})")
+                    help=f"seconds before the query is interrupted (it stops within {GRACE_S:g} s more); 0: none "
+                    f"(default {defaults.timeout_s:g})")
     ap.add_argument("--memory", default=None, help=f"memory limit, e.g. 2GB (default {defaults.memory})")
     ap.add_argument("--temp", default=None,
                     help=f"most a query may spill to its temporary folder (default {defaults.temp})")
@@ -182,17 +300,14 @@ def main(argv: list[str] | None = None) -> int:
     root = find_root()
     db = args.db if args.db is not None else (root / DB_IN_ROOT if root else DB_IN_ROOT)
     temp_dir = Path(tempfile.mkdtemp(prefix="pipeline-query-"))
+    limits = defaults
     try:
         limits = replace(project_limits(root if args.db is None else find_root(Path(args.db).resolve().parent)),
-                         **{k: v for k in ("max_rows", "timeout_s", "memory", "temp", "threads")
+                         **{k: v for k in ("max_rows", "max_bytes", "timeout_s", "memory", "temp", "threads")
                             if (v := getattr(args, k)) is not None})
         con = connect(db, limits=limits, temp_dir=temp_dir)
-        with deadline(con, limits.timeout_s):
-            rel = run(con, args.sql)
-            if limits.max_rows:
-                rel = rel.limit(limits.max_rows + 1)
-            table = rel.fetch_arrow_table()
-    except duckdb.InterruptException:
+        result = execute(con, args.sql, limits, started)
+    except (QueryTimeout, duckdb.InterruptException):
         print(f"error: the query ran past its {limits.timeout_s:g} s limit and was stopped "
               "(--timeout SECONDS, or params.yaml query.timeout_s, to allow more)", file=sys.stderr)
         return 2
@@ -200,17 +315,19 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: the query needed more than its memory ({limits.memory}) and spill ({limits.temp}) limits "
               f"allow (--memory/--temp to raise them): {one_line(exc)}", file=sys.stderr)
         return 2
-    except (QueryRefused, FileNotFoundError, ValueError, duckdb.Error) as exc:
+    except MemoryError:
+        print(f"error: the query's result did not fit in this machine's memory; select fewer or smaller columns, "
+              f"or lower --max-bytes (now {limits.max_bytes})", file=sys.stderr)
+        return 2
+    except (QueryRefused, FileNotFoundError, ValueError, TypeError, pa.ArrowException, duckdb.Error) as exc:
         print(f"error: {one_line(exc)}", file=sys.stderr)
         return 2
     finally:
         shutil.rmtree(temp_dir, ignore_errors=True)
-    truncated = bool(limits.max_rows) and table.num_rows > limits.max_rows
-    if truncated:
-        table = table.slice(0, limits.max_rows)
+    table = result.table
     try:
         if args.csv:
-            pacsv.write_csv(table, sys.stdout.buffer)
+            pacsv.write_csv(printable(table), sys.stdout.buffer)
         elif args.json:
             json.dump(table.to_pylist(), sys.stdout, default=str, indent=1)
             print()
@@ -218,7 +335,14 @@ def main(argv: list[str] | None = None) -> int:
             duckdb.from_arrow(table).show(max_rows=max(table.num_rows, 1))
     except BrokenPipeError:  # `| head`: the reader left; not an error
         return 0
-    if truncated:
+    except (pa.ArrowException, duckdb.Error, ValueError, TypeError, UnicodeError) as exc:
+        print(f"error: the result cannot be printed {'as CSV' if args.csv else 'as JSON' if args.json else ''}: "
+              f"{one_line(exc)}; select the column cast to VARCHAR, or use another format", file=sys.stderr)
+        return 2
+    if result.more_bytes:
+        print(f"note: the result holds more than {limits.max_bytes}; the first {table.num_rows} rows shown "
+              "(--max-bytes SIZE, 0 for no bound)", file=sys.stderr)
+    elif result.more_rows:
         print(f"note: more than {limits.max_rows} rows; the first {limits.max_rows} shown "
               "(--max-rows N, 0 for all)", file=sys.stderr)
     return 0

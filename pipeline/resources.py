@@ -92,17 +92,28 @@ def _trained_shape(config: Mapping) -> dict:
             "vocab_size": vocab}
 
 
-def model_shape(config: Mapping, model: str, models_dir: str = "data/models") -> dict:
-    """parameters / hidden_size / layers / vocab_size of a zoo model: its card when built, else an estimate."""
+MODELS_DIR = "data/models"  # where built models' cards are read (tests point it at an empty folder: tests/conftest.py)
+
+
+def model_shape(config: Mapping, model: str, models_dir: str | None = None) -> dict:
+    """parameters / hidden_size / layers / vocab_size of a zoo model: its card when built, else an estimate.
+    A pipeline-trained model's card (or its twin's) counts only while it has the width and depth params.yaml
+    `training.model` asks for: a card of another shape is a model the run will retrain, not the one it sizes."""
+    models_dir = MODELS_DIR if models_dir is None else models_dir
+    entries = {e["name"]: e for e in config["models"]["zoo"]}
+    source = entries[model]["source"]
+    trained = source.startswith("trained:") or (
+        source.startswith("random:") and entries.get(source.split(":", 1)[1], {}).get("source", "").startswith("trained:"))
     card = Path(models_dir) / model / "card.json"
     if card.is_file():
         try:
             data = json.loads(card.read_text())
-            return {k: data.get(k) or 0 for k in ("parameters", "hidden_size", "layers", "vocab_size")}
-        except (OSError, ValueError):
+            shape = {k: data.get(k) or 0 for k in ("parameters", "hidden_size", "layers", "vocab_size")}
+            wanted = _trained_shape(config) if trained else shape
+            if (shape["hidden_size"], shape["layers"]) == (wanted["hidden_size"], wanted["layers"]):
+                return shape
+        except (OSError, ValueError, KeyError, TypeError):
             pass
-    entries = {e["name"]: e for e in config["models"]["zoo"]}
-    source = entries[model]["source"]
     if source.startswith("random:"):
         return model_shape(config, source.split(":", 1)[1], models_dir)
     if source.startswith("trained:"):

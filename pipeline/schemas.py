@@ -78,6 +78,8 @@ REJECT_REASONS = {
     "worker_crash": "the analysing process died on this file (not cached)",
     "parse_error": "tree-sitter found ERROR or MISSING nodes inside the method",
     "too_many_tokens": "the function has more tokens than its family's max_tokens",
+    "too_complex": "the file has more tokens than its stage's max_file_tokens: not parsed (a parse's memory grows per "
+                   "token; pipeline.core.budget)",
 }
 
 # Stage 3, static API extraction (pipeline.extract). One row per (manifest row, usage): files

@@ -4,6 +4,7 @@ import json
 import os
 import re
 import sys
+from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import min_version
@@ -13,7 +14,7 @@ from snakemake.utils import min_version
 sys.path.insert(0, workflow.basedir)
 from pipeline import families as registry  # noqa: E402
 from pipeline import resources as jobres  # noqa: E402
-from pipeline.config import ParamsError, check_devices, normalised, validate  # noqa: E402
+from pipeline.config import ParamsError, check_devices, check_inputs, normalised, validate  # noqa: E402
 from pipeline.models.entries import INFERENCE_ONLY, PLANNING_ONLY, parse_zoo  # noqa: E402
 from pipeline.models import weights as model_weights  # noqa: E402
 
@@ -28,6 +29,8 @@ coalesce_reevaluations(_JobScheduler)
 try:
     validate(config)  # schemas/params.schema.yaml + each family's params.schema.yaml
     normalised(config)
+    # every local input params.yaml names (paths, datasets, local hashes), before job 1
+    check_inputs(config, dataset_bases=[Path("."), Path(os.path.relpath(workflow.basedir))])
 except ParamsError as exc:
     raise WorkflowError(str(exc)) from None
 

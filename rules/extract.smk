@@ -20,6 +20,7 @@ rule extract_shard:
     params:
         timeout_s=config["extract"]["timeout_s"],
         max_file_bytes=config["extract"]["max_file_bytes"],
+        max_file_tokens=config["extract"].get("max_file_tokens", 200000),
         cache=config["extract"]["cache_dir"],
         # distributions (pipeline/extract/library.py): the stdlib source, and sources of many projects
         stdlib=[s["name"] for s in config["corpus"]["sources"] if s.get("builtin") == "stdlib"],
@@ -35,7 +36,8 @@ rule extract_shard:
         "logs/extract/shard_{shard}.log",
     shell:
         "python -m pipeline.extract.build --manifest {input.manifest:q} --workers {threads}"
-        " --timeout-s {params.timeout_s} --max-file-bytes {params.max_file_bytes} --cache {params.cache:q}"
+        " --timeout-s {params.timeout_s} --max-file-bytes {params.max_file_bytes}"
+        " --max-file-tokens {params.max_file_tokens} --cache {params.cache:q}"
         " --stdlib-sources {params.stdlib:q} --per-repository-sources {params.per_repo:q}"
         " --shard {wildcards.shard} --shards {params.shards}"
         " --usages {output.usages:q} --imports {output.imports:q} --inventory {output.inventory:q}"
@@ -55,6 +57,7 @@ rule extract:
     params:
         timeout_s=config["extract"]["timeout_s"],
         max_file_bytes=config["extract"]["max_file_bytes"],
+        max_file_tokens=config["extract"].get("max_file_tokens", 200000),
         cache=config["extract"]["cache_dir"],
         # distributions (pipeline/extract/library.py): the stdlib source, and sources of many projects
         stdlib=[s["name"] for s in config["corpus"]["sources"] if s.get("builtin") == "stdlib"],
@@ -69,7 +72,8 @@ rule extract:
         "logs/extract/build.log",
     shell:
         "python -m pipeline.extract.build --manifest {input.manifest:q} --workers {threads}"
-        " --timeout-s {params.timeout_s} --max-file-bytes {params.max_file_bytes} --cache {params.cache:q}"
+        " --timeout-s {params.timeout_s} --max-file-bytes {params.max_file_bytes}"
+        " --max-file-tokens {params.max_file_tokens} --cache {params.cache:q}"
         " --stdlib-sources {params.stdlib:q} --per-repository-sources {params.per_repo:q}" + (
             " --merge {input.parts:q}" if EXTRACT_SHARDS > 1 else "") +
         " --usages {output.usages:q} --imports {output.imports:q} --inventory {output.inventory:q}"

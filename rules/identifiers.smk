@@ -19,6 +19,7 @@ rule identifiers_shard:
         languages=as_json(IDENTIFIERS["languages"]),
         max_error_fraction=IDENTIFIERS["max_error_fraction"],
         max_file_bytes=IDENTIFIERS["max_file_bytes"],
+        max_file_tokens=IDENTIFIERS.get("max_file_tokens", 200000),
         cache=IDENTIFIERS["cache_dir"],
         shards=IDENTIFIER_SHARDS,
     threads: IDENTIFIERS["workers"]
@@ -32,7 +33,7 @@ rule identifiers_shard:
     shell:
         "python -m pipeline.identifiers.build --manifest {input.manifest:q} --languages {params.languages:q}"
         " --workers {threads} --max-error-fraction {params.max_error_fraction}"
-        " --max-file-bytes {params.max_file_bytes} --cache {params.cache:q} --shard {wildcards.shard} --shards {params.shards}"
+        " --max-file-bytes {params.max_file_bytes} --max-file-tokens {params.max_file_tokens} --cache {params.cache:q} --shard {wildcards.shard} --shards {params.shards}"
         " --sequences {output.sequences:q} --rejects {output.rejects:q} --metrics {output.metrics:q} 2> {log:q}"
 
 
@@ -49,6 +50,7 @@ rule identifiers:
         languages=as_json(IDENTIFIERS["languages"]),
         max_error_fraction=IDENTIFIERS["max_error_fraction"],
         max_file_bytes=IDENTIFIERS["max_file_bytes"],
+        max_file_tokens=IDENTIFIERS.get("max_file_tokens", 200000),
         cache=IDENTIFIERS["cache_dir"],
         merge="--merge" if IDENTIFIER_SHARDS > 1 else "",
     threads: IDENTIFIERS["workers"] if IDENTIFIER_SHARDS == 1 else 1
@@ -62,5 +64,5 @@ rule identifiers:
     shell:
         "python -m pipeline.identifiers.build --manifest {input.manifest:q} --languages {params.languages:q}"
         " --workers {threads} --max-error-fraction {params.max_error_fraction}"
-        " --max-file-bytes {params.max_file_bytes} --cache {params.cache:q} {params.merge} {input.parts:q}"
+        " --max-file-bytes {params.max_file_bytes} --max-file-tokens {params.max_file_tokens} --cache {params.cache:q} {params.merge} {input.parts:q}"
         " --sequences {output.sequences:q} --rejects {output.rejects:q} --metrics {output.metrics:q} 2> {log:q}"

@@ -36,6 +36,9 @@ def write_params(workdir: Path, sources: list[dict], **overrides) -> dict:
     names = {s["name"] for s in sources}  # apirec.domains may only name these (pipeline.config.check_references)
     params["apirec"]["domains"] = {k: v for k, v in params["apirec"]["domains"].items() if k in names}
     params["corpus"]["limits"] = {"max_file_bytes": 2000, "max_total_bytes": 10_000_000, "max_members": 1000}
+    for ds in params.get("datasets") or []:  # planning checks them (pipeline.config.check_inputs): found from any
+        if ds.get("kind") == "local" and not Path(ds["path"]).is_absolute() and (REPO / ds["path"]).exists():
+            ds["path"] = str((REPO / ds["path"]).resolve())  # workdir, also a copied project's (test_dvc)
     for dotted, value in overrides.items():
         node = params
         *parents, leaf = dotted.split("__")
@@ -93,3 +96,14 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         group = "e2e" if "e2e_project" in getattr(item, "fixturenames", ()) else item.nodeid.split("::")[0]
         item.add_marker(pytest.mark.xdist_group(group))
+
+
+@pytest.fixture(autouse=True)
+def _no_workspace_outputs(tmp_path_factory, monkeypatch):
+    """Tests never read the project's own built outputs (data/, reports/): a `make run` before `make test`
+    must not change a result. pipeline.resources sizes jobs from built models' cards under data/models;
+    every test sees an empty folder there instead (a test that wants a card passes its own folder).
+    tests/test_workspace_independence.py runs the suspicious tests beside a fake built workspace."""
+    from pipeline import resources
+
+    monkeypatch.setattr(resources, "MODELS_DIR", str(tmp_path_factory.getbasetemp() / "no-built-models"))

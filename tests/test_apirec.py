@@ -299,14 +299,17 @@ def test_ide_baseline_never_runs_corpus_code(tmp_path):
 def test_ide_names_the_files_own_definitions_by_its_module():
     from pipeline.families.apirec import ide
 
-    project = ide.project()
     code = "import os\n\n\ndef helper(x):\n    return x\n\n\ndef go():\n    "
     assert ide.typed_prefix("os.path.join", 2) == "os.path.jo" and ide.typed_prefix("helper", 0) == ""
-    got = ide.complete(code, "helper", project, typed=2, key="f1", module="pkg.mod")
-    assert "pkg.mod.helper" in got and not any(n.startswith("__main__.") for n in got)
-    # a second cut of the same file under the same key (jedi's diff parser) gives the same answer as a fresh one
-    again = ide.complete(code + "x = 1\n    ", "helper", project, typed=2, key="f1", module="pkg.mod")
-    fresh = ide.complete(code + "x = 1\n    ", "helper", ide.project(), typed=2, key="f2", module="pkg.mod")
+    with ide.project() as project, ide.project() as other:
+        got = ide.complete(code, "helper", project, typed=2, key="f1", module="pkg.mod")
+        assert "pkg.mod.helper" in got and not any(n.startswith("__main__.") for n in got)
+        # a second cut of the same file under the same key (jedi's diff parser) gives the same answer as a fresh one
+        again = ide.complete(code + "x = 1\n    ", "helper", project, typed=2, key="f1", module="pkg.mod")
+        fresh = ide.complete(code + "x = 1\n    ", "helper", other, typed=2, key="f2", module="pkg.mod")
+        folders = [Path(project.path), Path(other.path)]
+        assert all(f.is_dir() for f in folders)
+    assert not any(f.exists() for f in folders)  # issue 37 F: no folder left behind per run
     assert again == fresh and "pkg.mod.helper" in again
 
 

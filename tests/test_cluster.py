@@ -107,10 +107,17 @@ with SnakemakeApi(OutputSettings(quiet=True)) as api:
 """
 
 
+def _test_inputs(root):
+    """The local inputs .test/params.yaml names (planning checks they exist: pipeline.config.check_inputs)."""
+    for name in ("corpus", "npm"):
+        (root / name).symlink_to(REPO / ".test" / name)
+
+
 def test_every_rule_command_starts_with_the_interpreter_check(tmp_path):
     """The workflow sets Snakemake's shell prefix (what every shell command runs first, where it runs) to
     the preflight; `-p` does not print it, so the parsed workflow is asked. Strict mode is kept."""
     shutil.copy(REPO / ".test" / "params.yaml", tmp_path / "params.yaml")
+    _test_inputs(tmp_path)
     res = subprocess.run([sys.executable, "-c", PREFIX_PROBE, str(REPO / "Snakefile"), str(tmp_path)],
                          capture_output=True, text=True, timeout=600)
     assert res.returncode == 0, res.stderr[-2000:]
@@ -214,6 +221,7 @@ def test_identifier_shards_plan_n_jobs_and_one_merge(tmp_path):
     config = yaml.safe_load((REPO / ".test" / "params.yaml").read_text())
     config["identifiers"]["shards"] = 4
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(config))
+    _test_inputs(tmp_path)
     res = subprocess.run([str(BIN / "snakemake"), "--snakefile", str(REPO / "Snakefile"), "--directory", str(tmp_path),
                           "-n", "--cores", "1", "data/identifiers/sequences.parquet"],
                          capture_output=True, text=True, timeout=600)

@@ -9,6 +9,8 @@ import json
 import zipfile
 from pathlib import Path
 
+import pyarrow.parquet as pq
+
 from pipeline import schemas
 from pipeline.corpus.fetch import fetch, tree_sha256
 from pipeline.corpus.safety import Limits
@@ -128,3 +130,69 @@ def test_the_params_schema_takes_tree_sha256():
 
     source = yaml.safe_load(SCHEMA.read_text())["properties"]["corpus"]["properties"]["sources"]["items"]
     assert "tree_sha256" in source["properties"]
+
+
+# issue 37 item B: a jsonl dump obeys every corpus.limits cap, and refuses duplicate paths, as an archive does
+
+
+def test_a_jsonl_dump_obeys_the_total_size_cap_like_the_same_files_in_a_zip(tmp_path):
+    limits = Limits(max_file_bytes=200_000, max_total_bytes=1_000_000, max_members=100)
+    code = "x = 1\n" * (100_000 // 6)  # 100 kB of code per record
+    dump = _jsonl(tmp_path / "big.jsonl.gz", [{**_rec(i), "code": code} for i in range(40)])
+    result, rows, files = run({"name": "big", "kind": "jsonl", "path": str(dump)}, tmp_path, limits)
+    zipped = tmp_path / "big.zip"
+    with zipfile.ZipFile(zipped, "w") as z:
+        for i in range(40):
+            z.writestr(f"m{i}.py", code)
+    _, zrows, zfiles = run({"name": "bigzip", "kind": "local", "path": str(zipped)}, tmp_path, limits)
+    assert len(files) == len(zfiles) == 10 and result.bytes <= limits.max_total_bytes
+    assert [reason for _, reason in rows] == [reason for _, reason in zrows] == ["size_limit"] * 30
+    assert rows[0][0] == "big.jsonl.gz:11"
+
+
+def test_duplicate_jsonl_paths_are_refused_as_an_archive_refuses_them(tmp_path):
+    recs = [_rec(0, "a.py"), _rec(1, "a.py"), _rec(2, "a.py"), {**_rec(3, "a.py"), "repo": "o/other"},
+            _rec(4, "a.py/b.py"), _rec(5, "d/x.py"), _rec(6, "d")]
+    dump = _jsonl(tmp_path / "dup.jsonl.gz", recs)
+    result, rows, files = run({"name": "dup", "kind": "jsonl", "path": str(dump)}, tmp_path, LIMITS)
+    assert len(files) == 3  # o/r a.py (the first), o/other a.py, o/r d/x.py
+    assert rows == [("dup.jsonl.gz:2", "duplicate_member"), ("dup.jsonl.gz:3", "duplicate_member"),
+                    ("dup.jsonl.gz:5", "path_collision"), ("dup.jsonl.gz:7", "path_collision")]
+    origins = pq.read_table(tmp_path / "out" / "dup" / "origins.parquet").to_pylist()
+    assert [(o["repository"], o["path"]) for o in origins] == [("o/r", "a.py"), ("o/other", "a.py"), ("o/r", "d/x.py")]
+
+
+# issue 37 item C: a url is never an option to git
+
+
+def test_the_schema_refuses_a_url_that_git_would_read_as_an_option():
+    import pytest
+
+    from pipeline.config import ParamsError, validate
+    from tests.conftest import default_params
+
+    params = default_params()
+    params["corpus"]["sources"].append({"name": "evil", "kind": "git", "url": "--upload-pack=touch /tmp/x",
+                                        "commit": "0" * 40})
+    with pytest.raises(ParamsError, match=r"corpus\.sources\.\d+\.url: .*starts with neither -"):
+        validate(params)
+
+
+def test_every_git_call_ends_its_options_before_a_url_or_revision(tmp_path, monkeypatch):
+    """A url starting with `-` (past the schema, e.g. a hand-written spec) is a url to git, never an option."""
+    from pipeline.corpus import fetch as fetch_module
+
+    calls = []
+    real = fetch_module.subprocess.run
+
+    def spy(cmd, *a, **k):
+        calls.append(cmd)
+        return real(cmd, *a, **k)
+
+    monkeypatch.setattr(fetch_module.subprocess, "run", spy)
+    marker = tmp_path / "ran"
+    result, rows, files = run({"name": "evil", "kind": "git", "url": f"--upload-pack=touch {marker}",
+                               "commit": "0" * 40}, tmp_path)
+    assert result.status == "failed" and not marker.exists() and files == []
+    clone = calls[0]
+    assert clone[clone.index("clone"):].index("--") < clone.index(f"--upload-pack=touch {marker}")

@@ -66,7 +66,10 @@ def test_tampered_file_fails_naming_both_hashes_and_copies_nothing(tmp_path):
     res = snakemake(work, "datasets", check=False)
     assert res.returncode != 0
     pinned, actual = sha(files["sub/notes.json"]), sha(b'{"k": 2}\n')
-    assert pinned in res.stderr and actual in res.stderr  # the rule echoes the one-line error
+    # refused at planning (pipeline.config.check_inputs, issue 37 item E), one line naming the key and both hashes
+    line = next(l for l in (res.stdout + res.stderr).splitlines() if "params.yaml datasets[fix]" in l)
+    assert "files['sub/notes.json']" in line and pinned in line and actual in line
+    assert "rule fetch_dataset" not in res.stdout + res.stderr
     assert not (work / "data/datasets/fix").exists() and not (work / "data/datasets/fix.json").exists()
     # the CLI itself: exit 2, one line on stderr, no traceback, naming the file and the fix
     spec = json.dumps(entry("fix", str(tmp_path / "src"), files))

@@ -300,14 +300,14 @@ def hostile_sources(root: Path) -> list[dict]:
         {"name": "pin", "kind": "pypi", "package": "demo==1.0", "sha256": "0" * 64, "index_url": index},
         {"name": "unreachable", "kind": "url", "url": f"http://127.0.0.1:{_closed_port()}/x.tar.gz", "sha256": good},
         {"name": "nocommit", "kind": "git", "url": repo.as_uri(), "commit": "0" * 40},
-        {"name": "nopath", "kind": "local", "path": str(root / "missing")},
-        {"name": "nojsonl", "kind": "jsonl", "path": str(root / "missing.jsonl")},
         {"name": "notarchive", "kind": "url", **url(page)},
     ]
 
 
 FAILED = {"pin": "pin_mismatch", "unreachable": "source_unavailable", "nocommit": "source_unavailable",
-          "nopath": "source_unavailable", "nojsonl": "source_unavailable", "notarchive": "bad_archive"}
+          "notarchive": "bad_archive"}
+# a missing local or jsonl path is refused at planning (pipeline.config.check_inputs; issue 37 item E), before job 1
+MISSING = [{"name": "nopath", "kind": "local", "path": "missing"}, {"name": "nojsonl", "kind": "jsonl", "path": "missing.jsonl"}]
 
 # (source, stage, path, reason) of every reject but the many duplicates of `many`
 HOSTILE_REJECTS = {
@@ -334,8 +334,6 @@ HOSTILE_REJECTS = {
     ("pin", "fetch", "demo-1.0.tar.gz", "pin_mismatch"),
     ("unreachable", "fetch", "x.tar.gz", "source_unavailable"),
     ("nocommit", "fetch", "nocommit", "source_unavailable"),
-    ("nopath", "fetch", "missing", "source_unavailable"),
-    ("nojsonl", "fetch", "missing.jsonl", "source_unavailable"),
     ("notarchive", "fetch", "notarchive", "bad_archive"),
 }
 
@@ -346,6 +344,13 @@ def test_hostile_corpus_through_snakemake(tmp_path):
 
     sources = hostile_sources(tmp_path / "inputs")
     work = tmp_path / "work"
+    write_params(work, sources, corpus__limits={"max_file_bytes": 100_000, "max_total_bytes": 10_000_000,
+                                                "max_members": 1000})
+    for missing in MISSING:
+        write_params(work, [*sources, missing])
+        planned = snakemake(work, "-n", "manifest", check=False)
+        assert planned.returncode != 0 and f"params.yaml corpus.sources[{missing['name']}].path" in \
+            planned.stdout + planned.stderr and not (work / "data").exists()
     write_params(work, sources, corpus__limits={"max_file_bytes": 100_000, "max_total_bytes": 10_000_000,
                                                 "max_members": 1000})
     res = snakemake(work, "--keep-going", "manifest", check=False)

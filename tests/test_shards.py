@@ -219,6 +219,8 @@ def _plan(tmp_path: Path, **shards: int) -> str:
         config[stage]["shards"] = n
     tmp_path.mkdir()
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(config))
+    for name in ("corpus", "npm"):  # the local inputs .test names (planning checks they exist)
+        (tmp_path / name).symlink_to(REPO / ".test" / name)
     res = subprocess.run([str(Path(sys.executable).parent / "snakemake"), "--snakefile", str(REPO / "Snakefile"),
                           "--directory", str(tmp_path), "-n", "--cores", "1", "--forceall",
                           "data/extract/usages.parquet", "data/families/codesyntax/plain/python/samples.parquet"],

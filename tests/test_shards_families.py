@@ -120,6 +120,8 @@ def test_plans_family_shard_jobs_and_none_with_one_shard(tmp_path):
     config["families"] = [*config["families"], "probing"]
     config["probing"]["languages"] = ["java", "python"]
     plans = {}
+    for name in ("corpus", "npm"):  # the local inputs .test names (planning checks they exist)
+        (tmp_path / name).symlink_to(REPO / ".test" / name)
     for n in (1, N):
         config["apirec"]["shards"] = config["probing"]["shards"] = n
         (tmp_path / f"params{n}.yaml").write_text(yaml.safe_dump(config))

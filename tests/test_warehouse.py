@@ -309,3 +309,45 @@ def test_no_view_is_in_percent(tmp_path):
     assert len(con.sql("SELECT * FROM duckdb_views() WHERE NOT internal").fetchall()) > 50
     assert percent_columns(con) == []
     assert views_times_100(con) == []
+
+
+# issue 37 item D: results bounded in bytes, the timeout honoured within a second, every error one line
+
+
+def test_printed_bytes_are_bounded_and_the_rest_never_converted(project):
+    """20 rows of 10 MB under --max-bytes 25MB: 2 rows printed, a note, exit 0 (a row limit alone printed all)."""
+    res = query_cmd(project, "SELECT repeat('x', 10000000) AS s FROM range(20)", "--csv", "--max-bytes", "25MB")
+    assert res.returncode == 0, res.stderr[-500:]
+    assert res.stdout.count("\n") == 1 + 2 and len(res.stdout) < 25_000_000
+    assert res.stderr.startswith("note: the result holds more than 25MB; the first 2 rows shown")
+    res = query_cmd(project, "SELECT * FROM range(5)", "--csv", "--max-bytes", "0")
+    assert res.returncode == 0 and res.stdout.splitlines()[1:] == [str(i) for i in range(5)] and res.stderr == ""
+
+
+def test_max_bytes_comes_from_params_and_is_checked(tmp_path):
+    from pipeline.query import Limits, project_limits, size_bytes
+
+    (tmp_path / "Snakefile").write_text("")
+    (tmp_path / "params.yaml").write_text("query: {max_bytes: 1MiB}\n")
+    assert project_limits(tmp_path).max_bytes_n == 2**20
+    assert size_bytes("256MB") == 256_000_000 and Limits(max_bytes=0).max_bytes_n == 0
+    with pytest.raises(ValueError, match="not a size"):
+        Limits(max_bytes="lots")
+
+
+def test_a_timeout_stops_a_long_sort_within_a_second(project):
+    import time
+
+    start = time.perf_counter()
+    res = query_cmd(project, "SELECT * FROM range(400000000) ORDER BY hash(range)", "--max-rows", "0",
+                    "--timeout", "2", "--memory", "4GB")
+    elapsed = time.perf_counter() - start
+    assert res.returncode == 2 and "ran past its 2 s limit" in res.stderr and len(res.stderr.splitlines()) == 1
+    assert elapsed < 2 + 1 + 1.5, elapsed  # the limit, the grace after the interrupt, the interpreter's start-up
+
+
+def test_blobs_print_as_csv_and_printing_errors_are_one_line(project):
+    res = query_cmd(project, "SELECT '\\x00\\xFF'::BLOB AS b, 'ok' AS s", "--csv")
+    assert res.returncode == 0 and res.stdout.splitlines() == ['"b","s"', '"\\x00\\xFF","ok"'], res.stderr
+    res = query_cmd(project, f"SELECT * FROM read_blob('{project}/data/manifest.parquet')", "--csv")
+    assert res.returncode == 0 and res.stdout.startswith('"filename","content"') and "Traceback" not in res.stderr

@@ -256,7 +256,8 @@ def fetch_url(spec: dict, dest: Path, cache: Path, limits: Limits, sel: Selectio
 
 
 def _git(*args: str, cwd: Path | None = None) -> str:
-    """Run git with hooks, templates, system config, prompts and submodules out of play."""
+    """Run git with hooks, templates, system config, prompts and submodules out of play. Callers put `--` (or
+    `--end-of-options`) before every positional url, path or revision, so none is ever read as an option."""
     env = {
         **os.environ,
         "GIT_CONFIG_NOSYSTEM": "1",
@@ -284,7 +285,8 @@ def fetch_git(spec: dict, dest: Path, cache: Path, limits: Limits, sel: Selectio
         tmp = Path(tempfile.mkdtemp(dir=bare.parent, prefix=".clone."))
         try:
             # bare: no checkout, so no checkout hooks, no working-tree filters, no submodules
-            _git("clone", "--bare", "--quiet", "--template=", "--no-recurse-submodules", url, str(tmp / "r.git"))
+            _git("clone", "--bare", "--quiet", "--template=", "--no-recurse-submodules", "--", url,
+                 str(tmp / "r.git"))
             try:
                 os.replace(tmp / "r.git", bare)
             except OSError:  # another job cloned the same url meanwhile (two sources, one repository)
@@ -293,15 +295,15 @@ def fetch_git(spec: dict, dest: Path, cache: Path, limits: Limits, sel: Selectio
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
     try:
-        _git("cat-file", "-e", f"{commit}^{{commit}}", cwd=bare)
+        _git("cat-file", "-e", "--", f"{commit}^{{commit}}", cwd=bare)
     except FetchError:
-        _git("fetch", "--quiet", "--no-recurse-submodules", "origin", commit, cwd=bare)
-    resolved = _git("rev-parse", "--verify", f"{commit}^{{commit}}", cwd=bare).strip()
+        _git("fetch", "--quiet", "--no-recurse-submodules", "--", "origin", commit, cwd=bare)
+    resolved = _git("rev-parse", "--verify", "--end-of-options", f"{commit}^{{commit}}", cwd=bare).strip()
     if resolved != commit:
         raise FetchError(f"{url}: asked for {commit} but the repository resolves it to {resolved}")
     with tempfile.TemporaryDirectory() as tmp:
         tar = Path(tmp) / "tree.tar"
-        _git("archive", "--format=tar", f"--output={tar}", commit, cwd=bare)
+        _git("archive", "--format=tar", f"--output={tar}", "--", commit, cwd=bare)
         refusals, files, size = extract_archive(tar, dest, limits, sel, strip_top=False, label=f"git archive {commit}")
     return Fetched({"url": url, "commit": commit}, refusals, files, size)
 
@@ -379,6 +381,8 @@ def fetch_jsonl(spec: dict, dest: Path, cache: Path, limits: Limits, sel: Select
     files = total = 0
     capped: str | None = None  # the first record past limits.max_members: later lines are counted, not parsed
     past = 0
+    written: set[tuple[str, str]] = set()  # (repository, path) of the records kept
+    folders: set[tuple[str, str]] = set()  # and the folders their paths make
     cap = JSONL_LINE_FACTOR * limits.max_file_bytes + 65536
     for lineno, line in jsonl_lines(path, cap):
         where = f"{label}:{lineno}"
@@ -402,10 +406,24 @@ def fetch_jsonl(spec: dict, dest: Path, cache: Path, limits: Limits, sel: Select
         if len(data) > limits.max_file_bytes:
             refusals.append(Refusal(where, "too_large", f"{len(data)} > {limits.max_file_bytes}", len(data)))
             continue
+        if not sel.keeps(rpath):
+            continue
+        # the checks an archive's members get (safety.extract_archive), per repository: a record is one file
+        key, ancestors = (repo, rpath), [(repo, rpath[:i]) for i, c in enumerate(rpath) if c == "/"]
+        if key in written:
+            refusals.append(Refusal(where, "duplicate_member", f"{repo} {rpath}: an earlier record has this repository "
+                                    "and path (the first is kept)", len(data)))
+            continue
+        if key in folders or any(a in written for a in ancestors):
+            refusals.append(Refusal(where, "path_collision", f"{repo} {rpath}: a file and a folder of this name "
+                                    "(the first is kept)", len(data)))
+            continue
         if files >= limits.max_members:
             capped, past = where, 1
             continue
-        if not sel.keeps(rpath):
+        if total + len(data) > limits.max_total_bytes:
+            refusals.append(Refusal(where, "size_limit", f"total would pass {limits.max_total_bytes} "
+                                    "(corpus.limits.max_total_bytes)", len(data)))
             continue
         location = f"{files:08d}{LANGUAGE_EXTENSIONS.get(lang.lower(), '.txt')}"
         (dest / location).write_bytes(data)
@@ -413,6 +431,8 @@ def fetch_jsonl(spec: dict, dest: Path, cache: Path, limits: Limits, sel: Select
             rows[k].append(v)
         files += 1
         total += len(data)
+        written.add(key)
+        folders.update(ancestors)
     if capped is not None:
         refusals.append(Refusal(capped, "member_limit", f"{limits.max_members} records kept (limits.max_members) of "
                                 f"{files + past} seen; the other {past} lines were counted, not parsed (raise "

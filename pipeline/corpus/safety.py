@@ -258,8 +258,13 @@ def _materialise(members: Iterator[Member], dest: Path, limits: Limits, selectio
                 refusals.append(Refusal(rel, "bad_name", f"cannot be a file here: {exc.strerror}", m.size))
                 continue
             assert m.open is not None
-            with dst:
-                written_bytes, problem = _copy_capped(m.open, dst, limits.max_file_bytes)
+            try:
+                with dst:
+                    written_bytes, problem = _copy_capped(m.open, dst, limits.max_file_bytes)
+            except OSError as exc:  # a full disk: name the file (a write() error names none)
+                if exc.errno not in (errno.ENOSPC, errno.EDQUOT) or exc.filename:
+                    raise
+                raise OSError(exc.errno, exc.strerror, str(out)) from exc
             if problem:
                 out.unlink()
                 refusals.append(Refusal(rel, "too_large" if written_bytes is None else "corrupt_member", problem, m.size))

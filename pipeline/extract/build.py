@@ -33,6 +33,7 @@ import pyarrow.compute as pc
 
 from pipeline import schemas
 from pipeline.core import logs, shards as sharding
+from pipeline.core import budget
 from pipeline.core.pool import hard_limit, imap_files
 from pipeline.extract import analyse, library, platforms
 from pipeline.extract.visitor import private
@@ -69,6 +70,7 @@ class Task:
     sha256: str
     location: str
     encoding: str
+    max_tokens: int = 0  # extract.max_file_tokens (pipeline.core.budget); 0: no budget
 
 
 def hard_limit_s(timeout_s: float) -> float:
@@ -76,7 +78,7 @@ def hard_limit_s(timeout_s: float) -> float:
     return timeout_s * 1.25 + 1
 
 
-def analyse_file(location: str, encoding: str, timeout_s: float) -> Outcome:
+def analyse_file(location: str, encoding: str, timeout_s: float, max_tokens: int = 0) -> Outcome:
     """Analyse one file under a time limit: SIGALRM stops Python code at `timeout_s` (wall clock);
     in a pool worker, `hard_limit` ends the process inside native code (libcst's parser) at
     `hard_limit_s(timeout_s)` CPU seconds, and the pool records it as a timeout."""
@@ -87,6 +89,10 @@ def analyse_file(location: str, encoding: str, timeout_s: float) -> Outcome:
             text = Path(location).read_bytes().decode(encoding)
         except (UnicodeDecodeError, LookupError) as exc:
             return Failed("undecodable", f"{encoding}: {exc}"[:300], True)
+        # before libcst, whose memory grows per token
+        too_many = budget.over_budget(text, "python", max_tokens, "extract.max_file_tokens")
+        if too_many:
+            return Failed(budget.REASON, too_many, True)
         return Analysed(analyse.analyse_source(text))
     except Rejected as exc:
         return Failed(exc.reason, exc.detail, True)
@@ -99,7 +105,7 @@ def analyse_file(location: str, encoding: str, timeout_s: float) -> Outcome:
 
 def _analyse_task(timeout_s: float, task: Task) -> Outcome:
     with hard_limit(hard_limit_s(timeout_s)):
-        return analyse_file(task.location, task.encoding, timeout_s)
+        return analyse_file(task.location, task.encoding, timeout_s, task.max_tokens)
 
 
 def _timed_out(timeout_s: float, task: Task) -> Outcome:
@@ -111,10 +117,11 @@ def _crashed(task: Task) -> Outcome:
 
 
 class Cache:
-    """One pickle per content hash, under the extractor version; written atomically."""
+    """One pickle per content hash, under the extractor version and the token budget (an outcome depends on
+    both: a budget changed never meets a cached outcome of another); written atomically."""
 
-    def __init__(self, root: Path | None):
-        self.root = root / extractor_version() if root else None
+    def __init__(self, root: Path | None, max_tokens: int = 0):
+        self.root = root / extractor_version() / f"tokens-{max_tokens}" if root else None
 
     def _path(self, sha: str) -> Path:
         return self.root / sha[:2] / f"{sha}.pkl"
@@ -229,10 +236,13 @@ def import_statement(imp: FileImport) -> str | None:
 
 
 # -- star imports of the corpus's own modules (issue 24 item 4) ---------------------------------------
-def _module_ast(row: dict) -> ast.Module | None:
-    """The file parsed by CPython's `ast` (read as text, never run); None when it does not parse."""
+def _module_ast(row: dict, max_tokens: int = 0) -> ast.Module | None:
+    """The file parsed by CPython's `ast` (read as text, never run); None when it does not parse or is over the
+    token budget (pipeline.core.budget; the analysis rejects it as too_complex)."""
     try:
         text = Path(row["location"]).read_bytes().decode(row["encoding"])
+        if budget.over_budget(text, "python", max_tokens, "extract.max_file_tokens"):
+            return None
         return ast.parse(text)
     except (OSError, UnicodeDecodeError, LookupError, SyntaxError, ValueError, RecursionError, MemoryError):
         return None
@@ -271,7 +281,7 @@ def _exports(tree: ast.Module) -> tuple[set[str], list[str] | None]:
 
 
 def star_names(rows: list[dict], modules: dict, dists: dict, max_file_bytes: int,
-               only: set[str] | None = None) -> dict[str, dict[str, str]]:
+               only: set[str] | None = None, max_tokens: int = 0) -> dict[str, dict[str, str]]:
     """Per file with a module-level star import of a corpus module: name -> the module it comes from
     (`from .core import *` binds core's `__all__`, else its public module-level names; chains of star
     imports followed; a later star import wins, as in Python). Only files whose text has `import *`
@@ -285,7 +295,7 @@ def star_names(rows: list[dict], modules: dict, dists: dict, max_file_bytes: int
 
     def parsed(r: dict) -> ast.Module | None:
         if r["file_id"] not in cache:
-            cache[r["file_id"]] = _module_ast(r) if r["bytes"] <= max_file_bytes else None
+            cache[r["file_id"]] = _module_ast(r, max_tokens) if r["bytes"] <= max_file_bytes else None
         return cache[r["file_id"]]
 
     def public(dist: str, target: str, seen: frozenset) -> dict[str, str]:
@@ -471,7 +481,7 @@ class Stats:
 def iter_rows(manifest: pa.Table, workers: int, timeout_s: float, max_file_bytes: int, cache: Cache,
               stats: Stats, hits: list[int] | None = None, stdlib_sources: frozenset[str] = frozenset(),
               per_repository_sources: frozenset[str] = frozenset(), shard: int = 0,
-              shards: int = 1) -> Iterator[tuple[str, list[dict]]]:
+              shards: int = 1, max_tokens: int = 0) -> Iterator[tuple[str, list[dict]]]:
     """(table name, rows) in each table's final order, file by file, as the analyses arrive.
     With shards > 1, the rows of `shard`'s files only (`pipeline.core.shards`); module names,
     distributions and star imports are still resolved against every file, so `merge` of the parts
@@ -500,16 +510,16 @@ def iter_rows(manifest: pa.Table, workers: int, timeout_s: float, max_file_bytes
         dist_tops.setdefault(dists[r["file_id"]], set()).add(modules[r["file_id"]][0].split(".")[0])
     if shards > 1:
         rows = [r for r in rows if sharding.in_shard(r["source"], r["path"], shard, shards)]
-        stars = star_names(everything, modules, dists, max_file_bytes, {r["file_id"] for r in rows})
+        stars = star_names(everything, modules, dists, max_file_bytes, {r["file_id"] for r in rows}, max_tokens)
     else:
-        stars = star_names(rows, modules, dists, max_file_bytes)
+        stars = star_names(rows, modules, dists, max_file_bytes, max_tokens=max_tokens)
     del everything
 
     tasks, remaining = [], Counter()
     for r in rows:
         if r["bytes"] <= max_file_bytes:
             if r["sha256"] not in remaining:
-                tasks.append(Task(r["sha256"], r["location"], r["encoding"]))
+                tasks.append(Task(r["sha256"], r["location"], r["encoding"], max_tokens))
             remaining[r["sha256"]] += 1
     stats.python_files, stats.unique_contents = len(rows), len(tasks)
     arriving = iter_outcomes(tasks, workers, timeout_s, cache, hits)
@@ -564,11 +574,11 @@ def iter_rows(manifest: pa.Table, workers: int, timeout_s: float, max_file_bytes
 
 def build(manifest: pa.Table, workers: int, timeout_s: float, max_file_bytes: int, cache: Cache,
           stdlib_sources: frozenset[str] = frozenset(), per_repository_sources: frozenset[str] = frozenset(),
-          shard: int = 0, shards: int = 1):
+          shard: int = 0, shards: int = 1, max_tokens: int = 0):
     """Every table in memory (tests, small corpora): (tables, metrics, cache hits). `write` streams."""
     stats, hits, parts = Stats(), [], {name: [] for name in TABLES}
     for name, rows in iter_rows(manifest, workers, timeout_s, max_file_bytes, cache, stats, hits, stdlib_sources,
-                                per_repository_sources, shard, shards):
+                                per_repository_sources, shard, shards, max_tokens):
         parts[name] += rows
     tables = {name: pa.Table.from_pylist(parts[name], TABLES[name]) for name in TABLES}
     return tables, stats.summary(), hits[0] if hits else 0
@@ -576,7 +586,8 @@ def build(manifest: pa.Table, workers: int, timeout_s: float, max_file_bytes: in
 
 def write(manifest: pa.Table, workers: int, timeout_s: float, max_file_bytes: int, cache: Cache,
           paths: dict[str, Path], batch_rows: int = 8192, stdlib_sources: frozenset[str] = frozenset(),
-          per_repository_sources: frozenset[str] = frozenset(), shard: int = 0, shards: int = 1):
+          per_repository_sources: frozenset[str] = frozenset(), shard: int = 0, shards: int = 1,
+          max_tokens: int = 0):
     """Stream every table to its Parquet file (`pipeline.io.parquet_stream`: the same bytes as
     `write_parquet` of `build`'s tables, in bounded memory). Returns (metrics, cache hits)."""
     stats, hits = Stats(), []
@@ -584,7 +595,7 @@ def write(manifest: pa.Table, workers: int, timeout_s: float, max_file_bytes: in
         outs = {name: stack.enter_context(parquet_stream(paths[name], TABLES[name])) for name in TABLES}
         pending: dict[str, list[dict]] = {name: [] for name in TABLES}
         for name, rows in iter_rows(manifest, workers, timeout_s, max_file_bytes, cache, stats, hits, stdlib_sources,
-                                    per_repository_sources, shard, shards):
+                                    per_repository_sources, shard, shards, max_tokens):
             pending[name] += rows
             if len(pending[name]) >= batch_rows:
                 outs[name].write(pa.Table.from_pylist(pending[name], TABLES[name]))
@@ -642,6 +653,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workers", type=int, default=1, help="processes")
     ap.add_argument("--timeout-s", type=float, required=True, help="per-file analysis time cap")
     ap.add_argument("--max-file-bytes", type=int, required=True, help="larger files are rejected (too_large)")
+    ap.add_argument("--max-file-tokens", type=int, default=budget.DEFAULT,
+                    help="files with more tokens are rejected unparsed (too_complex; extract.max_file_tokens, "
+                    f"default {budget.DEFAULT}; 0: no budget)")
     ap.add_argument("--cache", type=Path, default=None, help="per-content-hash cache folder (none: no cache)")
     ap.add_argument("--stdlib-sources", nargs="*", default=[],
                     help="sources that are the interpreter's standard library (`builtin: stdlib`): distribution `stdlib`")
@@ -664,10 +678,11 @@ def main(argv: list[str] | None = None) -> int:
                                          if args.usages.parent.exists() else None) as tmp:
             stats, hits = merge(args.merge, manifest, args.max_file_bytes, paths, Path(tmp)), 0
     else:
-        stats, hits = write(manifest, args.workers, args.timeout_s, args.max_file_bytes, Cache(args.cache), paths,
+        stats, hits = write(manifest, args.workers, args.timeout_s, args.max_file_bytes,
+                            Cache(args.cache, args.max_file_tokens), paths,
                             stdlib_sources=frozenset(args.stdlib_sources),
                             per_repository_sources=frozenset(args.per_repository_sources),
-                            shard=args.shard, shards=args.shards)
+                            shard=args.shard, shards=args.shards, max_tokens=args.max_file_tokens)
     write_json(stats, args.metrics)
     log.info("extract: %d files analysed (%d cached), %d rejects, %d usages, %d unique call APIs",
              stats["files_analysed"], hits, stats["rejects"], stats["usages"], stats["unique_call_apis"])

@@ -44,6 +44,7 @@ import pyarrow.compute as pc
 from pipeline import schemas
 from pipeline.core import logs
 from pipeline.core import shards as sharding
+from pipeline.core import budget
 from pipeline.core.pool import imap_files
 from pipeline.identifiers.schemas import SEQUENCES
 from pipeline.io import atomic_path, read_parquet, write_json, write_parquet
@@ -138,6 +139,7 @@ class Task:
     language: str
     location: str
     encoding: str
+    max_tokens: int = 0  # identifiers.max_file_tokens (pipeline.core.budget); 0: no budget
 
 
 def parse_task(task: Task) -> Outcome:
@@ -145,6 +147,10 @@ def parse_task(task: Task) -> Outcome:
         text = Path(task.location).read_bytes().decode(task.encoding)
     except (UnicodeDecodeError, LookupError) as exc:
         return Failed("undecodable", f"{task.encoding}: {exc}"[:300], True)
+    # before tree-sitter builds the tree
+    too_many = budget.over_budget(text, task.language, task.max_tokens, "identifiers.max_file_tokens")
+    if too_many:
+        return Failed(budget.REASON, too_many, True)
     return identifiers_of(text.lstrip("\ufeff"), task.language)
 
 
@@ -153,10 +159,11 @@ def _crashed(task: Task) -> Outcome:
 
 
 class Cache:
-    """One pickle per (content hash, language), under the analysis version; written atomically."""
+    """One pickle per (content hash, language), under the analysis version and the token budget; written
+    atomically."""
 
-    def __init__(self, root: Path | None):
-        self.root = root / analysis_version() if root else None
+    def __init__(self, root: Path | None, max_tokens: int = 0):
+        self.root = root / analysis_version() / f"tokens-{max_tokens}" if root else None
 
     def _path(self, task: Task) -> Path:
         return self.root / task.sha256[:2] / f"{task.sha256}.{task.language}.pkl"
@@ -196,7 +203,7 @@ def parse_all(tasks: list[Task], workers: int, cache: Cache) -> tuple[dict[tuple
 
 
 def build(manifest: pa.Table, languages: list[str], workers: int, max_error_fraction: float, max_file_bytes: int,
-          cache: Cache, shard: int = 0, shards: int = 1) -> tuple[pa.Table, pa.Table, dict, int]:
+          cache: Cache, shard: int = 0, shards: int = 1, max_tokens: int = 0) -> tuple[pa.Table, pa.Table, dict, int]:
     """(sequences, rejects, metrics, cache hits) for the manifest's files of `languages`; with shards > 1,
     only the files of `shard` (pipeline.core.shards: the hash of their source and path, so files whose
     rejects tie on (source, repository, path) are in one shard): `merge` of the N parts equals the
@@ -213,7 +220,7 @@ def build(manifest: pa.Table, languages: list[str], workers: int, max_error_frac
         key = (r["sha256"], r["language"])
         if r["bytes"] <= max_file_bytes and key not in seen:
             seen.add(key)
-            tasks.append(Task(r["sha256"], r["language"], r["location"], r["encoding"]))
+            tasks.append(Task(r["sha256"], r["language"], r["location"], r["encoding"], max_tokens))
     outcomes, hits = parse_all(tasks, workers, cache)
 
     sequences, rejects = [], []
@@ -303,6 +310,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workers", type=int, default=1, help="processes")
     ap.add_argument("--max-error-fraction", type=float, required=True, help="share of bytes under ERROR nodes above which a file is rejected")
     ap.add_argument("--max-file-bytes", type=int, required=True, help="larger files are rejected (too_large)")
+    ap.add_argument("--max-file-tokens", type=int, default=budget.DEFAULT,
+                    help="files with more tokens are rejected unparsed (too_complex; identifiers.max_file_tokens, "
+                    f"default {budget.DEFAULT}; 0: no budget)")
     ap.add_argument("--cache", type=Path, default=None, help="per-content-hash cache folder (none: no cache)")
     ap.add_argument("--sequences", required=True, type=Path, help="output: one row per file (SEQUENCES)")
     ap.add_argument("--rejects", required=True, type=Path, help="output: files left out (core REJECTS schema)")
@@ -321,7 +331,8 @@ def main(argv: list[str] | None = None) -> int:
     else:
         manifest = read_parquet(args.manifest, schemas.MANIFEST)
         seq, rej, stats, hits = build(manifest, languages, args.workers, args.max_error_fraction,
-                                      args.max_file_bytes, Cache(args.cache), args.shard, args.shards)
+                                      args.max_file_bytes, Cache(args.cache, args.max_file_tokens), args.shard,
+                                      args.shards, args.max_file_tokens)
     write_parquet(seq, args.sequences, SEQUENCES)
     write_parquet(rej, args.rejects, schemas.REJECTS)
     write_json(stats, args.metrics)

@@ -188,17 +188,17 @@ def ide_rows(points: list[dict], modules: dict[str, str], files: dict, root: Pat
     chosen = sorted(points, key=lambda p: ids.seeded_order_key(seed, "ide", p["point_id"]))[:cap] if cap else points
     if shards > 1:
         chosen = [p for p in chosen if sharding.in_shard(p["source"], p["path"], shard, shards)]
-    project = ide.project()
-    rows, texts, failures = [], {}, []
-    for p in sorted(chosen, key=lambda p: (p["file_id"], p["line"], p["col"])):
-        if p["file_id"] not in texts:
-            texts = {p["file_id"]: read_text(files[p["file_id"]], root)}
-        text = texts[p["file_id"]]
-        lines = text.splitlines(keepends=True)
-        offset = sum(len(x) for x in lines[: p["line"] - 1]) + p["col"]
-        ranking = ide.complete(text[:offset], p["written"], project, typed=typed, key=p["file_id"],
-                               module=modules.get(p["point_id"], ""), failures=failures)
-        rows.append(ranking_row(p, ranking, "jedi", "ide", top_k))
+    with ide.project() as project:
+        rows, texts, failures = [], {}, []
+        for p in sorted(chosen, key=lambda p: (p["file_id"], p["line"], p["col"])):
+            if p["file_id"] not in texts:
+                texts = {p["file_id"]: read_text(files[p["file_id"]], root)}
+            text = texts[p["file_id"]]
+            lines = text.splitlines(keepends=True)
+            offset = sum(len(x) for x in lines[: p["line"] - 1]) + p["col"]
+            ranking = ide.complete(text[:offset], p["written"], project, typed=typed, key=p["file_id"],
+                                   module=modules.get(p["point_id"], ""), failures=failures)
+            rows.append(ranking_row(p, ranking, "jedi", "ide", top_k))
     if failures:
         log.warning("jedi raised on %d of %d IDE points (counted as ide_failures; they rank nothing): %s",
                     len(failures), len(rows), failures[0])

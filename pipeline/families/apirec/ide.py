@@ -19,6 +19,7 @@ load. A point where jedi raises gets no completions and is counted (`ide_failure
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import tempfile
 from pathlib import Path
@@ -78,9 +79,11 @@ def _environment():
     return _ENV
 
 
+@contextlib.contextmanager
 def project():
-    """A jedi project rooted in an empty temporary folder (nothing of the corpus on its path)."""
+    """A jedi project rooted in an empty temporary folder (nothing of the corpus on its path), removed when
+    the block ends (`with project() as p:`), whether it ends normally or not."""
     import jedi
 
-    return jedi.Project(tempfile.mkdtemp(prefix="apirec-jedi-"), load_unsafe_extensions=False,
-                        smart_sys_path=False)
+    with tempfile.TemporaryDirectory(prefix="apirec-jedi-") as folder:
+        yield jedi.Project(folder, load_unsafe_extensions=False, smart_sys_path=False)

@@ -27,6 +27,7 @@ import pyarrow.parquet as pq
 from pipeline import schemas as core_schemas
 from pipeline.core import logs, shards as sharding
 from pipeline.core.ids import stable_id, unit_float
+from pipeline.core import budget
 from pipeline.core.pool import hard_limit, imap_files
 from pipeline.families.codesyntax import schemas
 from pipeline.io import parquet_stream, read_parquet, write_json, write_parquet
@@ -46,6 +47,7 @@ class Options:
     max_tokens: int
     root: str
     timeout_s: float = 0  # CPU seconds per file before its worker is ended (a `timeout` reject); 0: no cap
+    max_file_tokens: int = 0  # a file with more tokens is a `too_complex` reject, unparsed (pipeline.core.budget); 0: none
 
 
 def label_text(text: str, opts: Options, parser=None) -> list[Sample | Failure]:
@@ -65,6 +67,9 @@ def _label_row(opts: Options, row: dict) -> list[Sample | Failure]:
         text = read_text(row, opts.root)
     except (OSError, UnicodeDecodeError) as exc:
         return [Failure("", 0, "syntax_error", f"unreadable: {exc}"[:300])]
+    too_many = budget.over_budget(text, opts.language, opts.max_file_tokens, "codesyntax.max_file_tokens")
+    if too_many:  # before tokenize / ast / tree-sitter hold the whole file
+        return [Failure("", 0, budget.REASON, too_many)]
     with hard_limit(opts.timeout_s):  # ends the worker inside the tokenizer or tree-sitter too
         return label_text(text, opts, _java_parser() if opts.language == "java" else None)
 
@@ -411,6 +416,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workers", default=1, type=int)
     ap.add_argument("--timeout-s", default=0, type=float,
                     help="CPU seconds per file; a file past it is a `timeout` reject, its worker replaced (0: no cap)")
+    ap.add_argument("--max-file-tokens", default=budget.DEFAULT, type=int,
+                    help=f"files with more tokens are too_complex rejects, unparsed (default {budget.DEFAULT}; 0: none)")
     ap.add_argument("--root", default=".", help="project root the manifest's locations are relative to")
     ap.add_argument("--samples", required=True, type=Path)
     ap.add_argument("--relations", required=True, type=Path)
@@ -435,7 +442,8 @@ def main(argv: list[str] | None = None) -> int:
             if args.shards > 1:  # numbered in the one-job walk, so the shards' sample orders interleave as its
                 files = [dict(r, _index=i) for i, r in enumerate(files)
                          if sharding.in_shard(r["source"], r["path"], args.shard, args.shards)]
-            opts = Options(args.language, args.variant == "with_newlines", args.max_tokens, args.root, args.timeout_s)
+            opts = Options(args.language, args.variant == "with_newlines", args.max_tokens, args.root, args.timeout_s,
+                           args.max_file_tokens)
             labelled = iter_labelled_tables(files, opts, max(1, args.workers), args.seed, args.dev_fraction)
             if args.shards > 1:
                 summary = write_part(labelled, args.language, args.seed, args.dev_fraction, args.max_samples,

@@ -29,6 +29,7 @@ rule codesyntax_label_shard:
         dev_fraction=CODESYNTAX["dev_fraction"],
         seed=config["seed"],
         timeout_s=CODESYNTAX.get("timeout_s", 60),
+        max_file_tokens=CODESYNTAX.get("max_file_tokens", 200000),
         shards=CODESYNTAX_SHARDS,
     threads: CODESYNTAX["workers"]
     resources:
@@ -42,6 +43,7 @@ rule codesyntax_label_shard:
         "python -m pipeline.families.codesyntax.label --manifest {input.manifest:q} --language {wildcards.language}"
         " --variant {wildcards.variant} --max-tokens {params.max_tokens} --max-samples {params.max_samples}"
         " --dev-fraction {params.dev_fraction} --seed {params.seed} --workers {threads} --timeout-s {params.timeout_s}"
+        " --max-file-tokens {params.max_file_tokens}"
         " --shard {wildcards.shard} --shards {params.shards}"
         " --samples {output.samples:q} --relations {output.relations:q} --rejects {output.rejects:q}"
         " --summary {output.summary:q} 2> {log:q}"
@@ -64,6 +66,7 @@ rule codesyntax_label:
         dev_fraction=CODESYNTAX["dev_fraction"],
         seed=config["seed"],
         timeout_s=CODESYNTAX.get("timeout_s", 60),
+        max_file_tokens=CODESYNTAX.get("max_file_tokens", 200000),
     threads: CODESYNTAX["workers"] if CODESYNTAX_SHARDS == 1 else 1
     resources:
         mem_mb=jobres.stage_mem_mb(CODESYNTAX["workers"]),
@@ -75,7 +78,8 @@ rule codesyntax_label:
     shell:
         "python -m pipeline.families.codesyntax.label --manifest {input.manifest:q} --language {wildcards.language}"
         " --variant {wildcards.variant} --max-tokens {params.max_tokens} --max-samples {params.max_samples}"
-        " --dev-fraction {params.dev_fraction} --seed {params.seed} --workers {threads} --timeout-s {params.timeout_s}" + (
+        " --dev-fraction {params.dev_fraction} --seed {params.seed} --workers {threads} --timeout-s {params.timeout_s}"
+        " --max-file-tokens {params.max_file_tokens}" + (
             " --merge {input.parts:q}" if CODESYNTAX_SHARDS > 1 else "") +
         " --samples {output.samples:q} --relations {output.relations:q} --rejects {output.rejects:q}"
         " --summary {output.summary:q} 2> {log:q}"

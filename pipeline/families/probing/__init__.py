@@ -82,6 +82,7 @@ def generate_params(config, language: str) -> dict:
         classes=probing["classes"],
         min_class_samples=probing["min_class_samples"],
         max_chars=probing["max_chars"],
+        max_file_tokens=probing.get("max_file_tokens", 200000),
         max_snippets=probing["max_snippets"],
         max_samples=probing["max_samples"],
         per_task=",".join(f"{t}={n}" for t, n in sorted(probing.get("max_samples_per_task", {}).items())),
@@ -95,6 +96,7 @@ def generate_shell(*tail: str) -> str:
         "python -m pipeline.families.probing.generate corpus --manifest {input.manifest:q} --language {params.language}"
         " --tasks {params.tasks} {params.algorithm} --classes {params.classes}"
         " --min-class-samples {params.min_class_samples} --max-chars {params.max_chars}"
+        " --max-file-tokens {params.max_file_tokens}"
         " --max-snippets {params.max_snippets} --max-samples {params.max_samples}"
         " --max-samples-per-task '{params.per_task}' --seed {params.seed}", *tail))
 

@@ -15,6 +15,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from pipeline.core import budget
 from pipeline.core import shards as sharding
 from pipeline.core.ids import stable_id, unit_float
 from pipeline.families.probing import CONTROL, VARIANTS
@@ -25,6 +26,9 @@ from pipeline.fit.probe import control_labels
 from pipeline.io import write_json, write_parquet
 
 log = logging.getLogger("probing.generate")
+# file_ids over probing.max_file_tokens, left unparsed by this process (one job: one language): the summary counts
+# them as files_too_complex (only when there are some, so other summaries keep their bytes)
+TOO_COMPLEX: set[str] = set()
 RELEASE_CLASS_LISTS = ("path_type", "variable_name")  # classes by the release's make_dict (release.apply_classes)
 
 
@@ -92,6 +96,10 @@ def language_files(args: argparse.Namespace) -> list[dict]:
 def file_snippets(r: dict, args: argparse.Namespace, prs) -> list[T.Snippet]:
     """A file's snippets within the length limits (the per-file part)."""
     text = Path(r["location"]).read_text(encoding=r["encoding"] or "utf-8", errors="replace")
+    if budget.over_budget(text, args.language, args.max_file_tokens, "probing.max_file_tokens"):
+        # not parsed: a 10^6-token method took the scan to 0.7 GB and 145 CPU-s (issue 37 item A); counted
+        TOO_COMPLEX.add(r["file_id"])
+        return []
     return [s for s in T.snippets_of_file(text, args.language, r["file_id"], prs)
             if len(s.text) <= args.max_chars and len(s.tokens) >= 3]
 
@@ -122,7 +130,12 @@ def corpus_snippets(args: argparse.Namespace) -> tuple[list[T.Snippet], dict]:
             snippets = sorted(snippets, key=lambda s: unit_float(args.seed, "snippet", s.snippet_id))[:args.max_snippets]
     snippets.sort(key=lambda s: s.snippet_id)
     log.info("%s: %d files, %d snippets, %d kept", args.language, n_files, total, len(snippets))
-    return snippets, {"files": n_files, "snippets_found": total, "snippets": len(snippets)}
+    counts = {"files": n_files, "snippets_found": total, "snippets": len(snippets)}
+    too_complex = sum(p.get("files_too_complex", 0) for p in parts) if args.merge else len(TOO_COMPLEX)
+    if too_complex:
+        log.warning("%s: %d files over probing.max_file_tokens were not parsed", args.language, too_complex)
+        counts["files_too_complex"] = too_complex
+    return snippets, counts
 
 
 def corpus_part(args: argparse.Namespace) -> dict:
@@ -131,7 +144,7 @@ def corpus_part(args: argparse.Namespace) -> dict:
     files = language_files(args)
     found = [(s.snippet_id, r["file_id"]) for r in files for s in file_snippets(r, args, prs)]
     keep = cap_snippets([sid for sid, _ in found], args)
-    return {"files": len(files), "snippets_found": len(found),
+    return {"files": len(files), "snippets_found": len(found), **({"files_too_complex": len(TOO_COMPLEX)} if TOO_COMPLEX else {}),
             "candidates": sorted([sid, fid] for sid, fid in found if sid in keep)}
 
 
@@ -209,6 +222,9 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--min-class-samples", type=int, default=R.MIN_CLASS_SAMPLES,
                    help="the release's min_samples_per_class for path_type / variable_name (30)")
     c.add_argument("--max-chars", type=int, default=1000)
+    c.add_argument("--max-file-tokens", type=int, default=budget.DEFAULT,
+                   help=f"files with more tokens are not parsed (counted: files_too_complex); 0: no budget "
+                   f"(default {budget.DEFAULT})")
     c.add_argument("--max-samples", type=int, default=0, help="seeded subset of samples per task (0: all)")
     c.add_argument("--max-samples-per-task", type=task_caps, default={}, metavar="TASK=N,...",
                    help="per-task overrides of --max-samples, e.g. path_type=2000 (0: all)")
