@@ -278,7 +278,7 @@ def test_headline_cells_under_the_power_floor_print_their_n_not_a_score(warehous
     fill = next(line for line in head.splitlines() if line.startswith("| ours | m | fill_mask |"))
     assert "| too few items (n = 5) |  |" in fill and "0.200" not in fill
     assert "| paper | CodeBERT-MLM-Python | fill_mask | paper set | 0.2935 |" in head
-    assert "m vs its twin, rank, call: too few items (n = 6)" in head and "0.667" not in head
+    assert "m vs its twin, rank, call: too few items (n = 6, under report.min_n" in head and "no difference is read here" in head and "0.667" not in head
     head = codesyntax_section(con, root / "figures", "figures", {**params, "report": {"min_n": 31}},
                               root / "plots").headline
     row = next(line for line in head.splitlines() if line.startswith("| ours | Python | m |"))

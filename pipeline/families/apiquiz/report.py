@@ -63,8 +63,10 @@ def twin_lines(con, floor: int) -> list[str]:
     for model, protocol, setting, n, a, b, diff, lo, hi, p in rows:
         smallest = detectable(lo, hi)
         if floored(n, floor):
-            lines.append(f"{model} vs its twin, {protocol}, {setting}: {TOO_FEW} (n = {n}); at this n the paired "
-                         f"95% CI is ±{fraction(smallest)} wide, so no smaller difference is detectable")
+            # no score and no detectable difference under the floor: a bootstrap over few quizzes (or over quizzes
+            # both models miss, whose CI is [0, 0]) gives a half-width that claims a precision it does not have
+            lines.append(f"{model} vs its twin, {protocol}, {setting}: {TOO_FEW} (n = {n}, under report.min_n = "
+                         f"{floor}): no difference is read here")
         else:
             lines.append(f"{model} vs its twin, {protocol}, {setting} (n = {n}): {fraction(a)} vs {fraction(b)}, "
                          f"difference {fraction(diff)} {interval(lo, hi)}, p = {fraction(p)}; the smallest "
