@@ -31,6 +31,11 @@ class PairedRho:
     hi: float
     p_value: float
 
+# A layer is chosen by its rho rounded to this many decimals, ties to the lowest layer: two layers whose rho differs
+# only in float noise (a random twin's layers: 1e-16; DuckDB's parallel sums move the last bits between builds) are
+# a tie, so the choice, here and in the SQL views (round(rho, 9)), is the same in every build.
+RHO_TIE_DECIMALS = 9
+
 
 def _rng(seed: int, *parts: object) -> np.random.Generator:
     return np.random.default_rng(int(stable_id("idbench-bootstrap", seed, *parts), 16))
@@ -118,7 +123,7 @@ def _held_out_rho(scores: np.ndarray, y: np.ndarray, fold_of: np.ndarray, folds:
             continue
         train = ~test
         rhos = _rows_rho(scores[:, train], np.broadcast_to(y[train], (n_layers, int(train.sum()))))
-        best = int(np.argmax(np.where(np.isfinite(rhos), rhos, -np.inf)))  # ties: the lowest layer
+        best = int(np.argmax(np.where(np.isfinite(rhos), np.round(rhos, RHO_TIE_DECIMALS), -np.inf)))  # ties: lowest layer
         chosen.append(best)
         crossed[test] = ranks[best, test]
     return float(_rows_rho(crossed[None], y[None])[0]), chosen
@@ -179,7 +184,8 @@ def _held_out_rho_replicates(scores: np.ndarray, y: np.ndarray, fold_of: np.ndar
         ry -= ry.mean(axis=2, keepdims=True)
         with np.errstate(invalid="ignore", divide="ignore"):
             rhos = (rx * ry).sum(axis=2) / np.sqrt((rx * rx).sum(axis=2) * (ry * ry).sum(axis=2))
-        chosen[rows, [k for _, k in members]] = np.argmax(np.where(np.isfinite(rhos), rhos, -np.inf), axis=1)
+        chosen[rows, [k for _, k in members]] = np.argmax(np.where(np.isfinite(rhos), np.round(rhos, RHO_TIE_DECIMALS), -np.inf),
+                                                          axis=1)
     crossed = np.empty((reps, n))
     for k in range(folds):
         test = fs == k

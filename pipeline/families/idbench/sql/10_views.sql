@@ -104,8 +104,8 @@ FROM s JOIN g USING (gid);
 -- Each model's best layer per (pooling, size, gold score, pair set): chosen on the benchmark
 -- itself (an oracle choice, as the paper reports each embedding's best hyper-parameters).
 CREATE VIEW idbench_best_layer AS
-SELECT system AS model, pooling, size, gold, pair_set, arg_max(layer, rho) AS layer, max(rho) AS rho,
-       arg_max(n, rho) AS n, arg_max(rated, rho) AS rated
+SELECT system AS model, pooling, size, gold, pair_set, arg_max(layer, {'rho': round(rho, 9), 'layer': -layer}) AS layer, max(rho) AS rho,
+       arg_max(n, {'rho': round(rho, 9), 'layer': -layer}) AS n, arg_max(rated, {'rho': round(rho, 9), 'layer': -layer}) AS rated
 FROM idbench_spearman
 WHERE kind = 'model' AND rho IS NOT NULL AND NOT isnan(rho)
 GROUP BY ALL;
@@ -115,8 +115,8 @@ GROUP BY ALL;
 CREATE VIEW idbench_headline AS
 WITH sp AS MATERIALIZED (SELECT * FROM idbench_spearman WHERE pair_set = 'comparable'),
 best AS (  -- idbench_best_layer on the comparable pairs, mean pooling (idbench_spearman computed once)
-    SELECT system AS model, size, gold, arg_max(layer, rho) AS layer, max(rho) AS rho, arg_max(n, rho) AS n,
-           arg_max(rated, rho) AS rated
+    SELECT system AS model, size, gold, arg_max(layer, {'rho': round(rho, 9), 'layer': -layer}) AS layer, max(rho) AS rho, arg_max(n, {'rho': round(rho, 9), 'layer': -layer}) AS n,
+           arg_max(rated, {'rho': round(rho, 9), 'layer': -layer}) AS rated
     FROM sp WHERE kind = 'model' AND pooling = 'mean' AND rho IS NOT NULL AND NOT isnan(rho)
     GROUP BY ALL
 )
@@ -195,7 +195,7 @@ WITH cfg AS (
     SELECT system, size, gold, layer, k, corr(rx, ry) AS rho FROM train GROUP BY ALL
 ), chosen AS (
     SELECT system, size, gold, k,
-           first(layer ORDER BY CASE WHEN rho IS NULL OR isnan(rho) THEN NULL ELSE rho END DESC NULLS LAST, layer) AS layer
+           first(layer ORDER BY CASE WHEN rho IS NULL OR isnan(rho) THEN NULL ELSE round(rho, 9) END DESC NULLS LAST, layer) AS layer
     FROM rho GROUP BY ALL
 ), x AS (
     SELECT system, size, gold, layer, pair_id, fold, value,
