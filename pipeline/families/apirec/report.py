@@ -100,7 +100,7 @@ def paired_table(con, config, floor: int, language: str = HEADLINE_LANGUAGE,
                      too_few if small else f"{r['sr']:.2f}", too_few if small else f"{r['ngram_sr']:.2f}",
                      too_few if small else f"{_signed(r['diff'])} [{_signed(r['lo'])}, {_signed(r['hi'])}]",
                      "" if small or r["p"] is None else f"{r['p']:.3f}",
-                     "" if small or detectable(r["lo"], r["hi"]) is None else f"±{detectable(r['lo'], r['hi']):.2f}",
+                     "" if detectable(r["lo"], r["hi"]) is None else f"±{detectable(r['lo'], r['hi']):.2f}",
                      vs_twin))
     if not rows:
         return ""
