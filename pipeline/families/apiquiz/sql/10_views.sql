@@ -3,8 +3,9 @@
 
 -- Each model's own seen/unseen (models read different text, so one corpus-wide flag misplaces APIs).
 -- The text every pipeline-trained model read is in its card (train_data.read.text: per file, [start line,
--- start column, end line, end column) ranges of the blocks its batches drew); a quizzed API is `seen` by a model when one of its calls (usages, joined
--- through apiquiz_api_names: the called names that are this API) starts inside that text.
+-- start column, end line, end column) ranges of the blocks its batches drew); a quizzed API is `seen` by
+-- a model when one of its calls (usages, joined through apiquiz_api_names: the called names that are this
+-- API) starts inside that text.
 CREATE TABLE apiquiz_model_read AS
 WITH files AS (
     SELECT name AS model, unnest(json_extract(card, '$.train_data.read.text[*]')) AS f FROM models
