@@ -1,6 +1,6 @@
-"""What each job asks a scheduler for: the Snakemake `resources:` (`gpu`, `mem_mb`, `runtime` in minutes)
-of every rule, from params.yaml (a cluster job gets only what it asks for). A local run ignores them except `gpu` under
-`--resources gpu=1`; a cluster executor (profiles/slurm/) turns them into its request. Torch-free and
+"""What each job asks a scheduler for: the Snakemake `resources:` (`gpu`, `mem_mb`, `runtime` in minutes) of
+every rule, from params.yaml (a cluster job gets only what it asks for). A local run ignores them except `gpu`
+under `--resources gpu=1`; a cluster executor (profiles/slurm/) turns them into its request. Torch-free and
 cheap: the Snakefile calls these for every job.
 
 - `gpu`: 1 only on the jobs that run on models.device (train_model, evaluate_model, predict) when that

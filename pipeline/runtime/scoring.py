@@ -109,7 +109,8 @@ def is_chat_token(token: str | None) -> bool:
 
 
 def start_policy(tokenizer, model_family: str, convention: str = "pipeline") -> StartPolicy:
-    """Which start token a model's scoring uses (the format the model was trained on, so a score is fair to it).
+    """Which start token a model's scoring uses (a causal LM scores the text's first token only when something
+    precedes it; the other families read the format they were trained on).
 
     - masked-lm, encoder-decoder, encoder-only: the tokenizer's own special tokens (`<s>` … `</s>`,
       `[CLS]` … `[SEP]`), the format the model was trained on; nothing else is added.

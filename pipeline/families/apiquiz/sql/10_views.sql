@@ -74,7 +74,8 @@ GROUP BY ALL
 ORDER BY ALL;
 
 -- The paper's quiz set (every compared model on the same quizzes): quizzes whose answer is one token of
--- every compared model's vocabulary, i.e. that every model with fill_mask rows scored (status ok) under its own tokenizer.
+-- every compared model's vocabulary, i.e. that every model with fill_mask rows scored (status ok) under its
+-- own tokenizer.
 CREATE TABLE apiquiz_paper_set AS
 SELECT quiz_id FROM apiquiz_predictions
 WHERE protocol = 'fill_mask'
