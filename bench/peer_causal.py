@@ -17,8 +17,8 @@ suffix). Two conventions:
     python -m bench.peer_causal --tiny   # a tiny random GPT-2 on built-in quizzes: seconds (the test)
 
 Needs the default build for the real quizzes (`snakemake data/models/code-clm
-data/families/apiquiz/quizzes.parquet`) and the peers venv (`python3.11 -m venv /work/venvs/peers &&
-/work/venvs/peers/bin/pip install -r bench/requirements-peers.txt`; `--peers-python` or $PEERS_PYTHON).
+data/families/apiquiz/quizzes.parquet`) and the peers venv (`.peers/venv` by default: `python3.11 -m venv
+.peers/venv && .peers/venv/bin/pip install -r bench/requirements-peers.txt`; `--peers-python` or $PEERS_PYTHON).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-PEERS_PYTHON = os.environ.get("PEERS_PYTHON", "/work/venvs/peers/bin/python")
+PEERS_PYTHON = os.environ.get("PEERS_PYTHON", str(REPO / ".peers" / "venv" / "bin" / "python"))
 CONVENTIONS = ("lm-eval", "pipeline")
 
 # built-in quizzes for --tiny (the test): real-looking code contexts, shared short prefixes

@@ -231,7 +231,8 @@ def stage_targets(config: dict) -> list[tuple[str, str]]:
     enabled = registry.enabled(config)
     stages = [(name, name) for name in SPINE]
     stages += [(f"family-{f.name}", f.name) for f in enabled]
-    stages.append(("evaluation", "evaluation_sizes"))  # every family's evaluation set checked (issue 24)
+    # every family's evaluation set checked: a set under manifest.evaluation.min_items items stops the run
+    stages.append(("evaluation", "evaluation_sizes"))
     stages.append(("models", "models"))
     stages += [(f"predict-{f.name}", f"predict_{f.name}") for f in enabled if f.inference is not None]
     stages += [(f"fit-{f.name}", f"fits_{f.name}") for f in enabled if f.fit is not None]

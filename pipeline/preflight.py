@@ -1,8 +1,8 @@
-"""The check every rule's command runs first, where the job runs (a cluster node, a conda environment):
-the interpreter is the one params.yaml `python.require` names (issue 26). Snakemake checks it once
-where it plans (pipeline.config.check_interpreter); a node or an environment can differ. Standard
-library only: it costs one interpreter start (~20 ms). The device a GPU job names is checked by the
-job itself when it loads its model (pipeline.models.zoo.pick_device), on the node that has it.
+"""The check every rule's command runs first, where the job runs (a cluster node, a conda environment): the
+interpreter is the one params.yaml `python.require` names. Snakemake checks it once where it plans
+(pipeline.config.check_interpreter); a node or an environment can differ. Standard library only: it costs one
+interpreter start (~20 ms). The device a GPU job names is checked by the job itself when it loads its model
+(pipeline.models.zoo.pick_device), on the node that has it.
 
     python -m pipeline.preflight --python 3.11.7
 """

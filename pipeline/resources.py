@@ -1,15 +1,15 @@
-"""What each job asks a scheduler for: the Snakemake `resources:` (`gpu`, `mem_mb`, `runtime` in minutes)
-of every rule, from params.yaml (issue 26). A local run ignores them except `gpu` under
-`--resources gpu=1`; a cluster executor (profiles/slurm/) turns them into its request. Torch-free and
+"""What each job asks a scheduler for: the Snakemake `resources:` (`gpu`, `mem_mb`, `runtime` in minutes) of
+every rule, from params.yaml (a cluster job gets only what it asks for). A local run ignores them except `gpu`
+under `--resources gpu=1`; a cluster executor (profiles/slurm/) turns them into its request. Torch-free and
 cheap: the Snakefile calls these for every job.
 
 - `gpu`: 1 only on the jobs that run on models.device (train_model, evaluate_model, predict) when that
   device is a GPU: `cuda`/`cuda:N`; `auto` is a GPU only on a local run on a machine that shows one (a
   cluster job gets none unless asked: name `cuda` there). Every other job: 0.
 - `mem_mb`: the measured floor of the job's kind (peak RSS on `.test`: a torch job 739 MB, any other
-  Python stage <= 517 MB in issue 26's run; GNU time around each job of a later `.test` build: predict
-  623 MB (max of 33 jobs), train_model 513, evaluate_model 481, other stages <= 427, the corpus stages
-  <= 136) plus what the params add: pool workers,
+  Python stage <= 517 MB in an earlier `.test` build, docs/cluster.md; GNU time around each job of
+  a later `.test` build: predict 623 MB (max of 33 jobs), train_model 513, evaluate_model 481, other
+  stages <= 427, the corpus stages <= 136) plus what the params add: pool workers,
   the model's weights (its card once built, else an estimate from params.yaml), the activations of one
   batch (items x max_length, under the token budget), the optimizer state when training, the host side
   of a CUDA context; times MEM_MARGIN, rounded up to 256 MB.

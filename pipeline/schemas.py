@@ -145,7 +145,7 @@ INVENTORY = pa.schema(
         pa.field("signature", pa.string(), nullable=False),  # "(a, b=1) -> int"; bases for classes; "" for modules
         pa.field("doc", pa.string(), nullable=True),  # first sentence of the docstring
         pa.field("private", pa.bool_(), nullable=False),  # a part starts with "_" (dunders aside)
-        # issue 24 (pipeline.extract.library): the distribution (sdist/package) the file ships in, whatever the
+        # pipeline.extract.library: the distribution (sdist/package) the file ships in, whatever the
         # `repository:` grouping; the category of a call to it from its own distribution (stdlib / user_defined);
         # importable library code (not a test, example, docs, tools or scripts file). Null: not recorded.
         pa.field("distribution", pa.string(), nullable=True),

@@ -1,4 +1,4 @@
-"""A fix to Snakemake's scheduler loop, applied by the Snakefile to the Snakemake process that runs it (issue 26).
+"""A fix to Snakemake's scheduler loop, applied by the Snakefile to the Snakemake process that runs it.
 
 With its job rate limiter on (`--max-jobs-per-timespan`, default 100/1s, no way to turn it off), Snakemake's
 scheduler starts a timer after every pass of its loop while jobs wait for cores, to pass again when the

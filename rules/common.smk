@@ -142,7 +142,7 @@ PREDICTED = [f for f in FAMILIES if f.inference is not None]
 SHARDS = config["inference"]["shards"]
 
 
-# Rule priorities (issue 34): what Snakemake starts first among ready jobs (its MILP maximises the summed priority,
+# Rule priorities: what Snakemake starts first among ready jobs (its MILP maximises the summed priority,
 # then the cores used). The default on 2 cores packs its tail when the training chain starts as soon as the manifest
 # exists (every trained model's predict, fit and evaluate jobs wait for it) and the long predict jobs of the
 # pretrained models (SmolLM2's are the build's longest single-thread jobs) start as soon as their inputs exist, not

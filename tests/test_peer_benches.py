@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-PEERS_PYTHON = os.environ.get("PEERS_PYTHON", "/work/venvs/peers/bin/python")
+PEERS_PYTHON = os.environ.get("PEERS_PYTHON", str(REPO / ".peers" / "venv" / "bin" / "python"))
 
 
 def peers_ready() -> bool:
@@ -26,7 +26,7 @@ def peers_ready() -> bool:
 
 
 @pytest.mark.skipif(not peers_ready(), reason=f"no peers venv with lm_eval at {PEERS_PYTHON} "
-                    "(python3.11 -m venv /work/venvs/peers && pip install -r bench/requirements-peers.txt)")
+                    "(python3.11 -m venv .peers/venv && .peers/venv/bin/pip install -r bench/requirements-peers.txt)")
 def test_peer_causal_bench_runs_on_a_tiny_model_and_equals_lm_eval():
     res = subprocess.run([sys.executable, "-m", "bench.peer_causal", "--tiny", "--conventions", "lm-eval", "--json",
                           "--peers-python", PEERS_PYTHON], cwd=REPO, capture_output=True, text=True, timeout=600)
@@ -78,7 +78,8 @@ def run_bench(name: str, *args: str, timeout: int = 600) -> dict:
     return json.loads(res.stdout.strip().splitlines()[-1])
 
 
-NO_PEERS = f"no peers venv at {PEERS_PYTHON} (python3.11 -m venv /work/venvs/peers && pip install -r bench/requirements-peers.txt)"
+NO_PEERS = (f"no peers venv at {PEERS_PYTHON} (python3.11 -m venv .peers/venv && .peers/venv/bin/pip install -r "
+            "bench/requirements-peers.txt)")
 
 
 @pytest.mark.skipif(not peers_have("pytrec_eval", "ir_measures"), reason=NO_PEERS)

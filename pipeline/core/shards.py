@@ -1,5 +1,5 @@
-"""Corpus stages in N shard jobs (issue 26 item 5): which files a shard takes, its command-line
-arguments, and merging the shards' sorted parts into the bytes one job writes.
+"""Corpus stages in N shard jobs (so a cluster runs one stage on many nodes): which files a shard
+takes, its command-line arguments, and merging the shards' sorted parts into the bytes one job writes.
 
 The shard of a file is `shard_of(stable_id(source, path), N)` (`pipeline.core.ids`, the same stable
 hash inference shards items with), the same for a file in every stage (scan, extract, identifiers,

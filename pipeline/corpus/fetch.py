@@ -5,11 +5,11 @@ registry's sha512 `integrity`), git (url + full commit sha), url (archive + sha2
 (CodeSearchNet-style dump), local (folder, zip, or the built-ins `stdlib` and `jdk`).
 Nothing fetched is ever executed or imported: an npm package is only unpacked (its
 `package.json` lifecycle scripts are data like the rest; nothing here can run them).
-Bad input never stops the run (issue 15): a member or record that cannot be kept is a reject
-row; a source that cannot be had as pinned (a download that does not match its pin, which is
-never cached or extracted; an unreachable index or url; a commit the repository lacks; a missing
-path; a file that is no archive) is a `failed` record with one reject row and one ERROR line,
-and the run goes on without it (the Snakefile says so at the end and exits non-zero).
+Bad input never stops the run (one bad source must not cost the others): a member or record
+that cannot be kept is a reject row; a source that cannot be had as pinned (a download that does
+not match its pin, which is never cached or extracted; an unreachable index or url; a commit the
+repository lacks; a missing path; a file that is no archive) is a `failed` record with one reject
+row and one ERROR line, and the run goes on without it (the Snakefile says so at the end and exits non-zero).
 """
 
 from __future__ import annotations

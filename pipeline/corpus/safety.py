@@ -3,9 +3,10 @@ destination, nothing is executed, and every refused member is recorded.
 
 Archives are read as streams, one member at a time: a member's bytes are read only up to the
 caps (`Limits`), headers are read only up to the entry cap (`entry_cap`), so memory stays
-bounded whatever the archive claims (issue 15 item 6). A name that is not UTF-8, two members
+bounded whatever the archive claims (a zip or tar bomb cannot exhaust it). A name that is not UTF-8, two members
 with the same path, a file and a folder of the same name, a member whose bytes do not check
-out, an archive that breaks off: each is a reject row (issue 15 items 2, 3, 4, 9).
+out, an archive that breaks off: each is a reject row, never an exception that stops the run and
+never a file silently overwritten or dropped.
 """
 
 from __future__ import annotations

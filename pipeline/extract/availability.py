@@ -1,5 +1,6 @@
 """Does an API exist on the pipeline's (pinned, Linux) platform? The check apiquiz applies to its API
-universe (issue 24: invalid quizzes), for any family that names APIs (apirec's points and queries):
+universe (a quiz on a name that does not exist here is invalid), for any family that names APIs
+(apirec's points and queries):
 
 - a name of the corpus defined only under a guard for another platform, or only when the module runs as a
   script: the inventory's `platform` / `platform_names` (`pipeline.extract.platforms`; colorama.win32's

@@ -235,7 +235,7 @@ def import_statement(imp: FileImport) -> str | None:
     return f"from {written} import {imp.name} as {imp.asname}"
 
 
-# -- star imports of the corpus's own modules (issue 24 item 4) ---------------------------------------
+# -- star imports of the corpus's own modules (so `from .m import *` names resolve) ------------------
 def _module_ast(row: dict, max_tokens: int = 0) -> ast.Module | None:
     """The file parsed by CPython's `ast` (read as text, never run); None when it does not parse or is over the
     token budget (pipeline.core.budget; the analysis rejects it as too_complex)."""
@@ -495,7 +495,7 @@ def iter_rows(manifest: pa.Table, workers: int, timeout_s: float, max_file_bytes
     rows = manifest.filter(pc.equal(manifest.column("language"), "python")).to_pylist()
     rows.sort(key=_file_key)  # stable: the manifest's own order, made explicit
     everything = rows
-    # module names and categories by distribution (issue 24 item 2), never by the `repository:` grouping:
+    # module names and categories by distribution, never by the `repository:` grouping:
     # `dir:2` once cut `pkg/sub/x.py` from `pkg/__init__.py`, so it was module `sub.x` in one grouping only
     dists = {r["file_id"]: library.distribution(r["source"], r["repository"], r["source"] in per_repository_sources,
                                                 r["source"] in stdlib_sources) for r in rows}

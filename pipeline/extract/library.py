@@ -1,5 +1,5 @@
-"""What an API *is* (issue 24 items 2 and 3), decided from the corpus's layout, never from how its
-files are grouped into repositories:
+"""What an API *is* (its distribution, its category, whether it is library code), decided from the
+corpus's layout, never from how its files are grouped into repositories:
 
 - its **distribution**: the sdist / package / project a file ships in. Every source is one
   distribution (a PyPI sdist, an npm package, a git checkout, a local folder), whatever its

@@ -1,5 +1,5 @@
 """Does a standard-library name exist on the pipeline's (pinned) interpreter? Read from the
-interpreter's own stdlib source by CPython's `ast`, never imported (issue 24: `os.path.mkdir`, a call
+interpreter's own stdlib source by CPython's `ast`, never imported (without it `os.path.mkdir`, a call
 in a docs script to a function that does not exist, became a quiz; `ctypes.WinError` and
 `msvcrt.get_osfhandle` exist on Windows only).
 

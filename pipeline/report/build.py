@@ -137,7 +137,7 @@ def headline_scores(con, fams: list[families.Family]) -> dict:
     """{family: {model: {metric: value, ..., "n": {metric: samples}}}}: what `dvc metrics diff` and
     `dvc exp show` compare, each score with the count of samples it is over.
 
-    Not floored (issue 34 item 1): a score over fewer than `report.min_n` items stays here, its n beside it,
+    Not floored: a score over fewer than `report.min_n` items stays here, its n beside it,
     while the report prints "too few items (n = N)" for it. A metrics file is compared across runs and
     experiments key by key: a key that appeared and vanished as its n crossed the floor would read as a
     metric added or removed, and raising a model's cap (its n) must show as a change of the same key. Read

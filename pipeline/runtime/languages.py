@@ -1,7 +1,8 @@
-"""Per-item language codes (issue 25 item 3): PLBART reads `tokens </s> <language code>`, the code of the text's
-own language (`__python__`, `__java__`; its `multi` checkpoints also `__javascript__`, `__php__`, `__ruby__`,
-`__go__`), as its sentencepiece tokenizer writes it with `src_lang` set (`PLBartTokenizer.set_src_lang_special_tokens`:
-no prefix, suffix `[eos, code]`), on the encoder's input and on the target alike.
+"""Per-item language codes (so PLBART scores text in the format it was trained on): PLBART reads `tokens </s>
+<language code>`, the code of the text's own language (`__python__`, `__java__`; its `multi` checkpoints also
+`__javascript__`, `__php__`, `__ruby__`, `__go__`), as its sentencepiece tokenizer writes it with `src_lang` set
+(`PLBartTokenizer.set_src_lang_special_tokens`: no prefix, suffix `[eos, code]`), on the encoder's input and on
+the target alike.
 
 A tokenizer loaded once per model has one fixed suffix; the families score items of several languages in
 one run (apirec's Python and Java points). `for_language(tokenizer, language)` is the model's tokenizer with

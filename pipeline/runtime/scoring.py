@@ -109,7 +109,8 @@ def is_chat_token(token: str | None) -> bool:
 
 
 def start_policy(tokenizer, model_family: str, convention: str = "pipeline") -> StartPolicy:
-    """Which start token a model's scoring uses (issue 25 item 5).
+    """Which start token a model's scoring uses (a causal LM scores the text's first token only when something
+    precedes it; the other families read the format they were trained on).
 
     - masked-lm, encoder-decoder, encoder-only: the tokenizer's own special tokens (`<s>` … `</s>`,
       `[CLS]` … `[SEP]`), the format the model was trained on; nothing else is added.
@@ -663,7 +664,8 @@ def _masked_lm_head(model):
     return None
 
 
-# Ranking protocols over one scoring pass (issue 16 item 3), named as they appear in predictions:
+# Ranking protocols over one scoring pass (a summed log-likelihood alone favours short candidates), named as
+# they appear in predictions:
 # `rank` the summed log-likelihood of the scored tokens (kept under its old name), `rank_mean` that sum
 # over the number of scored TOKENS (the model's tokens, not bytes: lm-evaluation-harness's acc_norm
 # divides by bytes; per token is the length the model itself pays per step), `rank_pmi` the sum minus

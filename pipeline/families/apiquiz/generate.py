@@ -391,9 +391,10 @@ def call_template(api: Api, context: str | None = None) -> Template:
 
 
 def import_template(api: Api) -> Template | None:
-    """`from <module> import name`: only where the left part is a module (issue 13). For a
-    member of a class (`pkg.mod.Class.meth`) the class is imported and the rest masked in the call,
-    `from pkg.mod import Class\nClass.meth(`; the class level is not masked (the call shows it)."""
+    """`from <module> import name`: only where the left part is a module (`from pkg.mod.Class import
+    meth` is no valid import). For a member of a class (`pkg.mod.Class.meth`) the class is imported and
+    the rest masked in the call, `from pkg.mod import Class\nClass.meth(`; the class level is not masked
+    (the call shows it)."""
     k = api.module_levels
     if k == 0:
         return None
@@ -509,7 +510,8 @@ def roles(api: Api) -> list[str]:
 class Pools:
     """Names per (level, mask position, kind), and per (parent path, mask position, kind): siblings.
     The kind is the level's definition kind (module / class / function / method, Api.level_kinds),
-    not its position in the name (issue 24 item 5: `callable` mixed classes, functions and methods)."""
+    not its position in the name (a kind read from the position, such as `callable`, mixed classes,
+    functions and methods in one pool)."""
 
     by_level: dict[tuple[int, str, str], list[str]]
     by_parent: dict[tuple[str, str, str], list[str]]
@@ -575,8 +577,8 @@ def quiz_rows(usages: pa.Table, inventory: pa.Table, imports: pa.Table, tokenize
     `aggregate_usages`), in which case `modules` gives the distinct (module, source, repository)."""
     names = Names(usages if modules is None else modules, imports, inventory)
     every_api = collect_apis(usages, names)
-    # the universe is importable library code (issue 24 item 3): no test/example/docs/tools/scripts definition,
-    # no method of a data attribute; private names only when asked
+    # the universe is importable library code (a quiz on a test or docs helper probes no API): no
+    # test/example/docs/tools/scripts definition, no method of a data attribute; private names only when asked
     # nor a name that does not exist on the pipeline's platform: another platform's (counted by platform) or a stdlib
     # name the interpreter's stdlib does not bind
     apis = [a for a in every_api if (include_private or not a.private) and a.library_code and not a.data_member
@@ -761,8 +763,8 @@ def summary(every_api: list[Api], apis: list[Api], quizzes: pa.Table, flags: pa.
                                      and not a.not_in_stdlib for a in every_api) - sum(a.private for a in apis),
         "apis_not_library_code_left_out": sum(not a.library_code for a in every_api),
         "apis_data_member_left_out": sum(a.library_code and a.data_member for a in every_api),
-        # names that do not exist here (issue 24): defined only for another platform, per platform; stdlib names the
-        # pinned interpreter's stdlib does not bind
+        # names that do not exist here (a quiz on them is invalid): defined only for another platform, per
+        # platform; stdlib names the pinned interpreter's stdlib does not bind
         "apis_platform_left_out": dict(sorted(Counter(a.platform for a in every_api if a.library_code
                                                       and not a.data_member and a.platform is not None).items())),
         "apis_not_in_stdlib_left_out": sum(a.library_code and not a.data_member and a.platform is None
@@ -785,7 +787,8 @@ def summary(every_api: list[Api], apis: list[Api], quizzes: pa.Table, flags: pa.
                                               .column("mask_position")),
         "candidates_same_kind_share": round((pc.sum(quizzes.column("candidates_same_kind")).as_py() or 0)
                                             / max(1, n_cands), 4),
-        # honest figures (issue 24 item 5): same kind by the inventory alone; the former role rule's share; per kind
+        # figures that do not flatter the pools: same kind by the inventory alone (a guessed kind is not
+        # counted); the former role rule's share; per kind
         "candidates_same_kind_known_share": round((pc.sum(quizzes.column("candidates_same_kind_known")).as_py() or 0)
                                                   / max(1, n_cands), 4),
         "candidates_same_role_share": round((pc.sum(quizzes.column("candidates_same_role")).as_py() or 0)

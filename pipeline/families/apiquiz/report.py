@@ -119,8 +119,9 @@ def headline(con, config=None) -> str:
 
 
 def _distractors(con) -> list[str]:
-    """Distractor kinds as generated (issue 24 item 5): per gold kind, the candidates of the gold's kind,
-    of it by the inventory alone (not guessed from the name), and by the former role rule."""
+    """Distractor kinds as generated (how often a distractor really is of the answer's kind): per gold
+    kind, the candidates of the gold's kind, of it by the inventory alone (not guessed from the name), and by
+    the former role rule."""
     columns = {r[0] for r in con.sql("DESCRIBE apiquiz_quizzes").fetchall()}
     if "level_kind" not in columns:
         return []

@@ -20,7 +20,8 @@ QUIZZES = pa.schema(
         pa.field("n_levels", pa.int32(), nullable=False),
         pa.field("level_name", pa.string(), nullable=False),  # the whole masked level
         pa.field("level_role", pa.string(), nullable=False),  # module / member (a class, an object) / callable
-        # module / class / function / method: the inventory's kind of the level's definition, else guessed (issue 24)
+        # module / class / function / method: the inventory's kind of the level's definition, else guessed from the
+        # name
         pa.field("level_kind", pa.string(), nullable=False),
         pa.field("mask_position", pa.string(), nullable=False),  # first / last token of the level, or whole level
         pa.field("alias", pa.string(), nullable=True),  # alias settings: the alias in the text
@@ -40,7 +41,8 @@ QUIZZES = pa.schema(
         pa.field("seen", pa.bool_(), nullable=False),  # the API occurs in a train-split file
         pa.field("uses", pa.int64(), nullable=False),  # calls of the API in the corpus
         # nl setting: the context contains (ignoring case) the answer or the whole masked name; such quizzes
-        # are left out of the headline (issue 23 item 2). False in the other settings.
+        # are left out of the headline (copying the answer from the context shows no knowledge of the API).
+        # False in the other settings.
         pa.field("context_leak", pa.bool_(), nullable=False),
     ]
 )

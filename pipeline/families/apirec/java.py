@@ -27,8 +27,8 @@ two points share a start).
 Points follow the Python ones (generate.py): context = the file's package and import
 declarations as written, a blank line, then the method from its first line up to the call (cut
 exactly before the callee: the receiver for `xs.add`, `new` for a constructor); answers: the
-FQN (`<init>` for constructors) and its class. Category, by distribution as for Python (issue 24 item 2,
-`pipeline.extract.library`; never by the `repository:` grouping): `stdlib` for the JDK's packages (java.*,
+FQN (`<init>` for constructors) and its class. Category, by distribution as for Python
+(`pipeline.extract.library`; never by the `repository:` grouping): `stdlib` for the JDK's packages (java.*,
 javax.*, jdk.*, sun.*, com.sun.*) and any type a JDK source (`builtin: jdk`) declares, `user_defined` for a
 type the caller's own distribution declares (its source; a `jsonl` dump's repository), else `third_party`.
 Position, the length

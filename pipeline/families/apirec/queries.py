@@ -15,7 +15,8 @@ Queries (evaluation split only, like the code points; split by project through t
 Files are read as text and parsed with `ast` / `tokenize`; corpus code is never imported or run.
 
 Universe: every public class, function and method of the inventory (all libraries, all splits) that
-exists on the pipeline's platform (issue 24, apiquiz's check: `pipeline.extract.availability`): a
+exists on the pipeline's platform (an answer that cannot be called here is invalid; apiquiz's check:
+`pipeline.extract.availability`): a
 definition only for another platform is neither in the universe nor an answer (counted per label in
 `apis_platform_left_out`, distinct APIs; queries in `queries_platform_left_out`), nor is a stdlib name the
 pinned interpreter's stdlib does not bind (`apis_not_in_stdlib_left_out`, `queries_not_in_stdlib_left_out`).
@@ -72,7 +73,8 @@ SKIP_COMMENT = re.compile(r"^(noqa|type:|pragma|fmt:|pylint|mypy|isort|flake8|co
 _WORD = re.compile(r"[A-Za-z0-9]+")
 _PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
-# reST / Markdown markup (issue 24 item 6), replaced by the text a reader sees, in this order
+# reST / Markdown markup (a query should read as prose, not as markup), replaced by the text a reader sees,
+# in this order
 _MARKUP = [
     (re.compile(r"^\s*\.\.\s+[\w-]+::\s*"), ""),  # a directive's head (`.. note::`)
     (re.compile(r"!?\[([^\]]*)\]\([^)]*\)"), r"\1"),  # Markdown link / image: its text
@@ -298,7 +300,7 @@ def collect(usages: pa.Table, inventory: pa.Table, manifest: pa.Table, root: Pat
 
     files = {r["path"]: r for r in manifest.to_pylist()}
     out: list[Query] = []
-    # no query's answer is a test, example, docs, tools or scripts definition (issue 24 item 6)
+    # no query's answer is a test, example, docs, tools or scripts definition (no library's API)
     not_library = {r["fqn"] for r in inventory.select(["fqn", "library_code"]).to_pylist() if r["library_code"] is False}
     for r in inventory.to_pylist():
         if r["kind"] not in DEF_KINDS or r["private"]:  # the universe is the public API (the inventory flags private parts)

@@ -8,7 +8,7 @@ Frequencies come from the same identifier sequences the embeddings train on (the
 splits of params `embeddings`, duplicates excluded, every file: `max_tokens` caps training only).
 Each identifier's language and source/repository are the ones it occurs in most (ties: name order).
 
-Pairs are drawn per language (issue 24 item 7): each identifier belongs to the language it occurs in
+Pairs are drawn per language: each identifier belongs to the language it occurs in
 most, and each language's identifiers are ranked and sampled on their own (`max_identifiers`,
 `ranges`, `per_range` and `random_pairs` apply per language), so no pair mixes languages and every
 language of `embeddings.languages` with frequent identifiers gets its own pairs. `mixed: true` adds

@@ -97,7 +97,7 @@ def file_snippets(r: dict, args: argparse.Namespace, prs) -> list[T.Snippet]:
     """A file's snippets within the length limits (the per-file part)."""
     text = Path(r["location"]).read_text(encoding=r["encoding"] or "utf-8", errors="replace")
     if budget.over_budget(text, args.language, args.max_file_tokens, "probing.max_file_tokens"):
-        # not parsed: a 10^6-token method took the scan to 0.7 GB and 145 CPU-s (issue 37 item A); counted
+        # not parsed: a 10^6-token method took the scan to 0.7 GB and 145 CPU-s (measured); counted
         TOO_COMPLEX.add(r["file_id"])
         return []
     return [s for s in T.snippets_of_file(text, args.language, r["file_id"], prs)

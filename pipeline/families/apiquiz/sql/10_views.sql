@@ -1,10 +1,11 @@
 -- Units: every score below (P@k, chance, difference, CI ends, shares) is a fraction in [0, 1], rounded to 4
--- decimals; percent only in rendered text (issue 27 item 4).
+-- decimals; percent only in rendered text (one unit in every table, so no reader mixes 0.42 and 42).
 
--- Each model's own seen/unseen (issue 23 item 1). The text every pipeline-trained model read is in its
--- card (train_data.read.text: per file, [start line, start column, end line, end column) ranges of the
--- blocks its batches drew); a quizzed API is `seen` by a model when one of its calls (usages, joined
--- through apiquiz_api_names: the called names that are this API) starts inside that text.
+-- Each model's own seen/unseen (models read different text, so one corpus-wide flag misplaces APIs).
+-- The text every pipeline-trained model read is in its card (train_data.read.text: per file, [start line,
+-- start column, end line, end column) ranges of the blocks its batches drew); a quizzed API is `seen` by
+-- a model when one of its calls (usages, joined through apiquiz_api_names: the called names that are this
+-- API) starts inside that text.
 CREATE TABLE apiquiz_model_read AS
 WITH files AS (
     SELECT name AS model, unnest(json_extract(card, '$.train_data.read.text[*]')) AS f FROM models
@@ -72,8 +73,9 @@ LEFT JOIN apiquiz_quizzes q ON q.api = s.api AND q.repository IS NOT DISTINCT FR
 GROUP BY ALL
 ORDER BY ALL;
 
--- The paper's quiz set (issue 23 item 3): quizzes whose answer is one token of every compared model's
--- vocabulary, i.e. that every model with fill_mask rows scored (status ok) under its own tokenizer.
+-- The paper's quiz set (every compared model on the same quizzes): quizzes whose answer is one token of
+-- every compared model's vocabulary, i.e. that every model with fill_mask rows scored (status ok) under its
+-- own tokenizer.
 CREATE TABLE apiquiz_paper_set AS
 SELECT quiz_id FROM apiquiz_predictions
 WHERE protocol = 'fill_mask'
@@ -167,7 +169,8 @@ WHERE status = 'ok' AND NOT context_leak
 GROUP BY ALL
 ORDER BY ALL;
 
--- nl quizzes whose context gives the answer away, per mask position: generated and drawn (issue 23 item 2).
+-- nl quizzes whose context gives the answer away, per mask position: generated and drawn (the headline
+-- leaves them out: copying the answer from the context shows no knowledge of the API).
 CREATE VIEW apiquiz_leaks AS
 WITH drawn AS (
     SELECT DISTINCT quiz_id FROM apiquiz_predictions
@@ -240,7 +243,7 @@ FROM ok t
 JOIN model_twins w ON w.model = t.model
 JOIN ok r ON r.model = w.twin AND r.protocol = t.protocol AND r.quiz_id = t.quiz_id
 LEFT JOIN apiquiz_quizzes q ON q.quiz_id = t.quiz_id
-WHERE NOT coalesce(q.context_leak, false)  -- leaking nl quizzes are left out (issue 23 item 2)
+WHERE NOT coalesce(q.context_leak, false)  -- leaking nl quizzes are left out (the context gives the answer)
 GROUP BY ALL
 ORDER BY ALL;
 
@@ -284,7 +287,8 @@ FROM generated g LEFT JOIN drawn d USING (setting, mask_position)
 GROUP BY ALL
 ORDER BY ALL;
 
--- The headline trained-vs-twin comparison over all settings (issue 16 item 2), per ranking protocol:
+-- The headline trained-vs-twin comparison over all settings (what training added over the same
+-- architecture with random weights), per ranking protocol:
 -- P@1 for the candidate rankings (`rank` summed, `rank_mean` per token, `rank_pmi`), P@1 and P@10
 -- for fill_mask (the masked LM's single-token quizzes). Paired on the quizzes both scored.
 CREATE VIEW apiquiz_twin_hits AS

@@ -235,11 +235,12 @@ SELECT benchmark, subset, model, ranker, k, n, round(mean, 4) AS sr_method, roun
 FROM poisson_bootstrap_mean(apirec_hits)
 ORDER BY ALL;
 
--- The report's headline comparison (issue 34 item 3): each LM re-ranking (`rerank_ngram*`) against the n-gram
--- whose top-N pool it re-ranks, per language, PAIRED on the points the LM was given (its seeded subset): per
--- point the LM's method-level hit at k (1, 3, 5, 10; a point it could not score is a miss) and the n-gram's,
--- and whether the gold is in the pool (`in_pool`: the recall ceiling of any re-ranking of that pool), counted.
--- The report bootstraps these histograms (poisson_paired_bootstrap_hist, seeded per cell from the run seed).
+-- The report's headline comparison (what an LM adds over the pool it re-ranks): each LM re-ranking
+-- (`rerank_ngram*`) against the n-gram whose top-N pool it re-ranks, per language, PAIRED on the points the
+-- LM was given (its seeded subset): per point the LM's method-level hit at k (1, 3, 5, 10; a point it could
+-- not score is a miss) and the n-gram's, and whether the gold is in the pool (`in_pool`: the recall ceiling
+-- of any re-ranking of that pool), counted. The report bootstraps these histograms
+-- (poisson_paired_bootstrap_hist, seeded per cell from the run seed).
 CREATE VIEW apirec_rerank_pairs AS
 SELECT a.language, a.model, a.ranker, a.k, a.sr_method AS a, b.sr_method AS b, a.gold_in_candidates AS in_pool,
        count(*) AS items

@@ -1,5 +1,6 @@
 -- Units: every score below (top-k accuracy, difference, CI ends) is a fraction in [0, 1], rounded to 4
--- decimals where a view rounds; percent only in rendered text (issue 27 item 4).
+-- decimals where a view rounds; percent only in rendered text (one unit in every table, so no reader
+-- mixes 0.42 and 42).
 
 -- CodeSyntax baselines averaged over relations, as in the paper's Table 3: the offsets/keywords
 -- are chosen on `chosen_on` (dev: held out; test: as the paper did) and always scored on test.
@@ -93,7 +94,8 @@ SELECT chosen_on, system, language, variant, metric, k, n AS relations, round(me
 FROM poisson_bootstrap_mean(codesyntax_relation_values)
 ORDER BY ALL;
 
--- A model against its random twin (models.card says which) on the headline metric (issue 16 item 2):
+-- A model against its random twin (models.card says which) on the headline metric (what training added over the
+-- same architecture with random weights):
 -- top-1, first token, the best head per relation chosen on dev (or on test), scored on test. The
 -- headline is the average over relations, so a relation is the resampling unit: the 95% CI of the
 -- difference comes from a paired Poisson bootstrap over the relations both were scored on (1000

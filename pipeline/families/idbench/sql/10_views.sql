@@ -159,12 +159,13 @@ JOIN idbench_embedding_vocab v1 ON v1.technique = s.technique AND v1.identifier_
 JOIN idbench_embedding_vocab v2 ON v2.technique = s.technique AND v2.identifier_id = p.id2_id
 GROUP BY ALL;
 
--- A model's rho with its layer chosen on held-out pairs (issue 23 item 8; stats.cv_layer_spearman's point
--- estimate, the report adds its bootstrap CI): the comparable pairs every layer scored (mean pooling) split
--- into `idbench.layer_folds` folds by sha256('idbench-fold', seed, pair_id) (pipeline.core.ids.stable_id);
--- each fold's pairs scored at the layer with the best rho on the other folds' pairs (ties: the lowest
--- layer), a pair's score being its average rank among all pairs at that layer (no gold used); one rho over
--- all the pairs. `layers`: the layer chosen per fold. scores.json's model rows read this view.
+-- A model's rho with its layer chosen on held-out pairs (a layer chosen on the pairs it is scored on
+-- overstates rho; stats.cv_layer_spearman's point estimate, the report adds its bootstrap CI): the
+-- comparable pairs every layer scored (mean pooling) split into `idbench.layer_folds` folds by
+-- sha256('idbench-fold', seed, pair_id) (pipeline.core.ids.stable_id); each fold's pairs scored at the
+-- layer with the best rho on the other folds' pairs (ties: the lowest layer), a pair's score being its
+-- average rank among all pairs at that layer (no gold used); one rho over all the pairs. `layers`: the
+-- layer chosen per fold. scores.json's model rows read this view.
 CREATE VIEW idbench_held_out_layer AS
 WITH cfg AS (
     SELECT coalesce((SELECT value FROM run_params WHERE key = 'seed'), '0') AS seed,

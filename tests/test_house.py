@@ -1,0 +1,79 @@
+"""House rules over the tracked files: code comments give reasons, not tracker numbers (history lives in git
+and docs/), and no tracked file names a path of one machine (a default is a path inside the project or a fresh
+temporary folder, resolved at run time)."""
+
+from __future__ import annotations
+
+import ast
+import re
+import subprocess
+
+import pytest
+
+from tests.conftest import REPO
+
+# the workflow's code, its comments and docstrings: pipeline/, rules/, the Snakefile, schemas/, params (Markdown
+# is documentation, which may cite history: a family's README.md keeps its checklist's issue references)
+CODE_PATHS = ("pipeline/", "rules/", "schemas/", "Snakefile", "snakemake_startup.py")
+CODE_FILES = re.compile(r"^params[\w.]*\.yaml$")
+TRACKER = re.compile(rb"issue [0-9]", re.IGNORECASE)
+# pieces joined here so that this file does not name them itself
+MACHINE_PATH = re.compile(rb"(?<![\w.:/-])(?:(?:/" + b"work/|/" + b"root/|/" + b"home/)[\w.-]|/tmp/" + b"s3)")
+
+
+def tracked() -> list[str]:
+    res = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, capture_output=True)
+    if res.returncode or not res.stdout:
+        pytest.skip("not a git checkout")
+    return [p for p in res.stdout.decode().split("\0") if p and (REPO / p).is_file()]
+
+
+def text_of(rel: str) -> bytes | None:
+    data = (REPO / rel).read_bytes()
+    return None if b"\0" in data[:8192] else data
+
+
+def extract_cache_key_files() -> set[str]:
+    """pipeline/extract/build.py's `_CODE`: files whose bytes are part of the extract cache key, so a comment
+    edited there re-extracts every corpus; they keep their comments until their code changes anyway."""
+    tree = ast.parse((REPO / "pipeline" / "extract" / "build.py").read_text())
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "_CODE" for t in node.targets):
+            return {f"pipeline/extract/{name}" for name in ast.literal_eval(node.value)}
+    raise AssertionError("pipeline/extract/build.py has no _CODE")
+
+
+def hits(files: list[str], pattern: re.Pattern) -> list[str]:
+    out = []
+    for rel in files:
+        data = text_of(rel)
+        if data is None:
+            continue
+        for n, line in enumerate(data.splitlines(), 1):
+            if pattern.search(line):
+                out.append(f"{rel}:{n}: {line.decode(errors='replace').strip()[:160]}")
+    return out
+
+
+def test_workflow_comments_give_reasons_not_tracker_numbers():
+    exempt = extract_cache_key_files()
+    files = [p for p in tracked() if (p.startswith(CODE_PATHS) or CODE_FILES.match(p)) and p not in exempt
+             and not p.endswith(".md")]
+    assert files, "no workflow files found"
+    found = hits(files, TRACKER)
+    assert not found, ("say the reason or the measured fact, not the issue number (history lives in git and "
+                       "docs/):\n" + "\n".join(found))
+
+
+def test_no_tracked_file_names_a_machine_path():
+    found = hits(tracked(), MACHINE_PATH)
+    assert not found, ("a path of one machine: use a path inside the project (git-ignored, resolved from the "
+                       "repository root) or a fresh temporary folder:\n" + "\n".join(found))
+
+
+def test_the_patterns_find_what_they_should():
+    assert TRACKER.search(b"# see Issue 26 item 5") and not TRACKER.search(b"# an issue with no number")
+    for path in (b"/" + b"work/venvs/peers", b"x /" + b"root/parts", b"(/" + b"home/me/x)", b"/tmp/" + b"s3/y"):
+        assert MACHINE_PATH.search(path), path
+    for path in (b".peers/venv", b"https://example.org/" + b"home/x", b"/tmp/pwned", b"/" + b"work"):
+        assert not MACHINE_PATH.search(path), path
