@@ -8,10 +8,11 @@ the per-layer curves (reports/plots/probing_layers.csv: x = layer, y = error).""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 from pipeline.families.probing.paper import TABLE1_CODET5_BASE_DECODER, TABLE1_CODET5_BASE_ENCODER
-from pipeline.report.common import (Section, detectable_difference, floored, fraction, interval, markdown_table,
+from pipeline.report.common import (Section, clip, detectable_difference, floored, fraction, interval, markdown_table,
                                     min_n, score_cell, write_plot)
 
 PAPER_ORDER = ("path_type", "depth", "declared", "dataflow", "variable_name", "misuse", "algorithm")  # Table 1
@@ -21,10 +22,8 @@ PAPER_PROBES = ("paper", "sgd", "lbfgs", "ridge")  # the release's SGD probe fir
 def _interval(metric: str, lo, hi) -> str:
     """A 95% interval clipped to the metric's range (an error within [0, 1], an MAE >= 0): a t interval over
     three folds can reach past it."""
-    lo, hi = max(0.0, float(lo)), float(hi)
-    if metric != "mae":
-        hi = min(1.0, hi)
-    return f"[{_fmt(lo)}, {_fmt(hi)}]"
+    top = math.inf if metric == "mae" else 1.0
+    return f"[{_fmt(clip(lo, 0.0, top))}, {_fmt(clip(hi, 0.0, top))}]"
 
 
 def _score(value, lo, hi, n, metric: str, floor: int) -> str:
