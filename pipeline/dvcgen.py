@@ -226,7 +226,7 @@ def structural_reads(base: dict, config: dict, targets: list[str],
 
 def stage_targets(config: dict) -> list[tuple[str, str]]:
     """(stage name, Snakemake target rule), in DAG order; computed from the family registry."""
-    from pipeline import families as registry
+    from pipeline import registry
 
     enabled = registry.enabled(config)
     stages = [(name, name) for name in SPINE]
@@ -352,7 +352,7 @@ def generate(params_path: Path, perturb: bool = True) -> str:
     outs_of = {s: collapse_outs(files_of[s], [f for o, fs in files_of.items() if o != s for f in fs])
                for s in members}
 
-    from pipeline import families as registry
+    from pipeline import registry
 
     plot_meta = {f"{PLOTS}/{p.file}": p for f in registry.enabled(config) for p in f.plots}
     doc: dict = {"stages": {}}

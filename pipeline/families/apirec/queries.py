@@ -62,7 +62,7 @@ import pyarrow.compute as pc
 from pipeline.core import ids
 from pipeline.extract.availability import NOT_IN_STDLIB, Availability, left_out_counts
 from pipeline.families.apirec import schemas
-from pipeline.families.apirec.generate import CALL_KINDS, api_class, ranking_row
+from pipeline.families.apirec.points import CALL_KINDS, api_class, ranking_row
 from pipeline.manifest import read_text
 
 log = logging.getLogger("pipeline.families.apirec.queries")
