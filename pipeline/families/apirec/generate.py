@@ -17,7 +17,7 @@ Its full ranking over the train vocabulary gives the baseline's gold rank; its t
 `candidates` are the pool the models re-rank (infer.py).
 
 A call whose API does not exist on the pipeline's platform makes no point (its answer cannot be called
-here; apiquiz's check: `pipeline.extract.availability`): defined only for another platform (`windows`,
+here; the check: `pipeline.extract.availability`): defined only for another platform (`windows`,
 ...: counted per label in `apis_platform_left_out`, distinct APIs, and `points_platform_left_out`), or a
 stdlib name the pinned interpreter's stdlib does not bind (`os.path.mkdir`: `apis_not_in_stdlib_left_out`,
 `points_not_in_stdlib_left_out`). The n-gram still trains on every call, as the code was written.
