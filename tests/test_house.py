@@ -1,6 +1,7 @@
 """House rules over the tracked files: code comments give reasons, not tracker numbers (history lives in git
 and docs/), and no tracked file names a path of one machine (a default is a path inside the project or a fresh
-temporary folder, resolved at run time)."""
+temporary folder, resolved at run time); and over the imports (tests/house.py): every arrow between rooms runs
+down, no modules import each other round a loop, and the registry sits below everything that reads it."""
 
 from __future__ import annotations
 
