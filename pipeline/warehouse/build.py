@@ -21,6 +21,7 @@ become empty tables of the declared schema, so every metric view always resolves
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import logging
 import os
@@ -130,6 +131,10 @@ def flatten(value, prefix: str = "") -> list[dict]:
     return [{"key": prefix, "value": json.dumps(value, sort_keys=True)}]
 
 
+def _date(value: str | None) -> datetime.date | None:
+    return datetime.date.fromisoformat(value) if value else None
+
+
 def provenance_rows(spec: dict, root: Path) -> dict[str, list[dict]]:
     cards = []
     for folder in spec.get("models", []):
@@ -143,7 +148,8 @@ def provenance_rows(spec: dict, root: Path) -> dict[str, list[dict]]:
         data = json.loads((root / record).read_text())
         sources.append({"name": data.get("name", Path(record).stem), "kind": data.get("kind"),
                         "status": data.get("status"), "files": data.get("files"), "bytes": data.get("bytes"),
-                        "pin": json.dumps(data.get("pin"), sort_keys=True)})
+                        "pin": json.dumps(data.get("pin"), sort_keys=True), "license": data.get("license"),
+                        "released": _date(data.get("released"))})
     datasets = []
     for record in spec.get("datasets", []):
         data = json.loads((root / record).read_text())
