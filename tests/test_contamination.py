@@ -1,0 +1,183 @@
+"""Known contamination: provenance (license, release date), first-seen per function and API over pinned
+history, the license filter, the zoo's training cutoff, and the refresh against a file:// index."""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+import json
+import tarfile
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from pipeline import schemas
+from pipeline.contamination import firstseen, licenses, provenance
+from pipeline.io import read_parquet, write_parquet
+
+V1 = b'''"""pkg"""
+def kept(x):
+    """Doc of v1."""
+    return x + 1
+
+def changed(x):
+    return x * 2
+
+def removed():
+    return None
+
+class Box:
+    def get(self):
+        return 1
+'''
+# v2: a docstring and a comment changed (not a change of the function), `changed` changed, `added` added
+V2 = b'''"""pkg"""
+def kept(x):
+    """Doc of v2, reworded."""
+    # a comment
+    return x + 1
+
+def changed(x):
+    return x * 3
+
+def removed():
+    return None
+
+def added(y):
+    return [y]
+
+class Box:
+    def get(self):
+        return 1
+'''
+# v3: `removed` removed; the rest as in v2
+V3 = V2.replace(b"def removed():\n    return None\n\n", b"")
+INIT = b"from .core import kept, added as plus\n"
+
+
+def releases():
+    r = [firstseen.Release("1.0", dt.date(2023, 1, 1), {"pkg/core.py": V1, "pkg/__init__.py": b"from .core import kept\n"}),
+         firstseen.Release("2.0", dt.date(2024, 6, 1), {"pkg/core.py": V2, "pkg/__init__.py": INIT}),
+         firstseen.Release("3.0", dt.date(2025, 3, 1), {"src/pkg/core.py": V3, "src/pkg/__init__.py": INIT})]
+    return r[:2], r[2]
+
+
+def test_first_seen_labels_on_three_versions_added_changed_removed():
+    history, current = releases()
+    # the current release moved its package under src/: same module, so the same APIs
+    ids = {"src/pkg/core.py": "f-core", "src/pkg/__init__.py": "f-init"}
+    rows, apis, summary = firstseen.first_seen("pkg", history, current, ids)
+    by_name = {r["function"]: r for r in rows}
+    assert by_name["kept"]["first_version"] == "1.0"  # docstring and comment changes are no change
+    assert by_name["changed"]["first_version"] == "2.0"  # its body changed in 2.0
+    assert by_name["added"]["first_version"] == "2.0"
+    assert by_name["Box.get"]["first_version"] == "1.0"
+    assert by_name["changed"]["first_released"] == dt.date(2024, 6, 1)
+    assert "removed" not in by_name and summary["removed_functions"] == 1
+    assert {r["function"]: r["status"] for r in rows}["changed"] == "changed"  # pkg/ and src/pkg/: one module
+    api = {a["api"]: a["first_version"] for a in apis}
+    assert api["pkg.core.kept"] == "1.0" and api["pkg.core.changed"] == "1.0"  # the name is old, its body new
+    assert api["pkg.core.added"] == "2.0" and api["pkg.plus"] == "2.0" and api["pkg.kept"] == "1.0"
+    assert api["pkg.core.Box.get"] == "1.0"
+
+
+def test_first_seen_status_against_the_oldest_release():
+    history, current = releases()
+    current = firstseen.Release("3.0", current.released, {"pkg/core.py": V3, "pkg/__init__.py": INIT})
+    rows, _, summary = firstseen.first_seen("pkg", history, current, {"pkg/core.py": "a", "pkg/__init__.py": "b"})
+    status = {r["function"]: r["status"] for r in rows}
+    assert status == {"kept": "unchanged", "changed": "changed", "added": "added", "Box.get": "unchanged"}
+    assert {r["function"]: r["name_version"] for r in rows}["changed"] == "1.0"
+    assert summary["removed_functions"] == 1 and summary["functions_by_first_version"] == {"1.0": 2, "2.0": 2}
+
+
+def test_ast_hash_ignores_layout_comments_and_docstrings_not_code():
+    a = firstseen.functions_of(firstseen._parse(b"def f(x):\n    'doc'\n    return x  # c\n"))["f"]
+    b = firstseen.functions_of(firstseen._parse(b"def f( x ):\n\n    return (x)\n"))["f"]
+    c = firstseen.functions_of(firstseen._parse(b"def f(x):\n    return -x\n"))["f"]
+    assert firstseen.ast_hash(a) == firstseen.ast_hash(b) != firstseen.ast_hash(c)
+
+
+def _tar(members: dict[str, bytes]) -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        for name, data in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
+def test_license_read_from_metadata_as_data(tmp_path):
+    cases = {
+        "expr": ({"p-1/PKG-INFO": b"Name: p\nLicense-Expression: MIT OR Apache-2.0\n"}, "pypi", "MIT OR Apache-2.0"),
+        "field": ({"p-1/PKG-INFO": b"Name: p\nLicense: Apache 2.0\n"}, "pypi", "Apache-2.0"),
+        "bsd": ({"p-1/PKG-INFO": b"Name: p\nClassifier: License :: OSI Approved :: BSD License\n",
+                 "p-1/LICENSE.txt": b"Redistribution and use in source and binary forms ... Neither the name of"},
+                "pypi", "BSD-3-Clause"),
+        "none": ({"p-1/PKG-INFO": b"Name: p\nLicense: see file\n"}, "pypi", "unknown"),
+        "npm": ({"package/package.json": json.dumps({"name": "x", "license": "ISC"}).encode()}, "npm", "ISC"),
+        "npm-old": ({"package/package.json": json.dumps({"license": {"type": "MIT"}}).encode()}, "npm", "MIT"),
+    }
+    for name, (members, kind, want) in cases.items():
+        archive = tmp_path / f"{name}.tgz"
+        archive.write_bytes(_tar(members))
+        assert provenance.license_of({"kind": kind}, archive) == want, name
+    assert provenance.license_of({"kind": "local", "builtin": "stdlib"}, None) == "PSF-2.0"
+    assert provenance.license_of({"kind": "local", "builtin": "jdk"}, None) == "GPL-2.0-only WITH Classpath-exception-2.0"
+    assert provenance.license_of({"kind": "git", "license": "MIT"}, None) == "MIT"
+    assert provenance.license_of({"kind": "git"}, None) == "unknown"
+
+
+def _scanned(rows):
+    base = {"sha256": "0" * 64, "repository": "r", "location": "x", "language": "python", "encoding": "utf-8",
+            "bytes": 10, "lines": 1}
+    return pa.Table.from_pylist([{**base, **r} for r in rows], schema=schemas.SCANNED)
+
+
+def test_license_filter_leaves_sources_out_as_counted_rejects():
+    prov = licenses.of_records([{"name": "a", "license": "MIT", "released": "2024-01-02"},
+                                {"name": "b", "license": "GPL-3.0-only"},
+                                {"name": "c", "license": "MIT OR GPL-3.0-only"}, {"name": "d"}])
+    parts = [_scanned([{"file_id": "1", "source": "a", "path": "a.py"}]),
+             _scanned([{"file_id": "2", "source": "b", "path": "b.py"}, {"file_id": "3", "source": "b", "path": "c.py"}]),
+             _scanned([{"file_id": "4", "source": "c", "path": "c.py"}]),
+             _scanned([{"file_id": "5", "source": "d", "path": "d.py"}])]
+    kept, rejects = licenses.filter_scanned(parts, prov, ["MIT"])
+    assert sorted(s for t in kept for s in t.column("source").to_pylist()) == ["a", "c"]
+    assert rejects.num_rows == 3 and set(rejects.column("reason").to_pylist()) == {"license"}
+    assert sorted(rejects.column("detail").to_pylist())[0] == "license GPL-3.0-only is not in corpus.licenses.allow"
+    assert "license unknown" in rejects.column("detail").to_pylist()[-1]
+    kept_all, none = licenses.filter_scanned(parts, prov, None)  # default: allow all
+    assert sum(t.num_rows for t in kept_all) == 5 and none.num_rows == 0
+
+
+def test_manifest_carries_license_and_released(tmp_path):
+    from pipeline.manifest import build
+    scanned = tmp_path / "a.parquet"
+    write_parquet(_scanned([{"file_id": "1", "source": "a", "path": "a.py"}]), scanned, schemas.SCANNED)
+    record = tmp_path / "a.json"
+    record.write_text(json.dumps({"name": "a", "license": "MIT", "released": "2024-05-29", "caps": []}))
+    out, rejects, metrics = tmp_path / "m.parquet", tmp_path / "r.parquet", tmp_path / "m.json"
+    args = ["--scanned", str(scanned), "--records", str(record), "--seed", "1", "--split",
+            '{"train": 0.8, "valid": 0.1, "test": 0.1}', "--out", str(out), "--rejects", str(rejects), "--metrics", str(metrics)]
+    build.main(args)
+    row = read_parquet(out, schemas.MANIFEST).to_pylist()[0]
+    assert (row["license"], row["released"]) == ("MIT", dt.date(2024, 5, 29))
+    assert json.loads(metrics.read_text())["provenance"] == {"a": {"license": "MIT", "released": "2024-05-29", "files": 1}}
+    build.main(args + ["--licenses-allow", '["Apache-2.0"]'])
+    assert read_parquet(out, schemas.MANIFEST).num_rows == 0
+    assert json.loads(metrics.read_text())["rejects_by_reason"] == {"license": 1}
+
+
+def test_zoo_training_cutoff_only_on_pretrained_models():
+    from pipeline.models.entries import parse_zoo
+    ok = {"name": "m", "source": "hub:x/y", "family": "causal-lm", "max_length": 8, "batch_size": 1,
+          "training_cutoff": "2024-11-01", "training_cutoff_source": "its card"}
+    parse_zoo([ok, {"name": "m-random", "source": "random:m"}])
+    with pytest.raises(ValueError, match="training_cutoff is for pretrained models"):
+        parse_zoo([ok, {"name": "t", "source": "trained:mlm", "family": "masked-lm", "max_length": 8, "batch_size": 1,
+                        "training_cutoff": "2024-01-01"}])
+    with pytest.raises(ValueError, match="without training_cutoff"):
+        parse_zoo([{**ok, "training_cutoff": None}])
