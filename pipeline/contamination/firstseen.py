@@ -27,22 +27,22 @@ from pipeline.io import read_parquet, write_json, write_parquet
 log = logging.getLogger("pipeline.contamination.firstseen")
 
 FUNCTIONS = pa.schema([
-    pa.field("source", pa.string(), nullable=False),
-    pa.field("file_id", pa.string(), nullable=False),
-    pa.field("path", pa.string(), nullable=False),
+    pa.field("source", pa.string(), nullable=False),  # the corpus source (one with history)
+    pa.field("file_id", pa.string(), nullable=False),  # the manifest's file of the current release
+    pa.field("path", pa.string(), nullable=False),  # relative to the source root
     pa.field("function", pa.string(), nullable=False),  # qualname in the file (`C.m`, `f.<locals>.g`): apirec's, codesyntax's
     pa.field("ast_hash", pa.string(), nullable=False),  # sha256 of the normalised AST (no positions, no docstring)
     pa.field("first_version", pa.string(), nullable=False),  # the first pinned release holding this exact function
-    pa.field("first_released", pa.date32(), nullable=True),
+    pa.field("first_released", pa.date32(), nullable=True),  # that release's pinned date
     pa.field("name_version", pa.string(), nullable=False),  # the first release defining this qualname (any body)
     pa.field("status", pa.string(), nullable=False),  # unchanged / changed / added: against the oldest release
 ])
 
 APIS = pa.schema([
-    pa.field("source", pa.string(), nullable=False),
+    pa.field("source", pa.string(), nullable=False),  # the corpus source (one with history)
     pa.field("api", pa.string(), nullable=False),  # module.qualname (or a package's re-exported name)
-    pa.field("first_version", pa.string(), nullable=False),
-    pa.field("first_released", pa.date32(), nullable=True),
+    pa.field("first_version", pa.string(), nullable=False),  # the first pinned release defining this name
+    pa.field("first_released", pa.date32(), nullable=True),  # that release's pinned date
 ])
 
 

@@ -32,6 +32,7 @@ import duckdb
 import pyarrow as pa
 
 from pipeline import families, schemas
+from pipeline.contamination import labels
 from pipeline.core import logs
 from pipeline.io import atomic_path
 from pipeline.warehouse.comments import column_comments
@@ -159,7 +160,8 @@ def provenance_rows(spec: dict, root: Path) -> dict[str, list[dict]]:
     fams = [{"name": f.name, "title": f.title, "paper": f.paper, "version": f.version,
              "subsets": f.subsets(spec["params"]), "model_families": list(f.inference.all_model_families) if f.inference
              else []} for f in families.enabled(spec["params"])]
-    return {"families": fams, "models": cards, "sources": sources, "datasets": datasets,
+    cutoffs = labels.cutoff_rows(spec["params"].get("models", {}).get("zoo", []))
+    return {"families": fams, "models": cards, "sources": sources, "datasets": datasets, "model_cutoffs": cutoffs,
             "run_params": flatten(spec["params"]),
             "not_applicable": spec.get("not_applicable", []),
             "subset_items": subset_items(families.enabled(spec["params"]), spec["params"], root)}
