@@ -12,7 +12,7 @@ WITH uses AS (
     FROM apiquiz_api_names n
     JOIN usages u ON u.fqn = n.fqn AND u.source = n.source AND u.repository = n.repository
     JOIN manifest m ON m.file_id = u.file_id
-    LEFT JOIN first_seen_functions f ON f.file_id = u.file_id AND f.function = u.scope
+    LEFT JOIN first_seen_functions f ON f.file_id = u.file_id AND f.function = u.enclosing_function
     WHERE u.kind IN ('call', 'method')
     GROUP BY ALL
 ), defined AS (
