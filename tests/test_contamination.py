@@ -100,13 +100,14 @@ def test_ast_hash_ignores_layout_comments_and_docstrings_not_code():
 
 
 def _tar(members: dict[str, bytes]) -> bytes:
+    import gzip
     buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+    with tarfile.open(fileobj=buf, mode="w") as tar:
         for name, data in members.items():
             info = tarfile.TarInfo(name)
             info.size = len(data)
             tar.addfile(info, io.BytesIO(data))
-    return buf.getvalue()
+    return gzip.compress(buf.getvalue(), mtime=0)  # the same bytes every time
 
 
 def test_license_read_from_metadata_as_data(tmp_path):
@@ -181,3 +182,112 @@ def test_zoo_training_cutoff_only_on_pretrained_models():
                         "training_cutoff": "2024-01-01"}])
     with pytest.raises(ValueError, match="without training_cutoff"):
         parse_zoo([{**ok, "training_cutoff": None}])
+
+
+def _pypi_index(root: Path, name: str, releases: dict[str, tuple[str, bytes | None]]) -> None:
+    """A PyPI JSON API folder: <root>/<name>/json, and each sdist beside it."""
+    import hashlib
+    files = {}
+    for version, (uploaded, data) in releases.items():
+        if data is None:
+            files[version] = []
+            continue
+        sdist = root / "files" / f"{name}-{version}.tar.gz"
+        sdist.parent.mkdir(parents=True, exist_ok=True)
+        sdist.write_bytes(data)
+        files[version] = [{"packagetype": "sdist", "url": sdist.as_uri(), "upload_time_iso_8601": uploaded,
+                           "digests": {"sha256": hashlib.sha256(data).hexdigest()}, "yanked": False}]
+    (root / name).mkdir(parents=True, exist_ok=True)
+    (root / name / "json").write_text(json.dumps({"info": {"name": name}, "releases": files}))
+
+
+def _npm_registry(root: Path, name: str, versions: dict[str, tuple[str, bytes]]) -> None:
+    import base64
+    import hashlib
+    doc = {"name": name, "versions": {}, "time": {}}
+    for version, (published, data) in versions.items():
+        tgz = root / name / "-" / f"{name}-{version}.tgz"
+        tgz.parent.mkdir(parents=True, exist_ok=True)
+        tgz.write_bytes(data)
+        integrity = "sha512-" + base64.b64encode(hashlib.sha512(data).digest()).decode()
+        doc["versions"][version] = {"dist": {"tarball": f"-/{name}-{version}.tgz", "integrity": integrity}}
+        doc["time"][version] = published
+    (root / name / "index.json").write_text(json.dumps(doc))
+
+
+def _sdist(name: str, version: str, code: bytes) -> bytes:
+    return _tar({f"{name}-{version}/PKG-INFO": f"Name: {name}\nVersion: {version}\nLicense-Expression: MIT\n".encode(),
+                 f"{name}-{version}/{name}/__init__.py": code})
+
+
+def test_refresh_against_a_file_index_pins_newer_releases_and_builds_offline(tmp_path, monkeypatch):
+    import hashlib
+    import urllib.request
+
+    import yaml
+
+    from pipeline.config import validate
+    from pipeline.corpus import fetch, refresh
+    from pipeline.corpus.safety import Limits
+
+    old = _sdist("pkg", "1.0", V1)
+    _pypi_index(tmp_path / "pypi", "pkg", {
+        "1.0": ("2024-01-02T10:00:00Z", old),
+        "2.0": ("2024-12-01T10:00:00Z", _sdist("pkg", "2.0", V2)),
+        "3.0": ("2025-02-01T10:00:00.5Z", _sdist("pkg", "3.0", V3)),
+        "4.0rc1": ("2025-03-01T10:00:00Z", _sdist("pkg", "4.0rc1", V3)),  # a pre-release: never pinned
+        "0.9": ("2023-01-01T00:00:00Z", None),  # no sdist
+    })
+    _npm_registry(tmp_path / "npm", "tiny", {"1.0.0": ("2024-01-01T00:00:00.000Z", _tar({"package/index.js": b"1"})),
+                                             "1.1.0": ("2025-01-05T00:00:00.000Z", _tar({"package/index.js": b"2"}))})
+    params = yaml.safe_load((Path(__file__).parents[1] / "params.yaml").read_text())
+    params["corpus"]["sources"] = [
+        {"name": "pkg", "kind": "pypi", "package": "pkg==1.0", "sha256": hashlib.sha256(old).hexdigest(),
+         "released": "2024-01-02"},
+        {"name": "tiny", "kind": "npm", "package": "tiny@1.0.0", "integrity": "sha512-" + "A" * 86 + "==",
+         "registry": "npm", "released": "2024-01-01", "include": ["index.js"]},
+        {"name": "old", "kind": "pypi", "package": "pkg==1.0", "sha256": hashlib.sha256(old).hexdigest(),
+         "released": "2024-01-02"},
+        {"name": "stdlib", "kind": "local", "builtin": "stdlib"},
+    ]
+    params["apirec"]["domains"] = {}
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    cache = tmp_path / "cache"
+    out = tmp_path / "examples" / "refresh.yaml"
+    argv = ["--after", "2024-11-01", "--params", str(tmp_path / "params.yaml"), "--out", str(out), "--cache", str(cache),
+            "--pypi", (tmp_path / "pypi").as_uri(), "--npm", (tmp_path / "npm").as_uri(), "--source", "pkg",
+            "--source", "tiny"]
+    assert refresh.main(argv) == 0
+    first = out.read_bytes()
+    overlay = yaml.safe_load(first)["corpus"]["sources"]
+    pkg, tiny, kept, stdlib = overlay
+    new = _sdist("pkg", "3.0", V3)
+    assert pkg["package"] == "pkg==3.0" and pkg["sha256"] == hashlib.sha256(new).hexdigest()
+    assert pkg["released"] == "2025-02-01"
+    assert pkg["history"] == [{"package": "pkg==1.0", "sha256": params["corpus"]["sources"][0]["sha256"],
+                               "released": "2024-01-02"}]
+    assert tiny["package"] == "tiny@1.1.0" and tiny["released"] == "2025-01-05" and tiny["include"] == ["index.js"]
+    assert tiny["history"][0]["package"] == "tiny@1.0.0"
+    assert kept == params["corpus"]["sources"][2] and stdlib == params["corpus"]["sources"][3]  # not asked / no index
+    assert (cache / "downloads" / pkg["sha256"]).read_bytes() == new
+    assert refresh.main(argv) == 0 and out.read_bytes() == first  # the same bytes again
+    merged = {**params, "corpus": {**params["corpus"], "sources": overlay}}
+    validate(merged)
+    # the build's fetch of the refreshed pin needs no network: the refresh left it in the cache
+    def no_network(*a, **k):
+        raise AssertionError("the build opened a URL")
+    monkeypatch.setattr(urllib.request, "urlopen", no_network)
+    got = fetch.fetch({k: v for k, v in pkg.items() if k != "history"},
+                      Limits(1_000_000, 10_000_000, 1000), tmp_path / "tree", tmp_path / "rec.json",
+                      tmp_path / "rej.parquet", cache)
+    assert got.status == "ok" and (tmp_path / "tree" / "pkg" / "__init__.py").read_bytes() == V3
+    record = json.loads((tmp_path / "rec.json").read_text())
+    assert (record["license"], record["released"]) == ("MIT", "2025-02-01")
+
+
+def test_refresh_with_nothing_newer_keeps_the_pin(tmp_path):
+    from pipeline.corpus import refresh
+    _pypi_index(tmp_path / "pypi", "pkg", {"1.0": ("2024-01-02T10:00:00Z", b"x")})
+    spec = {"name": "pkg", "kind": "pypi", "package": "pkg==1.0", "sha256": "0" * 64, "released": "2024-01-02"}
+    same, line = refresh.refresh_source(spec, dt.date(2024, 6, 1), tmp_path / "c", (tmp_path / "pypi").as_uri(), None)
+    assert same == spec and "no sdist of pkg released after 2024-06-01" in line
