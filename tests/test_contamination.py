@@ -239,6 +239,8 @@ def test_refresh_against_a_file_index_pins_newer_releases_and_builds_offline(tmp
         "0.9": ("2023-01-01T00:00:00Z", None),  # no sdist
     })
     _npm_registry(tmp_path / "npm", "tiny", {"1.0.0": ("2024-01-01T00:00:00.000Z", _tar({"package/index.js": b"1"})),
+                                             # an older version republished later: never a refresh
+                                             "0.9.0": ("2025-06-01T00:00:00.000Z", _tar({"package/index.js": b"0"})),
                                              "1.1.0": ("2025-01-05T00:00:00.000Z", _tar({"package/index.js": b"2"}))})
     params = yaml.safe_load((Path(__file__).parents[1] / "params.yaml").read_text())
     params["corpus"]["sources"] = [
@@ -290,4 +292,4 @@ def test_refresh_with_nothing_newer_keeps_the_pin(tmp_path):
     _pypi_index(tmp_path / "pypi", "pkg", {"1.0": ("2024-01-02T10:00:00Z", b"x")})
     spec = {"name": "pkg", "kind": "pypi", "package": "pkg==1.0", "sha256": "0" * 64, "released": "2024-01-02"}
     same, line = refresh.refresh_source(spec, dt.date(2024, 6, 1), tmp_path / "c", (tmp_path / "pypi").as_uri(), None)
-    assert same == spec and "no sdist of pkg released after 2024-06-01" in line
+    assert same == spec and "no sdist of pkg newer than 1.0 released after 2024-06-01" in line

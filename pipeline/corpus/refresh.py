@@ -67,32 +67,35 @@ def _final(version: str) -> Version | None:
     return None if v.is_prerelease or v.is_devrelease else v
 
 
-def newest_pypi(index: str, name: str, after: dt.date) -> dict | None:
-    """{version, url, sha256, released} of the newest final sdist of `name` uploaded after `after` (None: none)."""
-    data = json.loads(_read(f"{_base(index)}/{urllib.parse.quote(name)}/json"))
+def newest_pypi(index: str, name: str, after: dt.date, above: str | None = None) -> dict | None:
+    """{version, url, sha256, released} of the newest final sdist of `name` uploaded after `after` and newer than
+    `above` (the pinned version: an old version uploaded again later is no refresh); None: none."""
+    doc = f"{_base(index)}/{urllib.parse.quote(name)}/json"
+    data = json.loads(_read(doc))
     best = None
     for version, files in (data.get("releases") or {}).items():
         v = _final(version)
         sdists = [f for f in files or [] if f.get("packagetype") == "sdist" and not f.get("yanked")]
-        if v is None or not sdists:
+        if v is None or not sdists or (_final(above or "") and v <= _final(above)):
             continue
         f = sdists[0]
         day = _day(f["upload_time_iso_8601"])
         if day > after and (best is None or v > best[0]):
-            best = (v, {"version": version, "url": f["url"], "sha256": f["digests"]["sha256"].lower(),
+            best = (v, {"version": version, "url": urllib.parse.urljoin(doc, f["url"]), "sha256": f["digests"]["sha256"].lower(),
                         "released": day.isoformat()})
     return best[1] if best else None
 
 
-def newest_npm(registry: str, name: str, after: dt.date) -> dict | None:
-    """{version, url, integrity, released} of the newest final version of `name` published after `after`."""
+def newest_npm(registry: str, name: str, after: dt.date, above: str | None = None) -> dict | None:
+    """{version, url, integrity, released} of the newest final version of `name` published after `after` and newer
+    than `above` (npm's `time` of an old version can be later than a newer one's)."""
     base = _base(registry)
     doc = f"{base}/{name}/index.json" if base.startswith("file:") else f"{base}/{name.replace('/', '%2f')}"
     data = json.loads(_read(doc))
     times, best = data.get("time") or {}, None
     for version, meta in (data.get("versions") or {}).items():
         v = _final(version)
-        if v is None or version not in times or meta.get("deprecated"):
+        if v is None or version not in times or meta.get("deprecated") or (_final(above or "") and v <= _final(above)):
             continue
         day = _day(times[version])
         if day > after and (best is None or v > best[0]):
@@ -128,9 +131,9 @@ def refresh_source(spec: dict, after: dt.date, cache: Path, pypi: str | None, np
     old = {k: spec[k] for k in ("package", "sha256", "integrity", "released", "index_url", "registry") if k in spec}
     if spec["kind"] == "pypi":
         name, _, version = spec["package"].partition("==")
-        new = newest_pypi(pypi or PYPI_JSON, name, after)
+        new = newest_pypi(pypi or PYPI_JSON, name, after, version)
         if new is None:
-            return spec, f"{spec['name']}: no sdist of {name} released after {after}; kept {spec['package']}"
+            return spec, f"{spec['name']}: no sdist of {name} newer than {version} released after {after}; kept {spec['package']}"
         download(new["url"], cache / "downloads", "sha256", new["sha256"], f"{name}=={new['version']}")
         pin = {"package": f"{name}=={new['version']}", "sha256": new["sha256"], "released": new["released"]}
     elif spec["kind"] == "npm":
@@ -138,9 +141,9 @@ def refresh_source(spec: dict, after: dt.date, cache: Path, pypi: str | None, np
         if not m:
             raise RefreshError(f"{spec['name']}: package {spec['package']!r} is not name@version")
         name = m["name"]
-        new = newest_npm(npm or spec.get("registry", NPM_REGISTRY), name, after)
+        new = newest_npm(npm or spec.get("registry", NPM_REGISTRY), name, after, m["version"])
         if new is None:
-            return spec, f"{spec['name']}: no version of {name} published after {after}; kept {spec['package']}"
+            return spec, f"{spec['name']}: no version of {name} newer than {m['version']} published after {after}; kept {spec['package']}"
         download(new["url"], cache / "npm", "sha512", npm_integrity_hex(new["integrity"], name),
                  f"{name}@{new['version']}")
         pin = {"package": f"{name}@{new['version']}", "integrity": new["integrity"], "released": new["released"]}
