@@ -154,10 +154,12 @@ def refresh_source(spec: dict, after: dt.date, cache: Path, pypi: str | None, np
     if "released" not in old:
         raise RefreshError(f"{spec['name']}: its pin has no `released:` date, so it cannot join the history; add it "
                            "(the index's upload date of the pinned file) and rerun")
-    out = {k: v for k, v in spec.items() if k not in ("package", "sha256", "integrity", "released", "history")}
+    # a `license:` override was about the old release: the new one's own metadata is read again at fetch
+    out = {k: v for k, v in spec.items() if k not in ("package", "sha256", "integrity", "released", "history", "license")}
     out.update(pin)
     out["history"] = [*spec.get("history", []), old]
-    return out, f"{spec['name']}: {spec['package']} ({old.get('released')}) -> {pin['package']} ({pin['released']})"
+    note = f"; its license override ({spec['license']}) dropped: the new release's metadata decides" if "license" in spec else ""
+    return out, f"{spec['name']}: {spec['package']} ({old.get('released')}) -> {pin['package']} ({pin['released']}){note}"
 
 
 def refresh(params: dict, after: dt.date, cache: Path, pypi: str | None = None, npm: str | None = None,
