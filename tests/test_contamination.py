@@ -293,3 +293,36 @@ def test_refresh_with_nothing_newer_keeps_the_pin(tmp_path):
     spec = {"name": "pkg", "kind": "pypi", "package": "pkg==1.0", "sha256": "0" * 64, "released": "2024-01-02"}
     same, line = refresh.refresh_source(spec, dt.date(2024, 6, 1), tmp_path / "c", (tmp_path / "pypi").as_uri(), None)
     assert same == spec and "no sdist of pkg newer than 1.0 released after 2024-06-01" in line
+
+
+def check_warehouse(root: Path) -> None:
+    """The labels, counts and provenance of a .test build (its minilm has a cutoff between the two sources)."""
+    from pipeline.query import connect
+    con = connect(root / "data/warehouse.duckdb")
+    basis = dict(con.sql("SELECT model, basis FROM contamination_models").fetchall())
+    assert basis["minilm"] == "cutoff" and basis["tiny-mlm"] == basis["tiny-mlm-random"] == "exact"
+    assert con.sql("SELECT source, license, released::VARCHAR FROM corpus_provenance ORDER BY 1").fetchall() == [
+        ("fixture", "MIT", "2024-01-01"), ("tiny-js", "unknown", "2020-01-01")]
+    labels = {r[0] for t in ("apiquiz", "apirec", "codesyntax")
+              for r in con.sql(f"SELECT DISTINCT label FROM {t}_contamination").fetchall()}
+    assert labels <= {"read", "not_read", "released_after_cutoff", "released_before_cutoff", "unknown"}
+    # the fixture's code (2024) is after minilm's cutoff (2022); what a trained model read is exact
+    assert {r[0] for r in con.sql("SELECT label FROM apirec_contamination WHERE model = 'minilm'").fetchall()} == {
+        "released_after_cutoff"}
+    assert con.sql("SELECT count(*) FROM apirec_contamination WHERE model LIKE 'tiny%' AND label = 'not_read'"
+                   ).fetchall()[0][0] > 0  # apirec's points are test-split code, which no trained model read
+    read = dict(con.sql("SELECT label, count(*) FROM codesyntax_contamination WHERE model = 'tiny-mlm' "
+                        "GROUP BY ALL").fetchall())
+    assert read.get("read", 0) > 0 and read.get("not_read", 0) > 0  # codesyntax samples come from every split
+    # a twin is labelled as its model, so the two are paired on the same items on each side
+    assert con.sql("SELECT count(*) FROM apiquiz_contamination a JOIN apiquiz_contamination b USING (quiz_id) "
+                   "WHERE a.model = 'tiny-mlm' AND b.model = 'tiny-mlm-random' AND a.label <> b.label").fetchall()[0][0] == 0
+    n = con.sql("SELECT sum(n) FROM apiquiz_contamination_vs_twin WHERE protocol = 'rank'").fetchall()[0][0]
+    assert n and n == con.sql("SELECT n FROM apiquiz_contamination_scores WHERE model = 'tiny-mlm' "
+                              "AND protocol = 'rank'").fetchall()[0][0]
+    page = (root / "reports/corpus.md").read_text()
+    assert "### Provenance and known contamination" in page and "| fixture | local | MIT | 2024-01-01 |" in page
+
+
+def test_contamination_in_the_end_to_end_build(e2e_project):
+    check_warehouse(e2e_project)

@@ -21,6 +21,11 @@ def _label_counts(rows: list[tuple]) -> list[tuple]:
     return [(m, b, *(per[(m, b)].get(label, 0) for label in order)) for (m, b) in sorted(per)]
 
 
+def _under(value, n, floor: int) -> str:
+    """A second score of a row whose first already says "too few items": empty under the floor."""
+    return "" if n is None or int(n) < floor else fraction(value)
+
+
 COUNT_COLUMNS = ["model", "basis", "read", "not read", "released before cutoff", "released after cutoff", "unknown"]
 
 
@@ -58,8 +63,8 @@ def section(con, config: dict) -> str:
         if twins:
             out += ["\nEach model against its random twin on each side (paired on the same quizzes):\n",
                     markdown_table(["model", "twin", "protocol", "label", "n", "P@1", "twin", "difference", "95% CI"],
-                                   [(m, t, p, lab, n, score_cell(a, n, floor), score_cell(b, n, floor),
-                                     score_cell(d, n, floor), interval_cell(lo, hi, n, floor))
+                                   [(m, t, p, lab, n, score_cell(a, n, floor), _under(b, n, floor),
+                                     _under(d, n, floor), interval_cell(lo, hi, n, floor))
                                     for m, t, p, lab, n, a, b, d, lo, hi in twins])]
     if "apirec_contamination" in have:
         counts = con.sql("SELECT model, basis, label, count(*) FROM apirec_contamination GROUP BY ALL").fetchall()
@@ -80,8 +85,8 @@ def section(con, config: dict) -> str:
             out += ["\nEach model against its random twin on each side (SR@1, paired on the same items):\n",
                     markdown_table(["model", "twin", "ranker", "benchmark", "label", "n", "SR@1", "twin", "difference",
                                     "95% CI"],
-                                   [(m, t, r, b, lab, n, score_cell(a, n, floor), score_cell(bb, n, floor),
-                                     score_cell(d, n, floor), interval_cell(lo, hi, n, floor))
+                                   [(m, t, r, b, lab, n, score_cell(a, n, floor), _under(bb, n, floor),
+                                     _under(d, n, floor), interval_cell(lo, hi, n, floor))
                                     for m, t, r, b, lab, n, a, bb, d, lo, hi in twins])]
     if "codesyntax_contamination" in have:
         counts = con.sql("SELECT model, basis, label, count(*) FROM codesyntax_contamination "
