@@ -13,12 +13,16 @@ def _tables(con) -> set[str]:
 
 
 def _label_counts(rows: list[tuple]) -> list[tuple]:
-    """(model, basis, label, n) rows -> one row per model: its basis and the items of each label."""
+    """(model, basis, label, date_basis, n) rows -> one row per model: its basis, the items of each label, and
+    how many of those after the cutoff are dated only by their file's release (their code may be older)."""
     order = ("read", "not_read", "released_before_cutoff", "released_after_cutoff", "unknown")
     per: dict[tuple[str, str], dict[str, int]] = {}
-    for model, basis, label, n in rows:
-        per.setdefault((model, basis), {})[label] = per.get((model, basis), {}).get(label, 0) + int(n)
-    return [(m, b, *(per[(m, b)].get(label, 0) for label in order)) for (m, b) in sorted(per)]
+    for model, basis, label, date_basis, n in rows:
+        counts = per.setdefault((model, basis), {})
+        counts[label] = counts.get(label, 0) + int(n)
+        if label == "released_after_cutoff" and date_basis == "release":
+            counts["after_by_release"] = counts.get("after_by_release", 0) + int(n)
+    return [(m, b, *(per[(m, b)].get(label, 0) for label in (*order, "after_by_release"))) for (m, b) in sorted(per)]
 
 
 def _under(value, n, floor: int) -> str:
@@ -26,7 +30,8 @@ def _under(value, n, floor: int) -> str:
     return "" if n is None or int(n) < floor else fraction(value)
 
 
-COUNT_COLUMNS = ["model", "basis", "read", "not read", "released before cutoff", "released after cutoff", "unknown"]
+COUNT_COLUMNS = ["model", "basis", "read", "not read", "released before cutoff", "released after cutoff", "unknown",
+                 "of those after: dated by release only"]
 
 
 def section(con, config: dict) -> str:
@@ -45,9 +50,13 @@ def section(con, config: dict) -> str:
     out += ["\nEach model's label basis: `exact` (a pipeline-trained model: its card records the text it read; "
             "`read` / `not_read`), `cutoff` (a pretrained model with a stated training cutoff: an item released after "
             "it cannot have been read), `unknown`; a random twin takes its model's labels.\n",
-            markdown_table(["model", "labelled as", "basis", "training cutoff", "cutoff from"], models)]
+            markdown_table(["model", "labelled as", "basis", "training cutoff", "cutoff from"], models),
+            "\nAn item is dated by the first pinned release of its code (a source's `history`), else by its file's "
+            "release, which only bounds the code's age from above: an item after the cutoff dated by release only "
+            "(the counts' last column) may be old code in a new release (the JDK's sources are dated by the installed "
+            "build). Give such a source `history` (or pin its `released:`) to tell new code from old.\n"]
     if "apiquiz_contamination" in have:
-        counts = con.sql("SELECT model, basis, label, count(*) FROM apiquiz_contamination GROUP BY ALL").fetchall()
+        counts = con.sql("SELECT model, basis, label, date_basis, count(*) FROM apiquiz_contamination GROUP BY ALL").fetchall()
         out += ["\n**apiquiz:** quizzes (context leaks out) on each side of each model's label; an API is dated by "
                 "its first pinned release (history) or the earliest release of the code calling it.\n",
                 markdown_table(COUNT_COLUMNS, _label_counts(counts))]
@@ -67,7 +76,7 @@ def section(con, config: dict) -> str:
                                      _under(d, n, floor), interval_cell(lo, hi, n, floor))
                                     for m, t, p, lab, n, a, b, d, lo, hi in twins])]
     if "apirec_contamination" in have:
-        counts = con.sql("SELECT model, basis, label, count(*) FROM apirec_contamination GROUP BY ALL").fetchall()
+        counts = con.sql("SELECT model, basis, label, date_basis, count(*) FROM apirec_contamination GROUP BY ALL").fetchall()
         out += ["\n**apirec:** code points and queries on each side of each model's label (a point is dated by its "
                 "function's first pinned release, else its file's release).\n",
                 markdown_table(COUNT_COLUMNS, _label_counts(counts))]
@@ -89,7 +98,7 @@ def section(con, config: dict) -> str:
                                      _under(d, n, floor), interval_cell(lo, hi, n, floor))
                                     for m, t, r, b, lab, n, a, bb, d, lo, hi in twins])]
     if "codesyntax_contamination" in have:
-        counts = con.sql("SELECT model, basis, label, count(*) FROM codesyntax_contamination "
+        counts = con.sql("SELECT model, basis, label, date_basis, count(*) FROM codesyntax_contamination "
                          "WHERE eval_split = 'test' GROUP BY ALL").fetchall()
         out += ["\n**codesyntax:** test-side function samples on each side of each model's label. Its attention "
                 "hits are counted per head over all samples, so its score is not split by label (docs/contamination.md).\n",
