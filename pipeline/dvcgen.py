@@ -18,7 +18,7 @@ Where each stage's `params:` come from (one source, the workflow itself; nothing
 3. Keys read only by `threads:`, `resources:`, `log:`, `conda:` (worker counts, ...) change no
    result: Snakemake never reruns a job for them, and no stage depends on them.
 
-Stages, in DAG order: the spine (corpus, datasets, manifest, extract, identifiers), one stage per
+Stages, in DAG order: the spine (corpus, datasets, manifest, extract, first_seen, identifiers), one stage per
 family (`family-<name>`), the models, one predict stage per family with inference
 (`predict-<name>`), one fit stage per family with a fit (`fit-<name>`), the fit index, the
 warehouse and the report. Each runs `snakemake <target> --cores all`, so both tools run the same
@@ -55,7 +55,7 @@ HEADER = """\
 # diff`); git-tracked (.gitignore lets it through, `cache: false`) so that every commit holds its
 # scores. The stages' other reports/metrics/*.json (counts) are cached outs, never columns.
 METRICS = "reports/metrics/scores.json"
-SPINE = ("corpus", "datasets", "manifest", "extract", "identifiers")
+SPINE = ("corpus", "datasets", "manifest", "extract", "first_seen", "identifiers")
 # The plot CSVs' folder (pipeline.report.common.write_plot): each file is declared a plot, drawn by the
 # template .dvc/plots/series.json (one line per series, one colour each; other revisions dashed).
 PLOTS = "reports/plots"

@@ -21,7 +21,7 @@ from pipeline.core import logs
 from pipeline.io import atomic_path, write_json
 from pipeline.manifest.build import split_order, split_warnings
 from pipeline.query import connect
-from pipeline.report import html
+from pipeline.report import contamination, html
 from pipeline.report.common import LANGUAGE_NAMES, Section, language_name, markdown_table, no_negative_zero
 
 log = logging.getLogger("pipeline.report.build")
@@ -167,6 +167,7 @@ def build(db: Path, out: Path, figures: Path, models_metrics: Path | None = None
         plots.mkdir(parents=True, exist_ok=True)  # a family without plots still leaves the (DVC plots) folder
     link = os.path.relpath(figures, out.parent)  # image links relative to the Markdown files (all in out's folder)
     corpus = section_corpus(con)
+    corpus = Section(corpus.title, corpus.headline, corpus.details + "\n" + contamination.section(con, config))
     sections = [first_read(corpus, CORPUS_PAGE), section_models(models_metrics)]
     pages = {CORPUS_PAGE: corpus}
     for family in fams:
