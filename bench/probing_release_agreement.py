@@ -13,14 +13,24 @@ edge extraction, misuse pairs) are restated here. The sources are read with `git
 two repositories' clones (`--codebert-git`, `--release-git`: a bare or normal clone of
 github.com/microsoft/CodeBERT and github.com/serjtroshin/probings4code).
 
-GraphCodeBERT's code sees the tree through a view of the grammar of its time: a string literal is
-one leaf and a Java comment's type is `comment` (today's tree-sitter-java splits the one and renames
-the other). Methods: the JDK's `src.zip` (java.base/java/{util,io,lang,net,text,time}), methods
-cut as the pipeline cuts them (tasks.snippets_of_file, <= --max-chars characters, >= 3 tokens), a
-seeded draw of --methods. Per task: the agreement of our labels with the release's, before (our
-earlier definition, now the named variant) and after, and the label balance of the generator.
+Two grammars: today's tree-sitter-java (the pinned `tree-sitter-java` package) and the one the release ran on,
+tree-sitter-java ac14b4b (2022-05, ABI 13: `pipeline/families/probing/grammar.py`, from tree-sitter-languages
+1.5.0). ac14b4b parses a method alone as a local variable declaration + `ERROR(formal_parameters)` + block, makes a
+string literal one leaf and names comments `line_comment` / `block_comment` (as today's grammar does: GraphCodeBERT's
+code, which skips only a node typed `comment`, would count them as tokens; the release's data has no comments).
+GraphCodeBERT's code sees each tree with string / character literals as leaves (`Old`). The release's code runs on
+either grammar; ours in both variants: `release` (release.py on today's grammar) and `release_parser` (release.py
+on ac14b4b, the `*_release_parser` tasks). A `declared` insertion is dropped by the reference as the release drops
+it: its tokens joined on one line, matched to nodes by `match_nodes`, dropped when one is an `ERROR`.
+
+Methods: the JDK's `src.zip` under --packages (default: java.base/java/{util,io,lang,net,text,time}, the first
+measurement's; `NEW_PACKAGES` the second's), cut as the pipeline cuts them (tasks.snippets_of_file, <= --max-chars
+characters, >= 3 tokens), a seeded draw of --methods, without their comments (the pipeline's default;
+--keep-comments keeps them). Per task: the agreement of each variant with the release's code on each grammar, and
+the label balance of each variant's generators.
 
 Usage: python -m bench.probing_release_agreement --codebert-git DIR --release-git DIR [--methods 400]
+           [--packages PREFIX ...] [--keep-comments]
 """
 
 from __future__ import annotations

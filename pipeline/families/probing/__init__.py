@@ -161,7 +161,8 @@ FAMILY = Family(
             baselines="pipeline.families.probing.baselines"),
     report="pipeline.families.probing.report",
     # probes and the family's baselines (on all items); a baseline on one model's items stays in the views
-    headline="SELECT model, task || '_' || metric AS metric, mean AS value, n_test AS n FROM probing_headline "
-             "WHERE layer IS NOT NULL OR model = probe",
+    # the release's probe beside another (fit.also_probes): its scores named `<task>_<metric>_paper`
+    headline="SELECT model, task || '_' || metric || CASE WHEN probe = 'paper' THEN '_paper' ELSE '' END AS metric, "
+             "mean AS value, n_test AS n FROM probing_headline WHERE layer IS NOT NULL OR model = probe",
     plots=(Plot("probing_layers.csv", "layer", "probe error", "probing: error per layer, by task and model"),),
 )
