@@ -371,3 +371,15 @@ def test_release_parser_variants_label_on_the_releases_grammar(tmp_path):
     assert {r["label"] for r in paths if r["word"] == "return"} == {"2,1,2,1,0"}
     assert {r["label"] for r in pq.read_table(out / "path_type/labels.parquet").to_pylist()
             if r["word"] == "return"} == {"0,3,1,2,1,0"}
+
+
+def test_release_parser_rows_sit_beside_their_table1_row():
+    from pipeline.families.probing.report import enabled_tasks, paper_task
+
+    config = {"probing": {"languages": ["java"], "control": False,
+                          "tasks": ["depth_release_parser", "path_type", "depth", "path_type_release_parser"]}}
+    assert [t for t, _ in enabled_tasks(config)] == ["path_type", "path_type_release_parser", "depth",
+                                                      "depth_release_parser"]
+    assert paper_task("declared_release_parser") == "declared" and paper_task("declared_every") == "declared_every"
+    assert {"path_type_release_parser", "depth_release_parser", "declared_release_parser",
+            "dataflow_release_parser"} <= set(yaml_default_tasks())

@@ -129,7 +129,8 @@ def headline(con, config=None) -> str:
     rows = model_rows(con)
     base = full_baselines(con)
     tasks = enabled_tasks(config) if config.get("probing") else sorted(
-        set(rows) | set(base), key=lambda t: (PAPER_ORDER.index(t[0]) if t[0] in PAPER_ORDER else len(PAPER_ORDER), t))
+        set(rows) | set(base), key=lambda t: (PAPER_ORDER.index(paper_task(t[0])) if paper_task(t[0]) in PAPER_ORDER
+                                              else len(PAPER_ORDER), paper_task(t[0]), t))
     table, detect = [], []
     for name, language in tasks:
         paper = (f"{TABLE1_CODET5_BASE_ENCODER[paper_task(name)]:.3f}",
