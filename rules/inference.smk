@@ -97,6 +97,7 @@ rule fit:
         fit=fit_params,
         tasks=fit_tasks_json,
         alphas=lambda wildcards: as_json(fit_params(wildcards)["alphas"]),
+        also=lambda wildcards: " ".join(f"--also-probe {p}" for p in fit_params(wildcards).get("also_probes", [])),
         baselines=lambda wildcards: " ".join(
             (["--majority"] if fit_params(wildcards).get("majority") else [])
             + ([f"--linreg-feature {fit_params(wildcards)['linreg_feature']}"]
@@ -110,7 +111,8 @@ rule fit:
         "logs/fit/{family}/{model}.log",
     shell:
         "python -m pipeline.fit --features {input.features:q} --tasks {params.tasks:q}"
-        " --probe {params.fit[probe]} --folds {params.fit[folds]} --alphas {params.alphas:q} --seed {params.fit[seed]}"
+        " --probe {params.fit[probe]} {params.also} --folds {params.fit[folds]} --alphas {params.alphas:q}"
+        " --seed {params.fit[seed]}"
         " {params.baselines} --threads {threads} --out {output.results:q} --metrics {output.metrics:q} 2> {log:q}"
 
 
