@@ -335,7 +335,7 @@ def section(con, figures: Path, link: str, config, plots: Path | None = None) ->
                         "UNION ALL SELECT c.benchmark, c.model, c.ranker, 'position (moderate functions)', c.value, "
                         "c.n, NULL, c.sr10_method, '[' || c.lo || ', ' || c.hi || ']', NULL, NULL "
                         "FROM apirec_breakdown_ci c WHERE c.dimension = 'position' "
-                        "ORDER BY 1, 4, 3, 2, 5").fetchall()
+                        "ORDER BY 1, 4, 3, 2, 5, 6, 7, 8, 9, 10, 11").fetchall()
     not_applicable = [f"{m} ({r})" for m, r in con.sql("SELECT model, reason FROM not_applicable "
                                                         "WHERE family = 'apirec' ORDER BY model").fetchall()]
     paper_code = [(name, *vals) for name, *vals in CODE_SR]
