@@ -304,8 +304,24 @@ def test_plots_are_declared_files_drawn_one_line_per_series(tmp_path):
     (project / "dvc.yaml").write_text(yaml.safe_dump({"plots": [{path: plots[path]}]}))
     out = dvc(project, "plots", "show", "--json")
     shown = json.loads(out[out.index("{"):])
-    spec = shown["data"][path][0]["content"]
+    content = shown["data"][path][0]["content"]
+    spec = content["spec"]  # faceted by `panel`: at most MAX_SERIES series in each
+    assert content["facet"]["field"] == "panel"
     assert spec["encoding"]["color"]["field"] == "series"
     assert spec["encoding"]["x"]["title"] == declared[path].x_label
     assert spec["encoding"]["y"]["title"] == declared[path].y_label
-    assert {v["series"] for v in spec["data"]["values"]} == {"a / call", "a / import", "bb / call", "bb / import"}
+    assert {v["series"] for v in content["data"]["values"]} == {"a / call", "a / import", "bb / call", "bb / import"}
+    assert {v["panel"] for v in content["data"]["values"]} == {"all"}
+
+    # 145 series (apirec's context curves): panels of at most 8, each series in one panel
+    from pipeline.report.common import MAX_SERIES
+
+    many = [(f"m{i}/r", g, k, 0.1) for i in range(5) for g in range(29) for k in (1, 10)]
+    write_plot(project / path, ["system", "group", "x", "y"], many)
+    out = dvc(project, "plots", "show", "--json")
+    values = json.loads(out[out.index("{"):])["data"][path][0]["content"]["data"]["values"]
+    panels: dict = {}
+    for v in values:
+        panels.setdefault(v["panel"], set()).add(v["series"])
+    assert len({s for ss in panels.values() for s in ss}) == 145 and max(map(len, panels.values())) <= MAX_SERIES
+    assert sum(map(len, panels.values())) == 145

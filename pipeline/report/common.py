@@ -327,16 +327,48 @@ def plot_value(v):
     return v
 
 
+def plot_panels(keys: list[tuple], max_series: int = MAX_SERIES) -> dict[tuple, str]:
+    """Each series (its tuple of naming columns) -> the panel it is drawn in, at most `max_series` per panel:
+    the series grouped by their first naming column (then the first two, ...) when that keeps every group
+    small enough, else each group of all but the last column cut in runs of `max_series` in sorted order
+    (`<group> (1 of 3)`). One panel (`all`) when every series fits."""
+    keys = sorted(set(keys), key=lambda k: tuple(str(v) for v in k))
+    if len(keys) <= max_series:
+        return {k: "all" for k in keys}
+    width = len(keys[0]) if keys else 0
+    for depth in range(1, width):
+        groups: dict[tuple, list] = {}
+        for k in keys:
+            groups.setdefault(k[:depth], []).append(k)
+        if all(len(g) <= max_series for g in groups.values()):
+            return {k: " / ".join(str(v) for v in k[:depth]) for k in keys}
+    depth = max(width - 1, 0)
+    groups = {}
+    for k in keys:
+        groups.setdefault(k[:depth], []).append(k)
+    out = {}
+    for prefix, members in groups.items():
+        runs = math.ceil(len(members) / max_series)
+        per = math.ceil(len(members) / runs)
+        name = " / ".join(str(v) for v in prefix) or "series"
+        for i, k in enumerate(members):
+            out[k] = name if runs == 1 else f"{name} ({i // per + 1} of {runs})"
+    return out
+
+
 def write_plot(path: Path, columns: list[str], rows: list[tuple]) -> None:
     """A CSV that `dvc plots show/diff` draws (each file is a plot in dvc.yaml, drawn with x: x and y: y, so
     every family names its two plotted columns `x` and `y`). The columns before `x` name the series (model,
-    protocol, ...): a last column `series` joins them (`model / protocol`), and the template
-    `.dvc/plots/series.json` draws one line per series (one colour each; revisions dashed)."""
+    protocol, ...): a column `series` joins them (`model / protocol`), and the template
+    `.dvc/plots/series.json` draws one line per series (one colour each; revisions dashed), at most MAX_SERIES
+    per panel: a last column `panel` names the facet each series is drawn in (plot_panels)."""
     cut = columns.index("x") if "x" in columns else 0
+    panels = plot_panels([tuple(row[:cut]) for row in rows]) if cut else {}
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow([*columns, "series"] if cut else columns)
-    writer.writerows([(*(plot_value(v) for v in row), *([" / ".join(str(v) for v in row[:cut])] if cut else []))
+    writer.writerow([*columns, "series", "panel"] if cut else columns)
+    writer.writerows([(*(plot_value(v) for v in row),
+                       *([" / ".join(str(v) for v in row[:cut]), panels[tuple(row[:cut])]] if cut else []))
                       for row in rows])
     with atomic_path(path) as tmp:
         tmp.write_text(buf.getvalue(), encoding="utf-8")
