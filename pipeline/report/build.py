@@ -114,7 +114,7 @@ def with_notes(section: Section, notes: list[str]) -> Section:
 
 def first_read(section: Section, page: str) -> str:
     """A section in reports/index.md: its heading, its headline, and a link to its page when it has details."""
-    link = (f"\nEverything else (every table and figure, our extensions): [{page}.md]({page}.md).\n"
+    link = (f"\nEverything else (every table and figure, our extensions): [the {page} page]({page}.md).\n"
             if section.details.strip() else "")
     return f"## {section.title}\n\n{section.headline.strip()}\n{link}"
 

@@ -35,6 +35,7 @@ plt.rcParams.update(STYLE)
 MAX_LEGEND_INSIDE = 8  # more entries than this: the legend goes beside the axes, never over the lines
 MAX_SERIES = 8  # data series per panel (chance lines apart): more are split over facets (line_facets)
 CHANCE = {"color": "#666666", "linestyle": (0, (2, 2)), "linewidth": 1.2, "marker": None}  # every chance line
+REFERENCE_LABEL = "reference"  # a line every panel is read against (a paper's value), not a data series
 CHANCE_LABEL = "chance"  # labels of chance lines start with this (tests and MAX_SERIES count the others)
 
 log = logging.getLogger("pipeline.report")
@@ -241,7 +242,7 @@ def _cell_ticks(n: int) -> list[int]:
 def data_series(ax) -> list:
     """The lines of `ax` that are data (not chance lines, not error bars)."""
     return [line for line in ax.get_lines() if len(line.get_xdata()) and not line.get_label().startswith(
-        (CHANCE_LABEL, "_"))]
+        (CHANCE_LABEL, REFERENCE_LABEL, "_"))]
 
 
 def tidy(fig, name: str = "") -> None:
@@ -269,13 +270,26 @@ def tidy(fig, name: str = "") -> None:
                       fontsize=6, title_fontsize=7, frameon=False)
 
 
-def chance_line(ax, xs, ys, label: str = CHANCE_LABEL) -> None:
-    """The level a random order would reach (P@k, SR@k: k over the candidates ranked), in the one chance
-    style (grey, dashed, no marker); `ys` a number for a flat level."""
+# several chance lines in one panel (one per candidate pool) are told apart: each its own grey and dash pattern,
+# its label in the legend and written at its right end
+CHANCE_STYLES = ({}, {"color": "#999999", "linestyle": (0, (6, 2))}, {"color": "#333333", "linestyle": (0, (1, 1.5))},
+                 {"color": "#aaaaaa", "linestyle": (0, (4, 1, 1, 1))})
+
+
+def chance_line(ax, xs, ys, label: str = CHANCE_LABEL, style: int | None = None) -> None:
+    """The level a random order would reach (P@k, SR@k: k over the candidates ranked), in the chance style
+    (grey, dashed, no marker); `ys` a number for a flat level. `style` (0, 1, ...) when a panel has several:
+    each gets its own grey and dashes, and its label (less the `chance` prefix) at its right end."""
     xs = list(xs)
     ys = [ys] * len(xs) if isinstance(ys, (int, float)) else list(ys)
-    if xs:
-        ax.plot(xs, ys, label=label, zorder=1, **CHANCE)
+    if not xs:
+        return
+    look = {**CHANCE, **(CHANCE_STYLES[style % len(CHANCE_STYLES)] if style is not None else {})}
+    ax.plot(xs, ys, label=label, zorder=1, **look)
+    if style is not None:
+        name = label[len(CHANCE_LABEL):].strip(" :()") or label
+        ax.annotate(name, (xs[-1], ys[-1]), xytext=(2, 0), textcoords="offset points", fontsize=5.5,
+                    color=look["color"], va="center", ha="left", annotation_clip=False)
 
 
 def bar_n(ax, bars, ns, fontsize: float = 5.5) -> None:
