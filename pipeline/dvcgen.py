@@ -222,8 +222,9 @@ def structural_reads(base: dict, config: dict, targets: list[str],
         with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as fh:
             yaml.safe_dump(changed, fh, sort_keys=False)
         try:
-            # the stage targets that still exist (dropping a family drops its targets)
-            return run_trace(Path(fh.name), targets, project)
+            # the stage targets of the changed config (dropping a family, a model or a family a model runs in
+            # drops their targets)
+            return run_trace(Path(fh.name), targets_for(changed, targets), project)
         except RuntimeError:
             return None
         finally:
@@ -298,6 +299,21 @@ def stage_targets(config: dict) -> list[tuple[str, str]]:
     stages += [(f"fit-{f.name}", f"fits_{f.name}") for f in enabled if f.fit is not None]
     stages += [("fits", "fits"), ("warehouse", "warehouse"), ("report", "report")]
     return stages
+
+
+def targets_for(config: dict, wanted: list[str]) -> list[str]:
+    """The Snakemake targets a trace of `config` plans: its own stages' targets, and those of `wanted` it still
+    defines (a family's targets while the family is on; never a model's target once the model or its family is
+    gone): a trace of a changed config asks for no target rule it lost."""
+    try:
+        own = [t for _, t in stage_targets(config)]
+    except Exception:  # an invalid zoo: the trace itself says why
+        return wanted
+    from pipeline import families as registry
+
+    fams = [f.name for f in registry.enabled(config)]
+    kept = set(own) | {t for f in fams for t in (f, f"predict_{f}", f"fits_{f}")}
+    return list(dict.fromkeys([t for t in wanted if t in kept] + own))
 
 
 def closure(target: str, jobs: dict[str, dict], producer: dict[str, str]) -> set[str]:

@@ -33,7 +33,8 @@ from pathlib import Path
 import yaml
 
 from pipeline.dvcgen import (
-    REPO, collapse_outs, closure, job_fingerprint, job_key, perturbations, run_trace, stage_targets, under,
+    REPO, collapse_outs, closure, job_fingerprint, job_key, perturbations, run_trace, stage_targets, targets_for,
+    under,
 )
 
 
@@ -194,7 +195,7 @@ def sweep(params: Path, dvc_yamls: dict[str, dict], leaves_wanted: list[str] | N
             with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as fh:
                 yaml.safe_dump(changed, fh, sort_keys=False)
             try:
-                return leaf, value, changed, run_trace(Path(fh.name), targets, params.parent)
+                return leaf, value, changed, run_trace(Path(fh.name), targets_for(changed, targets), params.parent)
             except RuntimeError:
                 continue
             finally:
