@@ -178,6 +178,26 @@ def snakemake_rerun(base: dict, new: dict) -> set[str]:
     return {k for k in seen if jobs[k].get("output")}
 
 
+def shares(config: dict, leaf: str) -> list[tuple]:
+    """(value, changed config) for a number among sibling numbers that sum to 1 (the split's fractions): 0.05
+    moved to it from its largest sibling, the only valid change of one such leaf. Nothing for other leaves."""
+    parts = leaf.rsplit(".", 1)
+    parent = get(config, parts[0]) if len(parts) == 2 else None
+    value = get(config, leaf)
+    if not isinstance(parent, dict) or isinstance(value, bool) or not isinstance(value, (int, float)) or not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) for v in parent.values()) \
+            or abs(sum(parent.values()) - 1) > 1e-9 or len(parent) < 2:
+        return []
+    donor = max((k for k in parent if k != parts[1]), key=lambda k: (parent[k], k))
+    if parent[donor] < 0.05:
+        return []
+    changed = copy.deepcopy(config)
+    new = round(value + 0.05, 6)
+    put(changed, leaf, new)
+    put(changed, f"{parts[0]}.{donor}", round(parent[donor] - 0.05, 6))
+    return [(f"{new} ({donor} {round(parent[donor] - 0.05, 6)})", changed)]
+
+
 def sweep(params: Path, dvc_yamls: dict[str, dict], leaves_wanted: list[str] | None = None,
           workers: int = 2) -> list[Outcome]:
     config = yaml.safe_load(params.read_text())
@@ -189,18 +209,27 @@ def sweep(params: Path, dvc_yamls: dict[str, dict], leaves_wanted: list[str] | N
     plans = {label: Plan(expand_stages(d, config), base) for label, d in dvc_yamls.items()}
 
     def one(leaf: str):
+        for value, changed in shares(config, leaf):  # a fraction among fractions summing to 1 (manifest.split)
+            try:
+                return leaf, value, changed, traced(changed)
+            except RuntimeError:
+                pass
         for value in perturbations(leaf, get(config, leaf), config):
             changed = copy.deepcopy(config)
             put(changed, leaf, value)
-            with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as fh:
-                yaml.safe_dump(changed, fh, sort_keys=False)
             try:
-                return leaf, value, changed, run_trace(Path(fh.name), targets_for(changed, targets), params.parent)
+                return leaf, value, changed, traced(changed)
             except RuntimeError:
                 continue
-            finally:
-                Path(fh.name).unlink()
         return leaf, None, None, None
+
+    def traced(changed: dict) -> dict:
+        with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as fh:
+            yaml.safe_dump(changed, fh, sort_keys=False)
+        try:
+            return run_trace(Path(fh.name), targets_for(changed, targets), params.parent)
+        finally:
+            Path(fh.name).unlink()
 
     outcomes = []
     with ThreadPoolExecutor(max_workers=workers) as pool:

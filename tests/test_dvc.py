@@ -97,7 +97,7 @@ def test_no_absolute_path_reaches_a_param_or_an_input():
 # The params leaves where DVC was found wrong (issue #29) and a few others of each kind, on .test;
 # test_perturbation_every_leaf (slow) sweeps all of them.
 FAST_LEAVES = ["apiquiz.inference.max_candidates", "codesyntax.ks", "models.zoo.0.batch_size", "inference.token_budget",
-               "inference.shards", "manifest.workers", "seed", "idbench.embeddings.enabled"]
+               "inference.shards", "manifest.workers", "seed", "idbench.embeddings.enabled", "manifest.split.valid"]
 
 
 def perturbation_sweep(leaves):
@@ -116,6 +116,13 @@ def test_perturbation_dvc_misses_no_snakemake_job():
     # exactly Snakemake's jobs where the old dvc.yaml missed or over-ran (worker counts rerun nothing of theirs)
     for leaf in ("apiquiz.inference.max_candidates", "inference.token_budget", "manifest.workers"):
         assert outcomes[leaf].dvc["after"][3] == 0, (leaf, outcomes[leaf])
+    # one zoo entry's inference-only field: that model's predictions (and its twin's, which inherit it), no
+    # training, no other model (DVC: one stage per model and per (family, model))
+    zoo = outcomes["models.zoo.0.batch_size"]
+    assert zoo.dvc["after"][1] - zoo.snakemake <= 3, zoo  # the aggregates' own stages at most
+    # a split change reruns no scan (the scans are their own stage)
+    split = outcomes["manifest.split.valid"]
+    assert split.snakemake > 0 and split.dvc["after"][3] == 0, split
 
 
 @pytest.mark.slow
@@ -200,7 +207,7 @@ def test_dvc_repro_reruns_only_the_changed_stage(tmp_path):
     first = dvc(project, "repro", "manifest")
     assert "Running stage 'corpus'" in first and "Running stage 'manifest'" in first
     lock = yaml.safe_load((project / "dvc.lock").read_text())
-    assert set(lock["stages"]) == {"corpus", "manifest"}
+    assert set(lock["stages"]) == {"corpus", "scan", "manifest"}
     manifest_md5 = {o["path"]: o["md5"] for o in lock["stages"]["manifest"]["outs"]}["data/manifest.parquet"]
     assert "up to date" in dvc(project, "repro", "manifest")
     git("add", "-A", cwd=project)
@@ -210,6 +217,8 @@ def test_dvc_repro_reruns_only_the_changed_stage(tmp_path):
     second = dvc(project, "repro", "manifest")
     assert "Running stage 'manifest'" in second
     assert "Running stage 'corpus'" not in second and "Stage 'corpus' didn't change" in second
+    # the scans are a stage apart from the split: a split change reruns no scan
+    assert "Running stage 'scan'" not in second and "Stage 'scan' didn't change" in second
     lock = yaml.safe_load((project / "dvc.lock").read_text())
     assert {o["path"]: o["md5"] for o in lock["stages"]["manifest"]["outs"]}["data/manifest.parquet"] != manifest_md5
 
