@@ -288,11 +288,13 @@ def main(argv: list[str] | None = None) -> int:
                         help="the params file to perturb (default: the .test configuration)")
     parser.add_argument("--leaf", action="append", help="only these leaves (default: every leaf)")
     parser.add_argument("--before", type=Path, help="an older dvc.yaml to compare with (e.g. from git show)")
+    parser.add_argument("--after", type=Path, help="the dvc.yaml generated for --params, when already written "
+                        "(default: generate it, `python -m pipeline.dvcgen --params ... --out ...`)")
     args = parser.parse_args(argv)
     yamls = {}
     if args.before:
         yamls["before"] = yaml.safe_load(args.before.read_text())
-    yamls["after"] = generated(args.params)
+    yamls["after"] = yaml.safe_load(args.after.read_text()) if args.after else generated(args.params)
     outcomes = sweep(args.params, yamls, args.leaf)
     print(table(outcomes, list(yamls)))
     print()
