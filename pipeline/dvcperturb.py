@@ -205,6 +205,7 @@ def sweep(params: Path, dvc_yamls: dict[str, dict], leaves_wanted: list[str] | N
     for d in dvc_yamls.values():
         for st in expand_stages(d, config).values():
             targets += [t for t in st["cmd"].split()[1:-2] if t not in targets]
+    targets = targets_for(config, targets)  # an older dvc.yaml may name targets this config lacks (a family off)
     base = run_trace(params, targets)
     plans = {label: Plan(expand_stages(d, config), base) for label, d in dvc_yamls.items()}
 

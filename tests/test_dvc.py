@@ -334,3 +334,29 @@ def test_plots_are_declared_files_drawn_one_line_per_series(tmp_path):
         panels.setdefault(v["panel"], set()).add(v["series"])
     assert len({s for ss in panels.values() for s in ss}) == 145 and max(map(len, panels.values())) <= MAX_SERIES
     assert sum(map(len, panels.values())) == 145
+
+
+def test_a_zoo_entry_field_is_a_params_key_by_index(tmp_path):
+    """The generated stages name a zoo entry's field by its index (`models.zoo.0.batch_size`): real DVC reads it
+    (dpath), so changing another entry leaves the stage up to date, changing this one reruns it, and
+    `dvc exp run -S models.zoo.0.batch_size=...` sets it."""
+    project = tmp_path / "p"
+    project.mkdir()
+    git("init", "-q", cwd=project)
+    dvc(project, "init", "-q")
+    params = {"models": {"zoo": [{"name": "a", "batch_size": 16}, {"name": "b", "batch_size": 32}]}}
+    (project / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    (project / "dvc.yaml").write_text(yaml.safe_dump({"stages": {"model-a": {
+        "cmd": "echo a > a.txt", "params": ["models.zoo.0.batch_size"], "outs": ["a.txt"]}}}))
+    dvc(project, "repro")
+    git("add", "-A", cwd=project)
+    git("commit", "-qm", "built", cwd=project)
+    params["models"]["zoo"][1]["batch_size"] = 33
+    (project / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    assert "up to date" in dvc(project, "status")
+    params["models"]["zoo"][0]["batch_size"] = 17
+    (project / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    assert "models.zoo.0.batch_size" in dvc(project, "status")
+    git("checkout", "-q", "params.yaml", cwd=project)
+    dvc(project, "exp", "run", "-S", "models.zoo.0.batch_size=18")
+    assert yaml.safe_load((project / "params.yaml").read_text())["models"]["zoo"][0]["batch_size"] == 18
