@@ -29,8 +29,10 @@ def tool(name: str) -> str:
 def run(cmd: list[str], cwd: Path) -> None:
     res = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
     if res.returncode != 0:
-        tail = (res.stderr or res.stdout).strip().splitlines()[-1:] or [""]
-        raise SystemExit(f"adopt: `{' '.join(cmd[:3])} ...` failed in {cwd}: {tail[0]}")
+        lines = [line.strip() for line in (res.stderr + res.stdout).splitlines() if line.strip()]
+        why = next((line for line in lines if line.startswith(("ERROR", "Error", "MissingInputException"))),
+                   lines[-1] if lines else "")
+        raise SystemExit(f"adopt: `{Path(cmd[0]).name} {' '.join(cmd[1:3])}` failed in {cwd}: {why}")
 
 
 def snakemake_targets(project: Path, stages: list[str]) -> list[str]:

@@ -360,3 +360,36 @@ def test_a_zoo_entry_field_is_a_params_key_by_index(tmp_path):
     git("checkout", "-q", "params.yaml", cwd=project)
     dvc(project, "exp", "run", "-S", "models.zoo.0.batch_size=18")
     assert yaml.safe_load((project / "params.yaml").read_text())["models"]["zoo"][0]["batch_size"] == 18
+
+
+def test_adopt_leaves_snakemake_and_dvc_nothing_to_do(tmp_path):
+    """`python -m pipeline.adopt` on a toy project shaped like the report's end of the DAG: a cached out, then a
+    stage writing a cached out and an uncached metric: `dvc status` up to date and `snakemake -n` nothing to do
+    (tests/test_end_to_end.py adopts a whole .test build)."""
+    import time
+
+    project = tmp_path / "p"
+    project.mkdir()
+    git("init", "-q", cwd=project)
+    dvc(project, "init", "-q")
+    (project / "Snakefile").write_text(
+        'rule all:\n    input: "report.md", "scores.json"\n\n'
+        'rule warehouse:\n    output: "warehouse.txt"\n    shell: "echo w > {output}"\n\n'
+        'rule report:\n    input: "warehouse.txt"\n    output: md="report.md", scores="scores.json"\n'
+        '    shell: "cat {input} > {output.md}; echo {{}} > {output.scores}"\n')
+    (project / "dvc.yaml").write_text(yaml.safe_dump({"stages": {
+        "warehouse": {"cmd": "snakemake warehouse --cores all", "outs": ["warehouse.txt"]},
+        "report": {"cmd": "snakemake report --cores all", "deps": ["warehouse.txt"], "outs": ["report.md"],
+                   "metrics": [{"scores.json": {"cache": False}}]}}}, sort_keys=False))
+    (project / ".gitignore").write_text("/warehouse.txt\n/report.md\n/.snakemake\n")
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}", "DVC_NO_ANALYTICS": "1"}
+    subprocess.run([str(BIN / "snakemake"), "--cores", "1"], cwd=project, check=True, capture_output=True, env=env)
+    git("add", "-A", cwd=project)
+    git("commit", "-qm", "built", cwd=project)
+    time.sleep(1.1)  # a new mtime is a later second
+    res = subprocess.run([sys.executable, "-m", "pipeline.adopt"], cwd=project, capture_output=True, text=True,
+                         env={**env, "PYTHONPATH": str(REPO)})
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "up to date" in dvc(project, "status")
+    planned = subprocess.run([str(BIN / "snakemake"), "-n"], cwd=project, capture_output=True, text=True, env=env)
+    assert "Nothing to be done" in planned.stdout + planned.stderr, planned.stdout + planned.stderr
