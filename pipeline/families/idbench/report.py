@@ -298,8 +298,11 @@ def _layers_figure(con, curves: list[tuple], size: str = "small"):
                         linestyle="--" if twin else "-", label=f"{m} (random twin)" if twin else m)
             if gold in reference:
                 system, rho = reference[gold]
-                ax.axhline(rho, zorder=1, label=f"reference: {system.split(':', 1)[1]} (paper), rho {rho:.2f}",
+                name = system.split(":", 1)[1]
+                ax.axhline(rho, zorder=1, label=f"reference: {name} (paper), rho {rho:.2f}",
                            **{**CHANCE, "linestyle": ":", "color": "#444444"})
+                ax.annotate(f"{name} (paper) {rho:.2f}", (0.01, rho), xycoords=("axes fraction", "data"),
+                            xytext=(0, 2), textcoords="offset points", fontsize=6, color="#444444", va="bottom")
             ax.set_title(f"{gold} ({size})" + (f", {col + 1} of {len(panels)}" if len(panels) > 1 else ""), fontsize=9)
             if row == len(GOLDS) - 1:
                 ax.set_xlabel("layer")
