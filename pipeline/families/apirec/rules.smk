@@ -2,6 +2,7 @@
 # extraction; queries, the API universe and the BM25 baseline; the family's target merges their stats.
 
 APIREC = config["apirec"]
+APIREC_DOMAINS = [f"{k}={v}" for k, v in sorted(APIREC["domains"].items())]
 APIREC_SHARDS = APIREC.get("shards", 1)
 APIREC_SHARD_DIR = "data/families/apirec/shards"
 from pipeline.families import apirec as apirec_family  # noqa: E402
@@ -113,8 +114,7 @@ rule apirec_queries:
         baselines="data/families/apirec/query_baselines.parquet",
         metrics="data/families/apirec/queries.json",
     params:
-        # read here, in the rule (pipeline.dvctrace gives the key to the stage holding it)
-        domains=[f"{k}={v}" for k, v in sorted(APIREC["domains"].items())],
+        domains=APIREC_DOMAINS,
         default_domain=APIREC["default_domain"],
         eval_split=APIREC["eval_split"],
         max_queries=APIREC["queries"]["max_queries"],
