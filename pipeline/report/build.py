@@ -124,9 +124,9 @@ def first_read(section: Section, page: str) -> str:
     return f"## {section.title}\n\n{section.headline.strip()}\n{link}"
 
 
-def page_text(section: Section) -> str:
-    """A family's (or the corpus's) own page: its headline again, then its details."""
-    return (f"# {section.title}\n\n[Back to the report](index.md)\n\n## The paper beside ours\n\n"
+def page_text(section: Section, summary: str = "The paper beside ours") -> str:
+    """A family's (or the corpus's, the zoo's) own page: its headline again, then its details."""
+    return (f"# {section.title}\n\n[Back to the report](index.md)\n\n## {summary}\n\n"
             f"{section.headline.strip()}\n\n## Details\n\n{section.details.strip()}\n")
 
 
@@ -194,7 +194,8 @@ def build(db: Path, out: Path, figures: Path, models_metrics: Path | None = None
         "(n, 95% CI, how the populations differ); its page has the rest.\n", *sections])
     write_page(text, out, html_out or out.with_suffix(".html"), "Benchmark report")
     for name, section in pages.items():
-        write_page(page_text(section), out.parent / f"{name}.md", out.parent / f"{name}.html", section.title)
+        summary = "In the first read" if name in (CORPUS_PAGE, MODELS_PAGE) else "The paper beside ours"
+        write_page(page_text(section, summary), out.parent / f"{name}.md", out.parent / f"{name}.html", section.title)
     if scores is not None:
         write_json(headline_scores(con, fams), scores)
 
