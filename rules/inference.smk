@@ -58,6 +58,16 @@ for _family in PREDICTED:
         input:
             prediction_paths(_family),
 
+    # and one per (family, model): DVC's `predict-<family>-<model>` stages, so that editing one zoo entry
+    # reruns that model's predictions only
+    for _model in family_models(_family):
+
+        rule:
+            name:
+                f"predict_{_family.name}_{_model}"
+            input:
+                [p.path for p in registry.prediction_files(_family, config, {_model: INFERENCE_MODELS[_model]})],
+
 
 # The fit stage: probes and regressors over the pooled features a family's predict jobs wrote.
 # Per family: the record of each model's items (one job), one fit per model over all tasks on that model's own

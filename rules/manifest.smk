@@ -71,6 +71,13 @@ rule scan_source:
         " --out {output.files:q} --rejects {output.rejects:q} 2> {log:q}"
 
 
+# Every source scanned: DVC's `scan` stage, apart from the manifest's split (a split change reruns no scan).
+rule scan_sources:
+    input:
+        expand("data/manifest/parts/{source}.parquet", source=SOURCES),
+        expand("data/manifest/parts/{source}.rejects.parquet", source=SOURCES),
+
+
 rule manifest:
     input:
         files=expand("data/manifest/parts/{source}.parquet", source=SOURCES),

@@ -81,7 +81,10 @@ def choose(rows: list[dict], floor: int) -> dict | None:
     if not pool:
         return None
     rank = {p: i for i, p in enumerate(PAPER_PROBES)}
-    return min(pool, key=lambda r: (rank.get(r["probe"], len(rank)), r["fold0_error"], r["model"]))
+    # ties (an equal fold-0 error, compared to 9 decimals: the same error summed in another order differs in its
+    # last bits) go to the model's name, then the probe's
+    return min(pool, key=lambda r: (rank.get(r["probe"], len(rank)), round(r["fold0_error"], 9), r["model"],
+                                    r["probe"]))
 
 
 def detectable(row: dict) -> tuple[float | None, int | None]:
@@ -197,7 +200,7 @@ def feature_bytes(con) -> list[tuple]:
     """Per model: samples, layers, bytes of its feature files per 1,000 samples, and what per-token dumps would take."""
     out = []
     rows = con.sql("""
-        WITH f AS (SELECT model, item_id, count(*) AS layers, any_value(len(vector)) AS width, any_value(pooling) AS pooling
+        WITH f AS (SELECT model, item_id, count(*) AS layers, min(len(vector)) AS width, min(pooling) AS pooling
                    FROM probing_predictions GROUP BY model, item_id)
         SELECT f.model, count(*) AS samples, max(f.layers) AS layers,
                sum(f.layers * (CASE WHEN f.pooling LIKE 'concat%' THEN f.width / 2 ELSE f.width END)
@@ -356,14 +359,16 @@ def twins(con) -> list[str]:
 
 def section(con, figures: Path, link: str, config, plots: Path | None = None) -> Section:
     rows = con.sql("SELECT task, model, probe, layer, metric, n_test, mean, ci_low, ci_high FROM probing_headline "
-                   "ORDER BY task, probe IN ('ridge', 'lbfgs', 'sgd', 'paper') DESC, model").fetchall()
+                   "ORDER BY task, probe IN ('ridge', 'lbfgs', 'sgd', 'paper') DESC, model, probe").fetchall()
     body = []
     for task, model, probe, layer, metric, n, mean, lo, hi in rows:
         paper = TABLE1_CODET5_BASE_ENCODER.get(task.split("-", 1)[1].replace("-control", ""))
         body.append((task, model, probe, layer, metric, n, _fmt(mean), f"[{_fmt(lo)}, {_fmt(hi)}]",
                      None if task.endswith("-control") else paper))
-    sel = con.sql("SELECT task, model, arg_max(layer, selectivity), max(selectivity), arg_max(ci_low, selectivity), "
-                  "arg_max(ci_high, selectivity), arg_max(samples, selectivity), arg_max(folds, selectivity) "
+    # each model's most selective layer; ties (to 9 decimals) to the lowest layer
+    key = "{'s': round(selectivity, 9), 'layer': -layer}"
+    sel = con.sql(f"SELECT task, model, arg_max(layer, {key}), max(selectivity), arg_max(ci_low, {key}), "
+                  f"arg_max(ci_high, {key}), arg_max(samples, {key}), arg_max(folds, {key}) "
                   "FROM probing_selectivity GROUP BY task, model ORDER BY task, model").fetchall()
     counts = con.sql("SELECT language || '-' || task AS task, count(*) AS samples, count(DISTINCT \"group\") AS snippets "
                      "FROM probing_labels GROUP BY ALL ORDER BY ALL").fetchall()
