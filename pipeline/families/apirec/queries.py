@@ -53,6 +53,7 @@ import sys
 import tokenize
 from collections import Counter, defaultdict
 from dataclasses import dataclass
+from itertools import chain
 from pathlib import Path
 
 import numpy as np
@@ -235,12 +236,14 @@ class BM25Index:
         self.stop = set(STOPWORDS_EN)
         self.fqns = fqns
         self.model = bm25s.BM25(k1=k1, b=b, method="lucene")
-        vocab: dict[str, int] = {}
-        ids = [[vocab.setdefault(w, len(vocab)) for w in self.tokens(t)] for t in texts]
+        docs = [self.tokens(t) for t in texts]
+        vocab = {w: i for i, w in enumerate(dict.fromkeys(chain.from_iterable(docs)))}  # first-seen order
         if not vocab:  # no token at all: bm25s's own build (and its own error)
-            self.model.index([self.tokens(t) for t in texts], show_progress=False)
+            self.model.index(docs, show_progress=False)
             return
-        self.model.scores = lucene_matrix(ids, len(vocab), k1, b)
+        lengths = np.fromiter(map(len, docs), dtype=np.int64, count=len(docs))
+        flat = np.fromiter(map(vocab.__getitem__, chain.from_iterable(docs)), dtype=np.int64, count=int(lengths.sum()))
+        self.model.scores = lucene_matrix(flat, lengths, len(vocab), k1, b)
         self.model.nonoccurrence_array = None
         vocab[""] = len(vocab)  # bm25s's empty token (create_empty_token): the id after the vocabulary's
         self.model.vocab_dict = vocab
@@ -269,18 +272,17 @@ class BM25Index:
         return int(np.sum(scores > g) + np.sum(scores[:gold] == g)) + 1
 
 
-def lucene_matrix(ids: list[list[int]], n_vocab: int, k1: float, b: float) -> dict:
+def lucene_matrix(flat: np.ndarray, lengths: np.ndarray, n_vocab: int, k1: float, b: float) -> dict:
     """bm25s's Lucene score matrix (`BM25.build_index_from_ids`, method and idf "lucene", float32, CSC by
-    token) from every document's token ids, whole-corpus: each (document, token) entry is
+    token) from every document's token ids (`flat`, documents one after another, `lengths` of them),
+    whole-corpus: each (document, token) entry is
     idf(token) * tf / (k1 * ((1 - b) + b * dl / avgdl) + tf), with bm25s's operations and dtypes (the idf by
     `math.log` in float64 stored as float32; the tf part in float64, as bm25s's numpy scalars make it; the
     product cast to float32), so every entry has bm25s's bits."""
     import math
 
-    n_docs = len(ids)
-    lengths = np.fromiter(map(len, ids), dtype=np.int64, count=n_docs)
+    n_docs = len(lengths)
     avg = lengths.mean()  # np.float64, as bm25s's `np.array([...]).mean()`
-    flat = np.fromiter((t for doc in ids for t in doc), dtype=np.int64, count=int(lengths.sum()))
     doc = np.repeat(np.arange(n_docs, dtype=np.int64), lengths)
     # distinct (token, document) pairs in token-major, document-minor order: the CSC layout; tf their counts
     pairs, tf = np.unique(flat * n_docs + doc, return_counts=True)
