@@ -156,12 +156,6 @@ def compare(quizzes: list[dict], ours: list[list[float]], peer: list[list[float]
             "gold_rank_equal": same_rank, "ranking_equal": same_order}
 
 
-def project_vocab(folder: Path) -> int:
-    from transformers import AutoTokenizer
-
-    return len(AutoTokenizer.from_pretrained(folder))
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--project", help="a built project folder, read only: its quizzes and (default) its code-mlm")
@@ -212,7 +206,9 @@ def main(argv: list[str] | None = None) -> int:
             quizzes = call_quizzes(args.quizzes, args.candidates, args.seed)
         from transformers import AutoTokenizer
 
-        same = same_positions(AutoTokenizer.from_pretrained(model), quizzes)
+        tok = AutoTokenizer.from_pretrained(model)
+        vocab = len(tok)
+        same = same_positions(tok, quizzes)
         common = ["--model", str(model), "--requests", str(tmp / "requests.json"), "--batch-size", str(args.batch_size),
                   "--token-budget", str(args.token_budget), "--max-length", str(args.max_length)]
         best: dict[str, dict] = {}
@@ -240,7 +236,7 @@ def main(argv: list[str] | None = None) -> int:
     out = {"model": "tiny random pre-LN RoBERTa" if args.tiny else
            "random pre-LN RoBERTa, code-mlm size (2 x 128, 8 heads), MiniLM WordPiece" if model_arg == "random-30k"
            else model_arg,
-           "vocab": project_vocab(model), "peer_failed_quizzes": len(peer_failed),
+           "vocab": vocab, "peer_failed_quizzes": len(peer_failed),
            "peer_failed_examples": sorted(set(peer_failed.values()))[:3],
            "threads": 1, "peer": p["tool"], "peer_batch": p["peer_batch"], "ours_cpu_s": round(o["cpu_s"], 3),
            "peer_cpu_s": round(p["cpu_s"], 3), "ratio": round(p["cpu_s"] / o["cpu_s"], 2),
