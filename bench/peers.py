@@ -15,7 +15,7 @@ call (inputs loaded, models loaded and imports apart), sides interleaved, the le
 | ranking metrics vs pytrec_eval / ranx / ir-measures | bench.peer_metrics | the BM25 run over the apirec queries (ties, unsorted) |
 | pooled features vs a batched output_hidden_states script | bench.probing_features | probing samples, data/models/code-mlm |
 
-    python -m bench peers --project PATH [--repeat 2] [--only causal pll bm25 metrics features] [--quick]
+    python -m bench peers --project PATH [--repeat 2] [--only causal pll bm25 metrics features] [--quick] [--smollm2]
 """
 
 from __future__ import annotations
@@ -45,29 +45,31 @@ def run_bench(name: str, args: list[str]) -> dict:
     return out
 
 
-def plan(project: Path, python: str, repeat: int, quick: bool, only: tuple[str, ...]) -> list[tuple[str, str, list[str]]]:
+def plan(project: Path, python: str, repeat: int, quick: bool, only: tuple[str, ...],
+         smollm2: bool = False) -> list[tuple[str, str, list[str]]]:
     """(comparison, bench, arguments) in the order they run."""
     common = ["--project", str(project), "--repeat", str(repeat)]
     peers = ["--peers-python", python]
     out = []
     if "causal" in only:
         out.append(("causal", "peer_causal", common + peers + ["--conventions", "lm-eval", "--quizzes",
-                                                             "40" if quick else "200"]))
-        if (project / "data/models/smollm2").exists():
+                                                             "40" if quick else "100"]))
+        if smollm2 and (project / "data/models/smollm2").exists():
             out.append(("causal", "peer_causal", common + peers + [
                 "--conventions", "lm-eval", "--model", "data/models/smollm2", "--quizzes", "4" if quick else "20",
                 "--batch-size", "16", "--max-length", "256"]))
     if "pll" in only:
-        n = "10" if quick else "40"
-        out.append(("pll", "peer_pll", common + peers + ["--quizzes", n, "--max-length", "128"]))
-        out.append(("pll", "peer_pll", common + peers + ["--quizzes", n, "--model", "random-30k"]))
+        n = ["--quizzes", "10" if quick else "20", "--peer-batches", "10", "50"]
+        out.append(("pll", "peer_pll", common + peers + n + ["--max-length", "128"]))
+        out.append(("pll", "peer_pll", common + peers + n + ["--model", "random-30k"]))
     if "bm25" in only:
-        out.append(("bm25", "peer_bm25", common + peers + (["--queries", "100"] if quick else [])))
+        out.append(("bm25", "peer_bm25", common + peers + ["--queries", "100" if quick else "300"]))
     if "metrics" in only:
         out.append(("metrics", "peer_metrics", common + peers))
     if "features" in only:
         out.append(("features", "probing_features", ["--project", str(project), "--repeat", str(repeat),
-                                                     "--samples", "200" if quick else "600"]))
+                                                     "--samples", "200" if quick else "400",
+                                                     "--peer-batches", "1", "4", "8", "16", "32"]))
     return out
 
 
@@ -171,6 +173,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=2, help="runs per side, interleaved; the least CPU is kept")
     ap.add_argument("--only", nargs="+", default=list(COMPARISONS), choices=COMPARISONS)
     ap.add_argument("--quick", action="store_true", help="fewer items per comparison (minutes, not tens)")
+    ap.add_argument("--smollm2", action="store_true", help="also causal ranking with the build's SmolLM2 (20 quizzes: "
+                    "~10 CPU-min per side and run on one thread)")
     ap.add_argument("--peers-venv", default=str(REPO / ".peers" / "venv"), help="made here when missing")
     ap.add_argument("--out", default=str(REPO / "docs" / "peers.md"))
     ap.add_argument("--json-out", default=str(REPO / "docs" / "results" / "peers.json"))
@@ -180,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(f"{project} has no build (data/): run the default build there first (make run)")
     python = make_peers_venv(Path(args.peers_venv))
     results = []
-    for kind, bench, bargs in plan(project, python, args.repeat, args.quick, tuple(args.only)):
+    for kind, bench, bargs in plan(project, python, args.repeat, args.quick, tuple(args.only), args.smollm2):
         got = run_bench(bench, bargs)
         if kind == "features":
             import transformers
