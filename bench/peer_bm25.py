@@ -189,7 +189,8 @@ def main(argv: list[str] | None = None) -> int:
     missing = peers_missing(python, ("rank_bm25",))
     if missing:
         return skip_or_fail(missing, args.peers_python is not None)
-    if args.project:
+    from_build = bool(args.project) and (project_dir(args.project) / "data/families/apirec/api_docs.parquet").exists()
+    if from_build:
         data = project_inputs(project_dir(args.project), args.queries or 0, args.seed)
     else:
         data = inputs(400 if args.queries is None else args.queries, args.seed, args.max_files)
@@ -215,7 +216,8 @@ def main(argv: list[str] | None = None) -> int:
                      "idf": "Lucene" if name.endswith("lucene-idf") else "Robertson, floored at 0.25 x mean idf",
                      **compare(data, results["ours"], results[name], K1 + 1)})
     out = {"documents": len(data["texts"]), "queries": len(data["queries"]), "k1": K1, "b": B, "threads": 1,
-           "inputs": "the build's apirec universe and queries" if args.project else "standard-library API documents",
+           "inputs": "the build's apirec universe and queries" if from_build else "standard-library API documents"
+           + (" (the build had no apirec universe yet)" if args.project and not from_build else ""),
            "rows": rows}
     if "stored_tops" in data:  # ours against the build's own stored BM25 rankings
         out["ours_equal_to_build"] = sum(t == s for t, s in zip(results["ours"]["tops"], data["stored_tops"]))

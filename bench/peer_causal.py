@@ -180,6 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     from pipeline.models.zoo import load_model
     from pipeline.runtime.scoring import lm_eval_job, start_policy
 
+    quiz_source = "built-in"
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         if args.tiny:
@@ -191,10 +192,16 @@ def main(argv: list[str] | None = None) -> int:
 
             project = project_dir(args.project)
             model = (project / args.model).resolve()
-            if not (project / "data/families/apiquiz/quizzes.parquet").exists() or not model.exists():
-                raise SystemExit(f"needs {model} and data/families/apiquiz/quizzes.parquet in {project}: run "
-                                 f"`snakemake {args.model} data/families/apiquiz/quizzes.parquet --cores 2` first")
-            quizzes = real_quizzes(args.quizzes, project)
+            if not model.exists():
+                raise SystemExit(f"needs {model}: run `snakemake {args.model} --cores 2` in {project} first")
+            if (project / "data/families/apiquiz/quizzes.parquet").exists():
+                quizzes = real_quizzes(args.quizzes, project)
+                quiz_source = "the build's apiquiz quizzes"
+            else:  # the build has not made its quizzes yet: apiquiz-style quizzes of the standard library
+                from bench._stdlib_apis import call_quizzes
+
+                quizzes = call_quizzes(args.quizzes, 50, 0)
+                quiz_source = "standard-library call quizzes (the build had no apiquiz quizzes yet)"
         tok = load_model(parse_zoo([{"name": "m", "source": f"path:{model}", "family": "causal-lm",
                                      "max_length": args.max_length, "batch_size": 1}])["m"], device="cpu").tokenizer
         # lm-eval asserts when a continuation keeps no token of its own (the tokenizer merged it into the
@@ -224,7 +231,7 @@ def main(argv: list[str] | None = None) -> int:
                          "start_token": lead if convention == "pipeline" else "(lm-eval's own)",
                          **compare(quizzes, o["scores"], p["scores"], 1e-4)})
     out = {"model": "tiny random GPT-2" if args.tiny else args.model, "batch_size": args.batch_size,
-           "vocab": len(tok),
+           "vocab": len(tok), "quizzes_from": quiz_source,
            "threads": 1, "quizzes_drawn": n_drawn, "left_out_empty_continuation": n_drawn - len(quizzes), "rows": rows}
     if args.json:
         print(json.dumps(out))

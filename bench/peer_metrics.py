@@ -89,8 +89,18 @@ def project_queries(project: Path, depth: int) -> tuple[dict, dict]:
     from pipeline.families.apirec.queries import BM25Index
 
     root = project / "data" / "families" / "apirec"
-    docs = pq.read_table(root / "api_docs.parquet", columns=["fqn", "api_class", "text"]).to_pydict()
-    queries = pq.read_table(root / "queries.parquet", columns=["query_id", "text", "api", "api_class"]).to_pylist()
+    if (root / "api_docs.parquet").exists():
+        docs = pq.read_table(root / "api_docs.parquet", columns=["fqn", "api_class", "text"]).to_pydict()
+        queries = pq.read_table(root / "queries.parquet", columns=["query_id", "text", "api", "api_class"]).to_pylist()
+    else:  # the build has not made its universe yet: the standard library's, as apirec builds it (bench._stdlib_apis)
+        from bench._stdlib_apis import api_documents
+
+        got = api_documents()
+        docs = {"fqn": [d["fqn"] for d in got], "text": [d["text"] for d in got],
+                "api_class": [d["fqn"].rsplit(".", 1)[0] for d in got]}
+        queries = [{"query_id": f"q{i}", "text": d["query"], "api": d["fqn"], "api_class": d["fqn"].rsplit(".", 1)[0]}
+                   for i, d in enumerate(got) if d["query"]]
+        queries = sorted(random.Random(0).sample(queries, min(1000, len(queries))), key=lambda q: q["query_id"])
     fqns = docs["fqn"]
     by_class: dict[str, list[str]] = {}
     for f, c in zip(fqns, docs["api_class"]):
@@ -327,7 +337,10 @@ def main(argv: list[str] | None = None) -> int:
                 row["peer_over_ours_python"] = round(b["cpu_s"] / best["ours-python"]["cpu_s"], 2)
         rows.append(row)
     out = {"queries": args.queries, "depth": args.depth, "shuffled": args.shuffle, "calls_per_run": calls,
-           "input": "the build's BM25 run over its apirec queries" if args.project else "seeded synthetic",
+           "input": ("the build's BM25 run over its apirec queries"
+                     if (project_dir(args.project) / "data/families/apirec/api_docs.parquet").exists() else
+                     "the BM25 run over the standard library's API documents and docstring queries (the build had "
+                     "no apirec universe yet)") if args.project else "seeded synthetic",
            "queries_with_ties": tied_queries(run),
            "measures": MEASURES, "threads": 1,
            "judged_pairs": sum(map(len, qrels.values())), "run_pairs": sum(map(len, run.values())), "rows": rows}

@@ -86,7 +86,7 @@ def rows_of(kind: str, got: dict) -> list[dict]:
                  "peer": r["peer"],
                  "baseline": f"HFLM.loglikelihood over every request at once (its own length sort, batch "
                              f"{got['batch_size']}), 1 thread",
-                 "n": f"{r['quizzes']} quizzes x {r['candidates'] // max(r['quizzes'], 1)} candidates ({r['candidates']:,} requests)",
+                 "n": f"{r['quizzes']} quizzes, {r['candidates']:,} requests; {got['quizzes_from']}",
                  "ours": r["ours_cpu_s"], "peer_s": r["peer_cpu_s"], "ratio": r["ratio"],
                  "agreement": f"{r['equal_within_tol']:,} / {r['candidates']:,} log-likelihoods within 1e-4; gold rank "
                               f"equal {r['gold_rank_equal']} / {r['quizzes']}"
@@ -97,7 +97,7 @@ def rows_of(kind: str, got: dict) -> list[dict]:
                  "peer": got["peer"],
                  "baseline": f"MaskedLMScorer.conditional_score, {got['peer_batch']} candidates per call (every "
                              "masked copy in one forward pass, its design), 1 thread",
-                 "n": f"{got['quizzes']} quizzes x {got['candidates'] // max(got['quizzes'], 1)} candidates",
+                 "n": f"{got['quizzes']} quizzes, {got['candidates']:,} candidates; {got['quizzes_from']}",
                  "ours": got["ours_cpu_s"], "peer_s": got["peer_cpu_s"], "ratio": got["ratio"],
                  "agreement": f"{got['equal_within_tol']} / {got['candidates_same_positions']} PLLs within 1e-4 where "
                               f"both score the same tokens ({got['peer_positions_shifted']} candidates minicons scores "
@@ -112,7 +112,7 @@ def rows_of(kind: str, got: dict) -> list[dict]:
                 "peer": r["tool"] + (" `BM25Okapi`, Lucene's idf put in" if lucene else " `BM25Okapi` as shipped"),
                 "baseline": "index built from the same tokens, get_scores per query (numpy over every document), "
                             "top 10 by argsort; 1 thread",
-                "n": f"{got['documents']:,} documents, {got['queries']:,} queries",
+                "n": f"{got['documents']:,} documents, {got['queries']:,} queries; {got['inputs']}",
                 "ours": r["ours_cpu_s"], "peer_s": r["peer_cpu_s"], "ratio": r["ratio"],
                 "extra": f"index {r['ours_index_cpu_s']} vs {r['peer_index_cpu_s']} s "
                          f"({r['peer_index_cpu_s'] / r['ours_index_cpu_s']:.2f}x); queries alone {r['query_ratio']}x",
@@ -140,7 +140,7 @@ def rows_of(kind: str, got: dict) -> list[dict]:
                                      "ranx": "Qrels/Run.from_dict + evaluate (Numba, JIT cached and warmed)"}[name]
                                     + ", 1 thread",
                         "n": f"{got['queries']:,} queries, {got['run_pairs']:,} ranked documents "
-                             f"({got['queries_with_ties']:,} queries with ties), unsorted",
+                             f"({got['queries_with_ties']:,} queries with ties), unsorted; {got['input']}",
                         "ours": rows["ours-numpy"]["cpu_s"], "peer_s": r["cpu_s"], "ratio": r["peer_over_ours_numpy"],
                         "extra": f"SQL {rows['ours-sql']['cpu_s']} s: {r['peer_over_ours_sql']}x",
                         "agreement": agree})
@@ -150,7 +150,7 @@ def rows_of(kind: str, got: dict) -> list[dict]:
                  + got.get("transformers", ""),
                  "baseline": f"texts tokenized once, sorted by length, `output_hidden_states` of the model without "
                              f"its head, best batch of a sweep ({got['peer_batch']}), pooled from offsets; 1 thread",
-                 "n": f"{got['pooled']} samples, {got['texts']} distinct texts",
+                 "n": f"{got['pooled']} samples, {got['texts']} distinct texts; {got['input']}",
                  "ours": got["ours_cpu_s"], "peer_s": got["peer_cpu_s"], "ratio": got["peer_ratio"],
                  "extra": "sweep " + ", ".join(f"{b}: {t}" for b, t in got["peer_sweep_cpu_s"].items()),
                  "agreement": f"same vectors, max abs diff {got['peer_max_abs_diff']:.1e}"}]

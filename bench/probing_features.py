@@ -194,9 +194,10 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(args.threads)
     project = Path(args.project).resolve() if args.project else None
     lm, spec = load(project, args.model)
-    if project:
+    from_build = bool(project) and (project / "data/families/probing/python/samples.parquet").exists()
+    if from_build:
         requests = project_samples(project, args.samples or 600, args.seed)
-    else:
+    else:  # no build, or the build has not made its Python samples yet: the same tasks on the standard library
         requests = probing_samples(args.samples or 120)
     base = getattr(lm.model, "base_model", lm.model)  # a masked LM without its head (AutoModel), as ours runs it
     ours = pooled_vectors(lm, requests, args.token_budget).vectors
@@ -216,7 +217,8 @@ def main(argv: list[str] | None = None) -> int:
     peer_worst = max(float(np.abs(ours[i] - peer[i]).max()) for i in ours)
     n = len(ours)
     got = {"model": spec["name"], "samples": len(requests), "pooled": n, "texts": len({r.text for r in requests}),
-           "input": "the build's Python probing samples" if project else "standard-library probing samples",
+           "input": "the build's Python probing samples" if from_build else "standard-library probing samples"
+           + (" (the build had no Python probing samples yet)" if project and not from_build else ""),
            "peer": f"batched output_hidden_states script, texts sorted by length, best batch of {args.peer_batches}",
            "peer_batch": best_batch, "peer_sweep_cpu_s": {str(b): round(t, 3) for b, t in sweep.items()},
            "peer_cpu_s": round(min(peer_cpu), 3), "ours_cpu_s": round(min(ours_cpu), 3),

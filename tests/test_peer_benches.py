@@ -189,9 +189,10 @@ def test_bench_peers_table_rows_and_command_line(monkeypatch, tmp_path):
     monkeypatch.setattr(peers, "main", lambda argv: seen.setdefault("argv", argv) and 0)
     assert bm.main(["peers", "--project", "X", "--quick"]) == 0 and seen["argv"] == ["--project", "X", "--quick"]
     causal = {"model": "data/models/code-clm", "vocab": 4096, "batch_size": 128, "left_out_empty_continuation": 1,
+              "quizzes_from": "built-in",
               "rows": [{"peer": "lm-evaluation-harness 0.4.13", "quizzes": 2, "candidates": 100, "ours_cpu_s": 1.0,
                         "peer_cpu_s": 2.1, "ratio": 2.1, "equal_within_tol": 100, "gold_rank_equal": 2}]}
-    metrics_ = {"queries": 3, "run_pairs": 30, "queries_with_ties": 2,
+    metrics_ = {"queries": 3, "run_pairs": 30, "queries_with_ties": 2, "input": "x",
                 "rows": [{"side": "ours-numpy", "cpu_s": 0.1}, {"side": "ours-sql", "cpu_s": 0.2},
                          {"side": "ranx", "tool": "ranx 0.3.21", "cpu_s": 1.0, "peer_over_ours_numpy": 10.0,
                           "peer_over_ours_sql": 5.0, "equal_exactly": 25, "values": 30, "queries_differing": 1}]}
