@@ -107,7 +107,7 @@ def rows_of(kind: str, got: dict) -> list[dict]:
         out = []
         for r in got["rows"]:
             lucene = r["peer"].endswith("lucene-idf")
-            out.append({"comparison": "BM25 over the apirec universe, k1 1.5, b 0.75" + (
+            out.append({"comparison": "BM25 over API documents (index built and every query ranked), k1 1.5, b 0.75" + (
                 "" if lucene else " (peer's own idf)"),
                 "peer": r["tool"] + (" `BM25Okapi`, Lucene's idf put in" if lucene else " `BM25Okapi` as shipped"),
                 "baseline": "index built from the same tokens, get_scores per query (numpy over every document), "
@@ -178,7 +178,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--peers-venv", default=str(REPO / ".peers" / "venv"), help="made here when missing")
     ap.add_argument("--out", default=str(REPO / "docs" / "peers.md"))
     ap.add_argument("--json-out", default=str(REPO / "docs" / "results" / "peers.json"))
+    ap.add_argument("--table-only", action="store_true", help="rewrite the table from --json-out (no bench run)")
     args = ap.parse_args(argv)
+    if args.table_only:
+        saved = json.loads(Path(args.json_out).read_text())
+        head = saved.get("head") or (f"Written by `python -m bench peers --project PATH --repeat {saved['repeat']}` on "
+                                     f"{saved['written']}; the raw JSON of every bench: [results/peers.json](results/peers.json).")
+        write(args, [row for r in saved["benches"] for row in rows_of(r["comparison"], r["result"])], head)
+        return 0
     project = project_dir(args.project)
     if not (project / "data").is_dir():
         raise SystemExit(f"{project} has no build (data/): run the default build there first (make run)")
@@ -205,7 +212,13 @@ def main(argv: list[str] | None = None) -> int:
             f"[results/peers.json](results/peers.json).")
     Path(args.json_out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.json_out).write_text(json.dumps({"written": stamp, "repeat": args.repeat, "quick": args.quick,
-                                               "benches": results}, indent=1) + "\n")
+                                               "head": head, "benches": results}, indent=1) + "\n")
+    write(args, rows, head)
+    return 0
+
+
+def write(args, rows: list[dict], head: str) -> None:
+    """The table between the markers of `args.out` (the rest of the page kept)."""
     text = Path(args.out).read_text() if Path(args.out).exists() else ""
     begin, end = "<!-- peers table: begin -->", "<!-- peers table: end -->"
     block = f"{begin}\n{head}\n\n{table(rows)}\n{end}"
@@ -215,7 +228,6 @@ def main(argv: list[str] | None = None) -> int:
         text = (text or "# Ours vs the peers\n\n") + block + "\n"
     Path(args.out).write_text(text)
     print(f"wrote {args.out} and {args.json_out}")
-    return 0
 
 
 if __name__ == "__main__":
