@@ -352,8 +352,8 @@ def main(argv: list[str] | None = None) -> int:
               f"{len(MEASURES)} measures per query, one thread per side, CPU seconds; values against ours (DuckDB)")
         for r in rows:
             ratio = "" if "peer_over_ours_sql" not in r else \
-                f", {r['peer_over_ours_numpy']:.2f}x ours (numpy), {r['peer_over_ours_sql']:.2f}x ours (SQL), " \
-                (f"{r['peer_over_ours_python']:.2f}x ours (Python)" if "peer_over_ours_python" in r else "")
+                f", {r['peer_over_ours_numpy']:.2f}x ours (numpy), {r['peer_over_ours_sql']:.2f}x ours (SQL)" + \
+                (f", {r['peer_over_ours_python']:.2f}x ours (Python)" if "peer_over_ours_python" in r else "")
             warm = f" (+{r['setup_cpu_s']:.2f} s set-up)"
             if "query_only_cpu_s" in r:
                 warm += f" [the SQL query alone, grades already in a table: {r['query_only_cpu_s']:.4f} s]"
