@@ -150,7 +150,8 @@ def rows_of(kind: str, got: dict) -> list[dict]:
                  + got.get("transformers", ""),
                  "baseline": f"texts tokenized once, sorted by length, `output_hidden_states` of the model without "
                              f"its head, best batch of a sweep ({got['peer_batch']}), pooled from offsets; 1 thread",
-                 "n": f"{got['pooled']} samples, {got['texts']} distinct texts; {got['input']}",
+                 "n": f"{got['samples']} samples ({got['pooled']} pooled, the rest longer than the model takes), "
+                      f"{got['texts']} distinct texts; {got['input']}",
                  "ours": got["ours_cpu_s"], "peer_s": got["peer_cpu_s"], "ratio": got["peer_ratio"],
                  "extra": "sweep " + ", ".join(f"{b}: {t}" for b, t in got["peer_sweep_cpu_s"].items()),
                  "agreement": f"same vectors, max abs diff {got['peer_max_abs_diff']:.1e}"}]
