@@ -163,6 +163,9 @@ INVENTORY = pa.schema(
         pa.field("requires", pa.list_(pa.string()), nullable=True),
         # module rows: its top-level aliases `name = other` as "name=fqn" (one object, several names)
         pa.field("aliases", pa.list_(pa.string()), nullable=True),
+        # module rows: the top-level import names of its distribution's declared required dependencies
+        # (pipeline.extract.requirements: `requests` needs urllib3, idna, ...); null: none declared
+        pa.field("dependencies", pa.list_(pa.string()), nullable=True),
     ]
 )
 

@@ -63,6 +63,18 @@ def alias_targets(inventory: pa.Table | None) -> dict[str, str]:
     return out
 
 
+def installed_tops(inventory: pa.Table | None) -> set[str] | None:
+    """Top-level names there wherever the corpus is installed without extras: the corpus's own, the standard
+    library's and its distributions' declared required dependencies (`urllib3` for requests). None: an inventory
+    that does not record dependencies (not judged)."""
+    if inventory is None or "dependencies" not in inventory.column_names:
+        return None
+    out = set(inventory.column("library").to_pylist()) | set(sys.stdlib_module_names) | set(sys.builtin_module_names)
+    for deps in inventory.filter(pc.is_valid(inventory.column("dependencies"))).column("dependencies").to_pylist():
+        out.update(deps)
+    return out
+
+
 def missing_modules(inventory: pa.Table | None) -> dict[str, str]:
     """Modules of the corpus whose top-level imports need a distribution that is neither in the corpus, nor the
     stdlib, nor a declared required dependency (the inventory's `requires`): tqdm.contrib.slack's `from slack_sdk

@@ -470,6 +470,7 @@ def inventory_rows(row: dict, module: str, result: FileResult, own: str = "",
     stdlib = own == library.STDLIB_DISTRIBUTION
     requires = None if stdlib else requires_of(result, module, is_package, available)
     aliases = aliases_of(result, module, is_package)
+    dependencies = sorted(available - STDLIB) or None
     names = [f"{name}:{label}" for name, platform in result.platform_names
              for label in [own_label(platform, own_tops, stdlib)] if label is not None]
     for d in result.definitions:
@@ -480,7 +481,8 @@ def inventory_rows(row: dict, module: str, result: FileResult, own: str = "",
                     "signature": d.signature, "doc": d.doc, "private": private(fqn),
                     "distribution": own or None, "category": own_category, "library_code": is_library,
                     "platform": own_label(d.platform, own_tops, stdlib) or result.module_platform, "platform_names": (names or None) if not d.qualname else None,
-                    "requires": requires if not d.qualname else None, "aliases": aliases if not d.qualname else None})
+                    "requires": requires if not d.qualname else None, "aliases": aliases if not d.qualname else None,
+                    "dependencies": dependencies if not d.qualname else None})
     return out
 
 

@@ -280,6 +280,40 @@ class StdlibNames:
             return _C_MODULE
         return CModule(frozenset(dir(module)), module)
 
+    def compiled_kind(self, fqn: str, _depth: int = 0) -> str | None:
+        """The kind (`class`, `function`, `method`) of a name defined in a compiled stdlib module
+        (`_collections.defaultdict` is a class, `_json.encode_basestring` a function; looked up on the module and
+        its classes, nothing is called), None when `fqn` is no such name. apiquiz's candidates are of the gold's
+        kind: a lower-case class of a C module (`defaultdict`, `chain`) is no function."""
+        parts = fqn.split(".")
+        for i in range(len(parts) - 1, 0, -1):
+            module = ".".join(parts[:i])
+            if parts[0] not in sys.stdlib_module_names and parts[0] not in sys.builtin_module_names:
+                return None
+            info = self._module(module)
+            if info is None:
+                continue
+            if isinstance(info, ModuleInfo):  # `from _collections import defaultdict` in collections: followed
+                here = [b for b, label in info.bindings.get(parts[i], []) if label is None]
+                if _depth < MAX_HOPS and here and here[-1][0] in ("from", "module"):
+                    b = here[-1]
+                    target = f"{b[1]}.{b[2]}" if b[0] == "from" else b[1]
+                    return self.compiled_kind(".".join([target, *parts[i + 1:]]), _depth + 1)
+                return None
+            if not isinstance(info, CModule) or info.module is None:
+                return None
+            obj, parent = info.module, None
+            for part in parts[i:]:
+                if part not in dir(obj):
+                    return None
+                parent, obj = obj, getattr(obj, part, None)
+            if isinstance(obj, type):
+                return "class"
+            if isinstance(parent, type):
+                return "method"
+            return "function" if callable(obj) else None
+        return None
+
     def _loads(self, module: str, info: ModuleInfo, hops: list[int]) -> str:
         """Whether the module's top-level imports can succeed here: PRESENT, or the status of the first
         that cannot (a Windows-only module, a name the stdlib does not bind, a module it does not have)."""

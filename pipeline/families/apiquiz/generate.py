@@ -39,7 +39,7 @@ from tqdm import tqdm
 from pipeline import schemas as core_schemas
 from pipeline.core import ids, logs
 from pipeline.extract import library, platforms
-from pipeline.extract.availability import alias_targets, platform_labels
+from pipeline.extract.availability import alias_targets, installed_tops, platform_labels
 from pipeline.extract.stdlib import ABSENT, StdlibNames
 from pipeline.extract.build import absolute
 from pipeline.extract.visitor import private
@@ -119,10 +119,14 @@ class Names:
         # platform_names) and the stdlib checker (`os.path.mkdir` does not exist; `msvcrt` is Windows-only)
         self.platforms: dict[str, str] = platform_labels(inventory)
         self.stdlib = StdlibNames()
+        # what is there wherever the corpus is installed (None: not recorded, not judged); another library's name
+        # (`pytest.skip` called by tests, `tornado.gen.Return` by an optional module) cannot be checked: left out
+        self.installed = installed_tops(inventory)
         flags = (inventory.column("library_code").to_pylist() if "library_code" in inventory.column_names
                  else itertools.repeat(None))
         for fqn, kind, module, qualname, lib in zip(*(inventory.column(c).to_pylist()
                                                       for c in ("fqn", "kind", "module", "qualname")), flags):
+            self.kinds.setdefault(fqn, kind)  # what the name is (level_kinds reads it; was never filled: all guessed)
             if kind == "module":
                 self._add_module(fqn)
                 lib = not library.script_module(fqn) if lib is None else lib  # an older inventory: by name
@@ -235,6 +239,18 @@ class Names:
         return not any(".".join(parts[:i]) in self.corpus_modules and self.hidden(".".join(parts[:i]))
                        for i in range(2, len(parts)))
 
+    def reachable(self, target: str, fqn: str, module_levels: int) -> bool:
+        """`fqn` read as attributes from the module `target` (an alias's `import target as k`, then `k.rest(`):
+        every submodule after `target` is bound by its parent module (`os` binds `path`; `multiprocessing` does
+        not bind `connection`, a submodule that is no attribute until something imports it). A parent outside
+        the corpus is not judged."""
+        parts = fqn.split(".")
+        for i in range(target.count(".") + 1, module_levels):
+            parent = ".".join(parts[:i])
+            if parent in self.corpus_modules and parts[i] not in self.module_names.get(parent, ()):
+                return False
+        return True
+
     def platform(self, *names: str) -> str | None:
         """The platform a name exists on only (a prefix bound only under a platform guard of the corpus, or,
         for a stdlib name, the stdlib checker's verdict); None: it exists here."""
@@ -264,7 +280,9 @@ class Names:
                 known.append(True)
                 continue
             prefix = ".".join(parts[: i + 1])
-            kind = self.kinds.get(self.definition(prefix)) or self.kinds.get(prefix)
+            defined = self.definition(prefix)
+            kind = (self.kinds.get(defined) or self.kinds.get(prefix)
+                    or self.stdlib.compiled_kind(defined))  # a compiled stdlib module's object: its type says
             known.append(kind is not None)
             if kind is None:
                 if i < len(parts) - 1:
@@ -348,10 +366,13 @@ def collect_apis(usages: pa.Table, names: Names) -> list[Api]:
     for (definition, owner), g in groups.items():
         fqn = canonical(definition, g["names"], public_alias, names)
         cat = min(g["category"].items(), key=lambda kv: (-kv[1], kv[0]))[0]
-        aliases = g["aliases"][fqn]
-        alias = min(aliases.items(), key=lambda kv: (-kv[1], kv[0]))[0] if aliases else None
         levels = names.module_levels(fqn)
+        # `import multiprocessing as mp` then `mp.connection.wait(`: the submodule is no attribute until imported
+        aliases = {k: n for k, n in g["aliases"][fqn].items() if names.reachable(k[1], fqn, levels)}
+        alias = min(aliases.items(), key=lambda kv: (-kv[1], kv[0]))[0] if aliases else None
         platform, missing = names.platform(definition, fqn), False
+        if platform is None and names.installed is not None and fqn.split(".", 1)[0] not in names.installed:
+            platform = platforms.OPTIONAL_DEPENDENCY  # a distribution neither in the corpus nor required by it
         if platform is None and cat == "stdlib" and fqn.split(".", 1)[0] in sys.stdlib_module_names:
             status = names.stdlib_status(fqn)
             missing = status == ABSENT
@@ -826,6 +847,10 @@ def summary(every_api: list[Api], apis: list[Api], quizzes: pa.Table, flags: pa.
         "candidates_same_role_share": round((pc.sum(quizzes.column("candidates_same_role")).as_py() or 0)
                                             / max(1, n_cands), 4),
         "candidates_same_kind_share_by_kind": _share_by(quizzes, lengths, "level_kind", "candidates_same_kind"),
+        # the honest figure per kind: candidates whose kind at that level is read from what the name is (the
+        # inventory's definition, re-exports and aliases followed; a compiled stdlib object's type), not guessed
+        "candidates_same_kind_known_share_by_kind": _share_by(quizzes, lengths, "level_kind",
+                                                              "candidates_same_kind_known"),
         "candidates_per_quiz_by_kind": _mean_by(quizzes, lengths, "level_kind"),
         "candidates_sibling_share": round((pc.sum(quizzes.column("candidates_siblings")).as_py() or 0)
                                           / max(1, n_cands), 4),
