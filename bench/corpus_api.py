@@ -9,6 +9,17 @@ never imports corpus code; this benchmark runs the import checks in another inte
     # 2. the figures, for each built folder
     python -m bench.corpus_api measure --tables W/before W/after --check-python VENV/bin/python --out F.json
 
+    # 3. strict figures on a pipeline build (examples/owncorpus.yaml, the default): every setting, as written
+    python -m bench.corpus_api measure-build --data data --metrics reports/metrics/apiquiz.json \
+        --check-python .peers/corpusapi-own/bin/python --out bench/results/owncorpus.json
+
+`measure-build` judges a build's own quizzes in the separate environment (bench/requirements-corpus-api-owncorpus.txt
+or -default.txt: the corpus's packages and their required dependencies, no extras): a call `a.b.c(` imports the
+longest module prefix and reads the attributes from `a` (a package attribute hiding its submodule is what the text
+reads), the other settings run their import lines; quizzes of libraries outside the corpus are counted apart
+(nothing there can import them); an API whose defining module does not import under its name is no library code;
+distractor kinds are the real objects' (module / class / function / method).
+
 `build` unpacks every `*.tar.gz` under --sdists (one source each, named by the file), scans them
 with the default `manifest.exclude`, and runs the extraction, apiquiz (call/import/alias/adversarial
 settings) and apirec queries twice: `repository` = the source, and `repository: dir:2`. Every file

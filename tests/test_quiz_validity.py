@@ -221,3 +221,18 @@ def test_lower_case_compiled_classes_are_classes(quizzed):
     kinds = {(r["api"], r["level"]): r["level_kind"] for r in table.to_pylist() if r["setting"] == "call"}
     assert kinds[("collections.defaultdict", 1)] == "class"
     assert kinds[("itertools.chain", 1)] == "class"
+
+
+# -- names that exist for a type checker only, and Windows-only modules through six.moves ------------------------
+def test_type_checking_imports_bind_nothing_at_run_time():
+    r = analyse_source("import typing as t\nif t.TYPE_CHECKING:\n    from ._impl import ProgressBar\n\n\ndef f():\n"
+                       "    pass\n")
+    assert dict(r.platform_names) == {"ProgressBar": "other"}  # click.termui: `ProgressBar` is no attribute
+    r = analyse_source("from typing import TYPE_CHECKING\nif not TYPE_CHECKING:\n    X = 1\nelse:\n    Y = 2\n")
+    assert dict(r.platform_names) == {"Y": "other"}
+
+
+def test_a_windows_module_through_six_moves_is_windows_only():
+    # python-dateutil's dateutil/tz/win.py: `from six.moves import winreg` fails on Linux at import
+    assert analyse_source("from six.moves import winreg\n\n\ndef f():\n    pass\n").module_platform == "windows"
+    assert analyse_source("from six.moves import urllib\n").module_platform is None

@@ -69,6 +69,8 @@ def installed_tops(inventory: pa.Table | None) -> set[str] | None:
     that does not record dependencies (not judged)."""
     if inventory is None or "dependencies" not in inventory.column_names:
         return None
+    if not pc.any(pc.equal(inventory.column("kind"), "module")).as_py():  # no module recorded: nothing to judge by
+        return None
     out = set(inventory.column("library").to_pylist()) | set(sys.stdlib_module_names) | set(sys.builtin_module_names)
     for deps in inventory.filter(pc.is_valid(inventory.column("dependencies"))).column("dependencies").to_pylist():
         out.update(deps)

@@ -727,6 +727,8 @@ def _module_platform(module: cst.Module) -> str | None:
                 tops = [dotted(a.name)[0] for a in small.names]
             elif small.__class__ is cst.ImportFrom and not small.relative and small.module is not None:
                 tops = [dotted(small.module)[0]]
+                if not isinstance(small.names, cst.ImportStar):  # `from six.moves import winreg`
+                    tops += [a.name.value for a in small.names if a.name.__class__ is cst.Name]
             else:
                 continue
             if any(t in platforms.WINDOWS_MODULES for t in tops):
