@@ -86,7 +86,9 @@ def missing_modules(inventory: pa.Table | None) -> dict[str, str]:
         return {}
     rows = inventory.filter(pc.equal(inventory.column("kind"), "module"))
     requires = dict(zip(rows.column("module").to_pylist(), rows.column("requires").to_pylist()))
-    tops = set(inventory.column("library").to_pylist())
+    # where the corpus is installed, each distribution's required dependencies are too (flask imports markupsafe,
+    # which jinja2 and werkzeug declare, flask does not)
+    tops = installed_tops(inventory) or set(inventory.column("library").to_pylist())
     missing: dict[str, str] = {}
     for module, needs in requires.items():
         for name in needs or ():

@@ -371,6 +371,8 @@ def collect_apis(usages: pa.Table, names: Names) -> list[Api]:
         aliases = {k: n for k, n in g["aliases"][fqn].items() if names.reachable(k[1], fqn, levels)}
         alias = min(aliases.items(), key=lambda kv: (-kv[1], kv[0]))[0] if aliases else None
         platform, missing = names.platform(definition, fqn), False
+        if platform is None and any(p in platforms.WINDOWS_MODULES for p in fqn.split(".")[:-1]):
+            platform = platforms.WINDOWS  # `six.moves.winreg.OpenKey`: a Windows-only module, whatever the path
         if platform is None and names.installed is not None and fqn.split(".", 1)[0] not in names.installed:
             platform = platforms.OPTIONAL_DEPENDENCY  # a distribution neither in the corpus nor required by it
         if platform is None and cat == "stdlib" and fqn.split(".", 1)[0] in sys.stdlib_module_names:
