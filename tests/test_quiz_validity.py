@@ -236,3 +236,18 @@ def test_a_windows_module_through_six_moves_is_windows_only():
     # python-dateutil's dateutil/tz/win.py: `from six.moves import winreg` fails on Linux at import
     assert analyse_source("from six.moves import winreg\n\n\ndef f():\n    pass\n").module_platform == "windows"
     assert analyse_source("from six.moves import urllib\n").module_platform is None
+
+
+def test_declared_requirements_count_for_the_whole_corpus():
+    """flask imports markupsafe without declaring it: jinja2 does, and the corpus is installed together."""
+    def module(name, requires=None, dependencies=None):
+        return {"library": name.split(".")[0], "source": name, "repository": name, "path": f"{name}.py",
+                "module": name, "qualname": "", "fqn": name, "kind": "module", "signature": "", "doc": None,
+                "private": False, "requires": requires, "dependencies": dependencies}
+
+    inv = pa.Table.from_pylist([module("jinja2", dependencies=["markupsafe"]),
+                                module("flask", requires=["markupsafe"]),
+                                module("flask.slack", requires=["slack_sdk"]),
+                                module("flask.uses", requires=["flask.slack", "flask.slack.post"])], schemas.INVENTORY)
+    assert availability.missing_modules(inv) == {"flask.slack": "slack_sdk", "flask.uses": "slack_sdk"}
+    assert {"markupsafe", "jinja2", "flask", "os"} <= availability.installed_tops(inv)
