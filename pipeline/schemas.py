@@ -161,6 +161,15 @@ INVENTORY = pa.schema(
         # The module row lists all such module-level names, assignments included, as "name:platform" (null: none)
         pa.field("platform", pa.string(), nullable=True),
         pa.field("platform_names", pa.list_(pa.string()), nullable=True),
+        # module rows: the absolute modules its top-level statements (not under `if`/`try`) import, the stdlib's and
+        # the declared required dependencies' left out (a module importing an absent distribution fails: its names
+        # are `optional_dependency`, pipeline.extract.availability); null: none or not recorded (stdlib files)
+        pa.field("requires", pa.list_(pa.string()), nullable=True),
+        # module rows: its top-level aliases `name = other` as "name=fqn" (one object, several names)
+        pa.field("aliases", pa.list_(pa.string()), nullable=True),
+        # module rows: the top-level import names of its distribution's declared required dependencies
+        # (pipeline.extract.requirements: `requests` needs urllib3, idna, ...); null: none declared
+        pa.field("dependencies", pa.list_(pa.string()), nullable=True),
     ]
 )
 

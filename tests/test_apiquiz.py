@@ -243,6 +243,9 @@ AUDIT_INVENTORY = pa.Table.from_pylist([
     definition("common.helpers.helper", "Helper of beta.", repository="beta"),
     definition("tests.conftest", None, kind="module", repository="alpha"),
     definition("tests.conftest.fixture_helper", "A fixture helper.", repository="alpha"),
+    # pkg is in the corpus (a library neither in it nor required by it is optional_dependency: not quizzed)
+    definition("pkg.mod", None, kind="module", repository="pkg"),
+    definition("pkg.mod.Client", None, kind="class", repository="pkg"),
 ], schemas.INVENTORY)
 
 
