@@ -32,6 +32,7 @@ include: "rules/corpus.smk"
 include: "rules/datasets.smk"
 include: "rules/manifest.smk"
 include: "rules/extract.smk"
+include: "rules/contamination.smk"
 include: "rules/identifiers.smk"
 include: "rules/models.smk"
 
@@ -53,6 +54,7 @@ localrules:
     all,
     corpus,
     fetch_source,
+    fetch_history,
     datasets,
     fetch_dataset,
     external_model,
@@ -70,6 +72,7 @@ rule all:
         rules.evaluation_sizes.output,
         rules.datasets.input,
         rules.extract.output,
+        rules.first_seen.output,
         rules.identifiers.output,
         [path for f in FAMILIES for path in f.targets(config)],
         rules.models.output,

@@ -24,6 +24,33 @@ ONE_THREAD = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THRE
               "TOKENIZERS_PARALLELISM": "false", "RAYON_NUM_THREADS": "1"}
 
 
+def make_peers_venv(venv: Path = REPO / ".peers" / "venv", log=print) -> str:
+    """The peers venv at `venv` (git-ignored `.peers/venv` by default), made when missing or incomplete: a
+    venv of this interpreter's Python with bench/requirements-peers.txt installed by pip; its python's path."""
+    python = venv / "bin" / "python"
+    modules = ("lm_eval", "accelerate", "minicons", "rank_bm25", "pytrec_eval", "ranx", "ir_measures")
+    if peers_missing(str(python), modules) is None:
+        return str(python)
+    if not python.exists():
+        log(f"making the peers venv at {venv} (Python {sys.version.split()[0]})")
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    log(f"installing bench/requirements-peers.txt into {venv}")
+    subprocess.run([str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", "-r",
+                    str(REPO / "bench" / "requirements-peers.txt")], check=True)
+    missing = peers_missing(str(python), modules)
+    if missing:
+        raise SystemExit(missing)
+    return str(python)
+
+
+def project_dir(path: str | None) -> Path:
+    """The project folder whose build the bench reads (read-only): `--project`, else this checkout."""
+    folder = Path(path).resolve() if path else REPO
+    if not folder.is_dir():
+        raise SystemExit(f"no project folder {folder}")
+    return folder
+
+
 def peers_missing(python: str, modules: tuple[str, ...]) -> str | None:
     """None when `python` imports every module, else a one-line reason with what to do."""
     if not Path(python).exists():

@@ -9,6 +9,17 @@ never imports corpus code; this benchmark runs the import checks in another inte
     # 2. the figures, for each built folder
     python -m bench.corpus_api measure --tables W/before W/after --check-python VENV/bin/python --out F.json
 
+    # 3. strict figures on a pipeline build (examples/owncorpus.yaml, the default): every setting, as written
+    python -m bench.corpus_api measure-build --data data --metrics reports/metrics/apiquiz.json \
+        --check-python .peers/corpusapi-own/bin/python --out bench/results/owncorpus.json
+
+`measure-build` judges a build's own quizzes in the separate environment (bench/requirements-corpus-api-owncorpus.txt
+or -default.txt: the corpus's packages and their required dependencies, no extras): a call `a.b.c(` imports the
+longest module prefix and reads the attributes from `a` (a package attribute hiding its submodule is what the text
+reads), the other settings run their import lines; quizzes of libraries outside the corpus are counted apart
+(nothing there can import them); an API whose defining module does not import under its name is no library code;
+distractor kinds are the real objects' (module / class / function / method).
+
 `build` unpacks every `*.tar.gz` under --sdists (one source each, named by the file), scans them
 with the default `manifest.exclude`, and runs the extraction, apiquiz (call/import/alias/adversarial
 settings) and apirec queries twice: `repository` = the source, and `repository: dir:2`. Every file
@@ -244,6 +255,164 @@ def invalid(folder: Path, check_python: str, libraries: set[str]) -> dict:
                 "examples": examples[s]} for s in sorted(by_setting)}
 
 
+# -- a pipeline build (data/ of `snakemake ... data/families/apiquiz/quizzes.parquet`) ------------------------
+STRICT = r'''
+import importlib, json, sys, types
+real_stdout, sys.stdout = sys.stdout, sys.stderr  # a module that prints on import (`this`) cannot corrupt the answer
+
+
+def walk(name):
+    """`a.b.c(` as written: import the longest module prefix (`import a.b`), then the attributes from `a` on
+    (a package attribute that hides its submodule is what the text reads). The object of every level."""
+    parts = name.split(".")
+    for i in range(len(parts) - 1, 0, -1):
+        try:
+            importlib.import_module(".".join(parts[:i]))
+        except ModuleNotFoundError as exc:
+            if exc.name and ".".join(parts[:i]).startswith(exc.name):
+                continue  # no such module: a shorter prefix
+            raise
+        break
+    objs = [sys.modules[parts[0]]] if parts[0] in sys.modules else [importlib.import_module(parts[0])]
+    for p in parts[1:]:
+        objs.append(getattr(objs[-1], p))
+    return objs
+
+
+def kind(obj, parent):
+    if isinstance(obj, types.ModuleType):
+        return "module"
+    if isinstance(obj, type):
+        return "class"
+    if parent is not None and isinstance(parent, type):
+        return "method"
+    return "function" if callable(obj) else "data"
+
+
+out = {"invalid": {}, "kinds": {}, "modules": {}}
+task = json.load(sys.stdin)
+for qid, setting, code, name in task["quizzes"]:
+    try:
+        if setting in ("call", "nl"):
+            walk(name)
+        else:
+            ns = {}
+            head, _, call = code.rpartition("\n")
+            exec(head, ns)
+            names = call.rstrip("(").split(".")
+            obj = ns[names[0]]
+            for p in names[1:]:
+                obj = getattr(obj, p)
+        out["invalid"][qid] = None
+    except BaseException as exc:
+        out["invalid"][qid] = f"{type(exc).__name__}: {exc}"[:200]
+for name in task["apis"]:
+    try:
+        objs = walk(name)
+        out["kinds"][name] = [kind(o, objs[i - 1] if i else None) for i, o in enumerate(objs)]
+    except BaseException:
+        out["kinds"][name] = None
+for module in task["modules"]:  # the definition's module: importable under its name where the corpus is installed
+    try:
+        importlib.import_module(module)
+        out["modules"][module] = None
+    except ModuleNotFoundError as exc:
+        out["modules"][module] = "missing" if exc.name and module.startswith(exc.name) and exc.name.split(".")[0] == module.split(".")[0] else f"needs {exc.name}"
+    except BaseException as exc:
+        out["modules"][module] = f"{type(exc).__name__}: {exc}"[:200]
+json.dump(out, real_stdout)
+'''
+
+
+def measure_build(args) -> int:
+    """Strict figures on a pipeline build's own tables: invalid quizzes per setting (every setting, the quiz's
+    text as written), quizzed APIs whose defining module is not importable under its name where the corpus is
+    installed (non-library: sdist-root scripts, tests), same-kind distractors per kind by the real objects."""
+    import pyarrow.parquet as pq
+    from pipeline.families.apiquiz.generate import Names
+
+    data = args.data
+    quizzes = pq.read_table(data / "families" / "apiquiz" / "quizzes.parquet").to_pylist()
+    inv = pq.read_table(data / "extract" / "inventory.parquet")
+    names = Names(pq.read_table(data / "extract" / "usages.parquet", columns=["module", "source", "repository"]),
+                  pq.read_table(data / "extract" / "imports.parquet"), inv)
+    seen, items = set(), []
+    for qz in quizzes:
+        if qz["mask_position"] != "whole":
+            continue
+        key = (qz["setting"], qz["api"], qz["alias"])
+        if key in seen:
+            continue
+        seen.add(key)
+        code = qz["prefix"] + qz["answer"] + qz["suffix"]
+        if qz["setting"] == "import" and "\n" not in code:
+            code += f"\n{code.split()[-1]}("
+        items.append((qz["quiz_id"], qz["setting"], code, qz["api"]))
+    apis = sorted({q["api"] for q in quizzes})
+    definition_module = {a: names.corpus_module(names.definition(a)) for a in apis}
+    task = {"quizzes": items, "apis": apis, "modules": sorted({m for m in definition_module.values() if m})}
+    env = {**os.environ, "SETUPTOOLS_USE_DISTUTILS": "stdlib"}
+    res = subprocess.run([os.path.abspath(args.check_python), "-c", STRICT], input=json.dumps(task), capture_output=True, text=True,
+                         cwd=args.cwd, check=True, env=env)
+    judged = json.loads(res.stdout)
+    failed, kinds, modules = judged["invalid"], judged["kinds"], judged["modules"]
+    # the corpus's libraries and the stdlib are judged; a library outside the corpus (`pytest.skip`, called by
+    # tests) is not installed in the judge's environment: counted apart, unverifiable here
+    libraries = set(inv.column("library").to_pylist()) | set(sys.stdlib_module_names)
+    library_of = {q["quiz_id"]: q["library"] for q in quizzes}
+
+    def tally(keep):
+        by_setting, bad, examples = Counter(), Counter(), defaultdict(list)
+        for qid, setting, code, api in items:
+            if not keep(library_of[qid]):
+                continue
+            by_setting[setting] += 1
+            if failed[qid]:
+                bad[setting] += 1
+                if len(examples[setting]) < 25:
+                    examples[setting].append(f"{api}: {failed[qid]}")
+        return {s: {"texts": by_setting[s], "invalid": bad[s], "rate": round(bad[s] / max(1, by_setting[s]), 5),
+                    "examples": examples[s]} for s in sorted(by_setting)}
+
+    invalid = tally(lambda lib: lib in libraries)
+    outside = {s: {k: v for k, v in d.items() if k != "examples"} for s, d in tally(lambda lib: lib not in libraries).items()}
+    not_library = sorted(a for a in apis if modules.get(definition_module[a]) == "missing")
+    # distractors: a candidate is of the gold's kind when some quizzed API has that name at that level with
+    # the gold's kind, kinds read from the real objects (the judge's environment)
+    kinds_of: dict[tuple[int, str], set[str]] = defaultdict(set)
+    for api, ks in kinds.items():
+        for i, (part, k) in enumerate(zip(api.split("."), ks or ())):
+            kinds_of[(i, part)].add(k)
+    num, den = Counter(), Counter()
+    for qz in quizzes:
+        if qz["setting"] != "call" or qz["mask_position"] != "whole" or not kinds.get(qz["api"]):
+            continue
+        gold = kinds[qz["api"]][qz["level"]]
+        others = [c for c in qz["candidates"] if c != qz["answer"]]
+        num[gold] += sum(gold in kinds_of[(qz["level"], c)] for c in others)
+        den[gold] += len(others)
+    metrics = json.loads((args.metrics).read_text()) if args.metrics and args.metrics.exists() else {}
+    out = {
+        "quizzes": len(quizzes), "apis": len(apis), "invalid": invalid, "outside_the_corpus": outside,
+        "non_library_apis_quizzed": {"n": len(not_library), "examples": not_library[:20],
+                                     "quizzes": sum(q["api"] in set(not_library) for q in quizzes)},
+        "definition_modules_not_importable": {m: r for m, r in modules.items() if r},
+        "distractors_same_kind_by_import": {
+            "distractors": sum(den.values()), "share": round(sum(num.values()) / max(1, sum(den.values())), 4),
+            "by_gold_kind": {k: round(num[k] / max(1, den[k]), 4) for k in sorted(den)},
+            "n_by_gold_kind": dict(sorted(den.items()))},
+        "reported": {k: metrics.get(k) for k in ("candidates_same_kind_share", "candidates_same_kind_known_share",
+                                                 "candidates_same_kind_share_by_kind", "apis_platform_left_out",
+                                                 "apis_not_in_stdlib_left_out", "apis_hidden_module_left_out",
+                                                 "apis_not_library_code_left_out", "apis_with_other_names")},
+    }
+    text = json.dumps(out, indent=1, sort_keys=True)
+    if args.out:
+        args.out.write_text(text + "\n")
+    print(text)
+    return 0
+
+
 def measure(args) -> int:
     names, module_path, library = judge(args.tables[-1])
     libraries = {r["library"] for r in _read(args.tables[-1] / "source", "inventory").to_pylist()
@@ -282,11 +451,17 @@ def main(argv: list[str] | None = None) -> int:
     m.add_argument("--tables", type=Path, nargs="+", required=True)
     m.add_argument("--check-python", help="the separate environment's python, with the sdists installed")
     m.add_argument("--out", type=Path)
+    mb = sub.add_parser("measure-build", help="strict figures on a pipeline build's data/ (own corpus, default)")
+    mb.add_argument("--data", type=Path, required=True, help="the build's data/ folder")
+    mb.add_argument("--metrics", type=Path, help="its reports/metrics/apiquiz.json (the reported figures beside)")
+    mb.add_argument("--check-python", required=True, help="the separate environment's python (corpus installed)")
+    mb.add_argument("--cwd", default="/", help="where the judge runs (never the repository: nothing of it imports)")
+    mb.add_argument("--out", type=Path)
     if argv is not None and not argv:  # `python -m bench` runs every benchmark with []: this one needs sdists
         ap.print_help()
         return 0
     args = ap.parse_args(argv)
-    return build(args) if args.cmd == "build" else measure(args)
+    return {"build": build, "measure": measure, "measure-build": measure_build}[args.cmd](args)
 
 
 if __name__ == "__main__":

@@ -1,9 +1,12 @@
 """BM25 over API documents: ours (apirec's `BM25Index`: bm25s 0.3.16, Lucene variant) against rank_bm25 0.2.2,
 the same documents, queries, tokens, k1 = 1.5 and b = 0.75, top-10 rankings and scores compared.
 
-Inputs (no build needed): the standard library's documented public APIs as apirec indexes them
-(`bench/_stdlib_apis.py`: FQN words plus the docstring after its first sentence; 5,410 documents on
-Python 3.11.7) and `--queries` of their first sentences, seeded: apirec's docstring queries. Both sides
+Inputs: with `--project PATH` (a built project, read only: what `python -m bench peers` runs), the build's own
+apirec universe (`data/families/apirec/api_docs.parquet`: every API document, FQN order) and every query of
+`data/families/apirec/queries.parquet` (`--queries N`: a seeded N of them), our top 10 also checked against the
+build's stored BM25 rankings (`query_baselines.parquet`). Without it (no build needed): the standard library's
+documented public APIs as apirec indexes them (`bench/_stdlib_apis.py`: FQN words plus the docstring after its
+first sentence) and `--queries` of their first sentences, seeded: apirec's docstring queries. Both sides
 tokenize with apirec's tokenizer (identifier parts, lower case, bm25s's English stop words removed) and
 are timed (`time.process_time`, one process and one thread each) from texts to every query's top 10:
 index built, every query scored and sorted.
@@ -21,7 +24,7 @@ term frequency tf, document length dl, mean length avgdl):
 - `rank_bm25-lucene-idf`: the same `BM25Okapi` with `_calc_idf` replaced by Lucene's idf (the only change):
   its scores over (k1 + 1) must equal ours (to float32's precision) and its top 10 be ours.
 
-    python -m bench.peer_bm25 [--queries 400] [--repeat 1] [--json]
+    python -m bench.peer_bm25 [--project PATH] [--queries 400] [--repeat 1] [--json]
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a script by a side's interpreter: the repository on the path
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench._peers import PEERS_PYTHON, peers_missing, run_side, skip_or_fail, version  # noqa: E402
+from bench._peers import PEERS_PYTHON, peers_missing, project_dir, run_side, skip_or_fail, version  # noqa: E402
 
 K1, B, TOP = 1.5, 0.75, 10
 PEERS = ("rank_bm25", "rank_bm25-lucene-idf")
@@ -122,6 +125,24 @@ def inputs(n_queries: int, seed: int, max_files: int = 0) -> dict:
             "queries": [docs[i]["query"] for i in picked], "gold": picked, "stopwords": sorted(STOPWORDS_EN)}
 
 
+def project_inputs(project: Path, n_queries: int, seed: int) -> dict:
+    """The build's universe and queries (every one, or a seeded `n_queries`), and its stored BM25 top lists."""
+    import pyarrow.parquet as pq
+    from bm25s.stopwords import STOPWORDS_EN
+
+    root = project / "data" / "families" / "apirec"
+    docs = pq.read_table(root / "api_docs.parquet", columns=["fqn", "text"]).to_pydict()
+    queries = pq.read_table(root / "queries.parquet", columns=["query_id", "text", "api"]).to_pylist()
+    if n_queries and n_queries < len(queries):
+        queries = sorted(random.Random(seed).sample(queries, n_queries), key=lambda q: q["query_id"])
+    where = {f: i for i, f in enumerate(docs["fqn"])}
+    stored = {r["point_id"]: r["top"] for r in
+              pq.read_table(root / "query_baselines.parquet", columns=["point_id", "top"]).to_pylist()}
+    return {"fqns": docs["fqn"], "texts": docs["text"], "queries": [q["text"] for q in queries],
+            "gold": [where.get(q["api"], -1) for q in queries], "stopwords": sorted(STOPWORDS_EN),
+            "stored_tops": [[where[f] for f in stored.get(q["query_id"], [])][:TOP] for q in queries]}
+
+
 def compare(data: dict, ours: dict, peer: dict, scale: float) -> dict:
     """Top-10 lists: identical, identical as sets, overlap; scores of the shared documents (peer / scale);
     where the lists differ only by the order of near-tied documents (|score diff| <= 1e-4), counted."""
@@ -150,7 +171,8 @@ def compare(data: dict, ours: dict, peer: dict, scale: float) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--queries", type=int, default=400)
+    ap.add_argument("--project", help="a built project folder, read only: its apirec universe and queries")
+    ap.add_argument("--queries", type=int, default=None, help="seeded queries (default: 400; with --project all: 0)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--max-files", type=int, default=0, help="standard-library files read at most (0: all)")
     ap.add_argument("--repeat", type=int, default=1, help="runs per side; the least CPU is kept")
@@ -167,7 +189,11 @@ def main(argv: list[str] | None = None) -> int:
     missing = peers_missing(python, ("rank_bm25",))
     if missing:
         return skip_or_fail(missing, args.peers_python is not None)
-    data = inputs(args.queries, args.seed, args.max_files)
+    from_build = bool(args.project) and (project_dir(args.project) / "data/families/apirec/api_docs.parquet").exists()
+    if from_build:
+        data = project_inputs(project_dir(args.project), args.queries or 0, args.seed)
+    else:
+        data = inputs(400 if args.queries is None else args.queries, args.seed, args.max_files)
     script = Path(__file__).resolve()
     best: dict[str, dict] = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -190,11 +216,17 @@ def main(argv: list[str] | None = None) -> int:
                      "idf": "Lucene" if name.endswith("lucene-idf") else "Robertson, floored at 0.25 x mean idf",
                      **compare(data, results["ours"], results[name], K1 + 1)})
     out = {"documents": len(data["texts"]), "queries": len(data["queries"]), "k1": K1, "b": B, "threads": 1,
+           "inputs": "the build's apirec universe and queries" if from_build else "standard-library API documents"
+           + (" (the build had no apirec universe yet)" if args.project and not from_build else ""),
            "rows": rows}
+    if "stored_tops" in data:  # ours against the build's own stored BM25 rankings
+        out["ours_equal_to_build"] = sum(t == s for t, s in zip(results["ours"]["tops"], data["stored_tops"]))
     if args.json:
         print(json.dumps(out))
     else:
-        print(f"{out['documents']} standard-library API documents, {out['queries']} docstring queries, k1 {K1}, b {B}, "
+        if "ours_equal_to_build" in out:
+            print(f"ours: top 10 equal to the build's stored BM25 ranking in {out['ours_equal_to_build']} / {out['queries']}")
+        print(f"{out['documents']} API documents ({out['inputs']}), {out['queries']} queries, k1 {K1}, b {B}, "
               "one process and thread per side, CPU seconds from texts to every top 10")
         for r in rows:
             print(f"{r['peer']:21s} ({r['tool']}, idf {r['idf']}) {r['peer_cpu_s']:.2f} s, ours ({r['ours']}, Lucene) "

@@ -101,8 +101,8 @@ def tiny_model(folder: Path) -> Path:
     return folder
 
 
-def real_quizzes(n: int) -> list[dict]:
-    """`n` quizzes of the default build drawn as the pipeline draws them (seeded, per setting and mask
+def real_quizzes(n: int, project: Path = REPO) -> list[dict]:
+    """`n` quizzes of the build in `project` drawn as the pipeline draws them (seeded, per setting and mask
     position), each with the candidates the pipeline ranks (`max_candidates`)."""
     import pyarrow.parquet as pq
     import yaml
@@ -110,9 +110,9 @@ def real_quizzes(n: int) -> list[dict]:
     from pipeline.families.apiquiz.infer import ranked_candidates
     from pipeline.runtime.batching import stratified_subset
 
-    params = yaml.safe_load((REPO / "params.yaml").read_text())
+    params = yaml.safe_load((project / "params.yaml").read_text())
     inf = params["apiquiz"]["inference"]
-    table = pq.read_table(REPO / "data/families/apiquiz/quizzes.parquet").to_pylist()
+    table = pq.read_table(project / "data/families/apiquiz/quizzes.parquet").to_pylist()
     keep = stratified_subset([r["quiz_id"] for r in table], [(r["setting"], r["mask_position"]) for r in table],
                              n, min(inf["min_per_stratum"], max(n // 15, 1)), params["seed"])
     return [{"quiz_id": r["quiz_id"], "prefix": r["prefix"], "suffix": r["suffix"], "answer": r["answer"],
@@ -148,7 +148,10 @@ def compare(quizzes: list[dict], ours: list[list[float]], peer: list[list[float]
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--model", default="data/models/code-clm", help="a causal LM folder (HF format)")
+    ap.add_argument("--project", help="a built project folder, read only (default: this checkout): its quizzes, "
+                    "and the model when --model is relative")
+    ap.add_argument("--model", default="data/models/code-clm", help="a causal LM folder (HF format; relative: "
+                    "in the project)")
     ap.add_argument("--quizzes", type=int, default=200)
     ap.add_argument("--batch-size", type=int, default=128, help="both sides (lm-eval's batch_size, our batch_size)")
     ap.add_argument("--token-budget", type=int, default=8192, help="ours: padded tokens per batch (the pipeline's)")
@@ -177,6 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     from pipeline.models.zoo import load_model
     from pipeline.runtime.scoring import lm_eval_job, start_policy
 
+    quiz_source = "built-in"
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         if args.tiny:
@@ -184,11 +188,20 @@ def main(argv: list[str] | None = None) -> int:
             quizzes = [{"quiz_id": f"q{i}", "prefix": c, "suffix": "(", "answer": TINY_FILLS[i % len(TINY_FILLS)],
                         "fills": TINY_FILLS} for i, c in enumerate(TINY_CONTEXTS)]
         else:
-            model = Path(args.model).resolve()
-            if not (REPO / "data/families/apiquiz/quizzes.parquet").exists() or not model.exists():
-                raise SystemExit(f"needs {model} and data/families/apiquiz/quizzes.parquet: run `snakemake "
-                                 f"{args.model} data/families/apiquiz/quizzes.parquet --cores 2` first")
-            quizzes = real_quizzes(args.quizzes)
+            from bench._peers import project_dir
+
+            project = project_dir(args.project)
+            model = (project / args.model).resolve()
+            if not model.exists():
+                raise SystemExit(f"needs {model}: run `snakemake {args.model} --cores 2` in {project} first")
+            if (project / "data/families/apiquiz/quizzes.parquet").exists():
+                quizzes = real_quizzes(args.quizzes, project)
+                quiz_source = "the build's apiquiz quizzes"
+            else:  # the build has not made its quizzes yet: apiquiz-style quizzes of the standard library
+                from bench._stdlib_apis import call_quizzes
+
+                quizzes = call_quizzes(args.quizzes, 50, 0)
+                quiz_source = "standard-library call quizzes (the build had no apiquiz quizzes yet)"
         tok = load_model(parse_zoo([{"name": "m", "source": f"path:{model}", "family": "causal-lm",
                                      "max_length": args.max_length, "batch_size": 1}])["m"], device="cpu").tokenizer
         # lm-eval asserts when a continuation keeps no token of its own (the tokenizer merged it into the
@@ -218,6 +231,7 @@ def main(argv: list[str] | None = None) -> int:
                          "start_token": lead if convention == "pipeline" else "(lm-eval's own)",
                          **compare(quizzes, o["scores"], p["scores"], 1e-4)})
     out = {"model": "tiny random GPT-2" if args.tiny else args.model, "batch_size": args.batch_size,
+           "vocab": len(tok), "quizzes_from": quiz_source,
            "threads": 1, "quizzes_drawn": n_drawn, "left_out_empty_continuation": n_drawn - len(quizzes), "rows": rows}
     if args.json:
         print(json.dumps(out))

@@ -6,7 +6,12 @@ values checked equal per query. Our three sides, all library code:
   `pipeline.metrics.read_run` (the same reading and ranking as ours-numpy) hands over as Arrow list columns;
 - ours-python: the macros' Python twins (ranking.py), the readable reference: a Python loop per list.
 
-Input (seeded, `--queries` of them): per query, graded judgements (0 / 1 / 2, APIBench's wrong / class /
+Input, `--project PATH` (a built project, read only: what `python -m bench peers` runs): a real run of the
+build, its BM25 ranker (`pipeline.families.apirec.queries.BM25Index`, the build's universe and every query of
+`queries.parquet`) with every document it scores above zero up to `--depth` (the run's usual depth, 1,000), the
+scores as the pipeline ranks them (rounded to 4 decimals: real ties, 1 query in 2 ties somewhere in its list),
+each query's dict in universe order (unsorted: every side sorts); judgements APIBench's grades over the universe
+(2 the answer, 1 an API of its class). Seeded synthetic input otherwise (`--queries` of them): per query, graded judgements (0 / 1 / 2, APIBench's wrong / class /
 exact API; at least one relevant) over a pool of 5-80 documents, and a run of up to `--depth` documents
 with distinct scores (no ties: trec_eval breaks them by document id, the others by position), each query's
 dict in rank order (as run files are written) or, `--shuffle`, in a random order (every side sorts).
@@ -23,7 +28,11 @@ Measures, relevant = grade >= 1: success@1,5,10 (trec_eval success_k, ranx hit_r
 (recip_rank, mrr), AP@1,5,10 (map_cut_k, map@k), nDCG@1,5,10 with gain = grade (ndcg_cut_k, ranx ndcg:
 Jarvelin's, not ndcg_burges).
 
-    python -m bench.peer_metrics [--queries 20000] [--depth 50] [--shuffle] [--repeat 1] [--json]
+    python -m bench.peer_metrics [--project PATH] [--queries 20000] [--depth 50] [--shuffle] [--repeat 1] [--json]
+
+ranx breaks ties differently from trec_eval (trec_eval: equal scores by document id, descending; ranx: by its
+own sort, which keeps no such rule): on tied runs its values differ where a tie straddles a relevant document;
+the row counts those queries.
 """
 
 from __future__ import annotations
@@ -41,7 +50,7 @@ import numpy as np
 if __package__ in (None, ""):  # run as a script by a side's interpreter: the repository on the path
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench._peers import PEERS_PYTHON, peers_missing, run_side, skip_or_fail, version  # noqa: E402
+from bench._peers import PEERS_PYTHON, peers_missing, project_dir, run_side, skip_or_fail, version  # noqa: E402
 
 KS = (1, 5, 10)
 MEASURES = [f"success@{k}" for k in KS] + ["rr"] + [f"ap@{k}" for k in KS] + [f"ndcg@{k}" for k in KS]
@@ -68,6 +77,51 @@ def make_queries(n: int, depth: int, seed: int, shuffle: bool = False) -> tuple[
             rnd.shuffle(scored)
         run[qid] = dict(scored)
     return qrels, run
+
+
+def project_queries(project: Path, depth: int) -> tuple[dict, dict]:
+    """(qrels, run) of the build's BM25 query ranker: every query of the build, each with the documents that
+    score above zero (the `depth` best, ties at the cut by FQN as the pipeline ranks), scores rounded to 4
+    decimals as the pipeline ranks them, the dict in universe (FQN) order; judgements 2 for the answer, 1 for
+    the other APIs of its class (APIBench's grades)."""
+    import pyarrow.parquet as pq
+
+    from pipeline.families.apirec.queries import BM25Index
+
+    root = project / "data" / "families" / "apirec"
+    if (root / "api_docs.parquet").exists():
+        docs = pq.read_table(root / "api_docs.parquet", columns=["fqn", "api_class", "text"]).to_pydict()
+        queries = pq.read_table(root / "queries.parquet", columns=["query_id", "text", "api", "api_class"]).to_pylist()
+    else:  # the build has not made its universe yet: the standard library's, as apirec builds it (bench._stdlib_apis)
+        from bench._stdlib_apis import api_documents
+
+        got = api_documents()
+        docs = {"fqn": [d["fqn"] for d in got], "text": [d["text"] for d in got],
+                "api_class": [d["fqn"].rsplit(".", 1)[0] for d in got]}
+        queries = [{"query_id": f"q{i}", "text": d["query"], "api": d["fqn"], "api_class": d["fqn"].rsplit(".", 1)[0]}
+                   for i, d in enumerate(got) if d["query"]]
+        queries = sorted(random.Random(0).sample(queries, min(1000, len(queries))), key=lambda q: q["query_id"])
+    fqns = docs["fqn"]
+    by_class: dict[str, list[str]] = {}
+    for f, c in zip(fqns, docs["api_class"]):
+        by_class.setdefault(c, []).append(f)
+    index = BM25Index(fqns, docs["text"])
+    qrels, run = {}, {}
+    for q in queries:
+        s = np.round(index.scores(q["text"]).astype(np.float64), 4)
+        positive = np.nonzero(s > 0)[0]
+        if not len(positive):
+            continue
+        keep = np.sort(positive[np.lexsort((positive, -s[positive]))][:depth])  # universe order, not rank order
+        run[q["query_id"]] = {fqns[i]: float(s[i]) for i in keep}
+        grades = {f: 1 for f in by_class.get(q["api_class"], [])}
+        grades[q["api"]] = 2
+        qrels[q["query_id"]] = grades
+    return qrels, run
+
+
+def tied_queries(run: dict) -> int:
+    return sum(len(set(r.values())) < len(r) for r in run.values())
 
 
 # ---------------------------------------------------------------- the sides (each its own process)
@@ -221,8 +275,10 @@ def compare(ours: dict, peer: dict) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--project", help="a built project folder, read only: its BM25 run over its apirec queries")
     ap.add_argument("--queries", type=int, default=20000)
-    ap.add_argument("--depth", type=int, default=50, help="documents returned per query at most")
+    ap.add_argument("--depth", type=int, default=None, help="documents returned per query at most (default 50; "
+                    "with --project 1000)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--shuffle", action="store_true", help="each query's documents in a random order in the "
                     "run dict (default: rank order, as run files are written)")
@@ -243,8 +299,15 @@ def main(argv: list[str] | None = None) -> int:
     missing = peers_missing(python, tuple(PEER_MODULES[PEERS.index(p)] for p in args.peers))
     if missing:
         return skip_or_fail(missing, args.peers_python is not None)
-    qrels, run = make_queries(args.queries, args.depth, args.seed, args.shuffle)
-    calls = args.calls or min(50, -(-20000 // max(args.queries, 1)))
+    if args.project:
+        args.depth = args.depth or 1000
+        qrels, run = project_queries(project_dir(args.project), args.depth)
+        args.queries, args.shuffle = len(run), True
+    else:
+        args.depth = args.depth or 50
+        qrels, run = make_queries(args.queries, args.depth, args.seed, args.shuffle)
+    calls = args.calls or (1 if args.project else min(50, -(-20000 // max(args.queries, 1))))
+    ours_sides = OURS[:2] if args.project else OURS  # the Python twins (a loop per list) are the reference, not a path
     script = Path(__file__).resolve()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -252,7 +315,7 @@ def main(argv: list[str] | None = None) -> int:
         (tmp / "in.json").write_text(json.dumps({"qrels": qrels, "run": run}))
         best: dict[str, dict] = {}
         for _ in range(args.repeat):
-            for name in (*OURS, *args.peers):
+            for name in (*ours_sides, *args.peers):
                 got = run_side(sys.executable if name in OURS else python, script, name,
                                ["--inputs", str(tmp / "in.json"), "--out", str(tmp / f"{name}.json"),
                                 "--calls", str(calls)])
@@ -260,35 +323,44 @@ def main(argv: list[str] | None = None) -> int:
                     best[name] = got
         values = {name: json.loads((tmp / f"{name}.json").read_text()) for name in best}
     ref = values["ours-sql"]
-    for name in (*OURS, *args.peers):
+    for name in (*ours_sides, *args.peers):
         b = best[name]
         row = {"side": name, "tool": b["tool"], "cpu_s": round(b["cpu_s"], 4),
                "setup_cpu_s": round(b["setup_cpu_s"], 2), **compare(ref, values[name])}
+        row["queries_differing"] = sum(values[name].get(q) != v for q, v in ref.items())
         if name == "ours-sql":
             row["query_only_cpu_s"] = round(b["query_only_cpu_s"], 4)
         if name not in OURS:
             row["peer_over_ours_numpy"] = round(b["cpu_s"] / best["ours-numpy"]["cpu_s"], 2)
             row["peer_over_ours_sql"] = round(b["cpu_s"] / best["ours-sql"]["cpu_s"], 2)
-            row["peer_over_ours_python"] = round(b["cpu_s"] / best["ours-python"]["cpu_s"], 2)
+            if "ours-python" in best:
+                row["peer_over_ours_python"] = round(b["cpu_s"] / best["ours-python"]["cpu_s"], 2)
         rows.append(row)
     out = {"queries": args.queries, "depth": args.depth, "shuffled": args.shuffle, "calls_per_run": calls,
+           "input": ("the build's BM25 run over its apirec queries"
+                     if (project_dir(args.project) / "data/families/apirec/api_docs.parquet").exists() else
+                     "the BM25 run over the standard library's API documents and docstring queries (the build had "
+                     "no apirec universe yet)") if args.project else "seeded synthetic",
+           "queries_with_ties": tied_queries(run),
            "measures": MEASURES, "threads": 1,
            "judged_pairs": sum(map(len, qrels.values())), "run_pairs": sum(map(len, run.values())), "rows": rows}
     if args.json:
         print(json.dumps(out))
     else:
-        print(f"{args.queries} queries ({out['run_pairs']} ranked documents, {out['judged_pairs']} judgements), "
+        print(f"{args.queries} queries ({out['input']}; {out['run_pairs']} ranked documents, {out['judged_pairs']} "
+              f"judgements, {out['queries_with_ties']} queries with tied scores), "
               f"{len(MEASURES)} measures per query, one thread per side, CPU seconds; values against ours (DuckDB)")
         for r in rows:
             ratio = "" if "peer_over_ours_sql" not in r else \
-                f", {r['peer_over_ours_numpy']:.2f}x ours (numpy), {r['peer_over_ours_sql']:.2f}x ours (SQL), " \
-                f"{r['peer_over_ours_python']:.2f}x ours (Python)"
+                f", {r['peer_over_ours_numpy']:.2f}x ours (numpy), {r['peer_over_ours_sql']:.2f}x ours (SQL)" + \
+                (f", {r['peer_over_ours_python']:.2f}x ours (Python)" if "peer_over_ours_python" in r else "")
             warm = f" (+{r['setup_cpu_s']:.2f} s set-up)"
             if "query_only_cpu_s" in r:
                 warm += f" [the SQL query alone, grades already in a table: {r['query_only_cpu_s']:.4f} s]"
             print(f"{r['side']:12s} {r['tool']:24s} {r['cpu_s']:7.4f} s{warm}{ratio}; {r['values']} values, "
                   f"{r['equal_exactly']} equal exactly, {r['equal_within_1e-12']} within 1e-12 "
-                  f"(max |diff| {r['max_abs_diff']:.2g}), {r['queries_missing']} queries missing")
+                  f"(max |diff| {r['max_abs_diff']:.2g}), {r['queries_differing']} queries differ, "
+                  f"{r['queries_missing']} queries missing")
     return 0
 
 

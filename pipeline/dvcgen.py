@@ -18,7 +18,7 @@ Where each stage's `params:` come from (one source, the workflow itself; nothing
 3. Keys read only by `threads:`, `resources:`, `log:`, `conda:` (worker counts, ...) change no
    result: Snakemake never reruns a job for them, and no stage depends on them.
 
-Stages, in DAG order: the spine (corpus, datasets, manifest, extract, identifiers), one stage per
+Stages, in DAG order: the spine (corpus, datasets, manifest, extract, first_seen, identifiers), one stage per
 family (`family-<name>`), the models, one predict stage per family with inference
 (`predict-<name>`), one fit stage per family with a fit (`fit-<name>`), the fit index, the
 warehouse and the report. Each runs `snakemake <target> --cores all`, so both tools run the same
@@ -55,7 +55,7 @@ HEADER = """\
 # diff`); git-tracked (.gitignore lets it through, `cache: false`) so that every commit holds its
 # scores. The stages' other reports/metrics/*.json (counts) are cached outs, never columns.
 METRICS = "reports/metrics/scores.json"
-SPINE = ("corpus", "datasets", "manifest", "extract", "identifiers")
+SPINE = ("corpus", "datasets", "manifest", "extract", "first_seen", "identifiers")
 # The plot CSVs' folder (pipeline.report.common.write_plot): each file is declared a plot, drawn by the
 # template .dvc/plots/series.json (one line per series, one colour each; other revisions dashed).
 PLOTS = "reports/plots"
@@ -117,16 +117,49 @@ def run_trace(params_path: Path, targets: list[str], base: Path | None = None) -
 def get_path(config: dict, path: str):
     value = config
     for part in path.split("."):
-        value = value[part]
+        value = value[int(part)] if isinstance(value, list) else value[part]
     return value
 
 
 def set_path(config: dict, path: str, value) -> None:
     parts = path.split(".")
-    target = config
-    for part in parts[:-1]:
-        target = target[part]
-    target[parts[-1]] = value
+    target = get_path(config, ".".join(parts[:-1])) if len(parts) > 1 else config
+    if isinstance(target, list):
+        target[int(parts[-1])] = value
+    else:
+        target[parts[-1]] = value
+
+
+# Lists of named entries whose fields are params keys by leaf (`models.zoo.3.batch_size`: DVC reads a key
+# with an index as dpath does): each entry has its own stages, so editing one entry reruns its jobs only.
+# Its `name` is no leaf: renaming, adding, removing or reordering entries changes which stages exist (and
+# the indices), so dvc.yaml is stale and `--check` says so.
+ENTRY_LISTS = ("models.zoo",)
+
+
+def entry_leaves(config: dict, key: str) -> list[str]:
+    """`key.<i>.<field>` for every field but `name` of every entry of the list at `key`."""
+    return [f"{key}.{i}.{field}" for i, entry in enumerate(get_path(config, key) or [])
+            for field in entry if field != "name"]
+
+
+def entry_of(key: str) -> tuple[str, int] | None:
+    """(list key, index) when `key` is a leaf of an ENTRY_LISTS entry."""
+    for lst in ENTRY_LISTS:
+        rest = key[len(lst) + 1:].split(".") if key.startswith(lst + ".") else []
+        if rest and rest[0].isdigit():
+            return lst, int(rest[0])
+    return None
+
+
+def without_entry(config: dict, lst: str, index: int) -> dict:
+    """The config without entry `index` of `lst` nor the entries naming it (a random twin's `source`)."""
+    changed = copy.deepcopy(config)
+    entries = get_path(changed, lst)
+    name = entries[index].get("name")
+    set_path(changed, lst, [e for i, e in enumerate(entries) if i != index and not (
+        name and any(isinstance(v, str) and v.rsplit(":", 1)[-1] == name for v in e.values()))])
+    return changed
 
 
 def lists_in(config, path: str = "") -> list[tuple[str, list]]:
@@ -185,24 +218,37 @@ def structural_reads(base: dict, config: dict, targets: list[str],
     attributed: dict[str, set[str]] = {key: set() for key in base["global"]}
     unperturbable = []
 
+    def traced(changed: dict):
+        with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as fh:
+            yaml.safe_dump(changed, fh, sort_keys=False)
+        try:
+            # the stage targets of the changed config (dropping a family, a model or a family a model runs in
+            # drops their targets)
+            return run_trace(Path(fh.name), targets_for(changed, targets), project)
+        except RuntimeError:
+            return None
+        finally:
+            os.unlink(fh.name)
+
     def one(key: str):
         for value in perturbations(key, get_path(config, key), config):
             changed = copy.deepcopy(config)
             set_path(changed, key, value)
-            with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as fh:
-                yaml.safe_dump(changed, fh, sort_keys=False)
-            try:
-                # the stage targets that still exist (dropping a family drops its targets)
-                return key, run_trace(Path(fh.name), targets, project)
-            except RuntimeError:
-                continue
-            finally:
-                os.unlink(fh.name)
+            trace = traced(changed)
+            if trace is not None:
+                return key, trace
+        if entry_of(key):
+            # an entry's field with no valid other value (a model family, a twin's source): what depends on
+            # the entry at all, found by removing it (and the entries naming it)
+            return key, traced(without_entry(config, *entry_of(key)))
         return key, None
 
-    # `families` decides which stages exist: a change to it makes dvc.yaml stale (the check says so)
-    keys = [k for k in base["global"] if k != "families"]
-    attributed.pop("families", None)
+    # `families` decides which stages exist: a change to it makes dvc.yaml stale (the check says so);
+    # a list of named entries is perturbed field by field (ENTRY_LISTS)
+    keys = [k for k in base["global"] if k != "families" and k not in ENTRY_LISTS]
+    keys += [leaf for lst in ENTRY_LISTS if lst in base["global"] for leaf in entry_leaves(config, lst)]
+    for key in ("families", *ENTRY_LISTS):
+        attributed.pop(key, None)
     with ThreadPoolExecutor(max_workers=2) as pool:
         results = list(pool.map(one, keys))
     for key, trace in results:
@@ -212,11 +258,13 @@ def structural_reads(base: dict, config: dict, targets: list[str],
             continue
         other = {job_key(j): j for j in trace["jobs"]}
         hit = {k for k in jobs if k not in other or job_fingerprint(other[k]) != job_fingerprint(jobs[k])}
-        # a job that appears or disappears: the jobs of its rule (and family) in the base plan
+        # a job that appears or disappears: the jobs of its rule (and family) in the base plan; for an
+        # entry's field, those of the same model too (each model has its own stages)
+        same = ("family", "model") if entry_of(key) else ("family",)
         for k in set(other) ^ set(jobs):
             job = other.get(k) or jobs[k]
             hit |= {b for b, j in jobs.items() if j["rule"] == job["rule"]
-                    and j["wildcards"].get("family") == job["wildcards"].get("family")}
+                    and all(j["wildcards"].get(w) == job["wildcards"].get(w) for w in same)}
         attributed[key] = hit
     return attributed, sorted(unperturbable)
 
@@ -229,15 +277,43 @@ def stage_targets(config: dict) -> list[tuple[str, str]]:
     from pipeline import registry
 
     enabled = registry.enabled(config)
-    stages = [(name, name) for name in SPINE]
+    from pipeline.models.entries import parse_zoo
+
+    zoo = parse_zoo((config.get("models") or {}).get("zoo") or [])
+    inference_models = (config.get("inference") or {}).get("models") or list(zoo)
+    # the scans apart from the manifest's split: a split change reruns no scan
+    stages = [(name, name) for name in SPINE[:2]] + [("scan", "scan_sources")]
+    stages += [(name, name) for name in SPINE[2:]]
     stages += [(f"family-{f.name}", f.name) for f in enabled]
     # every family's evaluation set checked: a set under manifest.evaluation.min_items items stops the run
     stages.append(("evaluation", "evaluation_sizes"))
+    # one stage per zoo entry (its folder, its test perplexity), after the tokenizer the trained ones share;
+    # `models` is then the zoo's report
+    if any(e.kind == "trained" for e in zoo.values()):
+        stages.append(("tokenizer", "train_tokenizer"))
+    stages += [(f"model-{name}", f"model_{name}") for name in zoo]
     stages.append(("models", "models"))
-    stages += [(f"predict-{f.name}", f"predict_{f.name}") for f in enabled if f.inference is not None]
+    # one predict stage per (family, model): editing one zoo entry reruns that model's predictions only
+    stages += [(f"predict-{f.name}-{name}", f"predict_{f.name}_{name}") for f in enabled if f.inference is not None
+               for name in inference_models if name in zoo and zoo[name].runs(f.name)]
     stages += [(f"fit-{f.name}", f"fits_{f.name}") for f in enabled if f.fit is not None]
     stages += [("fits", "fits"), ("warehouse", "warehouse"), ("report", "report")]
     return stages
+
+
+def targets_for(config: dict, wanted: list[str]) -> list[str]:
+    """The Snakemake targets a trace of `config` plans: its own stages' targets, and those of `wanted` it still
+    defines (a family's targets while the family is on; never a model's target once the model or its family is
+    gone): a trace of a changed config asks for no target rule it lost."""
+    try:
+        own = [t for _, t in stage_targets(config)]
+    except Exception:  # an invalid zoo: the trace itself says why
+        return wanted
+    from pipeline import families as registry
+
+    fams = [f.name for f in registry.enabled(config)]
+    kept = set(own) | {t for f in fams for t in (f, f"predict_{f}", f"fits_{f}")}
+    return list(dict.fromkeys([t for t in wanted if t in kept] + own))
 
 
 def closure(target: str, jobs: dict[str, dict], producer: dict[str, str]) -> set[str]:
@@ -358,6 +434,8 @@ def generate(params_path: Path, perturb: bool = True) -> str:
     doc: dict = {"stages": {}}
     for name, target in stages:
         ks = members[name]
+        if not any(jobs[k].get("output") for k in ks):
+            continue  # nothing to build (a model no family runs, a target whose jobs another stage holds)
         keys: set[str] = set()
         modules: set[str] = set()
         snakefiles: set[str] = set()
@@ -367,7 +445,9 @@ def generate(params_path: Path, perturb: bool = True) -> str:
             rule = rules[job["rule"]]
             for directive, paths in [*rule["definition"].items(), *job["reads"].items()]:
                 if directive not in NEUTRAL_DIRECTIVES:
-                    keys |= set(paths)
+                    # a list of named entries counts by leaf: the perturbations below say which leaves a job reads
+                    keys |= {p for p in paths if not any(under(p.replace(".", "/"), lst.replace(".", "/"))
+                                                         for lst in ENTRY_LISTS)}
             keys |= {key for key, hit in structural.items() if k in hit}
             modules |= set(re.findall(r"python -m (pipeline(?:\.\w+)+)", rule["shell"] + " ".join(job.get("params", []))))
             snakefiles.add(rule["snakefile"])

@@ -33,8 +33,12 @@ from pathlib import Path
 import yaml
 
 from pipeline.dvcgen import (
-    REPO, collapse_outs, closure, job_fingerprint, job_key, perturbations, run_trace, stage_targets, under,
+    REPO, collapse_outs, closure, job_fingerprint, job_key, perturbations, run_trace, stage_targets, targets_for,
+    under,
 )
+
+
+STALE = ("dvc.yaml stale",)  # the change alters which stages exist: regenerate (python -m pipeline.dvcgen)
 
 
 @dataclass(frozen=True)
@@ -177,6 +181,26 @@ def snakemake_rerun(base: dict, new: dict) -> set[str]:
     return {k for k in seen if jobs[k].get("output")}
 
 
+def shares(config: dict, leaf: str) -> list[tuple]:
+    """(value, changed config) for a number among sibling numbers that sum to 1 (the split's fractions): 0.05
+    moved to it from its largest sibling, the only valid change of one such leaf. Nothing for other leaves."""
+    parts = leaf.rsplit(".", 1)
+    parent = get(config, parts[0]) if len(parts) == 2 else None
+    value = get(config, leaf)
+    if not isinstance(parent, dict) or isinstance(value, bool) or not isinstance(value, (int, float)) or not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) for v in parent.values()) \
+            or abs(sum(parent.values()) - 1) > 1e-9 or len(parent) < 2:
+        return []
+    donor = max((k for k in parent if k != parts[1]), key=lambda k: (parent[k], k))
+    if parent[donor] < 0.05:
+        return []
+    changed = copy.deepcopy(config)
+    new = round(value + 0.05, 6)
+    put(changed, leaf, new)
+    put(changed, f"{parts[0]}.{donor}", round(parent[donor] - 0.05, 6))
+    return [(f"{new} ({donor} {round(parent[donor] - 0.05, 6)})", changed)]
+
+
 def sweep(params: Path, dvc_yamls: dict[str, dict], leaves_wanted: list[str] | None = None,
           workers: int = 2) -> list[Outcome]:
     config = yaml.safe_load(params.read_text())
@@ -184,22 +208,32 @@ def sweep(params: Path, dvc_yamls: dict[str, dict], leaves_wanted: list[str] | N
     for d in dvc_yamls.values():
         for st in expand_stages(d, config).values():
             targets += [t for t in st["cmd"].split()[1:-2] if t not in targets]
+    targets = targets_for(config, targets)  # an older dvc.yaml may name targets this config lacks (a family off)
     base = run_trace(params, targets)
     plans = {label: Plan(expand_stages(d, config), base) for label, d in dvc_yamls.items()}
 
     def one(leaf: str):
+        for value, changed in shares(config, leaf):  # a fraction among fractions summing to 1 (manifest.split)
+            try:
+                return leaf, value, changed, traced(changed)
+            except RuntimeError:
+                pass
         for value in perturbations(leaf, get(config, leaf), config):
             changed = copy.deepcopy(config)
             put(changed, leaf, value)
-            with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as fh:
-                yaml.safe_dump(changed, fh, sort_keys=False)
             try:
-                return leaf, value, changed, run_trace(Path(fh.name), targets, params.parent)
+                return leaf, value, changed, traced(changed)
             except RuntimeError:
                 continue
-            finally:
-                Path(fh.name).unlink()
         return leaf, None, None, None
+
+    def traced(changed: dict) -> dict:
+        with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as fh:
+            yaml.safe_dump(changed, fh, sort_keys=False)
+        try:
+            return run_trace(Path(fh.name), targets_for(changed, targets), params.parent)
+        finally:
+            Path(fh.name).unlink()
 
     outcomes = []
     with ThreadPoolExecutor(max_workers=workers) as pool:
@@ -209,6 +243,11 @@ def sweep(params: Path, dvc_yamls: dict[str, dict], leaves_wanted: list[str] | N
                 continue
             sm = snakemake_rerun(base, new)
             direct = direct_jobs(base, new)
+            text = yaml.safe_dump(value, default_flow_style=True, width=1000).strip().removesuffix("...").strip()
+            shown = text if len(text) <= 30 else text[:27] + "..."
+            # a renamed, added or removed model (or family): the generated stages are others, `dvcgen --check`
+            # fails and `dvc repro` stops at the first target rule that is gone: regenerate dvc.yaml
+            stale = [n for n, _ in stage_targets(changed)] != [n for n, _ in stage_targets(config)]
             dvc = {}
             for label, plan in plans.items():
                 stages = plan.rerun(config, changed)
@@ -218,8 +257,9 @@ def sweep(params: Path, dvc_yamls: dict[str, dict], leaves_wanted: list[str] | N
                 covered = {k for s in plan.invalidated(config, changed) for k in new_plan.members[s]}
                 missed = (sm - jobs) | (direct - covered)
                 dvc[label] = (len(stages), len(jobs), len(missed), len(jobs - sm))
-            text = yaml.safe_dump(value, default_flow_style=True, width=1000).strip().removesuffix("...").strip()
-            outcomes.append(Outcome(leaf, text if len(text) <= 30 else text[:27] + "...", len(sm), dvc))
+            if stale and "after" in dvc:
+                dvc["after"] = STALE
+            outcomes.append(Outcome(leaf, shown, len(sm), dvc))
     return outcomes
 
 
@@ -234,8 +274,10 @@ def table(outcomes: list[Outcome], labels: list[str]) -> str:
 
 
 def totals(outcomes: list[Outcome], labels: list[str]) -> str:
-    done = [o for o in outcomes if o.snakemake >= 0]
-    out = [f"{len(done)} leaves changed ({len(outcomes) - len(done)} with no valid change); "
+    stale = [o for o in outcomes if o.snakemake >= 0 and o.dvc.get("after") == STALE]
+    done = [o for o in outcomes if o.snakemake >= 0 and o.dvc.get("after") != STALE]
+    out = [f"{len(done)} leaves changed ({len(outcomes) - len(done) - len(stale)} with no valid change, "
+           f"{len(stale)} that change which stages exist: dvc.yaml stale, regenerated by `python -m pipeline.dvcgen`); "
            f"Snakemake reruns {sum(o.snakemake for o in done)} jobs in all."]
     for label in labels:
         missed = sum(o.dvc[label][2] for o in done)
@@ -258,16 +300,19 @@ def main(argv: list[str] | None = None) -> int:
                         help="the params file to perturb (default: the .test configuration)")
     parser.add_argument("--leaf", action="append", help="only these leaves (default: every leaf)")
     parser.add_argument("--before", type=Path, help="an older dvc.yaml to compare with (e.g. from git show)")
+    parser.add_argument("--after", type=Path, help="the dvc.yaml generated for --params, when already written "
+                        "(default: generate it, `python -m pipeline.dvcgen --params ... --out ...`)")
     args = parser.parse_args(argv)
     yamls = {}
     if args.before:
         yamls["before"] = yaml.safe_load(args.before.read_text())
-    yamls["after"] = generated(args.params)
+    yamls["after"] = yaml.safe_load(args.after.read_text()) if args.after else generated(args.params)
     outcomes = sweep(args.params, yamls, args.leaf)
     print(table(outcomes, list(yamls)))
     print()
     print(totals(outcomes, list(yamls)))
-    return 1 if any(o.dvc.get("after", (0, 0, 0, 0))[2] for o in outcomes) else 0
+    return 1 if any(o.dvc.get("after", (0, 0, 0, 0)) != STALE and o.dvc.get("after", (0, 0, 0, 0))[2]
+                    for o in outcomes) else 0
 
 
 if __name__ == "__main__":

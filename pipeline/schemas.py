@@ -16,6 +16,8 @@ MANIFEST = pa.schema(
         pa.field("lines", pa.int64(), nullable=False),
         pa.field("split", pa.string(), nullable=False),  # train / valid / test, by repository
         pa.field("duplicate", pa.bool_(), nullable=False),  # same sha256 seen earlier in (source, repository, path) order
+        pa.field("license", pa.string(), nullable=False),  # the source's SPDX license, `unknown` when none says
+        pa.field("released", pa.date32(), nullable=True),  # the source's pinned release date (null: unknown)
     ]
 )
 
@@ -32,7 +34,7 @@ REJECTS = pa.schema(
 )
 
 # Files the scan of a source sees, before splits and duplicates are decided.
-SCANNED = pa.schema([f for f in MANIFEST if f.name not in ("split", "duplicate")])
+SCANNED = pa.schema([f for f in MANIFEST if f.name not in ("split", "duplicate", "license", "released")])
 
 # Where the files of a `jsonl` source came from: the dump's repo and path per materialised file.
 ORIGINS = pa.schema(
@@ -65,6 +67,8 @@ REJECT_REASONS = {
     "source_unavailable": "the source cannot be reached or found: an index, url, path or git commit",
     "pin_mismatch": "the download's hash is not the one params.yaml pins (nothing cached or extracted)",
     "bad_archive": "the pinned file is not a readable zip or tar archive",
+    # manifest: a source whose license corpus.licenses.allow does not list (every file of it, detail: the license)
+    "license": "the source's license is not in corpus.licenses.allow",
     # manifest
     "not_source": "not a source file of a known language",
     "language_not_selected": "source file of a language not in manifest.languages",
@@ -157,6 +161,15 @@ INVENTORY = pa.schema(
         # The module row lists all such module-level names, assignments included, as "name:platform" (null: none)
         pa.field("platform", pa.string(), nullable=True),
         pa.field("platform_names", pa.list_(pa.string()), nullable=True),
+        # module rows: the absolute modules its top-level statements (not under `if`/`try`) import, the stdlib's and
+        # the declared required dependencies' left out (a module importing an absent distribution fails: its names
+        # are `optional_dependency`, pipeline.extract.availability); null: none or not recorded (stdlib files)
+        pa.field("requires", pa.list_(pa.string()), nullable=True),
+        # module rows: its top-level aliases `name = other` as "name=fqn" (one object, several names)
+        pa.field("aliases", pa.list_(pa.string()), nullable=True),
+        # module rows: the top-level import names of its distribution's declared required dependencies
+        # (pipeline.extract.requirements: `requests` needs urllib3, idna, ...); null: none declared
+        pa.field("dependencies", pa.list_(pa.string()), nullable=True),
     ]
 )
 
@@ -196,6 +209,8 @@ SOURCE_PINS = pa.schema(
         _described("files", pa.int64(), "files materialised"),
         _described("bytes", pa.int64(), "bytes materialised"),
         _described("pin", pa.string(), "what was verified: sha256, commit, interpreter version, ... (JSON)"),
+        _described("license", pa.string(), "SPDX license (PKG-INFO, package.json, params `license:`); unknown when none says"),
+        _described("released", pa.date32(), "the pinned release's date (params `released:`; the JDK's JAVA_VERSION_DATE)"),
     ]
 )
 

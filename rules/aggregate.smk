@@ -50,9 +50,9 @@ rule report:
     output:
         index="reports/index.md",
         html="reports/index.html",
-        # the first read links one page per family with a report (and the corpus's), as
+        # the first read links one page per family with a report (and the corpus's and the zoo's), as
         # pipeline.report.build.detail_pages names them
-        pages=[f"reports/{name}.{ext}" for name in ["corpus", *(f.name for f in FAMILIES if f.report)]
+        pages=[f"reports/{name}.{ext}" for name in ["corpus", "models", *(f.name for f in FAMILIES if f.report)]
                for ext in ("md", "html")],
         figures=directory("reports/figures/report"),
         scores="reports/metrics/scores.json",

@@ -59,8 +59,9 @@ if len(SOURCES) != len(config["corpus"]["sources"]):
 
 
 def source_spec(wildcards):
-    """The source's params entry as canonical JSON (a change to it reruns the fetch)."""
-    return json.dumps(SOURCES[wildcards.source], sort_keys=True)
+    """The source's params entry as canonical JSON (a change to it reruns the fetch; its `history` is fetched by
+    fetch_history, so adding an older release refetches nothing else)."""
+    return json.dumps({k: v for k, v in SOURCES[wildcards.source].items() if k != "history"}, sort_keys=True)
 
 
 def as_json(value):
@@ -186,6 +187,8 @@ def warehouse_tables():
         "usages": [rules.extract.output.usages],
         "imports": [rules.extract.output.imports],
         "inventory": [rules.extract.output.inventory],
+        "first_seen_functions": [rules.first_seen.output.functions],
+        "first_seen_apis": [rules.first_seen.output.apis],
         "identifier_sequences": [rules.identifiers.output.sequences],
     }
     for f in FAMILIES:

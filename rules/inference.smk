@@ -58,6 +58,16 @@ for _family in PREDICTED:
         input:
             prediction_paths(_family),
 
+    # and one per (family, model): DVC's `predict-<family>-<model>` stages, so that editing one zoo entry
+    # reruns that model's predictions only
+    for _model in family_models(_family):
+
+        rule:
+            name:
+                f"predict_{_family.name}_{_model}"
+            input:
+                [p.path for p in registry.prediction_files(_family, config, {_model: INFERENCE_MODELS[_model]})],
+
 
 # The fit stage: probes and regressors over the pooled features a family's predict jobs wrote.
 # Per family: the record of each model's items (one job), one fit per model over all tasks on that model's own
@@ -97,6 +107,7 @@ rule fit:
         fit=fit_params,
         tasks=fit_tasks_json,
         alphas=lambda wildcards: as_json(fit_params(wildcards)["alphas"]),
+        also=lambda wildcards: " ".join(f"--also-probe {p}" for p in fit_params(wildcards).get("also_probes", [])),
         baselines=lambda wildcards: " ".join(
             (["--majority"] if fit_params(wildcards).get("majority") else [])
             + ([f"--linreg-feature {fit_params(wildcards)['linreg_feature']}"]
@@ -110,7 +121,8 @@ rule fit:
         "logs/fit/{family}/{model}.log",
     shell:
         "python -m pipeline.fit --features {input.features:q} --tasks {params.tasks:q}"
-        " --probe {params.fit[probe]} --folds {params.fit[folds]} --alphas {params.alphas:q} --seed {params.fit[seed]}"
+        " --probe {params.fit[probe]} {params.also} --folds {params.fit[folds]} --alphas {params.alphas:q}"
+        " --seed {params.fit[seed]}"
         " {params.baselines} --threads {threads} --out {output.results:q} --metrics {output.metrics:q} 2> {log:q}"
 
 

@@ -71,6 +71,13 @@ rule scan_source:
         " --out {output.files:q} --rejects {output.rejects:q} 2> {log:q}"
 
 
+# Every source scanned: DVC's `scan` stage, apart from the manifest's split (a split change reruns no scan).
+rule scan_sources:
+    input:
+        expand("data/manifest/parts/{source}.parquet", source=SOURCES),
+        expand("data/manifest/parts/{source}.rejects.parquet", source=SOURCES),
+
+
 rule manifest:
     input:
         files=expand("data/manifest/parts/{source}.parquet", source=SOURCES),
@@ -85,6 +92,7 @@ rule manifest:
         seed=config["seed"],
         split=as_json(config["manifest"]["split"]),
         split_policy=as_json(config["manifest"].get("split_policy", {})),
+        licenses_allow=as_json((config["corpus"].get("licenses") or {}).get("allow")),
     conda:
         CONDA_ENV
     log:
@@ -93,7 +101,7 @@ rule manifest:
         "python -m pipeline.manifest.build --scanned {input.files:q}"
         " --rejects-in {input.fetch_rejects:q} {input.scan_rejects:q}"
         " --records {input.records:q} --seed {params.seed} --split {params.split:q}"
-        " --split-policy {params.split_policy:q}"
+        " --split-policy {params.split_policy:q} --licenses-allow {params.licenses_allow:q}"
         " --out {output.manifest:q} --rejects {output.rejects:q} --metrics {output.metrics:q} 2> {log:q}"
 
 

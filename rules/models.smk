@@ -159,3 +159,15 @@ rule models:
     shell:
         "python -m pipeline.models.cards report --models {input.models:q} --evals {input.evals:q}"
         " --out {output:q} 2> {log:q}"
+
+
+# One target per zoo entry (its folder, and its test perplexity when it has one): DVC's `model-<name>` stages,
+# so that editing one entry retrains, converts or describes that model only (pipeline.dvcgen).
+for _model in ZOO:
+
+    rule:
+        name:
+            f"model_{_model}"
+        input:
+            f"data/models/{_model}",
+            [f"data/models-eval/{_model}.json"] if _model in EVALUATED else [],

@@ -243,6 +243,9 @@ AUDIT_INVENTORY = pa.Table.from_pylist([
     definition("common.helpers.helper", "Helper of beta.", repository="beta"),
     definition("tests.conftest", None, kind="module", repository="alpha"),
     definition("tests.conftest.fixture_helper", "A fixture helper.", repository="alpha"),
+    # pkg is in the corpus (a library neither in it nor required by it is optional_dependency: not quizzed)
+    definition("pkg.mod", None, kind="module", repository="pkg"),
+    definition("pkg.mod.Client", None, kind="class", repository="pkg"),
 ], schemas.INVENTORY)
 
 
@@ -401,3 +404,23 @@ def test_own_first_last_masks_follow_the_models_tokenizer(tokenizer):
     assert [tokenizer.convert_ids_to_tokens(ids[at]) for _, ids, at in masks] == ["read", "##v"]
     assert own_masks(tokenizer, Quiz("q", "import os\nos.", "path", ".join(", ("path",))) == []
     assert own_masks(tokenizer, Quiz("q", "pd.", "read", "_csv(", ("read",), "first")) == []
+
+
+def test_population_line_says_the_nl_quizzes_are_another_population():
+    """The headline's population line: our `nl` context is the API's docstring sentence, the paper's RQ3 context the
+    NL queries of another work; said only where nl quizzes exist."""
+    import duckdb
+
+    from pipeline.families.apiquiz.report import population
+
+    con = duckdb.connect()
+    con.sql("CREATE TABLE apiquiz_quizzes AS SELECT * FROM (VALUES ('call', 'a.f', 'a'), ('nl', 'a.f', 'a'), "
+            "('nl', 'a.g', 'a')) t(setting, api, library)")
+    con.sql("CREATE TABLE corpus_summary AS SELECT 'python' AS language, 3 AS files, 1 AS repositories")
+    con.sql("CREATE TABLE models AS SELECT 'm' AS name, 1000 AS parameters, false AS random")
+    con.sql("CREATE TABLE apiquiz_predictions AS SELECT 'm' AS model")
+    con.sql("CREATE TABLE model_twins AS SELECT 'm' AS model WHERE false")
+    line = population(con)
+    assert "`nl` (2 quizzes) is another population than the paper's RQ3" in line and "docstring" in line
+    con.sql("DELETE FROM apiquiz_quizzes WHERE setting = 'nl'")
+    assert "RQ3" not in population(con)

@@ -7,6 +7,7 @@ import hashlib
 from pathlib import Path
 
 import duckdb
+import numpy as np
 import pyarrow as pa
 import pytest
 
@@ -441,3 +442,37 @@ def test_in_class_macro_equals_the_regex_it_replaces():
     # in class: lib.C1.m and lib.C1. (lib.C1), lib.C1 (lib), foo (foo), '' ('': dot-free), '.' (''), lib..m (lib.),
     # ä.b.c (ä.b), ä.b (ä)
     assert sum(bool(mine) for mine, _ in rows) == 9
+
+
+def test_bm25_index_matrix_is_bm25s_own_build_entry_for_entry():
+    """BM25Index builds bm25s's Lucene score matrix in whole-corpus numpy (`lucene_matrix`): every entry has
+    the bits of bm25s's own per-document build, and every query's scores too."""
+    import random
+
+    import bm25s
+
+    from pipeline.families.apirec.queries import BM25Index
+
+    rnd = random.Random(3)
+    words = ["path", "join", "read", "file", "the", "json", "loads", "dumps", "parse", "HTTPServer", "get_item", "x2",
+             "walk", "os", "sys", "list", "dir", "encode", "utf8", "stream", "buffer", "socket", "connect"]
+    texts = [" ".join(rnd.choice(words) for _ in range(rnd.randint(1, 40))) for _ in range(400)] + ["the a an", ""]
+    ours = BM25Index([f"m.f{i}" for i in range(len(texts))], texts)
+    ref = bm25s.BM25(k1=1.5, b=0.75, method="lucene")
+    ref.index([ours.tokens(t) for t in texts], show_progress=False)
+    assert ours.model.scores["num_docs"] == ref.scores["num_docs"] == len(texts)
+    assert set(ours.model.vocab_dict) == set(ref.vocab_dict)
+    for w, i in ours.model.vocab_dict.items():
+        if w == "":
+            continue
+        j = ref.vocab_dict[w]
+        a = slice(ours.model.scores["indptr"][i], ours.model.scores["indptr"][i + 1])
+        c = slice(ref.scores["indptr"][j], ref.scores["indptr"][j + 1])
+        assert ours.model.scores["indices"][a].tolist() == ref.scores["indices"][c].tolist(), w
+        assert ours.model.scores["data"][a].tobytes() == ref.scores["data"][c].tobytes(), w
+    assert ours.model.scores["data"].dtype == ref.scores["data"].dtype == np.float32
+    for _ in range(50):
+        q = [w for w in ours.tokens(" ".join(rnd.sample(words, 4))) if w in ref.vocab_dict]
+        got = ours.scores(" ".join(q)) if q else None
+        if q:
+            assert got.tobytes() == ref.get_scores(q).tobytes()

@@ -238,3 +238,15 @@ def test_encoder_ranks_queries_by_cosine_of_mean_pooled_last_layer(built, minilm
         assert row["gold_in_candidates"] == (item["api"] in item["candidates"])
         assert (row["gold_rank"] is None) == (item["api"] not in item["candidates"])
     assert infer_query.clip(minilm.tokenizer, "word " * 200, 64).count("word") == 62
+
+
+def test_identifier_parts_whole_text_pass_equals_word_by_word():
+    """identifier_parts runs `_PARTS` over the whole text: the parts of each `_WORD` word, word by word."""
+    import random
+
+    rnd = random.Random(0)
+    alpha = "aAbBzZ09_ .-\u00e9\u00c9\u00df\u0130\u0131K\u212a(\n"
+    texts = ["".join(rnd.choice(alpha) for _ in range(rnd.randint(0, 30))) for _ in range(20000)]
+    texts += ["HTTPServer.getXMLHttpRequest2 v2ABCDef", "ABC Def", "aB_Cd", "X11Y", "__init__", ""]
+    for t in texts:
+        assert q.identifier_parts(t) == [p.lower() for w in q._WORD.findall(t) for p in q._PARTS.findall(w)], t

@@ -111,3 +111,23 @@ def test_java_token_positions_are_exact_and_linear_in_line_length():
         got = [(line + first_line - 1, col + (2 if line == 1 else 0)) for line, col in
                zip(sample.lines, sample.cols)]
         assert got == expected
+
+
+def test_java_children_follow_jdt_for_throws_switch_case_and_finally():
+    """Three node shapes read as Eclipse JDT's AST has them (the release labels JDT's tree): a method's thrown
+    types are the MethodDeclaration's own children (no `throws` head; a method-level edge has head 0, which the
+    release drops), a SwitchCase ends on its `:`, and the finally Block is the TryStatement's child (no `finally`
+    node between them)."""
+    src = """class A {
+  int f(int a) throws IOException, E2 {
+    switch (v) { case 1: w = 1; break; default: w = 2; }
+    try { r(); } catch (E e) { q(); } finally { p(); }
+  }
+}"""
+    (sample,) = label_file(src, 512, False, java_parser())
+    t = sample.tokens
+    got = {(t[e.head], " ".join(t[e.dep_start:e.dep_end + 1]))
+           for e in sample.edges if e.relation == "children:parent->child"}
+    assert not {h for h, _ in got} & {"throws", "finally"}
+    assert {("switch", "case 1 :"), ("switch", "default :"), ("try", "p ( ) ;"), ("try", "r ( ) ;")} <= got
+    assert ("switch", "case 1") not in got and ("try", "finally { p ( ) ;") not in got

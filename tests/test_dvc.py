@@ -97,7 +97,7 @@ def test_no_absolute_path_reaches_a_param_or_an_input():
 # The params leaves where DVC was found wrong (issue #29) and a few others of each kind, on .test;
 # test_perturbation_every_leaf (slow) sweeps all of them.
 FAST_LEAVES = ["apiquiz.inference.max_candidates", "codesyntax.ks", "models.zoo.0.batch_size", "inference.token_budget",
-               "inference.shards", "manifest.workers", "seed", "idbench.embeddings.enabled"]
+               "inference.shards", "manifest.workers", "seed", "idbench.embeddings.enabled", "manifest.split.valid"]
 
 
 def perturbation_sweep(leaves):
@@ -105,7 +105,8 @@ def perturbation_sweep(leaves):
 
     params = REPO / ".test" / "params.yaml"
     outcomes = dvcperturb.sweep(params, {"after": dvcperturb.generated(params)}, leaves)
-    missed = {o.leaf: o.dvc["after"][2] for o in outcomes if o.snakemake >= 0 and o.dvc["after"][2]}
+    missed = {o.leaf: o.dvc["after"][2] for o in outcomes
+              if o.snakemake >= 0 and o.dvc["after"] != dvcperturb.STALE and o.dvc["after"][2]}
     assert not missed, f"DVC misses jobs Snakemake reruns: {missed}"
     return {o.leaf: o for o in outcomes}
 
@@ -116,6 +117,13 @@ def test_perturbation_dvc_misses_no_snakemake_job():
     # exactly Snakemake's jobs where the old dvc.yaml missed or over-ran (worker counts rerun nothing of theirs)
     for leaf in ("apiquiz.inference.max_candidates", "inference.token_budget", "manifest.workers"):
         assert outcomes[leaf].dvc["after"][3] == 0, (leaf, outcomes[leaf])
+    # one zoo entry's inference-only field: that model's predictions (and its twin's, which inherit it), no
+    # training, no other model (DVC: one stage per model and per (family, model))
+    zoo = outcomes["models.zoo.0.batch_size"]
+    assert zoo.dvc["after"][1] - zoo.snakemake <= 3, zoo  # the aggregates' own stages at most
+    # a split change reruns no scan (the scans are their own stage)
+    split = outcomes["manifest.split.valid"]
+    assert split.snakemake > 0 and split.dvc["after"][3] == 0, split
 
 
 @pytest.mark.slow
@@ -200,7 +208,7 @@ def test_dvc_repro_reruns_only_the_changed_stage(tmp_path):
     first = dvc(project, "repro", "manifest")
     assert "Running stage 'corpus'" in first and "Running stage 'manifest'" in first
     lock = yaml.safe_load((project / "dvc.lock").read_text())
-    assert set(lock["stages"]) == {"corpus", "manifest"}
+    assert set(lock["stages"]) == {"corpus", "scan", "manifest"}
     manifest_md5 = {o["path"]: o["md5"] for o in lock["stages"]["manifest"]["outs"]}["data/manifest.parquet"]
     assert "up to date" in dvc(project, "repro", "manifest")
     git("add", "-A", cwd=project)
@@ -210,6 +218,8 @@ def test_dvc_repro_reruns_only_the_changed_stage(tmp_path):
     second = dvc(project, "repro", "manifest")
     assert "Running stage 'manifest'" in second
     assert "Running stage 'corpus'" not in second and "Stage 'corpus' didn't change" in second
+    # the scans are a stage apart from the split: a split change reruns no scan
+    assert "Running stage 'scan'" not in second and "Stage 'scan' didn't change" in second
     lock = yaml.safe_load((project / "dvc.lock").read_text())
     assert {o["path"]: o["md5"] for o in lock["stages"]["manifest"]["outs"]}["data/manifest.parquet"] != manifest_md5
 
@@ -304,8 +314,83 @@ def test_plots_are_declared_files_drawn_one_line_per_series(tmp_path):
     (project / "dvc.yaml").write_text(yaml.safe_dump({"plots": [{path: plots[path]}]}))
     out = dvc(project, "plots", "show", "--json")
     shown = json.loads(out[out.index("{"):])
-    spec = shown["data"][path][0]["content"]
+    content = shown["data"][path][0]["content"]
+    spec = content["spec"]  # faceted by `panel`: at most MAX_SERIES series in each
+    assert content["facet"]["field"] == "panel"
     assert spec["encoding"]["color"]["field"] == "series"
     assert spec["encoding"]["x"]["title"] == declared[path].x_label
     assert spec["encoding"]["y"]["title"] == declared[path].y_label
-    assert {v["series"] for v in spec["data"]["values"]} == {"a / call", "a / import", "bb / call", "bb / import"}
+    assert {v["series"] for v in content["data"]["values"]} == {"a / call", "a / import", "bb / call", "bb / import"}
+    assert {v["panel"] for v in content["data"]["values"]} == {"all"}
+
+    # 145 series (apirec's context curves): panels of at most 8, each series in one panel
+    from pipeline.report.common import MAX_SERIES
+
+    many = [(f"m{i}/r", g, k, 0.1) for i in range(5) for g in range(29) for k in (1, 10)]
+    write_plot(project / path, ["system", "group", "x", "y"], many)
+    out = dvc(project, "plots", "show", "--json")
+    values = json.loads(out[out.index("{"):])["data"][path][0]["content"]["data"]["values"]
+    panels: dict = {}
+    for v in values:
+        panels.setdefault(v["panel"], set()).add(v["series"])
+    assert len({s for ss in panels.values() for s in ss}) == 145 and max(map(len, panels.values())) <= MAX_SERIES
+    assert sum(map(len, panels.values())) == 145
+
+
+def test_a_zoo_entry_field_is_a_params_key_by_index(tmp_path):
+    """The generated stages name a zoo entry's field by its index (`models.zoo.0.batch_size`): real DVC reads it
+    (dpath), so changing another entry leaves the stage up to date, changing this one reruns it, and
+    `dvc exp run -S models.zoo.0.batch_size=...` sets it."""
+    project = tmp_path / "p"
+    project.mkdir()
+    git("init", "-q", cwd=project)
+    dvc(project, "init", "-q")
+    params = {"models": {"zoo": [{"name": "a", "batch_size": 16}, {"name": "b", "batch_size": 32}]}}
+    (project / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    (project / "dvc.yaml").write_text(yaml.safe_dump({"stages": {"model-a": {
+        "cmd": "echo a > a.txt", "params": ["models.zoo.0.batch_size"], "outs": ["a.txt"]}}}))
+    dvc(project, "repro")
+    git("add", "-A", cwd=project)
+    git("commit", "-qm", "built", cwd=project)
+    params["models"]["zoo"][1]["batch_size"] = 33
+    (project / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    assert "up to date" in dvc(project, "status")
+    params["models"]["zoo"][0]["batch_size"] = 17
+    (project / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    assert "models.zoo.0.batch_size" in dvc(project, "status")
+    git("checkout", "-q", "params.yaml", cwd=project)
+    dvc(project, "exp", "run", "-S", "models.zoo.0.batch_size=18")
+    assert yaml.safe_load((project / "params.yaml").read_text())["models"]["zoo"][0]["batch_size"] == 18
+
+
+def test_adopt_leaves_snakemake_and_dvc_nothing_to_do(tmp_path):
+    """`python -m pipeline.adopt` on a toy project shaped like the report's end of the DAG: a cached out, then a
+    stage writing a cached out and an uncached metric: `dvc status` up to date and `snakemake -n` nothing to do
+    (tests/test_end_to_end.py adopts a whole .test build)."""
+    import time
+
+    project = tmp_path / "p"
+    project.mkdir()
+    git("init", "-q", cwd=project)
+    dvc(project, "init", "-q")
+    (project / "Snakefile").write_text(
+        'rule all:\n    input: "report.md", "scores.json"\n\n'
+        'rule warehouse:\n    output: "warehouse.txt"\n    shell: "echo w > {output}"\n\n'
+        'rule report:\n    input: "warehouse.txt"\n    output: md="report.md", scores="scores.json"\n'
+        '    shell: "cat {input} > {output.md}; echo {{}} > {output.scores}"\n')
+    (project / "dvc.yaml").write_text(yaml.safe_dump({"stages": {
+        "warehouse": {"cmd": "snakemake warehouse --cores all", "outs": ["warehouse.txt"]},
+        "report": {"cmd": "snakemake report --cores all", "deps": ["warehouse.txt"], "outs": ["report.md"],
+                   "metrics": [{"scores.json": {"cache": False}}]}}}, sort_keys=False))
+    (project / ".gitignore").write_text("/warehouse.txt\n/report.md\n/.snakemake\n")
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}", "DVC_NO_ANALYTICS": "1"}
+    subprocess.run([str(BIN / "snakemake"), "--cores", "1"], cwd=project, check=True, capture_output=True, env=env)
+    git("add", "-A", cwd=project)
+    git("commit", "-qm", "built", cwd=project)
+    time.sleep(1.1)  # a new mtime is a later second
+    res = subprocess.run([sys.executable, "-m", "pipeline.adopt"], cwd=project, capture_output=True, text=True,
+                         env={**env, "PYTHONPATH": str(REPO)})
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "up to date" in dvc(project, "status")
+    planned = subprocess.run([str(BIN / "snakemake"), "-n"], cwd=project, capture_output=True, text=True, env=env)
+    assert "Nothing to be done" in planned.stdout + planned.stderr, planned.stdout + planned.stderr

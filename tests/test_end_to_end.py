@@ -254,3 +254,33 @@ def test_html_report_opens_in_a_browser(e2e_project, tmp_path):
                     "--window-size=1400,1000", (e2e_project / "reports/index.html").as_uri()],
                    capture_output=True, timeout=120)
     assert shot.read_bytes()[:4] == b"\x89PNG" and shot.stat().st_size > 20_000
+
+
+def test_adopting_a_build_leaves_both_tools_nothing_to_do(e2e_project, tmp_path):
+    """`python -m pipeline.adopt` (docs/dvc.md, "Adopting a Snakemake build") after a whole Snakemake build: DVC
+    records it in dvc.lock and `dvc status` is up to date, and `snakemake -n` has nothing to do. A bare
+    `dvc commit -f` rewrites the cached outs (new mtimes) while the uncached metric keeps its old one, so
+    Snakemake planned the report again."""
+    from pipeline.dvcgen import generate
+    from tests.test_dvc import copy_project, dvc, git
+
+    project = tmp_path / "project"
+    copy_project(project)
+    for name in ("data", "reports", "corpus", "npm", ".snakemake", "params.yaml"):  # the build, mtimes kept
+        src = e2e_project / name
+        if src.is_dir():
+            shutil.copytree(src, project / name, symlinks=True, dirs_exist_ok=True)
+        elif src.exists():
+            shutil.copy2(src, project / name)
+    # the stages of this project's params (its own zoo: one stage per model), params by rule reads
+    (project / "dvc.yaml").write_text(generate(project / "params.yaml", perturb=False))
+    git("init", "-q", cwd=project)
+    git("add", "-A", cwd=project)
+    git("commit", "-qm", "built by snakemake", cwd=project)
+    res = subprocess.run([sys.executable, "-m", "pipeline.adopt"], cwd=project, capture_output=True, text=True,
+                         env={**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}", "DVC_NO_ANALYTICS": "1"})
+    assert res.returncode == 0, res.stdout + res.stderr
+    status = dvc(project, "status")
+    assert "up to date" in status, status
+    planned = subprocess.run([str(BIN / "snakemake"), "-n"], cwd=project, capture_output=True, text=True)
+    assert planned.returncode == 0 and "Nothing to be done" in planned.stdout + planned.stderr, planned.stdout[-3000:]

@@ -295,3 +295,28 @@ def test_per_item_errors_of_a_regression_probe_are_absolute_errors():
         assert len(s.item_errors) == len(s.test_index) == s.n_test and (s.item_errors >= 0).all()
         assert s.error == float(np.mean(s.item_errors))  # the MAE is their mean, bit for bit
     assert sorted(i for s in scores for i in s.test_index) == list(range(len(y)))
+
+
+def test_also_probe_fits_a_second_probe_on_the_same_folds_and_items(tmp_path):
+    """--probe paper --also-probe ridge: both probes' rows, each named, on the same folds and items; the primary's
+    rows are those of a run with --probe paper alone (the second probe changes nothing of the first)."""
+    feats, y, groups = synthetic(n_groups=24, per_group=4)
+    features, labels = write_inputs(tmp_path, feats, y, groups)
+    common = ["--features", *map(str, features), "--labels", str(labels), "--task", "toy", "--task-type",
+              "classification", "--folds", "4", "--alphas", "[1e-4,1e-2,1]", "--seed", "7"]
+    from pipeline.fit.cli import main as fit_main
+    assert fit_main([*common, "--probe", "paper", "--also-probe", "ridge", "--also-probe", "paper",
+                     "--out", str(tmp_path / "both.parquet"), "--metrics", str(tmp_path / "both.json")]) == 0
+    assert fit_main([*common, "--probe", "paper", "--out", str(tmp_path / "one.parquet")]) == 0
+    both = pq.read_table(tmp_path / "both.parquet").to_pylist()
+    one = pq.read_table(tmp_path / "one.parquet").to_pylist()
+    assert {r["probe"] for r in both} == {"paper", "ridge"}  # a repeated probe is fitted once
+    key = lambda r: (r["model"], r["layer"], r["fold"])  # noqa: E731
+    assert sorted(([key(r), r["error"], r["n_test"]] for r in both if r["probe"] == "paper"), key=str) == \
+        sorted(([key(r), r["error"], r["n_test"]] for r in one), key=str)
+    ridge = {key(r): r["n_test"] for r in both if r["probe"] == "ridge"}
+    assert ridge == {key(r): r["n_test"] for r in both if r["probe"] == "paper"}
+    metrics = json.loads((tmp_path / "both.json").read_text())
+    assert metrics["probe"] == "paper" and metrics["also_probes"] == ["ridge"]
+    assert sorted({(h["model"], h["probe"]) for h in metrics["headlines"]}) == [
+        ("m1", "paper"), ("m1", "ridge"), ("m2", "paper"), ("m2", "ridge")]

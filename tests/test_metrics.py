@@ -269,6 +269,30 @@ def test_rank_order_padded_rows_equal_lexsort():
     assert np.array_equal(_by_query_descending(more, long), np.lexsort((-more, long)))  # one long query: lexsort
 
 
+def test_read_run_graded_lists_are_trec_evals_order_with_ties():
+    """read_run sorts without stability and puts only mixed-grade blocks of equal scores in document-id order:
+    every graded list is still the one of trec_eval's full order (score descending, document id descending)."""
+    from pipeline.metrics.runs import _by_query_descending
+
+    for seed in (1, 2):
+        qrels, run = _random_run(seed=seed)
+        got = M.read_run(qrels, run)
+        want = [[qrels[q].get(d, 0) for d, _ in sorted(run[q].items(), key=lambda kv: (-kv[1], _desc(kv[0])))]
+                for q in got.qids]
+        assert got.rels() == want
+    rng = np.random.default_rng(7)
+    qidx = np.repeat(np.arange(300), rng.integers(1, 30, 300))
+    scores = rng.integers(0, 4, len(qidx)).astype(float)
+    perm = _by_query_descending(scores, qidx, stable=False)
+    assert sorted(perm.tolist()) == list(range(len(qidx)))
+    assert np.array_equal(qidx[perm], np.sort(qidx)) and np.array_equal(scores[perm], scores[np.lexsort((-scores, qidx))])
+
+
+def _desc(doc: str) -> list[int]:
+    """A sort key ordering document ids descending (trec_eval breaks equal scores by docno, descending)."""
+    return [-ord(c) for c in doc] + [1]
+
+
 def test_evaluate_run_bad_input_says_what_to_do():
     with pytest.raises(ValueError, match="NaN score"):
         M.evaluate_run({"a": {"x": 1}}, {"a": {"x": float("nan")}})

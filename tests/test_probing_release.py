@@ -115,13 +115,35 @@ def test_declared_one_sample_per_snippet_java_only_and_seeded():
     assert R.declared([S("def f(x):\n    y = x\n", "python")], 0, PY) == []
 
 
-def test_declared_drops_an_insertion_that_breaks_the_parse():
-    # `{` of an array initialiser is an insertion point; a statement there does not parse
+def test_declared_drops_an_insertion_only_on_an_error_token_as_the_release_does():
+    # the release drops a new text only when one of its tokens is an `ERROR` node ("ERROR" in the tokens' node
+    # types): a statement in an array initialiser is a parse error, but every token keeps its own type: kept
     code = "void f() { int x = 1; int[] a = {x}; }"
     a = R.alone(code, "java", JAVA)
     decls = R.local_declarations(a)
     brace = next(i for i, n in enumerate(a.leaves) if n.type == "{" and n.start_byte > 20)
-    assert R.insert_print(a, decls, decls[0], brace, JAVA) is None
+    text, _, label = R.insert_print(a, decls, decls[0], brace, JAVA)
+    assert "{ System.out.println(x);x}" in text and label == "declared"
+    # an unlexable character is an ERROR token: dropped
+    assert R.error_token(JAVA.parse(b"void f() { int x = 1; # }").root_node)
+    assert not R.error_token(JAVA.parse(b"void f() { int x = 1; int[] a = { System.out.println(x); x}; }").root_node)
+
+
+@pytest.mark.parametrize("grammar", ["today", "release"])
+def test_declared_constructors_give_samples(grammar):
+    # a constructor parsed alone has a zero-width MISSING name today (and an ERROR around its head on the
+    # release's grammar): a parse error, no ERROR token. Dropping on any parse error lost every constructor.
+    from pipeline.families.probing import grammar as G
+    prs = JAVA if grammar == "today" else G.java_parser()
+    code = "Point(int a) {\n    int b = a;\n    if (a > 0) {\n        int c = b;\n    }\n    this.a = b;\n}"
+    assert prs.parse(code.encode()).root_node.has_error
+    rows = R.declared([S(code, sid=str(k)) for k in range(30)], 0, prs)
+    assert len(rows) == 30 and {r["label"] for r in rows} == {"declared", "undeclared"}
+    for r in rows:
+        (s, e), = r["spans"]
+        assert r["text"][s:e] == r["word"] in ("b", "c")
+        assert r["label"] == ("declared" if r["word"] == "b" or r["text"].index("System") < r["text"].index("this.a")
+                              else "undeclared")
 
 
 def test_misuse_up_to_three_pairs_of_any_identifier():
@@ -250,7 +272,7 @@ def test_path_type_ours_is_an_opt_in_variant_with_its_control(tmp_path):
     out = tmp_path / "out"
     assert main(["corpus", "--manifest", str(tmp_path / "manifest.parquet"), "--language", "java", "--tasks",
                  "path_type", "path_type_ours", "depth", "depth_any_leaf", "--min-class-samples", "12",
-                 "--out", str(out),
+                 "--keep-comments", "--out", str(out),
                  "--summary", str(out / "summary.json")]) == 0
     tasks = json.loads((out / "summary.json").read_text())["tasks"]
     release = pq.read_table(out / "path_type/labels.parquet").to_pylist()
@@ -271,3 +293,93 @@ def yaml_default_tasks():
 
     from pipeline.families.probing import FOLDER
     return yaml.safe_load((FOLDER.parents[2] / "params.yaml").read_text())["probing"]["tasks"]
+
+
+def _java_corpus(tmp_path, java):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from pipeline import schemas
+    (tmp_path / "A.java").write_text(java)
+    row = {"file_id": "f1", "sha256": "0" * 64, "source": "s", "repository": "r", "path": "A.java",
+           "location": str(tmp_path / "A.java"), "language": "java", "encoding": "utf-8", "bytes": len(java),
+           "lines": java.count("\n"), "split": "train", "duplicate": False}
+    pq.write_table(pa.Table.from_pylist([row], schema=schemas.MANIFEST), tmp_path / "manifest.parquet")
+    return str(tmp_path / "manifest.parquet")
+
+
+def test_comments_removed_by_default_as_the_releases_data_has_none(tmp_path):
+    import json
+
+    import pyarrow.parquet as pq
+
+    from pipeline.families.probing.generate import main
+
+    java = "class A {\n" + "".join(f"  int m{i}(int a) {{ // head\n    // c\n    return a /* x */ + {i};\n  }}\n"
+                                   for i in range(12)) + "}\n"
+    out = tmp_path / "out"
+    assert main(["corpus", "--manifest", _java_corpus(tmp_path, java), "--language", "java", "--tasks", "path_type",
+                 "depth", "--min-class-samples", "12", "--out", str(out), "--summary", str(out / "summary.json")]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["snippets"] == summary["snippets_with_comments"] == 12 and "comment_strip_failed" not in summary
+    texts = set(pq.read_table(out / "samples.parquet")["text"].to_pylist())
+    assert texts == {f"int m{i}(int a) {{\n    return a + {i};\n  }}" for i in range(12)}
+    # without the comment, `return` is the block's child 1 (the release's data: no comment to count)
+    labels = pq.read_table(out / "path_type/labels.parquet").to_pylist()
+    assert {r["label"] for r in labels if r["word"] == "return"} == {"0,3,1,0"}
+
+
+@pytest.mark.parametrize("raw, comments, want", [
+    (b"a; // x\nb;", [(3, 7)], b"a;\nb;"),
+    (b"{\n  // x\n  b;\n}", [(4, 8)], b"{\n  b;\n}"),
+    (b"a/*x*/b", [(1, 6)], b"a b"),
+    (b"a /*x*/ b", [(2, 7)], b"a b"),
+    (b"{\n  /* x\n  y */\n  b;\n}", [(4, 15)], b"{\n  b;\n}"),
+])
+def test_strip_comments(raw, comments, want):
+    assert T.strip_comments(raw, comments) == want
+
+
+def test_release_parser_variants_label_on_the_releases_grammar(tmp_path):
+    import pyarrow.parquet as pq
+
+    from pipeline.families import probing as P
+    from pipeline.families.probing import grammar as G
+    from pipeline.families.probing.generate import main
+
+    # tree-sitter-java ac14b4b (the release's): a method alone is a declaration `int m`, an ERROR and a block
+    root = G.java_parser().parse(b"int m(int a) { return a; }").root_node
+    assert G.java_language().abi_version == 13
+    assert [c.type for c in root.children] == ["local_variable_declaration", "ERROR", "block"]
+    assert "depth_release_parser" in P.REGRESSION and "declared_release_parser" in P.JAVA_ONLY
+    config = {"probing": {"languages": ["java", "python"], "tasks": ["depth", "depth_release_parser"], "control": False}}
+    assert P.language_tasks(config, "python") == ["depth"]
+    java = "class A {\n" + "".join(f"  int m{i}(int a) {{\n    if (a > {i}) {{ return g(a); }}\n    return a;\n  }}\n"
+                                   for i in range(12)) + "}\n"
+    out = tmp_path / "out"
+    assert main(["corpus", "--manifest", _java_corpus(tmp_path, java), "--language", "java", "--tasks", "depth",
+                 "depth_release_parser", "path_type", "path_type_release_parser", "--min-class-samples", "12",
+                 "--out", str(out), "--summary", str(out / "summary.json")]) == 0
+    today = pq.read_table(out / "depth/labels.parquet").to_pylist()
+    old = pq.read_table(out / "depth_release_parser/labels.parquet").to_pylist()
+    # program > method_declaration > block > if > block > return > invocation > argument_list > a: 8 today;
+    # the old tree has no method node: program > block > ... : 7
+    assert {r["target"] for r in today} == {8.0} and {r["target"] for r in old} == {7.0}
+    assert not {r["item_id"] for r in today} & {r["item_id"] for r in old}
+    paths = pq.read_table(out / "path_type_release_parser/labels.parquet").to_pylist()
+    # the method's block is the program's third child (today: 0,3 under method_declaration)
+    assert {r["label"] for r in paths if r["word"] == "return"} == {"2,1,2,1,0"}
+    assert {r["label"] for r in pq.read_table(out / "path_type/labels.parquet").to_pylist()
+            if r["word"] == "return"} == {"0,3,1,2,1,0"}
+
+
+def test_release_parser_rows_sit_beside_their_table1_row():
+    from pipeline.families.probing.report import enabled_tasks, paper_task
+
+    config = {"probing": {"languages": ["java"], "control": False,
+                          "tasks": ["depth_release_parser", "path_type", "depth", "path_type_release_parser"]}}
+    assert [t for t, _ in enabled_tasks(config)] == ["path_type", "path_type_release_parser", "depth",
+                                                      "depth_release_parser"]
+    assert paper_task("declared_release_parser") == "declared" and paper_task("declared_every") == "declared_every"
+    assert {"path_type_release_parser", "depth_release_parser", "declared_release_parser",
+            "dataflow_release_parser"} <= set(yaml_default_tasks())

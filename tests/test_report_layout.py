@@ -176,3 +176,41 @@ def test_line_facets_and_heat_map_ticks(captured, tmp_path):
     ax.imshow([[0.1, 0.2]])  # one layer, two heads: the ticks were -0.5 .. 0.5 by 0.1
     common.save(fig, tmp_path / "heat.png")
     assert list(ax.get_yticks()) == [0] and list(ax.get_xticks()) == [0, 1]
+
+
+def test_report_ties_are_broken_by_a_stated_key_whatever_the_row_order(tmp_path):
+    """Two warehouses holding the same probe results in opposite row orders give byte-identical reports: the
+    headline's model (two models at an equal fold-0 error, one summed in another order: its last bits differ),
+    each model's most selective layer (two layers equally selective) and every table's row order are chosen by
+    a stated key, never by the order DuckDB meets the rows."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from pipeline import schemas
+
+    rows = []
+    for model, fold0 in (("a", 0.1 + 0.2), ("b", 0.3)):  # equal to 9 decimals, not in their last bits
+        for task in ("java-path_type", "java-path_type-control"):
+            for layer in (0, 1):
+                for fold in range(4):
+                    error = fold0 if fold == 0 else (0.25 if task.endswith("control") else 0.125)
+                    rows.append({"task": task, "task_type": "classification", "model": model, "pooling": "mean",
+                                 "probe": "ridge", "layer": layer, "fold": fold, "metric": "error", "error": error,
+                                 "n_train": 300, "n_test": 150, "alpha": 1.0, "selected": layer == 0,
+                                 "n_dropped": 0, "test_items": None, "test_errors": None})
+    reports = []
+    for name, order in (("forward", rows), ("backward", rows[::-1])):
+        root = tmp_path / name
+        (root / "data").mkdir(parents=True)
+        pq.write_table(pa.Table.from_pylist(order, schema=schemas.FIT_RESULTS), root / "data/fits.parquet")
+        spec = {"tables": {"probing_fits": ["data/fits.parquet"]}, "params": PARAMS_ALL, "models": [], "sources": [],
+                "not_applicable": []}
+        build_warehouse(root / "data/warehouse.duckdb", spec, root)
+        out = root / "reports"
+        build(root / "data/warehouse.duckdb", out / "index.md", out / "figures/report", plots=out / "plots",
+              scores=out / "metrics/scores.json")
+        reports.append({p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()})
+    assert reports[0].keys() == reports[1].keys()
+    assert [k for k in reports[0] if reports[0][k] != reports[1][k]] == []
+    page = reports[0]["probing.md"].decode()
+    assert "a (ridge, layer 0)" in page  # the tie goes to the model's name (b has the smaller float)

@@ -39,6 +39,7 @@ from typing import Callable
 import pyarrow as pa
 
 from pipeline import schemas
+from pipeline.contamination import provenance
 from pipeline.core import logs
 from pipeline.corpus.safety import (ArchiveError, Limits, Refusal, Selection, clean_member_name, copy_folder,
                                     extract_archive, folder_members, name_problem, reset_dir)
@@ -88,6 +89,8 @@ class Fetched:
     status: str = "ok"  # ok / skipped (a builtin absent by design) / failed (could not be had as pinned)
     origins: pa.Table | None = None
     reason: str = ""  # a failed source's reject reason
+    license: str = "unknown"  # SPDX (pipeline.contamination.provenance)
+    released: str | None = None  # YYYY-MM-DD of the pinned release, None: unknown
     error: str = ""  # and its one-line message
 
 
@@ -477,7 +480,8 @@ def fetch_local(spec: dict, dest: Path, cache: Path, limits: Limits, sel: Select
                            "install a JDK with sources (e.g. apt-get install openjdk-17-source) or set JAVA_HOME")],
                            0, 0, status="skipped")
         # node-independent: the archive's content and the JDK's version, not where this node keeps it
-        pin = {"builtin": "jdk", "sha256": sha256_file(root), "java_version": jdk_version(root)}
+        pin = {"builtin": "jdk", "sha256": sha256_file(root), "java_version": jdk_version(root),
+               "java_version_date": provenance.jdk_version_date(root)}
         log.info("jdk: %s", root)
     else:
         root = Path(spec["path"]).expanduser()
@@ -564,9 +568,24 @@ def fetch(spec: dict, limits: Limits, dest: Path, record: Path, rejects: Path, c
     if origins is not None:
         write_parquet(result.origins if result.origins is not None else schemas.ORIGINS.empty_table(), origins,
                       schemas.ORIGINS)
+    if result.status == "ok":
+        result.license = provenance.license_of(spec, _archive_of(spec, cache))
+        result.released = provenance.released_of(spec, result.pin)
     _write_outcome(spec, result, record, rejects)
     log.info("%s: %d files, %d bytes, %d refused", spec["name"], result.files, result.bytes, len(result.refusals))
     return result
+
+
+def _archive_of(spec: dict, cache: Path) -> Path | None:
+    """The verified archive a source was extracted from (where its license metadata is read), None for a folder,
+    a clone or a dump."""
+    if spec["kind"] in ("pypi", "url"):
+        return cache / "downloads" / spec["sha256"].lower()
+    if spec["kind"] == "npm":
+        return cache / "npm" / npm_integrity_hex(spec["integrity"], spec["package"])
+    if spec["kind"] == "local" and not spec.get("builtin") and Path(spec["path"]).expanduser().is_file():
+        return Path(spec["path"]).expanduser()
+    return None
 
 
 def _write_outcome(spec: dict, result: Fetched, record: Path, rejects: Path) -> None:
@@ -592,6 +611,8 @@ def _write_outcome(spec: dict, result: Fetched, record: Path, rejects: Path) -> 
                         for r in result.refusals if r.seen is not None]}
     if result.status == "failed":
         outcome.update(reason=result.reason, error=result.error)
+    else:  # provenance (docs/contamination.md): SPDX license, release date of what was fetched (null: unknown)
+        outcome.update(license=result.license, released=result.released)
     write_json(outcome, record)
 
 

@@ -84,6 +84,9 @@ class FileResult:
     # module-level names every binding of which is platform-guarded, (name, platform) sorted
     platform_names: tuple[tuple[str, str], ...] = ()
     module_platform: str | None = None  # the module imports a Windows-only module at top level
+    # (level, module as written, imported names) of each top-level import statement (not under `if`/`try`)
+    requires: tuple[tuple[int, str, tuple[str, ...]], ...] = ()
+    aliases: tuple[tuple[str, str], ...] = ()  # top-level `name = a.b`: (name, the chain as written)
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,7 +192,8 @@ def _analyse(text: str, libcst_positions: bool) -> FileResult:
     definitions = tuple(FileDefinition(d.qualname, d.kind, d.signature, d.doc, d.platform)
                         for d in analysis.definitions)
     return FileResult(imports, tuple(usages), definitions, analysis.star_import, source,
-                      tuple(sorted(analysis.platform_names.items())), analysis.module_platform)
+                      tuple(sorted(analysis.platform_names.items())), analysis.module_platform,
+                      analysis.requires, analysis.aliases)
 
 
 def _import_lines_from_libcst(module: cst.Module, provided) -> list[tuple[int, int]]:

@@ -20,7 +20,9 @@ import sys
 from collections import Counter
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
+from pipeline.extract.platforms import OPTIONAL_DEPENDENCY
 from pipeline.extract.stdlib import ABSENT, PRESENT, UNKNOWN, StdlibNames
 
 NOT_IN_STDLIB = ABSENT
@@ -29,7 +31,8 @@ MAX_HOPS = 16
 
 def platform_labels(inventory: pa.Table | None) -> dict[str, str]:
     """`module.name` (or a whole module) -> its platform label, from the inventory's `platform` (a module that
-    imports a Windows-only module) and `platform_names` (`name:label` entries of names bound under a guard)."""
+    imports a Windows-only module), `platform_names` (`name:label` entries of names bound under a guard) and
+    `requires` (`missing_modules`: a module that cannot be imported without a distribution the corpus lacks)."""
     labels: dict[str, str] = {}
     if inventory is None or "platform_names" not in inventory.column_names:
         return labels
@@ -40,7 +43,69 @@ def platform_labels(inventory: pa.Table | None) -> dict[str, str]:
         for entry in entries or ():
             name, _, label = entry.rpartition(":")
             labels[f"{module}.{name}"] = label
+    for module in missing_modules(inventory):
+        labels.setdefault(module, OPTIONAL_DEPENDENCY)
     return labels
+
+
+def alias_targets(inventory: pa.Table | None) -> dict[str, str]:
+    """`module.name` -> what the module's top-level alias `name = other` binds (the inventory's `aliases`):
+    `boltons.dictutils.OMD` -> `boltons.dictutils.OrderedMultiDict`, one definition under two names."""
+    out: dict[str, str] = {}
+    if inventory is None or "aliases" not in inventory.column_names:
+        return out
+    rows = inventory.filter(pc.is_valid(inventory.column("aliases")))
+    for module, entries in zip(rows.column("module").to_pylist(), rows.column("aliases").to_pylist()):
+        for entry in entries:
+            name, _, target = entry.partition("=")
+            if target and target != f"{module}.{name}":
+                out.setdefault(f"{module}.{name}", target)
+    return out
+
+
+def installed_tops(inventory: pa.Table | None) -> set[str] | None:
+    """Top-level names there wherever the corpus is installed without extras: the corpus's own, the standard
+    library's and its distributions' declared required dependencies (`urllib3` for requests). None: an inventory
+    that does not record dependencies (not judged)."""
+    if inventory is None or "dependencies" not in inventory.column_names:
+        return None
+    if not pc.any(pc.equal(inventory.column("kind"), "module")).as_py():  # no module recorded: nothing to judge by
+        return None
+    out = set(inventory.column("library").to_pylist()) | set(sys.stdlib_module_names) | set(sys.builtin_module_names)
+    for deps in inventory.filter(pc.is_valid(inventory.column("dependencies"))).column("dependencies").to_pylist():
+        out.update(deps)
+    return out
+
+
+def missing_modules(inventory: pa.Table | None) -> dict[str, str]:
+    """Modules of the corpus whose top-level imports need a distribution that is neither in the corpus, nor the
+    stdlib, nor a declared required dependency (the inventory's `requires`): tqdm.contrib.slack's `from slack_sdk
+    import WebClient`, tenacity.tornadoweb's `from tornado import gen`; and, to a fixed point, the corpus
+    modules that import such a module at their top level. module -> the first missing top-level name."""
+    if inventory is None or "requires" not in inventory.column_names:
+        return {}
+    rows = inventory.filter(pc.equal(inventory.column("kind"), "module"))
+    requires = dict(zip(rows.column("module").to_pylist(), rows.column("requires").to_pylist()))
+    # where the corpus is installed, each distribution's required dependencies are too (flask imports markupsafe,
+    # which jinja2 and werkzeug declare, flask does not)
+    tops = installed_tops(inventory) or set(inventory.column("library").to_pylist())
+    missing: dict[str, str] = {}
+    for module, needs in requires.items():
+        for name in needs or ():
+            top = name.split(".", 1)[0]
+            if top not in tops:
+                missing[module] = top
+                break
+    grew = True
+    while grew:  # a module importing a module that cannot be imported cannot be imported either
+        grew = False
+        for module, needs in requires.items():
+            if module in missing:
+                continue
+            reason = next((missing[n] for n in needs or () if n in missing and n != module), None)
+            if reason is not None:
+                missing[module], grew = reason, True
+    return dict(sorted(missing.items()))
 
 
 class Availability:
@@ -58,6 +123,8 @@ class Availability:
                         and all(part.isidentifier() for part in module.split("."))  # a script re-exports nothing
                         and (kind == "from" or asname) and f"{module}.{bound}" != target):
                     self.reexports.setdefault(f"{module}.{bound}", target)
+        for name, target in alias_targets(inventory).items():
+            self.reexports.setdefault(name, target)
         self.stdlib = stdlib if stdlib is not None else StdlibNames()
         self._cache: dict[tuple[str, str | None], str | None] = {}
 

@@ -18,6 +18,7 @@ import json
 import keyword
 import logging
 import pickle
+import re
 import signal
 import sys
 import tempfile
@@ -35,7 +36,7 @@ from pipeline import schemas
 from pipeline.core import logs, shards as sharding
 from pipeline.core import budget
 from pipeline.core.pool import hard_limit, imap_files
-from pipeline.extract import analyse, library, platforms
+from pipeline.extract import analyse, library, platforms, requirements
 from pipeline.extract.visitor import private
 from pipeline.extract.analyse import Analysed, Failed, FileImport, FileResult, Outcome, Rejected
 from pipeline.io import atomic_path, parquet_stream, read_parquet, write_json
@@ -202,6 +203,27 @@ def module_name(path: str, packages: set[str]) -> tuple[str, bool]:
     if is_package and not parts:  # an __init__.py whose folder is the root
         parts = [p.parent.name or "__init__"]
     return ".".join(reversed(parts)), is_package
+
+
+def import_tops(paths: list[str], packages: set[str], name: str, stdlib: bool = False) -> set[str] | None:
+    """The top-level names a distribution can be imported by: its packages' (a folder with `__init__.py`, not a
+    tests / docs / examples one), and a lone module (`six.py`) only when it has no package or the module is
+    named after the distribution: an sdist's root scripts beside its package (pathspec's `prebuild.py`,
+    structlog's `show_off.py`) are no name of the package. None: every top (the standard library's folder is
+    on sys.path whole)."""
+    if stdlib:
+        return None
+    tops, lone = set(), set()
+    for path in paths:
+        module, _ = module_name(path, packages)
+        top = module.split(".")[0]
+        if "." in module or PurePosixPath(path).name == "__init__.py":
+            if not library.script_module(top) and top not in library.SCRIPT_DIRS:
+                tops.add(top)
+        else:
+            lone.add(top)
+    own = re.sub(r"[-.]+", "_", name.rsplit("/", 1)[-1]).lower()
+    return tops | {m for m in lone if not tops or m.lower() == own}
 
 
 def importable(module: str) -> bool:
@@ -395,14 +417,60 @@ def own_label(platform: str | None, own_tops: set[str] | frozenset[str] | None, 
     return None if own_tops is not None and top in own_tops else platforms.OPTIONAL_DEPENDENCY
 
 
+def requires_of(result: FileResult, module: str, is_package: bool, available: set[str] | frozenset[str]) -> list[str] | None:
+    """The absolute modules the file's top-level imports need (`from a import b`: `a` and `a.b`, which may be a
+    submodule), those whose top-level name is in `available` (the standard library, the declared required
+    dependencies) left out; None when none is left."""
+    out = set()
+    for level, written, names in result.requires:
+        base = absolute(written, level, module, is_package)
+        if base is None or not base:
+            continue
+        if base.split(".")[0] in available:
+            continue
+        out.add(base)
+        out.update(f"{base}.{n}" for n in names)
+    return sorted(out) or None
+
+
+def aliases_of(result: FileResult, module: str, is_package: bool) -> list[str] | None:
+    """`name=fqn` of the module's top-level aliases whose value is a module-level definition of the file or an
+    imported name (`OMD = OrderedMultiDict`, `Str = String`, `loads = _json.loads`); builtins and other values
+    name nothing of the corpus."""
+    defined = {d.qualname for d in result.definitions if d.qualname and "." not in d.qualname}
+    imported = {}
+    for imp in result.imports:
+        if imp.scope == "" and not imp.fallback and imp.name != "*" and imp.bound:
+            target = absolute(imp.target, imp.level, module, is_package)
+            if target is not None:
+                imported[imp.bound] = target
+    out = []
+    for name, chain in result.aliases:
+        head, _, rest = chain.partition(".")
+        if name in defined:  # rebound by a definition of its own
+            continue
+        if head in defined:
+            out.append(f"{name}={module}.{chain}")
+        elif head in imported:
+            out.append(f"{name}={imported[head]}" + (f".{rest}" if rest else ""))
+    return sorted(set(out)) or None
+
+
 def inventory_rows(row: dict, module: str, result: FileResult, own: str = "",
-                   own_tops: set[str] | frozenset[str] | None = None) -> list[dict]:
+                   own_tops: set[str] | frozenset[str] | None = None, is_package: bool = False,
+                   import_names: set[str] | None = None, available: frozenset[str] = frozenset()) -> list[dict]:
+    """`import_names`: the distribution's importable top-level names (`import_tops`; None: all); `available`:
+    top-level names that are always there when the file is (the stdlib, its declared required dependencies)."""
     out = []
     if not importable(module):
         return out
     own_category = "stdlib" if own == library.STDLIB_DISTRIBUTION else "user_defined"
-    is_library = library.library_code(row["path"], module)
+    is_library = library.library_code(row["path"], module) and (import_names is None
+                                                                or module.split(".")[0] in import_names)
     stdlib = own == library.STDLIB_DISTRIBUTION
+    requires = None if stdlib else requires_of(result, module, is_package, available)
+    aliases = aliases_of(result, module, is_package)
+    dependencies = sorted(available - STDLIB) or None
     names = [f"{name}:{label}" for name, platform in result.platform_names
              for label in [own_label(platform, own_tops, stdlib)] if label is not None]
     for d in result.definitions:
@@ -412,7 +480,9 @@ def inventory_rows(row: dict, module: str, result: FileResult, own: str = "",
                     "fqn": fqn, "kind": d.kind,
                     "signature": d.signature, "doc": d.doc, "private": private(fqn),
                     "distribution": own or None, "category": own_category, "library_code": is_library,
-                    "platform": own_label(d.platform, own_tops, stdlib) or result.module_platform, "platform_names": (names or None) if not d.qualname else None})
+                    "platform": own_label(d.platform, own_tops, stdlib) or result.module_platform, "platform_names": (names or None) if not d.qualname else None,
+                    "requires": requires if not d.qualname else None, "aliases": aliases if not d.qualname else None,
+                    "dependencies": dependencies if not d.qualname else None})
     return out
 
 
@@ -503,11 +573,15 @@ def iter_rows(manifest: pa.Table, workers: int, timeout_s: float, max_file_bytes
     for r in rows:
         by_dist.setdefault((r["source"], dists[r["file_id"]]), []).append(r["path"])
     packages = {k: package_dirs(v) for k, v in by_dist.items()}
-    del by_dist
     modules = {r["file_id"]: module_name(r["path"], packages[(r["source"], dists[r["file_id"]])]) for r in rows}
     dist_tops: dict[str, set[str]] = {}
     for r in rows:
         dist_tops.setdefault(dists[r["file_id"]], set()).add(modules[r["file_id"]][0].split(".")[0])
+    # what each distribution is imported by (its sdist-root scripts are not), and what is there whenever it is
+    import_names = {d: import_tops(paths, packages[(source, d)], d, d == library.STDLIB_DISTRIBUTION)
+                    for (source, d), paths in by_dist.items()}
+    roots = _roots(rows, dists)
+    available = {d: STDLIB | requirements.declared(roots.get(d)) for d in dist_tops}
     if shards > 1:
         rows = [r for r in rows if sharding.in_shard(r["source"], r["path"], shard, shards)]
         stars = star_names(everything, modules, dists, max_file_bytes, {r["file_id"] for r in rows}, max_tokens)
@@ -564,12 +638,23 @@ def iter_rows(manifest: pa.Table, workers: int, timeout_s: float, max_file_bytes
         yield from emit("imports", imp)
         yield from emit("usages", use)
         if not r["duplicate"]:
-            for inv in inventory_rows(r, module, result, own, dist_tops[own]):
+            for inv in inventory_rows(r, module, result, own, dist_tops[own], is_package, import_names[own],
+                                      available[own]):
                 # unique per repository (two projects' `tests.conftest` are two modules); within one,
                 # the first file in path order wins
                 inventory.setdefault(inv["fqn"], inv)
     yield from emit("inventory", [inventory[k] for k in sorted(inventory)])
     next(arriving, None)  # let the generator finish (it reports the cache hits)
+
+
+def _roots(rows: list[dict], dists: dict[str, str]) -> dict[str, Path]:
+    """Each distribution's folder on disk (its files' locations less their paths): where its metadata is."""
+    out: dict[str, Path] = {}
+    for r in rows:
+        dist, location, path = dists[r["file_id"]], r.get("location") or "", r["path"]
+        if dist not in out and location.endswith(path):
+            out[dist] = Path(location[: len(location) - len(path)] or ".")
+    return out
 
 
 def build(manifest: pa.Table, workers: int, timeout_s: float, max_file_bytes: int, cache: Cache,

@@ -52,7 +52,7 @@ WINDOWS_MODULES = frozenset({"msvcrt", "winreg", "_winapi", "winsound", "nt", "_
                              "win32console", "win32event"})
 _WINDOWS_NAMES = re.compile(r"\b(windll|WinDLL|oledll|OleDLL|WinError|wintypes|FormatError|GetLastError|"
                             + "|".join(sorted(WINDOWS_MODULES - {"nt"})) + r")\b")
-_PREFILTER = ("platform", "name", "_names", "builtin_module_names", "hasattr")  # `__name__` too
+_PREFILTER = ("platform", "name", "_names", "builtin_module_names", "hasattr", "TYPE_CHECKING")  # `__name__` too
 
 # (on this interpreter, on Windows) for a platform literal
 _HERE_NAME = "nt" if sys.platform == "win32" else "posix"
@@ -94,6 +94,8 @@ def guard(test: ast.expr, flags: dict[str, Truth] | None = None) -> Truth:
     `flags`: module-level names assigned a platform test (`_mswindows = sys.platform == "win32"`)."""
     if flags and isinstance(test, ast.Name) and test.id in flags:
         return flags[test.id]
+    if _dotted(test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING", "t.TYPE_CHECKING", "_t.TYPE_CHECKING"):
+        return False, False  # true for a type checker only: its imports bind nothing at run time, anywhere
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         here, win = guard(test.operand, flags)
         return (None, None) if here is None else (not here, not win)

@@ -75,7 +75,10 @@ class CModule:
             if isinstance(obj, type) and not hasattr(obj, rest[1]):
                 return False
         return True
-_DYNAMIC = ("globals().update", "globals()[", "vars().update", "__dict__.update", "setattr(sys.modules", "_convert_(", "global_enum")
+_DYNAMIC = ("globals().update", "globals()[", "vars().update", "setattr(sys.modules", "_convert_(", "global_enum")
+# `x.__dict__.update(...)` makes names at run time only outside a function: inside one it fills an instance
+# (copy.py's `_reconstruct`: `y.__dict__.update(state)`; judged dynamic, `copy.replace`, 3.13's, was kept on 3.11)
+_DICT_UPDATE = "__dict__.update"
 _GLOBALS_ALIAS = re.compile(r"^(\w+) = globals\(\)", re.M)  # `mod_dict = globals()`, then `mod_dict[k] = v`: dynamic
 
 
@@ -252,7 +255,7 @@ class StdlibNames:
                 else:
                     out = read_module(name, tree, is_package)
                     # names made at run time (`globals().update(...)`, multiprocessing; `_convert_` enums): not judged
-                    out.dynamic |= any(m in text for m in _DYNAMIC) or any(
+                    out.dynamic |= any(m in text for m in _DYNAMIC) or _module_level_dict_update(text, tree) or any(
                         re.search(rf"\b{a}\[[^\]\n]*\]\s*=[^=]|\b{a}\.update\(", text)
                         for a in _GLOBALS_ALIAS.findall(text))  # written through, not only read (os's `_globals`)
                 break
@@ -276,6 +279,40 @@ class StdlibNames:
         except Exception:  # noqa: BLE001 - a module that does not load here is not judged
             return _C_MODULE
         return CModule(frozenset(dir(module)), module)
+
+    def compiled_kind(self, fqn: str, _depth: int = 0) -> str | None:
+        """The kind (`class`, `function`, `method`) of a name defined in a compiled stdlib module
+        (`_collections.defaultdict` is a class, `_json.encode_basestring` a function; looked up on the module and
+        its classes, nothing is called), None when `fqn` is no such name. apiquiz's candidates are of the gold's
+        kind: a lower-case class of a C module (`defaultdict`, `chain`) is no function."""
+        parts = fqn.split(".")
+        for i in range(len(parts) - 1, 0, -1):
+            module = ".".join(parts[:i])
+            if parts[0] not in sys.stdlib_module_names and parts[0] not in sys.builtin_module_names:
+                return None
+            info = self._module(module)
+            if info is None:
+                continue
+            if isinstance(info, ModuleInfo):  # `from _collections import defaultdict` in collections: followed
+                here = [b for b, label in info.bindings.get(parts[i], []) if label is None]
+                if _depth < MAX_HOPS and here and here[-1][0] in ("from", "module"):
+                    b = here[-1]
+                    target = f"{b[1]}.{b[2]}" if b[0] == "from" else b[1]
+                    return self.compiled_kind(".".join([target, *parts[i + 1:]]), _depth + 1)
+                return None
+            if not isinstance(info, CModule) or info.module is None:
+                return None
+            obj, parent = info.module, None
+            for part in parts[i:]:
+                if part not in dir(obj):
+                    return None
+                parent, obj = obj, getattr(obj, part, None)
+            if isinstance(obj, type):
+                return "class"
+            if isinstance(parent, type):
+                return "method"
+            return "function" if callable(obj) else None
+        return None
 
     def _loads(self, module: str, info: ModuleInfo, hops: list[int]) -> str:
         """Whether the module's top-level imports can succeed here: PRESENT, or the status of the first
@@ -359,8 +396,8 @@ class StdlibNames:
                 return status
         if failed is not None:  # bound, but only where it does not run here: names made at run time aside
             return failed
-        if info.dynamic:
-            return UNKNOWN
+        if info.dynamic:  # names made at run time are not judged, unless typeshed binds it for other versions only
+            return ABSENT if self.stubs.label(module, name) == ABSENT else UNKNOWN
         # only through a star import of another platform's block, or of a module that exists only there: which
         # platform has it is typeshed's to say (`from nt import *` may bind `os.chflags`, but nt has no chflags)
         elsewhere = {label if s in (PRESENT, UNKNOWN) else s for s, label in results} - {None, PRESENT, UNKNOWN, ABSENT}
@@ -405,6 +442,17 @@ class StdlibNames:
         return self._lookup(source, [name, *tail], hops)
 
 
+def _module_level_dict_update(text: str, tree: ast.Module) -> bool:
+    """`__dict__.update` outside every function body (a module-level statement or a class body)."""
+    if _DICT_UPDATE not in text:
+        return False
+    inside = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            inside.update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
+    return any(_DICT_UPDATE in line for i, line in enumerate(text.splitlines(), 1) if i not in inside)
+
+
 class Stubs:
     """typeshed's stdlib stubs as a platform table: `label(module, name)` is `windows` / `other` when the stub
     binds `name` only under `sys.platform` tests that fail on this interpreter (Windows has it, or only
@@ -419,10 +467,10 @@ class Stubs:
             found = Path(spec.submodule_search_locations[0]) / "third_party" / "typeshed" / "stdlib" if spec else None
             root = found if found is not None and found.is_dir() else None
         self.root = Path(root) if root is not None else None
-        self._cache: dict[str, dict[str, list[tuple[bool, bool]]]] = {}
+        self._cache: dict[str, dict[str, list[tuple[bool, bool, bool]]]] = {}
 
-    def _read(self, module: str) -> dict[str, list[tuple[bool, bool]]]:
-        """name -> the (here, on Windows) truths of the blocks that bind it."""
+    def _read(self, module: str) -> dict[str, list[tuple[bool, bool, bool]]]:
+        """name -> the (here, on Windows, on this Python version) truths of the blocks that bind it."""
         if module in self._cache:
             return self._cache[module]
         out: dict[str, list[tuple[bool, bool]]] = {}
@@ -436,7 +484,7 @@ class Stubs:
             except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
                 tree = None
             if tree is not None:
-                self._walk(tree.body, (True, True), out)
+                self._walk(tree.body, (True, True, True), out)
         self._cache[module] = out
         return out
 
@@ -460,17 +508,41 @@ class Stubs:
                     self._walk(node.body, truth, out)
                     self._walk(node.orelse, truth, out)
                     continue
-                self._walk(node.body, (truth[0] and test[0], truth[1] and test[1]), out)
-                self._walk(node.orelse, (truth[0] and not test[0], truth[1] and not test[1]), out)
+                version = _version_test(node.test)  # a pure `sys.version_info` test: its value here, else None
+                self._walk(node.body, (truth[0] and test[0], truth[1] and test[1],
+                                       truth[2] and (version is None or version)), out)
+                self._walk(node.orelse, (truth[0] and not test[0], truth[1] and not test[1],
+                                         truth[2] and (version is None or not version)), out)
                 continue
             for n in names:
                 out.setdefault(n, []).append(truth)
 
     def label(self, module: str, name: str) -> str | None:
+        """`windows` / `other` (see the class), `absent` when every block binding it is for another Python
+        version than this interpreter's, None otherwise."""
         truths = self._read(module).get(name)
-        if not truths or any(here for here, _ in truths):
+        if not truths or any(here for here, _, _ in truths):
             return None
-        return platforms.WINDOWS if any(win for _, win in truths) else platforms.OTHER
+        if not any(version for _, _, version in truths):  # another Python's name (`copy.replace`: 3.13's)
+            return ABSENT
+        return platforms.WINDOWS if any(win for _, win, _ in truths) else platforms.OTHER
+
+
+def _version_test(test: ast.expr) -> bool | None:
+    """The value here of a test made of `sys.version_info` comparisons only (`not`, `and`, `or` of them);
+    None for any other test."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _version_test(test.operand)
+        return None if inner is None else not inner
+    if isinstance(test, ast.BoolOp):
+        parts = [_version_test(v) for v in test.values]
+        if any(p is None for p in parts):
+            return None
+        return all(parts) if isinstance(test.op, ast.And) else any(parts)
+    if isinstance(test, ast.Compare) and isinstance(test.left, ast.Attribute) and test.left.attr == "version_info":
+        truth = _stub_truth(test)
+        return None if truth is None else truth[0]
+    return None
 
 
 def _stub_truth(test: ast.expr) -> tuple[bool, bool] | None:

@@ -172,6 +172,11 @@ class FileAnalysis:
     # module-level names every binding of which is under a platform guard (`platforms`): name -> platform
     platform_names: dict[str, str] = field(default_factory=dict)
     module_platform: str | None = None  # the whole module: its top-level statements import a Windows-only module
+    # what importing the module imports with it: (level, module as written, names) of each import statement at
+    # its top level, not under `if`/`try` (a module importing a distribution that is not installed fails)
+    requires: tuple[tuple[int, str, tuple[str, ...]], ...] = ()
+    # module-level `name = other` / `name = a.b` (top level, one plain target): one object under two names
+    aliases: tuple[tuple[str, str], ...] = ()
 
 
 class _Event:
@@ -261,7 +266,7 @@ class Extractor:
         self._resolve_members()
         platform_names = self._deleted_and_platforms()
         return FileAnalysis(self.imports, self.usages, self.definitions, self.star, platform_names,
-                            _module_platform(module))
+                            _module_platform(module), *_module_requires_and_aliases(module))
 
     # -- `del` and platform guards at module level ------------------------------------------------
     def _deleted_and_platforms(self) -> dict[str, str]:
@@ -722,11 +727,39 @@ def _module_platform(module: cst.Module) -> str | None:
                 tops = [dotted(a.name)[0] for a in small.names]
             elif small.__class__ is cst.ImportFrom and not small.relative and small.module is not None:
                 tops = [dotted(small.module)[0]]
+                if not isinstance(small.names, cst.ImportStar):  # `from six.moves import winreg`
+                    tops += [a.name.value for a in small.names if a.name.__class__ is cst.Name]
             else:
                 continue
             if any(t in platforms.WINDOWS_MODULES for t in tops):
                 return platforms.WINDOWS
     return None
+
+
+def _module_requires_and_aliases(module: cst.Module) -> tuple[tuple, tuple]:
+    """The imports of the module's top-level statements (not under `if`/`try`: what importing it needs), as
+    (level, module, imported names); and its top-level aliases `name = other.name` (one plain target, a
+    name chain as the value, not the same name)."""
+    requires, aliases = [], []
+    for stmt in module.body:
+        if stmt.__class__ is not cst.SimpleStatementLine:
+            continue
+        for small in stmt.body:
+            if small.__class__ is cst.Import:
+                requires += [(0, ".".join(dotted(a.name)), ()) for a in small.names]
+            elif small.__class__ is cst.ImportFrom:
+                written = ".".join(dotted(small.module)) if small.module is not None else ""
+                names = () if isinstance(small.names, cst.ImportStar) else tuple(a.name.value for a in small.names)
+                if written != "__future__":
+                    requires.append((len(small.relative), written, names))
+            elif (small.__class__ is cst.Assign and len(small.targets) == 1
+                  and small.targets[0].target.__class__ is cst.Name
+                  and small.value.__class__ in (cst.Name, cst.Attribute)):
+                value = dotted(small.value)
+                name = small.targets[0].target.value
+                if value is not None and value != (name,):
+                    aliases.append((name, ".".join(value)))
+    return tuple(requires), tuple(aliases)
 
 
 def _is_super(node: cst.BaseExpression) -> bool:

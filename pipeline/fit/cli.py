@@ -99,6 +99,7 @@ class TaskLabels:
     folds: np.ndarray
     in_file: set[str]
     scalar: np.ndarray | None = None  # the linreg baseline's feature
+    configs: tuple[ProbeConfig, ...] = ()  # every probe fitted (`config` first, then --also-probe's)
 
 
 @dataclass
@@ -114,12 +115,25 @@ class TaskData:
     dropped: dict
     n_dropped: int
     scalar: np.ndarray | None = None
+    configs: tuple[ProbeConfig, ...] = ()
+
+
+def task_probes(spec: TaskSpec, args: argparse.Namespace) -> list[str]:
+    """The probes fitted on a task: --probe, then each --also-probe, a regression task's classifier-only probe
+    (lbfgs, sgd) read as ridge; each once."""
+    out = []
+    for probe in [args.probe, *(getattr(args, "also_probe", None) or [])]:
+        if spec.task_type == "regression" and args.tasks and probe not in ("ridge", "paper"):
+            probe = "ridge"
+        if probe not in out:
+            out.append(probe)
+    return out
 
 
 def read_task(spec: TaskSpec, args: argparse.Namespace) -> TaskLabels:
-    probe = args.probe if spec.task_type == "classification" or not args.tasks or args.probe == "paper" else "ridge"
-    config = ProbeConfig(task_type=spec.task_type, probe=probe, folds=args.folds, alphas=tuple(args.alphas),
-                         seed=args.seed, alpha_search=args.alpha_search)
+    configs = tuple(ProbeConfig(task_type=spec.task_type, probe=probe, folds=args.folds, alphas=tuple(args.alphas),
+                                seed=args.seed, alpha_search=args.alpha_search) for probe in task_probes(spec, args))
+    config = configs[0]
     extra = [args.linreg_feature] if args.linreg_feature and spec.task_type == "regression" else []
     labels = read_labels(spec.labels, spec.task_type, extra)
     in_file = set(labels["item_id"].to_pylist())
@@ -131,7 +145,7 @@ def read_task(spec: TaskSpec, args: argparse.Namespace) -> TaskLabels:
     y = np.array(labels["y"].to_pylist(), dtype=object if spec.task_type == "classification" else np.float64)
     scalar = np.asarray(labels[extra[0]].to_pylist(), float) if extra else None
     return TaskLabels(spec, config, np.array(labels["item_id"].to_pylist(), dtype=object), y, groups,
-                      assign_folds(groups, config.folds, config.seed), in_file, scalar)
+                      assign_folds(groups, config.folds, config.seed), in_file, scalar, configs)
 
 
 def model_task(task: TaskLabels, model: str, featured: set[str]) -> TaskData:
@@ -162,7 +176,7 @@ def model_task(task: TaskLabels, model: str, featured: set[str]) -> TaskData:
             raise TooFewItems(f"{name}: {model}'s {len(items)} items leave fold {f}'s train split one class: "
                               f"not fitted for {model}")
     scalar = task.scalar[keep] if task.scalar is not None else None
-    return TaskData(task.spec, task.config, items, y, groups, folds, dropped, n_dropped, scalar)
+    return TaskData(task.spec, task.config, items, y, groups, folds, dropped, n_dropped, scalar, task.configs)
 
 
 def headline_n(data: TaskData) -> int:
@@ -233,26 +247,28 @@ def run(args: argparse.Namespace) -> dict:
             mine.append(d)
         if not mine:
             continue
-        scores: dict[str, list] = {d.spec.task: [] for d in mine}
+        scores: dict[tuple[str, str], list] = {(d.spec.task, c.probe): [] for d in mine for c in d.configs}
         for layer in sorted(layers):
             start = time.perf_counter()
             ids, x_all = read_layer(dataset, model, pooling, layer)
             for d in mine:
                 x = x_all[np.searchsorted(ids, d.items)]
-                scores[d.spec.task].extend(cross_validate(x, d.y, d.groups, d.folds, d.config, layer))
+                for c in d.configs:  # every probe on the same folds and layer
+                    scores[(d.spec.task, c.probe)].extend(cross_validate(x, d.y, d.groups, d.folds, c, layer))
             log.info("%s/%s layer %d: %d x %d, %d task(s), %.1f s", model, pooling, layer, *x_all.shape, len(mine),
                      time.perf_counter() - start)
         for d in mine:
-            result = summarise(scores[d.spec.task])
-            tables[d.spec.task].append(results_table(result, RunInfo(d.spec.task, d.spec.task_type, model, pooling,
-                                                                     d.config.probe, d.n_dropped), d.items))
-            headlines[d.spec.task].append({"model": model, "pooling": pooling, "probe": d.config.probe,
-                                           "n": headline_n(d),
-                                           "curve": {str(k): v for k, v in result.curve().items()},
-                                           **asdict(result.headline)})
-            log.info("%s %s/%s: layer %s, %s %.4f [%.4f, %.4f], n = %d", d.spec.task, model, pooling,
-                     result.selected_layer, d.config.metric, result.headline.mean, result.headline.ci_low,
-                     result.headline.ci_high, headline_n(d))
+            for c in d.configs:
+                result = summarise(scores[(d.spec.task, c.probe)])
+                tables[d.spec.task].append(results_table(result, RunInfo(d.spec.task, d.spec.task_type, model,
+                                                                         pooling, c.probe, d.n_dropped), d.items))
+                headlines[d.spec.task].append({"model": model, "pooling": pooling, "probe": c.probe,
+                                               "n": headline_n(d),
+                                               "curve": {str(k): v for k, v in result.curve().items()},
+                                               **asdict(result.headline)})
+                log.info("%s %s/%s %s: layer %s, %s %.4f [%.4f, %.4f], n = %d", d.spec.task, model, pooling, c.probe,
+                         result.selected_layer, c.metric, result.headline.mean, result.headline.ci_low,
+                         result.headline.ci_high, headline_n(d))
     summaries = {}
     for t in labelled:
         # the baselines on each model's own items (model = that model, probe = the baseline): what its probe
@@ -272,6 +288,7 @@ def run(args: argparse.Namespace) -> dict:
                 headlines[t.spec.task].append({"model": model, "pooling": "-", "probe": name, "n": headline_n(d),
                                                **asdict(result.headline)})
         summaries[t.spec.task] = {"task": t.spec.task, "task_type": t.spec.task_type, "probe": t.config.probe,
+                                  **({"also_probes": [c.probe for c in t.configs[1:]]} if len(t.configs) > 1 else {}),
                                   "metric": t.config.metric, "items": len(t.items),
                                   "models": models[t.spec.task], "headlines": headlines[t.spec.task]}
     for task, reason in skipped.items():
@@ -330,6 +347,10 @@ def main(argv: list[str] | None = None) -> int:
                          "(slow); paper: Troshin & Chirkova's released probe as it runs (SGDClassifier(log_loss, tol 1e-4) "
                          "in GridSearchCV's default 5-fold split on raw features; regression RidgeCV), for the "
                          "paper-comparable table (use --alphas [0.0001,0.001,0.01,0.1], the release's token grid)")
+    ap.add_argument("--also-probe", action="append", choices=PROBES, default=[], metavar="PROBE",
+                    help="another probe fitted beside --probe on the same folds, layers and items (repeatable; rows "
+                         "carry their probe's name), e.g. --probe paper --also-probe ridge: the paper's probe for the "
+                         "paper-comparable table and ours beside it")
     ap.add_argument("--alpha-search", default="inner", choices=ALPHA_SEARCHES,
                     help="ridge: how alpha is chosen on the train folds. inner: a 3-fold CV grouped by `group` "
                          "(scaler inside each inner fit, the task's metric, ties to the larger alpha); loo: "

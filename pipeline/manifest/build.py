@@ -32,6 +32,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline import schemas
+from pipeline.contamination import licenses
 from pipeline.core import ids, logs
 from pipeline.io import read_parquet, write_json, write_parquet
 from pipeline.manifest.scan import excluded_by
@@ -227,6 +228,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--split-policy", default="{}",
                     help='manifest.split_policy as JSON: {"mode": "auto|repository|package", "scripts": [globs], '
                          '"min_units": N} (docs/splits.md)')
+    ap.add_argument("--licenses-allow", default="null",
+                    help="corpus.licenses.allow as JSON: SPDX licenses whose sources are kept (null: every source)")
     ap.add_argument("--out", required=True, type=Path)
     ap.add_argument("--rejects", required=True, type=Path)
     ap.add_argument("--metrics", required=True, type=Path)
@@ -234,9 +237,13 @@ def main(argv: list[str] | None = None) -> int:
     logs.setup()
     given = json.loads(args.split_policy)
     policy = SplitPolicy(given.get("mode", "auto"), tuple(given.get("scripts", SCRIPTS)), given.get("min_units", 10))
-    manifest, split_report = build([read_parquet(p, schemas.SCANNED) for p in args.scanned], args.seed,
-                                   json.loads(args.split), policy)
-    rejects = pa.concat_tables([read_parquet(p, schemas.REJECTS) for p in args.rejects_in] or [schemas.REJECTS.empty_table()])
+    records = [json.loads(p.read_text()) for p in args.records]
+    provenance = licenses.of_records(records)
+    scanned, license_rejects = licenses.filter_scanned([read_parquet(p, schemas.SCANNED) for p in args.scanned],
+                                                       provenance, json.loads(args.licenses_allow))
+    manifest, split_report = build(scanned, args.seed, json.loads(args.split), policy)
+    manifest = licenses.annotate(manifest, provenance)
+    rejects = pa.concat_tables([read_parquet(p, schemas.REJECTS) for p in args.rejects_in] + [license_rejects])
     rejects = rejects.sort_by([("source", "ascending"), ("stage", "ascending"), ("path", "ascending"), ("reason", "ascending")])
     write_parquet(manifest, args.out, schemas.MANIFEST)
     write_parquet(rejects, args.rejects, schemas.REJECTS)
@@ -246,7 +253,11 @@ def main(argv: list[str] | None = None) -> int:
         if used["policy"] != "repository":
             log.warning("manifest: %s split by %s: by repository, the %s split(s) would hold too little library "
                         "code", language, used["policy"], ", ".join(used["degenerate_by_repository"]) or "-")
-    stats["caps"] = caps([json.loads(p.read_text()) for p in args.records])
+    stats["caps"] = caps(records)
+    # provenance per source (docs/contamination.md): license, release date, files kept
+    kept = stats["files_by_source"]
+    stats["provenance"] = {name: {"license": lic, "released": day.isoformat() if day else None,
+                                  "files": kept.get(name, 0)} for name, (lic, day) in sorted(provenance.items())}
     for cap in stats["caps"]:
         log.warning("manifest: source %s: %s kept %d of %d members seen (%s)", cap["source"], cap["reason"],
                     cap["kept"], cap["seen"], cap["path"])

@@ -125,16 +125,14 @@ def describe_external(entry: ModelEntry, out: Path, planned: str = "") -> dict:
 
 def report(model_dirs: list[Path], evals: list[Path]) -> dict:
     """reports/metrics/models.json: per model its size and test perplexity, and for each random
-    twin the ratio of its perplexity to its trained counterpart's."""
+    twin the ratio of its perplexity to its trained counterpart's. No wall time: this file is compared across builds
+    (byte-identical from the same inputs); a trained model's seconds stay in its folder's training.json."""
     models = {}
     for folder in model_dirs:
         path = folder / CARD_FILE
         card = json.loads(path.read_text())
         models[card["name"]] = {"source": card["source"], "family": card["family"], "parameters": card["parameters"],
                                 "vocab_size": card["vocab_size"], "layers": card["layers"], "heads": card["heads"]}
-        training = path.parent / TRAINING_FILE
-        if training.is_file():
-            models[card["name"]]["train_seconds"] = round(json.loads(training.read_text())["seconds"], 1)
     for path in evals:
         ev = json.loads(path.read_text())
         models[ev["name"]].update({"test_perplexity": ev["perplexity"], "test_tokens_scored": ev["tokens_scored"]})

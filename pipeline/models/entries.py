@@ -18,7 +18,9 @@ OBJECTIVES = {"mlm": "masked-lm", "causal": "causal-lm", "seq2seq": "encoder-dec
 INFERENCE_ONLY = ("batch_size", "dtype", "max_items", "scoring", "skip_families")
 # Fields that choose which jobs exist, never what a job computes: a predict job's params leave them out, so
 # leaving a model out of one family never reruns its jobs of the others.
-PLANNING_ONLY = ("skip_families",)
+# training_cutoff and its source only label items in the warehouse (pipeline.contamination): no model or predict
+# job reads them.
+PLANNING_ONLY = ("skip_families", "training_cutoff", "training_cutoff_source")
 DEFAULT_BATCH_SIZE = 32
 
 
@@ -122,6 +124,12 @@ def parse_zoo(entries: list[dict]) -> dict[str, ModelEntry]:
             raise ValueError(f"models.zoo[{name}]: family {family!r} is not one of {MODEL_FAMILIES}")
         if kind == "trained" and family != OBJECTIVES[value]:
             raise ValueError(f"models.zoo[{name}]: trained:{value} gives a {OBJECTIVES[value]}, not a {family}")
+        if kind in ("trained", "random") and e.get("training_cutoff"):
+            raise ValueError(f"models.zoo[{name}]: training_cutoff is for pretrained models; a {kind}: model's "
+                             "contamination is exact (trained: what it read) or its model's (random:); remove it")
+        if e.get("training_cutoff_source") and not e.get("training_cutoff"):
+            raise ValueError(f"models.zoo[{name}]: training_cutoff_source without training_cutoff; add the date "
+                             "(\"YYYY-MM-DD\")")
         if kind == "gguf" and not e.get("sha256"):
             raise ValueError(f"models.zoo[{name}]: a gguf: source needs `sha256:` (the file's; `sha256sum` prints it)")
         scoring = base.get("scoring", "pipeline")

@@ -21,19 +21,20 @@ from pipeline.core import logs
 from pipeline.io import atomic_path, write_json
 from pipeline.manifest.build import split_order, split_warnings
 from pipeline.query import connect
-from pipeline.report import html
+from pipeline.report import contamination, html
 from pipeline.report.common import LANGUAGE_NAMES, Section, language_name, markdown_table, no_negative_zero
 
 log = logging.getLogger("pipeline.report.build")
 
 
 CORPUS_PAGE = "corpus"  # reports/corpus.md: splits and rejects
+MODELS_PAGE = "models"  # reports/models.md: the zoo's sizes and test perplexities
 
 
 def detail_pages(fams: list[families.Family]) -> list[str]:
     """The pages beside reports/index.md (names without .md / .html): the corpus's, then one per family with a
     report section. The report rule declares each as an output."""
-    return [CORPUS_PAGE, *(f.name for f in fams if f.report)]
+    return [CORPUS_PAGE, MODELS_PAGE, *(f.name for f in fams if f.report)]
 
 
 def section_corpus(con) -> Section:
@@ -58,18 +59,22 @@ def section_corpus(con) -> Section:
         + "\n\nLeft out, by stage and reason:\n\n" + markdown_table(["stage", "reason", "items"], rejects) + "\n")
 
 
-def section_models(models_metrics: Path | None) -> str:
-    if not models_metrics or not models_metrics.exists():
-        return ""
-    data = json.loads(models_metrics.read_text())
+def section_models(models_metrics: Path | None) -> Section:
+    """The zoo: one line in reports/index.md (how many models, of which random twins), the table (sizes and test
+    perplexities) on its own page, reports/models.md: a row per model would grow the first read with the zoo."""
+    data = json.loads(models_metrics.read_text()) if models_metrics and models_metrics.exists() else {"models": {}}
     rows = [(name, *(m.get(k) for k in ("source", "family", "parameters", "test_tokens_scored", "test_perplexity",
                                         "perplexity_ratio_to_twin")))
             for name, m in sorted(data["models"].items())]
-    return ("## Models\n\nTest-split perplexity (masked-token perplexity for masked LMs, span-corruption target "
-            "perplexity for encoder-decoders; none for encoders without an LM head); a random twin's last column is its perplexity over its trained model's.\n\n"
-            + markdown_table(["model", "source", "model family", "parameters", "test tokens", "test perplexity",
-                              "twin / trained"],
-                             rows) + "\n")
+    twins = sum(1 for m in data["models"].values() if str(m.get("source", "")).startswith("random:"))
+    headline = (f"{len(rows)} models, {twins} of them random-weights twins of another: "
+                + ", ".join(f"`{name}`" for name, *_ in rows) + "." if rows else "No model card (reports/metrics/models.json).")
+    return Section("Models", headline + "\n",
+                   "Test-split perplexity (masked-token perplexity for masked LMs, span-corruption target "
+                   "perplexity for encoder-decoders; none for encoders without an LM head); a random twin's last "
+                   "column is its perplexity over its trained model's.\n\n"
+                   + markdown_table(["model", "source", "model family", "parameters", "test tokens", "test perplexity",
+                                     "twin / trained"], rows) + "\n")
 
 
 def run_params(con) -> dict:
@@ -114,14 +119,14 @@ def with_notes(section: Section, notes: list[str]) -> Section:
 
 def first_read(section: Section, page: str) -> str:
     """A section in reports/index.md: its heading, its headline, and a link to its page when it has details."""
-    link = (f"\nEverything else (every table and figure, our extensions): [{page}.md]({page}.md).\n"
+    link = (f"\nEverything else (every table and figure, our extensions): [the {page} page]({page}.md).\n"
             if section.details.strip() else "")
     return f"## {section.title}\n\n{section.headline.strip()}\n{link}"
 
 
-def page_text(section: Section) -> str:
-    """A family's (or the corpus's) own page: its headline again, then its details."""
-    return (f"# {section.title}\n\n[Back to the report](index.md)\n\n## The paper beside ours\n\n"
+def page_text(section: Section, summary: str = "The paper beside ours") -> str:
+    """A family's (or the corpus's, the zoo's) own page: its headline again, then its details."""
+    return (f"# {section.title}\n\n[Back to the report](index.md)\n\n## {summary}\n\n"
             f"{section.headline.strip()}\n\n## Details\n\n{section.details.strip()}\n")
 
 
@@ -167,8 +172,10 @@ def build(db: Path, out: Path, figures: Path, models_metrics: Path | None = None
         plots.mkdir(parents=True, exist_ok=True)  # a family without plots still leaves the (DVC plots) folder
     link = os.path.relpath(figures, out.parent)  # image links relative to the Markdown files (all in out's folder)
     corpus = section_corpus(con)
-    sections = [first_read(corpus, CORPUS_PAGE), section_models(models_metrics)]
-    pages = {CORPUS_PAGE: corpus}
+    corpus = Section(corpus.title, corpus.headline, corpus.details + "\n" + contamination.section(con, config))
+    models = section_models(models_metrics)
+    sections = [first_read(corpus, CORPUS_PAGE), first_read(models, MODELS_PAGE)]
+    pages = {CORPUS_PAGE: corpus, MODELS_PAGE: models}
     for family in fams:
         if family.report:
             module = importlib.import_module(family.report)
@@ -188,7 +195,8 @@ def build(db: Path, out: Path, figures: Path, models_metrics: Path | None = None
         "(n, 95% CI, how the populations differ); its page has the rest.\n", *sections])
     write_page(text, out, html_out or out.with_suffix(".html"), "Benchmark report")
     for name, section in pages.items():
-        write_page(page_text(section), out.parent / f"{name}.md", out.parent / f"{name}.html", section.title)
+        summary = "In the first read" if name in (CORPUS_PAGE, MODELS_PAGE) else "The paper beside ours"
+        write_page(page_text(section, summary), out.parent / f"{name}.md", out.parent / f"{name}.html", section.title)
     if scores is not None:
         write_json(headline_scores(con, fams), scores)
 

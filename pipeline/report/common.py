@@ -35,6 +35,7 @@ plt.rcParams.update(STYLE)
 MAX_LEGEND_INSIDE = 8  # more entries than this: the legend goes beside the axes, never over the lines
 MAX_SERIES = 8  # data series per panel (chance lines apart): more are split over facets (line_facets)
 CHANCE = {"color": "#666666", "linestyle": (0, (2, 2)), "linewidth": 1.2, "marker": None}  # every chance line
+REFERENCE_LABEL = "reference"  # a line every panel is read against (a paper's value), not a data series
 CHANCE_LABEL = "chance"  # labels of chance lines start with this (tests and MAX_SERIES count the others)
 
 log = logging.getLogger("pipeline.report")
@@ -241,7 +242,7 @@ def _cell_ticks(n: int) -> list[int]:
 def data_series(ax) -> list:
     """The lines of `ax` that are data (not chance lines, not error bars)."""
     return [line for line in ax.get_lines() if len(line.get_xdata()) and not line.get_label().startswith(
-        (CHANCE_LABEL, "_"))]
+        (CHANCE_LABEL, REFERENCE_LABEL, "_"))]
 
 
 def tidy(fig, name: str = "") -> None:
@@ -269,13 +270,26 @@ def tidy(fig, name: str = "") -> None:
                       fontsize=6, title_fontsize=7, frameon=False)
 
 
-def chance_line(ax, xs, ys, label: str = CHANCE_LABEL) -> None:
-    """The level a random order would reach (P@k, SR@k: k over the candidates ranked), in the one chance
-    style (grey, dashed, no marker); `ys` a number for a flat level."""
+# several chance lines in one panel (one per candidate pool) are told apart: each its own grey and dash pattern,
+# its label in the legend and written at its right end
+CHANCE_STYLES = ({}, {"color": "#999999", "linestyle": (0, (6, 2))}, {"color": "#333333", "linestyle": (0, (1, 1.5))},
+                 {"color": "#aaaaaa", "linestyle": (0, (4, 1, 1, 1))})
+
+
+def chance_line(ax, xs, ys, label: str = CHANCE_LABEL, style: int | None = None) -> None:
+    """The level a random order would reach (P@k, SR@k: k over the candidates ranked), in the chance style
+    (grey, dashed, no marker); `ys` a number for a flat level. `style` (0, 1, ...) when a panel has several:
+    each gets its own grey and dashes, and its label (less the `chance` prefix) at its right end."""
     xs = list(xs)
     ys = [ys] * len(xs) if isinstance(ys, (int, float)) else list(ys)
-    if xs:
-        ax.plot(xs, ys, label=label, zorder=1, **CHANCE)
+    if not xs:
+        return
+    look = {**CHANCE, **(CHANCE_STYLES[style % len(CHANCE_STYLES)] if style is not None else {})}
+    ax.plot(xs, ys, label=label, zorder=1, **look)
+    if style is not None:
+        name = label[len(CHANCE_LABEL):].strip(" :()") or label
+        ax.annotate(name, (xs[-1], ys[-1]), xytext=(2, 0), textcoords="offset points", fontsize=5.5,
+                    color=look["color"], va="center", ha="left", annotation_clip=False)
 
 
 def bar_n(ax, bars, ns, fontsize: float = 5.5) -> None:
@@ -327,16 +341,48 @@ def plot_value(v):
     return v
 
 
+def plot_panels(keys: list[tuple], max_series: int = MAX_SERIES) -> dict[tuple, str]:
+    """Each series (its tuple of naming columns) -> the panel it is drawn in, at most `max_series` per panel:
+    the series grouped by their first naming column (then the first two, ...) when that keeps every group
+    small enough, else each group of all but the last column cut in runs of `max_series` in sorted order
+    (`<group> (1 of 3)`). One panel (`all`) when every series fits."""
+    keys = sorted(set(keys), key=lambda k: tuple(str(v) for v in k))
+    if len(keys) <= max_series:
+        return {k: "all" for k in keys}
+    width = len(keys[0]) if keys else 0
+    for depth in range(1, width):
+        groups: dict[tuple, list] = {}
+        for k in keys:
+            groups.setdefault(k[:depth], []).append(k)
+        if all(len(g) <= max_series for g in groups.values()):
+            return {k: " / ".join(str(v) for v in k[:depth]) for k in keys}
+    depth = max(width - 1, 0)
+    groups = {}
+    for k in keys:
+        groups.setdefault(k[:depth], []).append(k)
+    out = {}
+    for prefix, members in groups.items():
+        runs = math.ceil(len(members) / max_series)
+        per = math.ceil(len(members) / runs)
+        name = " / ".join(str(v) for v in prefix) or "series"
+        for i, k in enumerate(members):
+            out[k] = name if runs == 1 else f"{name} ({i // per + 1} of {runs})"
+    return out
+
+
 def write_plot(path: Path, columns: list[str], rows: list[tuple]) -> None:
     """A CSV that `dvc plots show/diff` draws (each file is a plot in dvc.yaml, drawn with x: x and y: y, so
     every family names its two plotted columns `x` and `y`). The columns before `x` name the series (model,
-    protocol, ...): a last column `series` joins them (`model / protocol`), and the template
-    `.dvc/plots/series.json` draws one line per series (one colour each; revisions dashed)."""
+    protocol, ...): a column `series` joins them (`model / protocol`), and the template
+    `.dvc/plots/series.json` draws one line per series (one colour each; revisions dashed), at most MAX_SERIES
+    per panel: a last column `panel` names the facet each series is drawn in (plot_panels)."""
     cut = columns.index("x") if "x" in columns else 0
+    panels = plot_panels([tuple(row[:cut]) for row in rows]) if cut else {}
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow([*columns, "series"] if cut else columns)
-    writer.writerows([(*(plot_value(v) for v in row), *([" / ".join(str(v) for v in row[:cut])] if cut else []))
+    writer.writerow([*columns, "series", "panel"] if cut else columns)
+    writer.writerows([(*(plot_value(v) for v in row),
+                       *([" / ".join(str(v) for v in row[:cut]), panels[tuple(row[:cut])]] if cut else []))
                       for row in rows])
     with atomic_path(path) as tmp:
         tmp.write_text(buf.getvalue(), encoding="utf-8")

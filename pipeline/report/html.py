@@ -26,6 +26,8 @@ th, td { border: 1px solid #d5d9e0; padding: 4px 9px; text-align: left; vertical
 th { background: #e9edf3; position: sticky; top: 0; }
 tr:nth-child(even) td { background: #f8f9fb; }
 td:not(:first-child) { white-space: nowrap; }
+.table-scroll { overflow-x: auto; max-width: 100%; margin: 12px 0; }
+.table-scroll table { margin: 0; }
 img { max-width: 100%; height: auto; border: 1px solid #e3e3e3; margin: 8px 0; }
 code { background: #f0f1f3; padding: 1px 4px; border-radius: 3px; font-size: 90%; }
 p, li { max-width: 900px; }
@@ -52,13 +54,19 @@ def render(markdown: str, title: str = "Benchmark report") -> str:
             href = child.attrGet("href") if child.type == "link_open" else None
             if href and PAGE_LINK.match(href):
                 child.attrSet("href", PAGE_LINK.sub(lambda m: f"{m[1]}.html{m[2] or ''}", href))
+        for a, b in zip(token.children or (), (token.children or ())[1:]):  # a link text naming the .md page too
+            href = a.attrGet("href") if a.type == "link_open" else None
+            if href and b.type == "text" and PAGE_LINK.match(b.content) and href.startswith(b.content[:-3] + ".html"):
+                b.content = PAGE_LINK.sub(lambda m: f"{m[1]}.html{m[2] or ''}", b.content)
     for i, token in enumerate(tokens):
         if token.type == "heading_open" and token.tag in ("h2", "h3"):
             text = tokens[i + 1].content
             anchor = slug(text, seen)
             token.attrSet("id", anchor)
             toc.append((token.tag, text, anchor))
-    body = md.renderer.render(tokens, md.options, {})
+    # a wide table scrolls sideways in its own box instead of running past the page's edge
+    body = md.renderer.render(tokens, md.options, {}).replace("<table>", '<div class="table-scroll"><table>') \
+        .replace("</table>", "</table></div>")
     sub = ' class="sub"'
     nav = "\n".join(f'<a href="#{a}"{sub if tag == "h3" else ""}>{html.escape(t)}</a>' for tag, t, a in toc)
     return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"

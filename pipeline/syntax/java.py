@@ -28,10 +28,12 @@ def java_parser() -> tree_sitter.Parser:
     return tree_sitter.Parser(tree_sitter.Language(tree_sitter_java.language()))
 
 
-# Grouping nodes that JDT does not have: their children count as the grandparent's.
+# Grouping nodes that JDT does not have: their children count as the grandparent's. `throws`: JDT's
+# MethodDeclaration holds its thrown exception types directly; `finally_clause`: JDT's TryStatement holds its
+# finally Block directly (checked against Eclipse JDT's AST on JDK methods: README "Java against JDT").
 FLATTENED = frozenset(("argument_list", "formal_parameters", "type_arguments", "type_parameters", "modifiers",
                        "class_body", "interface_body", "enum_body", "switch_block", "switch_block_statement_group",
-                       "resource_specification", "inferred_parameters", "dimensions"))
+                       "resource_specification", "inferred_parameters", "dimensions", "throws", "finally_clause"))
 
 
 def named(node: Node | None) -> list[Node]:
@@ -151,7 +153,10 @@ class JavaRelations:
              before_semicolon: bool = False) -> None:
         if first is None:
             return
-        self.sink.add(relation, head, self.t.first(first), self.t.last(last or first, before_semicolon))
+        last = last or first
+        if last.type == "switch_label" and last.next_sibling is not None and last.next_sibling.type == ":":
+            last = last.next_sibling  # JDT's SwitchCase ends on its `:` (tree-sitter leaves it a sibling)
+        self.sink.add(relation, head, self.t.first(first), self.t.last(last, before_semicolon))
 
     def visit(self, root: Node) -> None:
         stack = [root]

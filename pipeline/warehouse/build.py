@@ -21,6 +21,7 @@ become empty tables of the declared schema, so every metric view always resolves
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import logging
 import os
@@ -31,6 +32,7 @@ import duckdb
 import pyarrow as pa
 
 from pipeline import registry as families, schemas
+from pipeline.contamination import labels
 from pipeline.core import logs
 from pipeline.io import atomic_path
 from pipeline.warehouse.comments import column_comments
@@ -130,6 +132,10 @@ def flatten(value, prefix: str = "") -> list[dict]:
     return [{"key": prefix, "value": json.dumps(value, sort_keys=True)}]
 
 
+def _date(value: str | None) -> datetime.date | None:
+    return datetime.date.fromisoformat(value) if value else None
+
+
 def provenance_rows(spec: dict, root: Path) -> dict[str, list[dict]]:
     cards = []
     for folder in spec.get("models", []):
@@ -143,7 +149,8 @@ def provenance_rows(spec: dict, root: Path) -> dict[str, list[dict]]:
         data = json.loads((root / record).read_text())
         sources.append({"name": data.get("name", Path(record).stem), "kind": data.get("kind"),
                         "status": data.get("status"), "files": data.get("files"), "bytes": data.get("bytes"),
-                        "pin": json.dumps(data.get("pin"), sort_keys=True)})
+                        "pin": json.dumps(data.get("pin"), sort_keys=True), "license": data.get("license"),
+                        "released": _date(data.get("released"))})
     datasets = []
     for record in spec.get("datasets", []):
         data = json.loads((root / record).read_text())
@@ -153,7 +160,8 @@ def provenance_rows(spec: dict, root: Path) -> dict[str, list[dict]]:
     fams = [{"name": f.name, "title": f.title, "paper": f.paper, "version": f.version,
              "subsets": f.subsets(spec["params"]), "model_families": list(f.inference.all_model_families) if f.inference
              else []} for f in families.enabled(spec["params"])]
-    return {"families": fams, "models": cards, "sources": sources, "datasets": datasets,
+    cutoffs = labels.cutoff_rows(spec["params"].get("models", {}).get("zoo", []))
+    return {"families": fams, "models": cards, "sources": sources, "datasets": datasets, "model_cutoffs": cutoffs,
             "run_params": flatten(spec["params"]),
             "not_applicable": spec.get("not_applicable", []),
             "subset_items": subset_items(families.enabled(spec["params"]), spec["params"], root)}

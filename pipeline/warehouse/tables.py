@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from pipeline import schemas
+from pipeline.contamination import firstseen, labels
 from pipeline.identifiers.schemas import SEQUENCES
 
 
@@ -29,6 +30,10 @@ TABLES: dict[str, WarehouseTable] = {
         WarehouseTable("usages", schemas.USAGES, "every call/attribute chain of the Python files, resolved to an FQN"),
         WarehouseTable("imports", schemas.IMPORTS, "imports and aliases of the Python files"),
         WarehouseTable("inventory", schemas.INVENTORY, "what each library defines: modules, classes, functions, methods"),
+        WarehouseTable("first_seen_functions", firstseen.FUNCTIONS,
+                       "every function of a source with history, with the first pinned release holding it"),
+        WarehouseTable("first_seen_apis", firstseen.APIS,
+                       "every API a source with history defines, with the first pinned release defining it"),
         WarehouseTable("identifier_sequences", SEQUENCES,
                        "identifier tokens of every JavaScript/Python/Java file in source order (tree-sitter)"),
     ]
@@ -41,6 +46,8 @@ PROVENANCE: dict[str, WarehouseTable] = {
         WarehouseTable("models", schemas.MODEL_CARDS,
                        "every zoo model's card; predictions join on model = models.name"),
         WarehouseTable("sources", schemas.SOURCE_PINS, "every corpus source with the pin it was verified against"),
+        WarehouseTable("model_cutoffs", labels.MODEL_CUTOFFS,
+                       "per zoo model: whose contamination labels it takes (a twin: its model's) and its training cutoff"),
         WarehouseTable("datasets", schemas.DATASET_PINS, "every pinned non-code dataset with its verified files"),
         WarehouseTable("run_params", schemas.RUN_PARAMS, "params.yaml of the run that built the warehouse, by leaf"),
         WarehouseTable("not_applicable", schemas.NOT_APPLICABLE,

@@ -39,7 +39,7 @@ from tqdm import tqdm
 from pipeline import schemas as core_schemas
 from pipeline.core import ids, logs
 from pipeline.extract import library, platforms
-from pipeline.extract.availability import platform_labels
+from pipeline.extract.availability import alias_targets, installed_tops, platform_labels
 from pipeline.extract.stdlib import ABSENT, StdlibNames
 from pipeline.extract.build import absolute
 from pipeline.extract.visitor import private
@@ -80,6 +80,9 @@ class Api:
     platform: str | None = None  # exists only on another platform ("windows", "other"; pipeline.extract.platforms)
     not_in_stdlib: bool = False  # a stdlib name the pinned interpreter's stdlib does not bind (`os.path.mkdir`)
     other_names: tuple[str, ...] = ()  # the other names the corpus calls it by (`pkg.core.Group` for `pkg.Group`)
+    # no name of it means it in every setting: each goes through a module hidden by a package attribute
+    # (`unittest.main.X`: the attribute `unittest.main` is the class TestProgram, not the submodule)
+    hidden: bool = False
     level_kinds: tuple[str, ...] = ()  # per level: module / class / function / method (see Names.level_kinds)
     kinds_known: tuple[bool, ...] = ()  # per level: the kind is the inventory's (else guessed from the name)
     # every (called name, source, repository) of the corpus's calls that is this API: a model's own "seen" is
@@ -116,10 +119,14 @@ class Names:
         # platform_names) and the stdlib checker (`os.path.mkdir` does not exist; `msvcrt` is Windows-only)
         self.platforms: dict[str, str] = platform_labels(inventory)
         self.stdlib = StdlibNames()
+        # what is there wherever the corpus is installed (None: not recorded, not judged); another library's name
+        # (`pytest.skip` called by tests, `tornado.gen.Return` by an optional module) cannot be checked: left out
+        self.installed = installed_tops(inventory)
         flags = (inventory.column("library_code").to_pylist() if "library_code" in inventory.column_names
                  else itertools.repeat(None))
         for fqn, kind, module, qualname, lib in zip(*(inventory.column(c).to_pylist()
                                                       for c in ("fqn", "kind", "module", "qualname")), flags):
+            self.kinds.setdefault(fqn, kind)  # what the name is (level_kinds reads it; was never filled: all guessed)
             if kind == "module":
                 self._add_module(fqn)
                 lib = not library.script_module(fqn) if lib is None else lib  # an older inventory: by name
@@ -152,6 +159,10 @@ class Names:
                     and importable_name(module)):  # a script (`make-state-diagrams.py`) re-exports nothing
                 self.reexports.setdefault(f"{module}.{bound}", target)
         self._star_reexports(imports)
+        # module-level aliases (`OMD = OrderedMultiDict`): the same object under another name of its module
+        for name, target in alias_targets(inventory).items():
+            if importable_name(name.rsplit(".", 1)[0]):
+                self.reexports.setdefault(name, target)
 
     def _star_reexports(self, imports: pa.Table) -> None:
         """`from .core import *` at module level re-exports every public name `core` binds at module
@@ -211,12 +222,34 @@ class Names:
         target = self.reexports.get(module)
         return target is not None and target != module and name not in self.module_names.get(module, ())
 
+    def hidden(self, module: str) -> bool:
+        """The module file `module` is hidden by its package's attribute of the same name: the package's
+        `__init__` imports the submodule and then binds its name to something from it (unittest: `from .main
+        import main`, so the attribute `unittest.main` is the class TestProgram, not the submodule; pyparsing:
+        `from .testing import pyparsing_test as testing`). A name bound from elsewhere (`from .helpers import
+        testing`) is replaced by the submodule when it is first imported: not hidden."""
+        target = self.reexports.get(module)
+        return target is not None and target.startswith(module + ".")
+
     def valid_spelling(self, name: str) -> bool:
-        """No prefix of `name` is a shadowed module (`shadowed`): the name means what it says, as an
-        import (`from a.b import c`) and as a chain of attributes."""
+        """No proper prefix of `name` is a module file hidden by a package attribute (`hidden`): the name means
+        the same as an import (`from a.b import c` reads the module) and as a chain of attributes (`a.b.c(` reads
+        the attribute), in every setting."""
         parts = name.split(".")
-        return not any(".".join(parts[:i]) in self.corpus_modules and self.shadowed(".".join(parts[:i]), parts[i])
-                       for i in range(1, len(parts)))
+        return not any(".".join(parts[:i]) in self.corpus_modules and self.hidden(".".join(parts[:i]))
+                       for i in range(2, len(parts)))
+
+    def reachable(self, target: str, fqn: str, module_levels: int) -> bool:
+        """`fqn` read as attributes from the module `target` (an alias's `import target as k`, then `k.rest(`):
+        every submodule after `target` is bound by its parent module (`os` binds `path`; `multiprocessing` does
+        not bind `connection`, a submodule that is no attribute until something imports it). A parent outside
+        the corpus is not judged."""
+        parts = fqn.split(".")
+        for i in range(target.count(".") + 1, module_levels):
+            parent = ".".join(parts[:i])
+            if parent in self.corpus_modules and parts[i] not in self.module_names.get(parent, ()):
+                return False
+        return True
 
     def platform(self, *names: str) -> str | None:
         """The platform a name exists on only (a prefix bound only under a platform guard of the corpus, or,
@@ -247,7 +280,9 @@ class Names:
                 known.append(True)
                 continue
             prefix = ".".join(parts[: i + 1])
-            kind = self.kinds.get(self.definition(prefix)) or self.kinds.get(prefix)
+            defined = self.definition(prefix)
+            kind = (self.kinds.get(defined) or self.kinds.get(prefix)
+                    or self.stdlib.compiled_kind(defined))  # a compiled stdlib module's object: its type says
             known.append(kind is not None)
             if kind is None:
                 if i < len(parts) - 1:
@@ -331,10 +366,15 @@ def collect_apis(usages: pa.Table, names: Names) -> list[Api]:
     for (definition, owner), g in groups.items():
         fqn = canonical(definition, g["names"], public_alias, names)
         cat = min(g["category"].items(), key=lambda kv: (-kv[1], kv[0]))[0]
-        aliases = g["aliases"][fqn]
-        alias = min(aliases.items(), key=lambda kv: (-kv[1], kv[0]))[0] if aliases else None
         levels = names.module_levels(fqn)
+        # `import multiprocessing as mp` then `mp.connection.wait(`: the submodule is no attribute until imported
+        aliases = {k: n for k, n in g["aliases"][fqn].items() if names.reachable(k[1], fqn, levels)}
+        alias = min(aliases.items(), key=lambda kv: (-kv[1], kv[0]))[0] if aliases else None
         platform, missing = names.platform(definition, fqn), False
+        if platform is None and any(p in platforms.WINDOWS_MODULES for p in fqn.split(".")[:-1]):
+            platform = platforms.WINDOWS  # `six.moves.winreg.OpenKey`: a Windows-only module, whatever the path
+        if platform is None and names.installed is not None and fqn.split(".", 1)[0] not in names.installed:
+            platform = platforms.OPTIONAL_DEPENDENCY  # a distribution neither in the corpus nor required by it
         if platform is None and cat == "stdlib" and fqn.split(".", 1)[0] in sys.stdlib_module_names:
             status = names.stdlib_status(fqn)
             missing = status == ABSENT
@@ -343,7 +383,8 @@ def collect_apis(usages: pa.Table, names: Names) -> list[Api]:
         out.append(Api(fqn, cat, sum(g["names"].values()), g["seen"], alias, owner, private(fqn), definition,
                        levels, names.is_library_code(definition), names.is_data_member(definition),
                        platform, missing, tuple(sorted(n for n in g["names"] if n != fqn)),
-                       *names.level_kinds(fqn, levels), called_as=tuple(sorted(g["called_as"]))))
+                       not names.valid_spelling(fqn), *names.level_kinds(fqn, levels),
+                       called_as=tuple(sorted(g["called_as"]))))
     out.sort(key=lambda a: (a.fqn, a.repository or ""))
     return out
 
@@ -354,7 +395,8 @@ def _public_reexports(names: Names) -> dict[str, str]:
     for name in sorted(names.reexports, key=lambda n: (n.count("."), len(n), n)):
         # a test or script importing a name re-exports nothing (`h11.tests.test_io.ChunkedWriter`); a name that
         # is also a module file (`pyparsing.testing`) is no spelling of what it re-exports (Names.shadowed)
-        if not private(name) and names.is_library_code(name) and name not in names.corpus_modules:
+        if (not private(name) and names.is_library_code(name) and name not in names.corpus_modules
+                and names.valid_spelling(name)):
             out.setdefault(names.definition(name), name)
     return out
 
@@ -363,17 +405,19 @@ def canonical(definition: str, used: Counter, public_alias: dict[str, str], name
     """The public name the corpus calls the definition by most (then the shortest, then alphabetical);
     else a public re-export of it (or of its class: `httpx.Response.json`); else the most used name."""
     ranked = sorted(used.items(), key=lambda kv: (-kv[1], kv[0].count("."), kv[0]))
-    if names is not None:  # a spelling through a shadowed module (`pyparsing.testing.with_line_numbers`) is none
-        ranked = [kv for kv in ranked if names.valid_spelling(kv[0])] or [(definition, 0)]
+    valid = (lambda n: True) if names is None else names.valid_spelling
+    # a spelling through a hidden module (`pyparsing.testing.with_line_numbers`, `unittest.main.TestProgram`) is none
+    ranked = [kv for kv in ranked if valid(kv[0])] or ([(definition, 0)] if valid(definition) else [])
     public = [n for n, _ in ranked if not private(n) and (names is None or names.is_library_code(n))]
     if public:
         return public[0]
     parts = definition.split(".")
     for i in range(len(parts), 0, -1):
         alias = public_alias.get(".".join(parts[:i]))
-        if alias is not None:
+        if alias is not None and valid(".".join([alias, *parts[i:]])):
             return ".".join([alias, *parts[i:]])
-    return ranked[0][0]
+    # no spelling means the definition in every setting: the first one used (collect_apis leaves it out)
+    return ranked[0][0] if ranked else (max(used, key=lambda n: (used[n], n)) if used else definition)
 
 
 def _level_spans(fqn: str, offset: int, first_level: int = 0) -> list[tuple[int, int, int]]:
@@ -566,9 +610,16 @@ def candidates(siblings: list[str], pool: list[str], gold: str, cap: int) -> tup
     return out, sum(c in sibling_set for c in out)
 
 
+def exists_here(api: Api, include_optional: bool = False) -> bool:
+    """The name exists on the pipeline's interpreter and platform: no platform label (an `optional_dependency`
+    one only when asked to keep those), and not a stdlib name the stdlib does not bind."""
+    return (api.platform is None or (include_optional and api.platform == platforms.OPTIONAL_DEPENDENCY)) \
+        and not api.not_in_stdlib
+
+
 def quiz_rows(usages: pa.Table, inventory: pa.Table, imports: pa.Table, tokenizers: list[str], settings: list[str],
               max_candidates: int, n_adversarial: int, seed: int, include_private: bool = False,
-              modules: pa.Table | None = None, chunk: int = 2048
+              modules: pa.Table | None = None, chunk: int = 2048, include_optional: bool = False
               ) -> tuple[list[Api], list[Api], Iterator[tuple[list[dict], list[dict]]]]:
     """(every API, the quizzed APIs, an iterator of (quiz rows, token-flag rows) per chunk of
     templates, in generation order: nothing sorted, nothing held beyond one chunk).
@@ -582,7 +633,7 @@ def quiz_rows(usages: pa.Table, inventory: pa.Table, imports: pa.Table, tokenize
     # nor a name that does not exist on the pipeline's platform: another platform's (counted by platform) or a stdlib
     # name the interpreter's stdlib does not bind
     apis = [a for a in every_api if (include_private or not a.private) and a.library_code and not a.data_member
-            and a.platform is None and not a.not_in_stdlib]
+            and exists_here(a, include_optional) and not a.hidden]
     toks = [load_tokenizer(spec) for spec in tokenizers]
     primary = toks[0]
 
@@ -660,11 +711,11 @@ def quiz_rows(usages: pa.Table, inventory: pa.Table, imports: pa.Table, tokenize
 
 
 def generate(usages: pa.Table, inventory: pa.Table, imports: pa.Table, tokenizers: list[str], settings: list[str],
-             max_candidates: int, n_adversarial: int, seed: int, include_private: bool = False
-             ) -> tuple[pa.Table, pa.Table, dict]:
+             max_candidates: int, n_adversarial: int, seed: int, include_private: bool = False,
+             include_optional: bool = False) -> tuple[pa.Table, pa.Table, dict]:
     """Every quiz in memory (tests, small corpora); `write_quizzes` streams the same tables."""
     every_api, apis, parts = quiz_rows(usages, inventory, imports, tokenizers, settings, max_candidates,
-                                       n_adversarial, seed, include_private)
+                                       n_adversarial, seed, include_private, include_optional=include_optional)
     quizzes, flags = [], []
     for q, f in parts:
         quizzes += q
@@ -699,7 +750,7 @@ SPILL_ROWS = 4096
 def write_quizzes(usages: Path, inventory: pa.Table, imports: pa.Table, tokenizers: list[str], settings: list[str],
                   max_candidates: int, n_adversarial: int, seed: int, include_private: bool, out_quizzes: Path,
                   out_tokens: Path, tmpdir: Path, memory_limit: str = "1GB", chunk: int = 512,
-                  out_names: Path | None = None) -> dict:
+                  out_names: Path | None = None, include_optional: bool = False) -> dict:
     """`generate`, streamed: usages aggregated by DuckDB, quizzes produced per chunk of templates,
     spilled unsorted with their generation order, sorted out of core by DuckDB (ties keep the
     generation order, as the in-memory stable sort did) and written with `parquet_stream`: the same
@@ -709,7 +760,8 @@ def write_quizzes(usages: Path, inventory: pa.Table, imports: pa.Table, tokenize
 
     calls, modules = aggregate_usages(usages, memory_limit)
     every_api, apis, parts = quiz_rows(calls, inventory, imports, tokenizers, settings, max_candidates,
-                                       n_adversarial, seed, include_private, modules=modules, chunk=chunk)
+                                       n_adversarial, seed, include_private, modules=modules, chunk=chunk,
+                                       include_optional=include_optional)
     if out_names is not None:
         write_parquet(api_names(apis), out_names, schemas.API_NAMES)
     q_schema = pa.schema([*schemas.QUIZZES, pa.field("_order", pa.int64())])
@@ -769,6 +821,9 @@ def summary(every_api: list[Api], apis: list[Api], quizzes: pa.Table, flags: pa.
                                                       and not a.data_member and a.platform is not None).items())),
         "apis_not_in_stdlib_left_out": sum(a.library_code and not a.data_member and a.platform is None
                                            and a.not_in_stdlib for a in every_api),
+        # no spelling means the definition in every setting (each goes through a module hidden by a package attribute)
+        "apis_hidden_module_left_out": sum(a.library_code and not a.data_member and a.platform is None
+                                           and not a.not_in_stdlib and a.hidden for a in every_api),
         "apis_with_other_names": sum(bool(a.other_names) for a in apis),
         "apis_private_share": round(sum(a.private for a in every_api) / max(1, len(every_api)), 4),
         "apis_seen": sum(a.seen for a in apis),
@@ -794,6 +849,10 @@ def summary(every_api: list[Api], apis: list[Api], quizzes: pa.Table, flags: pa.
         "candidates_same_role_share": round((pc.sum(quizzes.column("candidates_same_role")).as_py() or 0)
                                             / max(1, n_cands), 4),
         "candidates_same_kind_share_by_kind": _share_by(quizzes, lengths, "level_kind", "candidates_same_kind"),
+        # the honest figure per kind: candidates whose kind at that level is read from what the name is (the
+        # inventory's definition, re-exports and aliases followed; a compiled stdlib object's type), not guessed
+        "candidates_same_kind_known_share_by_kind": _share_by(quizzes, lengths, "level_kind",
+                                                              "candidates_same_kind_known"),
         "candidates_per_quiz_by_kind": _mean_by(quizzes, lengths, "level_kind"),
         "candidates_sibling_share": round((pc.sum(quizzes.column("candidates_siblings")).as_py() or 0)
                                           / max(1, n_cands), 4),
@@ -831,6 +890,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--inventory", required=True, type=Path, help="data/extract/inventory.parquet")
     ap.add_argument("--imports", required=True, type=Path, help="data/extract/imports.parquet (modules, re-exports)")
     ap.add_argument("--include-private", action="store_true", help="also quiz APIs with no public name")
+    ap.add_argument("--include-optional-dependencies", action="store_true",
+                    help="also quiz APIs of modules that need, at import, a distribution the corpus does not hold")
     ap.add_argument("--tokenizers", nargs="+", required=True,
                     help="model folders, hub ids in the local cache, or package:<module>/<folder>; the first "
                     "decides the first/last-token masks")
@@ -854,7 +915,8 @@ def main(argv: list[str] | None = None) -> int:
         stats = write_quizzes(args.usages, read_parquet(args.inventory, core_schemas.INVENTORY),
                               read_parquet(args.imports, core_schemas.IMPORTS), args.tokenizers, args.settings,
                               args.max_candidates, args.adversarial_aliases, args.seed, args.include_private,
-                              args.quizzes, args.tokens, Path(tmp), out_names=args.names)
+                              args.quizzes, args.tokens, Path(tmp), out_names=args.names,
+                              include_optional=args.include_optional_dependencies)
     write_json(stats, args.metrics)
     log.info("apiquiz: %d APIs, %d quizzes %s", stats["apis"], stats["quizzes"], stats["quizzes_by_setting"])
     return 0

@@ -41,7 +41,11 @@ def population(con) -> str:
             f"(`apiquiz.inference.max_items`); {len(trained)} models trained or packaged here ({span}: "
             f"{', '.join(name for name, _ in trained) or 'none'}), {twinned(con, [m for m, _ in trained])}; "
             "the paper's "
-            "quiz set is ours restricted to the quizzes every fill_mask model scored.")
+            "quiz set is ours restricted to the quizzes every fill_mask model scored."
+            + (f" `nl` ({quizzes['nl']:,} quizzes) is another population than the paper's RQ3: our context is the "
+               "API's own docstring's first sentence, the paper's the 10 shortest of the API-sequence NL queries of "
+               "[33] that name it (56,645 call quizzes), so the two `nl` figures are not comparable."
+               if quizzes.get("nl") else ""))
 
 
 def _populations(con) -> dict[tuple, str]:

@@ -18,13 +18,14 @@ rule apiquiz:
         adversarial_aliases=config["apiquiz"]["adversarial_aliases"],
         seed=config["seed"],
         private="--include-private" if config["apiquiz"]["include_private"] else "",
+        optional="--include-optional-dependencies" if config["apiquiz"].get("include_optional_dependencies") else "",
     conda:
         CONDA_ENV
     log:
         "logs/apiquiz/generate.log",
     shell:
         "python -m pipeline.families.apiquiz.generate --usages {input.usages:q} --inventory {input.inventory:q}"
-        " --imports {input.imports:q} {params.private}"
+        " --imports {input.imports:q} {params.private} {params.optional}"
         " --tokenizers {params.tokenizers:q} --settings {params.settings:q}"
         " --max-candidates {params.max_candidates} --adversarial-aliases {params.adversarial_aliases}"
         " --seed {params.seed} --quizzes {output.quizzes:q} --tokens {output.tokens:q} --names {output.names:q}"

@@ -53,6 +53,7 @@ import sys
 import tokenize
 from collections import Counter, defaultdict
 from dataclasses import dataclass
+from itertools import chain
 from pathlib import Path
 
 import numpy as np
@@ -124,8 +125,10 @@ def clean_markup(text: str) -> str:
 
 
 def identifier_parts(text: str) -> list[str]:
-    """Lower-case words of `text`, identifiers split at underscores, dots and camel case."""
-    return [p.lower() for w in _WORD.findall(text) for p in _PARTS.findall(w)]
+    """Lower-case words of `text`, identifiers split at underscores, dots and camel case: the parts of each
+    word (`_WORD`), found by `_PARTS` over the whole text at once (its classes and lookahead are ASCII
+    alphanumerics, so no part crosses a word's edge: the same parts as word by word, in one regex pass)."""
+    return [p.lower() for p in _PARTS.findall(text)]
 
 
 def normalise(text: str) -> str:
@@ -219,7 +222,12 @@ def category_of(library: str) -> str:
 
 
 class BM25Index:
-    """bm25s over the API documents, documents in FQN order (so index order breaks ties by FQN)."""
+    """bm25s over the API documents, documents in FQN order (so index order breaks ties by FQN).
+
+    The index is bm25s's own (`bm25s.BM25`, Lucene's variant, its scoring), its score matrix built here in a
+    few whole-corpus numpy operations (`lucene_matrix`) instead of bm25s's per-document Python loop (a
+    Counter and five small arrays per document: most of the build's time): the same float32 matrix, entry
+    for entry (tests/test_apirec.py compares it with bm25s's own build)."""
 
     def __init__(self, fqns: list[str], texts: list[str], k1: float = 1.5, b: float = 0.75):
         import bm25s
@@ -228,7 +236,18 @@ class BM25Index:
         self.stop = set(STOPWORDS_EN)
         self.fqns = fqns
         self.model = bm25s.BM25(k1=k1, b=b, method="lucene")
-        self.model.index([self.tokens(t) for t in texts], show_progress=False)
+        docs = [self.tokens(t) for t in texts]
+        vocab = {w: i for i, w in enumerate(dict.fromkeys(chain.from_iterable(docs)))}  # first-seen order
+        if not vocab:  # no token at all: bm25s's own build (and its own error)
+            self.model.index(docs, show_progress=False)
+            return
+        lengths = np.fromiter(map(len, docs), dtype=np.int64, count=len(docs))
+        flat = np.fromiter(map(vocab.__getitem__, chain.from_iterable(docs)), dtype=np.int64, count=int(lengths.sum()))
+        self.model.scores = lucene_matrix(flat, lengths, len(vocab), k1, b)
+        self.model.nonoccurrence_array = None
+        vocab[""] = len(vocab)  # bm25s's empty token (create_empty_token): the id after the vocabulary's
+        self.model.vocab_dict = vocab
+        self.model.unique_token_ids_set = set(vocab.values())
 
     def tokens(self, text: str) -> list[str]:
         return [w for w in identifier_parts(text) if w not in self.stop]
@@ -251,6 +270,34 @@ class BM25Index:
         if g <= 0:
             return None
         return int(np.sum(scores > g) + np.sum(scores[:gold] == g)) + 1
+
+
+def lucene_matrix(flat: np.ndarray, lengths: np.ndarray, n_vocab: int, k1: float, b: float) -> dict:
+    """bm25s's Lucene score matrix (`BM25.build_index_from_ids`, method and idf "lucene", float32, CSC by
+    token) from every document's token ids (`flat`, documents one after another, `lengths` of them),
+    whole-corpus: each (document, token) entry is
+    idf(token) * tf / (k1 * ((1 - b) + b * dl / avgdl) + tf), with bm25s's operations and dtypes (the idf by
+    `math.log` in float64 stored as float32; the tf part in float64, as bm25s's numpy scalars make it; the
+    product cast to float32), so every entry has bm25s's bits."""
+    import math
+
+    n_docs = len(lengths)
+    avg = lengths.mean()  # np.float64, as bm25s's `np.array([...]).mean()`
+    doc = np.repeat(np.arange(n_docs, dtype=np.int64), lengths)
+    # distinct (token, document) pairs in token-major, document-minor order: the CSC layout; tf their counts
+    pairs, tf = np.unique(flat * n_docs + doc, return_counts=True)
+    tok, doc = np.divmod(pairs, n_docs)
+    df = np.bincount(tok, minlength=n_vocab)
+    idf = np.zeros(n_vocab, dtype=np.float32)
+    for t, d in enumerate(df.tolist()):
+        if d:
+            idf[t] = math.log(1 + (n_docs - d + 0.5) / (d + 0.5))
+    tf = tf.astype(np.float32).astype(np.float64)
+    norm = k1 * ((1 - b) + b * lengths.astype(np.float64) / avg)
+    data = (idf[tok].astype(np.float64) * (tf / (norm[doc] + tf))).astype(np.float32)
+    indptr = np.zeros(n_vocab + 1, dtype=np.int32)
+    np.cumsum(df, out=indptr[1:])
+    return {"data": data, "indices": doc.astype(np.int32), "indptr": indptr, "num_docs": n_docs}
 
 
 def api_documents(inventory: pa.Table, files: dict[str, dict], root: Path, api_doc: str,

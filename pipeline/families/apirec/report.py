@@ -304,9 +304,9 @@ def _curves(con, figures: Path, link: str, plots: Path | None, name: str, column
                 pts = series.get((group, system))
                 if pts:
                     ax.plot([k for k, _ in pts], [v for _, v in pts], marker="o", markersize=3.5, label=system)
-            for ranker in dict.fromkeys(s.split("/", 1)[1] for s in systems):
-                pts = chance.get((ranker, group), [])
-                chance_line(ax, [k for k, _ in pts], [v for _, v in pts], label=f"chance ({ranker} pool)")
+            for i, ranker in enumerate(dict.fromkeys(s.split("/", 1)[1] for s in systems)):
+                pts = chance.get((ranker, group), [])  # one grey and dash pattern per pool, labelled at its end
+                chance_line(ax, [k for k, _ in pts], [v for _, v in pts], label=f"chance ({ranker} pool)", style=i)
             ax.set_title(f"{xlabel} {group} (n={points[group]})", fontsize=9)
             ax.set_xticks(KS)
             ax.set_ylim(-0.02, 1.02)
@@ -335,7 +335,7 @@ def section(con, figures: Path, link: str, config, plots: Path | None = None) ->
                         "UNION ALL SELECT c.benchmark, c.model, c.ranker, 'position (moderate functions)', c.value, "
                         "c.n, NULL, c.sr10_method, '[' || c.lo || ', ' || c.hi || ']', NULL, NULL "
                         "FROM apirec_breakdown_ci c WHERE c.dimension = 'position' "
-                        "ORDER BY 1, 4, 3, 2, 5").fetchall()
+                        "ORDER BY 1, 4, 3, 2, 5, 6, 7, 8, 9, 10, 11").fetchall()
     not_applicable = [f"{m} ({r})" for m, r in con.sql("SELECT model, reason FROM not_applicable "
                                                         "WHERE family = 'apirec' ORDER BY model").fetchall()]
     paper_code = [(name, *vals) for name, *vals in CODE_SR]
@@ -378,7 +378,7 @@ def section(con, figures: Path, link: str, config, plots: Path | None = None) ->
            "\nThe paper's APIBench-Q holds standard-library APIs only (Sec. 3): the `stdlib` rows are the comparable "
            "ones, `all` (third-party and user-defined answers too) beside them.\n",
            "\nFigures: the baselines and each LM's `rerank_ngram` (the other rankers are in the tables and in "
-           "reports/plots); dashed grey: the chance of a random order of the ranker's pool; numbers on bars: points.\n",
+           "reports/plots); grey lines: the chance of a random order of each ranker's pool (one grey and dash pattern per pool, named at its right end); numbers on bars: points.\n",
            *_figures(con, figures, link),
            *_curves(con, figures, link, plots, "apirec_sr_by_category", "category",
                     "apirec: SR@k by API category", "category"),

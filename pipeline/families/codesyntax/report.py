@@ -33,7 +33,7 @@ def twin_line(con, variant: str, floor: int) -> str:
             "SELECT t.model, t.twin, t.language, t.relations, t.diff, t.lo, t.hi, t.p_value, s.edges "
             "FROM codesyntax_twin_diff t LEFT JOIN codesyntax_scores s ON s.system = t.model AND s.chosen_on = "
             "t.chosen_on AND s.language = t.language AND s.variant = t.variant AND s.metric = t.metric AND s.k = t.k "
-            "WHERE t.variant = ? AND t.chosen_on = 'dev' ORDER BY t.model, t.language", params=[variant]).fetchall():
+            "WHERE t.variant = ? AND t.chosen_on = 'dev' ORDER BY t.model, t.language, t.metric, t.k", params=[variant]).fetchall():
         smallest = detectable(lo, hi)
         what = (score_cell(diff, edges, floor) if floored(edges, floor)
                 else f"{fraction(diff)} {interval(lo, hi)}, p = {fraction(p)}")

@@ -219,19 +219,7 @@ def section(con, figures: Path, link: str, config, plots: Path | None = None) ->
     if plots is not None:
         write_plot(plots / "idbench_layers.csv", ["model", "gold", "size", "x", "y"], curves)  # x: layer, y: rho
     if curves:
-        fig, axes = plt.subplots(1, len(GOLDS), figsize=(12, 3.5), sharey=True)
-        for ax, gold in zip(axes, GOLDS):
-            lines = defaultdict(list)
-            for model, g, size, layer, rho in curves:
-                if g == gold and size == "small":
-                    lines[model].append((layer, rho))
-            for model, pts in sorted(lines.items()):
-                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=model)
-            ax.set_title(f"{gold} (small)")
-            ax.set_xlabel("layer")
-        axes[0].set_ylabel("Spearman rho")
-        axes[-1].legend(fontsize=7)
-        save(fig, figures / "idbench_layers.png")
+        save(_layers_figure(con, curves), figures / "idbench_layers.png")
         out.append(f"\n![Spearman per layer]({link}/idbench_layers.png)\n")
 
     out += ["\nPaper (Section III; its Figure 2 gives bars only, the `release:*` rows above recompute them from "
@@ -274,6 +262,57 @@ def _complete_ids(pairs: dict, layers: list[int], gold_of: dict, size: str, gold
     """The pair ids (sorted) every layer scored and with a gold value."""
     return [p for p, by_layer in sorted(pairs.items())
             if all(_finite(by_layer.get(k)) for k in layers) and _finite(gold_of[(size, gold, p)])]
+
+
+def _layers_figure(con, curves: list[tuple], size: str = "small"):
+    """Spearman rho per layer (mean pooling, comparable pairs of `size`): one row of panels per gold score, each
+    panel at most MAX_SERIES lines, a model and its random twin in the same panel and colour (the twin dashed),
+    and the reference every panel is read against: the release's best embedding on the same pairs (the paper's
+    technique, recomputed from its per-pair scores; grey dotted)."""
+    from pipeline.report.common import CHANCE, MAX_SERIES
+
+    twin_of = dict(con.sql("SELECT twin, model FROM model_twins").fetchall())
+    models = sorted({m for m, g, s, *_ in curves if s == size})
+    trained = [m for m in models if m not in twin_of or twin_of[m] not in models]
+    groups = [[m, *[t for t in models if twin_of.get(t) == m]] for m in trained]
+    panels: list[list[str]] = [[]]
+    for group in groups:  # whole (model, twin) groups, at most MAX_SERIES lines a panel
+        if panels[-1] and len(panels[-1]) + len(group) > MAX_SERIES:
+            panels.append([])
+        panels[-1].extend(group)
+    reference = {g: (s, r) for g, s, r in con.sql(
+        "SELECT gold, arg_max(system, {'rho': round(rho, 9), 'system': system}), max(rho) FROM idbench_spearman "
+        "WHERE kind = 'release' AND system NOT IN ('release:LV', 'release:NW') AND size = ? "
+        "AND pair_set = 'comparable' AND rho IS NOT NULL GROUP BY gold", params=[size]).fetchall()}
+    colours = {m: f"C{i % 10}" for i, m in enumerate(trained)}
+    fig, axes = plt.subplots(len(GOLDS), len(panels), figsize=(4.6 * len(panels) + 1.5, 2.8 * len(GOLDS)),
+                             sharey=True, sharex=True, squeeze=False)
+    for row, gold in enumerate(GOLDS):
+        for col, members in enumerate(panels):
+            ax = axes[row][col]
+            for m in members:
+                pts = sorted((layer, rho) for model, g, s, layer, rho in curves if model == m and g == gold and s == size)
+                twin = m not in colours
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", markersize=3,
+                        color=colours.get(twin_of.get(m), "C9") if twin else colours[m],
+                        linestyle="--" if twin else "-", label=f"{m} (random twin)" if twin else m)
+            if gold in reference:
+                system, rho = reference[gold]
+                name = system.split(":", 1)[1]
+                ax.axhline(rho, zorder=1, label=f"reference: {name} (paper), rho {rho:.2f}",
+                           **{**CHANCE, "linestyle": ":", "color": "#444444"})
+                ax.annotate(f"{name} (paper) {rho:.2f}", (0.01, rho), xycoords=("axes fraction", "data"),
+                            xytext=(0, 2), textcoords="offset points", fontsize=6, color="#444444", va="bottom")
+            ax.set_title(f"{gold} ({size})" + (f", {col + 1} of {len(panels)}" if len(panels) > 1 else ""), fontsize=9)
+            if row == len(GOLDS) - 1:
+                ax.set_xlabel("layer")
+            if col == 0:
+                ax.set_ylabel("Spearman rho")
+            if row == 0:
+                ax.legend(fontsize=6, loc="best")
+    fig.suptitle("idbench: rho per layer, each model beside its random twin (dashed) and the paper's technique",
+                 fontsize=10)
+    return fig
 
 
 def _held_out_layers(con, replicates: int, seed: int, folds: int, scored=None) -> dict:

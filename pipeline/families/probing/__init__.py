@@ -14,9 +14,15 @@ ROOT = "data/families/probing"
 RELEASE_TASKS = ("path_type", "depth", "declared", "dataflow", "variable_name", "misuse")
 VARIANTS = ("path_type_ours", "depth_any_leaf", "declared_every", "dataflow_last_def", "variable_name_declared",
             "misuse_declared")
+# the release's definitions labelled on the grammar the release ran on (tree-sitter-java ac14b4b, grammar.py):
+# the labels the paper's Table 1 was trained on; Java only (the release's grammar for Java is the one pinned)
+RELEASE_PARSER = "_release_parser"
+RELEASE_PARSER_TASKS = RELEASE_TASKS
+VARIANTS = VARIANTS + tuple(f"{t}{RELEASE_PARSER}" for t in RELEASE_PARSER_TASKS)
 CORPUS_TASKS = RELEASE_TASKS + VARIANTS
-REGRESSION = ("depth", "depth_any_leaf")
-JAVA_ONLY = ("declared",)  # the release's insertion points are Java blocks; Python: declared_every
+REGRESSION = ("depth", "depth_any_leaf", "depth_release_parser")
+# the release's insertion points are Java blocks (Python: declared_every); the release's pinned grammar is Java's
+JAVA_ONLY = ("declared",) + tuple(f"{t}{RELEASE_PARSER}" for t in RELEASE_PARSER_TASKS)
 CONTROL = ("path_type", "path_type_ours")  # tasks with a Hewitt & Liang control task (word type = the token)
 
 
@@ -82,6 +88,7 @@ def generate_params(config, language: str) -> dict:
         classes=probing["classes"],
         min_class_samples=probing["min_class_samples"],
         max_chars=probing["max_chars"],
+        keep_comments="--keep-comments" if probing.get("keep_comments", False) else "",
         max_file_tokens=probing.get("max_file_tokens", 200000),
         max_snippets=probing["max_snippets"],
         max_samples=probing["max_samples"],
@@ -95,7 +102,7 @@ def generate_shell(*tail: str) -> str:
     return " ".join((
         "python -m pipeline.families.probing.generate corpus --manifest {input.manifest:q} --language {params.language}"
         " --tasks {params.tasks} {params.algorithm} --classes {params.classes}"
-        " --min-class-samples {params.min_class_samples} --max-chars {params.max_chars}"
+        " --min-class-samples {params.min_class_samples} --max-chars {params.max_chars} {params.keep_comments}"
         " --max-file-tokens {params.max_file_tokens}"
         " --max-snippets {params.max_snippets} --max-samples {params.max_samples}"
         " --max-samples-per-task '{params.per_task}' --seed {params.seed}", *tail))
@@ -154,7 +161,8 @@ FAMILY = Family(
             baselines="pipeline.families.probing.baselines"),
     report="pipeline.families.probing.report",
     # probes and the family's baselines (on all items); a baseline on one model's items stays in the views
-    headline="SELECT model, task || '_' || metric AS metric, mean AS value, n_test AS n FROM probing_headline "
-             "WHERE layer IS NOT NULL OR model = probe",
+    # the release's probe beside another (fit.also_probes): its scores named `<task>_<metric>_paper`
+    headline="SELECT model, task || '_' || metric || CASE WHEN probe = 'paper' THEN '_paper' ELSE '' END AS metric, "
+             "mean AS value, n_test AS n FROM probing_headline WHERE layer IS NOT NULL OR model = probe",
     plots=(Plot("probing_layers.csv", "layer", "probe error", "probing: error per layer, by task and model"),),
 )

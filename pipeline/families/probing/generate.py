@@ -6,6 +6,7 @@ seeded subsets by hashed ids, never by file order."""
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import logging
 import sys
@@ -18,7 +19,7 @@ import pyarrow.parquet as pq
 from pipeline.core import budget
 from pipeline.core import shards as sharding
 from pipeline.core.ids import stable_id, unit_float
-from pipeline.families.probing import CONTROL, VARIANTS
+from pipeline.families.probing import CONTROL, RELEASE_PARSER, RELEASE_PARSER_TASKS, VARIANTS, grammar
 from pipeline.families.probing import release as R
 from pipeline.families.probing import tasks as T
 from pipeline.families.probing.schemas import LABELS, SAMPLES
@@ -29,7 +30,7 @@ log = logging.getLogger("probing.generate")
 # file_ids over probing.max_file_tokens, left unparsed by this process (one job: one language): the summary counts
 # them as files_too_complex (only when there are some, so other summaries keep their bytes)
 TOO_COMPLEX: set[str] = set()
-RELEASE_CLASS_LISTS = ("path_type", "variable_name")  # classes by the release's make_dict (release.apply_classes)
+RELEASE_CLASS_LISTS = ("path_type", "variable_name", "path_type_release_parser", "variable_name_release_parser")  # classes by the release's make_dict (release.apply_classes)
 
 
 def capped(rows: list[dict], n: int, seed: int, key: str) -> list[dict]:
@@ -131,6 +132,16 @@ def corpus_snippets(args: argparse.Namespace) -> tuple[list[T.Snippet], dict]:
     snippets.sort(key=lambda s: s.snippet_id)
     log.info("%s: %d files, %d snippets, %d kept", args.language, n_files, total, len(snippets))
     counts = {"files": n_files, "snippets_found": total, "snippets": len(snippets)}
+    if not args.keep_comments:  # the release's data has no comments: every task reads the text without them
+        stripped = [T.without_comments(s, prs) for s in snippets]
+        counts["snippets_with_comments"] = sum(a is not b for a, b in zip(stripped, snippets))
+        failed = [s.snippet_id for s, w in zip(snippets, stripped) if w is None]
+        if failed:
+            log.warning("%s: %d snippets no longer parse without their comments: left out (counted)", args.language,
+                        len(failed))
+            counts["comment_strip_failed"] = len(failed)
+        snippets = [w for w in stripped if w is not None]
+        counts["snippets"] = len(snippets)
     too_complex = sum(p.get("files_too_complex", 0) for p in parts) if args.merge else len(TOO_COMPLEX)
     if too_complex:
         log.warning("%s: %d files over probing.max_file_tokens were not parsed", args.language, too_complex)
@@ -148,6 +159,16 @@ def corpus_part(args: argparse.Namespace) -> dict:
             "candidates": sorted([sid, fid] for sid, fid in found if sid in keep)}
 
 
+def release_parser_task(task: str, snippets: list[T.Snippet], seed: int) -> list[dict]:
+    """A release task's samples, labelled on the Java grammar the release ran on (grammar.py): the same texts and
+    spans as today's grammar gives, the labels those old trees give."""
+    old = grammar.java_parser()
+    return {"path_type": lambda: R.path_type(snippets, old), "depth": lambda: R.ast_depth(snippets, old),
+            "declared": lambda: R.declared(snippets, seed, old), "dataflow": lambda: R.dataflow(snippets, seed, old),
+            "variable_name": lambda: R.variable_name(snippets, seed, old),
+            "misuse": lambda: R.misuse(snippets, seed, old)}[task]()
+
+
 def corpus(args: argparse.Namespace) -> dict:
     summary: dict = {"language": args.language, "tasks": {}}
     made: dict[str, list[dict]] = {}
@@ -163,6 +184,9 @@ def corpus(args: argparse.Namespace) -> dict:
                       "dataflow": lambda: R.dataflow(snippets, args.seed, prs),
                       "variable_name": lambda: R.variable_name(snippets, args.seed, prs),
                       "misuse": lambda: R.misuse(snippets, args.seed, prs),
+                      # the release's definitions on the grammar the release ran on (tree-sitter-java ac14b4b)
+                      **{f"{t}{RELEASE_PARSER}": functools.partial(release_parser_task, t, snippets, args.seed)
+                         for t in RELEASE_PARSER_TASKS},
                       # our definitions, named variants beside the release's
                       "depth_any_leaf": lambda: T.ast_depth(snippets),
                       "declared_every": lambda: T.declared(snippets, args.seed),
@@ -222,6 +246,9 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--min-class-samples", type=int, default=R.MIN_CLASS_SAMPLES,
                    help="the release's min_samples_per_class for path_type / variable_name (30)")
     c.add_argument("--max-chars", type=int, default=1000)
+    c.add_argument("--keep-comments", action="store_true",
+                   help="label and feed the methods with their comments (default: without, as the release's data has "
+                   "them; a method that no longer parses without them is left out, counted comment_strip_failed)")
     c.add_argument("--max-file-tokens", type=int, default=budget.DEFAULT,
                    help=f"files with more tokens are not parsed (counted: files_too_complex); 0: no budget "
                    f"(default {budget.DEFAULT})")

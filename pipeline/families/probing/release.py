@@ -15,7 +15,8 @@ hashes of the snippet id (the release uses numpy / random state), so a sample is
 - declared (Java): one `int x = e;` / `int x;` local declaration per snippet (not a `for` init, no
   modifiers), `System.out.println(x);` inserted after a `{`, or after a `;` / `}` followed by `}`,
   right of the declaration; `declared` when a declaration of x precedes it in a block enclosing it
-  (`UnidentifiedVariablesHard`, `is_left_visible_to_right`); an insertion that breaks the parse drops the snippet;
+  (`UnidentifiedVariablesHard`, `is_left_visible_to_right`); an insertion drops the snippet only where a token of
+  the new text is an `ERROR` node (the release's rule: another parse error, e.g. a constructor's, keeps it);
 - misuse: up to 3 (identifier occurrence, another identifier of the snippet) pairs per snippet, each
   a misused and a correct sample (`VarMisuseAugmentation`);
 - variable_name: one identifier among the release's 50 names per snippet (drawn over occurrences),
@@ -419,13 +420,13 @@ def visible(left: Node, right: Node) -> bool:
 
 def insert_print(a: Alone, decls: list[Node], d: Node, at: int, prs: tree_sitter.Parser):
     """`System.out.println(name);` inserted after leaf `at` for declaration `d`: (new text, the
-    inserted name's character span, label), or None when the new text does not parse."""
+    inserted name's character span, label), or None when a token of the new text is an `ERROR` (`error_token`)."""
     name = a.word(d.children[1].children[0])
     cut = a.leaves[at].end_byte
     ins = f" {PRINT[0]}{name}{PRINT[1]}".encode()
     new = a.source[:cut] + ins + a.source[cut:]
     root = prs.parse(new).root_node
-    if root.has_error:
+    if error_token(root):
         return None
     used = cut + 1 + len(PRINT[0])
     size = len(name.encode())
@@ -444,6 +445,20 @@ def insert_print(a: Alone, decls: list[Node], d: Node, at: int, prs: tree_sitter
     label = "declared" if any(visible(t, use) for t in targets) else "undeclared"
     start = len(new[:used].decode("utf-8", "replace"))
     return new.decode("utf-8", "replace"), (start, start + len(name)), label
+
+
+def error_token(root: Node) -> bool:
+    """The release's drop rule for an insertion: a token of the new text whose node is an `ERROR` (`"ERROR" in
+    [tok.node.type for tok in new_code_tokens]`, each token matched to the smallest node holding it): an `ERROR`
+    node without children. Other parse errors (a MISSING node, an `ERROR` around ordinary tokens, as a constructor
+    parsed alone has) keep the sample, as the release keeps it."""
+    stack = [root]
+    while stack:
+        n = stack.pop()
+        if n.type == "ERROR" and n.child_count == 0 and n.end_byte > n.start_byte:
+            return True
+        stack.extend(n.children)
+    return False
 
 
 def declaration_end(a: Alone, d: Node) -> int:

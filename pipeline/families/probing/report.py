@@ -11,6 +11,7 @@ import json
 import math
 from pathlib import Path
 
+from pipeline.families.probing import RELEASE_PARSER
 from pipeline.families.probing.paper import TABLE1_CODET5_BASE_DECODER, TABLE1_CODET5_BASE_ENCODER
 from pipeline.report.common import (Section, clip, detectable_difference, floored, fraction, interval, markdown_table,
                                     min_n, score_cell, write_plot)
@@ -39,7 +40,13 @@ def enabled_tasks(config) -> list[tuple[str, str]]:
 
     tasks = [split(t)[::-1] for t in fit_tasks(config) if not t.endswith("-control")]
     order = {name: i for i, name in enumerate(PAPER_ORDER)}
-    return sorted(tasks, key=lambda t: (order.get(t[0], len(order)), t[0], t[1]))
+    # a `*_release_parser` task right after its release task (the same definition on the release's grammar)
+    return sorted(tasks, key=lambda t: (order.get(paper_task(t[0]), len(order)), paper_task(t[0]), t[0], t[1]))
+
+
+def paper_task(name: str) -> str:
+    """The Table 1 row a task stands for: a release task, or the same task labelled on the release's grammar."""
+    return name.removesuffix(RELEASE_PARSER)
 
 
 def model_rows(con) -> dict[tuple[str, str], list[dict]]:
@@ -74,7 +81,10 @@ def choose(rows: list[dict], floor: int) -> dict | None:
     if not pool:
         return None
     rank = {p: i for i, p in enumerate(PAPER_PROBES)}
-    return min(pool, key=lambda r: (rank.get(r["probe"], len(rank)), r["fold0_error"], r["model"]))
+    # ties (an equal fold-0 error, compared to 9 decimals: the same error summed in another order differs in its
+    # last bits) go to the model's name, then the probe's
+    return min(pool, key=lambda r: (rank.get(r["probe"], len(rank)), round(r["fold0_error"], 9), r["model"],
+                                    r["probe"]))
 
 
 def detectable(row: dict) -> tuple[float | None, int | None]:
@@ -122,11 +132,13 @@ def headline(con, config=None) -> str:
     rows = model_rows(con)
     base = full_baselines(con)
     tasks = enabled_tasks(config) if config.get("probing") else sorted(
-        set(rows) | set(base), key=lambda t: (PAPER_ORDER.index(t[0]) if t[0] in PAPER_ORDER else len(PAPER_ORDER), t))
+        set(rows) | set(base), key=lambda t: (PAPER_ORDER.index(paper_task(t[0])) if paper_task(t[0]) in PAPER_ORDER
+                                              else len(PAPER_ORDER), paper_task(t[0]), t))
     table, detect = [], []
     for name, language in tasks:
-        paper = (f"{TABLE1_CODET5_BASE_ENCODER[name]:.3f}", f"{TABLE1_CODET5_BASE_DECODER[name]:.3f}") \
-            if name in TABLE1_CODET5_BASE_ENCODER else ("", "")
+        paper = (f"{TABLE1_CODET5_BASE_ENCODER[paper_task(name)]:.3f}",
+                 f"{TABLE1_CODET5_BASE_DECODER[paper_task(name)]:.3f}") \
+            if paper_task(name) in TABLE1_CODET5_BASE_ENCODER else ("", "")
         best = choose(rows.get((name, language), []), floor)
         b = base.get((name, language))
         baseline = "" if b is None else f"{b[0]}: {_score(b[2], b[3], b[4], b[5], b[1], floor)}" + (
@@ -162,7 +174,11 @@ def headline(con, config=None) -> str:
         "depth) on the full labelled item set and the same folds. **Detectable difference**: the smallest "
         "difference the row's n can tell from zero (half-width of a 95% CI on a difference of two error rates at "
         "the mean of the model's and its twin's errors over the paired n; for the MAE of depth, the paired twin CI's "
-        "half-width).\n",
+        "half-width). **Labels:** a plain row is the release's definition on today's tree-sitter-java; a "
+        "`*_release_parser` row is the same definition on the grammar the release ran on (tree-sitter-java ac14b4b, "
+        "2022-05), which parses a bare method as a declaration, an ERROR and a block: the labels the paper's Table 1 "
+        "was trained on (path type and depth differ for ~90% of tokens / methods). **Probe:** the release's SGD probe "
+        "(`paper`) where the fit ran it (`probing.fit.probe` / `also_probes`), else the named one.\n",
         markdown_table(["task (language)", "paper: CodeT5-base encoder", "paper: decoder",
                         "ours: model (probe, layer), chosen on fold 0", "n", "ours: error [95% CI]",
                         "baseline on all items [95% CI]", "vs random twin: difference [95% CI]",
@@ -172,7 +188,8 @@ def headline(con, config=None) -> str:
            "between two models, or between ours and the paper's, is not evidence either way."] if detect else []),
         "\n**How the populations differ:** the paper probes 220M-parameter pretrained models on Ahmad et al.'s 10k "
         "Java test functions; ours are our zoo's small models on JDK methods of at most 1000 characters from this "
-        "corpus (far fewer samples, see n), so expect far higher errors.\n"])
+        "corpus (far fewer samples, see n), so expect far higher errors. Both are comment-free (ours: comments "
+        "removed before labelling, unless `probing.keep_comments`).\n"])
 
 
 def _fmt(v):
@@ -183,7 +200,7 @@ def feature_bytes(con) -> list[tuple]:
     """Per model: samples, layers, bytes of its feature files per 1,000 samples, and what per-token dumps would take."""
     out = []
     rows = con.sql("""
-        WITH f AS (SELECT model, item_id, count(*) AS layers, any_value(len(vector)) AS width, any_value(pooling) AS pooling
+        WITH f AS (SELECT model, item_id, count(*) AS layers, min(len(vector)) AS width, min(pooling) AS pooling
                    FROM probing_predictions GROUP BY model, item_id)
         SELECT f.model, count(*) AS samples, max(f.layers) AS layers,
                sum(f.layers * (CASE WHEN f.pooling LIKE 'concat%' THEN f.width / 2 ELSE f.width END)
@@ -342,14 +359,16 @@ def twins(con) -> list[str]:
 
 def section(con, figures: Path, link: str, config, plots: Path | None = None) -> Section:
     rows = con.sql("SELECT task, model, probe, layer, metric, n_test, mean, ci_low, ci_high FROM probing_headline "
-                   "ORDER BY task, probe IN ('ridge', 'lbfgs', 'sgd', 'paper') DESC, model").fetchall()
+                   "ORDER BY task, probe IN ('ridge', 'lbfgs', 'sgd', 'paper') DESC, model, probe").fetchall()
     body = []
     for task, model, probe, layer, metric, n, mean, lo, hi in rows:
         paper = TABLE1_CODET5_BASE_ENCODER.get(task.split("-", 1)[1].replace("-control", ""))
         body.append((task, model, probe, layer, metric, n, _fmt(mean), f"[{_fmt(lo)}, {_fmt(hi)}]",
                      None if task.endswith("-control") else paper))
-    sel = con.sql("SELECT task, model, arg_max(layer, selectivity), max(selectivity), arg_max(ci_low, selectivity), "
-                  "arg_max(ci_high, selectivity), arg_max(samples, selectivity), arg_max(folds, selectivity) "
+    # each model's most selective layer; ties (to 9 decimals) to the lowest layer
+    key = "{'s': round(selectivity, 9), 'layer': -layer}"
+    sel = con.sql(f"SELECT task, model, arg_max(layer, {key}), max(selectivity), arg_max(ci_low, {key}), "
+                  f"arg_max(ci_high, {key}), arg_max(samples, {key}), arg_max(folds, {key}) "
                   "FROM probing_selectivity GROUP BY task, model ORDER BY task, model").fetchall()
     counts = con.sql("SELECT language || '-' || task AS task, count(*) AS samples, count(DISTINCT \"group\") AS snippets "
                      "FROM probing_labels GROUP BY ALL ORDER BY ALL").fetchall()

@@ -150,6 +150,71 @@ def snippets_of_file(text: str, language: str, file_id: str, prs: tree_sitter.Pa
     return out
 
 
+def strip_comments(raw: bytes, comments: list[tuple[int, int]]) -> bytes:
+    """`raw` without the byte ranges `comments`: a comment alone on its line(s) goes with its line, one after
+    code on a line takes the spaces before it, and one between two tokens leaves one space (`a/*x*/b`, `a /*x*/ b`
+    -> `a b`)."""
+    out, at = [], 0
+    for start, end in sorted(comments):
+        line_start = raw.rfind(b"\n", 0, start) + 1
+        nl = raw.find(b"\n", end)
+        line_end = len(raw) if nl < 0 else nl
+        before, after = raw[line_start:start], raw[end:line_end]
+        if not before.strip() and not after.strip() and line_start >= at:
+            out.append(raw[at:line_start])  # the whole line, its newline included
+            at = line_end + 1 if nl >= 0 else line_end
+            if nl < 0 and out and out[-1].endswith(b"\n"):
+                out[-1] = out[-1][:-1]
+            continue
+        if not after.strip():  # after code, to the end of the line: the spaces before it go too
+            cut = start - (len(before) - len(before.rstrip()))
+            out.append(raw[at:max(cut, at)])
+        else:
+            out.append(raw[at:start])
+            prev = raw[start - 1:start]
+            if prev and not prev.isspace() and not raw[end:end + 1].isspace():
+                out.append(b" ")
+            elif prev in (b" ", b"\t"):  # `a /*x*/ b` -> `a b`: the spaces after it go
+                while raw[end:end + 1] in (b" ", b"\t"):
+                    end += 1
+        at = end
+    out.append(raw[at:])
+    return b"".join(out)
+
+
+def _wrapped(text: bytes, language: str) -> tuple[bytes, int]:
+    """The method text in a context that parses it as a method (Java: a class body; a constructor alone
+    does not parse), and the offset of the text in it."""
+    if language == "java":
+        head = b"class _ {\n"
+        return head + text + b"\n}\n", len(head)
+    return text, 0
+
+
+def without_comments(s: Snippet, prs: tree_sitter.Parser) -> Snippet | None:
+    """The snippet with its comments removed (`strip_comments`), re-parsed (same id): the release's data (Ahmad
+    et al.'s standardised functions) has no comments. None when the text without them no longer parses as one
+    method without errors (counted by the caller). Docstrings are strings, not comments: kept."""
+    comments, stack = [], [s.root]
+    while stack:
+        n = stack.pop()
+        if n.type in COMMENTS:
+            comments.append((n.start_byte - s.root.start_byte, n.end_byte - s.root.start_byte))
+        else:
+            stack.extend(n.children)
+    if not comments:
+        return s
+    raw = s.source[s.root.start_byte:s.root.end_byte]
+    text, base = _wrapped(strip_comments(raw, comments), s.language)
+    root = prs.parse(text).root_node
+    node = root.descendant_for_byte_range(base, base)
+    while node is not None and node.type != s.root.type:
+        node = node.parent
+    if node is None or node.has_error or node.start_byte != base:
+        return None
+    return snippet(node, text, s.language, s.snippet_id)
+
+
 # ----------------------------------------------------------------- the tasks
 # Every generator returns sample dicts: item_id, group (the snippet id), text, kind, spans,
 # word (the token or name the sample is about), label or target, n_tokens (tokens of the snippet).
@@ -528,4 +593,6 @@ def declared(snippets: list[Snippet], seed: int) -> list[dict]:
 
 GENERATORS = ("path_type", "depth", "declared", "dataflow", "variable_name", "misuse",  # the release's (release.py)
               "path_type_ours", "depth_any_leaf", "declared_every", "dataflow_last_def", "variable_name_declared",
-              "misuse_declared")
+              "misuse_declared",
+              # the release's on the grammar it ran on (generate.release_parser_task; Java)
+              *(f"{t}_release_parser" for t in ("path_type", "depth", "declared", "dataflow", "variable_name", "misuse")))

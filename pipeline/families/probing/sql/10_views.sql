@@ -1,13 +1,13 @@
 -- probing: per-layer curves, best layer, headline with a t interval over folds 1..K-1, selectivity.
 
 CREATE VIEW probing_layers AS
-SELECT task, model, pooling, probe, layer, any_value(metric) AS metric, avg(error) AS error,
+SELECT task, model, pooling, probe, layer, min(metric) AS metric, avg(error) AS error,
        count(*) AS folds, sum(n_test)::BIGINT AS n_test
 FROM probing_fits WHERE layer IS NOT NULL
 GROUP BY task, model, pooling, probe, layer;
 
 CREATE VIEW probing_best AS
-SELECT task, model, pooling, probe, any_value(layer) AS layer
+SELECT task, model, pooling, probe, min(layer) AS layer
 FROM probing_fits WHERE selected AND layer IS NOT NULL
 GROUP BY task, model, pooling, probe;
 
@@ -27,7 +27,7 @@ WITH rows AS (  -- a baseline row is `selected` too (its null layer is the chose
     UNION ALL
     SELECT task, model, probe, layer, metric, error, fold, n_test FROM probing_baselines WHERE fold > 0
 ), s AS (
-    SELECT task, model, probe, any_value(layer) AS layer, any_value(metric) AS metric, avg(error) AS mean,
+    SELECT task, model, probe, min(layer) AS layer, min(metric) AS metric, avg(error) AS mean,
            coalesce(stddev_samp(error), 0) AS sd, count(*) AS n, sum(n_test)::BIGINT AS n_test
     FROM rows GROUP BY task, model, probe
 ), t AS (
@@ -49,13 +49,14 @@ COMMENT ON COLUMN probing_headline.ci_low IS '95% Student-t interval of the mean
 -- another zoo model in model_twins).
 CREATE VIEW probing_models AS
 WITH f0 AS (
-    SELECT task, model, probe, any_value(pooling) AS pooling, any_value(error) AS fold0_error,
-           any_value(n_test)::BIGINT AS fold0_n
+    -- one row per probe (its pooling's); were there several, the lowest error, then the pooling's name
+    SELECT task, model, probe, arg_min(pooling, {'e': round(error, 9), 'p': pooling}) AS pooling,
+           min(error) AS fold0_error, arg_min(n_test, {'e': round(error, 9), 'p': pooling})::BIGINT AS fold0_n
     FROM probing_fits WHERE selected AND fold = 0 AND layer IS NOT NULL GROUP BY task, model, probe
 ), base AS (
-    SELECT task, model, any_value(probe) AS baseline, any_value(mean) AS baseline_mean,
-           any_value(ci_low) AS baseline_ci_low, any_value(ci_high) AS baseline_ci_high,
-           any_value(n_test) AS baseline_n
+    SELECT task, model, min(probe) AS baseline, arg_min(mean, probe) AS baseline_mean,
+           arg_min(ci_low, probe) AS baseline_ci_low, arg_min(ci_high, probe) AS baseline_ci_high,
+           arg_min(n_test, probe) AS baseline_n
     FROM probing_headline WHERE layer IS NULL AND probe IN ('majority', 'linreg') AND model <> probe
     GROUP BY task, model
 )

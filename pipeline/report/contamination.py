@@ -1,0 +1,108 @@
+"""The report's contamination part (on the corpus page, docs/contamination.md): every source with its license and
+release date, each model's basis and cutoff, and per family the items on each side of each model's label, the
+headline score split by it and the model against its random twin on each side (paired, n, 95% CI; a cell under
+report.min_n prints "too few items")."""
+
+from __future__ import annotations
+
+from pipeline.report.common import fraction, interval_cell, markdown_table, min_n, score_cell
+
+
+def _tables(con) -> set[str]:
+    return {r[0] for r in con.sql("SELECT table_name FROM information_schema.tables").fetchall()}
+
+
+def _label_counts(rows: list[tuple]) -> list[tuple]:
+    """(model, basis, label, date_basis, n) rows -> one row per model: its basis, the items of each label, and
+    how many of those after the cutoff are dated only by their file's release (their code may be older)."""
+    order = ("read", "not_read", "released_before_cutoff", "released_after_cutoff", "unknown")
+    per: dict[tuple[str, str], dict[str, int]] = {}
+    for model, basis, label, date_basis, n in rows:
+        counts = per.setdefault((model, basis), {})
+        counts[label] = counts.get(label, 0) + int(n)
+        if label == "released_after_cutoff" and date_basis == "release":
+            counts["after_by_release"] = counts.get("after_by_release", 0) + int(n)
+    return [(m, b, *(per[(m, b)].get(label, 0) for label in (*order, "after_by_release"))) for (m, b) in sorted(per)]
+
+
+def _under(value, n, floor: int) -> str:
+    """A second score of a row whose first already says "too few items": empty under the floor."""
+    return "" if n is None or int(n) < floor else fraction(value)
+
+
+COUNT_COLUMNS = ["model", "basis", "read", "not read", "released before cutoff", "released after cutoff", "unknown",
+                 "of those after: dated by release only"]
+
+
+def section(con, config: dict) -> str:
+    floor = min_n(config)
+    have = _tables(con)
+    out = ["### Provenance and known contamination\n",
+           "Each source's license (SPDX, read from its own metadata) and release date (pinned in params.yaml; the "
+           "JDK's from its build), whether the license filter (`corpus.licenses.allow`) kept it, and how many of its "
+           "functions are dated by their first pinned release (`history`). See docs/contamination.md.\n"]
+    rows = con.sql("SELECT source, kind, license, coalesce(released::VARCHAR, 'unknown'), files, license_rejects, "
+                   "functions_dated FROM corpus_provenance ORDER BY source").fetchall()
+    out.append(markdown_table(["source", "kind", "license", "released", "files kept", "license rejects",
+                               "functions dated by history"], rows))
+    models = con.sql("SELECT model, labelled_by, basis, coalesce(training_cutoff::VARCHAR, ''), "
+                     "coalesce(training_cutoff_source, '') FROM contamination_models ORDER BY model").fetchall()
+    out += ["\nEach model's label basis: `exact` (a pipeline-trained model: its card records the text it read; "
+            "`read` / `not_read`), `cutoff` (a pretrained model with a stated training cutoff: an item released after "
+            "it cannot have been read), `unknown`; a random twin takes its model's labels.\n",
+            markdown_table(["model", "labelled as", "basis", "training cutoff", "cutoff from"], models),
+            "\nAn item is dated by the first pinned release of its code (a source's `history`), else by its file's "
+            "release, which only bounds the code's age from above: an item after the cutoff dated by release only "
+            "(the counts' last column) may be old code in a new release (the JDK's sources are dated by the installed "
+            "build). Give such a source `history` (or pin its `released:`) to tell new code from old.\n"]
+    if "apiquiz_contamination" in have:
+        counts = con.sql("SELECT model, basis, label, date_basis, count(*) FROM apiquiz_contamination GROUP BY ALL").fetchall()
+        out += ["\n**apiquiz:** quizzes (context leaks out) on each side of each model's label; an API is dated by "
+                "its first pinned release (history) or the earliest release of the code calling it.\n",
+                markdown_table(COUNT_COLUMNS, _label_counts(counts))]
+        scores = con.sql("SELECT model, protocol, label, n, p_at_1, lo, hi FROM apiquiz_contamination_scores "
+                         "WHERE label <> 'unknown' ORDER BY ALL").fetchall()
+        if scores:
+            out += ["\nP@1 (all settings pooled) by label:\n",
+                    markdown_table(["model", "protocol", "label", "n", "P@1", "95% CI"],
+                                   [(m, p, lab, n, score_cell(v, n, floor), interval_cell(lo, hi, n, floor))
+                                    for m, p, lab, n, v, lo, hi in scores])]
+        twins = con.sql("SELECT model, twin, protocol, label, n, p_at_1, twin_p_at_1, diff, lo, hi "
+                        "FROM apiquiz_contamination_vs_twin WHERE label <> 'unknown' ORDER BY ALL").fetchall()
+        if twins:
+            out += ["\nEach model against its random twin on each side (paired on the same quizzes):\n",
+                    markdown_table(["model", "twin", "protocol", "label", "n", "P@1", "twin", "difference", "95% CI"],
+                                   [(m, t, p, lab, n, score_cell(a, n, floor), _under(b, n, floor),
+                                     _under(d, n, floor), interval_cell(lo, hi, n, floor))
+                                    for m, t, p, lab, n, a, b, d, lo, hi in twins])]
+    if "apirec_contamination" in have:
+        counts = con.sql("SELECT model, basis, label, date_basis, count(*) FROM apirec_contamination GROUP BY ALL").fetchall()
+        out += ["\n**apirec:** code points and queries on each side of each model's label (a point is dated by its "
+                "function's first pinned release, else its file's release).\n",
+                markdown_table(COUNT_COLUMNS, _label_counts(counts))]
+        scores = con.sql("SELECT model, ranker, benchmark, label, n, score, lo, hi FROM apirec_contamination_scores "
+                         "WHERE label <> 'unknown' AND metric = 'SR@1' ORDER BY ALL").fetchall()
+        if scores:
+            out += ["\nSR@1 (method level) by label:\n",
+                    markdown_table(["model", "ranker", "benchmark", "label", "n", "SR@1", "95% CI"],
+                                   [(m, r, b, lab, n, score_cell(v, n, floor), interval_cell(lo, hi, n, floor))
+                                    for m, r, b, lab, n, v, lo, hi in scores])]
+        twins = con.sql("SELECT model, twin, ranker, benchmark, label, n, score, twin_score, diff, lo, hi "
+                        "FROM apirec_contamination_vs_twin WHERE label <> 'unknown' AND metric = 'SR@1' "
+                        "ORDER BY ALL").fetchall()
+        if twins:
+            out += ["\nEach model against its random twin on each side (SR@1, paired on the same items):\n",
+                    markdown_table(["model", "twin", "ranker", "benchmark", "label", "n", "SR@1", "twin", "difference",
+                                    "95% CI"],
+                                   [(m, t, r, b, lab, n, score_cell(a, n, floor), _under(bb, n, floor),
+                                     _under(d, n, floor), interval_cell(lo, hi, n, floor))
+                                    for m, t, r, b, lab, n, a, bb, d, lo, hi in twins])]
+    if "codesyntax_contamination" in have:
+        counts = con.sql("SELECT model, basis, label, date_basis, count(*) FROM codesyntax_contamination "
+                         "WHERE eval_split = 'test' GROUP BY ALL").fetchall()
+        out += ["\n**codesyntax:** test-side function samples on each side of each model's label. Its attention "
+                "hits are counted per head over all samples, so its score is not split by label (docs/contamination.md).\n",
+                markdown_table(COUNT_COLUMNS, _label_counts(counts))]
+    out.append(f"\nScores over fewer than {floor} items (report.min_n) print \"too few items\". "
+               f"Differences are fractions ({fraction(0.05)} = 5 points).\n")
+    return "\n".join(out)

@@ -1,0 +1,44 @@
+-- Known contamination (docs/contamination.md): per model, how it is known whether it could have read an item,
+-- and the dates items are compared against. Each family's sql/20_contamination.sql labels its own items.
+
+-- Per zoo model: `exact` (its card records the text it read: pipeline-trained), `cutoff` (a pretrained model
+-- with training_cutoff), `unknown`; a random twin takes its model's basis and labels (labelled_by), so a model
+-- and its twin are compared on the same items on each side.
+CREATE VIEW contamination_models AS
+SELECT c.model, c.labelled_by,
+       CASE WHEN json_extract(m.card, '$.train_data.read') IS NOT NULL THEN 'exact'
+            WHEN l.training_cutoff IS NOT NULL THEN 'cutoff' ELSE 'unknown' END AS basis,
+       l.training_cutoff, l.training_cutoff_source
+FROM model_cutoffs c
+JOIN model_cutoffs l ON l.model = c.labelled_by
+LEFT JOIN models m ON m.name = c.labelled_by;
+
+-- Per model, the line ranges of each file its card says it read (a pipeline-trained model's exact text).
+CREATE TABLE contamination_read_ranges AS
+WITH files AS (
+    SELECT name AS model, unnest(json_extract(card, '$.train_data.read.text[*]')) AS f FROM models
+), ranges AS (
+    SELECT model, json_extract_string(f, '$.file_id') AS file_id, unnest(json_extract(f, '$.ranges[*]')) AS r
+    FROM files
+)
+SELECT model, file_id, json_extract(r, '$[0]')::INTEGER AS start_line, json_extract(r, '$[2]')::INTEGER AS end_line
+FROM ranges
+ORDER BY ALL;
+
+-- One item's label for one model: `read` / `not_read` (exact), `released_after_cutoff` (the item's date is after
+-- the cutoff: it cannot have been read) / `released_before_cutoff` (it could have been), else `unknown`.
+CREATE MACRO contamination_label(basis, cutoff, item_date, was_read) AS
+    CASE WHEN basis = 'exact' THEN CASE WHEN was_read THEN 'read' ELSE 'not_read' END
+         WHEN basis = 'cutoff' AND item_date IS NOT NULL THEN
+              CASE WHEN item_date > cutoff THEN 'released_after_cutoff' ELSE 'released_before_cutoff' END
+         ELSE 'unknown' END;
+
+-- Every source with its license and release date, and what the manifest kept of it.
+CREATE VIEW corpus_provenance AS
+SELECT s.name AS source, s.kind, s.status, s.license, s.released,
+       count(m.file_id) AS files, count(m.file_id) FILTER (WHERE m.language = 'python') AS python_files,
+       (SELECT count(*) FROM rejects r WHERE r.source = s.name AND r.reason = 'license') AS license_rejects,
+       (SELECT count(*) FROM first_seen_functions f WHERE f.source = s.name) AS functions_dated
+FROM sources s LEFT JOIN manifest m ON m.source = s.name
+GROUP BY ALL
+ORDER BY source;

@@ -1,0 +1,65 @@
+# Known contamination (docs/contamination.md): each source's older pinned releases (`history`), fetched and
+# verified like the source itself, and every function and API of the current release marked with the first
+# release it appears in. Sources without history: empty tables (their items are dated by the release).
+
+from pipeline.contamination.firstseen import version_of as _version_of
+
+HISTORY = {
+    (s["name"], _version_of(h["package"])): {
+        "name": s["name"], "kind": s["kind"], **{k: v for k, v in h.items()},
+        **{k: s[k] for k in ("include", "exclude", "repository") if k in s},
+    }
+    for s in config["corpus"]["sources"]
+    for h in s.get("history", [])
+}
+if len(HISTORY) != sum(len(s.get("history", [])) for s in config["corpus"]["sources"]):
+    raise ValueError("params.yaml: a corpus source's history names one version twice; each older release once")
+
+
+rule fetch_history:
+    output:
+        tree=directory("data/history/{source}/{version}"),
+        record="data/history/{source}/{version}.json",
+        rejects="data/history/{source}/{version}.rejects.parquet",
+        origins="data/history/{source}/{version}.origins.parquet",
+    params:
+        spec=lambda wildcards: json.dumps(HISTORY[(wildcards.source, wildcards.version)], sort_keys=True),
+        limits=as_json(config["corpus"]["limits"]),
+        cache=config["corpus"]["cache_dir"],
+    conda:
+        CONDA_ENV
+    wildcard_constraints:
+        version="|".join(re.escape(v) for _, v in HISTORY) or "(?!)",
+    log:
+        "logs/fetch/{source}@{version}.log",
+    shell:
+        "python -m pipeline.corpus.fetch --spec {params.spec:q} --limits {params.limits:q}"
+        " --cache {params.cache:q} --dest {output.tree:q} --record {output.record:q}"
+        " --rejects {output.rejects:q} --origins {output.origins:q} 2> {log:q}"
+
+
+rule first_seen:
+    input:
+        manifest="data/manifest.parquet",
+        trees=[f"data/history/{s}/{v}" for s, v in HISTORY],
+        records=[f"data/history/{s}/{v}.json" for s, v in HISTORY],
+    output:
+        functions="data/contamination/first_seen_functions.parquet",
+        apis="data/contamination/first_seen_apis.parquet",
+        metrics="data/contamination/first_seen.json",
+    params:
+        sources=as_json([
+            {"name": s["name"], "package": s["package"], "released": s.get("released"),
+             "history": [{"package": h["package"], "released": h.get("released"),
+                          "tree": f"data/history/{s['name']}/{_version_of(h['package'])}",
+                          "record": f"data/history/{s['name']}/{_version_of(h['package'])}.json"}
+                         for h in s["history"]]}
+            for s in config["corpus"]["sources"] if s.get("history")
+        ]),
+    conda:
+        CONDA_ENV
+    log:
+        "logs/first_seen.log",
+    shell:
+        "python -m pipeline.contamination.firstseen --manifest {input.manifest:q} --sources {params.sources:q}"
+        " --functions {output.functions:q} --apis {output.apis:q} --metrics {output.metrics:q} 2> {log:q}"

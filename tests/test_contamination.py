@@ -1,0 +1,328 @@
+"""Known contamination: provenance (license, release date), first-seen per function and API over pinned
+history, the license filter, the zoo's training cutoff, and the refresh against a file:// index."""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+import json
+import tarfile
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from pipeline import schemas
+from pipeline.contamination import firstseen, licenses, provenance
+from pipeline.io import read_parquet, write_parquet
+
+V1 = b'''"""pkg"""
+def kept(x):
+    """Doc of v1."""
+    return x + 1
+
+def changed(x):
+    return x * 2
+
+def removed():
+    return None
+
+class Box:
+    def get(self):
+        return 1
+'''
+# v2: a docstring and a comment changed (not a change of the function), `changed` changed, `added` added
+V2 = b'''"""pkg"""
+def kept(x):
+    """Doc of v2, reworded."""
+    # a comment
+    return x + 1
+
+def changed(x):
+    return x * 3
+
+def removed():
+    return None
+
+def added(y):
+    return [y]
+
+class Box:
+    def get(self):
+        return 1
+'''
+# v3: `removed` removed; the rest as in v2
+V3 = V2.replace(b"def removed():\n    return None\n\n", b"")
+INIT = b"from .core import kept, added as plus\n"
+
+
+def releases():
+    r = [firstseen.Release("1.0", dt.date(2023, 1, 1), {"pkg/core.py": V1, "pkg/__init__.py": b"from .core import kept\n"}),
+         firstseen.Release("2.0", dt.date(2024, 6, 1), {"pkg/core.py": V2, "pkg/__init__.py": INIT}),
+         firstseen.Release("3.0", dt.date(2025, 3, 1), {"src/pkg/core.py": V3, "src/pkg/__init__.py": INIT})]
+    return r[:2], r[2]
+
+
+def test_first_seen_labels_on_three_versions_added_changed_removed():
+    history, current = releases()
+    # the current release moved its package under src/: same module, so the same APIs
+    ids = {"src/pkg/core.py": "f-core", "src/pkg/__init__.py": "f-init"}
+    rows, apis, summary = firstseen.first_seen("pkg", history, current, ids)
+    by_name = {r["function"]: r for r in rows}
+    assert by_name["kept"]["first_version"] == "1.0"  # docstring and comment changes are no change
+    assert by_name["changed"]["first_version"] == "2.0"  # its body changed in 2.0
+    assert by_name["added"]["first_version"] == "2.0"
+    assert by_name["Box.get"]["first_version"] == "1.0"
+    assert by_name["changed"]["first_released"] == dt.date(2024, 6, 1)
+    assert "removed" not in by_name and summary["removed_functions"] == 1
+    assert {r["function"]: r["status"] for r in rows}["changed"] == "changed"  # pkg/ and src/pkg/: one module
+    api = {a["api"]: a["first_version"] for a in apis}
+    assert api["pkg.core.kept"] == "1.0" and api["pkg.core.changed"] == "1.0"  # the name is old, its body new
+    assert api["pkg.core.added"] == "2.0" and api["pkg.plus"] == "2.0" and api["pkg.kept"] == "1.0"
+    assert api["pkg.core.Box.get"] == "1.0"
+
+
+def test_first_seen_status_against_the_oldest_release():
+    history, current = releases()
+    current = firstseen.Release("3.0", current.released, {"pkg/core.py": V3, "pkg/__init__.py": INIT})
+    rows, _, summary = firstseen.first_seen("pkg", history, current, {"pkg/core.py": "a", "pkg/__init__.py": "b"})
+    status = {r["function"]: r["status"] for r in rows}
+    assert status == {"kept": "unchanged", "changed": "changed", "added": "added", "Box.get": "unchanged"}
+    assert {r["function"]: r["name_version"] for r in rows}["changed"] == "1.0"
+    assert summary["removed_functions"] == 1 and summary["functions_by_first_version"] == {"1.0": 2, "2.0": 2}
+
+
+def test_ast_hash_ignores_layout_comments_and_docstrings_not_code():
+    a = firstseen.functions_of(firstseen._parse(b"def f(x):\n    'doc'\n    return x  # c\n"))["f"]
+    b = firstseen.functions_of(firstseen._parse(b"def f( x ):\n\n    return (x)\n"))["f"]
+    c = firstseen.functions_of(firstseen._parse(b"def f(x):\n    return -x\n"))["f"]
+    assert firstseen.ast_hash(a) == firstseen.ast_hash(b) != firstseen.ast_hash(c)
+
+
+def _tar(members: dict[str, bytes]) -> bytes:
+    import gzip
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        for name, data in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return gzip.compress(buf.getvalue(), mtime=0)  # the same bytes every time
+
+
+def test_license_read_from_metadata_as_data(tmp_path):
+    cases = {
+        "expr": ({"p-1/PKG-INFO": b"Name: p\nLicense-Expression: MIT OR Apache-2.0\n"}, "pypi", "MIT OR Apache-2.0"),
+        "field": ({"p-1/PKG-INFO": b"Name: p\nLicense: Apache 2.0\n"}, "pypi", "Apache-2.0"),
+        "bsd": ({"p-1/PKG-INFO": b"Name: p\nClassifier: License :: OSI Approved :: BSD License\n",
+                 "p-1/LICENSE.txt": b"Redistribution and use in source and binary forms ... Neither the name of"},
+                "pypi", "BSD-3-Clause"),
+        "none": ({"p-1/PKG-INFO": b"Name: p\nLicense: see file\n"}, "pypi", "unknown"),
+        "npm": ({"package/package.json": json.dumps({"name": "x", "license": "ISC"}).encode()}, "npm", "ISC"),
+        "npm-old": ({"package/package.json": json.dumps({"license": {"type": "MIT"}}).encode()}, "npm", "MIT"),
+    }
+    for name, (members, kind, want) in cases.items():
+        archive = tmp_path / f"{name}.tgz"
+        archive.write_bytes(_tar(members))
+        assert provenance.license_of({"kind": kind}, archive) == want, name
+    assert provenance.license_of({"kind": "local", "builtin": "stdlib"}, None) == "PSF-2.0"
+    assert provenance.license_of({"kind": "local", "builtin": "jdk"}, None) == "GPL-2.0-only WITH Classpath-exception-2.0"
+    assert provenance.license_of({"kind": "git", "license": "MIT"}, None) == "MIT"
+    assert provenance.license_of({"kind": "git"}, None) == "unknown"
+
+
+def _scanned(rows):
+    base = {"sha256": "0" * 64, "repository": "r", "location": "x", "language": "python", "encoding": "utf-8",
+            "bytes": 10, "lines": 1}
+    return pa.Table.from_pylist([{**base, **r} for r in rows], schema=schemas.SCANNED)
+
+
+def test_license_filter_leaves_sources_out_as_counted_rejects():
+    prov = licenses.of_records([{"name": "a", "license": "MIT", "released": "2024-01-02"},
+                                {"name": "b", "license": "GPL-3.0-only"},
+                                {"name": "c", "license": "MIT OR GPL-3.0-only"}, {"name": "d"}])
+    parts = [_scanned([{"file_id": "1", "source": "a", "path": "a.py"}]),
+             _scanned([{"file_id": "2", "source": "b", "path": "b.py"}, {"file_id": "3", "source": "b", "path": "c.py"}]),
+             _scanned([{"file_id": "4", "source": "c", "path": "c.py"}]),
+             _scanned([{"file_id": "5", "source": "d", "path": "d.py"}])]
+    kept, rejects = licenses.filter_scanned(parts, prov, ["MIT"])
+    assert sorted(s for t in kept for s in t.column("source").to_pylist()) == ["a", "c"]
+    assert rejects.num_rows == 3 and set(rejects.column("reason").to_pylist()) == {"license"}
+    assert sorted(rejects.column("detail").to_pylist())[0] == "license GPL-3.0-only is not in corpus.licenses.allow"
+    assert "license unknown" in rejects.column("detail").to_pylist()[-1]
+    kept_all, none = licenses.filter_scanned(parts, prov, None)  # default: allow all
+    assert sum(t.num_rows for t in kept_all) == 5 and none.num_rows == 0
+
+
+def test_manifest_carries_license_and_released(tmp_path):
+    from pipeline.manifest import build
+    scanned = tmp_path / "a.parquet"
+    write_parquet(_scanned([{"file_id": "1", "source": "a", "path": "a.py"}]), scanned, schemas.SCANNED)
+    record = tmp_path / "a.json"
+    record.write_text(json.dumps({"name": "a", "license": "MIT", "released": "2024-05-29", "caps": []}))
+    out, rejects, metrics = tmp_path / "m.parquet", tmp_path / "r.parquet", tmp_path / "m.json"
+    args = ["--scanned", str(scanned), "--records", str(record), "--seed", "1", "--split",
+            '{"train": 0.8, "valid": 0.1, "test": 0.1}', "--out", str(out), "--rejects", str(rejects), "--metrics", str(metrics)]
+    build.main(args)
+    row = read_parquet(out, schemas.MANIFEST).to_pylist()[0]
+    assert (row["license"], row["released"]) == ("MIT", dt.date(2024, 5, 29))
+    assert json.loads(metrics.read_text())["provenance"] == {"a": {"license": "MIT", "released": "2024-05-29", "files": 1}}
+    build.main(args + ["--licenses-allow", '["Apache-2.0"]'])
+    assert read_parquet(out, schemas.MANIFEST).num_rows == 0
+    assert json.loads(metrics.read_text())["rejects_by_reason"] == {"license": 1}
+
+
+def test_zoo_training_cutoff_only_on_pretrained_models():
+    from pipeline.models.entries import parse_zoo
+    ok = {"name": "m", "source": "hub:x/y", "family": "causal-lm", "max_length": 8, "batch_size": 1,
+          "training_cutoff": "2024-11-01", "training_cutoff_source": "its card"}
+    parse_zoo([ok, {"name": "m-random", "source": "random:m"}])
+    with pytest.raises(ValueError, match="training_cutoff is for pretrained models"):
+        parse_zoo([ok, {"name": "t", "source": "trained:mlm", "family": "masked-lm", "max_length": 8, "batch_size": 1,
+                        "training_cutoff": "2024-01-01"}])
+    with pytest.raises(ValueError, match="without training_cutoff"):
+        parse_zoo([{**ok, "training_cutoff": None}])
+
+
+def _pypi_index(root: Path, name: str, releases: dict[str, tuple[str, bytes | None]]) -> None:
+    """A PyPI JSON API folder: <root>/<name>/json, and each sdist beside it."""
+    import hashlib
+    files = {}
+    for version, (uploaded, data) in releases.items():
+        if data is None:
+            files[version] = []
+            continue
+        sdist = root / "files" / f"{name}-{version}.tar.gz"
+        sdist.parent.mkdir(parents=True, exist_ok=True)
+        sdist.write_bytes(data)
+        files[version] = [{"packagetype": "sdist", "url": sdist.as_uri(), "upload_time_iso_8601": uploaded,
+                           "digests": {"sha256": hashlib.sha256(data).hexdigest()}, "yanked": False}]
+    (root / name).mkdir(parents=True, exist_ok=True)
+    (root / name / "json").write_text(json.dumps({"info": {"name": name}, "releases": files}))
+
+
+def _npm_registry(root: Path, name: str, versions: dict[str, tuple[str, bytes]]) -> None:
+    import base64
+    import hashlib
+    doc = {"name": name, "versions": {}, "time": {}}
+    for version, (published, data) in versions.items():
+        tgz = root / name / "-" / f"{name}-{version}.tgz"
+        tgz.parent.mkdir(parents=True, exist_ok=True)
+        tgz.write_bytes(data)
+        integrity = "sha512-" + base64.b64encode(hashlib.sha512(data).digest()).decode()
+        doc["versions"][version] = {"dist": {"tarball": f"-/{name}-{version}.tgz", "integrity": integrity}}
+        doc["time"][version] = published
+    (root / name / "index.json").write_text(json.dumps(doc))
+
+
+def _sdist(name: str, version: str, code: bytes) -> bytes:
+    return _tar({f"{name}-{version}/PKG-INFO": f"Name: {name}\nVersion: {version}\nLicense-Expression: MIT\n".encode(),
+                 f"{name}-{version}/{name}/__init__.py": code})
+
+
+def test_refresh_against_a_file_index_pins_newer_releases_and_builds_offline(tmp_path, monkeypatch):
+    import hashlib
+    import urllib.request
+
+    import yaml
+
+    from pipeline.config import validate
+    from pipeline.corpus import fetch, refresh
+    from pipeline.corpus.safety import Limits
+
+    old = _sdist("pkg", "1.0", V1)
+    _pypi_index(tmp_path / "pypi", "pkg", {
+        "1.0": ("2024-01-02T10:00:00Z", old),
+        "2.0": ("2024-12-01T10:00:00Z", _sdist("pkg", "2.0", V2)),
+        "3.0": ("2025-02-01T10:00:00.5Z", _sdist("pkg", "3.0", V3)),
+        "4.0rc1": ("2025-03-01T10:00:00Z", _sdist("pkg", "4.0rc1", V3)),  # a pre-release: never pinned
+        "0.9": ("2023-01-01T00:00:00Z", None),  # no sdist
+    })
+    _npm_registry(tmp_path / "npm", "tiny", {"1.0.0": ("2024-01-01T00:00:00.000Z", _tar({"package/index.js": b"1"})),
+                                             # an older version republished later: never a refresh
+                                             "0.9.0": ("2025-06-01T00:00:00.000Z", _tar({"package/index.js": b"0"})),
+                                             "1.1.0": ("2025-01-05T00:00:00.000Z", _tar({"package/index.js": b"2"}))})
+    params = yaml.safe_load((Path(__file__).parents[1] / "params.yaml").read_text())
+    params["corpus"]["sources"] = [
+        {"name": "pkg", "kind": "pypi", "package": "pkg==1.0", "sha256": hashlib.sha256(old).hexdigest(),
+         "released": "2024-01-02"},
+        {"name": "tiny", "kind": "npm", "package": "tiny@1.0.0", "integrity": "sha512-" + "A" * 86 + "==",
+         "registry": "npm", "released": "2024-01-01", "include": ["index.js"]},
+        {"name": "old", "kind": "pypi", "package": "pkg==1.0", "sha256": hashlib.sha256(old).hexdigest(),
+         "released": "2024-01-02"},
+        {"name": "stdlib", "kind": "local", "builtin": "stdlib"},
+    ]
+    params["apirec"]["domains"] = {}
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    cache = tmp_path / "cache"
+    out = tmp_path / "examples" / "refresh.yaml"
+    argv = ["--after", "2024-11-01", "--params", str(tmp_path / "params.yaml"), "--out", str(out), "--cache", str(cache),
+            "--pypi", (tmp_path / "pypi").as_uri(), "--npm", (tmp_path / "npm").as_uri(), "--source", "pkg",
+            "--source", "tiny"]
+    assert refresh.main(argv) == 0
+    first = out.read_bytes()
+    overlay = yaml.safe_load(first)["corpus"]["sources"]
+    pkg, tiny, kept, stdlib = overlay
+    new = _sdist("pkg", "3.0", V3)
+    assert pkg["package"] == "pkg==3.0" and pkg["sha256"] == hashlib.sha256(new).hexdigest()
+    assert pkg["released"] == "2025-02-01"
+    assert pkg["history"] == [{"package": "pkg==1.0", "sha256": params["corpus"]["sources"][0]["sha256"],
+                               "released": "2024-01-02"}]
+    assert tiny["package"] == "tiny@1.1.0" and tiny["released"] == "2025-01-05" and tiny["include"] == ["index.js"]
+    assert tiny["history"][0]["package"] == "tiny@1.0.0"
+    assert kept == params["corpus"]["sources"][2] and stdlib == params["corpus"]["sources"][3]  # not asked / no index
+    assert (cache / "downloads" / pkg["sha256"]).read_bytes() == new
+    assert refresh.main(argv) == 0 and out.read_bytes() == first  # the same bytes again
+    merged = {**params, "corpus": {**params["corpus"], "sources": overlay}}
+    validate(merged)
+    # the build's fetch of the refreshed pin needs no network: the refresh left it in the cache
+    def no_network(*a, **k):
+        raise AssertionError("the build opened a URL")
+    monkeypatch.setattr(urllib.request, "urlopen", no_network)
+    got = fetch.fetch({k: v for k, v in pkg.items() if k != "history"},
+                      Limits(1_000_000, 10_000_000, 1000), tmp_path / "tree", tmp_path / "rec.json",
+                      tmp_path / "rej.parquet", cache)
+    assert got.status == "ok" and (tmp_path / "tree" / "pkg" / "__init__.py").read_bytes() == V3
+    record = json.loads((tmp_path / "rec.json").read_text())
+    assert (record["license"], record["released"]) == ("MIT", "2025-02-01")
+
+
+def test_refresh_with_nothing_newer_keeps_the_pin(tmp_path):
+    from pipeline.corpus import refresh
+    _pypi_index(tmp_path / "pypi", "pkg", {"1.0": ("2024-01-02T10:00:00Z", b"x")})
+    spec = {"name": "pkg", "kind": "pypi", "package": "pkg==1.0", "sha256": "0" * 64, "released": "2024-01-02"}
+    same, line = refresh.refresh_source(spec, dt.date(2024, 6, 1), tmp_path / "c", (tmp_path / "pypi").as_uri(), None)
+    assert same == spec and "no sdist of pkg newer than 1.0 released after 2024-06-01" in line
+
+
+def check_warehouse(root: Path) -> None:
+    """The labels, counts and provenance of a .test build (its minilm has a cutoff between the two sources)."""
+    from pipeline.query import connect
+    con = connect(root / "data/warehouse.duckdb")
+    basis = dict(con.sql("SELECT model, basis FROM contamination_models").fetchall())
+    assert basis["minilm"] == "cutoff" and basis["tiny-mlm"] == basis["tiny-mlm-random"] == "exact"
+    assert con.sql("SELECT source, license, released::VARCHAR FROM corpus_provenance ORDER BY 1").fetchall() == [
+        ("fixture", "MIT", "2024-01-01"), ("tiny-js", "unknown", "2020-01-01")]
+    labels = {r[0] for t in ("apiquiz", "apirec", "codesyntax")
+              for r in con.sql(f"SELECT DISTINCT label FROM {t}_contamination").fetchall()}
+    assert labels <= {"read", "not_read", "released_after_cutoff", "released_before_cutoff", "unknown"}
+    # the fixture's code (2024) is after minilm's cutoff (2022); what a trained model read is exact
+    assert {r[0] for r in con.sql("SELECT label FROM apirec_contamination WHERE model = 'minilm'").fetchall()} == {
+        "released_after_cutoff"}
+    assert con.sql("SELECT count(*) FROM apirec_contamination WHERE model LIKE 'tiny%' AND label = 'not_read'"
+                   ).fetchall()[0][0] > 0  # apirec's points are test-split code, which no trained model read
+    read = dict(con.sql("SELECT label, count(*) FROM codesyntax_contamination WHERE model = 'tiny-mlm' "
+                        "GROUP BY ALL").fetchall())
+    assert read.get("read", 0) > 0 and read.get("not_read", 0) > 0  # codesyntax samples come from every split
+    # a twin is labelled as its model, so the two are paired on the same items on each side
+    assert con.sql("SELECT count(*) FROM apiquiz_contamination a JOIN apiquiz_contamination b USING (quiz_id) "
+                   "WHERE a.model = 'tiny-mlm' AND b.model = 'tiny-mlm-random' AND a.label <> b.label").fetchall()[0][0] == 0
+    n = con.sql("SELECT sum(n) FROM apiquiz_contamination_vs_twin WHERE protocol = 'rank'").fetchall()[0][0]
+    assert n and n == con.sql("SELECT n FROM apiquiz_contamination_scores WHERE model = 'tiny-mlm' "
+                              "AND protocol = 'rank'").fetchall()[0][0]
+    page = (root / "reports/corpus.md").read_text()
+    assert "### Provenance and known contamination" in page and "| fixture | local | MIT | 2024-01-01 |" in page
+
+
+def test_contamination_in_the_end_to_end_build(e2e_project):
+    check_warehouse(e2e_project)
