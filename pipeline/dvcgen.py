@@ -309,7 +309,7 @@ def targets_for(config: dict, wanted: list[str]) -> list[str]:
         own = [t for _, t in stage_targets(config)]
     except Exception:  # an invalid zoo: the trace itself says why
         return wanted
-    from pipeline import families as registry
+    from pipeline import registry
 
     fams = [f.name for f in registry.enabled(config)]
     kept = set(own) | {t for f in fams for t in (f, f"predict_{f}", f"fits_{f}")}
