@@ -18,7 +18,7 @@ import jsonschema
 import yaml
 
 from pipeline.io import load_yaml as parse_yaml
-from pipeline import families
+from pipeline import registry as families
 
 SCHEMA = Path(__file__).resolve().parent.parent / "schemas" / "params.schema.yaml"
 

@@ -274,7 +274,7 @@ def structural_reads(base: dict, config: dict, targets: list[str],
 
 def stage_targets(config: dict) -> list[tuple[str, str]]:
     """(stage name, Snakemake target rule), in DAG order; computed from the family registry."""
-    from pipeline import families as registry
+    from pipeline import registry
 
     enabled = registry.enabled(config)
     from pipeline.models.entries import parse_zoo
@@ -309,7 +309,7 @@ def targets_for(config: dict, wanted: list[str]) -> list[str]:
         own = [t for _, t in stage_targets(config)]
     except Exception:  # an invalid zoo: the trace itself says why
         return wanted
-    from pipeline import families as registry
+    from pipeline import registry
 
     fams = [f.name for f in registry.enabled(config)]
     kept = set(own) | {t for f in fams for t in (f, f"predict_{f}", f"fits_{f}")}
@@ -428,7 +428,7 @@ def generate(params_path: Path, perturb: bool = True) -> str:
     outs_of = {s: collapse_outs(files_of[s], [f for o, fs in files_of.items() if o != s for f in fs])
                for s in members}
 
-    from pipeline import families as registry
+    from pipeline import registry
 
     plot_meta = {f"{PLOTS}/{p.file}": p for f in registry.enabled(config) for p in f.plots}
     doc: dict = {"stages": {}}

@@ -12,7 +12,7 @@ from snakemake.utils import min_version
 # The Snakefile reads the zoo and the family registry with the pipeline's own code (no torch
 # import: a no-op run stays fast).
 sys.path.insert(0, workflow.basedir)
-from pipeline import families as registry  # noqa: E402
+from pipeline import registry  # noqa: E402
 from pipeline import resources as jobres  # noqa: E402
 from pipeline.config import ParamsError, check_devices, check_inputs, normalised, validate  # noqa: E402
 from pipeline.models.entries import INFERENCE_ONLY, PLANNING_ONLY, parse_zoo  # noqa: E402

@@ -1,12 +1,14 @@
 """House rules over the tracked files: code comments give reasons, not tracker numbers (history lives in git
 and docs/), and no tracked file names a path of one machine (a default is a path inside the project or a fresh
-temporary folder, resolved at run time)."""
+temporary folder, resolved at run time); and over the imports (tests/house.py): every arrow between rooms runs
+down, no modules import each other round a loop, and the registry sits below everything that reads it."""
 
 from __future__ import annotations
 
 import ast
 import re
 import subprocess
+import sys
 
 import pytest
 
@@ -18,7 +20,7 @@ CODE_PATHS = ("pipeline/", "rules/", "schemas/", "Snakefile", "snakemake_startup
 CODE_FILES = re.compile(r"^params[\w.]*\.yaml$")
 TRACKER = re.compile(rb"issue [0-9]", re.IGNORECASE)
 # pieces joined here so that this file does not name them itself
-MACHINE_PATH = re.compile(rb"(?<![\w.:/-])(?:(?:/" + b"work/|/" + b"root/|/" + b"home/)[\w.-]|/tmp/" + b"s3)")
+MACHINE_PATH = re.compile(rb"(?<![\w.:/-])(?:(?:/" + b"work/|/" + b"root/|/" + rb"home/)[\w.-]|/tmp/" + b"s3)")
 
 
 def tracked() -> list[str]:
@@ -77,3 +79,46 @@ def test_the_patterns_find_what_they_should():
         assert MACHINE_PATH.search(path), path
     for path in (b".peers/venv", b"https://example.org/" + b"home/x", b"/tmp/pwned", b"/" + b"work"):
         assert not MACHINE_PATH.search(path), path
+
+
+# The house drawn from its own imports (tests/house.py; docs/architecture.md, "The house"): every arrow between
+# rooms runs down, and no modules import each other round a loop.
+def test_every_arrow_runs_down_and_no_module_circle():
+    from tests.house import house
+
+    drawn = house()
+    assert {"pipeline.registry", "pipeline.families", "pipeline.runtime"} <= set(drawn.rooms)
+    assert drawn.back == [] and drawn.circles == [], drawn.drawing()
+    for user in ("runtime", "report", "warehouse", "config", "dvcgen", "families"):
+        assert drawn.floors[f"pipeline.{user}"] > drawn.floors["pipeline.registry"], drawn.drawing()
+    for below in ("runtime", "report", "warehouse", "config", "dvcgen"):  # they read the registry, not a family
+        assert not drawn.rooms.has_edge(f"pipeline.{below}", "pipeline.families"), below
+
+
+def test_the_house_counts_what_it_should(tmp_path, monkeypatch):
+    """A toy package: `b` and `c` import each other (a circle; the rooms `b` and `c` loop), `c` imports the
+    ground room `a` (by a lazy import inside a function)."""
+    from tests.house import house
+
+    pkg = tmp_path / "toyhouse"
+    (pkg / "b").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("X = 1\n")
+    (pkg / "b" / "__init__.py").write_text("")
+    (pkg / "b" / "one.py").write_text("from toyhouse import c\nfrom toyhouse import a\n")
+    (pkg / "b" / "two.py").write_text("from toyhouse.a import X\n")
+    (pkg / "c.py").write_text("from toyhouse.b import one\n\ndef f():\n    from toyhouse import a\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    drawn = house("toyhouse")
+    assert drawn.circles == [["toyhouse.b.one", "toyhouse.c"]]
+    assert len(drawn.back) == 1 and drawn.floors["toyhouse.a"] == 0
+    assert drawn.floors["toyhouse.b"] == drawn.floors["toyhouse.c"] == 1
+    assert drawn.figures["rooms"] == 4 and drawn.figures["arrows running back up"] == 1
+
+
+def test_the_registry_imports_no_family_and_no_torch():
+    """The Snakefile reads the registry on every run: it stays cheap to import, and below the families."""
+    code = ("import sys, pipeline.registry; "
+            "print(sorted(m for m in sys.modules if m == 'torch' or m.startswith('pipeline.families')))")
+    res = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
+    assert res.stdout.strip() == "[]", res.stdout

@@ -1,6 +1,6 @@
-"""Does an API exist on the pipeline's (pinned, Linux) platform? The check apiquiz applies to its API
-universe (a quiz on a name that does not exist here is invalid), for any family that names APIs
-(apirec's points and queries):
+"""Does an API exist on the pipeline's (pinned, Linux) platform? A family that asks a model for an API by
+name leaves out the names that do not exist here (an answer that cannot be called on this platform is no
+valid item), by one of two reasons:
 
 - a name of the corpus defined only under a guard for another platform, or only when the module runs as a
   script: the inventory's `platform` / `platform_names` (`pipeline.extract.platforms`; colorama.win32's
@@ -164,8 +164,8 @@ class Availability:
 
 
 def left_out_counts(verdicts: dict[str, str | None]) -> dict:
-    """apiquiz's counters over distinct APIs: `apis_platform_left_out` (per label) and
-    `apis_not_in_stdlib_left_out`."""
+    """The left-out counters over distinct APIs, as a family's metrics report them: `apis_platform_left_out`
+    (per label) and `apis_not_in_stdlib_left_out`."""
     labels = Counter(v for v in verdicts.values() if v is not None and v != NOT_IN_STDLIB)
     return {"apis_platform_left_out": dict(sorted(labels.items())),
             "apis_not_in_stdlib_left_out": sum(v == NOT_IN_STDLIB for v in verdicts.values())}

@@ -67,9 +67,9 @@ def origin_of(entry: ModelEntry, location: str) -> dict:
 
 
 def scoring_of(entry: ModelEntry, tokenizer) -> dict:
-    """The start-token policy this model's scoring uses (pipeline.runtime.scoring.start_policy) and its
+    """The start-token policy this model's scoring uses (pipeline.models.start.start_policy) and its
     tokenizer's class."""
-    from pipeline.runtime.scoring import start_policy
+    from pipeline.models.start import start_policy
 
     return {"tokenizer_class": type(tokenizer).__name__,
             **start_policy(tokenizer, entry.model_family, entry.scoring).describe()}

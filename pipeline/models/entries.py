@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 MODEL_FAMILIES = ("masked-lm", "causal-lm", "encoder-decoder", "encoder-only")
 SOURCE_KINDS = ("package", "trained", "random", "hub", "path", "gguf")
-# How a causal LM's candidates are scored (pipeline.runtime.scoring.start_policy): `pipeline` (default) scores every
+# How a causal LM's candidates are scored (pipeline.models.start.start_policy): `pipeline` (default) scores every
 # token of the completed text from the first one the candidates change, after a start token chosen by policy;
 # `lm-eval` reproduces lm-evaluation-harness 0.4's HF loglikelihood (its tokenizer's own specials, no BOS for
 # GPT-2-style tokenizers, the continuation cut from the whole text's tokens at the context's token count).

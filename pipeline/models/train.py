@@ -309,8 +309,8 @@ def run_training(entry: ModelEntry, manifest: Path, tokenizer_dir: Path, data: d
     record = json.loads((tokenizer_dir / RECORD_FILE).read_text())
     tokens_seen = p.steps * p.batch_size * p.seq_length
     # `read`: exactly the text the model read (the blocks its batches drew, mapped back to line/column
-    # ranges of the selected files): "seen" is computed from it per model (apiquiz). `split_*`: the
-    # whole train split in these languages, for comparison.
+    # ranges of the selected files): whether a model saw a given span of the corpus is computed from it, per
+    # model. `split_*`: the whole train split in these languages, for comparison.
     drawn = set().union(*batch_order(train_blocks.shape[0], p.batch_size, p.steps, seed))
     split = select_files(manifest, "train", data["languages"], 1 << 62, seed)
     card = cards.card_for(entry, model, str(out), {

@@ -16,7 +16,7 @@ import os
 import sys
 from pathlib import Path
 
-from pipeline import families
+from pipeline import registry as families
 from pipeline.core import logs
 from pipeline.io import atomic_path, write_json
 from pipeline.manifest.build import split_order, split_warnings

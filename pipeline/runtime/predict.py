@@ -8,7 +8,7 @@ Parquet metadata. Items are selected by `ctx.select(ids, max_items)`: a seeded s
 by a stable hash of each id, so 1 or 4 shards give the same rows in total.
 
 Models a family does not apply to never reach this: they get no job (see
-`pipeline.families.not_applicable`), and the runner refuses them with a clear message.
+`pipeline.registry.not_applicable`), and the runner refuses them with a clear message.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from pipeline import families
+from pipeline import registry as families
 from pipeline.core import logs
 from pipeline.io import write_parquet
 from pipeline.runtime.batching import select_shard

@@ -31,7 +31,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from pipeline import families, schemas
+from pipeline import registry as families, schemas
 from pipeline.contamination import labels
 from pipeline.core import logs
 from pipeline.io import atomic_path

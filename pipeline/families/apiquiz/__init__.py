@@ -3,7 +3,7 @@ APIs?"): cloze quizzes on the fully qualified names the corpus calls. See README
 
 from pathlib import Path
 
-from pipeline.families import EvaluationSet, Family, Inference, Plot, Table
+from pipeline.registry import EvaluationSet, Family, Inference, Plot, Table
 from pipeline.families.apiquiz import schemas
 
 FOLDER = Path(__file__).parent

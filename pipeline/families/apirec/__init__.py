@@ -5,7 +5,7 @@ by every encoder-only model's embedding similarity. See README.md here."""
 
 from pathlib import Path
 
-from pipeline.families import EvaluationSet, Family, Inference, Plot, Reference, SubsetTask, Table
+from pipeline.registry import EvaluationSet, Family, Inference, Plot, Reference, SubsetTask, Table
 from pipeline.families.apirec import schemas
 
 FOLDER = Path(__file__).parent

@@ -17,7 +17,7 @@ Its full ranking over the train vocabulary gives the baseline's gold rank; its t
 `candidates` are the pool the models re-rank (infer.py).
 
 A call whose API does not exist on the pipeline's platform makes no point (its answer cannot be called
-here; apiquiz's check: `pipeline.extract.availability`): defined only for another platform (`windows`,
+here; the check: `pipeline.extract.availability`): defined only for another platform (`windows`,
 ...: counted per label in `apis_platform_left_out`, distinct APIs, and `points_platform_left_out`), or a
 stdlib name the pinned interpreter's stdlib does not bind (`os.path.mkdir`: `apis_not_in_stdlib_left_out`,
 `points_not_in_stdlib_left_out`). The n-gram still trains on every call, as the code was written.
@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import ast
 import logging
-import math
 import sys
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -41,18 +40,12 @@ from pipeline.core import ids, logs
 from pipeline.core import shards as sharding
 from pipeline.extract.availability import NOT_IN_STDLIB, Availability, left_out_counts
 from pipeline.families.apirec import schemas
+from pipeline.families.apirec.points import (CALL_KINDS, START, NGram, api_class, length_buckets,  # noqa: F401
+                                             library_group, position, ranking_row)
 from pipeline.io import read_parquet, write_json, write_parquet
 from pipeline.manifest import read_text
 
 log = logging.getLogger("pipeline.families.apirec.generate")
-
-START = "<s>"
-CALL_KINDS = ("call", "method")
-
-
-def api_class(fqn: str) -> str:
-    return fqn.rsplit(".", 1)[0] if "." in fqn else fqn
-
 
 def function_spans(tree: ast.Module) -> dict[str, tuple[int, int]]:
     """qualname (`C.m`, `f.<locals>.g`, as the extraction names them) -> (def line, last line)."""
@@ -106,49 +99,6 @@ def render(fqn: str, bindings: list[tuple[str, str]], module: str) -> str:
     return fqn
 
 
-def position(a: int, n: int, b: int, m: int) -> str:
-    """The paper's Sec. 5.3: a-th line of an n-line function, b-th of its m APIs."""
-    x, y = a / n, b / m
-    if x < 0.25 and y < 0.25:
-        return "front"
-    if 0.25 < x < 0.75 and 0.25 < y < 0.75:
-        return "middle"
-    if x > 0.75 and y > 0.75:
-        return "back"
-    return "other"
-
-
-def length_buckets(lengths: dict[tuple[str, str], int], share: float = 0.05) -> dict[tuple[str, str], str]:
-    """Shortest `share` of the functions `short`, longest `long`, the rest `moderate` (ranked by LOC,
-    ties in a stable hashed order)."""
-    order = sorted(lengths, key=lambda k: (lengths[k], ids.stable_id(*k)))
-    cut = math.ceil(share * len(order)) if order else 0
-    out = {}
-    for i, key in enumerate(order):
-        out[key] = "short" if i < cut else "long" if i >= len(order) - cut else "moderate"
-    return out
-
-
-class NGram:
-    """Most frequent next API given the previous API in the function, backed off to unigram counts."""
-
-    def __init__(self, sequences: list[list[str]]):
-        self.bigram: dict[str, Counter] = defaultdict(Counter)
-        self.unigram: Counter = Counter()
-        for seq in sequences:
-            for prev, cur in zip([START] + seq[:-1], seq):
-                self.bigram[prev][cur] += 1
-                self.unigram[cur] += 1
-        self.vocab = sorted(self.unigram, key=lambda a: (-self.unigram[a], a))
-
-    def rank(self, previous: str | None) -> list[str]:
-        """Every train API, best first."""
-        counts = self.bigram.get(previous or START, Counter())
-        head = sorted(counts, key=lambda a: (-counts[a], -self.unigram[a], a))
-        seen = set(head)
-        return head + [a for a in self.vocab if a not in seen]
-
-
 def call_sequences(usages: pa.Table) -> dict[tuple[str, str], list[dict]]:
     """Resolved calls inside functions, per (file_id, function), in source order."""
     mask = pc.and_(pc.and_(pc.is_in(usages.column("kind"), pa.array(CALL_KINDS)), pc.is_valid(usages.column("fqn"))),
@@ -158,23 +108,6 @@ def call_sequences(usages: pa.Table) -> dict[tuple[str, str], list[dict]]:
     for r in rows.to_pylist():
         out[(r["file_id"], r["enclosing_function"])].append(r)
     return out
-
-
-def library_group(category: str, fqn: str, popular: tuple[str, ...]) -> str:
-    """The paper's API kinds (Sec. 3): `stdlib`, `popular_third_party` (a third-party API whose top-level package
-    is in `popular`, the paper's list of popular libraries), `other_third_party`, `user_defined`."""
-    if category == "third_party":
-        return "popular_third_party" if fqn.split(".", 1)[0] in popular else "other_third_party"
-    return category
-
-
-def ranking_row(point: dict, ranking: list[str], model: str, ranker: str, top_k: int) -> dict:
-    gold, klass = point["api"], point["api_class"]
-    rank = ranking.index(gold) + 1 if gold in ranking else None
-    class_rank = next((i + 1 for i, a in enumerate(ranking) if api_class(a) == klass), None)
-    return {"point_id": point["point_id"], "model": model, "ranker": ranker, "status": "ok", "gold_rank": rank,
-            "class_rank": class_rank, "n_candidates": len(ranking), "gold_in_candidates": rank is not None,
-            "top": ranking[:top_k], "gold_logprob": None}
 
 
 def ide_rows(points: list[dict], modules: dict[str, str], files: dict, root: Path, cap: int, typed: int, seed: int,
@@ -509,7 +442,7 @@ def main(argv: list[str] | None = None) -> int:
                                                MODULES), beside(args.selected, "modules"), MODULES)
             write_json(stats, args.selected)
             return 0
-    from pipeline.families.apirec import java  # java.py builds on this module's n-gram and buckets
+    from pipeline.families.apirec import java
 
     points, base, stats = java.add_java_points(points, base, stats, manifest,
                                                Path("."), domains, args.default_domain, args.eval_split,

@@ -48,7 +48,7 @@ import tree_sitter_java
 
 from pipeline.core import ids
 from pipeline.extract import library
-from pipeline.families.apirec.generate import NGram, api_class, length_buckets, library_group, position, ranking_row
+from pipeline.families.apirec.points import NGram, api_class, length_buckets, library_group, position, ranking_row
 from pipeline.manifest import read_text
 
 LANGUAGE = tree_sitter.Language(tree_sitter_java.language())

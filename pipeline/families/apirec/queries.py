@@ -15,7 +15,7 @@ Queries (evaluation split only, like the code points; split by project through t
 Files are read as text and parsed with `ast` / `tokenize`; corpus code is never imported or run.
 
 Universe: every public class, function and method of the inventory (all libraries, all splits) that
-exists on the pipeline's platform (an answer that cannot be called here is invalid; apiquiz's check:
+exists on the pipeline's platform (an answer that cannot be called here is invalid; the check:
 `pipeline.extract.availability`): a
 definition only for another platform is neither in the universe nor an answer (counted per label in
 `apis_platform_left_out`, distinct APIs; queries in `queries_platform_left_out`), nor is a stdlib name the
@@ -63,7 +63,7 @@ import pyarrow.compute as pc
 from pipeline.core import ids
 from pipeline.extract.availability import NOT_IN_STDLIB, Availability, left_out_counts
 from pipeline.families.apirec import schemas
-from pipeline.families.apirec.generate import CALL_KINDS, api_class, ranking_row
+from pipeline.families.apirec.points import CALL_KINDS, api_class, ranking_row
 from pipeline.manifest import read_text
 
 log = logging.getLogger("pipeline.families.apirec.queries")

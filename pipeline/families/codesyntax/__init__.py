@@ -3,7 +3,7 @@ attention heads find the AST relations of code? See README.md here."""
 
 from pathlib import Path
 
-from pipeline.families import EvaluationSet, Family, Inference, Plot, Reference, Table
+from pipeline.registry import EvaluationSet, Family, Inference, Plot, Reference, Table
 from pipeline.families.codesyntax import schemas
 
 FOLDER = Path(__file__).parent

@@ -4,7 +4,7 @@ identifiers, against developers' relatedness / similarity ratings. See README.md
 
 from pathlib import Path
 
-from pipeline.families import Family, Inference, Plot, Reference, Table
+from pipeline.registry import Family, Inference, Plot, Reference, Table
 from pipeline.families.idbench import schemas
 
 FOLDER = Path(__file__).parent

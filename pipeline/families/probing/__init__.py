@@ -3,7 +3,7 @@ seeds/004_*): linear probes on frozen per-layer pooled features. See README.md h
 
 from pathlib import Path
 
-from pipeline.families import EvaluationSet, Family, Fit, Inference, Plot, Table, fit_baselines_file
+from pipeline.registry import EvaluationSet, Family, Fit, Inference, Plot, Table, fit_baselines_file
 from pipeline.families.probing import schemas
 from pipeline.schemas import FEATURES, FIT_RESULTS
 
