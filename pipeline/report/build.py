@@ -172,7 +172,7 @@ def build(db: Path, out: Path, figures: Path, models_metrics: Path | None = None
         plots.mkdir(parents=True, exist_ok=True)  # a family without plots still leaves the (DVC plots) folder
     link = os.path.relpath(figures, out.parent)  # image links relative to the Markdown files (all in out's folder)
     corpus = section_corpus(con)
-    corpus = Section(corpus.title, corpus.headline, corpus.details + "\n" + contamination.section(con, config))
+    corpus = Section(corpus.title, corpus.headline, corpus.details + "\n" + contamination.section(con, config, fams))
     models = section_models(models_metrics)
     sections = [first_read(corpus, CORPUS_PAGE), first_read(models, MODELS_PAGE)]
     pages = {CORPUS_PAGE: corpus, MODELS_PAGE: models}

@@ -5,7 +5,9 @@ report.min_n prints "too few items")."""
 
 from __future__ import annotations
 
-from pipeline.report.common import fraction, interval_cell, markdown_table, min_n, score_cell
+import importlib
+
+from pipeline.report.common import fraction, markdown_table, min_n
 
 
 def _tables(con) -> set[str]:
@@ -34,7 +36,7 @@ COUNT_COLUMNS = ["model", "basis", "read", "not read", "released before cutoff",
                  "of those after: dated by release only"]
 
 
-def section(con, config: dict) -> str:
+def section(con, config: dict, fams: list) -> str:
     floor = min_n(config)
     have = _tables(con)
     out = ["### Provenance and known contamination\n",
@@ -55,54 +57,10 @@ def section(con, config: dict) -> str:
             "release, which only bounds the code's age from above: an item after the cutoff dated by release only "
             "(the counts' last column) may be old code in a new release (the JDK's sources are dated by the installed "
             "build). Give such a source `history` (or pin its `released:`) to tell new code from old.\n"]
-    if "apiquiz_contamination" in have:
-        counts = con.sql("SELECT model, basis, label, date_basis, count(*) FROM apiquiz_contamination GROUP BY ALL").fetchall()
-        out += ["\n**apiquiz:** quizzes (context leaks out) on each side of each model's label; an API is dated by "
-                "its first pinned release (history) or the earliest release of the code calling it.\n",
-                markdown_table(COUNT_COLUMNS, _label_counts(counts))]
-        scores = con.sql("SELECT model, protocol, label, n, p_at_1, lo, hi FROM apiquiz_contamination_scores "
-                         "WHERE label <> 'unknown' ORDER BY ALL").fetchall()
-        if scores:
-            out += ["\nP@1 (all settings pooled) by label:\n",
-                    markdown_table(["model", "protocol", "label", "n", "P@1", "95% CI"],
-                                   [(m, p, lab, n, score_cell(v, n, floor), interval_cell(lo, hi, n, floor))
-                                    for m, p, lab, n, v, lo, hi in scores])]
-        twins = con.sql("SELECT model, twin, protocol, label, n, p_at_1, twin_p_at_1, diff, lo, hi "
-                        "FROM apiquiz_contamination_vs_twin WHERE label <> 'unknown' ORDER BY ALL").fetchall()
-        if twins:
-            out += ["\nEach model against its random twin on each side (paired on the same quizzes):\n",
-                    markdown_table(["model", "twin", "protocol", "label", "n", "P@1", "twin", "difference", "95% CI"],
-                                   [(m, t, p, lab, n, score_cell(a, n, floor), _under(b, n, floor),
-                                     _under(d, n, floor), interval_cell(lo, hi, n, floor))
-                                    for m, t, p, lab, n, a, b, d, lo, hi in twins])]
-    if "apirec_contamination" in have:
-        counts = con.sql("SELECT model, basis, label, date_basis, count(*) FROM apirec_contamination GROUP BY ALL").fetchall()
-        out += ["\n**apirec:** code points and queries on each side of each model's label (a point is dated by its "
-                "function's first pinned release, else its file's release).\n",
-                markdown_table(COUNT_COLUMNS, _label_counts(counts))]
-        scores = con.sql("SELECT model, ranker, benchmark, label, n, score, lo, hi FROM apirec_contamination_scores "
-                         "WHERE label <> 'unknown' AND metric = 'SR@1' ORDER BY ALL").fetchall()
-        if scores:
-            out += ["\nSR@1 (method level) by label:\n",
-                    markdown_table(["model", "ranker", "benchmark", "label", "n", "SR@1", "95% CI"],
-                                   [(m, r, b, lab, n, score_cell(v, n, floor), interval_cell(lo, hi, n, floor))
-                                    for m, r, b, lab, n, v, lo, hi in scores])]
-        twins = con.sql("SELECT model, twin, ranker, benchmark, label, n, score, twin_score, diff, lo, hi "
-                        "FROM apirec_contamination_vs_twin WHERE label <> 'unknown' AND metric = 'SR@1' "
-                        "ORDER BY ALL").fetchall()
-        if twins:
-            out += ["\nEach model against its random twin on each side (SR@1, paired on the same items):\n",
-                    markdown_table(["model", "twin", "ranker", "benchmark", "label", "n", "SR@1", "twin", "difference",
-                                    "95% CI"],
-                                   [(m, t, r, b, lab, n, score_cell(a, n, floor), _under(bb, n, floor),
-                                     _under(d, n, floor), interval_cell(lo, hi, n, floor))
-                                    for m, t, r, b, lab, n, a, bb, d, lo, hi in twins])]
-    if "codesyntax_contamination" in have:
-        counts = con.sql("SELECT model, basis, label, date_basis, count(*) FROM codesyntax_contamination "
-                         "WHERE eval_split = 'test' GROUP BY ALL").fetchall()
-        out += ["\n**codesyntax:** test-side function samples on each side of each model's label. Its attention "
-                "hits are counted per head over all samples, so its score is not split by label (docs/contamination.md).\n",
-                markdown_table(COUNT_COLUMNS, _label_counts(counts))]
+    for family in fams:  # each family's part: its report module's contamination(con, floor), over its own views
+        part = getattr(importlib.import_module(family.report), "contamination", None) if family.report else None
+        if part is not None and f"{family.name}_contamination" in have:
+            out += part(con, floor)
     out.append(f"\nScores over fewer than {floor} items (report.min_n) print \"too few items\". "
                f"Differences are fractions ({fraction(0.05)} = 5 points).\n")
     return "\n".join(out)

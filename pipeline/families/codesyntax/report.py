@@ -218,3 +218,18 @@ def heatmaps(con, model: str, language: str, variant: str, path: Path) -> bool:
     fig.suptitle(f"{model}, {language}: attention top-1 per head (test)", fontsize=9)
     save(fig, path)
     return True
+
+
+def contamination(con, floor: int) -> list[str]:
+    """This family's part of the corpus page's contamination section: its items on each side of each model's
+    label (view codesyntax_contamination) and, where its views split the score, the score and the model against its
+    twin on each side."""
+    from pipeline.report.common import interval_cell, markdown_table, score_cell  # noqa: F401
+    from pipeline.report.contamination import COUNT_COLUMNS, _label_counts, _under  # noqa: F401
+    out: list[str] = []
+    counts = con.sql("SELECT model, basis, label, date_basis, count(*) FROM codesyntax_contamination "
+                     "WHERE eval_split = 'test' GROUP BY ALL").fetchall()
+    out += ["\n**codesyntax:** test-side function samples on each side of each model's label. Its attention "
+            "hits are counted per head over all samples, so its score is not split by label (docs/contamination.md).\n",
+            markdown_table(COUNT_COLUMNS, _label_counts(counts))]
+    return out
