@@ -153,6 +153,11 @@ class EvaluationSet:
     suffixes: tuple[str, ...] = ()
     distinct: str = ""
     fix: str = ""  # the family's own advice when the set is small (after the corpus-wide advice)
+    # The manifest split its items come from (e.g. apirec.eval_split), when they come from one: then every source
+    # with library code in `language` must hold at least one item (its `source` column), or the run fails
+    # (manifest.evaluation.allow_unevaluated opts out), and the set's composition is counted by `by`.
+    split: str = ""
+    by: tuple[str, ...] = ()  # columns its items are counted by in reports/metrics/evaluation.json (source first)
 
 
 @dataclass(frozen=True)
