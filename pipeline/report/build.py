@@ -48,6 +48,12 @@ def section_corpus(con) -> Section:
     params = run_params(con)
     fractions = params.get("manifest", {}).get("split") or {}
     warnings = split_warnings(by_language, fractions)
+    # a local archive built knowingly unpinned (`unpinned: true`): its content may change between runs
+    for name, pin in con.sql("SELECT name, pin FROM sources ORDER BY name").fetchall():
+        if (json.loads(pin or "null") or {}).get("unpinned"):
+            warnings.append(f"source {name} is an unpinned local archive (`unpinned: true`; sha256 "
+                            f"{json.loads(pin)['sha256']} when built): a rerun may read other bytes; pin it by "
+                            "that `sha256` in params.yaml")
     order = split_order(fractions)
     splits = [(language, *(by_language[language].get(s, 0) for s in order)) for language in sorted(by_language)]
     return Section(
