@@ -244,7 +244,7 @@ def test_planning_refuses_an_unpinned_local_archive_in_one_line(tmp_path):
     check_inputs(config)
 
 
-def test_the_report_names_an_unpinned_source(tmp_path):
+def test_the_report_names_an_unpinned_source_and_one_left_unevaluated(tmp_path):
     import duckdb
 
     from pipeline.report.build import section_corpus
@@ -253,10 +253,19 @@ def test_the_report_names_an_unpinned_source(tmp_path):
     con.sql("CREATE TABLE corpus_summary (language VARCHAR, files BIGINT, unique_files BIGINT, repositories BIGINT, "
             "bytes BIGINT, lines BIGINT)")
     con.sql("CREATE TABLE rejects_summary (stage VARCHAR, reason VARCHAR, items BIGINT)")
-    con.sql("CREATE TABLE manifest (language VARCHAR, split VARCHAR, duplicate BOOLEAN)")
+    con.sql("CREATE TABLE manifest (language VARCHAR, source VARCHAR, path VARCHAR, split VARCHAR, lines BIGINT, "
+            "duplicate BOOLEAN)")
+    con.sql("""INSERT INTO manifest VALUES ('python', 'mine', 'pkg/a.py', 'train', 90, false),
+               ('python', 'mine', 'pkg/b.py', 'test', 10, false), ('python', 'ok', 'ok/c.py', 'train', 5, false),
+               ('python', 'ok', 'tests/test_c.py', 'test', 5, false)""")
     con.sql("CREATE TABLE run_params (key VARCHAR, value VARCHAR)")
+    con.sql("""INSERT INTO run_params VALUES ('manifest.split', '{"train": 0.8, "valid": 0.1, "test": 0.1}')""")
     con.sql("CREATE TABLE sources (name VARCHAR, pin VARCHAR)")
     con.sql("""INSERT INTO sources VALUES ('mine', '{"path": "x.zip", "sha256": "ab", "unpinned": true}'),
                ('ok', '{"sha256": "cd"}')""")
-    text = section_corpus(con).headline
-    assert "source mine is an unpinned local archive" in text and "source ok" not in text
+    section = section_corpus(con)
+    assert "source mine is an unpinned local archive" in section.headline
+    # the splits per source (library files; a test file is a script): a source with none in test is warned about
+    assert "| python | mine | 1 | 0 | 1 | 10.0% |" in section.details
+    assert "| python | ok | 1 | 0 | 0 | 0.0% |" in section.details
+    assert "source ok has 1 python library files but none in the test split" in section.headline

@@ -325,3 +325,18 @@ def test_apirec_cap_keeps_every_source_and_its_share():
     parts = [x for h in halves for x in cap_points(h, 200, 5, per_source=200)]
     again = cap_points(parts, 200, 5, {"stdlib": 3000, "mylib": 3})
     assert sorted(x[0]["line"] * 10 + x[0]["col"] for x in again) == sorted(x[0]["line"] * 10 + x[0]["col"] for x in kept)
+
+
+def test_the_apirec_report_gives_points_per_source_and_category_and_says_when_popular_is_absent():
+    import duckdb
+
+    from pipeline.families.apirec.report import _composition
+
+    con = duckdb.connect()
+    con.sql("CREATE TABLE apirec_points AS SELECT * FROM (VALUES ('stdlib', 'stdlib'), ('flask', 'user_defined'), "
+            "('flask', 'stdlib'), ('mylib', 'other_third_party')) t(source, library_group)")
+    text = "".join(_composition(con, {"apirec": {"popular_libraries": ["flask", "numpy"]}}))
+    assert "| flask | 1 | 0 | 0 | 1 | 2 |" in text and "| all | 2 | 0 | 1 | 1 | 4 |" in text
+    assert "**No popular third-party point:**" in text and "(flask, numpy)" in text
+    con.sql("INSERT INTO apirec_points VALUES ('mylib', 'popular_third_party')")
+    assert "No popular" not in "".join(_composition(con, {}))
