@@ -283,11 +283,11 @@ def test_a_source_with_library_code_but_nothing_evaluated_fails_naming_it(tmp_pa
             {"source": "other", "path": "other/b.py", "language": "python", "split": "test", "lines": 50,
              "duplicate": False}]
     _manifest(tmp_path / "manifest.parquet", rows)
-    pq.write_table(pa.table({"path": ["os.py"] * 40, "source": ["stdlib"] * 40,
+    pq.write_table(pa.table({"path": ["os.py"] * 40, "source": ["stdlib"] * 40, "split": ["test"] * 40,
                              "library_group": ["stdlib"] * 39 + ["user_defined"], "domain": ["general"] * 40}),
                    tmp_path / "p.parquet")
     sets = [{"family": "apirec", "name": "points", "language": "python", "file": str(tmp_path / "p.parquet"),
-             "suffixes": [".py"], "fix": "or choose apirec.eval_split", "split": "test",
+             "suffixes": [".py"], "fix": "or choose apirec.eval_split", "every_source": True,
              "by": ["source", "library_group", "domain"]}]
     library = evaluation.library_code(tmp_path / "manifest.parquet", list(SplitPolicy().scripts))
     assert library["python"]["mylib"] == {"train": [1, 90]}  # its test file is a script

@@ -47,7 +47,8 @@ def items(spec: dict) -> tuple[int, dict]:
     if not path.exists():
         return 0, {}
     columns = sorted({c for c, _ in spec.get("where", ())} | ({"path"} if spec.get("suffixes") else set())
-                     | ({spec["distinct"]} if spec.get("distinct") else set()) | set(by))
+                     | ({spec["distinct"]} if spec.get("distinct") else set()) | set(by)
+                     | ({"split"} if spec.get("every_source") and "split" in pq.read_schema(path).names else set()))
     table = pq.read_table(path, columns=columns or None)
     for column, value in spec.get("where", ()):
         table = table.filter(pc.equal(table.column(column), value))
@@ -57,6 +58,8 @@ def items(spec: dict) -> tuple[int, dict]:
     if spec.get("distinct"):
         return len(set(table.column(spec["distinct"]).to_pylist())), {}
     composition: dict = {}
+    if spec.get("every_source") and "split" in table.column_names:  # the manifest split the items come from
+        composition["split"] = dict(sorted(Counter(table.column("split").to_pylist()).items()))
     values = {c: [str(v) for v in table.column(c).to_pylist()] for c in by}
     for k, column in enumerate(by):
         composition[column] = dict(sorted(Counter(values[column]).items()))
@@ -87,10 +90,11 @@ def library_code(manifest: Path | None, scripts: list[str]) -> dict:
 
 
 def unevaluated(spec: dict, n: int, composition: dict, library: dict) -> list[str]:
-    """One line per source with library code in the set's language but no item in it (sets drawn from a split)."""
-    split = spec.get("split")
-    if not split or not library:
+    """One line per source with library code in the set's language but no item in it (sets drawn from a split:
+    `every_source`; the split is the items' own, else the spec's `split`, else "evaluation")."""
+    if not spec.get("every_source") or not library:
         return []
+    split = next(iter(composition.get("split") or {}), spec.get("split") or "evaluation")
     have = composition.get("source", {}) if n else {}
     lines = []
     for source, splits in sorted(library.get(spec["language"], {}).items()):
@@ -118,8 +122,6 @@ def check(sets: list[dict], min_items: int, allow_small: bool, library: dict | N
         n, composition = items(spec)
         row = {"family": spec["family"], "language": spec["language"], "set": spec["name"], "items": n,
                "file": spec["file"]}
-        if spec.get("split"):
-            row["split"] = spec["split"]
         if composition:
             row["composition"] = composition
         rows.append(row)

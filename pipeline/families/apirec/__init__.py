@@ -98,9 +98,9 @@ FAMILY = Family(
         tuple(s["name"] for s in config["corpus"]["sources"]), "corpus.sources names", null_drops=True)],
     evaluation=lambda config: [
         EvaluationSet("points", "python", POINTS, suffixes=(".py",), fix="or choose apirec.eval_split",
-                      split=config["apirec"]["eval_split"], by=("source", "library_group", "domain")),
+                      every_source=True, by=("source", "library_group", "domain")),
         EvaluationSet("points", "java", POINTS, suffixes=(".java",), fix="or choose apirec.eval_split",
-                      split=config["apirec"]["eval_split"], by=("source", "library_group", "domain")),
+                      every_source=True, by=("source", "library_group", "domain")),
         EvaluationSet("queries", "python", QUERIES, fix="or choose apirec.eval_split", by=("source", "category", "domain")),
     ],
 )
