@@ -3,6 +3,9 @@
 Markdown table, then per language how many sources hold library files in test. docs/splits.md has the default's.
 
     python bench/split_sources.py BEFORE/data/manifest.parquet AFTER/data/manifest.parquet [AFTER/reports/metrics/manifest.json]
+
+BEFORE may instead be a policy (`auto`, `repository`, `package`): AFTER's files split again by it (the params'
+seed and fractions given by --seed and --split, default the default's), for a corpus built only once.
 """
 
 from __future__ import annotations
@@ -20,10 +23,19 @@ from pipeline.manifest.scan import excluded_by  # noqa: E402
 SPLITS = ("train", "valid", "test")
 
 
-def composition(manifest: Path) -> dict:
-    """(language, source) -> split -> [library files, library lines] of the unique files."""
+def composition(manifest: Path, policy: str | None = None, seed: int = 20261122,
+                fractions: dict | None = None) -> dict:
+    """(language, source) -> split -> [library files, library lines] of the unique files (split again by `policy`)."""
     out: dict = {}
-    for r in pq.read_table(manifest, columns=["source", "path", "language", "split", "lines", "duplicate"]).to_pylist():
+    rows = pq.read_table(manifest, columns=["source", "repository", "path", "language", "split", "lines",
+                                            "duplicate"]).to_pylist()
+    if policy:
+        from pipeline.manifest.build import SplitPolicy, assign_splits
+
+        splits, _ = assign_splits(rows, seed, fractions or {"train": 0.8, "valid": 0.1, "test": 0.1},
+                                  SplitPolicy(mode=policy))
+        rows = [{**r, "split": s} for r, s in zip(rows, splits)]
+    for r in rows:
         if r["duplicate"] or excluded_by(r["path"], list(SCRIPTS)) is not None:
             continue
         cell = out.setdefault((r["language"], r["source"]), {}).setdefault(r["split"], [0, 0])
@@ -55,7 +67,17 @@ def table(before: dict, after: dict, units: dict) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = argv if argv is not None else sys.argv[1:]
+    args = list(argv if argv is not None else sys.argv[1:])
+    seed, fractions = 20261122, None
+    for flag in ("--seed", "--split"):
+        if flag in args:
+            k = args.index(flag)
+            value = args[k + 1]
+            del args[k:k + 2]
+            if flag == "--seed":
+                seed = int(value)
+            else:
+                fractions = json.loads(value)
     if len(args) not in (2, 3):
         print(__doc__, file=sys.stderr)
         return 2
@@ -63,7 +85,10 @@ def main(argv: list[str] | None = None) -> int:
     if len(args) == 3:
         for language, used in json.loads(Path(args[2]).read_text())["split_policy"].items():
             units.update({(language, s): f"{c['unit']} ({c['units']})" for s, c in used.get("sources", {}).items()})
-    print("\n".join(table(composition(Path(args[0])), composition(Path(args[1])), units)))
+    policies = ("auto", "repository", "package", "source")
+    before = (composition(Path(args[1]), args[0], seed, fractions) if args[0] in policies
+              else composition(Path(args[0])))
+    print("\n".join(table(before, composition(Path(args[1])), units)))
     return 0
 
 
