@@ -340,3 +340,16 @@ def test_the_apirec_report_gives_points_per_source_and_category_and_says_when_po
     assert "**No popular third-party point:**" in text and "(flask, numpy)" in text
     con.sql("INSERT INTO apirec_points VALUES ('mylib', 'popular_third_party')")
     assert "No popular" not in "".join(_composition(con, {}))
+
+
+def test_a_split_left_empty_takes_the_unit_nearest_its_share_not_a_stub():
+    """sortedcontainers (the own corpus, seed 20261122): the deal left test empty, and the lightest unit, its 74-line
+    __init__.py, gave 0 points (the per-source check named it). The unit nearest the split's share goes instead."""
+    from pipeline.manifest.build import deal, deal_source
+
+    units = {("s", "__init__.py"): 74, ("s", "sortedlist.py"): 2646, ("s", "sorteddict.py"): 812,
+             ("s", "sortedset.py"): 733}
+    assert "test" not in deal(units, 20261122, FRACTIONS).values()
+    dealt = deal_source(units, 20261122, FRACTIONS)
+    assert [u for u, s in dealt.items() if s == "test"] == [("s", "sortedset.py")]  # 733 lines: nearest 10% of 4,265
+    assert sorted(set(dealt.values())) == ["test", "train", "valid"]

@@ -8,7 +8,7 @@ tests, examples, docs, tools, benchmarks, by path). Per language:
   are dealt on their own to the splits, by repository where the source has at least one per split, else by
   folder (package) where it has that many, else by module; the units in the order of a seeded hash of
   (source, unit), each to the split furthest below its share of the source's library lines, then every split
-  without a unit is given the smallest unit of the split that has most (the last split, test, first: a source
+  without a unit is given the unit nearest its share from the split that has most (the last split, test, first: a source
   of one module is evaluated, not trained on). A unit is never cut across splits; scripts train. A source's
   splits do not depend on the other sources.
 - `repository`: each repository's split is a hash of (seed, source, repository), so a repository keeps
@@ -109,13 +109,16 @@ def fill_priority(fractions: dict[str, float]) -> list[str]:
 
 def deal_source(units: dict[tuple[str, str], int], seed: int, fractions: dict[str, float]) -> dict[tuple[str, str], str]:
     """One source's units (source, unit) -> weight (library lines) dealt to the splits: `deal`, then each split
-    (in `fill_priority` order) that got no unit takes the lightest unit of the split holding most units (when one
-    holds two or more), else the unit of a split later in that order. With at least one unit per split every
-    split gets one; with fewer, the evaluation split first."""
+    (in `fill_priority` order) that got no unit takes, from the split holding most units (when one holds two or
+    more), else from a split later in that order, the unit whose weight is nearest the split's share of the
+    source. With at least one unit per split every split gets one; with fewer, the evaluation split first."""
     dealt = deal(units, seed, fractions)
     priority = fill_priority(fractions)
-    lightest = lambda u: (units[u], ids.unit_float(seed, "package-split", *u), u)  # noqa: E731
+    total = sum(units.values())
     for split in priority:
+        # the unit nearest the split's share of the source (not merely the lightest: a 6-line __init__.py or a
+        # docs conf.py alone in test gives no evaluation item)
+        nearest = lambda u: (abs(units[u] - fractions[split] * total), units[u], ids.unit_float(seed, "package-split", *u), u)  # noqa: E731,B023
         members = {s: [u for u in sorted(dealt) if dealt[u] == s] for s in priority}
         if members[split]:
             continue
@@ -124,7 +127,7 @@ def deal_source(units: dict[tuple[str, str], int], seed: int, fractions: dict[st
         if not donors:
             break
         donor = max(donors, key=lambda s: (len(members[s]), priority.index(s)))
-        dealt[min(members[donor], key=lightest)] = split
+        dealt[min(members[donor], key=nearest)] = split
     return dealt
 
 
