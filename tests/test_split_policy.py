@@ -300,6 +300,9 @@ def test_a_source_with_library_code_but_nothing_evaluated_fails_naming_it(tmp_pa
     assert comp["source"] == {"stdlib": 40} and comp["source_by_library_group"]["stdlib"] == {"stdlib": 39, "user_defined": 1}
     assert metrics["split_composition"]["python"]["mylib"] == {"train": {"library_files": 1, "library_lines": 90}}
     assert evaluation.check(sets, 30, False, library, allow_unevaluated=True)[0]["ok"] is True
+    # a set with no item at all is the size check's (allow_small), not one line per source
+    empty = [{**sets[0], "file": str(tmp_path / "none.parquet")}]
+    assert evaluation.check(empty, 30, True, library)[2] == []
     cmd = [sys.executable, "-m", "pipeline.manifest.evaluation", "--sets", json.dumps(sets), "--min-items", "30",
            "--manifest", str(tmp_path / "manifest.parquet"), "--metrics", str(tmp_path / "m.json")]
     res = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)

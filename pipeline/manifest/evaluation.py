@@ -92,10 +92,10 @@ def library_code(manifest: Path | None, scripts: list[str]) -> dict:
 def unevaluated(spec: dict, n: int, composition: dict, library: dict) -> list[str]:
     """One line per source with library code in the set's language but no item in it (sets drawn from a split:
     `every_source`; the split is the items' own, else the spec's `split`, else "evaluation")."""
-    if not spec.get("every_source") or not library:
+    if not spec.get("every_source") or not library or not n:  # an empty set is the size check's (allow_small)
         return []
     split = next(iter(composition.get("split") or {}), spec.get("split") or "evaluation")
-    have = composition.get("source", {}) if n else {}
+    have = composition.get("source", {})
     lines = []
     for source, splits in sorted(library.get(spec["language"], {}).items()):
         if have.get(source):
