@@ -104,9 +104,10 @@ onsuccess:
     if _metrics.exists():
         for _warning in _json.loads(_metrics.read_text()).get("warnings", []):
             print(f"WARNING manifest: {_warning}", file=_sys.stderr)
-    _evaluation = _Path("reports/metrics/evaluation.json")  # small evaluation sets accepted by allow_small
+    _evaluation = _Path("reports/metrics/evaluation.json")  # accepted by allow_small / allow_unevaluated
     if _evaluation.exists():
-        for _warning in _json.loads(_evaluation.read_text()).get("too_small", []):
+        _read = _json.loads(_evaluation.read_text())
+        for _warning in _read.get("too_small", []) + _read.get("unevaluated_sources", []):
             print(f"WARNING evaluation: {_warning}", file=_sys.stderr)
     # A source that could not be had as pinned was left out (its record and reject row say why):
     # the rest was built, and the run ends loudly and non-zero.

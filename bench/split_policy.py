@@ -29,10 +29,10 @@ def compare(project: Path, overlays: list[Path] = ()) -> dict:
         update_config(params, yaml.safe_load(overlay.read_text()))
     fractions, seed = params["manifest"]["split"], params["seed"]
     given = params["manifest"].get("split_policy", {})
-    policy = SplitPolicy(given.get("mode", "auto"), tuple(given.get("scripts", SCRIPTS)), given.get("min_units", 10))
+    policy = SplitPolicy(given.get("mode", "source"), tuple(given.get("scripts", SCRIPTS)), given.get("min_units", 10))
     parts = [pq.read_table(p) for p in sorted((project / "data/manifest/parts").glob("*.parquet"))
              if not p.name.endswith(".rejects.parquet")]
-    rows = pa.concat_tables(parts).select(["source", "repository", "path", "language", "sha256"]).to_pylist()
+    rows = pa.concat_tables(parts).select(["source", "repository", "path", "language", "sha256", "lines"]).to_pylist()
     before = [split_of(seed, r["source"], r["repository"], fractions) for r in rows]
     after, report = assign_splits(rows, seed, fractions, policy)
     out: dict = {"files": len(rows), "moved": sum(b != a for b, a in zip(before, after)), "by_language": {}}

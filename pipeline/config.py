@@ -239,6 +239,12 @@ def check_inputs(config: Mapping, dataset_bases: list[Path] | None = None, workd
                 if got:
                     raise ParamsError(f"{key}.sha256: {path} has sha256 {got}, not the pinned {src['sha256'].lower()}; "
                                       "pin the new value only if the change is intended, else restore the file")
+            if kind == "local" and path.is_file() and "sha256" not in src and not src.get("unpinned"):
+                got = hash_ok(path, "")  # every archive is pinned, as the downloads are
+                value = got or f"<the output of `sha256sum {path}`>"
+                raise ParamsError(f"{key}: the zip or tar {src['path']!r} is not pinned: add `sha256: {value}` to "
+                                  "its entry (or `unpinned: true` to build from it unpinned knowingly: a warning, and "
+                                  "the source's record and the report say so)")
         if kind == "git":
             url = src["url"]
             if GIT_TRANSPORT.match(url):

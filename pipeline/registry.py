@@ -160,6 +160,11 @@ class EvaluationSet:
     suffixes: tuple[str, ...] = ()
     distinct: str = ""
     fix: str = ""  # the family's own advice when the set is small (after the corpus-wide advice)
+    # Items drawn from one manifest split (named by their `split` column, e.g. apirec.eval_split's points): every
+    # source with library code in `language` must hold at least one (their `source` column), or the run fails
+    # (manifest.evaluation.allow_unevaluated opts out).
+    every_source: bool = False
+    by: tuple[str, ...] = ()  # columns its items are counted by in reports/metrics/evaluation.json (source first)
 
 
 @dataclass(frozen=True)

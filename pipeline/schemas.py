@@ -66,6 +66,7 @@ REJECT_REASONS = {
     # fetch: a whole source (status `failed` in its record, the run goes on without it; skipped for a builtin)
     "source_unavailable": "the source cannot be reached or found: an index, url, path or git commit",
     "pin_mismatch": "the download's hash is not the one params.yaml pins (nothing cached or extracted)",
+    "unpinned": "a local zip or tar without a sha256 pin (and without `unpinned: true`): not read",
     "bad_archive": "the pinned file is not a readable zip or tar archive",
     # manifest: a source whose license corpus.licenses.allow does not list (every file of it, detail: the license)
     "license": "the source's license is not in corpus.licenses.allow",

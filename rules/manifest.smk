@@ -105,8 +105,8 @@ rule manifest:
         " --out {output.manifest:q} --rejects {output.rejects:q} --metrics {output.metrics:q} 2> {log:q}"
 
 
-# Every enabled family's evaluation set holds manifest.evaluation.min_items items per language, or the run fails
-# naming each family and language (pipeline.manifest.evaluation; docs/splits.md). Run as soon as the benchmarks
+# Every enabled family's evaluation set holds manifest.evaluation.min_items items per language, and every source with
+# library code items of each set drawn from a split, or the run fails naming each family and language (and source) (pipeline.manifest.evaluation; docs/splits.md). Run as soon as the benchmarks
 # exist (priority), before the inference they feed.
 EVALUATION_SETS = [
     {"family": _f.name, **dataclasses.asdict(_s)}
@@ -118,13 +118,17 @@ EVALUATION_SETS = [
 
 rule evaluation_sizes:
     input:
-        sorted({s["file"] for s in EVALUATION_SETS}),
+        sets=sorted({s["file"] for s in EVALUATION_SETS}),
+        manifest="data/manifest.parquet",
     output:
         metrics="reports/metrics/evaluation.json",
     params:
         sets=as_json(EVALUATION_SETS),
         min_items=config["manifest"]["evaluation"]["min_items"],
         allow_small="--allow-small" if config["manifest"]["evaluation"]["allow_small"] else "",
+        # every source with library code holds items of each set drawn from a split, or the run fails (opt-out)
+        allow_unevaluated="--allow-unevaluated" if config["manifest"]["evaluation"].get("allow_unevaluated") else "",
+        scripts=as_json((config["manifest"].get("split_policy") or {}).get("scripts")),
     priority: 100
     conda:
         CONDA_ENV
@@ -132,4 +136,5 @@ rule evaluation_sizes:
         "logs/evaluation_sizes.log",
     shell:  # a failure's log reaches the console (profiles/default: show-failed-logs); allow_small's warnings: onsuccess
         "python -m pipeline.manifest.evaluation --sets {params.sets:q} --min-items {params.min_items}"
-        " {params.allow_small} --metrics {output.metrics:q} 2> {log:q}"
+        " {params.allow_small} {params.allow_unevaluated} --manifest {input.manifest:q} --scripts {params.scripts:q}"
+        " --metrics {output.metrics:q} 2> {log:q}"

@@ -22,6 +22,15 @@ def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def pin_archive(spec: dict) -> dict:
+    """A `local` source naming a zip or tar, pinned by its sha256 as every archive must be (a folder, a missing
+    path, a pinned or knowingly unpinned entry: as given)."""
+    path = Path(spec.get("path", ""))
+    if spec.get("kind") == "local" and spec.get("path") and path.is_file() and not ({"sha256", "unpinned"} & set(spec)):
+        return {**spec, "sha256": sha256(path)}
+    return spec
+
+
 def add_tar_file(tar: tarfile.TarFile, name: str, data: bytes, **attrs) -> None:
     info = tarfile.TarInfo(name)
     info.size = len(data)
@@ -119,7 +128,7 @@ def build_sources(root: Path) -> list[dict]:
     return [
         {"name": "gitsrc", "kind": "git", "url": repo.as_uri(), "commit": pinned},
         {"name": "demo", "kind": "pypi", "package": "demo==1.0", "sha256": sdist_sha, "index_url": index},
-        {"name": "zipsrc", "kind": "local", "path": str(make_zip(root))},
+        pin_archive({"name": "zipsrc", "kind": "local", "path": str(make_zip(root))}),
         {"name": "dump", "kind": "jsonl", "path": str(make_jsonl(root))},
         {"name": "evil", "kind": "url", "url": evil_url, "sha256": evil_sha},
     ]

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import gzip
 import json
+import tarfile
 import zipfile
 from pathlib import Path
 
 import pyarrow.parquet as pq
+import pytest
 
 from pipeline import schemas
 from pipeline.corpus.fetch import fetch, tree_sha256
@@ -196,3 +198,74 @@ def test_every_git_call_ends_its_options_before_a_url_or_revision(tmp_path, monk
     assert result.status == "failed" and not marker.exists() and files == []
     clone = calls[0]
     assert clone[clone.index("clone"):].index("--") < clone.index(f"--upload-pack=touch {marker}")
+
+
+# every archive pinned: a local zip or tar without sha256 is refused, or built knowingly with `unpinned: true`
+
+
+def test_an_unpinned_local_archive_is_refused_naming_the_pin(tmp_path, caplog):
+    from pipeline.corpus.fetch import fetch
+
+    archive = tmp_path / "src.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("pkg/a.py", "x = 1\n")
+
+    def fetched(spec):
+        out = tmp_path / "out" / spec["name"]
+        result = fetch(spec, LIMITS, out / "tree", out / "record.json", out / "rejects.parquet", tmp_path / "cache")
+        return result, json.loads((out / "record.json").read_text()), pq.read_table(out / "rejects.parquet").to_pylist()
+
+    result, rec, rows = fetched({"name": "bare", "kind": "local", "path": str(archive)})
+    assert result.status == "failed" and rec["reason"] == "unpinned" and [r["reason"] for r in rows] == ["unpinned"]
+    assert f"sha256: {sha256(archive)}" in rec["error"] and "unpinned: true" in rec["error"]
+    with caplog.at_level("WARNING"):
+        result, rec, rows = fetched({"name": "knowing", "kind": "local", "path": str(archive), "unpinned": True})
+    assert result.status == "ok" and rows == [] and rec["pin"]["unpinned"] is True
+    assert rec["pin"]["sha256"] == sha256(archive) and "is not pinned (unpinned: true)" in caplog.text
+    # a folder stays pinnable by tree_sha256 and buildable without it (.test's fixture)
+    assert fetched({"name": "folder", "kind": "local", "path": str(_folder(tmp_path / "f"))})[0].status == "ok"
+
+
+def test_planning_refuses_an_unpinned_local_archive_in_one_line(tmp_path):
+    from pipeline.config import ParamsError, check_inputs
+
+    archive = tmp_path / "src.tar"
+    with tarfile.open(archive, "w") as tf:
+        tf.add(_folder(tmp_path / "f"), arcname="f")
+    config = {"corpus": {"sources": [{"name": "mine", "kind": "local", "path": str(archive)}]}, "datasets": []}
+    with pytest.raises(ParamsError) as caught:
+        check_inputs(config)
+    line = str(caught.value)
+    assert line.startswith("params.yaml corpus.sources[mine]: the zip or tar") and "\n" not in line
+    assert f"sha256: {sha256(archive)}" in line and "unpinned: true" in line
+    config["corpus"]["sources"][0]["unpinned"] = True
+    check_inputs(config)
+    config["corpus"]["sources"][0] = {"name": "mine", "kind": "local", "path": str(archive), "sha256": sha256(archive)}
+    check_inputs(config)
+
+
+def test_the_report_names_an_unpinned_source_and_one_left_unevaluated(tmp_path):
+    import duckdb
+
+    from pipeline.report.build import section_corpus
+
+    con = duckdb.connect()
+    con.sql("CREATE TABLE corpus_summary (language VARCHAR, files BIGINT, unique_files BIGINT, repositories BIGINT, "
+            "bytes BIGINT, lines BIGINT)")
+    con.sql("CREATE TABLE rejects_summary (stage VARCHAR, reason VARCHAR, items BIGINT)")
+    con.sql("CREATE TABLE manifest (language VARCHAR, source VARCHAR, path VARCHAR, split VARCHAR, lines BIGINT, "
+            "duplicate BOOLEAN)")
+    con.sql("""INSERT INTO manifest VALUES ('python', 'mine', 'pkg/a.py', 'train', 90, false),
+               ('python', 'mine', 'pkg/b.py', 'test', 10, false), ('python', 'ok', 'ok/c.py', 'train', 5, false),
+               ('python', 'ok', 'tests/test_c.py', 'test', 5, false)""")
+    con.sql("CREATE TABLE run_params (key VARCHAR, value VARCHAR)")
+    con.sql("""INSERT INTO run_params VALUES ('manifest.split', '{"train": 0.8, "valid": 0.1, "test": 0.1}')""")
+    con.sql("CREATE TABLE sources (name VARCHAR, pin VARCHAR)")
+    con.sql("""INSERT INTO sources VALUES ('mine', '{"path": "x.zip", "sha256": "ab", "unpinned": true}'),
+               ('ok', '{"sha256": "cd"}')""")
+    section = section_corpus(con)
+    assert "source mine is an unpinned local archive" in section.headline
+    # the splits per source (library files; a test file is a script): a source with none in test is warned about
+    assert "| python | mine | 1 | 0 | 1 | 10.0% |" in section.details
+    assert "| python | ok | 1 | 0 | 0 | 0.0% |" in section.details
+    assert "source ok has 1 python library files but none in the test split" in section.headline

@@ -15,6 +15,7 @@ from pipeline.corpus import safety
 from pipeline.corpus.fetch import fetch
 from pipeline.corpus.safety import Limits
 from tests.conftest import REPO
+from tests.fixture_corpus import pin_archive
 
 LIMITS = Limits(max_file_bytes=100_000, max_total_bytes=10_000_000, max_members=100)
 
@@ -51,7 +52,7 @@ def test_a_full_disk_while_extracting_names_the_file(tmp_path, monkeypatch):
     monkeypatch.setattr(safety, "_copy_capped", full)
     out = tmp_path / "out"
     with pytest.raises(OSError) as caught:
-        fetch({"name": "a", "kind": "local", "path": str(archive)}, LIMITS, out / "tree", out / "r.json",
+        fetch(pin_archive({"name": "a", "kind": "local", "path": str(archive)}), LIMITS, out / "tree", out / "r.json",
               out / "r.parquet", tmp_path / "cache")
     assert caught.value.errno == errno.ENOSPC and caught.value.filename.endswith("pkg/a.py")
     assert "pkg/a.py" in pipeline.disk_full_line(caught.value, stage="pipeline.corpus.fetch")

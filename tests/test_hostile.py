@@ -17,7 +17,7 @@ from pipeline.corpus.safety import Limits
 from pipeline.manifest.scan import scan_source
 from tests import hostile_inputs as H
 from tests.conftest import REPO
-from tests.fixture_corpus import make_sdist_index, sha256
+from tests.fixture_corpus import make_sdist_index, pin_archive, sha256
 
 LIMITS = Limits(max_file_bytes=100_000, max_total_bytes=10_000_000, max_members=1000)
 SHOWN_LATIN1 = "caf\\xe9.py"  # how a reject row shows the Latin-1 name
@@ -26,6 +26,7 @@ SHOWN_LATIN1 = "caf\\xe9.py"  # how a reject row shows the Latin-1 name
 def run(spec: dict, tmp: Path, limits: Limits = LIMITS):
     """fetch() one source; (result, reject rows as (path, reason), files on disk)."""
     out = tmp / "out" / spec["name"]
+    spec = pin_archive(spec)  # every archive is pinned (the refusal of one that is not: test_corpus_pins_caps.py)
     result = fetch(spec, limits, out / "tree", out / "record.json", out / "rejects.parquet", tmp / "cache",
                    origins=out / "origins.parquet")
     rows = [(r["path"], r["reason"]) for r in pq.read_table(out / "rejects.parquet").to_pylist()]
@@ -200,7 +201,7 @@ def test_the_command_line_says_one_line_and_goes_on(tmp_path):
     cases = [c for c in _failing_sources(tmp_path) if c[0]["name"] in ("pin", "unreachable", "notarchive")]
     jsonl = H.broken_jsonl(tmp_path / "b.jsonl.gz")
     cases += [({"name": "jsonl", "kind": "jsonl", "path": str(jsonl)}, "bad_record"),
-              ({"name": "crc", "kind": "local", "path": str(H.bad_crc_zip(tmp_path / "z.zip"))}, "corrupt_member")]
+              (pin_archive({"name": "crc", "kind": "local", "path": str(H.bad_crc_zip(tmp_path / "z.zip"))}), "corrupt_member")]
     for spec, reason in cases:
         res = cli(spec, tmp_path)
         assert res.returncode == 0 and "Traceback" not in res.stderr, (spec["name"], res.stderr)
@@ -254,7 +255,8 @@ def test_a_small_hostile_archive_stays_in_bounded_memory(tmp_path, name, kind, m
     and the rejects say why."""
     archive = make(tmp_path)
     assert archive.stat().st_size < 3_000_000
-    rc, peak_mb, seconds, err = H.fetch_peak_rss({"name": name, "kind": kind, "path": str(archive)}, LIMITS, tmp_path)
+    rc, peak_mb, seconds, err = H.fetch_peak_rss(pin_archive({"name": name, "kind": kind, "path": str(archive)}), LIMITS,
+                                                 tmp_path)
     assert rc == 0 and "Traceback" not in err
     assert peak_mb < 500, peak_mb
     check(pq.read_table(tmp_path / "rss" / "rejects.parquet").to_pylist(), tmp_path / "rss")
@@ -281,7 +283,7 @@ def hostile_sources(root: Path) -> list[dict]:
     def url(path: Path) -> dict:
         return {"url": path.as_uri(), "sha256": sha256(path)}
 
-    return [
+    return [pin_archive(spec) for spec in [
         {"name": "names-tar", "kind": "local", "path": str(H.tar_with(root / "n.tar", [("ok.py", b"x = 1\n"),
                                                                                        (H.LATIN1_NAME, b"y = 2\n")]))},
         {"name": "names-zip", "kind": "local", "path": str(flagged)},
@@ -301,7 +303,7 @@ def hostile_sources(root: Path) -> list[dict]:
         {"name": "unreachable", "kind": "url", "url": f"http://127.0.0.1:{_closed_port()}/x.tar.gz", "sha256": good},
         {"name": "nocommit", "kind": "git", "url": repo.as_uri(), "commit": "0" * 40},
         {"name": "notarchive", "kind": "url", **url(page)},
-    ]
+    ]]
 
 
 FAILED = {"pin": "pin_mismatch", "unreachable": "source_unavailable", "nocommit": "source_unavailable",

@@ -245,6 +245,11 @@ def test_new_pairs_are_deterministic_and_span_the_ranking(trained, corpus, idben
         assert r["id1"] < r["id2"] and r["id1_count"] >= 20 and r["id2_count"] >= 20
         assert r["id1_count"] == sum(s["identifiers"].count(r["id1"]) for s in seqs)
         assert r["id1_language"] in PARAMS["languages"] and r["id1_source"].startswith("src")
+        for k in ("id1", "id2"):  # the provenance holds the identifier in the pair's language
+            assert any(r[k] in s["identifiers"] and s["split"] in PARAMS["splits"]
+                       and (s["source"], s["repository"], s["language"]) == (r[f"{k}_source"], r[f"{k}_repository"],
+                                                                             r[f"{k}_language"]) for s in seqs)
+            assert r[f"{k}_language"] == r["language"] or r["language"] == "mixed"
     wv = embeddings.load_vectors(trained / "FT-cbow.kv")
     r = rows[0]
     assert r["cosine"] == pytest.approx(float(wv.similarity(r["id1"], r["id2"])), abs=1e-5)
@@ -368,3 +373,21 @@ def test_views_and_report_section_with_the_embeddings(trained, corpus, idbench_t
     assert "Ours beside the paper's" in md and "New pairs for a rating survey" in md and "ensemble:ours" in md
     assert "Model vs its random twin: no model of this run has a twin" in md
     assert f"| relatedness | small | w2v-SG | {rho:.2f} | {n}/{rated} |" in md
+
+
+def test_new_pair_provenance_names_a_source_holding_the_identifier_in_the_pairs_language(tmp_path):
+    """`Integer` occurs most in Java (two Java sources, 40 each) but most in one source in Python (tomlkit, 50):
+    a Java pair's provenance names a Java source, never tomlkit, and every pair's source holds the identifier in
+    its language."""
+    def row(i, language, source, words):
+        return {"file_id": f"f{i:04d}", "sha256": f"{i:064x}", "language": language, "source": source,
+                "repository": source, "split": "train", "duplicate": False, "identifiers": words}
+
+    rows = [row(0, "java", "jdk", ["Integer"] * 40), row(1, "java", "jdk2", ["Integer"] * 40),
+            row(2, "python", "tomlkit", ["Integer"] * 50 + ["debug"] * 9), row(3, "java", "jdk", ["debug"] * 10)]
+    write_sequences(tmp_path / "s.parquet", rows)
+    total, by_language, by_origin = newpairs.frequencies(tmp_path / "s.parquet", ["java", "python"], ["train"])
+    assert total["Integer"] == 130 and newpairs.most(by_language["Integer"]) == "java"
+    assert newpairs.origin_of(by_origin, "Integer", "java") == ["jdk", "jdk"]  # not tomlkit (50 over all languages)
+    assert newpairs.origin_of(by_origin, "Integer", "python") == ["tomlkit", "tomlkit"]
+    assert newpairs.origin_of(by_origin, "debug", "java") == ["jdk", "jdk"]

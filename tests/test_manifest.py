@@ -96,7 +96,7 @@ def test_nothing_escaped_or_executed(built, fixture_sources):
 
 def test_splits_by_repository(built):
     """Languages the split policy keeps by repository (reports/metrics/manifest.json split_policy) are split
-    by repository; the others (too few repositories: tests/test_split_policy.py) by package."""
+    by repository; by default (source) each source's units are dealt on their own (tests/test_split_policy.py)."""
     import json
 
     table = pq.read_table(built / "data/manifest.parquet").to_pylist()
@@ -109,9 +109,13 @@ def test_splits_by_repository(built):
             by_repo.setdefault((r["source"], r["repository"]), set()).add(r["split"])
             assert r["split"] == split_of(seed, r["source"], r["repository"], fractions)
     assert all(len(s) == 1 for s in by_repo.values())
-    # this fixture's languages have two to six repositories: each is dealt by package, as the policy says
+    # the default policy stratifies by source: each source's library units dealt on their own, every source with
+    # library code in the test split
     assert [r["split"] for r in table] == assign_splits(table, seed, fractions)[0]
-    assert {p["policy"] for p in policy.values()} == {"package (module)"}
+    assert {p["policy"] for p in policy.values()} == {"source"}
+    for language, used in policy.items():
+        for source, cell in used["sources"].items():
+            assert cell["library_files_by_split"].get("test"), (language, source, cell)
 
 
 def test_split_function_is_stable_and_proportional():

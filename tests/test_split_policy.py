@@ -18,6 +18,7 @@ from pipeline.manifest.build import SplitPolicy, assign_splits, deal, degenerate
 from tests.conftest import REPO, default_params
 
 FRACTIONS = {"train": 0.8, "valid": 0.1, "test": 0.1}
+AUTO = SplitPolicy(mode="auto")  # the former default (repository unless a split lacks library code, then package)
 
 
 def sdist(name: str, modules: int, tests: int = 5) -> list[dict]:
@@ -52,7 +53,7 @@ def test_seven_sources_by_repository_leave_the_test_split_empty():
 
 def test_auto_deals_library_code_to_every_split_and_scripts_train():
     rows = seven_sdists()
-    splits, report = assign_splits(rows, 20261122, FRACTIONS)
+    splits, report = assign_splits(rows, 20261122, FRACTIONS, AUTO)
     counts = by_split(rows, splits)
     library = sum(c["library"] for c in counts.values())
     assert report["python"]["policy"] == "package (module)"  # seven one-folder sources: modules are the units
@@ -61,8 +62,8 @@ def test_auto_deals_library_code_to_every_split_and_scripts_train():
         if split != "train":
             assert counts[split]["script"] == 0  # scripts never form (or join) an evaluation split
     # deterministic, and seeded
-    assert splits == assign_splits(rows, 20261122, FRACTIONS)[0]
-    assert splits != assign_splits(rows, 7, FRACTIONS)[0]
+    assert splits == assign_splits(rows, 20261122, FRACTIONS, AUTO)[0]
+    assert splits != assign_splits(rows, 7, FRACTIONS, AUTO)[0]
 
 
 def test_dir_groupings_made_only_of_scripts_never_evaluate():
@@ -76,14 +77,14 @@ def test_dir_groupings_made_only_of_scripts_never_evaluate():
                  for d in ("tests", "examples", "docs") for i in range(3)]
     splits, _ = assign_splits(rows, 1, FRACTIONS, SplitPolicy(mode="repository"))
     assert {s for r, s in zip(rows, splits) if not r["path"].startswith("src/")} == {"train"}
-    splits, _ = assign_splits(rows, 1, FRACTIONS)
+    splits, _ = assign_splits(rows, 1, FRACTIONS, AUTO)
     counts = by_split(rows, splits, ("tests/", "examples/", "docs/"))
     assert counts["test"]["library"] >= 4 and counts["test"]["script"] == 0
 
 
 def test_many_repositories_keep_their_repository_splits():
     rows = [{"source": "s", "repository": f"r{i}", "path": f"r{i}/m.py", "language": "java"} for i in range(400)]
-    splits, report = assign_splits(rows, 3, FRACTIONS)
+    splits, report = assign_splits(rows, 3, FRACTIONS, AUTO)
     assert report["java"]["policy"] == "repository"
     assert splits == [split_of(3, "s", r["repository"], FRACTIONS) for r in rows]
 
@@ -91,7 +92,7 @@ def test_many_repositories_keep_their_repository_splits():
 def test_folders_are_the_units_when_there_are_enough():
     rows = [{"source": "big", "repository": "big", "path": f"big/p{i}/m{j}.py", "language": "python"}
             for i in range(30) for j in range(4)]
-    splits, report = assign_splits(rows, 5, FRACTIONS)
+    splits, report = assign_splits(rows, 5, FRACTIONS, AUTO)
     assert report["python"]["policy"] == "package (folder)" and report["python"]["units"] == 30
     by_folder: dict = {}
     for r, s in zip(rows, splits):
@@ -124,7 +125,7 @@ def test_small_evaluation_sets_fail_with_one_line_per_family_and_language(tmp_pa
             {"family": "apirec", "name": "points", "language": "java", "file": str(tmp_path / "p.parquet"),
              "suffixes": [".java"]},
             {"family": "apiquiz", "name": "quizzes", "language": "python", "file": str(tmp_path / "missing.parquet")}]
-    metrics, lines = evaluation.check(sets, 30, allow_small=False)
+    metrics, lines, _ = evaluation.check(sets, 30, allow_small=False)
     assert [r["items"] for r in metrics["sets"]] == [3, 40, 0] and metrics["ok"] is False
     assert len(lines) == 2 and lines[0].startswith("apirec python: 3 points in its evaluation set, fewer than "
                                                    "manifest.evaluation.min_items 30: add sources")
@@ -178,3 +179,180 @@ def test_the_run_fails_naming_each_small_family_and_language(tmp_path):
     (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     assert snakemake(root, "evaluation_sizes", check=False).returncode == 0
     assert len(json.loads((root / "reports/metrics/evaluation.json").read_text())["too_small"]) == 3
+
+
+# stratified by source: every source is evaluated
+
+
+def stdlib_and_sdists(libraries: int = 8) -> list[dict]:
+    """A stdlib of 200 one-module repositories (as `repository: top_dir` makes it) beside `libraries` sdists."""
+    rows = [{"source": "stdlib", "repository": f"mod{i}.py", "path": f"mod{i}.py", "language": "python", "lines": 100}
+            for i in range(200)]
+    for k in range(libraries):
+        rows += [{**r, "lines": 50 + 10 * i} for i, r in enumerate(sdist(f"lib{k}", 6 + k))]
+    return rows
+
+
+def test_with_the_stdlib_present_repository_splits_leave_the_users_libraries_unevaluated():
+    """The finding reproduced: 200 stdlib repositories keep auto on repository splits, and the test split holds
+    no file of most of the eight libraries."""
+    rows = stdlib_and_sdists()
+    splits, report = assign_splits(rows, 20261122, FRACTIONS, AUTO)
+    assert report["python"]["policy"] == "repository"
+    in_test = {r["source"] for r, s in zip(rows, splits) if s == "test"}
+    assert len(in_test - {"stdlib"}) <= 2
+
+
+def test_every_source_contributes_its_share_of_each_split():
+    rows = stdlib_and_sdists()
+    splits, report = assign_splits(rows, 20261122, FRACTIONS)
+    assert report["python"]["policy"] == "source"
+    sources = report["python"]["sources"]
+    assert sources["stdlib"]["unit"] == "repository" and sources["lib0"]["unit"] == "module"
+    for source, cell in sources.items():
+        assert set(cell["library_files_by_split"]) == {"train", "valid", "test"}, (source, cell)
+        lines = cell["library_lines_by_split"]
+        if source == "stdlib":  # many units: each split within a few units of its share of the lines
+            assert abs(lines["test"] / sum(lines.values()) - 0.1) < 0.03, lines
+    for r, s in zip(rows, splits):  # scripts train, never forming or joining an evaluation split
+        if r["path"].startswith(("tests/", "docs/")):
+            assert s == "train"
+    # deterministic, seeded, and a source's splits do not depend on the other sources
+    assert splits == assign_splits(rows, 20261122, FRACTIONS)[0]
+    assert splits != assign_splits(rows, 7, FRACTIONS)[0]
+    alone = [r for r in rows if r["source"] == "lib3"]
+    assert assign_splits(alone, 20261122, FRACTIONS)[0] == [s for r, s in zip(rows, splits) if r["source"] == "lib3"]
+
+
+def test_the_unit_is_never_cut_and_is_the_coarsest_that_gives_each_split_one():
+    """Repositories when a source has one per split, else folders (packages), else modules; a unit's files share
+    one split (no file of a package on both sides when packages are the units)."""
+    from pipeline.manifest.build import source_units
+
+    def rows_of(paths, repos=None):
+        return [{"source": "s", "repository": (repos or {}).get(p, "s"), "path": p, "language": "python", "lines": 10}
+                for p in paths]
+
+    many_repos = rows_of([f"r{i}/m{j}.py" for i in range(5) for j in range(3)], {f"r{i}/m{j}.py": f"r{i}"
+                                                                               for i in range(5) for j in range(3)})
+    folders = rows_of([f"pkg/sub{i}/m{j}.py" for i in range(4) for j in range(5)])
+    one_package = rows_of([f"pkg/m{j}.py" for j in range(6)])
+    for rows, level in ((many_repos, "repository"), (folders, "folder"), (one_package, "module")):
+        assert source_units(rows, list(range(len(rows))), 3)[0] == level
+        splits, report = assign_splits(rows, 1, FRACTIONS)
+        assert report["python"]["sources"]["s"]["unit"] == level
+        unit = {"repository": lambda r: r["repository"], "folder": lambda r: r["path"].rsplit("/", 1)[0],
+                "module": lambda r: r["path"]}[level]
+        together: dict = {}
+        for r, s in zip(rows, splits):
+            together.setdefault(unit(r), set()).add(s)
+        assert all(len(v) == 1 for v in together.values())
+        assert set(splits) == {"train", "valid", "test"}
+
+
+def test_a_source_too_small_for_every_split_is_evaluated_first():
+    """One module: it is the test split's (a library is evaluated rather than trained on); two: train and test."""
+    from pipeline.manifest.build import deal_source, fill_priority
+
+    assert fill_priority(FRACTIONS) == ["test", "train", "valid"]
+    assert set(deal_source({("s", "a.py"): 500}, 3, FRACTIONS).values()) == {"test"}
+    for seed in range(20):
+        two = deal_source({("s", "a.py"): 500, ("s", "b.py"): 20}, seed, FRACTIONS)
+        assert sorted(two.values()) == ["test", "train"]
+        three = deal_source({("s", "a.py"): 500, ("s", "b.py"): 20, ("s", "c.py"): 30}, seed, FRACTIONS)
+        assert sorted(three.values()) == ["test", "train", "valid"]
+        assert three[("s", "a.py")] == "train"  # the heaviest unit trains: only the lighter ones are moved
+    rows = [{"source": "one", "repository": "one", "path": "one.py", "language": "python", "lines": 40}]
+    assert assign_splits(rows, 1, FRACTIONS)[0] == ["test"]
+
+
+def _manifest(path, rows):
+    pq.write_table(pa.table({k: [r[k] for r in rows] for k in ("source", "path", "language", "split", "lines",
+                                                                 "duplicate")}), path)
+
+
+def test_a_source_with_library_code_but_nothing_evaluated_fails_naming_it(tmp_path):
+    """Per source and set drawn from a split: no library file in the split, or files there but no item, is an
+    ERROR evaluation: line naming the family, language and source with the fix; allow_unevaluated opts out. The
+    composition per source and column is in the metrics either way."""
+    rows = [{"source": "stdlib", "path": "os.py", "language": "python", "split": "test", "lines": 900, "duplicate": False},
+            {"source": "mylib", "path": "mylib/a.py", "language": "python", "split": "train", "lines": 90,
+             "duplicate": False},
+            {"source": "mylib", "path": "tests/test_a.py", "language": "python", "split": "test", "lines": 9,
+             "duplicate": False},
+            {"source": "other", "path": "other/b.py", "language": "python", "split": "test", "lines": 50,
+             "duplicate": False}]
+    _manifest(tmp_path / "manifest.parquet", rows)
+    pq.write_table(pa.table({"path": ["os.py"] * 40, "source": ["stdlib"] * 40, "split": ["test"] * 40,
+                             "library_group": ["stdlib"] * 39 + ["user_defined"], "domain": ["general"] * 40}),
+                   tmp_path / "p.parquet")
+    sets = [{"family": "apirec", "name": "points", "language": "python", "file": str(tmp_path / "p.parquet"),
+             "suffixes": [".py"], "fix": "or choose apirec.eval_split", "every_source": True,
+             "by": ["source", "library_group", "domain"]}]
+    library = evaluation.library_code(tmp_path / "manifest.parquet", list(SplitPolicy().scripts))
+    assert library["python"]["mylib"] == {"train": [1, 90]}  # its test file is a script
+    metrics, small, missing = evaluation.check(sets, 30, False, library)
+    assert small == [] and metrics["ok"] is False and len(missing) == 2
+    assert missing[0].startswith("apirec python: source mylib has 1 library files but 0 points in the evaluation set")
+    assert "none of them is in the test split" in missing[0] and "allow_unevaluated" in missing[0]
+    assert missing[1].startswith("apirec python: source other has 1 library files") and "its 1 in the test split" in missing[1]
+    comp = metrics["sets"][0]["composition"]
+    assert comp["source"] == {"stdlib": 40} and comp["source_by_library_group"]["stdlib"] == {"stdlib": 39, "user_defined": 1}
+    assert metrics["split_composition"]["python"]["mylib"] == {"train": {"library_files": 1, "library_lines": 90}}
+    assert evaluation.check(sets, 30, False, library, allow_unevaluated=True)[0]["ok"] is True
+    # a set with no item at all is the size check's (allow_small), not one line per source
+    empty = [{**sets[0], "file": str(tmp_path / "none.parquet")}]
+    assert evaluation.check(empty, 30, True, library)[2] == []
+    cmd = [sys.executable, "-m", "pipeline.manifest.evaluation", "--sets", json.dumps(sets), "--min-items", "30",
+           "--manifest", str(tmp_path / "manifest.parquet"), "--metrics", str(tmp_path / "m.json")]
+    res = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
+    assert res.returncode == 1 and res.stderr.count("ERROR evaluation: apirec python: source ") == 2
+    res = subprocess.run(cmd + ["--allow-unevaluated"], cwd=REPO, capture_output=True, text=True)
+    assert res.returncode == 0 and res.stderr.count("WARNING evaluation: apirec python: source ") == 2
+
+
+def test_apirec_cap_keeps_every_source_and_its_share():
+    """The seeded cap over the evaluation split's points is stratified by source (at least one each, else by its
+    share), and a shard's part (each source's first max_points) holds every point the global cap keeps."""
+    from pipeline.families.apirec.generate import allocate, cap_points
+
+    assert allocate({"stdlib": 9000, "a": 900, "b": 5, "c": 0}, 1000) == {"stdlib": 908, "a": 91, "b": 1, "c": 0}
+    assert sum(allocate({f"s{i}": 7 * i + 1 for i in range(30)}, 100).values()) == 100
+    assert allocate({"a": 3, "b": 2}, 10) == {"a": 3, "b": 2}
+    raw = [({"file_id": f"f{i % 50}", "line": i, "col": 0, "source": "stdlib"},) for i in range(3000)]
+    raw += [({"file_id": "g", "line": i, "col": 1, "source": "mylib"},) for i in range(3)]
+    kept = cap_points(raw, 200, 5)
+    assert len(kept) == 200 and sum(x[0]["source"] == "mylib" for x in kept) == 1
+    assert cap_points(raw, 200, 5) == kept and cap_points(raw, 200, 6) != kept
+    halves = [raw[::2], raw[1::2]]
+    parts = [x for h in halves for x in cap_points(h, 200, 5, per_source=200)]
+    again = cap_points(parts, 200, 5, {"stdlib": 3000, "mylib": 3})
+    assert sorted(x[0]["line"] * 10 + x[0]["col"] for x in again) == sorted(x[0]["line"] * 10 + x[0]["col"] for x in kept)
+
+
+def test_the_apirec_report_gives_points_per_source_and_category_and_says_when_popular_is_absent():
+    import duckdb
+
+    from pipeline.families.apirec.report import _composition
+
+    con = duckdb.connect()
+    con.sql("CREATE TABLE apirec_points AS SELECT * FROM (VALUES ('stdlib', 'stdlib'), ('flask', 'user_defined'), "
+            "('flask', 'stdlib'), ('mylib', 'other_third_party')) t(source, library_group)")
+    text = "".join(_composition(con, {"apirec": {"popular_libraries": ["flask", "numpy"]}}))
+    assert "| flask | 1 | 0 | 0 | 1 | 2 |" in text and "| all | 2 | 0 | 1 | 1 | 4 |" in text
+    assert "**No popular third-party point:**" in text and "(flask, numpy)" in text
+    con.sql("INSERT INTO apirec_points VALUES ('mylib', 'popular_third_party')")
+    assert "No popular" not in "".join(_composition(con, {}))
+
+
+def test_a_split_left_empty_takes_the_unit_nearest_its_share_not_a_stub():
+    """sortedcontainers (the own corpus, seed 20261122): the deal left test empty, and the lightest unit, its 74-line
+    __init__.py, gave 0 points (the per-source check named it). The unit nearest the split's share goes instead."""
+    from pipeline.manifest.build import deal, deal_source
+
+    units = {("s", "__init__.py"): 74, ("s", "sortedlist.py"): 2646, ("s", "sorteddict.py"): 812,
+             ("s", "sortedset.py"): 733}
+    assert "test" not in deal(units, 20261122, FRACTIONS).values()
+    dealt = deal_source(units, 20261122, FRACTIONS)
+    assert [u for u, s in dealt.items() if s == "test"] == [("s", "sortedset.py")]  # 733 lines: nearest 10% of 4,265
+    assert sorted(set(dealt.values())) == ["test", "train", "valid"]

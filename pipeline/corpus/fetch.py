@@ -514,7 +514,9 @@ def tree_sha256(root: Path) -> str:
 
 def verify_local(spec: dict, root: Path) -> dict:
     """Check a local source's pin like the downloads' (a zip or tar by `sha256`, a folder by
-    `tree_sha256`); raise PinMismatch naming the value to pin. Returns the pin record's hash field."""
+    `tree_sha256`); raise PinMismatch naming the value to pin. A zip or tar without `sha256` is refused
+    (naming the value to pin) unless its entry says `unpinned: true`: then it is read, and its record says
+    `unpinned`. Returns the pin record's hash fields."""
     what = f"local source {spec['name']} ({root})"
     if root.is_file():
         if "tree_sha256" in spec:
@@ -522,7 +524,14 @@ def verify_local(spec: dict, root: Path) -> dict:
                              f"{sha256_file(root)}`", root.name, reason="pin_mismatch")
         if "sha256" in spec:
             verify(root, spec["sha256"], what, member=root.name)
-        return {"sha256": sha256_file(root)}
+            return {"sha256": sha256_file(root)}
+        got = sha256_file(root)
+        if not spec.get("unpinned"):  # every archive is pinned, as the downloads are
+            raise FetchError(f"{what}: a zip or tar must be pinned: add `sha256: {got}` to its entry (or "
+                             "`unpinned: true` to build from it unpinned knowingly)", root.name, reason="unpinned")
+        log.warning("%s is not pinned (unpinned: true): built from its current content, sha256 %s; recorded as "
+                    "unpinned", what, got)
+        return {"sha256": got, "unpinned": True}
     got = tree_sha256(root)
     if "sha256" in spec:
         raise FetchError(f"{what}: sha256 pins a file, but this is a folder; pin a folder by `tree_sha256: {got}`",

@@ -4,18 +4,23 @@ from every stage so far.
 Split policy (docs/splits.md). Every file is library code or a script (`manifest.split_policy.scripts`:
 tests, examples, docs, tools, benchmarks, by path). Per language:
 
+- `source` (the default): stratified by source, so every source is evaluated. Each source's library files
+  are dealt on their own to the splits, by repository where the source has at least one per split, else by
+  folder (package) where it has that many, else by module; the units in the order of a seeded hash of
+  (source, unit), each to the split furthest below its share of the source's library lines, then every split
+  without a unit is given the unit nearest its share from the split that has most (the last split, test, first: a source
+  of one module is evaluated, not trained on). A unit is never cut across splits; scripts train. A source's
+  splits do not depend on the other sources.
 - `repository`: each repository's split is a hash of (seed, source, repository), so a repository keeps
-  its split whatever else is in the corpus. A repository holding only scripts trains (scripts never
-  form an evaluation split on their own).
-- `package`: for corpora of few repositories (seven sdists make seven units, and a 10% test split of
-  seven units is empty two times in three). Library files are grouped by package (their folder; by
-  module when the language has fewer than `min_units` folders), the groups ordered by a hash of (seed,
-  source, group) and dealt to the split furthest below its share of library files so far, so each split
-  gets its share of real library code; scripts train.
-- `auto` (the default): `repository`, unless it leaves a split of the language without its share of
-  library files (none, or under a quarter of what its fraction promises) or an evaluation split made
-  mostly of scripts; then `package` for that language only. The default corpus keeps its repository
-  splits (0 files move).
+  its split whatever else is in the corpus (the papers' split by project). A repository holding only
+  scripts trains (scripts never form an evaluation split on their own).
+- `package`: library files of the whole language grouped by package (their folder; by module when the
+  language has fewer than `min_units` folders), the groups ordered by a hash of (seed, source, group) and
+  dealt to the split furthest below its share of library files so far; scripts train.
+- `auto`: `repository`, unless it leaves a split of the language without its share of library files (none,
+  or under a quarter of what its fraction promises) or an evaluation split made mostly of scripts; then
+  `package` for that language only. With the stdlib present a language has hundreds of repositories, so
+  auto kept repository splits and a user's few libraries all hashed to train or valid.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ import json
 import logging
 import posixpath
 import sys
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -66,7 +72,7 @@ SCRIPTS = ("test/*", "tests/*", "test_*.py", "*_test.py", "conftest.py", "*Test.
 
 @dataclass(frozen=True)
 class SplitPolicy:
-    mode: str = "auto"  # auto / repository / package
+    mode: str = "source"  # source / auto / repository / package
     scripts: tuple[str, ...] = SCRIPTS
     min_units: int = 10  # package mode: with fewer folders of a language, its modules are the units
 
@@ -95,10 +101,84 @@ def deal(units: dict[tuple[str, str], int], seed: int, fractions: dict[str, floa
     return out
 
 
+def fill_priority(fractions: dict[str, float]) -> list[str]:
+    """The splits (fraction > 0) in the order a source too small for all of them fills them: the last
+    (test: the evaluation), then the first (train), then the others from the last back."""
+    order = [s for s in split_order(fractions) if fractions[s] > 0]
+    return order[-1:] + order[:-1][:1] + order[1:-1][::-1]
+
+
+def deal_source(units: dict[tuple[str, str], int], seed: int, fractions: dict[str, float]) -> dict[tuple[str, str], str]:
+    """One source's units (source, unit) -> weight (library lines) dealt to the splits: `deal`, then each split
+    (in `fill_priority` order) that got no unit takes, from the split holding most units (when one holds two or
+    more), else from a split later in that order, the unit whose weight is nearest the split's share of the
+    source. With at least one unit per split every split gets one; with fewer, the evaluation split first."""
+    dealt = deal(units, seed, fractions)
+    priority = fill_priority(fractions)
+    total = sum(units.values())
+    for split in priority:
+        # the unit nearest the split's share of the source (not merely the lightest: a 6-line __init__.py or a
+        # docs conf.py alone in test gives no evaluation item)
+        nearest = lambda u: (abs(units[u] - fractions[split] * total), units[u], ids.unit_float(seed, "package-split", *u), u)  # noqa: E731,B023
+        members = {s: [u for u in sorted(dealt) if dealt[u] == s] for s in priority}
+        if members[split]:
+            continue
+        donors = [s for s in priority if len(members[s]) > 1] or [s for s in priority[priority.index(split) + 1:]
+                                                                   if members[s]]
+        if not donors:
+            break
+        donor = max(donors, key=lambda s: (len(members[s]), priority.index(s)))
+        dealt[min(members[donor], key=nearest)] = split
+    return dealt
+
+
+def source_units(rows: list[dict], mine: list[int], needed: int) -> tuple[str, dict[int, str]]:
+    """The unit of one source's library files `mine` (row indices): its repositories when it has at least
+    `needed` of them, else its folders (packages) when it has that many, else its modules (files)."""
+    for level, key in (("repository", lambda r: r["repository"]), ("folder", lambda r: posixpath.dirname(r["path"]))):
+        unit_of = {i: key(rows[i]) for i in mine}
+        if len(set(unit_of.values())) >= needed:
+            return level, unit_of
+    return "module", {i: rows[i]["path"] for i in mine}
+
+
+def split_by_source(rows: list[dict], mine: list[int], library: list[int], splits: list[str], seed: int,
+                    fractions: dict[str, float]) -> dict[str, dict]:
+    """Stratify one language's library files `library` by source (module docstring); sets `splits` of `mine`
+    (scripts train) and returns per source its unit, units, library files and lines per split."""
+    needed = sum(1 for s in SPLITS if fractions.get(s, 0) > 0)
+    script_split = next(s for s in split_order(fractions) if fractions[s] > 0)
+    for i in mine:
+        splits[i] = script_split
+    by_source: dict[str, list[int]] = {}
+    for i in library:
+        by_source.setdefault(rows[i]["source"], []).append(i)
+    out = {}
+    for source in sorted(by_source):
+        level, unit_of = source_units(rows, by_source[source], needed)
+        weights: dict[tuple[str, str], int] = {}
+        for i, unit in unit_of.items():
+            weights[(source, unit)] = weights.get((source, unit), 0) + max(1, int(rows[i].get("lines") or 1))
+        dealt = deal_source(weights, seed, fractions)
+        files: dict[str, int] = {}
+        lines: dict[str, int] = {}
+        for i, unit in unit_of.items():
+            splits[i] = dealt[(source, unit)]
+            files[splits[i]] = files.get(splits[i], 0) + 1
+            lines[splits[i]] = lines.get(splits[i], 0) + max(1, int(rows[i].get("lines") or 1))
+        out[source] = {"unit": level, "units": len(weights),
+                       "units_by_split": dict(sorted(Counter(dealt.values()).items())),
+                       "library_files_by_split": dict(sorted(files.items())),
+                       "library_lines_by_split": dict(sorted(lines.items()))}
+    return out
+
+
 def assign_splits(rows: list[dict], seed: int, fractions: dict[str, float],
                   policy: SplitPolicy = SplitPolicy()) -> tuple[list[str], dict]:
-    """The split of each row (source, repository, path, language) and, per language, the policy used:
-    {language: {policy, units, library_files_by_split, script_files, degenerate_by_repository}}."""
+    """The split of each row (source, repository, path, language; `lines` weighs the source policy's units)
+    and, per language, the policy used: {language: {policy, units, library_files_by_split, script_files,
+    degenerate_by_repository[, sources: {source: {unit, units, units_by_split, library_files_by_split,
+    library_lines_by_split}}]}}."""
     scripts = [excluded_by(r["path"], list(policy.scripts)) is not None for r in rows]
     # where scripts go when they are not with their repository's library code: train (the first split with a
     # fraction, when train has none)
@@ -118,6 +198,14 @@ def assign_splits(rows: list[dict], seed: int, fractions: dict[str, float],
         bad = degenerate(library, fractions, script_files)
         use = policy.mode if policy.mode != "auto" else ("package" if bad and library else "repository")
         units = {(rows[i]["source"], rows[i]["repository"]) for i in mine if not scripts[i]}
+        sources = None
+        if use == "source":
+            sources = split_by_source(rows, mine, [i for i in mine if not scripts[i]], splits, seed, fractions)
+            units = {(s, u) for s, cell in sources.items() for u in range(cell["units"])}
+            library = {}
+            for i in mine:
+                if not scripts[i]:
+                    library[splits[i]] = library.get(splits[i], 0) + 1
         if use == "package":
             folders = {(rows[i]["source"], posixpath.dirname(rows[i]["path"])) for i in mine if not scripts[i]}
             by_module = len(folders) < policy.min_units
@@ -133,10 +221,13 @@ def assign_splits(rows: list[dict], seed: int, fractions: dict[str, float],
             library = {}
             for i in unit_of:
                 library[splits[i]] = library.get(splits[i], 0) + 1
-        report[language] = {"policy": use if use == "repository" else f"package ({'module' if by_module else 'folder'})",
+        report[language] = {"policy": use if use in ("repository", "source")
+                            else f"package ({'module' if by_module else 'folder'})",
                             "units": len(units), "library_files_by_split": dict(sorted(library.items())),
                             "script_files": sum(scripts[i] for i in mine),
                             "degenerate_by_repository": bad}
+        if sources is not None:  # per source: its unit and what each split holds of its library code
+            report[language]["sources"] = sources
     return splits, report
 
 
@@ -149,7 +240,7 @@ def build(scanned: list[pa.Table], seed: int, fractions: dict[str, float],
     table = pa.concat_tables(scanned) if scanned else schemas.SCANNED.empty_table()
     table = table.sort_by([("source", "ascending"), ("repository", "ascending"), ("path", "ascending"),
                            ("location", "ascending")])
-    splits, report = assign_splits(table.select(["source", "repository", "path", "language"]).to_pylist(), seed,
+    splits, report = assign_splits(table.select(["source", "repository", "path", "language", "lines"]).to_pylist(), seed,
                                    fractions, policy)
     seen: set[str] = set()
     duplicate = []
@@ -226,7 +317,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", required=True, type=int)
     ap.add_argument("--split", required=True, help='fractions as JSON, e.g. {"train":0.8,"valid":0.1,"test":0.1}')
     ap.add_argument("--split-policy", default="{}",
-                    help='manifest.split_policy as JSON: {"mode": "auto|repository|package", "scripts": [globs], '
+                    help='manifest.split_policy as JSON: {"mode": "source|auto|repository|package", "scripts": [globs], '
                          '"min_units": N} (docs/splits.md)')
     ap.add_argument("--licenses-allow", default="null",
                     help="corpus.licenses.allow as JSON: SPDX licenses whose sources are kept (null: every source)")
@@ -236,21 +327,21 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     logs.setup()
     given = json.loads(args.split_policy)
-    policy = SplitPolicy(given.get("mode", "auto"), tuple(given.get("scripts", SCRIPTS)), given.get("min_units", 10))
+    policy = SplitPolicy(given.get("mode", "source"), tuple(given.get("scripts", SCRIPTS)), given.get("min_units", 10))
     records = [json.loads(p.read_text()) for p in args.records]
     provenance = licenses.of_records(records)
     scanned, license_rejects = licenses.filter_scanned([read_parquet(p, schemas.SCANNED) for p in args.scanned],
                                                        provenance, json.loads(args.licenses_allow))
     manifest, split_report = build(scanned, args.seed, json.loads(args.split), policy)
     manifest = licenses.annotate(manifest, provenance)
-    rejects = pa.concat_tables([read_parquet(p, schemas.REJECTS) for p in args.rejects_in] + [license_rejects])
+    rejects = pa.concat_tables([read_parquet(p, schemas.REJECTS) for p in args.rejects_in] + [license_rejects])  # never empty: the license part is a table
     rejects = rejects.sort_by([("source", "ascending"), ("stage", "ascending"), ("path", "ascending"), ("reason", "ascending")])
     write_parquet(manifest, args.out, schemas.MANIFEST)
     write_parquet(rejects, args.rejects, schemas.REJECTS)
     stats = summary(manifest, rejects)
     stats["split_policy"] = split_report
     for language, used in split_report.items():
-        if used["policy"] != "repository":
+        if used["policy"].startswith("package"):
             log.warning("manifest: %s split by %s: by repository, the %s split(s) would hold too little library "
                         "code", language, used["policy"], ", ".join(used["degenerate_by_repository"]) or "-")
     stats["caps"] = caps(records)

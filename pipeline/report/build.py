@@ -49,14 +49,54 @@ def section_corpus(con) -> Section:
     params = run_params(con)
     fractions = params.get("manifest", {}).get("split") or {}
     warnings = split_warnings(by_language, fractions)
+    # a local archive built knowingly unpinned (`unpinned: true`): its content may change between runs
+    for name, pin in con.sql("SELECT name, pin FROM sources ORDER BY name").fetchall():
+        if (json.loads(pin or "null") or {}).get("unpinned"):
+            warnings.append(f"source {name} is an unpinned local archive (`unpinned: true`; sha256 "
+                            f"{json.loads(pin)['sha256']} when built): a rerun may read other bytes; pin it by "
+                            "that `sha256` in params.yaml")
     order = split_order(fractions)
     splits = [(language, *(by_language[language].get(s, 0) for s in order)) for language in sorted(by_language)]
+    composition, unevaluated = source_composition(con, params, order)
+    warnings += unevaluated
+    policy = (params.get("manifest", {}).get("split_policy") or {}).get("mode", "source")
     return Section(
         "Corpus",
         markdown_table(["language", "files", "unique", "repositories", "bytes", "lines"], rows) + "\n"
         + "".join(f"\n**Warning:** {w}.\n" for w in warnings),
-        "Unique files per split (splits are by repository):\n\n" + markdown_table(["language", *order], splits)
+        f"Unique files per split (manifest.split_policy.mode: {policy}; docs/splits.md):\n\n"
+        + markdown_table(["language", *order], splits)
+        + "\n\nThe splits per source: library files (scripts, which train, left out) and the evaluation split's share "
+        f"of the source's library lines ({order[-1] if order else 'test'}):\n\n" + composition
         + "\n\nLeft out, by stage and reason:\n\n" + markdown_table(["stage", "reason", "items"], rejects) + "\n")
+
+
+def source_composition(con, params: dict, order: list[str]) -> tuple[str, list[str]]:
+    """(table of library files per language, source and split, with the last split's share of the source's library
+    lines; one warning per source with library code but none in the last split)."""
+    from pipeline.manifest.build import SCRIPTS
+    from pipeline.manifest.scan import excluded_by
+
+    scripts = list((params.get("manifest", {}).get("split_policy") or {}).get("scripts") or SCRIPTS)
+    cells: dict[tuple[str, str], dict[str, list[int]]] = {}
+    for language, source, path, split, lines in con.sql(
+            "SELECT language, source, path, split, lines FROM manifest WHERE NOT duplicate ORDER BY ALL").fetchall():
+        if excluded_by(path, scripts) is None:
+            cell = cells.setdefault((language, source), {}).setdefault(split, [0, 0])
+            cell[0] += 1
+            cell[1] += int(lines or 0)
+    last = order[-1] if order else "test"
+    rows, warnings = [], []
+    for (language, source), cell in sorted(cells.items()):
+        total = sum(l for _, l in cell.values())
+        held = cell.get(last, [0, 0])
+        rows.append((language, source, *(cell.get(s, [0, 0])[0] for s in order),
+                     f"{held[1] / total:.1%}" if total else "-"))
+        if not held[0]:
+            warnings.append(f"source {source} has {sum(f for f, _ in cell.values())} {language} library files but "
+                            f"none in the {last} split: it is never evaluated (manifest.split_policy.mode: source "
+                            "gives every source its share; docs/splits.md)")
+    return markdown_table(["language", "source", *order, f"{last} share of lines"], rows), warnings
 
 
 def section_models(models_metrics: Path | None) -> Section:

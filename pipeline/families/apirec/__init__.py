@@ -97,8 +97,10 @@ FAMILY = Family(
         "apirec.domains", tuple(k for k, v in config["apirec"].get("domains", {}).items() if v is not None),
         tuple(s["name"] for s in config["corpus"]["sources"]), "corpus.sources names", null_drops=True)],
     evaluation=lambda config: [
-        EvaluationSet("points", "python", POINTS, suffixes=(".py",), fix="or choose apirec.eval_split"),
-        EvaluationSet("points", "java", POINTS, suffixes=(".java",), fix="or choose apirec.eval_split"),
-        EvaluationSet("queries", "python", QUERIES, fix="or choose apirec.eval_split"),
+        EvaluationSet("points", "python", POINTS, suffixes=(".py",), fix="or choose apirec.eval_split",
+                      every_source=True, by=("source", "library_group", "domain")),
+        EvaluationSet("points", "java", POINTS, suffixes=(".java",), fix="or choose apirec.eval_split",
+                      every_source=True, by=("source", "library_group", "domain")),
+        EvaluationSet("queries", "python", QUERIES, fix="or choose apirec.eval_split", by=("source", "category", "domain")),
     ],
 )

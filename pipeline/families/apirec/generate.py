@@ -40,8 +40,8 @@ from pipeline.core import ids, logs
 from pipeline.core import shards as sharding
 from pipeline.extract.availability import NOT_IN_STDLIB, Availability, left_out_counts
 from pipeline.families.apirec import schemas
-from pipeline.families.apirec.points import (CALL_KINDS, START, NGram, api_class, length_buckets,  # noqa: F401
-                                             library_group, position, ranking_row)
+from pipeline.families.apirec.points import (CALL_KINDS, START, NGram, allocate, api_class,  # noqa: F401
+                                             length_buckets, library_group, position, ranking_row)
 from pipeline.io import read_parquet, write_json, write_parquet
 from pipeline.manifest import read_text
 
@@ -215,14 +215,27 @@ def scan_points(sequences: dict, files: dict, root: Path, eval_split: str, avail
     return raw, lengths, stats, verdicts
 
 
-def cap_points(raw: list, max_points: int, seed: int) -> list:
-    """The seeded subset of `max_points` raw points (all when 0 or fewer). Each point's place depends
-    on the seed and its id only, so a shard's own subset holds every point of the global one."""
-    if max_points and len(raw) > max_points:  # the seeded subset first: rankings only for the points kept
-        keyed = {ids.stable_id("apirec", x[0]["file_id"], x[0]["line"], x[0]["col"]): x for x in raw}
-        keep = set(sorted(keyed, key=lambda i: ids.seeded_order_key(seed, i))[:max_points])
-        raw = [x for pid, x in keyed.items() if pid in keep]
-    return raw
+def cap_points(raw: list, max_points: int, seed: int, totals: dict[str, int] | None = None,
+               per_source: int | None = None) -> list:
+    """The seeded subset of `max_points` raw points (all when 0 or fewer), stratified by source: each source keeps
+    its share of the cap by its points before the cap (`totals`; default: counted in `raw`), at least one, so a
+    source with points in the evaluation split is never sampled out; within a source, the seeded order of the point
+    ids. `per_source`: keep the first that many of each source instead (a shard's part: a superset of what the
+    global cap keeps of it, whatever the shard count)."""
+    if not max_points or len(raw) <= max_points:
+        return raw
+    by_source: dict[str, list[str]] = defaultdict(list)
+    keyed = {}
+    for x in raw:
+        pid = ids.stable_id("apirec", x[0]["file_id"], x[0]["line"], x[0]["col"])
+        keyed[pid] = x
+        by_source[x[0]["source"]].append(pid)
+    quota = ({s: per_source for s in by_source} if per_source is not None
+             else allocate(totals or {s: len(v) for s, v in by_source.items()}, max_points))
+    keep = set()
+    for source, pids in by_source.items():
+        keep.update(sorted(pids, key=lambda i: ids.seeded_order_key(seed, i))[:quota.get(source, 0)])
+    return [x for pid, x in keyed.items() if pid in keep]
 
 
 def generate(usages: pa.Table, imports: pa.Table, manifest: pa.Table, root: Path, domains: dict[str, str],
@@ -240,9 +253,9 @@ def generate(usages: pa.Table, imports: pa.Table, manifest: pa.Table, root: Path
     files = {r["file_id"]: r for r in manifest.to_pylist()}
     if scanned is None:
         raw, lengths, stats, verdicts = scan_points(sequences, files, root, eval_split, Availability(inventory, imports))
-        total = len(raw)
+        total, totals = len(raw), dict(Counter(x[0]["source"] for x in raw))
     else:
-        raw, lengths, stats, verdicts, total = scanned
+        raw, lengths, stats, verdicts, total, totals = scanned
     ngram = NGram([[r["fqn"] for r in seq] for (_, _), seq in sorted(sequences.items()) if seq[0]["split"] == "train"])
     by_class = Counter(api_class(a) for a in ngram.vocab)
 
@@ -252,7 +265,7 @@ def generate(usages: pa.Table, imports: pa.Table, manifest: pa.Table, root: Path
             bindings[fid].append((bound, target))
 
     buckets = length_buckets(lengths)
-    raw = cap_points(raw, max_points, seed)
+    raw = cap_points(raw, max_points, seed, totals)
     rankings: dict[str | None, list[str]] = {}  # the n-gram's ranking depends on the previous API only
     points, baseline, modules = [], [], {}
     for r, function, offset, body, header, b, m, a, n, previous in raw:
@@ -288,11 +301,12 @@ def generate(usages: pa.Table, imports: pa.Table, manifest: pa.Table, root: Path
     base = pa.Table.from_pylist(rows, schemas.BASELINES).sort_by([("point_id", "ascending"), ("model", "ascending")])
     stats.update({"points_all": total, "points": table.num_rows, "train_apis": len(ngram.vocab),
                   "functions": len(lengths)})
+    stats["points_all_by_source"] = dict(sorted(totals.items()))
     for key, value in left_out_counts(verdicts).items():  # assigned: Counter.update would add to a dict
         stats[key] = value
     stats.setdefault("points_platform_left_out", 0)
     stats.setdefault("points_not_in_stdlib_left_out", 0)
-    for col in ("category", "library_group", "position", "length_bucket", "domain"):
+    for col in ("category", "library_group", "position", "length_bucket", "domain", "source"):
         stats[f"points_by_{col}"] = dict(sorted(Counter(table.column(col).to_pylist()).items()))
     stats["ngram_gold_in_pool"] = sum(p["api"] in p["candidates"] for p in points)
     return table, base, dict(stats)
@@ -315,31 +329,33 @@ def beside(part: Path, table: str) -> Path:
 
 def write_scan_part(scanned: tuple, max_points: int, seed: int, part: Path) -> None:
     raw, lengths, stats, verdicts = scanned
-    kept = cap_points(raw, max_points, seed)
+    kept = cap_points(raw, max_points, seed, per_source=max_points)
     rows = [{**{k: r[k] for k in USAGE_KEYS}, "function": function, "body": body, "header": header, "b": b, "m": m,
              "a": a, "n": n, "previous": previous} for r, function, _, body, header, b, m, a, n, previous in kept]
     write_parquet(pa.Table.from_pylist(rows, RAW), beside(part, "raw"), RAW)
     write_json({"stats": dict(stats), "verdicts": verdicts, "points_all": len(raw),
+                "points_by_source": dict(sorted(Counter(x[0]["source"] for x in raw).items())),
                 "lengths": [[fid, function, n] for (fid, function), n in sorted(lengths.items())]}, part)
 
 
 def read_scan_parts(parts: list[Path]) -> tuple:
-    """The shards' scan parts as one job's `scan_points` (raw points in its (file_id, function, b) order)
-    and the count before the caps."""
+    """The shards' scan parts as one job's `scan_points` (raw points in its (file_id, function, b) order),
+    the count before the caps and the counts per source before the caps."""
     import json
 
-    raw, lengths, stats, verdicts, total = [], {}, Counter(), {}, 0
+    raw, lengths, stats, verdicts, total, totals = [], {}, Counter(), {}, 0, Counter()
     for part in parts:
         meta = json.loads(part.read_text())
         stats.update(meta["stats"])
         verdicts.update(meta["verdicts"])
         total += meta["points_all"]
+        totals.update(meta["points_by_source"])
         lengths.update({(fid, function): n for fid, function, n in meta["lengths"]})
         for x in read_parquet(beside(part, "raw"), RAW).to_pylist():
             raw.append(({k: x[k] for k in USAGE_KEYS}, x["function"], None, x["body"], x["header"], x["b"], x["m"],
                         x["a"], x["n"], x["previous"]))
     raw.sort(key=lambda x: (x[0]["file_id"], x[1], x[5]))
-    return raw, lengths, stats, verdicts, total
+    return raw, lengths, stats, verdicts, total, dict(totals)
 
 
 def main(argv: list[str] | None = None) -> int:

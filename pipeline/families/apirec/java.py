@@ -48,7 +48,8 @@ import tree_sitter_java
 
 from pipeline.core import ids
 from pipeline.extract import library
-from pipeline.families.apirec.points import NGram, api_class, length_buckets, library_group, position, ranking_row
+from pipeline.families.apirec.points import (NGram, allocate, api_class, length_buckets, library_group, position,
+                                           ranking_row)
 from pipeline.manifest import read_text
 
 LANGUAGE = tree_sitter.Language(tree_sitter_java.language())
@@ -558,9 +559,14 @@ def java_points(manifest_rows: list[dict], root, domains: dict[str, str], defaul
     by_class = Counter(api_class(a) for a in ngram.vocab)
 
     total = len(raw)
-    if max_points and total > max_points:
+    if max_points and total > max_points:  # stratified by source, as the Python points (generate.allocate)
         keyed = {ids.stable_id("apirec", x[0]["file_id"], x[10], x[11]): x for x in raw}
-        keep = set(sorted(keyed, key=lambda i: ids.seeded_order_key(seed, i))[:max_points])
+        by_source: dict[str, list[str]] = {}
+        for pid, x in keyed.items():
+            by_source.setdefault(x[0]["source"], []).append(pid)
+        quota = allocate({s: len(v) for s, v in by_source.items()}, max_points)
+        keep = {pid for s, pids in by_source.items()
+                for pid in sorted(pids, key=lambda i: ids.seeded_order_key(seed, i))[:quota[s]]}
         raw = [x for pid, x in keyed.items() if pid in keep]
     rankings: dict[str | None, list[str]] = {}
     points, baseline = [], []

@@ -76,3 +76,25 @@ def ranking_row(point: dict, ranking: list[str], model: str, ranker: str, top_k:
             "class_rank": class_rank, "n_candidates": len(ranking), "gold_in_candidates": rank is not None,
             "top": ranking[:top_k], "gold_logprob": None}
 
+
+def allocate(totals: dict[str, int], cap: int) -> dict[str, int]:
+    """Each source's share of `cap` items, by its items before the cap `totals` (largest remainder), at least one
+    each (when the cap allows: else one for each of the `cap` largest), never more than it has."""
+    n = sum(totals.values())
+    if not cap or n <= cap:
+        return dict(totals)
+    present = sorted((s for s, t in totals.items() if t > 0), key=lambda s: (-totals[s], s))
+    if len(present) >= cap:
+        return {s: int(s in present[:cap]) for s in totals}
+    ideal = {s: totals[s] * cap / n for s in present}
+    quota = {s: min(totals[s], max(1, int(ideal[s]))) for s in present}
+    left = cap - sum(quota.values())
+    while left > 0:  # the largest remainders first
+        s = min((s for s in present if quota[s] < totals[s]), key=lambda s: (quota[s] - ideal[s], s))
+        quota[s] += 1
+        left -= 1
+    while left < 0:  # the floors of one went over the cap: taken back where a source is furthest over its share
+        s = min((s for s in present if quota[s] > 1), key=lambda s: (ideal[s] - quota[s], s))
+        quota[s] -= 1
+        left += 1
+    return {s: quota.get(s, 0) for s in totals}

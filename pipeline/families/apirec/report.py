@@ -238,6 +238,30 @@ def _system_order(system: str) -> tuple:
     return (ranker != "ngram", ranker != "ide", system)
 
 
+def _composition(con, config) -> list[str]:
+    """The evaluation points per source and API category (library_group), and a note when the paper's popular
+    third-party category (Fig. 9) has no point here."""
+    groups = ("stdlib", "popular_third_party", "other_third_party", "user_defined")
+    rows = con.sql("SELECT source, library_group, count(*) FROM apirec_points GROUP BY ALL ORDER BY ALL").fetchall()
+    if not rows:
+        return []
+    by_source: dict[str, dict[str, int]] = {}
+    for source, group, n in rows:
+        by_source.setdefault(source, {})[group] = n
+    table = [(source, *(cell.get(g, 0) for g in groups), sum(cell.values())) for source, cell in sorted(by_source.items())]
+    table.append(("all", *(sum(c.get(g, 0) for c in by_source.values()) for g in groups),
+                  sum(sum(c.values()) for c in by_source.values())))
+    out = ["\nEvaluation points per source and API category (every source with library code holds points: "
+           "docs/splits.md):\n", markdown_table(["source", *groups, "points"], table)]
+    if not any(c.get("popular_third_party") for c in by_source.values()):
+        popular = ", ".join((config or {}).get("apirec", {}).get("popular_libraries") or []) or "none given"
+        out.append("\n**No popular third-party point:** no call in the evaluation split goes to a library of "
+                   f"`apirec.popular_libraries` ({popular}) from outside it (a library's calls of its own names are "
+                   "user-defined), so the paper's popular-library category in Fig. 9 has nothing to compare here; add "
+                   "sources that use those libraries to fill it.\n")
+    return out
+
+
 def _figures(con, figures: Path, link: str) -> list[str]:
     rows = con.sql("SELECT model || '/' || ranker, dimension, value, n, sr10_method, lo, hi FROM apirec_breakdown_ci "
                    "WHERE benchmark = 'code' AND dimension IN ('category', 'length_bucket', 'position') "
@@ -379,6 +403,7 @@ def section(con, figures: Path, link: str, config, plots: Path | None = None) ->
            "ones, `all` (third-party and user-defined answers too) beside them.\n",
            "\nFigures: the baselines and each LM's `rerank_ngram` (the other rankers are in the tables and in "
            "reports/plots); grey lines: the chance of a random order of each ranker's pool (one grey and dash pattern per pool, named at its right end); numbers on bars: points.\n",
+           *_composition(con, config),
            *_figures(con, figures, link),
            *_curves(con, figures, link, plots, "apirec_sr_by_category", "category",
                     "apirec: SR@k by API category", "category"),

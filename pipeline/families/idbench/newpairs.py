@@ -6,7 +6,8 @@ paper's manual additions (synonym pairs) are left to the survey's authors.
 
 Frequencies come from the same identifier sequences the embeddings train on (the languages and
 splits of params `embeddings`, duplicates excluded, every file: `max_tokens` caps training only).
-Each identifier's language and source/repository are the ones it occurs in most (ties: name order).
+Each identifier's language is the one it occurs in most (ties: name order), and its source/repository the one it
+occurs in most in the pair's language (`mixed`: its own), so the provenance always holds it in that language.
 
 Pairs are drawn per language: each identifier belongs to the language it occurs in
 most, and each language's identifiers are ranked and sampled on their own (`max_identifiers`,
@@ -37,9 +38,9 @@ from pipeline.io import read_parquet, write_parquet
 log = logging.getLogger("pipeline.families.idbench.newpairs")
 
 
-def frequencies(sequences, languages: list[str], splits: list[str]) -> tuple[Counter, dict[str, Counter], dict[str, Counter]]:
-    """(count per identifier, language counts per identifier, (source, repository) counts per
-    identifier), counted by Arrow over the flattened sequences (no Python list per file)."""
+def frequencies(sequences, languages: list[str], splits: list[str]) -> tuple[Counter, dict[str, Counter], dict[tuple[str, str], Counter]]:
+    """(count per identifier, language counts per identifier, (source, repository) counts per (identifier,
+    language)), counted by Arrow over the flattened sequences (no Python list per file)."""
     table = read_parquet(sequences, SEQUENCES)
     keep = pc.and_(pc.and_(pc.is_in(table["language"], pa.array(languages)),
                            pc.is_in(table["split"], pa.array(splits))), pc.invert(table["duplicate"]))
@@ -52,17 +53,24 @@ def frequencies(sequences, languages: list[str], splits: list[str]) -> tuple[Cou
     flat = flat.filter(pc.not_equal(flat["word"], ""))
     total: Counter = Counter()
     by_language: dict[str, Counter] = defaultdict(Counter)
-    by_origin: dict[str, Counter] = defaultdict(Counter)
+    by_origin: dict[tuple[str, str], Counter] = defaultdict(Counter)
     for r in flat.group_by(["word", "language"]).aggregate([([], "count_all")]).to_pylist():
         total[r["word"]] += r["count_all"]
         by_language[r["word"]][r["language"]] = r["count_all"]
-    for r in flat.group_by(["word", "origin"]).aggregate([([], "count_all")]).to_pylist():
-        by_origin[r["word"]][r["origin"]] = r["count_all"]
+    # per language: a pair's provenance names a source holding the identifier in the pair's language (counted
+    # over every language, `Integer` came "from tomlkit", a Python source, in a Java pair)
+    for r in flat.group_by(["word", "language", "origin"]).aggregate([([], "count_all")]).to_pylist():
+        by_origin[(r["word"], r["language"])][r["origin"]] = r["count_all"]
     return total, by_language, by_origin
 
 
 def most(counter: Counter) -> str:
     return min(counter.items(), key=lambda kv: (-kv[1], kv[0]))[0]
+
+
+def origin_of(by_origin: dict[tuple[str, str], Counter], word: str, language: str) -> list[str]:
+    """[source, repository] where `word` occurs most in `language` (ties: name order)."""
+    return most(by_origin[(word, language)]).split("\t")
 
 
 def rank_pairs(unit: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -131,13 +139,16 @@ def _group_pairs(group: str, words: list[str], wv, fasttext: bool, params: dict,
     rows = []
     for stratum, pos in sample(len(cos), params["ranges"], params["per_range"], params["random_pairs"], rng):
         a, b = words[i[pos]], words[j[pos]]
-        oa, ob = most(by_origin[a]).split("\t"), most(by_origin[b]).split("\t")
+        # each identifier's source and repository in the pair's language (`mixed`: in the identifier's own)
+        la = group if group != "mixed" else most(by_language[a])
+        lb = group if group != "mixed" else most(by_language[b])
+        oa, ob = origin_of(by_origin, a, la), origin_of(by_origin, b, lb)
         # a pair of one language has one id; the same pair drawn again in `mixed` is another row
         pair_id = stable_id("idbench-new-pair", a, b, *(("mixed",) if group == "mixed" else ()))
         rows.append({"pair_id": pair_id, "language": group, "id1": a, "id2": b, "stratum": stratum,
                      "rank": pos, "cosine": round(float(cos[pos]), 6), "technique": technique,
                      "id1_count": total[a], "id2_count": total[b],
-                     "id1_language": most(by_language[a]), "id2_language": most(by_language[b]),
+                     "id1_language": la, "id2_language": lb,
                      "id1_source": oa[0], "id1_repository": oa[1], "id2_source": ob[0], "id2_repository": ob[1],
                      "in_idbench": frozenset((a, b)) in released})
     return rows
