@@ -16,7 +16,7 @@ MANIFEST = pa.schema(
         pa.field("lines", pa.int64(), nullable=False),
         pa.field("split", pa.string(), nullable=False),  # train / valid / test, by repository
         pa.field("duplicate", pa.bool_(), nullable=False),  # same sha256 seen earlier in (source, repository, path) order
-        pa.field("license", pa.string(), nullable=False),  # the source's SPDX license, `unknown` when none says
+        pa.field("license", pa.string(), nullable=True),  # the source's SPDX license, `unknown` when none says (null: a manifest made by hand)
         pa.field("released", pa.date32(), nullable=True),  # the source's pinned release date (null: unknown)
     ]
 )

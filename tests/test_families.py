@@ -49,6 +49,10 @@ def one_row(schema: pa.Schema) -> pa.Table:
             return 1
         if pa.types.is_floating(t):
             return 0.5
+        if pa.types.is_date(t):
+            import datetime
+
+            return datetime.date(2024, 1, 1)
         return "x"
 
     return pa.Table.from_pylist([{f.name: value(f.type) for f in schema}], schema=schema)

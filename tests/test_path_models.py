@@ -149,9 +149,9 @@ def test_dvc_stage_holding_the_model_depends_on_its_folder(tiny, tmp_path):
     (project / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     stages = yaml.safe_load(dvcgen.generate(project / "params.yaml", perturb=False))["stages"]
     holding = [n for n, s in stages.items() if "weights/tiny-a" in s.get("deps", [])]
-    assert holding == ["models"], {n: s.get("deps") for n, s in stages.items()}
+    assert holding == ["model-tiny-a"], {n: s.get("deps") for n, s in stages.items()}  # one DVC stage per zoo entry
     outside = os.path.relpath(tmp_path / "outside" / "tiny-b", dvcgen.REPO)
-    assert outside in stages["models"]["deps"] and not os.path.isabs(outside)
+    assert outside in stages["model-tiny-b"]["deps"] and not os.path.isabs(outside)
 
 
 def test_gguf_path_file_is_pinned_by_its_sha256(tmp_path):

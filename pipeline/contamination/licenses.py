@@ -47,7 +47,8 @@ def filter_scanned(scanned: list[pa.Table], provenance: dict[str, tuple[str, dt.
 def annotate(manifest: pa.Table, provenance: dict[str, tuple[str, dt.date | None]]) -> pa.Table:
     """The manifest with each file's source's `license` and `released`."""
     sources = manifest.column("source").to_pylist()
-    manifest = manifest.append_column("license", pa.array([provenance.get(s, (UNKNOWN, None))[0] for s in sources],
-                                                          pa.string()))
-    return manifest.append_column("released", pa.array([provenance.get(s, (UNKNOWN, None))[1] for s in sources],
-                                                       pa.date32()))
+    for name, i, kind in (("license", 0, pa.string()), ("released", 1, pa.date32())):
+        column = pa.array([provenance.get(s, (UNKNOWN, None))[i] for s in sources], kind)
+        at = manifest.schema.get_field_index(name)
+        manifest = manifest.set_column(at, name, column) if at >= 0 else manifest.append_column(name, column)
+    return manifest

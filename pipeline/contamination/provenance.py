@@ -74,6 +74,9 @@ def fingerprint(text: str) -> str | None:
     return None
 
 
+MAX_META_MEMBERS = 20_000  # tar headers read at most for the metadata
+
+
 def _members(archive: Path) -> dict[str, bytes]:
     """The small top-level metadata members of an sdist or npm tarball (PKG-INFO, package.json, LICENSE*,
     COPYING*), at the archive's top or one folder down, read as bytes; links and large members skipped."""
@@ -88,13 +91,15 @@ def _members(archive: Path) -> dict[str, bytes]:
                         out[m[1]] = z.read(info)
         else:
             with tarfile.open(archive, "r:*") as tar:
-                for info in tar:
+                for seen, info in enumerate(tar):
+                    if seen >= MAX_META_MEMBERS:  # metadata sits at the top; a tar keeps every header it reads
+                        break
                     m = wanted.fullmatch(info.name.lstrip("./"))
                     if m and info.isreg() and info.size <= MAX_META_BYTES and m[1] not in out:
                         f = tar.extractfile(info)
                         if f is not None:
                             out[m[1]] = f.read(MAX_META_BYTES)
-    except (OSError, tarfile.TarError, zipfile.BadZipFile, EOFError):
+    except (OSError, tarfile.TarError, zipfile.BadZipFile, EOFError, ValueError):  # ValueError: undecodable names
         return out
     return out
 
@@ -161,8 +166,8 @@ def license_of(spec: dict, archive: Path | None) -> str:
         return str(spec["license"])
     if spec.get("builtin") in BUILTIN_LICENSES:
         return BUILTIN_LICENSES[spec["builtin"]]
-    if archive is None or not archive.is_file():
-        return UNKNOWN
+    if archive is None or not archive.is_file() or spec.get("kind") not in ("pypi", "npm"):
+        return UNKNOWN  # only an sdist's or npm tarball's own metadata names a license; other archives: params
     members = _members(archive)
     return license_of_package_json(members) if spec.get("kind") == "npm" else license_of_pkg_info(members)
 

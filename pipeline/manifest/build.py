@@ -248,7 +248,8 @@ def build(scanned: list[pa.Table], seed: int, fractions: dict[str, float],
         duplicate.append(h in seen)
         seen.add(h)
     table = table.append_column("split", pa.array(splits, pa.string()))
-    return table.append_column("duplicate", pa.array(duplicate, pa.bool_())), report
+    table = table.append_column("duplicate", pa.array(duplicate, pa.bool_()))
+    return licenses.annotate(table, {}), report  # every file `unknown` until main() annotates its sources
 
 
 def caps(records: list[dict]) -> list[dict]:
