@@ -98,7 +98,7 @@ def _parse(data: bytes) -> ast.Module | None:
 
 
 def functions_of(tree: ast.Module) -> dict[str, ast.AST]:
-    """qualname -> function node, as apirec's function_spans names them (the first of a name wins)."""
+    """qualname (`C.m`, `f.<locals>.g`, as the extraction names them) -> function node (the first of a name wins)."""
     out: dict[str, ast.AST] = {}
 
     def walk(node, prefix: str):

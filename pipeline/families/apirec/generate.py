@@ -42,6 +42,7 @@ from pipeline.extract.availability import NOT_IN_STDLIB, Availability, left_out_
 from pipeline.families.apirec import schemas
 from pipeline.families.apirec.points import (CALL_KINDS, START, NGram, allocate, api_class,  # noqa: F401
                                              length_buckets, library_group, position, ranking_row)
+from pipeline.contamination.firstseen import functions_of
 from pipeline.io import read_parquet, write_json, write_parquet
 from pipeline.manifest import read_text
 
@@ -49,21 +50,7 @@ log = logging.getLogger("pipeline.families.apirec.generate")
 
 def function_spans(tree: ast.Module) -> dict[str, tuple[int, int]]:
     """qualname (`C.m`, `f.<locals>.g`, as the extraction names them) -> (def line, last line)."""
-    out: dict[str, tuple[int, int]] = {}
-
-    def walk(node, prefix: str):
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                name = prefix + child.name
-                out.setdefault(name, (child.lineno, child.end_lineno or child.lineno))
-                walk(child, name + ".<locals>.")
-            elif isinstance(child, ast.ClassDef):
-                walk(child, prefix + child.name + ".")
-            else:
-                walk(child, prefix)
-
-    walk(tree, "")
-    return out
+    return {name: (node.lineno, node.end_lineno or node.lineno) for name, node in functions_of(tree).items()}
 
 
 def module_imports(tree: ast.Module, text: str) -> str:
