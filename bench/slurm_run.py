@@ -46,11 +46,11 @@ def children_cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
-def snakemake(workdir: Path, *args: str, log: Path) -> tuple[int, float]:
-    """Run Snakemake on .test in workdir; its exit status and the CPU seconds it and its children used."""
+def snakemake(workdir: Path, *args: str, log: Path, repo: Path = REPO) -> tuple[int, float]:
+    """Run Snakemake (repo's Snakefile) in workdir; its exit status and the CPU seconds it and its children used."""
     before = children_cpu()
     with open(log, "w") as out:
-        rc = subprocess.run([str(BIN / "snakemake"), "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir),
+        rc = subprocess.run([str(BIN / "snakemake"), "--snakefile", str(repo / "Snakefile"), "--directory", str(workdir),
                              *args], stdout=out, stderr=subprocess.STDOUT).returncode
     return rc, children_cpu() - before
 
@@ -94,24 +94,32 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cores", type=int, default=2, help="cores of the local run, and of one grouped submission (the node's)")
     ap.add_argument("--local-from", type=Path, help="reuse a finished local run's folder (and --local-cpu)")
     ap.add_argument("--local-cpu", type=float, help="its CPU seconds")
+    ap.add_argument("--project", type=Path,
+                    help="build this checkout's own params (e.g. the default: a fresh clone beside ../shared) through "
+                         "the profile instead of a .test copy; compare with --local-from (a finished local build of "
+                         "the same commit) and --local-cpu (its CPU seconds, e.g. bench.run_cost's total)")
     ap.add_argument("--out", type=Path, help="the JSON report (printed too)")
     args = ap.parse_args(argv)
     if not shutil.which("sbatch"):
         ap.error("no SLURM here: run `sudo bench/slurm_cluster.sh start` first")
 
+    if args.project and not args.local_from:
+        ap.error("--project needs --local-from and --local-cpu (a finished local build of the same commit)")
     if args.local_from:
         local_dir, local_rc, local_cpu = args.local_from, 0, args.local_cpu
     else:
         local_dir = prepare(args.workdir / "local")
         local_rc, local_cpu = snakemake(local_dir, "--cores", str(args.cores), log=args.workdir / "local.log")
-    cluster_dir = prepare(args.workdir / "cluster")
+    repo = args.project.resolve() if args.project else REPO
+    cluster_dir = repo if args.project else prepare(args.workdir / "cluster")
+    args.workdir.mkdir(parents=True, exist_ok=True)
     node = NodeCpu()
     node_before = node.seconds()
     started = time.time()
     cluster_rc, login_cpu = snakemake(
-        cluster_dir, "--profile", str(REPO / "profiles" / "slurm"), "--jobs", str(args.jobs), "--cores", str(args.cores),
+        cluster_dir, "--profile", str(repo / "profiles" / "slurm"), "--jobs", str(args.jobs), "--cores", str(args.cores),
         # a test cluster: no accounting database (sacct, sacctmgr): squeue and no account
-        "--slurm-no-account", "--slurm-status-command", "squeue", log=args.workdir / "cluster.log")
+        "--slurm-no-account", "--slurm-status-command", "squeue", log=args.workdir / "cluster.log", repo=repo)
     node_cpu = None if node_before is None else node.seconds() - node_before
     local, cluster = digests(local_dir), digests(cluster_dir)
     differ = sorted(k for k in local.keys() | cluster.keys() if local.get(k) != cluster.get(k))
