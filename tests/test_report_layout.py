@@ -118,6 +118,7 @@ def test_probing_headline_puts_table_1_beside_the_model_chosen_on_fold_0_and_the
         "| declared_ours (java) |  |  | m2 (ridge, layer 1) | 360 | 0.01 [0.0, 0.02] |  |  |  | 0.015 (n = 360) |",
         "| readability |  |  | not run: its rated dataset is not in this workspace |  |  |  |  |  |  |"]
     assert "**How the populations differ:**" in text and "never the lowest of the test scores" in text
+    assert "**This run fitted no `paper` probe**" in text  # every row is ridge's: the headline says so
 
 
 def test_probing_table_1_takes_the_releases_probe_with_ridge_beside_it():
@@ -133,7 +134,9 @@ def test_probing_table_1_takes_the_releases_probe_with_ridge_beside_it():
         ("java-misuse", "m2", "ridge", 1, "error", 0.05, 0.0, 0.1, 360, 0.1),
         ("java-misuse", "m2", "paper", 2, "error", 0.07, 0.02, 0.12, 360, 0.2),
         ("java-misuse", "m1", "ridge", 0, "error", 0.3, 0.2, 0.4, 360, 0.05)])
-    row = first_table(headline(con)).split("\n")[2]
+    text = headline(con)
+    assert "This run fitted no `paper` probe" not in text
+    row = first_table(text).split("\n")[2]
     cells = row.split(" | ")
     assert cells[3:7] == ["m2 (paper, layer 2)", "360", "0.07 [0.02, 0.12]", "0.05 [0.0, 0.1] (layer 1)"]
 

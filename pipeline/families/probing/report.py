@@ -189,7 +189,11 @@ def headline(con, config=None) -> str:
         "token and edge tasks, LogisticRegressionCV for snippet tasks, RidgeCV for depth; layer chosen on fold 0, "
         "mean of folds 1-3) where the fit ran it (`probing.fit.probe` / `also_probes`), else the named one; "
         "**ridge (ours)** beside it: our ridge probe (standardised features, alpha by a grouped inner split) on the "
-        "same model and items, at its own fold-0 layer.\n",
+        "same model and items, at its own fold-0 layer."
+        + ("" if any(r["probe"] == "paper" for rs in rows.values() for r in rs) else
+           " **This run fitted no `paper` probe** (`probing.fit`): every row is our ridge, not the release's probe "
+           "(on the default run the release's probe would cost ~1,500 CPU s more; pipeline/families/probing/README.md).")
+        + "\n",
         markdown_table(["task (language)", "paper: CodeT5-base encoder", "paper: decoder",
                         "ours: model (probe, layer), chosen on fold 0", "n", "ours: error [95% CI]",
                         "ridge (ours), same model [95% CI]",
