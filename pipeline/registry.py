@@ -114,11 +114,16 @@ class Fit:
     task_type: Callable[[Config, str], str]  # classification / regression
     params: Callable[[Config], dict]  # probe, folds, alphas, seed (as pipeline.fit takes them)
     baselines: str = ""  # module scoring the family's own baselines on all labelled items
+    # the `paper` probe per task: the estimator the paper's released code fits there, {"estimator": sgd |
+    # logistic_cv | ridge_cv, "alphas": [...]} (pipeline.fit.probe.release_estimator), or None where it fits none
+    # (the paper probe skips the task); unset: every task gets the default paper probe
+    paper: Callable[[Config, str], dict | None] | None = None
 
     def spec(self, config: Config) -> list[dict]:
-        """Every task as the fit CLIs take it: task, subset, labels, task_type."""
+        """Every task as the fit CLIs take it: task, subset, labels, task_type (and paper, when declared)."""
         return [{"task": t, "subset": self.subset(config, t), "labels": self.labels(config, t),
-                 "task_type": self.task_type(config, t)} for t in self.tasks(config)]
+                 "task_type": self.task_type(config, t), **({"paper": self.paper(config, t)} if self.paper else {})}
+                for t in self.tasks(config)]
 
 
 @dataclass(frozen=True)

@@ -244,7 +244,7 @@ def fit_baselines_inputs(wildcards):
 
 
 def fit_tasks_json(wildcards):
-    return as_json([{k: t[k] for k in ("task", "labels", "task_type")}
+    return as_json([{k: t[k] for k in ("task", "labels", "task_type", "paper") if k in t}
                     for t in FAMILY_BY_NAME[wildcards.family].fit.spec(config)])
 
 

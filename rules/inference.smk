@@ -108,6 +108,7 @@ rule fit:
         tasks=fit_tasks_json,
         alphas=lambda wildcards: as_json(fit_params(wildcards)["alphas"]),
         also=lambda wildcards: " ".join(f"--also-probe {p}" for p in fit_params(wildcards).get("also_probes", [])),
+        paper_layers=lambda wildcards: fit_params(wildcards).get("paper_layers", "all"),
         baselines=lambda wildcards: " ".join(
             (["--majority"] if fit_params(wildcards).get("majority") else [])
             + ([f"--linreg-feature {fit_params(wildcards)['linreg_feature']}"]
@@ -121,7 +122,7 @@ rule fit:
         "logs/fit/{family}/{model}.log",
     shell:
         "python -m pipeline.fit --features {input.features:q} --tasks {params.tasks:q}"
-        " --probe {params.fit[probe]} {params.also} --folds {params.fit[folds]} --alphas {params.alphas:q}"
+        " --probe {params.fit[probe]} {params.also} --paper-layers {params.paper_layers} --folds {params.fit[folds]} --alphas {params.alphas:q}"
         " --seed {params.fit[seed]}"
         " {params.baselines} --threads {threads} --out {output.results:q} --metrics {output.metrics:q} 2> {log:q}"
 

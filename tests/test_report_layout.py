@@ -111,13 +111,34 @@ def test_probing_headline_puts_table_1_beside_the_model_chosen_on_fold_0_and_the
     text = headline(con)
     table = first_table(text)
     assert table.split("\n")[2:] == [
-        "| depth (java) | 0.867 | 0.864 | m1 (ridge, layer 3) | 30 | too few items (n = 30) | "
+        "| depth (java) | 0.867 | 0.864 | m1 (ridge, layer 3) | 30 | too few items (n = 30) |  | "
         "linreg: too few items (n = 30) |  |  |",
-        "| declared (java) | 0.014 | 0.061 | m2 (ridge, layer 1) | 360 | 0.05 [0.0, 1.0] | "
+        "| declared (java) | 0.014 | 0.061 | m2 (ridge, layer 1) | 360 | 0.05 [0.0, 1.0] |  | "
         "majority: 0.043 [0.0, 0.09] (n = 360) |  | 0.032 (n = 360) |",
-        "| declared_ours (java) |  |  | m2 (ridge, layer 1) | 360 | 0.01 [0.0, 0.02] |  |  | 0.015 (n = 360) |",
-        "| readability |  |  | not run: its rated dataset is not in this workspace |  |  |  |  |  |"]
+        "| declared_ours (java) |  |  | m2 (ridge, layer 1) | 360 | 0.01 [0.0, 0.02] |  |  |  | 0.015 (n = 360) |",
+        "| readability |  |  | not run: its rated dataset is not in this workspace |  |  |  |  |  |  |"]
     assert "**How the populations differ:**" in text and "never the lowest of the test scores" in text
+    assert "**This run fitted no `paper` probe**" in text  # every row is ridge's: the headline says so
+
+
+def test_probing_table_1_takes_the_releases_probe_with_ridge_beside_it():
+    """Where the fit ran the release's probe (`paper`), Table 1's row is its score, even where ridge's fold-0 error is
+    lower; ours (ridge on the same model and items, its own layer) sits in its own column."""
+    from pipeline.families.probing.report import headline
+    from tests.test_probing_selectivity import model_views
+
+    con = duckdb.connect()
+    con.execute("CREATE TABLE probing_headline (task VARCHAR, model VARCHAR, probe VARCHAR, layer INTEGER, "
+                "metric VARCHAR, mean DOUBLE, ci_low DOUBLE, ci_high DOUBLE, folds INTEGER, n_test BIGINT)")
+    model_views(con, [
+        ("java-misuse", "m2", "ridge", 1, "error", 0.05, 0.0, 0.1, 360, 0.1),
+        ("java-misuse", "m2", "paper", 2, "error", 0.07, 0.02, 0.12, 360, 0.2),
+        ("java-misuse", "m1", "ridge", 0, "error", 0.3, 0.2, 0.4, 360, 0.05)])
+    text = headline(con)
+    assert "This run fitted no `paper` probe" not in text
+    row = first_table(text).split("\n")[2]
+    cells = row.split(" | ")
+    assert cells[3:7] == ["m2 (paper, layer 2)", "360", "0.07 [0.02, 0.12]", "0.05 [0.0, 0.1] (layer 1)"]
 
 
 # -- figures ------------------------------------------------------------------------------------------------------

@@ -18,8 +18,8 @@ import pyarrow.parquet as pq
 
 from pipeline import schemas
 from pipeline.fit.probe import (
-    ALPHA_SEARCHES, ALPHAS, PROBES, ProbeConfig, RunInfo, assign_folds, cross_validate, majority_baseline,
-    regression_baseline, results_table, summarise,
+    ALPHA_SEARCHES, ALPHAS, PAPER_ESTIMATORS, PROBES, LayerSweep, ProbeConfig, RunInfo, assign_folds,
+    majority_baseline, regression_baseline, results_table,
 )
 from pipeline.io import write_json, write_parquet
 
@@ -83,6 +83,10 @@ class TaskSpec:
     task: str
     labels: Path
     task_type: str
+    # the `paper` probe on this task: {"estimator": sgd | logistic_cv | ridge_cv, "alphas": [...]} (the release's
+    # estimator and grid, as the family declares them), None: the release fits none here (the paper probe skips the
+    # task), {}: the default (sgd, or ridge_cv for regression, on --alphas)
+    paper: dict | None = None
 
 
 @dataclass
@@ -125,14 +129,28 @@ def task_probes(spec: TaskSpec, args: argparse.Namespace) -> list[str]:
     for probe in [args.probe, *(getattr(args, "also_probe", None) or [])]:
         if spec.task_type == "regression" and args.tasks and probe not in ("ridge", "paper"):
             probe = "ridge"
+        if probe == "paper" and spec.paper is None:  # no release probe on this task (a control, our variant)
+            continue
         if probe not in out:
             out.append(probe)
-    return out
+    return out or ["ridge"]
+
+
+def probe_config(spec: TaskSpec, probe: str, args: argparse.Namespace) -> ProbeConfig:
+    """One probe's config on a task: the `paper` probe takes the task's release estimator and grid (--alphas when
+    the task names none) and, with --paper-layers selected, fits folds 1..K-1 at the layer chosen on fold 0 only."""
+    alphas, extra = tuple(args.alphas), {}
+    if probe == "paper":
+        paper = spec.paper or {}
+        alphas = tuple(float(a) for a in paper.get("alphas") or alphas)
+        extra = {"paper_estimator": paper.get("estimator", ""),
+                 "selected_only": getattr(args, "paper_layers", "all") == "selected"}
+    return ProbeConfig(task_type=spec.task_type, probe=probe, folds=args.folds, alphas=alphas, seed=args.seed,
+                       alpha_search=args.alpha_search, **extra)
 
 
 def read_task(spec: TaskSpec, args: argparse.Namespace) -> TaskLabels:
-    configs = tuple(ProbeConfig(task_type=spec.task_type, probe=probe, folds=args.folds, alphas=tuple(args.alphas),
-                                seed=args.seed, alpha_search=args.alpha_search) for probe in task_probes(spec, args))
+    configs = tuple(probe_config(spec, probe, args) for probe in task_probes(spec, args))
     config = configs[0]
     extra = [args.linreg_feature] if args.linreg_feature and spec.task_type == "regression" else []
     labels = read_labels(spec.labels, spec.task_type, extra)
@@ -186,13 +204,19 @@ def headline_n(data: TaskData) -> int:
 
 def run(args: argparse.Namespace) -> dict:
     if args.tasks:
-        specs = [TaskSpec(t["task"], Path(t["labels"]), t["task_type"]) for t in json.loads(args.tasks)]
+        specs = [TaskSpec(t["task"], Path(t["labels"]), t["task_type"], t.get("paper", {}))
+                 for t in json.loads(args.tasks)]
     elif args.task and args.labels and args.task_type:
-        specs = [TaskSpec(args.task, args.labels, args.task_type)]
+        specs = [TaskSpec(args.task, args.labels, args.task_type, {})]
     else:
         raise FitError("give --tasks, or --task with --labels and --task-type")
     if len({s.task for s in specs}) != len(specs):
         raise FitError("two tasks have the same name")
+    for s in specs:
+        if s.paper is not None and (not isinstance(s.paper, dict) or set(s.paper) - {"estimator", "alphas"}
+                                    or s.paper.get("estimator", "sgd") not in PAPER_ESTIMATORS):
+            raise FitError(f"{s.task}: `paper` must be null or {{\"estimator\": one of {list(PAPER_ESTIMATORS)}, "
+                           f"\"alphas\": [...]}}, got {s.paper!r}")
     dataset = ds.dataset([str(p) for p in args.features], format="parquet")
     want = {f.name: f.type for f in schemas.FEATURES}
     got = {f.name: f.type for f in dataset.schema}
@@ -247,24 +271,26 @@ def run(args: argparse.Namespace) -> dict:
             mine.append(d)
         if not mine:
             continue
-        scores: dict[tuple[str, str], list] = {(d.spec.task, c.probe): [] for d in mine for c in d.configs}
+        sweeps = {(d.spec.task, c.probe): LayerSweep(d.y, d.groups, d.folds, c) for d in mine for c in d.configs}
         for layer in sorted(layers):
             start = time.perf_counter()
             ids, x_all = read_layer(dataset, model, pooling, layer)
             for d in mine:
                 x = x_all[np.searchsorted(ids, d.items)]
                 for c in d.configs:  # every probe on the same folds and layer
-                    scores[(d.spec.task, c.probe)].extend(cross_validate(x, d.y, d.groups, d.folds, c, layer))
+                    sweeps[(d.spec.task, c.probe)].add(layer, x)
             log.info("%s/%s layer %d: %d x %d, %d task(s), %.1f s", model, pooling, layer, *x_all.shape, len(mine),
                      time.perf_counter() - start)
         for d in mine:
             for c in d.configs:
-                result = summarise(scores[(d.spec.task, c.probe)])
+                result = sweeps[(d.spec.task, c.probe)].finish()
                 tables[d.spec.task].append(results_table(result, RunInfo(d.spec.task, d.spec.task_type, model,
                                                                          pooling, c.probe, d.n_dropped), d.items))
                 headlines[d.spec.task].append({"model": model, "pooling": pooling, "probe": c.probe,
                                                "n": headline_n(d),
-                                               "curve": {str(k): v for k, v in result.curve().items()},
+                                               # fold 0's errors where only the chosen layer has folds 1..K-1
+                                               "curve": {str(k): v for k, v in
+                                                         result.curve(0 if c.selected_only else None).items()},
                                                **asdict(result.headline)})
                 log.info("%s %s/%s %s: layer %s, %s %.4f [%.4f, %.4f], n = %d", d.spec.task, model, pooling, c.probe,
                          result.selected_layer, c.metric, result.headline.mean, result.headline.ci_low,
@@ -296,7 +322,8 @@ def run(args: argparse.Namespace) -> dict:
         summaries[task] = {"task": task, "task_type": spec.task_type, "items": 0, "skipped": reason, "headlines": []}
     out = [tb for t in labelled for tb in tables[t.spec.task]]
     write_parquet(pa.concat_tables(out) if out else schemas.FIT_RESULTS.empty_table(), args.out, schemas.FIT_RESULTS)
-    common = {"folds": args.folds, "alphas": list(args.alphas), "seed": args.seed, "alpha_search": args.alpha_search}
+    common = {"folds": args.folds, "alphas": list(args.alphas), "seed": args.seed, "alpha_search": args.alpha_search,
+              "paper_layers": getattr(args, "paper_layers", "all")}
     metrics = ({**summaries[specs[0].task], **common} if not args.tasks
                else {**common, "probe": args.probe, "tasks": {s.task: summaries[s.task] for s in specs}})
     if args.metrics:
@@ -335,8 +362,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--features", required=True, nargs="+", type=Path,
                     help="FEATURES Parquet file(s) (shards of one table; several models/poolings allowed)")
     ap.add_argument("--tasks", help='several tasks over the same features, as JSON [{"task": name, "labels": '
-                    'PROBE_LABELS file, "task_type": classification|regression}, ...]: each layer is read once for '
-                    'all of them (regression tasks use ridge); instead of --task/--labels/--task-type')
+                    'PROBE_LABELS file, "task_type": classification|regression, "paper": optional, {"estimator": '
+                    'sgd|logistic_cv|ridge_cv, "alphas": [...]} or null (no paper probe on the task)}, ...]: each '
+                    'layer is read once for all of them (regression tasks use ridge); instead of --task/--labels/'
+                    '--task-type')
     ap.add_argument("--labels", type=Path, help="PROBE_LABELS Parquet (item_id, label|target, group)")
     ap.add_argument("--task", help="task name written to every row")
     ap.add_argument("--task-type", choices=["classification", "regression"],
@@ -344,13 +373,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--probe", default="ridge", choices=PROBES,
                     help="ridge: ridge classifier/regression, alpha by --alpha-search (fast); lbfgs: logistic regression, "
                          "C = 1/alpha; sgd: SGDClassifier(log_loss) on standardised features, grouped inner grid search "
-                         "(slow); paper: Troshin & Chirkova's released probe as it runs (SGDClassifier(log_loss, tol 1e-4) "
-                         "in GridSearchCV's default 5-fold split on raw features; regression RidgeCV), for the "
-                         "paper-comparable table (use --alphas [0.0001,0.001,0.01,0.1], the release's token grid)")
+                         "(slow); paper: Troshin & Chirkova's released probe as it runs, on raw features: per task the "
+                         "release's estimator and grid when --tasks names them (`paper`: SGDClassifier(log_loss, tol "
+                         "1e-4) in GridSearchCV's default 5-fold split, LogisticRegressionCV, or RidgeCV), else "
+                         "SGDClassifier (RidgeCV for regression) on --alphas")
     ap.add_argument("--also-probe", action="append", choices=PROBES, default=[], metavar="PROBE",
                     help="another probe fitted beside --probe on the same folds, layers and items (repeatable; rows "
                          "carry their probe's name), e.g. --probe paper --also-probe ridge: the paper's probe for the "
                          "paper-comparable table and ours beside it")
+    ap.add_argument("--paper-layers", default="all", choices=["all", "selected"],
+                    help="the paper probe's (layer, fold) fits. all: every layer on every fold (per-layer curves over "
+                         "all folds, the release's Figure 3); selected: fold 0 at every layer, folds 1..K-1 at the "
+                         "layer chosen on fold 0 only (the paper's Table 1 protocol: the same headline and rows there, "
+                         "a curve of fold 0 only)")
     ap.add_argument("--alpha-search", default="inner", choices=ALPHA_SEARCHES,
                     help="ridge: how alpha is chosen on the train folds. inner: a 3-fold CV grouped by `group` "
                          "(scaler inside each inner fit, the task's metric, ties to the larger alpha); loo: "

@@ -12,11 +12,16 @@ Probes: `ridge` (default, fast: ridge classifier / regression, alpha chosen by a
 on the train folds, one SVD per inner fold for the whole grid; `alpha_search="loo"` keeps sklearn's
 RidgeClassifierCV / RidgeCV efficient leave-one-out for comparison), `lbfgs` (logistic regression, C = 1/alpha, alpha chosen by an inner grouped CV) and
 `sgd` (SGDClassifier with log loss, tol 1e-4, alpha grid-searched on an inner grouped split, on
-standardised features; slow) and `paper`: the release's probe as it runs (probings4code
-`TokenClassificationLinearModel` / edge probe: `SGDClassifier(loss="log", tol=1e-4)` in sklearn's
-`GridSearchCV` with its default 5-fold stratified split, on the raw features; regression: `RidgeCV`
-on the raw features), the grid `alphas`, seeded (the release leaves SGD's seed free). Regression
-tasks otherwise use ridge (the paper's RidgeCV).
+standardised features; slow) and `paper`: the release's probe as it runs (probings4code), on the raw
+features, the estimator the release fits on the task (`paper_estimator`): `sgd` (token and edge tasks:
+`TokenClassificationLinearModel` / `EdgeClassificationLinearModel`, `SGDClassifier(loss="log", tol=1e-4)`
+in sklearn's `GridSearchCV` with its default 5-fold stratified split), `logistic_cv` (snippet tasks:
+`SentenceClassificationLinearModel`, `LogisticRegressionCV(Cs=grid, random_state=777, max_iter=10000)`)
+or `ridge_cv` (regression: `RidgeCV`); the train split ordered as the release orders it (its snippets
+shuffled, seeded, each snippet's samples together) and capped at the release's 10,000 samples; the grid
+`alphas` (the release's per task, given by the family), seeded (the release leaves SGD's seed free).
+`selected_only` (the paper's Table 1 protocol, no more): fold 0 at every layer, folds 1..K-1 at the
+layer chosen on fold 0 only; the headline is the same, the per-layer curve is fold 0's.
 """
 
 from __future__ import annotations
@@ -31,6 +36,10 @@ import pyarrow as pa
 
 ALPHAS: tuple[float, ...] = (1e-4, 1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0)  # the paper's grid
 PROBES = ("ridge", "lbfgs", "sgd", "paper")
+# the estimators the probing release (probings4code) fits: SGD (token and edge tasks), logistic regression with
+# its own CV (snippet tasks), RidgeCV (regression)
+PAPER_ESTIMATORS = ("sgd", "logistic_cv", "ridge_cv")
+PAPER_MAX_TRAIN = 10_000  # the release's ProbingTask._probe(max_samples=10000): a larger train split is subsampled
 ALPHA_SEARCHES = ("inner", "loo")
 TASK_TYPES = ("classification", "regression")
 
@@ -45,6 +54,10 @@ class ProbeConfig:
     inner_folds: int = 3  # grouped inner split of the train folds for the alpha search
     max_iter: int = 1000
     alpha_search: str = "inner"  # ridge: "inner" grouped CV on the train split, or "loo" (efficient leave-one-out)
+    # probe "paper": the release's estimator ("" : sgd for classification, ridge_cv for regression)
+    paper_estimator: str = ""
+    # fit folds 1..K-1 at the layer chosen on fold 0 only (every layer's fold 0 still fitted): Table 1's rows
+    selected_only: bool = False
 
     def __post_init__(self):
         if self.task_type not in TASK_TYPES:
@@ -53,6 +66,11 @@ class ProbeConfig:
             raise ValueError(f"probe must be one of {PROBES}, got {self.probe!r}")
         if self.task_type == "regression" and self.probe not in ("ridge", "paper"):
             raise ValueError("regression tasks are fitted with ridge (RidgeCV); use --probe ridge (or paper)")
+        if self.paper_estimator and self.paper_estimator not in PAPER_ESTIMATORS:
+            raise ValueError(f"paper_estimator must be one of {PAPER_ESTIMATORS}, got {self.paper_estimator!r}")
+        if (self.probe == "paper" and self.paper_estimator
+                and (self.paper_estimator == "ridge_cv") != (self.task_type == "regression")):
+            raise ValueError(f"paper_estimator {self.paper_estimator!r} does not fit a {self.task_type} task")
         if self.alpha_search not in ALPHA_SEARCHES:
             raise ValueError(f"alpha_search must be one of {ALPHA_SEARCHES}, got {self.alpha_search!r}")
         if self.folds < 2 or self.inner_folds < 2:
@@ -63,6 +81,11 @@ class ProbeConfig:
     @property
     def metric(self) -> str:
         return "error" if self.task_type == "classification" else "mae"
+
+    @property
+    def estimator(self) -> str:
+        """The paper probe's estimator on this task."""
+        return self.paper_estimator or ("ridge_cv" if self.task_type == "regression" else "sgd")
 
 
 @dataclass(frozen=True)
@@ -102,11 +125,12 @@ class ProbeResult:
     selected_layer: int | None
     headline: Headline
 
-    def curve(self) -> dict[int | None, float]:
-        """Mean error per layer over all folds (the per-layer curve)."""
+    def curve(self, fold: int | None = None) -> dict[int | None, float]:
+        """Mean error per layer over all folds (the per-layer curve), or one fold's error per layer."""
         by: dict[int | None, list[float]] = {}
         for s in self.scores:
-            by.setdefault(s.layer, []).append(s.error)
+            if fold is None or s.fold == fold:
+                by.setdefault(s.layer, []).append(s.error)
         return {layer: float(np.mean(v)) for layer, v in sorted(by.items(), key=lambda kv: (kv[0] is None, kv[0]))}
 
 
@@ -216,24 +240,63 @@ def _ridge_inner(x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, y
     return _scored(model.predict(x_test), y_test, regression, alpha)
 
 
-def _paper_probe(x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, y_test: np.ndarray,
-                 config: ProbeConfig) -> tuple[float, float]:
-    """The release's probe: raw features; regression RidgeCV (efficient leave-one-out), classification
-    SGDClassifier(log loss, tol 1e-4) grid-searched by GridSearchCV's default 5-fold stratified split."""
-    from sklearn.exceptions import ConvergenceWarning
-    from sklearn.linear_model import RidgeCV, SGDClassifier
+def release_order(groups_train: Sequence[str], seed: int) -> np.ndarray:
+    """The train split's rows in the order the release fits them: its snippets shuffled (the release's
+    `random.seed(0); random.shuffle(train_dataset)` over snippets; here Python's random seeded with `seed` over the
+    sorted snippet names), each snippet's samples together in their order. The order is what sklearn's default
+    (unshuffled, stratified) split of the grid search cuts, and where SGD's per-epoch shuffle starts."""
+    import random
+
+    groups = np.asarray(groups_train, dtype=object).astype(str)
+    names = sorted(set(groups.tolist()))
+    random.Random(seed).shuffle(names)
+    rank = {g: i for i, g in enumerate(names)}
+    return np.argsort(np.array([rank[g] for g in groups], dtype=np.int64), kind="stable")
+
+
+def release_estimator(config: ProbeConfig):
+    """The estimator the release fits (probings4code, `train_linear_model` of the task's probing model), unfitted:
+    token and edge tasks `GridSearchCV(SGDClassifier(loss="log", tol=1e-4), {"alpha": grid})` (sklearn's default
+    5-fold stratified split, accuracy; the release leaves SGD's seed free: ours is `seed`); snippet tasks
+    `LogisticRegressionCV(Cs=grid, random_state=777, max_iter=10000)` (its default 5-fold stratified split,
+    accuracy, L2, lbfgs); regression `RidgeCV(alphas=grid)` (efficient leave-one-out). `loss="log"` is sklearn
+    1.0's name of `log_loss`; accuracy, L2 and the split are written out where today's sklearn warns of a change."""
+    from sklearn.linear_model import LogisticRegressionCV, RidgeCV, SGDClassifier
     from sklearn.model_selection import GridSearchCV
 
-    x_train, x_test = x_train.astype(np.float64), x_test.astype(np.float64)
-    if config.task_type == "regression":
-        model = RidgeCV(alphas=list(config.alphas)).fit(x_train, y_train)
-        return _scored(model.predict(x_test), y_test, True, float(model.alpha_))
+    grid = list(config.alphas)
+    if config.estimator == "ridge_cv":
+        return RidgeCV(alphas=grid)
+    if config.estimator == "logistic_cv":
+        return LogisticRegressionCV(Cs=grid, random_state=777, max_iter=10000, scoring="accuracy", l1_ratios=(0.0,),
+                                    use_legacy_attributes=False)
+    sgd = SGDClassifier(loss="log_loss", tol=1e-4, max_iter=config.max_iter, random_state=config.seed)
+    return GridSearchCV(sgd, {"alpha": grid})
+
+
+def _paper_probe(x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, y_test: np.ndarray,
+                 groups_train: Sequence[str], config: ProbeConfig) -> tuple[float, float, np.ndarray]:
+    """The release's probe on the raw features (float64, as sklearn 1.0 converted them): the train split in the
+    release's order (`release_order`), subsampled (seeded, in the drawn order) to the release's 10,000 samples when
+    larger, then `release_estimator`. The alpha reported: SGD's and RidgeCV's chosen alpha, 1/C for logistic."""
+    from sklearn.exceptions import ConvergenceWarning
+
+    order = release_order(groups_train, config.seed)
+    x_train, y_train = x_train[order].astype(np.float64), np.asarray(y_train)[order]
+    if len(order) > PAPER_MAX_TRAIN:  # the release: np.random.choice(np.arange(n), size=max_samples, replace=False)
+        keep = np.random.RandomState(config.seed).choice(np.arange(len(order)), size=PAPER_MAX_TRAIN, replace=False)
+        x_train, y_train = x_train[keep], y_train[keep]
+    x_test = x_test.astype(np.float64)
+    model = release_estimator(config)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         warnings.filterwarnings("ignore", message="The least populated class")
-        sgd = SGDClassifier(loss="log_loss", tol=1e-4, max_iter=config.max_iter, random_state=config.seed)
-        model = GridSearchCV(sgd, {"alpha": list(config.alphas)}).fit(x_train, y_train)
-    return _scored(model.predict(x_test), y_test, False, float(model.best_params_["alpha"]))
+        model.fit(x_train, y_train)
+    if config.estimator == "ridge_cv":
+        return _scored(model.predict(x_test), y_test, True, float(model.alpha_))
+    alpha = (1.0 / float(np.ravel(model.C_)[0]) if config.estimator == "logistic_cv"
+             else float(model.best_params_["alpha"]))
+    return _scored(model.predict(x_test), y_test, False, alpha)
 
 
 def _scored(pred: np.ndarray, y_test: np.ndarray, regression: bool, alpha: float) -> tuple[float, float, np.ndarray]:
@@ -260,7 +323,7 @@ def fit_score_items(x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray
 
     alphas = list(config.alphas)
     if config.probe == "paper":
-        return _paper_probe(x_train, y_train, x_test, y_test, config)
+        return _paper_probe(x_train, y_train, x_test, y_test, groups_train, config)
     if config.probe == "ridge" and config.alpha_search == "inner":
         return _ridge_inner(x_train, y_train, x_test, y_test, groups_train, config)
     x_train, x_test = _standardise(x_train, x_test)
@@ -289,11 +352,14 @@ def fit_score_items(x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray
 
 
 def cross_validate(x: np.ndarray, y: np.ndarray, groups: Sequence[str], folds: np.ndarray, config: ProbeConfig,
-                   layer: int | None = None) -> list[FoldScore]:
-    """One layer: a probe per fold, fitted on the other folds."""
+                   layer: int | None = None, only: Iterable[int] | None = None) -> list[FoldScore]:
+    """One layer: a probe per fold (or per fold in `only`), fitted on the other folds."""
     groups = np.asarray(groups, dtype=object)
+    wanted = None if only is None else set(only)
     out = []
     for f, (tr, te) in enumerate(fold_splits(folds)):
+        if wanted is not None and f not in wanted:
+            continue
         err, alpha, errors = fit_score_items(x[tr], y[tr], x[te], y[te], groups[tr], config)
         out.append(FoldScore(layer, f, err, len(tr), len(te), alpha, te, errors))
     return out
@@ -330,15 +396,46 @@ def summarise(scores: Sequence[FoldScore]) -> ProbeResult:
     return ProbeResult(tuple(scores), layer, headline(scores, layer))
 
 
+class LayerSweep:
+    """One probe over a task's layers, fed one layer at a time (`add`), summarised by `finish`. Every fold at every
+    layer; or, with `config.selected_only` (the paper's Table 1 protocol and nothing more), fold 0 at every layer
+    and, at `finish`, folds 1..K-1 at the layer chosen on fold 0 (the lowest fold-0 error, ties to the lowest layer,
+    as `select_layer`), whose features are kept while it is the best so far. Each (layer, fold) fit depends on its
+    own data only, so those rows, the chosen layer and the headline are the ones the full sweep gives."""
+
+    def __init__(self, y: np.ndarray, groups: Sequence[str], folds: np.ndarray, config: ProbeConfig):
+        self.y, self.groups, self.folds, self.config = y, groups, folds, config
+        self.scores: list[FoldScore] = []
+        self._best: tuple[float, int, np.ndarray] | None = None
+
+    def add(self, layer: int, x: np.ndarray) -> None:
+        if len(x) != len(self.y):
+            raise ValueError(f"layer {layer}: {len(x)} feature rows for {len(self.y)} labels")
+        if not self.config.selected_only:
+            self.scores.extend(cross_validate(x, self.y, self.groups, self.folds, self.config, layer))
+            return
+        (first,) = cross_validate(x, self.y, self.groups, self.folds, self.config, layer, only=(0,))
+        self.scores.append(first)
+        if self._best is None or (first.error, layer) < self._best[:2]:
+            self._best = (first.error, layer, x)
+
+    def finish(self) -> ProbeResult:
+        if self.config.selected_only and self._best is not None:
+            _, layer, x = self._best
+            self.scores.extend(cross_validate(x, self.y, self.groups, self.folds, self.config, layer,
+                                              only=range(1, int(self.folds.max()) + 1)))
+            self._best = None
+        return summarise(self.scores)
+
+
 def probe_layers(layers: Iterable[tuple[int, np.ndarray]], y: np.ndarray, groups: Sequence[str],
                  folds: np.ndarray, config: ProbeConfig) -> ProbeResult:
-    """The whole protocol over (layer, features) pairs, consumed one at a time (memory: one layer)."""
-    scores: list[FoldScore] = []
+    """The whole protocol over (layer, features) pairs, consumed one at a time (memory: one layer; two with
+    `config.selected_only`: the best layer so far is kept)."""
+    sweep = LayerSweep(y, groups, folds, config)
     for layer, x in layers:
-        if len(x) != len(y):
-            raise ValueError(f"layer {layer}: {len(x)} feature rows for {len(y)} labels")
-        scores.extend(cross_validate(x, y, groups, folds, config, layer))
-    return summarise(scores)
+        sweep.add(layer, x)
+    return sweep.finish()
 
 
 # ---------------------------------------------------------------- baselines and control tasks

@@ -53,6 +53,17 @@ def split(fit_task: str) -> tuple[str, str]:
     return lang, task
 
 
+def paper_probe(config, fit_task: str) -> dict | None:
+    """The release's probe on a fit task (paper.RELEASE_PROBES: its estimator and grid): on Table 1's tasks and their
+    `_release_parser` twins; None on a control task and on our variants, where the release fits nothing (the `paper`
+    probe skips them: selectivity and the variants are ridge's)."""
+    from pipeline.families.probing.paper import RELEASE_PROBES
+
+    if fit_task.endswith("-control"):
+        return None
+    return RELEASE_PROBES.get(split(fit_task)[1].removesuffix(RELEASE_PARSER))
+
+
 def samples_file(language: str) -> str:
     return f"{ROOT}/{language}/samples.parquet"
 
@@ -157,7 +168,7 @@ FAMILY = Family(
                                              fix="or raise probing.max_snippets") for lang in subsets(config)],
     fit=Fit(tasks=fit_tasks, subset=lambda config, task: split(task)[0],
             labels=labels_file, task_type=task_type,
-            params=lambda config: {**config["probing"]["fit"], "seed": config["seed"]},
+            params=lambda config: {**config["probing"]["fit"], "seed": config["seed"]}, paper=paper_probe,
             baselines="pipeline.families.probing.baselines"),
     report="pipeline.families.probing.report",
     # probes and the family's baselines (on all items); a baseline on one model's items stays in the views

@@ -21,3 +21,24 @@ TABLE1_CODET5_BASE_DECODER = {
     "misuse": 0.176,
     "algorithm": 0.268,
 }
+
+# The probe the release (serjtroshin/probings4code, src/struct_probing/probings/) fits on each Table 1 task: its
+# `train_linear_model`, on the raw per-layer features (pipeline.fit.probe.release_estimator):
+# - token tasks (TokenClassificationLinearModel: "Token Path Type", "Variable Is Undeclared Hard Mean", "Variable
+#   Name All Occ"): GridSearchCV(SGDClassifier(loss="log", tol=0.0001), {"alpha": [0.0001, 0.001, 0.01, 0.1]});
+# - data-flow edges (EdgeClassificationLinearModel, the pair's two means concatenated): the same with alpha up to 1;
+# - snippet tasks (SentenceClassificationLinearModel: "Is Variable Misused", "Algorithm", readability):
+#   LogisticRegressionCV(Cs=(0.0001, ..., 100), random_state=777, max_iter=10000);
+# - AST depth (RegressionProbingTask "get_depth"): RidgeCV(alphas=(0.0001, ..., 100)).
+# The paper's text names SGD with the 7-value grid for every classification task; the code is what produced Table 1.
+_TOKEN_SGD = {"estimator": "sgd", "alphas": [0.0001, 0.001, 0.01, 0.1]}
+_SNIPPET_GRID = [0.0001, 0.001, 0.01, 0.1, 1.0, 10.0, 100.0]
+RELEASE_PROBES = {
+    "path_type": _TOKEN_SGD,
+    "declared": _TOKEN_SGD,
+    "variable_name": _TOKEN_SGD,
+    "dataflow": {"estimator": "sgd", "alphas": [0.0001, 0.001, 0.01, 0.1, 1.0]},
+    "misuse": {"estimator": "logistic_cv", "alphas": _SNIPPET_GRID},
+    "algorithm": {"estimator": "logistic_cv", "alphas": _SNIPPET_GRID},
+    "depth": {"estimator": "ridge_cv", "alphas": _SNIPPET_GRID},
+}

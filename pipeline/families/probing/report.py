@@ -145,8 +145,14 @@ def headline(con, config=None) -> str:
             "" if floored(b[5], floor) else f" (n = {b[5]})")
         if best is None:
             table.append((f"{name} ({language})", *paper, why_no_row(con, config, name, language) if config.get("probing")
-                          else "no model was fitted", "", "", baseline, "", ""))
+                          else "no model was fitted", "", "", "", baseline, "", ""))
             continue
+        # ours beside the release's probe: ridge on the same model and items, at its own fold-0 layer
+        ours = next((r for r in rows.get((name, language), []) if r["model"] == best["model"] and r["probe"] == "ridge"
+                     and best["probe"] != "ridge"), None)
+        beside = "" if ours is None else (
+            f"{_score(ours['mean'], ours['ci_low'], ours['ci_high'], ours['n_test'], ours['metric'], floor)} "
+            f"(layer {ours['layer']})")
         twin = best["twin"]
         vs = "" if twin is None else (
             f"{twin['twin']}: {score_cell(None, twin['n'], floor)}" if floored(twin["n"], floor) else
@@ -157,8 +163,9 @@ def headline(con, config=None) -> str:
         table.append((f"{name} ({language})", *paper, f"{best['model']} ({best['probe']}, layer {best['layer']})",
                       best["n_test"], _score(best["mean"], best["ci_low"], best["ci_high"], best["n_test"],
                                              best["metric"], floor),
-                      baseline, vs, "" if dd is None else f"{dd:.3f} (n = {dn})"))
-    table.append(("readability", "", "", "not run: its rated dataset is not in this workspace", "", "", "", "", ""))
+                      beside, baseline, vs, "" if dd is None else f"{dd:.3f} (n = {dn})"))
+    table.append(("readability", "", "", "not run: its rated dataset is not in this workspace", "", "", "", "", "",
+                  ""))
     return "\n".join([
         "Paper Table 1 (test error, 1 - accuracy; MAE for AST depth; CodeT5-base, encoder and decoder side) with "
         "ours beside it, one row per task the params enable. **Which model:** per task one trained model, chosen "
@@ -177,10 +184,19 @@ def headline(con, config=None) -> str:
         "half-width). **Labels:** a plain row is the release's definition on today's tree-sitter-java; a "
         "`*_release_parser` row is the same definition on the grammar the release ran on (tree-sitter-java ac14b4b, "
         "2022-05), which parses a bare method as a declaration, an ERROR and a block: the labels the paper's Table 1 "
-        "was trained on (path type and depth differ for ~90% of tokens / methods). **Probe:** the release's SGD probe "
-        "(`paper`) where the fit ran it (`probing.fit.probe` / `also_probes`), else the named one.\n",
+        "was trained on (path type and depth differ for ~90% of tokens / methods). **Probe:** the release's probe "
+        "(`paper`: its estimator per task, on the raw features: SGD with log loss grid-searched by a 5-fold split for "
+        "token and edge tasks, LogisticRegressionCV for snippet tasks, RidgeCV for depth; layer chosen on fold 0, "
+        "mean of folds 1-3) where the fit ran it (`probing.fit.probe` / `also_probes`), else the named one; "
+        "**ridge (ours)** beside it: our ridge probe (standardised features, alpha by a grouped inner split) on the "
+        "same model and items, at its own fold-0 layer."
+        + ("" if any(r["probe"] == "paper" for rs in rows.values() for r in rs) else
+           " **This run fitted no `paper` probe** (`probing.fit`): every row is our ridge, not the release's probe "
+           "(on the default run the release's probe would cost ~1,500 CPU s more; pipeline/families/probing/README.md).")
+        + "\n",
         markdown_table(["task (language)", "paper: CodeT5-base encoder", "paper: decoder",
                         "ours: model (probe, layer), chosen on fold 0", "n", "ours: error [95% CI]",
+                        "ridge (ours), same model [95% CI]",
                         "baseline on all items [95% CI]", "vs random twin: difference [95% CI]",
                         "detectable difference"], table),
         *([f"\n**Power:** at these n the smallest difference in error rate a row can tell from zero runs from "
@@ -190,6 +206,19 @@ def headline(con, config=None) -> str:
         "Java test functions; ours are our zoo's small models on JDK methods of at most 1000 characters from this "
         "corpus (far fewer samples, see n), so expect far higher errors. Both are comment-free (ours: comments "
         "removed before labelling, unless `probing.keep_comments`).\n"])
+
+
+def layer_curves(con) -> list[tuple]:
+    """(task, model, probe, layer, error) per layer: the mean over the folds; for a probe fitted on fold 0 only at
+    the layers not chosen (`paper_layers: selected`, Table 1's protocol), fold 0's error at every layer, so one
+    curve never mixes a 4-fold mean with single folds."""
+    return con.sql("""
+        WITH l AS (SELECT task, model, probe, layer, avg(error) AS error, avg(error) FILTER (WHERE fold = 0) AS fold0,
+                          count(*) AS folds
+                   FROM probing_fits WHERE layer IS NOT NULL GROUP BY task, model, probe, layer),
+             c AS (SELECT task, model, probe, min(folds) = max(folds) AS whole FROM l GROUP BY task, model, probe)
+        SELECT task, model, probe, layer AS x, CASE WHEN whole THEN error ELSE fold0 END AS y
+        FROM l JOIN c USING (task, model, probe) ORDER BY ALL""").fetchall()
 
 
 def _fmt(v):
@@ -429,7 +458,6 @@ def section(con, figures: Path, link: str, config, plots: Path | None = None) ->
            markdown_table(["subset", "model", "items with features", "labelled items it lacks", "reason"],
                           item_record(con)),
            ]
-    curve = con.sql("SELECT task, model, layer AS x, error AS y FROM probing_layers ORDER BY ALL").fetchall()
     if plots is not None:
-        write_plot(plots / "probing_layers.csv", ["task", "model", "x", "y"], curve)
+        write_plot(plots / "probing_layers.csv", ["task", "model", "probe", "x", "y"], layer_curves(con))
     return Section("Probing pretrained models of source code (Table 1)", headline(con, config), "\n".join(out) + "\n")
