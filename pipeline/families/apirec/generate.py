@@ -434,9 +434,9 @@ def main(argv: list[str] | None = None) -> int:
         points = read_parquet(beside(args.selected, "points"), schemas.POINTS).to_pylist()
         modules = {r["point_id"]: r["module"] for r in read_parquet(beside(args.selected, "modules"), MODULES).to_pylist()}
         stats = Counter()
-        rows = ide_rows(points, modules, {r["file_id"]: r for r in manifest.to_pylist()}, Path("."),
-                        args.ide_max_points or 0, args.ide_typed_chars, args.seed, args.top_k, stats, args.shard,
-                        args.shards)
+        rows = [] if args.ide_max_points is None else ide_rows(  # no --ide-max-points: no jedi, as in one job
+            points, modules, {r["file_id"]: r for r in manifest.to_pylist()}, Path("."), args.ide_max_points,
+            args.ide_typed_chars, args.seed, args.top_k, stats, args.shard, args.shards)
         write_parquet(pa.Table.from_pylist(rows, schemas.BASELINES), beside(args.ide_part, "ide"), schemas.BASELINES)
         index, _ = java.merge_index([json.loads(beside(args.selected, "java", ".json").read_text())])
         raw, counts, meta = java.resolve_part(index, java_rows, Path("."), args.eval_split, args.java_max_points,
