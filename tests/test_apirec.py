@@ -405,16 +405,16 @@ def test_cross_domain_and_library_groups():
 
 def test_cross_domain_ngrams_rank_every_point(built):
     _, points, _, _ = built
-    from pipeline.families.apirec.generate import cross_domain_rows
+    from pipeline.families.apirec.generate import cross_domain_rows, train_counts
 
     seqs = {("a", "f"): [{"fqn": "os.getcwd", "split": "train", "source": "s1"}],
             ("b", "g"): [{"fqn": "json.loads", "split": "train", "source": "s2"}],
             ("c", "h"): [{"fqn": "re.sub", "split": "test", "source": "s2"}]}
-    rows = cross_domain_rows(points, seqs, {"s1": "web"}, "general", 10)
+    rows = cross_domain_rows(points, train_counts(seqs, {"s1": "web"}, "general"), 10)
     assert len(rows) == 2 * len(points) and {r["model"] for r in rows} == {"ngram@general", "ngram@web"}
     web = [r for r in rows if r["model"] == "ngram@web"]
     assert all(r["top"] == ["os.getcwd"] and r["ranker"] == "ngram_domain" for r in web)
-    assert cross_domain_rows(points, seqs, {}, "general", 10) == []  # one training domain: nothing to compare
+    assert cross_domain_rows(points, train_counts(seqs, {}, "general"), 10) == []  # one training domain: nothing to compare
 
 
 def test_standard_scores_stay_within_one_when_a_ranker_returns_unknown_class_members():

@@ -27,7 +27,7 @@ import pyarrow as pa
 
 from pipeline.core.ids import shard_of, stable_id
 
-__all__ = ["key_of", "in_shard", "add_arguments", "check_arguments", "merge_tables", "stream_merge"]
+__all__ = ["key_of", "in_shard", "rows_of_shard", "add_arguments", "check_arguments", "merge_tables", "stream_merge"]
 
 
 def key_of(source: str, path: str) -> str:
@@ -38,6 +38,18 @@ def key_of(source: str, path: str) -> str:
 def in_shard(source: str, path: str, shard: int, shards: int) -> bool:
     """Whether the file (source, path) belongs to `shard` of `shards` (always, with one shard)."""
     return shards == 1 or shard_of(key_of(source, path), shards) == shard
+
+
+def rows_of_shard(table: pa.Table, shard: int, shards: int) -> pa.Table:
+    """The rows of a table with `source` and `path` columns (the extraction's) whose file is in `shard`
+    (all, with one shard): the key hashed once per distinct file, the rows filtered by Arrow."""
+    if shards == 1:
+        return table
+    import pyarrow.compute as pc
+
+    keys = pc.binary_join_element_wise(table.column("source"), table.column("path"), "\x00")
+    mine = [k for k in pc.unique(keys).to_pylist() if in_shard(*k.split("\x00", 1), shard, shards)]
+    return table.filter(pc.is_in(keys, value_set=pa.array(mine, pa.string())))
 
 
 def add_arguments(ap: argparse.ArgumentParser, merge_help: str) -> None:

@@ -53,6 +53,31 @@ def generate_shell(*tail: str) -> str:
         " --per-repository-sources {params.per_repo:q}", *tail))
 
 
+def queries_params(config) -> dict:
+    """The params of apirec_queries and its shard jobs (rules.smk), read while each rule is defined."""
+    apirec = config["apirec"]
+    return dict(
+        domains=[f"{k}={v}" for k, v in sorted(apirec["domains"].items())],
+        default_domain=apirec["default_domain"],
+        eval_split=apirec["eval_split"],
+        max_queries=apirec["queries"]["max_queries"],
+        candidates=apirec["queries"]["candidates"],
+        api_doc=apirec["queries"]["api_doc"],
+        top_k=apirec["top_k"],
+        seed=config["seed"],
+    )
+
+
+def queries_shell(*tail: str) -> str:
+    """The query builder's command with `queries_params`'s arguments, then `tail` (a shard's part, the outputs)."""
+    return " ".join((
+        "python -m pipeline.families.apirec.queries --usages {input.usages:q} --inventory {input.inventory:q}"
+        " --imports {input.imports:q}"
+        " --manifest {input.manifest:q} --domains {params.domains:q} --default-domain {params.default_domain:q}"
+        " --eval-split {params.eval_split} --max-queries {params.max_queries} --candidates {params.candidates}"
+        " --api-doc {params.api_doc} --top-k {params.top_k} --seed {params.seed}", *tail))
+
+
 def inputs(config, subset: str) -> dict[str, str]:
     return {"points": POINTS} if subset == "code" else {"queries": QUERIES, "api_docs": API_DOCS}
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import json
 import logging
 import sys
 from collections import Counter, defaultdict
@@ -41,7 +42,8 @@ from pipeline.core import shards as sharding
 from pipeline.extract.availability import NOT_IN_STDLIB, Availability, left_out_counts
 from pipeline.families.apirec import schemas
 from pipeline.families.apirec.points import (CALL_KINDS, START, NGram, allocate, api_class,  # noqa: F401
-                                             length_buckets, library_group, position, ranking_row)
+                                             count_bigrams, counts_table, length_buckets, library_group,
+                                             position, ranking_row, read_counts, NGRAM_COUNTS)
 from pipeline.contamination.firstseen import functions_of
 from pipeline.io import read_parquet, write_json, write_parquet
 from pipeline.manifest import read_text
@@ -129,20 +131,25 @@ def ide_rows(points: list[dict], modules: dict[str, str], files: dict, root: Pat
     return rows
 
 
-def cross_domain_rows(points: list[dict], sequences: dict, domains: dict[str, str], default_domain: str,
-                      top_k: int) -> list[dict]:
-    """The paper's RQ6 (Table 9): one n-gram per domain, trained on that domain's train-split functions only,
-    ranks every point (ranker `ngram_domain`, model `ngram@<domain>`); only when the train split holds two
-    domains or more (with one, it is the n-gram itself)."""
+def train_counts(sequences: dict, domains: dict[str, str], default_domain: str) -> dict[str, Counter]:
+    """The train split's bigram counts (points.count_bigrams) per domain: the all-domain n-gram is their sum,
+    each per-domain n-gram one of them; shards' counts add up to one job's."""
     by_domain: dict[str, list[list[str]]] = defaultdict(list)
     for (_, _), seq in sorted(sequences.items()):
         if seq[0]["split"] == "train":
             by_domain[domains.get(seq[0]["source"], default_domain)].append([r["fqn"] for r in seq])
-    if len(by_domain) < 2:
+    return {domain: count_bigrams(seqs) for domain, seqs in by_domain.items()}
+
+
+def cross_domain_rows(points: list[dict], counts: dict[str, Counter], top_k: int) -> list[dict]:
+    """The paper's RQ6 (Table 9): one n-gram per domain, trained on that domain's train-split functions only
+    (`counts`: train_counts), ranks every point (ranker `ngram_domain`, model `ngram@<domain>`); only when the
+    train split holds two domains or more (with one, it is the n-gram itself)."""
+    if len(counts) < 2:
         return []
     rows = []
-    for domain, seqs in sorted(by_domain.items()):
-        ngram, rankings = NGram(seqs), {}
+    for domain, domain_counts in sorted(counts.items()):
+        ngram, rankings = NGram.from_counts(domain_counts), {}
         for p in points:
             if p["previous_api"] not in rankings:
                 rankings[p["previous_api"]] = ngram.rank(p["previous_api"])
@@ -230,20 +237,23 @@ def generate(usages: pa.Table, imports: pa.Table, manifest: pa.Table, root: Path
              seed: int, ide_max_points: int | None = None, ide_typed_chars: int = 1,
              popular_libraries: tuple[str, ...] = (), cross_domain: bool = False,
              inventory: pa.Table | None = None, scanned: tuple | None = None,
-             modules_out: dict | None = None) -> tuple[pa.Table, pa.Table, dict]:
+             modules_out: dict | None = None, counts: dict[str, Counter] | None = None) -> tuple[pa.Table, pa.Table, dict]:
     """Points, baseline rankings (n-gram; jedi unless `ide_max_points` is None, 0 = every point; the per-domain
     n-grams when `cross_domain`) and stats. `inventory`: the extraction's (platform labels of the corpus's
     names; without it only the stdlib checker judges). `scanned`: the shards' merged `scan_points`
     (raw, lengths, stats, verdicts, points before the cap) instead of scanning here; `modules_out`
-    receives each point's module (the jedi shards read it)."""
-    sequences = call_sequences(usages)
+    receives each point's module (the jedi shards read it). `counts`: the shards' summed `train_counts` (then
+    `usages` is not read)."""
     files = {r["file_id"]: r for r in manifest.to_pylist()}
+    if scanned is None or counts is None:
+        sequences = call_sequences(usages)
+        counts = train_counts(sequences, domains, default_domain)
     if scanned is None:
         raw, lengths, stats, verdicts = scan_points(sequences, files, root, eval_split, Availability(inventory, imports))
         total, totals = len(raw), dict(Counter(x[0]["source"] for x in raw))
     else:
         raw, lengths, stats, verdicts, total, totals = scanned
-    ngram = NGram([[r["fqn"] for r in seq] for (_, _), seq in sorted(sequences.items()) if seq[0]["split"] == "train"])
+    ngram = NGram.from_counts(sum(counts.values(), Counter()))
     by_class = Counter(api_class(a) for a in ngram.vocab)
 
     bindings: dict[str, list[tuple[str, str]]] = defaultdict(list)
@@ -284,7 +294,7 @@ def generate(usages: pa.Table, imports: pa.Table, manifest: pa.Table, root: Path
     if ide_max_points is not None:
         rows += ide_rows(points, modules, files, root, ide_max_points, ide_typed_chars, seed, top_k, stats)
     if cross_domain:
-        rows += cross_domain_rows(points, sequences, domains, default_domain, top_k)
+        rows += cross_domain_rows(points, counts, top_k)
     base = pa.Table.from_pylist(rows, schemas.BASELINES).sort_by([("point_id", "ascending"), ("model", "ascending")])
     stats.update({"points_all": total, "points": table.num_rows, "train_apis": len(ngram.vocab),
                   "functions": len(lengths)})
@@ -301,20 +311,23 @@ def generate(usages: pa.Table, imports: pa.Table, manifest: pa.Table, root: Path
 
 # -- shards (apirec.shards; pipeline.core.shards) -------------------------------------------------------
 # N > 1: (1) N scan parts (`--scan-part`: each shard's files read and parsed, their candidate points under
-# the shard's own seeded cap, which holds every point of the global one); (2) `--select`: the global step
-# (the cap over all points, the train split's n-gram, length buckets, the per-domain n-grams: one job);
-# (3) N jedi parts (`--ide-part`: the IDE baseline on the selected points of each shard's files); (4)
-# `--merge`: the jedi rows and Java points added (Java's type index spans every Java file: not sharded).
+# the shard's own seeded cap, which holds every point of the global one; the train split's bigram counts per
+# domain of its files; its Java files indexed, java.index_part); (2) `--select`: the global step (the cap over
+# all points, the n-grams from the summed counts, length buckets, the per-domain n-grams; the Java index parts
+# merged: one job); (3) N jedi parts (`--ide-part`: the IDE baseline on the selected points of each shard's
+# files; its Java files resolved against the merged index, java.resolve_part); (4) `--merge`: the jedi rows
+# added, and the Java points from the Java parts (java.merge_parts, java.finish: the Java n-gram, the cap).
 USAGE_KEYS = ("file_id", "source", "repository", "path", "split", "module", "chain", "fqn", "category", "line", "col")
 MODULES = pa.schema([("point_id", pa.string()), ("module", pa.string())])
 
 
-def beside(part: Path, table: str) -> Path:
-    """A part's table beside its JSON: X.json -> X.<table>.parquet."""
-    return part.with_name(f"{part.name.removesuffix('.json')}.{table}.parquet")
+def beside(part: Path, table: str, suffix: str = ".parquet") -> Path:
+    """A part's table beside its JSON: X.json -> X.<table>.parquet (or X.<table><suffix>)."""
+    return part.with_name(f"{part.name.removesuffix('.json')}.{table}{suffix}")
 
 
-def write_scan_part(scanned: tuple, max_points: int, seed: int, part: Path) -> None:
+def write_scan_part(scanned: tuple, counts: dict[str, Counter], max_points: int, seed: int, part: Path) -> None:
+    write_parquet(counts_table(counts), beside(part, "ngram"), NGRAM_COUNTS)
     raw, lengths, stats, verdicts = scanned
     kept = cap_points(raw, max_points, seed, per_source=max_points)
     rows = [{**{k: r[k] for k in USAGE_KEYS}, "function": function, "body": body, "header": header, "b": b, "m": m,
@@ -327,7 +340,8 @@ def write_scan_part(scanned: tuple, max_points: int, seed: int, part: Path) -> N
 
 def read_scan_parts(parts: list[Path]) -> tuple:
     """The shards' scan parts as one job's `scan_points` (raw points in its (file_id, function, b) order),
-    the count before the caps and the counts per source before the caps."""
+    the count before the caps and the counts per source before the caps; and the shards' bigram counts
+    summed (one job's `train_counts`)."""
     import json
 
     raw, lengths, stats, verdicts, total, totals = [], {}, Counter(), {}, 0, Counter()
@@ -342,7 +356,8 @@ def read_scan_parts(parts: list[Path]) -> tuple:
             raw.append(({k: x[k] for k in USAGE_KEYS}, x["function"], None, x["body"], x["header"], x["b"], x["m"],
                         x["a"], x["n"], x["previous"]))
     raw.sort(key=lambda x: (x[0]["file_id"], x[1], x[5]))
-    return raw, lengths, stats, verdicts, total, dict(totals)
+    counts = read_counts([read_parquet(beside(part, "ngram"), NGRAM_COUNTS) for part in parts])
+    return (raw, lengths, stats, verdicts, total, dict(totals)), counts
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -397,27 +412,41 @@ def main(argv: list[str] | None = None) -> int:
     logs.setup()
     domains = dict(d.split("=", 1) for d in args.domains)
     manifest = read_parquet(args.manifest, core_schemas.MANIFEST)
+    from pipeline.families.apirec import java
+
+    java_rows = java.java_files(manifest.to_pylist()) if (args.scan_part or args.ide_part or args.merge) else []
     if args.scan_part:
         usages, imports = read_parquet(args.usages, core_schemas.USAGES), read_parquet(args.imports, core_schemas.IMPORTS)
         inventory = read_parquet(args.inventory, core_schemas.INVENTORY) if args.inventory else None
-        scanned = scan_points(call_sequences(usages), {r["file_id"]: r for r in manifest.to_pylist()}, Path("."),
+        sequences = call_sequences(sharding.rows_of_shard(usages, args.shard, args.shards))
+        del usages
+        scanned = scan_points(sequences, {r["file_id"]: r for r in manifest.to_pylist()}, Path("."),
                               args.eval_split, Availability(inventory, imports), args.shard, args.shards)
-        write_scan_part(scanned, args.max_points, args.seed, args.scan_part)
-        log.info("apirec shard %d of %d: %d candidate points", args.shard, args.shards, len(scanned[0]))
+        write_scan_part(scanned, train_counts(sequences, domains, args.default_domain), args.max_points, args.seed,
+                        args.scan_part)
+        index, unreadable = java.index_files(java_rows, Path("."), java.distributions(
+            frozenset(args.stdlib_sources), frozenset(args.per_repository_sources)), args.shard, args.shards)
+        write_json(java.index_part(index, unreadable), beside(args.scan_part, "java", ".json"))
+        log.info("apirec shard %d of %d: %d candidate points, %d Java files indexed", args.shard, args.shards,
+                 len(scanned[0]), len(index.scopes))
         return 0
     if args.ide_part:
         points = read_parquet(beside(args.selected, "points"), schemas.POINTS).to_pylist()
         modules = {r["point_id"]: r["module"] for r in read_parquet(beside(args.selected, "modules"), MODULES).to_pylist()}
         stats = Counter()
-        rows = ide_rows(points, modules, {r["file_id"]: r for r in manifest.to_pylist()}, Path("."),
-                        args.ide_max_points or 0, args.ide_typed_chars, args.seed, args.top_k, stats, args.shard,
-                        args.shards)
+        rows = [] if args.ide_max_points is None else ide_rows(  # no --ide-max-points: no jedi, as in one job
+            points, modules, {r["file_id"]: r for r in manifest.to_pylist()}, Path("."), args.ide_max_points,
+            args.ide_typed_chars, args.seed, args.top_k, stats, args.shard, args.shards)
         write_parquet(pa.Table.from_pylist(rows, schemas.BASELINES), beside(args.ide_part, "ide"), schemas.BASELINES)
+        index, _ = java.merge_index([json.loads(beside(args.selected, "java", ".json").read_text())])
+        raw, counts, meta = java.resolve_part(index, java_rows, Path("."), args.eval_split, args.java_max_points,
+                                              args.seed, args.shard, args.shards)
+        write_parquet(raw, beside(args.ide_part, "java"), java.RAW)
+        write_parquet(counts_table({"": counts}), beside(args.ide_part, "javangram"), NGRAM_COUNTS)
+        write_json(meta, beside(args.ide_part, "java", ".json"))
         write_json(dict(stats), args.ide_part)
         return 0
     if args.merge:
-        import json
-
         points = read_parquet(beside(args.selected, "points"), schemas.POINTS)
         stats = json.loads(args.selected.read_text())
         tables = [read_parquet(beside(args.selected, "baselines"), schemas.BASELINES)]
@@ -429,29 +458,42 @@ def main(argv: list[str] | None = None) -> int:
             stats.update({"ide_points": ide["ide_points"], "ide_failures": ide["ide_failures"],
                           "ide_gold_in_list": ide["ide_gold_in_list"], "ide_typed_chars": args.ide_typed_chars})
         base = pa.concat_tables(tables).sort_by([("point_id", "ascending"), ("model", "ascending")])
+        index, unreadable = java.merge_index([json.loads(beside(args.selected, "java", ".json").read_text())])
+        raw, lengths, eval_stats, totals = java.merge_parts(
+            java_rows, [read_parquet(beside(part, "java"), java.RAW) for part in args.merge],
+            [json.loads(beside(part, "java", ".json").read_text()) for part in args.merge])
+        jcounts = read_counts([read_parquet(beside(part, "javangram"), NGRAM_COUNTS) for part in args.merge])
+        jp, jb, jstats = java.finish(index, len(java_rows), unreadable, jcounts.get("", Counter()), raw, lengths,
+                                     eval_stats, totals, domains, args.default_domain, args.java_max_points,
+                                     args.candidates, args.top_k, args.seed, tuple(args.popular_libraries))
+        points, base, stats = java.add_rows(points, base, stats, jp, jb, jstats)
     else:
-        usages, imports = read_parquet(args.usages, core_schemas.USAGES), read_parquet(args.imports, core_schemas.IMPORTS)
+        # the select step reads the scan parts (points, counts), never the usages
+        usages = None if args.select else read_parquet(args.usages, core_schemas.USAGES)
+        imports = read_parquet(args.imports, core_schemas.IMPORTS)
         inventory = read_parquet(args.inventory, core_schemas.INVENTORY) if args.inventory else None
+        scanned, counts = read_scan_parts(args.select) if args.select else (None, None)
         modules: dict[str, str] = {}
         points, base, stats = generate(usages, imports, manifest, Path("."), domains, args.default_domain,
                                        args.eval_split, args.max_points, args.candidates, args.top_k, args.seed,
                                        None if args.select else args.ide_max_points, args.ide_typed_chars,
-                                       tuple(args.popular_libraries), args.cross_domain, inventory,
-                                       read_scan_parts(args.select) if args.select else None, modules)
+                                       tuple(args.popular_libraries), args.cross_domain, inventory, scanned, modules,
+                                       counts)
         if args.select:
+            index, unreadable = java.merge_index([json.loads(beside(part, "java", ".json").read_text())
+                                                  for part in args.select])
+            write_json(java.index_part(index, unreadable), beside(args.selected, "java", ".json"))
             write_parquet(points, beside(args.selected, "points"), schemas.POINTS)
             write_parquet(base, beside(args.selected, "baselines"), schemas.BASELINES)
             write_parquet(pa.Table.from_pylist([{"point_id": k, "module": v} for k, v in sorted(modules.items())],
                                                MODULES), beside(args.selected, "modules"), MODULES)
             write_json(stats, args.selected)
             return 0
-    from pipeline.families.apirec import java
-
-    points, base, stats = java.add_java_points(points, base, stats, manifest,
-                                               Path("."), domains, args.default_domain, args.eval_split,
-                                               args.java_max_points, args.candidates, args.top_k, args.seed,
-                                               tuple(args.popular_libraries), frozenset(args.stdlib_sources),
-                                               frozenset(args.per_repository_sources))
+        points, base, stats = java.add_java_points(points, base, stats, manifest,
+                                                   Path("."), domains, args.default_domain, args.eval_split,
+                                                   args.java_max_points, args.candidates, args.top_k, args.seed,
+                                                   tuple(args.popular_libraries), frozenset(args.stdlib_sources),
+                                                   frozenset(args.per_repository_sources))
     write_parquet(points, args.points, schemas.POINTS)
     write_parquet(base, args.baselines, schemas.BASELINES)
     write_json(stats, args.metrics)

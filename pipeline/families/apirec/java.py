@@ -47,9 +47,10 @@ import tree_sitter
 import tree_sitter_java
 
 from pipeline.core import ids
+from pipeline.core import shards as sharding
 from pipeline.extract import library
-from pipeline.families.apirec.points import (NGram, allocate, api_class, length_buckets, library_group, position,
-                                           ranking_row)
+from pipeline.families.apirec.points import (NGram, allocate, api_class, count_bigrams, length_buckets, library_group,
+                                             position, ranking_row)
 from pipeline.manifest import read_text
 
 LANGUAGE = tree_sitter.Language(tree_sitter_java.language())
@@ -489,40 +490,49 @@ def file_calls(index: Index, scope: FileScope, tree, src: bytes, stats: Counter 
     return sorted(out, key=lambda m: m.method_start)
 
 
-def java_points(manifest_rows: list[dict], root, domains: dict[str, str], default_domain: str, eval_split: str,
-                max_points: int, candidates: int, top_k: int, seed: int,
-                popular: tuple[str, ...] = (), stdlib_sources: frozenset[str] = frozenset(),
-                per_repository_sources: frozenset[str] = frozenset()) -> tuple[list[dict], list[dict], dict]:
-    """Java points (schemas.POINTS rows), their n-gram rankings (BASELINES rows) and stats. `stdlib_sources`:
-    the JDK sources (`builtin: jdk`); `per_repository_sources`: sources of many projects (`jsonl`), one
-    distribution per repository (pipeline.extract.library.distribution)."""
+def java_files(manifest_rows: list[dict]) -> list[dict]:
+    """The manifest's Java files (duplicates left out) in file_id order: the order both passes visit them in."""
+    return sorted((r for r in manifest_rows if r["language"] == "java" and not r.get("duplicate")),
+                  key=lambda r: r["file_id"])
 
+
+def distributions(stdlib_sources: frozenset[str], per_repository_sources: frozenset[str]):
     def distribution(r: dict) -> str:
         return library.distribution(r["source"], r["repository"], r["source"] in per_repository_sources,
                                     r["source"] in stdlib_sources)
 
-    java = sorted((r for r in manifest_rows if r["language"] == "java" and not r.get("duplicate")),
-                  key=lambda r: r["file_id"])
-    stats: Counter = Counter()
-    if not java:
-        return [], [], {"files": 0, "calls": 0, "resolved": 0, "coverage": None, "points_all": 0, "points": 0,
-                        "ide": "not applicable (jedi is Python only)"}
-    p = parser()
-    index = Index()
+    return distribution
+
+
+def index_files(java: list[dict], root, distribution, shard: int = 0, shards: int = 1) -> tuple[Index, int]:
+    """Pass 1 over the Java files (of one shard): their types and scopes, and the unreadable files counted."""
+    p, index, unreadable = parser(), Index(), 0
     for r in java:
+        if not sharding.in_shard(r["source"], r["path"], shard, shards):
+            continue
         try:
             src = read_text(r, root).encode("utf-8")
         except (OSError, UnicodeDecodeError, ValueError):
-            stats["unreadable_files"] += 1
+            unreadable += 1
             continue
         index.add_file(r["file_id"], distribution(r), p.parse(src), src)
+    return index, unreadable
 
-    sequences: list[list[str]] = []
+
+def resolve_files(index: Index, java: list[dict], root, eval_split: str, shard: int = 0,
+                  shards: int = 1) -> tuple[Counter, list, dict, Counter]:
+    """Pass 2 over the train and evaluation files (of one shard) against the whole corpus's index: the train
+    split's bigram counts (points.count_bigrams), the evaluation split's raw points (in file_id, method, call
+    order), the lengths of the methods that hold them, and the resolution counters."""
+    p = parser()
+    counts: Counter = Counter()
     eval_stats: Counter = Counter()
     raw = []
     lengths: dict[tuple[str, str], int] = {}
     for r in java:
         if r["split"] not in ("train", eval_split) or r["file_id"] not in index.scopes:
+            continue
+        if not sharding.in_shard(r["source"], r["path"], shard, shards):
             continue
         src = read_text(r, root).encode("utf-8")
         tree = p.parse(src)
@@ -530,7 +540,7 @@ def java_points(manifest_rows: list[dict], root, domains: dict[str, str], defaul
         is_eval = r["split"] == eval_split
         methods = file_calls(index, scope, tree, src, eval_stats if is_eval else None)
         if r["split"] == "train":
-            sequences += [[c.fqn for c in m.calls] for m in methods]
+            counts.update(count_bigrams([c.fqn for c in m.calls] for m in methods))
         if not is_eval:
             continue
         text = src.decode("utf-8")
@@ -552,48 +562,89 @@ def java_points(manifest_rows: list[dict], root, domains: dict[str, str], defaul
             for b, c in enumerate(m.calls, 1):
                 row, col, offset = char_at(c.start)
                 written = src[c.start:c.args].decode("utf-8").rstrip()
-                raw.append((r, m.qualname, text[body_start:offset], scope, b, len(m.calls), row - m.row + 1, n,
-                            m.calls[b - 2].fqn if b > 1 else None, c, row + 1, col, written))
+                raw.append((r, m.qualname, text[body_start:offset], b, len(m.calls), row - m.row + 1, n,
+                            m.calls[b - 2].fqn if b > 1 else None, c.fqn, row + 1, col, written))
+    return counts, raw, lengths, eval_stats
+
+
+def cap_raw(raw: list, max_points: int, seed: int, totals: dict[str, int] | None = None,
+            per_source: int | None = None) -> list:
+    """The seeded subset of `max_points` raw points, stratified by source as the Python points (generate.cap_points):
+    each source's share by its points before the cap (`totals`, default: counted in `raw`); `per_source`: the first
+    that many of each source instead (a shard's part: a superset of what the global cap keeps of it)."""
+    if not max_points or len(raw) <= max_points:
+        return raw
+    keyed = {ids.stable_id("apirec", x[0]["file_id"], x[9], x[10]): x for x in raw}
+    by_source: dict[str, list[str]] = {}
+    for pid, x in keyed.items():
+        by_source.setdefault(x[0]["source"], []).append(pid)
+    quota = ({s: per_source for s in by_source} if per_source is not None
+             else allocate(totals or {s: len(v) for s, v in by_source.items()}, max_points))
+    keep = {pid for s, pids in by_source.items()
+            for pid in sorted(pids, key=lambda i: ids.seeded_order_key(seed, i))[:quota.get(s, 0)]}
+    return [x for pid, x in keyed.items() if pid in keep]
+
+
+def java_points(manifest_rows: list[dict], root, domains: dict[str, str], default_domain: str, eval_split: str,
+                max_points: int, candidates: int, top_k: int, seed: int,
+                popular: tuple[str, ...] = (), stdlib_sources: frozenset[str] = frozenset(),
+                per_repository_sources: frozenset[str] = frozenset()) -> tuple[list[dict], list[dict], dict]:
+    """Java points (schemas.POINTS rows), their n-gram rankings (BASELINES rows) and stats. `stdlib_sources`:
+    the JDK sources (`builtin: jdk`); `per_repository_sources`: sources of many projects (`jsonl`), one
+    distribution per repository (pipeline.extract.library.distribution)."""
+    java = java_files(manifest_rows)
+    if not java:
+        return finish(Index(), 0, 0, Counter(), [], {}, Counter(), None, domains, default_domain, max_points,
+                      candidates, top_k, seed, popular)
+    index, unreadable = index_files(java, root, distributions(stdlib_sources, per_repository_sources))
+    counts, raw, lengths, eval_stats = resolve_files(index, java, root, eval_split)
+    return finish(index, len(java), unreadable, counts, raw, lengths, eval_stats, None, domains, default_domain,
+                  max_points, candidates, top_k, seed, popular)
+
+
+def finish(index: Index, files: int, unreadable: int, counts: Counter, raw: list, lengths: dict, eval_stats: Counter,
+           totals: tuple[int, dict[str, int]] | None, domains: dict[str, str], default_domain: str, max_points: int,
+           candidates: int, top_k: int, seed: int, popular: tuple[str, ...] = ()) -> tuple[list[dict], list[dict], dict]:
+    """The global step: the n-gram from the train split's bigram counts, the length buckets, the seeded cap over every
+    raw point (`totals`: the count and the counts per source before the shards' own caps; None: `raw` is all of
+    them), then each kept point's row and ranking."""
+    if not files:
+        return [], [], {"files": 0, "calls": 0, "resolved": 0, "coverage": None, "points_all": 0, "points": 0,
+                        "ide": "not applicable (jedi is Python only)"}
     buckets = length_buckets(lengths)
-    ngram = NGram(sequences)
+    ngram = NGram.from_counts(counts)
     by_class = Counter(api_class(a) for a in ngram.vocab)
 
-    total = len(raw)
+    total, per_source = totals if totals is not None else (len(raw), None)
     if max_points and total > max_points:  # stratified by source, as the Python points (generate.allocate)
-        keyed = {ids.stable_id("apirec", x[0]["file_id"], x[10], x[11]): x for x in raw}
-        by_source: dict[str, list[str]] = {}
-        for pid, x in keyed.items():
-            by_source.setdefault(x[0]["source"], []).append(pid)
-        quota = allocate({s: len(v) for s, v in by_source.items()}, max_points)
-        keep = {pid for s, pids in by_source.items()
-                for pid in sorted(pids, key=lambda i: ids.seeded_order_key(seed, i))[:quota[s]]}
-        raw = [x for pid, x in keyed.items() if pid in keep]
+        raw = cap_raw(raw, max_points, seed, per_source)
     rankings: dict[str | None, list[str]] = {}
     points, baseline = [], []
-    for r, function, body, scope, b, m, a, n, previous, c, line, col, written in raw:
+    for r, function, body, b, m, a, n, previous, fqn, line, col, written in raw:
+        scope = index.scopes[r["file_id"]]
         if previous not in rankings:
             rankings[previous] = ngram.rank(previous)
         ranking = rankings[previous]
         pool = ranking[:candidates]
-        klass = api_class(c.fqn)
+        klass = api_class(fqn)
         header = scope.header
         points.append({
             "point_id": ids.stable_id("apirec", r["file_id"], line, col), "file_id": r["file_id"],
             "source": r["source"], "repository": r["repository"], "path": r["path"], "split": r["split"],
             "domain": domains.get(r["source"], default_domain), "function": function, "line": line, "col": col,
-            "written": written, "api": c.fqn, "api_class": klass,
+            "written": written, "api": fqn, "api_class": klass,
             "category": category(klass, scope.distribution, index), "previous_api": previous, "api_index": b,
-            "library_group": library_group(category(klass, scope.distribution, index), c.fqn, popular),
+            "library_group": library_group(category(klass, scope.distribution, index), fqn, popular),
             "api_count": m, "line_in_function": a, "function_lines": n, "position": position(a, n, b, m),
             "length_bucket": buckets[(r["file_id"], function)], "imports": header,
             "context": (header + "\n\n" if header else "") + body,
-            "class_siblings": by_class[klass] - (1 if c.fqn in ngram.unigram else 0),
-            "seen": c.fqn in ngram.unigram, "candidates": pool,
+            "class_siblings": by_class[klass] - (1 if fqn in ngram.unigram else 0),
+            "seen": fqn in ngram.unigram, "candidates": pool,
             "candidate_texts": [render(x, scope, index) for x in pool]})
         baseline.append(ranking_row(points[-1], ranking, "ngram", "ngram", top_k))
 
     resolved = sum(v for k, v in eval_stats.items() if isinstance(k, str) and k.startswith("resolved:"))
-    out = {"files": len(java), "types_indexed": len(index.types), "calls": eval_stats["calls"], "resolved": resolved,
+    out = {"files": files, "types_indexed": len(index.types), "calls": eval_stats["calls"], "resolved": resolved,
            "coverage": round(resolved / eval_stats["calls"], 4) if eval_stats["calls"] else None,
            "resolved_by_how": {k.split(":", 1)[1]: v for k, v in sorted(eval_stats.items())
                                if k.startswith("resolved:")},
@@ -601,7 +652,7 @@ def java_points(manifest_rows: list[dict], root, domains: dict[str, str], defaul
                                     if k.startswith("unresolved:")},
            "points_all": total, "points": len(points), "train_apis": len(ngram.vocab), "functions": len(lengths),
            "ngram_gold_in_pool": sum(pt["api"] in pt["candidates"] for pt in points),
-           "ide": "not applicable (jedi is Python only)", "unreadable_files": stats["unreadable_files"]}
+           "ide": "not applicable (jedi is Python only)", "unreadable_files": unreadable}
     for col_name in ("category", "position", "length_bucket", "domain"):
         out[f"points_by_{col_name}"] = dict(sorted(Counter(pt[col_name] for pt in points).items()))
     return points, baseline, out
@@ -612,11 +663,83 @@ def add_java_points(points: pa.Table, base: pa.Table, stats: dict, manifest: pa.
                     seed: int, popular: tuple[str, ...] = (), stdlib_sources: frozenset[str] = frozenset(),
                     per_repository_sources: frozenset[str] = frozenset()) -> tuple[pa.Table, pa.Table, dict]:
     """The Python points and baselines (generate.generate) with the Java ones added; Java stats under `java`."""
-    from pipeline.families.apirec import schemas
-
     jp, jb, jstats = java_points(manifest.to_pylist(), root, domains, default_domain, eval_split, max_points,
                                  candidates, top_k, seed, popular, stdlib_sources, per_repository_sources)
+    return add_rows(points, base, stats, jp, jb, jstats)
+
+
+def add_rows(points: pa.Table, base: pa.Table, stats: dict, jp: list[dict], jb: list[dict],
+             jstats: dict) -> tuple[pa.Table, pa.Table, dict]:
+    """The Java points, rankings and stats (java_points, finish) added to the Python ones."""
+    from pipeline.families.apirec import schemas
+
     points = pa.concat_tables([points, pa.Table.from_pylist(jp, schemas.POINTS)]).sort_by("point_id")
     base = pa.concat_tables([base, pa.Table.from_pylist(jb, schemas.BASELINES)]).sort_by(
         [("point_id", "ascending"), ("model", "ascending")])
     return points, base, {**stats, "java": jstats}
+
+
+# -- shards (apirec.shards; generate.py's shard steps) ---------------------------------------------------
+# Pass 1 in the scan shards (each shard's files indexed: `index_part`), the parts merged once in the select
+# job (`merge_index`: a type two files declare is the one of the smaller file_id, as one job's file_id-ordered
+# `setdefault` keeps), pass 2 in the jedi shards against the merged index (`resolve_part`: the train split's
+# bigram counts, the evaluation split's raw points under the shard's own seeded cap, lengths, counters), and
+# the global step in the merge (`merge_parts`, then `finish`).
+RAW = pa.schema([("file_id", pa.string()), ("function", pa.string()), ("body", pa.string())]
+                + [(c, pa.int64()) for c in ("b", "m", "a", "n")]
+                + [("previous", pa.string()), ("fqn", pa.string()), ("line", pa.int64()), ("col", pa.int64()),
+                   ("written", pa.string())])
+SCOPE_FIELDS = ("package", "distribution", "singles", "on_demand", "static_single", "static_on_demand", "own",
+                "tparams", "header")
+
+
+def index_part(index: Index, unreadable: int) -> dict:
+    """An index as JSON (sets as sorted lists; the on-demand imports keep their order: the first match wins)."""
+    return {"unreadable_files": unreadable,
+            "types": {fqn: [t.distribution, t.file_id, sorted(t.methods), t.fields] for fqn, t in index.types.items()},
+            "packages": {p: sorted(names) for p, names in index.packages.items()},
+            "scopes": {fid: {f: sorted(s.tparams) if f == "tparams" else getattr(s, f) for f in SCOPE_FIELDS}
+                       for fid, s in index.scopes.items()}}
+
+
+def merge_index(parts: list[dict]) -> tuple[Index, int]:
+    """The shards' index parts as one job's index of every file, and the unreadable files summed."""
+    index, unreadable = Index(), 0
+    for part in parts:
+        unreadable += part["unreadable_files"]
+        for fqn, (distribution, file_id, methods, fields) in part["types"].items():
+            if fqn not in index.types or file_id < index.types[fqn].file_id:
+                index.types[fqn] = TypeInfo(fqn, distribution, file_id, set(methods), fields)
+        for package, names in part["packages"].items():
+            index.packages[package].update(names)
+        for fid, s in part["scopes"].items():
+            index.scopes[fid] = FileScope(**{**s, "tparams": set(s["tparams"])})
+    return index, unreadable
+
+
+def resolve_part(index: Index, java: list[dict], root, eval_split: str, max_points: int, seed: int, shard: int,
+                 shards: int) -> tuple[pa.Table, Counter, dict]:
+    """Pass 2 over one shard's files: its raw points under its own seeded cap (RAW rows), the train split's
+    bigram counts, and the rest as JSON (lengths, counters, the points before the cap per source)."""
+    counts, raw, lengths, eval_stats = resolve_files(index, java, root, eval_split, shard, shards)
+    kept = cap_raw(raw, max_points, seed, per_source=max_points)
+    rows = [dict(zip(RAW.names, (x[0]["file_id"], *x[1:]))) for x in kept]
+    meta = {"lengths": [[fid, function, n] for (fid, function), n in sorted(lengths.items())],
+            "stats": dict(eval_stats), "points_by_source": dict(sorted(Counter(x[0]["source"] for x in raw).items()))}
+    return pa.Table.from_pylist(rows, RAW), counts, meta
+
+
+def merge_parts(java: list[dict], raws: list[pa.Table], metas: list[dict]) -> tuple[list, dict, Counter, tuple]:
+    """The shards' resolve parts as one job's `resolve_files` (without the counts: the caller sums those): raw points
+    in one job's order (file_id, then each part's own order: a file is in one part), lengths, counters, and the
+    points before the caps (count, per source)."""
+    rows = {r["file_id"]: r for r in java}
+    raw, lengths, eval_stats, per_source = [], {}, Counter(), Counter()
+    for table, meta in zip(raws, metas):
+        for x in table.to_pylist():
+            raw.append((rows[x["file_id"]], *(x[c] for c in RAW.names[1:])))
+        lengths.update({(fid, function): n for fid, function, n in meta["lengths"]})
+        eval_stats.update(meta["stats"])
+        per_source.update(meta["points_by_source"])
+    raw.sort(key=lambda x: x[0]["file_id"])  # stable: a file's points keep their part's order
+    return raw, lengths, eval_stats, (sum(per_source.values()), dict(per_source))

@@ -7,6 +7,8 @@ from __future__ import annotations
 import math
 from collections import Counter, defaultdict
 
+import pyarrow as pa
+
 from pipeline.core import ids
 
 START = "<s>"
@@ -40,16 +42,56 @@ def length_buckets(lengths: dict[tuple[str, str], int], share: float = 0.05) -> 
     return out
 
 
+def count_bigrams(sequences) -> Counter:
+    """(previous API, API) -> count over the sequences (`<s>` before each one's first API): everything the
+    n-gram is, so counts of disjoint sets of functions (shards) add up to the counts of all of them."""
+    counts: Counter = Counter()
+    for seq in sequences:
+        counts.update(zip([START] + seq[:-1], seq))
+    return counts
+
+
+NGRAM_COUNTS = pa.schema([("group", pa.string()), ("previous", pa.string()), ("api", pa.string()),
+                          ("n", pa.int64())])  # a shard's bigram counts per group (a training domain; Java's: "")
+
+
+def counts_table(groups: dict[str, Counter]) -> pa.Table:
+    """Bigram counts per group as NGRAM_COUNTS rows, sorted (equal counts, equal bytes)."""
+    rows = [{"group": g, "previous": p, "api": a, "n": n}
+            for g in sorted(groups) for (p, a), n in sorted(groups[g].items()) if n]
+    return pa.Table.from_pylist(rows, NGRAM_COUNTS)
+
+
+def read_counts(tables: list[pa.Table]) -> dict[str, Counter]:
+    """The shards' NGRAM_COUNTS summed per group: the counts of the whole corpus, exactly."""
+    out: dict[str, Counter] = defaultdict(Counter)
+    for table in tables:
+        for g, p, a, n in zip(*(table.column(c).to_pylist() for c in ("group", "previous", "api", "n"))):
+            out[g][(p, a)] += n
+    return dict(out)
+
+
 class NGram:
     """Most frequent next API given the previous API in the function, backed off to unigram counts."""
 
     def __init__(self, sequences: list[list[str]]):
+        self._build(count_bigrams(sequences))
+
+    @classmethod
+    def from_counts(cls, counts: Counter) -> "NGram":
+        """The n-gram of these bigram counts (count_bigrams; shards' counts summed): the same model, and
+        rankings, as from the sequences themselves (every ranking is sorted by count, then name)."""
+        ngram = cls.__new__(cls)
+        ngram._build(counts)
+        return ngram
+
+    def _build(self, counts: Counter) -> None:
         self.bigram: dict[str, Counter] = defaultdict(Counter)
         self.unigram: Counter = Counter()
-        for seq in sequences:
-            for prev, cur in zip([START] + seq[:-1], seq):
-                self.bigram[prev][cur] += 1
-                self.unigram[cur] += 1
+        for (prev, cur), n in sorted(counts.items()):
+            if n:
+                self.bigram[prev][cur] += n
+                self.unigram[cur] += n
         self.vocab = sorted(self.unigram, key=lambda a: (-self.unigram[a], a))
 
     def rank(self, previous: str | None) -> list[str]:

@@ -47,12 +47,13 @@ from __future__ import annotations
 
 import ast
 import io
+import json
 import logging
 import re
 import sys
 import tokenize
 from collections import Counter, defaultdict
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 from itertools import chain
 from pathlib import Path
 
@@ -61,6 +62,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.core import ids
+from pipeline.core import shards as sharding
 from pipeline.extract.availability import NOT_IN_STDLIB, Availability, left_out_counts
 from pipeline.families.apirec import schemas
 from pipeline.families.apirec.points import CALL_KINDS, api_class, ranking_row
@@ -300,26 +302,66 @@ def lucene_matrix(flat: np.ndarray, lengths: np.ndarray, n_vocab: int, k1: float
     return {"data": data, "indices": doc.astype(np.int32), "indptr": indptr, "num_docs": n_docs}
 
 
-def api_documents(inventory: pa.Table, files: dict[str, dict], root: Path, api_doc: str,
-                  stats: Counter, verdicts: dict[str, str | None] | None = None) -> tuple[pa.Table, dict[str, tuple[int, str]]]:
-    """The universe's documents (API_DOCS), and per FQN (def line, full docstring). `verdicts`: FQN -> why
-    it does not exist here (`Availability.verdict`); those are left out of the universe."""
-    verdicts = verdicts or {}
-    rows = [r for r in inventory.to_pylist() if r["kind"] in DEF_KINDS and not r["private"]
+def universe_verdicts(inventory: pa.Table, available: Availability) -> dict[str, str]:
+    """FQN -> why it does not exist here, for the public definitions that do not (the last row's verdict for a
+    name several rows define)."""
+    every = {r["fqn"]: available.verdict(r["fqn"], r["category"] if "category" in r else None)
+             for r in inventory.select([c for c in ("fqn", "kind", "private", "category")
+                                        if c in inventory.column_names]).to_pylist()
+             if r["kind"] in DEF_KINDS and not r["private"]}
+    return {f: v for f, v in every.items() if v is not None}
+
+
+def universe_rows(inventory: pa.Table, verdicts: dict[str, str | None]) -> list[dict]:
+    """The inventory's public definitions that exist here (`verdicts`: FQN -> why one does not)."""
+    return [r for r in inventory.to_pylist() if r["kind"] in DEF_KINDS and not r["private"]
             and verdicts.get(r["fqn"]) is None]
+
+
+def file_docs(rows: list[dict], files: dict[str, dict], root: Path, stats: Counter, shard: int = 0,
+              shards: int = 1) -> dict[str, tuple[str, int, str]]:
+    """FQN -> (path, def line, full docstring) of the universe's `rows`, each defining file parsed once; with
+    shards > 1 only the paths whose file is in `shard` (pipeline.core.shards; a path no manifest file holds: shard
+    0). A name two paths define keeps the last path's, in path order."""
     by_path: dict[str, list[dict]] = defaultdict(list)
     for r in rows:
         by_path[r["path"]].append(r)
-    full: dict[str, tuple[int, str]] = {}
+    full: dict[str, tuple[str, int, str]] = {}
     for path in sorted(by_path):
         row = files.get(path)
+        if shards > 1 and not (sharding.in_shard(row["source"], row["path"], shard, shards) if row else shard == 0):
+            continue
         try:
             docs = docstrings(ast.parse(read_text(row, root))) if row else {}
         except (OSError, SyntaxError, ValueError, RecursionError, UnicodeDecodeError, MemoryError):
             stats["doc_unreadable_files"] += 1
             docs = {}
         for r in by_path[path]:
-            full[r["fqn"]] = docs.get(r["qualname"], (0, r["doc"] or ""))
+            full[r["fqn"]] = (path, *docs.get(r["qualname"], (0, r["doc"] or "")))
+    return full
+
+
+def merge_docs(parts: list[dict[str, tuple[str, int, str]]]) -> dict[str, tuple[str, int, str]]:
+    """The shards' `file_docs` as one job's: a name two paths define keeps the last path's (one path, one shard)."""
+    full: dict[str, tuple[str, int, str]] = {}
+    for part in parts:
+        for fqn, (path, line, doc) in part.items():
+            if fqn not in full or path > full[fqn][0]:
+                full[fqn] = (path, line, doc)
+    return full
+
+
+def api_documents(inventory: pa.Table, files: dict[str, dict], root: Path, api_doc: str,
+                  stats: Counter, verdicts: dict[str, str | None] | None = None,
+                  found: dict[str, tuple[str, int, str]] | None = None) -> tuple[pa.Table, dict[str, tuple[int, str]]]:
+    """The universe's documents (API_DOCS), and per FQN (def line, full docstring). `verdicts`: FQN -> why
+    it does not exist here (`Availability.verdict`); those are left out of the universe. `found`: the shards'
+    merged `file_docs` instead of reading the files here."""
+    verdicts = verdicts or {}
+    rows = universe_rows(inventory, verdicts)
+    if found is None:
+        found = file_docs(rows, files, root, stats)
+    full = {fqn: (line, doc) for fqn, (_, line, doc) in found.items()}
     out = []
     for r in sorted(rows, key=lambda r: r["fqn"]):
         doc = full[r["fqn"]][1]
@@ -330,14 +372,9 @@ def api_documents(inventory: pa.Table, files: dict[str, dict], root: Path, api_d
     return pa.Table.from_pylist(out, schemas.API_DOCS), full
 
 
-def collect(usages: pa.Table, inventory: pa.Table, manifest: pa.Table, root: Path, eval_split: str,
-            full: dict[str, tuple[int, str]], stats: Counter, available: Availability | None = None,
-            verdicts: dict[str, str | None] | None = None) -> list[Query]:
-    """Every docstring and comment query of the evaluation split, before dedup. A query whose answer does
-    not exist here (`available`) is counted, not made; its verdict goes into `verdicts`."""
-    available = available or Availability(None)
-    verdicts = {} if verdicts is None else verdicts
-
+def leaving_out(available: Availability, verdicts: dict[str, str | None], stats: Counter):
+    """gone(fqn, category): whether a query's answer does not exist here (counted in `stats`, its verdict
+    kept in `verdicts`)."""
     def gone(fqn: str, category: str | None) -> bool:
         verdict = available.verdict(fqn, category)
         if verdict is not None:
@@ -345,10 +382,26 @@ def collect(usages: pa.Table, inventory: pa.Table, manifest: pa.Table, root: Pat
             stats["queries_not_in_stdlib_left_out" if verdict == NOT_IN_STDLIB else "queries_platform_left_out"] += 1
         return verdict is not None
 
+    return gone
+
+
+def not_library_code(inventory: pa.Table) -> set[str]:
+    """No query's answer is a test, example, docs, tools or scripts definition (no library's API)."""
+    return {r["fqn"] for r in inventory.select(["fqn", "library_code"]).to_pylist() if r["library_code"] is False}
+
+
+def collect(usages: pa.Table, inventory: pa.Table, manifest: pa.Table, root: Path, eval_split: str,
+            full: dict[str, tuple[int, str]], stats: Counter, available: Availability | None = None,
+            verdicts: dict[str, str | None] | None = None, comments: list[Query] | None = None) -> list[Query]:
+    """Every docstring and comment query of the evaluation split, before dedup. A query whose answer does
+    not exist here (`available`) is counted, not made; its verdict goes into `verdicts`. `comments`: the
+    shards' `comment_queries`, in file_id order, instead of reading the files here."""
+    available = available or Availability(None)
+    verdicts = {} if verdicts is None else verdicts
+    gone = leaving_out(available, verdicts, stats)
     files = {r["path"]: r for r in manifest.to_pylist()}
     out: list[Query] = []
-    # no query's answer is a test, example, docs, tools or scripts definition (no library's API)
-    not_library = {r["fqn"] for r in inventory.select(["fqn", "library_code"]).to_pylist() if r["library_code"] is False}
+    not_library = not_library_code(inventory)
     for r in inventory.to_pylist():
         if r["kind"] not in DEF_KINDS or r["private"]:  # the universe is the public API (the inventory flags private parts)
             continue
@@ -367,6 +420,17 @@ def collect(usages: pa.Table, inventory: pa.Table, manifest: pa.Table, root: Pat
         # the extraction's category of the definition seen from its own distribution: the points' rule
         out.append(Query("docstring", text, r["fqn"], r["kind"], r["category"] or category_of(r["library"]), f["file_id"],
                          r["source"], r["repository"], r["path"], f["split"], full.get(r["fqn"], (0, ""))[0]))
+    if comments is None:
+        comments = comment_queries(usages, manifest, root, eval_split, not_library, gone, stats)
+    return out + comments
+
+
+def comment_queries(usages: pa.Table, manifest: pa.Table, root: Path, eval_split: str, not_library: set[str], gone,
+                    stats: Counter, left_out: list | None = None) -> list[Query]:
+    """The comment queries of the evaluation split's files that `usages` holds calls of (a shard's: its files'
+    usages, pipeline.core.shards.rows_of_shard), file by file in file_id order. `left_out` receives (file_id,
+    fqn, category) of each call whose answer does not exist here (`gone`), in that order."""
+    out: list[Query] = []
     mask = pc.and_(pc.and_(pc.is_in(usages.column("kind"), pa.array(CALL_KINDS)), pc.is_valid(usages.column("fqn"))),
                    pc.equal(usages.column("split"), eval_split))
     calls: dict[str, dict[int, dict]] = defaultdict(dict)
@@ -391,6 +455,8 @@ def collect(usages: pa.Table, inventory: pa.Table, manifest: pa.Table, root: Pat
                 stats["comment_not_library_code"] += 1
                 continue
             if gone(u["fqn"], u["category"]):
+                if left_out is not None:
+                    left_out.append((fid, u["fqn"], u["category"]))
                 continue
             out.append(Query("comment", q, u["fqn"], "call", u["category"], fid, u["source"], u["repository"],
                              u["path"], u["split"], line - 1))
@@ -399,23 +465,30 @@ def collect(usages: pa.Table, inventory: pa.Table, manifest: pa.Table, root: Pat
 
 def build_queries(usages: pa.Table, inventory: pa.Table, manifest: pa.Table, root: Path, domains: dict[str, str],
                   default_domain: str, eval_split: str, max_queries: int, candidates: int, top_k: int, seed: int,
-                  api_doc: str = "rest", imports: pa.Table | None = None) -> tuple[pa.Table, pa.Table, pa.Table, dict]:
+                  api_doc: str = "rest", imports: pa.Table | None = None,
+                  parts: list[dict] | None = None) -> tuple[pa.Table, pa.Table, pa.Table, dict]:
     """(QUERIES, API_DOCS, BM25 rankings in the BASELINES schema, stats). `imports`: the extraction's (re-exports
-    of platform-specific names)."""
+    of platform-specific names). `parts`: the shards' `shard_part`s (docstrings and comment queries read from
+    the files; then `usages` is not read)."""
     stats: Counter = Counter({"queries_platform_left_out": 0, "queries_not_in_stdlib_left_out": 0})
     files = {r["path"]: r for r in manifest.to_pylist()}
     available = Availability(inventory, imports)
-    universe_verdicts = {r["fqn"]: available.verdict(r["fqn"], r["category"] if "category" in r else None)
-                         for r in inventory.select([c for c in ("fqn", "kind", "private", "category")
-                                                    if c in inventory.column_names]).to_pylist()
-                         if r["kind"] in DEF_KINDS and not r["private"]}
-    verdicts = {f: v for f, v in universe_verdicts.items() if v is not None}
-    docs, full = api_documents(inventory, files, root, api_doc, stats, verdicts)
+    verdicts = universe_verdicts(inventory, available)
+    found = comments = None
+    if parts is not None:
+        found = merge_docs([{f: tuple(x) for f, x in part["docs"].items()} for part in parts])
+        comments = sorted((Query(*q) for part in parts for q in part["comments"]), key=lambda q: q.file_id)
+        for part in parts:
+            stats.update(part["stats"])
+    docs, full = api_documents(inventory, files, root, api_doc, stats, verdicts, found)
     universe = docs.column("fqn").to_pylist()
     index_of = {f: i for i, f in enumerate(universe)}
     by_class = Counter(api_class(f) for f in universe)
 
-    raw = collect(usages, inventory, manifest, root, eval_split, full, stats, available, verdicts)
+    raw = collect(usages, inventory, manifest, root, eval_split, full, stats, available, verdicts, comments)
+    # the comment queries' answers that do not exist here, as one job records them: after the docstrings', in file order
+    for _, fqn, category in sorted((e for part in parts or [] for e in part["left_out"]), key=lambda e: e[0]):
+        verdicts[fqn] = available.verdict(fqn, category)
     stats["queries_raw"] = len(raw)
     raw.sort(key=lambda q: (q.origin != "docstring", q.path, q.line, q.api))
     kept: dict[tuple[str, str], Query] = {}
@@ -467,6 +540,24 @@ def build_queries(usages: pa.Table, inventory: pa.Table, manifest: pa.Table, roo
     return table, docs, base, dict(stats)
 
 
+def shard_part(usages: pa.Table, inventory: pa.Table, manifest: pa.Table, root: Path, eval_split: str,
+               imports: pa.Table | None, shard: int, shards: int) -> dict:
+    """The per-file part of build_queries for one shard's files (pipeline.core.shards): the universe's docstrings
+    of the files it defines names in, the comment queries of its evaluation-split files, and what they counted
+    (stats, verdicts). Everything else (the docstring queries from the inventory, dedup, the cap, BM25) runs once,
+    in the merge."""
+    stats: Counter = Counter()
+    available = Availability(inventory, imports)
+    verdicts = universe_verdicts(inventory, available)
+    files = {r["path"]: r for r in manifest.to_pylist()}
+    docs = file_docs(universe_rows(inventory, verdicts), files, root, stats, shard, shards)
+    left_out: list = []
+    comments = comment_queries(sharding.rows_of_shard(usages, shard, shards), manifest, root, eval_split,
+                               not_library_code(inventory), leaving_out(available, {}, stats), stats, left_out)
+    return {"docs": {f: list(x) for f, x in sorted(docs.items())}, "comments": [list(astuple(q)) for q in comments],
+            "stats": {k: v for k, v in sorted(stats.items()) if v}, "left_out": [list(e) for e in left_out]}
+
+
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
@@ -488,18 +579,35 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--top-k", type=int, required=True)
     ap.add_argument("--seed", type=int, required=True)
     ap.add_argument("--api-doc", choices=("rest", "full"), default="rest")
-    ap.add_argument("--queries", required=True, type=Path)
-    ap.add_argument("--api-docs", required=True, type=Path)
-    ap.add_argument("--baselines", required=True, type=Path)
-    ap.add_argument("--metrics", required=True, type=Path)
+    ap.add_argument("--queries", type=Path)
+    ap.add_argument("--api-docs", type=Path)
+    ap.add_argument("--baselines", type=Path)
+    ap.add_argument("--metrics", type=Path)
+    sharding.add_arguments(ap, "merge these shards' parts (--part of each) into --queries/--api-docs/--baselines/--metrics")
+    ap.add_argument("--part", type=Path, help="with --shard/--shards: write this shard's part (JSON) and stop")
     args = ap.parse_args(argv)
+    sharding.check_arguments(ap, args)
+    if bool(args.part) != (args.shards > 1):
+        ap.error("--part takes one shard of --shards N > 1; without it give no --shard/--shards")
+    if not args.part and not (args.queries and args.api_docs and args.baselines and args.metrics):
+        ap.error("give --queries, --api-docs, --baselines and --metrics (or a shard's --part)")
     logs.setup()
     domains = dict(d.split("=", 1) for d in args.domains)
+    inventory = read_parquet(args.inventory, core_schemas.INVENTORY)
+    manifest = read_parquet(args.manifest, core_schemas.MANIFEST)
+    imports = read_parquet(args.imports, core_schemas.IMPORTS) if args.imports else None
+    if args.part:
+        part = shard_part(read_parquet(args.usages, core_schemas.USAGES), inventory, manifest, Path("."),
+                          args.eval_split, imports, args.shard, args.shards)
+        write_json(part, args.part)
+        log.info("apirec queries shard %d of %d: %d files' docstrings, %d comment queries", args.shard, args.shards,
+                 len(part["docs"]), len(part["comments"]))
+        return 0
+    parts = [json.loads(p.read_text()) for p in args.merge] if args.merge else None
     queries, docs, base, stats = build_queries(
-        read_parquet(args.usages, core_schemas.USAGES), read_parquet(args.inventory, core_schemas.INVENTORY),
-        read_parquet(args.manifest, core_schemas.MANIFEST), Path("."), domains, args.default_domain,
-        args.eval_split, args.max_queries, args.candidates, args.top_k, args.seed, args.api_doc,
-        read_parquet(args.imports, core_schemas.IMPORTS) if args.imports else None)
+        None if parts is not None else read_parquet(args.usages, core_schemas.USAGES), inventory, manifest,
+        Path("."), domains, args.default_domain, args.eval_split, args.max_queries, args.candidates, args.top_k,
+        args.seed, args.api_doc, imports, parts)
     write_parquet(queries, args.queries, schemas.QUERIES)
     write_parquet(docs, args.api_docs, schemas.API_DOCS)
     write_parquet(base, args.baselines, schemas.BASELINES)

@@ -37,14 +37,18 @@ rule apirec_points:
 
 
 # apirec.shards > 1 (pipeline/families/apirec/generate.py, "shards"): the evaluation files read and parsed in
-# N jobs (by the hash of each file's source and path), the global step (the seeded cap, the n-grams, the length
-# buckets) once, the jedi baseline in N jobs, and apirec_points merges them (and adds Java) into the same bytes.
+# N jobs (by the hash of each file's source and path; their train functions' bigram counts, their Java files
+# indexed), the global step (the seeded cap, the n-grams from the summed counts, the length buckets, the Java
+# index merged) once, the jedi baseline and the Java files' resolution in N jobs, and apirec_points merges them
+# (the Java n-gram, cap and points) into the same bytes.
 rule apirec_points_scan_shard:
     input:
         **APIREC_GENERATE_INPUT,
     output:
         part=f"{APIREC_SHARD_DIR}/scan{{shard}}.json",
         raw=f"{APIREC_SHARD_DIR}/scan{{shard}}.raw.parquet",
+        ngram=f"{APIREC_SHARD_DIR}/scan{{shard}}.ngram.parquet",
+        java=f"{APIREC_SHARD_DIR}/scan{{shard}}.java.json",
     wildcard_constraints:
         shard=r"\d+",
     params:
@@ -69,6 +73,7 @@ rule apirec_points_select:
         points=f"{APIREC_SHARD_DIR}/selected.points.parquet",
         baselines=f"{APIREC_SHARD_DIR}/selected.baselines.parquet",
         modules=f"{APIREC_SHARD_DIR}/selected.modules.parquet",
+        java=f"{APIREC_SHARD_DIR}/selected.java.json",
     params:
         **apirec_family.generate_params(config),
     conda:
@@ -86,6 +91,9 @@ rule apirec_points_jedi_shard:
     output:
         part=f"{APIREC_SHARD_DIR}/jedi{{shard}}.json",
         rows=f"{APIREC_SHARD_DIR}/jedi{{shard}}.ide.parquet",
+        java=f"{APIREC_SHARD_DIR}/jedi{{shard}}.java.parquet",
+        java_meta=f"{APIREC_SHARD_DIR}/jedi{{shard}}.java.json",
+        java_ngram=f"{APIREC_SHARD_DIR}/jedi{{shard}}.javangram.parquet",
     wildcard_constraints:
         shard=r"\d+",
     params:
@@ -108,31 +116,48 @@ rule apirec_queries:
         inventory="data/extract/inventory.parquet",
         imports="data/extract/imports.parquet",
         manifest="data/manifest.parquet",
+        parts=expand(f"{APIREC_SHARD_DIR}/queries{{shard}}.json", shard=range(APIREC_SHARDS)) if APIREC_SHARDS > 1 else [],
     output:
         queries="data/families/apirec/queries.parquet",
         api_docs="data/families/apirec/api_docs.parquet",
         baselines="data/families/apirec/query_baselines.parquet",
         metrics="data/families/apirec/queries.json",
     params:
-        domains=APIREC_DOMAINS,
-        default_domain=APIREC["default_domain"],
-        eval_split=APIREC["eval_split"],
-        max_queries=APIREC["queries"]["max_queries"],
-        candidates=APIREC["queries"]["candidates"],
-        api_doc=APIREC["queries"]["api_doc"],
-        top_k=APIREC["top_k"],
-        seed=config["seed"],
+        **apirec_family.queries_params(config),
     conda:
         CONDA_ENV
     log:
         "logs/apirec/queries.log",
     shell:
-        "python -m pipeline.families.apirec.queries --usages {input.usages:q} --inventory {input.inventory:q}"
-        " --imports {input.imports:q}"
-        " --manifest {input.manifest:q} --domains {params.domains:q} --default-domain {params.default_domain:q}"
-        " --eval-split {params.eval_split} --max-queries {params.max_queries} --candidates {params.candidates}"
-        " --api-doc {params.api_doc} --top-k {params.top_k} --seed {params.seed} --queries {output.queries:q}"
-        " --api-docs {output.api_docs:q} --baselines {output.baselines:q} --metrics {output.metrics:q} 2> {log:q}"
+        apirec_family.queries_shell(
+            *(["--merge {input.parts:q}"] if APIREC_SHARDS > 1 else []),
+            "--queries {output.queries:q} --api-docs {output.api_docs:q} --baselines {output.baselines:q}"
+            " --metrics {output.metrics:q} 2> {log:q}",
+        )
+
+
+# apirec.shards > 1 (pipeline/families/apirec/queries.py, shard_part): each shard reads its files' docstrings (of
+# the universe's definitions) and its evaluation files' comments above calls; apirec_queries merges them and runs
+# the rest once (the docstring queries from the inventory, dedup, the seeded cap, BM25) into the same bytes.
+rule apirec_queries_shard:
+    input:
+        usages="data/extract/usages.parquet",
+        inventory="data/extract/inventory.parquet",
+        imports="data/extract/imports.parquet",
+        manifest="data/manifest.parquet",
+    output:
+        part=f"{APIREC_SHARD_DIR}/queries{{shard}}.json",
+    wildcard_constraints:
+        shard=r"\d+",
+    params:
+        **apirec_family.queries_params(config),
+        shards=APIREC_SHARDS,
+    conda:
+        CONDA_ENV
+    log:
+        "logs/apirec/queries.shard{shard}.log",
+    shell:
+        apirec_family.queries_shell("--shard {wildcards.shard} --shards {params.shards} --part {output.part:q} 2> {log:q}")
 
 
 # The family's target (its DVC stage runs `snakemake apirec`): everything it builds, stats merged.
