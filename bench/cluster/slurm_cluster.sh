@@ -2,10 +2,10 @@
 # A one-node SLURM cluster on this machine, to try the workflow's SLURM profile (profiles/slurm/) for real
 # (issue 26; tests/test_slurm.py drives it). Debian's packages; needs root.
 #
-#   bench/slurm_cluster.sh install   # apt-get install slurm-wlm munge (once)
-#   bench/slurm_cluster.sh start     # write /etc/slurm/slurm.conf for this host, start munged, slurmctld, slurmd
-#   bench/slurm_cluster.sh status    # sinfo
-#   bench/slurm_cluster.sh stop      # stop the daemons this script started
+#   bench/cluster/slurm_cluster.sh install   # apt-get install slurm-wlm munge (once)
+#   bench/cluster/slurm_cluster.sh start     # write /etc/slurm/slurm.conf for this host, start munged, slurmctld, slurmd
+#   bench/cluster/slurm_cluster.sh status    # sinfo
+#   bench/cluster/slurm_cluster.sh stop      # stop the daemons this script started
 #
 # The node offers every CPU and 90% of the memory of this machine, no GPU (a job asking for one is
 # refused by sbatch, as on a CPU partition). No slurmdbd: the executor plugin is run with
@@ -32,7 +32,7 @@ write_conf() {
   mem=$(awk '/MemTotal/ {print int($2 / 1024 * 0.9)}' /proc/meminfo)
   mkdir -p "$STATE/ctld" "$STATE/d" /var/log/slurm /etc/slurm
   cat >"$CONF" <<EOF
-# Written by bench/slurm_cluster.sh: a one-node test cluster.
+# Written by bench/cluster/slurm_cluster.sh: a one-node test cluster.
 ClusterName=local
 SlurmctldHost=$host
 SlurmUser=root

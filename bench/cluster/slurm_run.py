@@ -1,8 +1,8 @@
 """The `.test` build through the SLURM profile on a one-node local cluster, against the same build run
 locally (issue 26): exit status, byte-identical Parquet, CPU seconds of both, warnings.
 
-    sudo bench/slurm_cluster.sh start            # once: installs SLURM from Debian's packages, starts it
-    python -m bench.slurm_run --out bench/results/slurm_run.json
+    sudo bench/cluster/slurm_cluster.sh start            # once: installs SLURM from Debian's packages, starts it
+    python -m bench.cluster.slurm_run --out bench/results/slurm_run.json
 
 CPU seconds are user + system: locally, Snakemake and every job it waited for; on the cluster, the
 submitting Snakemake (and its local rules) plus everything slurmd started (slurmstepd, each job's
@@ -24,7 +24,9 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+from bench import work_dir
+
+REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 CGROUP = Path("/sys/fs/cgroup/cpuacct")
 TICKS = os.sysconf("SC_CLK_TCK")
@@ -87,17 +89,18 @@ def warnings(log: Path) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m bench.slurm_run", description=__doc__,
+    ap = argparse.ArgumentParser(prog="python -m bench.cluster.slurm_run", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--workdir", type=Path, default=Path("/tmp/slurm_run"), help="two .test copies go here")
+    ap.add_argument("--workdir", type=Path, help="two .test copies go here (default: a fresh temporary folder)")
     ap.add_argument("--jobs", type=int, default=8, help="SLURM jobs in flight")
     ap.add_argument("--cores", type=int, default=2, help="cores of the local run, and of one grouped submission (the node's)")
     ap.add_argument("--local-from", type=Path, help="reuse a finished local run's folder (and --local-cpu)")
     ap.add_argument("--local-cpu", type=float, help="its CPU seconds")
     ap.add_argument("--out", type=Path, help="the JSON report (printed too)")
     args = ap.parse_args(argv)
+    args.workdir = work_dir(args.workdir, "slurm-run")
     if not shutil.which("sbatch"):
-        ap.error("no SLURM here: run `sudo bench/slurm_cluster.sh start` first")
+        ap.error("no SLURM here: run `sudo bench/cluster/slurm_cluster.sh start` first")
 
     if args.local_from:
         local_dir, local_rc, local_cpu = args.local_from, 0, args.local_cpu

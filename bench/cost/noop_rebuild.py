@@ -6,7 +6,7 @@ baseline, measured in the same run, is `snakemake --version` (interpreter and Sn
 and a dry run of the bare spine target (`snakemake manifest -n`). Target: a no-op of the whole
 DAG under 5 s.
 
-Usage: python -m bench.noop_rebuild [--project DIR] [--repeat 3]
+Usage: python -m bench.cost.noop_rebuild [--project DIR] [--repeat 3]
 (DIR: a built project, e.g. the repository itself after `make run`; without one, the .test
 configuration is built into a temporary folder first, which takes about three minutes).
 """
@@ -22,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 SNAKEMAKE = Path(sys.executable).parent / "snakemake"
 
 
@@ -40,7 +40,7 @@ def timed(args: list[str], project: Path, repeat: int) -> tuple[float, str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m bench.noop_rebuild", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python -m bench.cost.noop_rebuild", description=__doc__.splitlines()[0])
     ap.add_argument("--project", type=Path, default=None, help="a built project folder (default: build .test)")
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args(argv)

@@ -2,7 +2,7 @@
 every job, training and inference included, and of the build as a whole.
 
 Runs `snakemake --cores N` in a project folder with PIPELINE_COST_LOG set, so every job
-(`python -m pipeline.<module>`) appends its own record at exit (bench/_costhook/sitecustomize.py: user + system CPU of the
+(`python -m pipeline.<module>`) appends its own record at exit (bench/cost/_costhook/sitecustomize.py: user + system CPU of the
 process and of its process pool, wall, peak RSS). Jobs are summed per stage (the module they run); the
 build's total CPU is Snakemake's and all its children's (`resource.RUSAGE_CHILDREN`). What the records do not
 hold is split in two: Snakemake's own process (planning, scheduling, job bookkeeping, its metadata; read from
@@ -11,9 +11,9 @@ jobs' interpreter teardown after their record, a Snakemake subprocess per `run:`
 a shared machine read CPU seconds only.
 
 Usage:
-  python -m bench.run_cost                         # the .test configuration, built into a temporary folder
-  python -m bench.run_cost --project . --cores 2   # the default run in this checkout (`make run`: ~20 min)
-  python -m bench.run_cost --project DIR --json out.json
+  python -m bench.cost.run_cost                         # the .test configuration, built into a temporary folder
+  python -m bench.cost.run_cost --project . --cores 2   # the default run in this checkout (`make run`: ~20 min)
+  python -m bench.cost.run_cost --project DIR --json out.json
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ import threading
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 SNAKEMAKE = Path(sys.executable).parent / "snakemake"
 
 # module -> the stage it belongs to in the table (anything else is named by its module)
@@ -117,7 +117,7 @@ def table(rows: list[dict], total_cpu: float, total_wall: float, snakemake_cpu: 
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m bench.run_cost", description=__doc__,
+    ap = argparse.ArgumentParser(prog="python -m bench.cost.run_cost", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--project", type=Path, default=None,
                     help="the project folder to build (its params.yaml); default: .test in a temporary folder")
@@ -136,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     log = project / "logs" / "cost.jsonl"
     log.parent.mkdir(parents=True, exist_ok=True)
     log.unlink(missing_ok=True)
-    hook = str(REPO / "bench" / "_costhook")  # sitecustomize.py: every Python process of the build logs its cost
+    hook = str(REPO / "bench" / "cost" / "_costhook")  # sitecustomize.py: every Python process of the build logs its cost
     env = {**os.environ, "PIPELINE_COST_LOG": str(log),
            "PYTHONPATH": os.pathsep.join([hook, *filter(None, [os.environ.get("PYTHONPATH")])])}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)

@@ -2,7 +2,7 @@
 
 A list-scheduling simulation of `snakemake --cores N`: the DAG (jobs, their threads and priorities, edges)
 comes from a dry run of this checkout (`snakemake -n --forceall` and `--dag`), each job's cost from a build's
-cost log (`bench.run_cost`: one record per job process, CPU seconds of the process and its pool). On an idle
+cost log (`bench.cost.run_cost`: one record per job process, CPU seconds of the process and its pool). On an idle
 machine a 1-thread job's wall time is its CPU time; a job that declares 2 threads runs its CPU time over
 `SPEEDUP[rule]` (measured on the 2-idle-core default, docs/scaling.md: training 417.1 CPU-s in 235.8 s, test
 perplexity 87.4 in 64.2, ...). A job's threads must all be free for it to start (Snakemake's rule: a 2-thread
@@ -16,15 +16,15 @@ Levers are applied to the measured costs, not re-measured:
   synchronising; 1.0 bounds it);
 - `--scale OUTPUT_GLOB=FACTOR` / `--cost OUTPUT_GLOB=CPU_S`: a job's cost scaled or set (more items for one
   model: from its per-item cost);
-- jobs the cost log lacks take the first matching glob of `--costs FILE.json` (bench/schedule_costs_default.json:
+- jobs the cost log lacks take the first matching glob of `--costs FILE.json` (bench/cost/schedule_costs_default.json:
   the default run's stage costs split over their jobs), else `--default-cost` CPU-s (the output counts both);
 - `--split RULE=N`: the rule's job as N equal parts side by side (what a report split could gain at most);
 - priorities are whatever this checkout's rules declare (`priority:`), or none with `--no-priorities`.
 
 Usage:
-  python -m bench.schedule_sim --cost-log ../build0/logs/cost.jsonl --snakemake-log ../build0/.snakemake/log/X.log
-  python -m bench.schedule_sim ... --no-priorities --threads-1 train_model evaluate_model --json out.json
-  python -m bench.schedule_sim ... --params ../build0/params.yaml --no-priorities   # the measured build's own plan
+  python -m bench.cost.schedule_sim --cost-log ../build0/logs/cost.jsonl --snakemake-log ../build0/.snakemake/log/X.log
+  python -m bench.cost.schedule_sim ... --no-priorities --threads-1 train_model evaluate_model --json out.json
+  python -m bench.cost.schedule_sim ... --params ../build0/params.yaml --no-priorities   # the measured build's own plan
 
 The result: predicted wall seconds, the cores' idle seconds, the last jobs (the tail), and the critical path.
 """
@@ -43,7 +43,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 SNAKEMAKE = Path(sys.executable).parent / "snakemake"
 
 # CPU-s over wall-s of a job declaring 2 threads on 2 idle cores (docs/scaling.md, "The default run on 2 idle
@@ -243,9 +243,9 @@ def load(project: Path, params: Path | None, cost_log: Path, snakemake_log: Path
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m bench.schedule_sim", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m bench.cost.schedule_sim", description=__doc__.split("\n\n")[0])
     ap.add_argument("--project", type=Path, default=REPO, help="the checkout whose DAG is planned (default: this one)")
-    ap.add_argument("--cost-log", type=Path, required=True, help="a build's cost log (bench.run_cost: logs/cost.jsonl)")
+    ap.add_argument("--cost-log", type=Path, required=True, help="a build's cost log (bench.cost.run_cost: logs/cost.jsonl)")
     ap.add_argument("--snakemake-log", type=Path, help="that build's Snakemake log: its start order breaks ties")
     ap.add_argument("--cores", type=int, default=2)
     ap.add_argument("--no-priorities", action="store_true", help="ignore the rules' priorities")

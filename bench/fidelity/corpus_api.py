@@ -5,15 +5,15 @@ rate per setting, checked by importing the APIs in a SEPARATE virtual environmen
 never imports corpus code; this benchmark runs the import checks in another interpreter).
 
     # 1. tables per grouping with the code under test (run once per checkout: before / after)
-    PYTHONPATH=<checkout> python bench/corpus_api.py build --sdists DIR --work W --out W/after
+    PYTHONPATH=<checkout> python bench/fidelity/corpus_api.py build --sdists DIR --work W --out W/after
     # 2. the figures, for each built folder
-    python -m bench.corpus_api measure --tables W/before W/after --check-python VENV/bin/python --out F.json
+    python -m bench.fidelity.corpus_api measure --tables W/before W/after --check-python VENV/bin/python --out F.json
 
     # 3. strict figures on a pipeline build (examples/owncorpus.yaml, the default): every setting, as written
-    python -m bench.corpus_api measure-build --data data --metrics reports/metrics/apiquiz.json \
+    python -m bench.fidelity.corpus_api measure-build --data data --metrics reports/metrics/apiquiz.json \
         --check-python .peers/corpusapi-own/bin/python --out bench/results/owncorpus.json
 
-`measure-build` judges a build's own quizzes in the separate environment (bench/requirements-corpus-api-owncorpus.txt
+`measure-build` judges a build's own quizzes in the separate environment (bench/fidelity/requirements-corpus-api-owncorpus.txt
 or -default.txt: the corpus's packages and their required dependencies, no extras): a call `a.b.c(` imports the
 longest module prefix and reads the attributes from `a` (a package attribute hiding its submodule is what the text
 reads), the other settings run their import lines; quizzes of libraries outside the corpus are counted apart
@@ -69,7 +69,7 @@ def build(args) -> int:
     from pipeline.io import write_json, write_parquet
     from pipeline.manifest.scan import scan_source
 
-    repo = Path(__file__).resolve().parent.parent
+    repo = Path(__file__).resolve().parents[2]
     params = yaml.safe_load((repo / "params.yaml").read_text())
     exclude = params["manifest"]["exclude"]
     roots = unpack(args.sdists, args.work)
@@ -438,7 +438,7 @@ def measure(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="bench/corpus_api.py", description=__doc__,
+    ap = argparse.ArgumentParser(prog="bench/fidelity/corpus_api.py", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
     b = sub.add_parser("build", help="tables of both groupings with the `pipeline` on PYTHONPATH")

@@ -7,7 +7,7 @@ the metric library's Spearman (average ranks, float64) against each gold score o
 which the model embedded, per benchmark size. Ties: float32 cosines of near-identical vectors collide more often,
 and a tie takes the mean rank, so the rank order itself moves, not only the last digits.
 
-Usage: python -m bench.idbench_float64 --pairs data/families/idbench/pairs.parquet
+Usage: python -m bench.fidelity.idbench_float64 --pairs data/families/idbench/pairs.parquet
            --predictions data/predictions/idbench/all/<model>/0.parquet [...]
 """
 

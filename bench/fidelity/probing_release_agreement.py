@@ -29,7 +29,7 @@ characters, >= 3 tokens), a seeded draw of --methods, without their comments (th
 --keep-comments keeps them). Per task: the agreement of each variant with the release's code on each grammar, and
 the label balance of each variant's generators.
 
-Usage: python -m bench.probing_release_agreement --codebert-git DIR --release-git DIR [--methods 400]
+Usage: python -m bench.fidelity.probing_release_agreement --codebert-git DIR --release-git DIR [--methods 400]
            [--packages PREFIX ...] [--keep-comments]
 """
 

@@ -22,8 +22,8 @@ max |difference|, worst relative L2 error and cosine, beside float16 storage's o
 
 Needs only torch, transformers, tokenizers, numpy and pyarrow (no Snakemake, DuckDB, YAML):
 
-    python3 bench/gpu_inference.py --model data/models/code-clm --device cuda
-    python3 bench/gpu_inference.py --model data/models/code-mlm [--items 512 --texts 1024 --token-budget 65536]
+    python3 bench/gpu/precision.py --model data/models/code-clm --device cuda
+    python3 bench/gpu/precision.py --model data/models/code-mlm [--items 512 --texts 1024 --token-budget 65536]
 """
 
 from __future__ import annotations
@@ -36,8 +36,8 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:  # run as a script (python3 bench/gpu_inference.py) or as -m bench.gpu_inference
+REPO = Path(__file__).resolve().parents[2]
+if str(REPO) not in sys.path:  # run as a script (python3 bench/gpu/precision.py) or as -m bench.gpu.precision
     sys.path.insert(0, str(REPO))
 
 import numpy as np  # noqa: E402

@@ -12,8 +12,8 @@ encoder-decoders) and the apiquiz quizzes (params.yaml's apiquiz inference block
 codesyntax apiquiz`). Recipes run side by side (`--parallel`): on a GPU machine (`--device cuda`) a
 sweep of a dozen small recipes takes a few minutes; on 2 CPU cores run one or two.
 
-    python -m bench.recipe_sweep run --recipes bench/recipes/h100_sweep.json --out /tmp/sweep --device cuda
-    python -m bench.recipe_sweep table /tmp/sweep            # the results table (Markdown)
+    python -m bench.gpu.recipe_sweep run --recipes bench/gpu/recipes/h100_sweep.json --out SWEEP --device cuda
+    python -m bench.gpu.recipe_sweep table SWEEP                # the results table (Markdown)
 
 The table mirrors the warehouse views: CodeSyntax top-1 (first token) averaged over relations, the best
 head per relation chosen on dev (ties to the lowest layer, then head) and scored on test, as
@@ -216,11 +216,11 @@ def table(folders: list[Path]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m bench.recipe_sweep", description=__doc__,
+    ap = argparse.ArgumentParser(prog="python -m bench.gpu.recipe_sweep", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="command", required=True)
     r = sub.add_parser("run", help="train and score every recipe of a JSON list")
-    r.add_argument("--recipes", required=True, type=Path, help="JSON list of recipes (bench/recipes/*.json)")
+    r.add_argument("--recipes", required=True, type=Path, help="JSON list of recipes (bench/gpu/recipes/*.json)")
     r.add_argument("--out", required=True, type=Path)
     r.add_argument("--params", default=Path("params.yaml"), type=Path)
     r.add_argument("--device", default="auto", help="cpu, cuda, auto")

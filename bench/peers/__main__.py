@@ -1,7 +1,7 @@
 """Every peer comparison in one go, on a built project's own data: `python -m bench peers --project PATH`.
 
 Makes the peers' venv when it is missing (`.peers/venv` in this checkout, git-ignored: a venv of this
-Python with bench/requirements-peers.txt), then runs each peer bench on the project's build (read only:
+Python with bench/peers/requirements.txt), then runs each peer bench on the project's build (read only:
 nothing is written into it) and writes the table to `--out` (docs/peers.md by default) with the raw JSON of
 every bench beside it (`--json-out`, docs/results/peers.json). Each comparison: one process and one torch
 thread per side (OMP / MKL / numba / DuckDB one thread too), CPU seconds (`time.process_time`) of the scoring
@@ -9,11 +9,11 @@ call (inputs loaded, models loaded and imports apart), sides interleaved, the le
 
 | comparison | bench | the project's data it reads |
 |---|---|---|
-| causal ranking vs lm-evaluation-harness | bench.peer_causal | data/models/code-clm (and smollm2), apiquiz quizzes |
-| PLL ranking vs minicons | bench.peer_pll | data/models/code-mlm (vocab 4,096), then a 30k-vocabulary model; apiquiz quizzes |
-| BM25 vs rank_bm25 | bench.peer_bm25 | apirec api_docs (the universe) and queries; the stored BM25 rankings |
-| ranking metrics vs pytrec_eval / ranx / ir-measures | bench.peer_metrics | the BM25 run over the apirec queries (ties, unsorted) |
-| pooled features vs a batched output_hidden_states script | bench.probing_features | probing samples, data/models/code-mlm |
+| causal ranking vs lm-evaluation-harness | bench.peers.causal | data/models/code-clm (and smollm2), apiquiz quizzes |
+| PLL ranking vs minicons | bench.peers.pll | data/models/code-mlm (vocab 4,096), then a 30k-vocabulary model; apiquiz quizzes |
+| BM25 vs rank_bm25 | bench.peers.bm25 | apirec api_docs (the universe) and queries; the stored BM25 rankings |
+| ranking metrics vs pytrec_eval / ranx / ir-measures | bench.peers.metrics | the BM25 run over the apirec queries (ties, unsorted) |
+| pooled features vs a batched output_hidden_states script | bench.peers.features | probing samples, data/models/code-mlm |
 
     python -m bench peers --project PATH [--repeat 2] [--only causal pll bm25 metrics features] [--quick] [--smollm2]
 """
@@ -28,7 +28,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench._peers import REPO, make_peers_venv, project_dir
+from bench.peers._common import REPO, make_peers_venv, project_dir
 
 COMPARISONS = ("causal", "pll", "bm25", "metrics", "features")
 
@@ -52,22 +52,22 @@ def plan(project: Path, python: str, repeat: int, quick: bool, only: tuple[str, 
     peers = ["--peers-python", python]
     out = []
     if "causal" in only:
-        out.append(("causal", "peer_causal", common + peers + ["--conventions", "lm-eval", "--quizzes",
+        out.append(("causal", "peers.causal", common + peers + ["--conventions", "lm-eval", "--quizzes",
                                                              "40" if quick else "100"]))
         if smollm2 and (project / "data/models/smollm2").exists():
-            out.append(("causal", "peer_causal", common + peers + [
+            out.append(("causal", "peers.causal", common + peers + [
                 "--conventions", "lm-eval", "--model", "data/models/smollm2", "--quizzes", "4" if quick else "20",
                 "--batch-size", "16", "--max-length", "256"]))
     if "pll" in only:
         n = ["--quizzes", "10" if quick else "20", "--peer-batches", "10", "50"]
-        out.append(("pll", "peer_pll", common + peers + n + ["--max-length", "128"]))
-        out.append(("pll", "peer_pll", common + peers + n + ["--model", "random-30k"]))
+        out.append(("pll", "peers.pll", common + peers + n + ["--max-length", "128"]))
+        out.append(("pll", "peers.pll", common + peers + n + ["--model", "random-30k"]))
     if "bm25" in only:
-        out.append(("bm25", "peer_bm25", common + peers + ["--queries", "100" if quick else "300"]))
+        out.append(("bm25", "peers.bm25", common + peers + ["--queries", "100" if quick else "300"]))
     if "metrics" in only:
-        out.append(("metrics", "peer_metrics", common + peers))
+        out.append(("metrics", "peers.metrics", common + peers))
     if "features" in only:
-        out.append(("features", "probing_features", ["--project", str(project), "--repeat", str(repeat),
+        out.append(("features", "peers.features", ["--project", str(project), "--repeat", str(repeat),
                                                      "--samples", "200" if quick else "400",
                                                      "--peer-batches", "1", "4", "8", "16", "32"]))
     return out

@@ -1,9 +1,9 @@
-"""What the peer benches share (bench/peer_*.py): where the peers venv is, how to say it is missing, and how
+"""What the peer benches share (bench/peers/*.py): where the peers venv is, how to say it is missing, and how
 one side runs in its own process (one thread, CPU seconds measured inside it).
 
 The peers live in their own venv, never the pipeline's: by default `.peers/venv` in the repository root
 (git-ignored), made from the root with `python3.11 -m venv .peers/venv && .peers/venv/bin/pip install -r
-bench/requirements-peers.txt` (or `--peers-python` / $PEERS_PYTHON names another interpreter).
+bench/peers/requirements.txt` (or `--peers-python` / $PEERS_PYTHON names another interpreter).
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 DEFAULT_PEERS_PYTHON = str(REPO / ".peers" / "venv" / "bin" / "python")
 PEERS_PYTHON = os.environ.get("PEERS_PYTHON", DEFAULT_PEERS_PYTHON)
-MAKE_VENV = ("python3.11 -m venv .peers/venv && .peers/venv/bin/pip install -r bench/requirements-peers.txt, "
-             "from the repository root")
+MAKE_VENV = ("`make peers`, or from the repository root: python3.11 -m venv .peers/venv && "
+             ".peers/venv/bin/pip install -r bench/peers/requirements.txt")
 # one thread for every library a side may use (torch, BLAS, numba, DuckDB is set by the side itself)
 ONE_THREAD = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1",
               "TOKENIZERS_PARALLELISM": "false", "RAYON_NUM_THREADS": "1"}
@@ -26,7 +26,7 @@ ONE_THREAD = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THRE
 
 def make_peers_venv(venv: Path = REPO / ".peers" / "venv", log=print) -> str:
     """The peers venv at `venv` (git-ignored `.peers/venv` by default), made when missing or incomplete: a
-    venv of this interpreter's Python with bench/requirements-peers.txt installed by pip; its python's path."""
+    venv of this interpreter's Python with bench/peers/requirements.txt installed by pip; its python's path."""
     python = venv / "bin" / "python"
     modules = ("lm_eval", "accelerate", "minicons", "rank_bm25", "pytrec_eval", "ranx", "ir_measures")
     if peers_missing(str(python), modules) is None:
@@ -34,9 +34,9 @@ def make_peers_venv(venv: Path = REPO / ".peers" / "venv", log=print) -> str:
     if not python.exists():
         log(f"making the peers venv at {venv} (Python {sys.version.split()[0]})")
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    log(f"installing bench/requirements-peers.txt into {venv}")
+    log(f"installing bench/peers/requirements.txt into {venv}")
     subprocess.run([str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", "-r",
-                    str(REPO / "bench" / "requirements-peers.txt")], check=True)
+                    str(REPO / "bench" / "peers" / "requirements.txt")], check=True)
     missing = peers_missing(str(python), modules)
     if missing:
         raise SystemExit(missing)
@@ -59,7 +59,7 @@ def peers_missing(python: str, modules: tuple[str, ...]) -> str | None:
     if probe.returncode:
         last = (probe.stderr.strip().splitlines() or ["?"])[-1]
         return f"the peers venv at {python} cannot import {', '.join(modules)} ({last}): " \
-               f"{Path(python).parent}/pip install -r bench/requirements-peers.txt"
+               f"{Path(python).parent}/pip install -r bench/peers/requirements.txt"
     return None
 
 
@@ -99,7 +99,7 @@ def as_script() -> None:
 
 
 def ours_ranking(args, family: str, **entry) -> dict:
-    """Our side of a candidate-ranking bench (peer_causal, peer_pll): the model folder `args.model` loaded as
+    """Our side of a candidate-ranking bench (peers.causal, peers.pll): the model folder `args.model` loaded as
     a zoo `path:` entry of `family` (one thread), every quiz of `args.requests` ({prefix, fills, suffix})
     planned and scored by the runtime; CPU seconds of the scoring, the load apart."""
     import time

@@ -5,7 +5,7 @@ Inputs: with `--project PATH` (a built project, read only: what `python -m bench
 apirec universe (`data/families/apirec/api_docs.parquet`: every API document, FQN order) and every query of
 `data/families/apirec/queries.parquet` (`--queries N`: a seeded N of them), our top 10 also checked against the
 build's stored BM25 rankings (`query_baselines.parquet`). Without it (no build needed): the standard library's
-documented public APIs as apirec indexes them (`bench/_stdlib_apis.py`: FQN words plus the docstring after its
+documented public APIs as apirec indexes them (`bench/peers/_stdlib_apis.py`: FQN words plus the docstring after its
 first sentence) and `--queries` of their first sentences, seeded: apirec's docstring queries. Both sides
 tokenize with apirec's tokenizer (identifier parts, lower case, bm25s's English stop words removed) and
 are timed (`time.process_time`, one process and one thread each) from texts to every query's top 10:
@@ -24,7 +24,7 @@ term frequency tf, document length dl, mean length avgdl):
 - `rank_bm25-lucene-idf`: the same `BM25Okapi` with `_calc_idf` replaced by Lucene's idf (the only change):
   its scores over (k1 + 1) must equal ours (to float32's precision) and its top 10 be ours.
 
-    python -m bench.peer_bm25 [--project PATH] [--queries 400] [--repeat 1] [--json]
+    python -m bench.peers.bm25 [--project PATH] [--queries 400] [--repeat 1] [--json]
 """
 
 from __future__ import annotations
@@ -39,9 +39,9 @@ import time
 from pathlib import Path
 
 if __package__ in (None, ""):  # run as a script by a side's interpreter: the repository on the path
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from bench._peers import PEERS_PYTHON, peers_missing, project_dir, run_side, skip_or_fail, version  # noqa: E402
+from bench.peers._common import PEERS_PYTHON, peers_missing, project_dir, run_side, skip_or_fail, version  # noqa: E402
 
 K1, B, TOP = 1.5, 0.75, 10
 PEERS = ("rank_bm25", "rank_bm25-lucene-idf")
@@ -116,7 +116,7 @@ def side(name: str, inputs: Path, out: Path) -> dict:
 def inputs(n_queries: int, seed: int, max_files: int = 0) -> dict:
     from bm25s.stopwords import STOPWORDS_EN
 
-    from bench._stdlib_apis import api_documents
+    from bench.peers._stdlib_apis import api_documents
 
     docs = api_documents(max_files)
     asked = [i for i, d in enumerate(docs) if d["query"]]

@@ -1,7 +1,7 @@
 """Causal candidate ranking: ours against lm-evaluation-harness's HF loglikelihood, same quizzes, same model.
 
 Each side runs in its own process (ours in this interpreter's environment, lm-evaluation-harness 0.4.13 in the
-peers venv, `bench/requirements-peers.txt`), one torch thread each, the same batch size, and reports the CPU
+peers venv, `bench/peers/requirements.txt`), one torch thread each, the same batch size, and reports the CPU
 seconds (`time.process_time`) of its scoring call alone (tokenization included; imports and model loading
 apart, reported too). Every candidate is the request (context = the quiz's prefix, continuation = fill +
 suffix). Two conventions:
@@ -13,12 +13,12 @@ suffix). Two conventions:
   it conditions on it too): equal wherever the tokenizer does not merge across the fill's boundary; where it
   does (`._`), lm-eval scores from a shifted token and we do not; the count is reported.
 
-    python -m bench.peer_causal [--model data/models/code-clm] [--quizzes 200] [--batch-size 128] [--json]
-    python -m bench.peer_causal --tiny   # a tiny random GPT-2 on built-in quizzes: seconds (the test)
+    python -m bench.peers.causal [--model data/models/code-clm] [--quizzes 200] [--batch-size 128] [--json]
+    python -m bench.peers.causal --tiny   # a tiny random GPT-2 on built-in quizzes: seconds (the test)
 
 Needs the default build for the real quizzes (`snakemake data/models/code-clm
 data/families/apiquiz/quizzes.parquet`) and the peers venv (`.peers/venv` by default: `python3.11 -m venv
-.peers/venv && .peers/venv/bin/pip install -r bench/requirements-peers.txt`; `--peers-python` or $PEERS_PYTHON).
+.peers/venv && .peers/venv/bin/pip install -r bench/peers/requirements.txt`; `--peers-python` or $PEERS_PYTHON).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 PEERS_PYTHON = os.environ.get("PEERS_PYTHON", str(REPO / ".peers" / "venv" / "bin" / "python"))
 CONVENTIONS = ("lm-eval", "pipeline")
 
@@ -46,7 +46,7 @@ TINY_FILLS = ["os.path.exists", "js.dumps", "OrderedDict", "re.sub", "len", "os.
 # ---------------------------------------------------------------- the two sides (each its own process)
 
 def side_ours(args) -> dict:
-    from bench._peers import ours_ranking
+    from bench.peers._common import ours_ranking
 
     return ours_ranking(args, "causal-lm", scoring=args.convention)
 
@@ -169,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.side:
         print(json.dumps(side_ours(args) if args.side == "ours" else side_peer(args)))
         return 0
-    from bench._peers import peers_missing, skip_or_fail
+    from bench.peers._common import peers_missing, skip_or_fail
 
     explicit = args.peers_python is not None
     args.peers_python = args.peers_python or PEERS_PYTHON
@@ -188,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
             quizzes = [{"quiz_id": f"q{i}", "prefix": c, "suffix": "(", "answer": TINY_FILLS[i % len(TINY_FILLS)],
                         "fills": TINY_FILLS} for i, c in enumerate(TINY_CONTEXTS)]
         else:
-            from bench._peers import project_dir
+            from bench.peers._common import project_dir
 
             project = project_dir(args.project)
             model = (project / args.model).resolve()
@@ -198,7 +198,7 @@ def main(argv: list[str] | None = None) -> int:
                 quizzes = real_quizzes(args.quizzes, project)
                 quiz_source = "the build's apiquiz quizzes"
             else:  # the build has not made its quizzes yet: apiquiz-style quizzes of the standard library
-                from bench._stdlib_apis import call_quizzes
+                from bench.peers._stdlib_apis import call_quizzes
 
                 quizzes = call_quizzes(args.quizzes, 50, 0)
                 quiz_source = "standard-library call quizzes (the build had no apiquiz quizzes yet)"

@@ -1,7 +1,7 @@
 """Probing features: the shared pooled-features runtime against the batched script a researcher writes.
 
 Samples are the probing family's own (token path type, data-flow pairs, AST depth) cut from real
-Python functions (the running interpreter's standard library, via bench.features_size), read by
+Python functions (the running interpreter's standard library, via bench.speed.features_size), read by
 the packaged MiniLM. Both sides produce the same per-layer pooled vectors:
 
 - ours: `pipeline.runtime.features.pooled_vectors` (every distinct text once, length-sorted
@@ -17,7 +17,7 @@ thread, vectors checked equal. `--disk` adds the disk of per-token float32 dumps
 ours (no time: a batch-1 loop is no baseline for time). With `--project PATH` (what `python -m bench
 peers` runs): the build's Python probing samples and its trained masked LM (`data/models/code-mlm`).
 
-    python -m bench.probing_features [--project PATH] [--model minilm|FOLDER] [--samples 600] [--json]
+    python -m bench.peers.features [--project PATH] [--model minilm|FOLDER] [--samples 600] [--json]
 """
 
 from __future__ import annotations
@@ -169,7 +169,7 @@ def load(project: Path | None, model: str | None):
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m bench.probing_features", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python -m bench.peers.features", description=__doc__.splitlines()[0])
     ap.add_argument("--project", help="a built project folder, read only: its Python probing samples and (default) "
                     "its trained masked LM, data/models/code-mlm")
     ap.add_argument("--model", help="`minilm` (the packaged encoder; the default without --project) or a masked "

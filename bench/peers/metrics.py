@@ -28,7 +28,7 @@ Measures, relevant = grade >= 1: success@1,5,10 (trec_eval success_k, ranx hit_r
 (recip_rank, mrr), AP@1,5,10 (map_cut_k, map@k), nDCG@1,5,10 with gain = grade (ndcg_cut_k, ranx ndcg:
 Jarvelin's, not ndcg_burges).
 
-    python -m bench.peer_metrics [--project PATH] [--queries 20000] [--depth 50] [--shuffle] [--repeat 1] [--json]
+    python -m bench.peers.metrics [--project PATH] [--queries 20000] [--depth 50] [--shuffle] [--repeat 1] [--json]
 
 ranx breaks ties differently from trec_eval (trec_eval: equal scores by document id, descending; ranx: by its
 own sort, which keeps no such rule): on tied runs its values differ where a tie straddles a relevant document;
@@ -48,9 +48,9 @@ from pathlib import Path
 import numpy as np
 
 if __package__ in (None, ""):  # run as a script by a side's interpreter: the repository on the path
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from bench._peers import PEERS_PYTHON, peers_missing, project_dir, run_side, skip_or_fail, version  # noqa: E402
+from bench.peers._common import PEERS_PYTHON, peers_missing, project_dir, run_side, skip_or_fail, version  # noqa: E402
 
 KS = (1, 5, 10)
 MEASURES = [f"success@{k}" for k in KS] + ["rr"] + [f"ap@{k}" for k in KS] + [f"ndcg@{k}" for k in KS]
@@ -92,8 +92,8 @@ def project_queries(project: Path, depth: int) -> tuple[dict, dict]:
     if (root / "api_docs.parquet").exists():
         docs = pq.read_table(root / "api_docs.parquet", columns=["fqn", "api_class", "text"]).to_pydict()
         queries = pq.read_table(root / "queries.parquet", columns=["query_id", "text", "api", "api_class"]).to_pylist()
-    else:  # the build has not made its universe yet: the standard library's, as apirec builds it (bench._stdlib_apis)
-        from bench._stdlib_apis import api_documents
+    else:  # the build has not made its universe yet: the standard library's, as apirec builds it (bench.peers._stdlib_apis)
+        from bench.peers._stdlib_apis import api_documents
 
         got = api_documents()
         docs = {"fqn": [d["fqn"] for d in got], "text": [d["text"] for d in got],

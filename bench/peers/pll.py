@@ -18,7 +18,7 @@ forward pass, its design), the best of `--peer-batches` tried is kept. minicons 
 replacement (the only change to the peer).
 
 With `--project PATH` (a built project, read only: what `python -m bench peers` runs) the quizzes are the
-build's apiquiz quizzes drawn as the pipeline draws them (`bench.peer_causal.real_quizzes`, each with the
+build's apiquiz quizzes drawn as the pipeline draws them (`bench.peers.causal.real_quizzes`, each with the
 candidates the pipeline ranks) and the model the build's own masked LM (`--model data/models/code-mlm`,
 relative to the project; its trained tokenizer, 4,096 tokens); `--model random-30k` keeps the project's
 quizzes and takes the 30k-vocabulary model below (the second row). A quiz on which minicons raises (it
@@ -26,10 +26,10 @@ does on real quizzes: its count-based positions run past the text) is left out o
 
 Model without `--project` (no build needed): a random pre-LN RoBERTa of the pipeline's code-mlm size (2
 layers, hidden 128, 8 heads, FFN 512) with the packaged MiniLM WordPiece tokenizer (30,522 tokens). Quizzes:
-`module.name(` calls of the standard library with 10 candidates each (`bench/_stdlib_apis.py`).
+`module.name(` calls of the standard library with 10 candidates each (`bench/peers/_stdlib_apis.py`).
 
-    python -m bench.peer_pll [--project PATH] [--quizzes 20] [--candidates 10] [--model FOLDER] [--repeat 1] [--json]
-    python -m bench.peer_pll --tiny   # a tiny model on built-in quizzes: seconds (the test)
+    python -m bench.peers.pll [--project PATH] [--quizzes 20] [--candidates 10] [--model FOLDER] [--repeat 1] [--json]
+    python -m bench.peers.pll --tiny   # a tiny model on built-in quizzes: seconds (the test)
 """
 
 from __future__ import annotations
@@ -42,9 +42,9 @@ import time
 from pathlib import Path
 
 if __package__ in (None, ""):  # run as a script by a side's interpreter: the repository on the path
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from bench._peers import PEERS_PYTHON, ours_ranking, peers_missing, project_dir, run_side, skip_or_fail, version  # noqa: E402
+from bench.peers._common import PEERS_PYTHON, ours_ranking, peers_missing, project_dir, run_side, skip_or_fail, version  # noqa: E402
 
 
 # ---------------------------------------------------------------- the two sides (each its own process)
@@ -113,7 +113,7 @@ def random_mlm(folder: Path, tiny: bool) -> Path:
 
 
 def tiny_quizzes() -> list[dict]:
-    from bench.peer_causal import TINY_CONTEXTS, TINY_FILLS
+    from bench.peers.causal import TINY_CONTEXTS, TINY_FILLS
 
     return [{"quiz_id": f"q{i}", "prefix": c, "suffix": "(", "answer": TINY_FILLS[i % len(TINY_FILLS)],
              "fills": TINY_FILLS} for i, c in enumerate(TINY_CONTEXTS)]
@@ -185,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
     missing = peers_missing(python, ("minicons",))
     if missing:
         return skip_or_fail(missing, args.peers_python is not None)
-    from bench._stdlib_apis import call_quizzes
+    from bench.peers._stdlib_apis import call_quizzes
 
     script = Path(__file__).resolve()
     project = project_dir(args.project) if args.project else None
@@ -200,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.tiny:
             quizzes = tiny_quizzes()
         elif project and (project / "data/families/apiquiz/quizzes.parquet").exists():
-            from bench.peer_causal import real_quizzes
+            from bench.peers.causal import real_quizzes
 
             quizzes = real_quizzes(args.quizzes, project)
             quiz_source = "the build's apiquiz quizzes"

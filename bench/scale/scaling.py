@@ -22,7 +22,7 @@ time (`snakemake -n` of the whole target list on the built project) and the no-o
 of each stage is its cost at the largest scale over its cost at 1x, beside the corpus ratio (16x
 corpus: target <= 17x time; <= 2x peak memory for the streaming stages).
 
-Usage: python -m bench.scaling [--base 100] [--scales 1 4 16] [--dir /tmp/scaling] [--plot docs/results/scaling.png]
+Usage: python -m bench.scale.scaling [--base 100] [--scales 1 4 16] [--dir DIR] [--plot docs/results/scaling.png]
 """
 
 from __future__ import annotations
@@ -41,7 +41,9 @@ from pathlib import Path
 
 import yaml
 
-REPO = Path(__file__).resolve().parent.parent
+from bench import work_dir
+
+REPO = Path(__file__).resolve().parents[2]
 SNAKEMAKE = Path(sys.executable).parent / "snakemake"
 
 STAGES = {  # stage -> Snakemake targets (files or rules), run in this order
@@ -157,14 +159,15 @@ def run_scale(project: Path, corpus: Path, cache: Path) -> tuple[dict[str, Measu
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m bench.scaling", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m bench.scale.scaling", description=__doc__.split("\n\n")[0])
     ap.add_argument("--base", type=int, default=100, help="files of the 1x corpus")
     ap.add_argument("--scales", type=int, nargs="+", default=[1, 4, 16])
     ap.add_argument("--seed", type=int, default=0, help="orders the standard library's files")
-    ap.add_argument("--dir", type=Path, default=Path("/tmp/bench-scaling"), help="corpora and projects go here")
+    ap.add_argument("--dir", type=Path, help="corpora and projects go here (default: a fresh temporary folder)")
     ap.add_argument("--plot", type=Path, help="write a PNG of cost against corpus size")
     ap.add_argument("--overlay", action="store_true", help="print the params overlay of one scale and exit")
     args = ap.parse_args(argv)
+    args.dir = work_dir(args.dir, "scaling")
     if args.overlay:
         print(yaml.safe_dump(overlay(args.dir / "corpus-x1", args.dir / "cache"), sort_keys=False))
         return 0

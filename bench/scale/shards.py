@@ -1,7 +1,7 @@
 """What sharding the corpus stages costs: real Snakemake runs of scan, extract, identifiers,
 CodeSyntax labelling and the family generations that read files (apirec's points with their jedi
 baseline, probing's methods) with every stage in 1 and in N shards (issue 26 item 5), on the bench
-corpus of bench/scaling.py (the running interpreter's standard library, the first `--files` .py files
+corpus of bench/scale/scaling.py (the running interpreter's standard library, the first `--files` .py files
 in a seeded order, one repository per top-level package).
 
 Each run gets its own project folder and its own analysis caches (a shared extract or identifiers
@@ -11,7 +11,7 @@ and after both runs the stage's outputs compared byte for byte. The overhead of 
 they cost over one job: N more Snakemake job starts and process pools, each shard reading the whole
 manifest, and the merge.
 
-Usage: python -m bench.shards [--files 400] [--shards 4] [--dir /tmp/bench-shards]
+Usage: python -m bench.scale.shards [--files 400] [--shards 4] [--dir DIR]
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ from pathlib import Path
 
 import yaml
 
-from bench.scaling import REPO, make_corpus, measured, overlay, snakemake_args
+from bench import work_dir
+from bench.scale.scaling import REPO, make_corpus, measured, overlay, snakemake_args
 
 STAGES = {  # stage -> (params block, targets, outputs compared)
     "scan": ("manifest", ["data/manifest.parquet"],
@@ -47,7 +48,7 @@ STAGES = {  # stage -> (params block, targets, outputs compared)
 
 def project_params(corpus: Path, project: Path, shards: int) -> dict:
     params = overlay(corpus, project / "cache")
-    # bench.scaling's overlay empties `datasets`, which idbench.dataset must name; none is fetched here
+    # bench.scale.scaling's overlay empties `datasets`, which idbench.dataset must name; none is fetched here
     params["datasets"] = yaml.safe_load((REPO / "params.yaml").read_text())["datasets"]
     params["apirec"]["domains"] = {}  # they name the default sources (pipeline.config.check_references)
     params["identifiers"]["cache_dir"] = str(project / "cache" / "identifiers")
@@ -74,12 +75,13 @@ def run(project: Path, corpus: Path, shards: int) -> dict[str, dict]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m bench.shards", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m bench.scale.shards", description=__doc__.split("\n\n")[0])
     ap.add_argument("--files", type=int, default=400, help="standard-library files in the corpus")
     ap.add_argument("--shards", type=int, default=4, help="shards of the sharded run (the other has 1)")
     ap.add_argument("--seed", type=int, default=0, help="orders the standard library's files")
-    ap.add_argument("--dir", type=Path, default=Path("/tmp/bench-shards"), help="corpus and projects go here")
+    ap.add_argument("--dir", type=Path, help="corpus and projects go here (default: a fresh temporary folder)")
     args = ap.parse_args(argv)
+    args.dir = work_dir(args.dir, "shards")
     corpus = args.dir / "corpus"
     make_corpus(corpus, args.files, args.seed)
     size = sum(p.stat().st_size for p in corpus.rglob("*.py")) / 2**20

@@ -4,7 +4,7 @@ logits) and `ours` (batched, plus: a causal LM runs each point's shared context 
 cache and only the candidates' own tokens after it; a masked LM applies its head at the masked
 positions only).
 
-Usage: python -m bench.apirec_rerank [--project .] [--model code-mlm code-clm] [--points 40] [--candidates 10]
+Usage: python -m bench.speed.apirec_rerank [--project .] [--model code-mlm code-clm] [--points 40] [--candidates 10]
 (needs a build with models and apirec: `snakemake models apirec --cores 2`; on the tiny configuration:
 `--project .test --model tiny-mlm tiny-clm`).
 """
@@ -22,7 +22,7 @@ import torch
 
 def unbatched(loaded, family: str, points) -> list[int | None]:
     """Every candidate (and, for a masked LM, every masked copy) through the model alone."""
-    from bench.quiz_ranking import unbatched_score
+    from bench.speed.quiz_ranking import unbatched_score
     from pipeline.families.apirec.infer import SUFFIX, fit_context
     from pipeline.runtime.scoring import rank_of
 

@@ -6,7 +6,7 @@ numpy and keeps them all, then scores the edges from the kept arrays. Ours batch
 length-sorted samples and reduces each batch's attentions to hit counts at once (only the rows
 of head words). Each variant runs in its own process so peak memory (max RSS) is its own.
 
-Usage: python -m bench.attention_eval [--model minilm] [--samples 64 128]
+Usage: python -m bench.speed.attention_eval [--model minilm] [--samples 64 128]
 (needs the default build: `snakemake models codesyntax --cores 2`).
 """
 
@@ -106,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     for n in args.samples:
         res = {}
         for variant in ("straightforward", "ours"):
-            out = subprocess.run([sys.executable, "-m", "bench.attention_eval", "--model", args.model, "--child",
+            out = subprocess.run([sys.executable, "-m", "bench.speed.attention_eval", "--model", args.model, "--child",
                                   variant, str(n)], capture_output=True, text=True, check=True)
             res[variant] = json.loads(out.stdout.strip().splitlines()[-1])
         base = res["straightforward"]["samples"] / res["straightforward"]["seconds"]

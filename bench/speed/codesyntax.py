@@ -2,7 +2,7 @@
 per-node re-tokenizing labeller (the paper's release's approach: for every node, tokenize
 the code before it to find its index), on the same functions, one core.
 
-    python -m bench.codesyntax_speed [--files 60]
+    python -m bench.speed.codesyntax [--files 60]
 """
 
 from __future__ import annotations

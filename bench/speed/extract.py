@@ -2,7 +2,7 @@
 `libcst.parse_module`, a straightforward libcst QualifiedNameProvider extractor, and ours
 (`pipeline.extract.analyse.analyse_source`: ast + libcst parse, one walk, resolution, positions).
 
-    python -m bench.extract_speed [--files 60] [--repeat 3]
+    python -m bench.speed.extract [--files 60] [--repeat 3]
 
 Files: every k-th unique Python file of data/manifest.parquet (the stdlib when there is no
 manifest). Prints seconds, files/s and the ratios the spec targets: ours / bare libcst parse
@@ -85,7 +85,7 @@ def timed(fn, texts: list[str], repeat: int) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m bench.extract_speed", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m bench.speed.extract", description=__doc__.split("\n\n")[0])
     ap.add_argument("--files", type=int, default=60, help="files to time (every k-th of the manifest)")
     ap.add_argument("--repeat", type=int, default=3, help="best of this many passes (QualifiedNameProvider: one)")
     args = ap.parse_args(argv)

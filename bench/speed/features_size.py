@@ -4,7 +4,7 @@ running interpreter's standard library), the packaged MiniLM, snippet mean per l
 Pooled: the FEATURES Parquet (float16, zstd) as the runtime writes it. Dump: what storing every
 token's hidden state would take (layers x tokens x dim x 4 bytes, float32, uncompressed).
 
-    python -m bench.features_size [--n 1000] [--max-length 512] [--json]
+    python -m bench.speed.features_size [--n 1000] [--max-length 512] [--json]
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def stdlib_functions(n: int, min_chars: int = 200, max_chars: int = 2000) -> lis
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m bench.features_size", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python -m bench.speed.features_size", description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=1000)
     ap.add_argument("--max-length", type=int, default=512)
     ap.add_argument("--token-budget", type=int, default=8192)

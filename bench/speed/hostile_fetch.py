@@ -7,7 +7,7 @@ a zip whose symlink entry is 2 GiB of zeros, a .jsonl.gz with a 1 GiB line, a .t
 same run, with the code of `--before` (a commit; its `pipeline/` is exported with `git archive`).
 A benign fetch (a 10-file zip) is the floor both share (the interpreter, pyarrow).
 
-Usage: python -m bench.hostile_fetch [--before 107a680] [--cap-mb 8000] [--only zip jsonl tar]
+Usage: python -m bench.speed.hostile_fetch [--before 107a680] [--cap-mb 8000] [--only zip jsonl tar]
 """
 
 from __future__ import annotations

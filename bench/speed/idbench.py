@@ -14,7 +14,7 @@
 
 Training data: data/identifiers/sequences.parquet when built, else identifier sequences taken
 here from the running interpreter's standard library (NAME tokens of `tokenize`, never executed).
-    python -m bench.idbench_speed [--tokens 300000] [--systems 100]
+    python -m bench.speed.idbench [--tokens 300000] [--systems 100]
 """
 
 from __future__ import annotations
@@ -157,7 +157,7 @@ def spearman_speed(systems: int) -> dict:
              (VALUES ('relatedness'), ('similarity'), ('contextual_similarity')) d(gold),
              (VALUES ('comparable'), ('all_rated')) e(pair_set)""")
     rows = con.execute("SELECT count(*) FROM idbench_judged").fetchone()[0]
-    sql = (Path(__file__).resolve().parents[1] / "pipeline/families/idbench/sql/10_views.sql").read_text()
+    sql = (Path(__file__).resolve().parents[2] / "pipeline/families/idbench/sql/10_views.sql").read_text()
     con.execute(sql[sql.index("CREATE VIEW idbench_ranked"): sql.index("-- Each model's best layer")])
     macro = ("SELECT system, kind, layer, pooling, size, gold, pair_set, spearman_rho(list(score ORDER BY pair_id), "
              "list(value ORDER BY pair_id)) AS rho FROM idbench_judged GROUP BY ALL")

@@ -1,6 +1,6 @@
 """Identifier-sequence analysis speed: ours against a plain single-process loop, same files, one run.
 
-    python -m bench.identifiers_speed [--files 600] [--workers 2] [--repeat 3]
+    python -m bench.speed.identifiers [--files 600] [--workers 2] [--repeat 3]
 
 Files: up to --files unique JavaScript / Python / Java files of data/manifest.parquet (a spread by
 content hash), or the interpreter's standard library when there is no manifest. Three ways:
@@ -75,7 +75,7 @@ def baseline(rows: list[dict]) -> dict[str, list[str]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m bench.identifiers_speed", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m bench.speed.identifiers", description=__doc__.split("\n\n")[0])
     ap.add_argument("--files", type=int, default=600)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--repeat", type=int, default=3)

@@ -6,7 +6,7 @@ method); `JavaTokens` now counts columns incrementally. Baseline, measured in th
 the previous `_append` (kept below as `QuadraticJavaTokens`), on the same methods; the tokens,
 lines and columns of both are checked equal before any time is printed.
 
-Usage: python -m bench.java_tokens [--sizes 10000 50000 200000] [--big 960000]
+Usage: python -m bench.speed.java_tokens [--sizes 10000 50000 200000] [--big 960000]
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ def timed(cls, node, source) -> tuple[float, JavaTokens]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m bench.java_tokens", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m bench.speed.java_tokens", description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 50_000, 200_000], help="bytes per method, both sides")
     ap.add_argument("--big", type=int, default=960_000, help="a method this long is tokenised by the new side only")
     args = ap.parse_args(argv)

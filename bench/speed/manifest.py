@@ -1,6 +1,6 @@
 """Manifest building in files/s against a plain `os.walk` + `hashlib` loop, on the same tree.
 
-Usage: python -m bench.manifest_speed [--root data/corpus] [--repeat 3]
+Usage: python -m bench.speed.manifest [--root data/corpus] [--repeat 3]
 (build the default corpus first: `snakemake corpus --cores 2`).
 """
 

@@ -2,7 +2,7 @@
 token budget) against a per-candidate unbatched loop, same quizzes, same model, one run; then the
 cost of all three ranking protocols (the no-context pass of `rank_pmi`) against the sum alone.
 
-Usage: python -m bench.quiz_ranking [--model code-mlm code-clm code-t5] [--quizzes 40]
+Usage: python -m bench.speed.quiz_ranking [--model code-mlm code-clm code-t5] [--quizzes 40]
 (needs the default build: `snakemake models apiquiz --cores 2`).
 """
 

@@ -9,7 +9,7 @@
    length-sorted (what the inference stage does) against one snippet at a time.
 
 Run after `snakemake data/tokenizer` (needs data/manifest.parquet and the tokenizer):
-    python -m bench.train_speed [--steps 8] [--snippets 256]
+    python -m bench.speed.train [--steps 8] [--snippets 256]
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ layers and 2 poolings, dimension 64; probing: 12 tasks and their controls x 20 m
 compared (same groups, same numbers to 1e-9 or to the view's rounding) before a time is printed, so
 the pandas side is a real twin and not a strawman. Views printed without a twin are timed only.
 
-Usage: python -m bench.warehouse_speed [--rows 10000000] [--apirec-points 20000] [--views ...]
+Usage: python -m bench.speed.warehouse [--rows 10000000] [--apirec-points 20000] [--views ...]
 """
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ from pipeline.warehouse.build import build
 
 from bench import best_of
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 SETTINGS = ["call", "import", "alias", "adversarial_alias", "nl"]
 POSITIONS = ["first", "last", "whole"]
 PROTOCOLS = ["fill_mask", "rank"]
@@ -1038,7 +1038,7 @@ def same(duck: pd.DataFrame, pand: pd.DataFrame, cols: list[str], nkeys: int, to
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m bench.warehouse_speed", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m bench.speed.warehouse", description=__doc__.split("\n\n")[0])
     ap.add_argument("--rows", type=int, default=10_000_000, help="apiquiz and codesyntax prediction rows (default 10M)")
     ap.add_argument("--apirec-points", type=int, default=20_000, help="apirec code points (queries: a quarter)")
     ap.add_argument("--dir", type=Path, default=REPO / "data/bench/warehouse", help="where the synthetic tables are kept")

@@ -2,7 +2,7 @@
 files per language and split, library vs scripts, and how many files move. Reads the manifest parts of a
 project folder (data/manifest/parts/*.parquet) and its params.yaml.
 
-    python bench/split_policy.py PROJECT_DIR [--configfile OVERLAY ...] [--json OUT]
+    python bench/splits/split_policy.py PROJECT_DIR [--configfile OVERLAY ...] [--json OUT]
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import yaml
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from pipeline.manifest.build import SCRIPTS, SplitPolicy, assign_splits, split_of  # noqa: E402
 from pipeline.manifest.scan import excluded_by  # noqa: E402
 
@@ -52,7 +52,7 @@ def compare(project: Path, overlays: list[Path] = ()) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python bench/split_policy.py", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python bench/splits/split_policy.py", description=__doc__.split("\n\n")[0])
     ap.add_argument("project", type=Path, help="a project folder with params.yaml and data/manifest/parts")
     ap.add_argument("--configfile", nargs="*", default=[], type=Path, help="overlays the run was given, in order")
     ap.add_argument("--json", type=Path, help="write the figures here too")

@@ -2,7 +2,7 @@
 `manifest.split_policy.scripts` defaults) per split, and the test split's share of each source's library lines, as a
 Markdown table, then per language how many sources hold library files in test. docs/splits.md has the default's.
 
-    python bench/split_sources.py BEFORE/data/manifest.parquet AFTER/data/manifest.parquet [AFTER/reports/metrics/manifest.json]
+    python bench/splits/split_sources.py BEFORE/data/manifest.parquet AFTER/data/manifest.parquet [AFTER/reports/metrics/manifest.json]
 
 BEFORE may instead be a policy (`auto`, `repository`, `package`): AFTER's files split again by it (the params'
 seed and fractions given by --seed and --split, default the default's), for a corpus built only once.
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from pipeline.manifest.build import SCRIPTS  # noqa: E402
 from pipeline.manifest.scan import excluded_by  # noqa: E402
 

@@ -1,4 +1,4 @@
-"""Per-job cost records for `bench/run_cost.py` (issue 28 item 5), as a `sitecustomize` module: the bench puts
+"""Per-job cost records for `bench/cost/run_cost.py` (issue 28 item 5), as a `sitecustomize` module: the bench puts
 this folder on PYTHONPATH (the rules keep it after the Snakefile's folder), so every Python process of the
 build imports it at start-up, and none of the pipeline's modules does (no DVC stage depends on it). When the
 environment variable PIPELINE_COST_LOG names a file, every process appends one JSON line at exit:
