@@ -1,1 +1,1 @@
-"""Pinned non-code datasets (IdBench CSVs, the algorithm-probing JSON, ...): `python -m pipeline.datasets.fetch`."""
+"""Pinned non-code datasets (a rated-pairs CSV, a task JSON, ...: the files a family evaluates on): `python -m pipeline.datasets.fetch`."""
