@@ -1,1 +1,1 @@
-"""Pinned non-code datasets (a rated-pairs CSV, a task JSON, ...: the files a family evaluates on): `python -m pipeline.datasets.fetch`."""
+"""Pinned non-code datasets a family evaluates on (rated-pair CSVs, task JSON, ...): `python -m pipeline.datasets.fetch`."""
