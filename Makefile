@@ -26,7 +26,7 @@ FIND_PYTHON = [ -n "$(PYTHON_PIN)" ] || { echo "params.yaml has no python: requi
 	  "Install it (pyenv install $(PYTHON_PIN), or uv python install $(PYTHON_PIN) where uv can download" \
 	  "interpreters) and run make again, or pass PYTHON=/path/to/python$(PYTHON_MM)" >&2; exit 1
 
-.PHONY: install python run test test-all bench lint clean
+.PHONY: install python run test test-all bench peers lint clean
 
 $(VENV)/.installed-$(PYTHON_PIN): requirements.txt requirements.lock requirements-models.txt
 	@py=$$($(FIND_PYTHON)) && echo "creating $(VENV) with $$py (Python $(PYTHON_PIN))" && "$$py" -m venv --clear $(VENV)
@@ -54,6 +54,9 @@ test-all: install  ## every test, slow ones included
 
 bench: install  ## performance benchmarks (ratios against baselines measured in the same run)
 	$(PY) -m bench
+
+peers: install  ## the peer benches' own venv, .peers/venv (git-ignored): a venv of this Python with bench/peers/requirements.txt
+	$(PY) -c 'from bench.peers._common import make_peers_venv; print(make_peers_venv())'
 
 lint: install
 	$(VENV)/bin/snakemake --lint

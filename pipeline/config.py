@@ -32,7 +32,7 @@ def _where(path) -> str:
 
 
 def check_top_level_types(config, schema_path: Path = SCHEMA) -> None:
-    """Each top-level key's type (and `families`' items) before anything reads them: `families: "apiquiz"` (a
+    """Each top-level key's type (and `families`' items) before anything reads them: `families: "name"` (a
     string) would otherwise be read letter by letter when the family fragments are composed."""
     if not isinstance(config, Mapping):
         raise ParamsError(f"params.yaml: expected a mapping of sections (seed:, corpus:, ...), got {type(config).__name__}")

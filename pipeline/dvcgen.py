@@ -8,7 +8,7 @@ Where each stage's `params:` come from (one source, the workflow itself; nothing
 
 1. `pipeline.dvctrace` plans every job (`snakemake -n --forceall`) with `config` replaced by a dict
    that records each key read, attributed to the rule being defined or the job being planned: a
-   predict job of apiquiz reads `apiquiz.inference`, `models.zoo`, `seed`, ...; a read of a list is a
+   predict job of a family reads `<family>.inference`, `models.zoo`, `seed`, ...; a read of a list is a
    read of the whole list (DVC names params by dotted key, never by index).
 2. Reads made outside any rule (module-level code: the zoo, the sources, `inference.shards`, ...)
    change which jobs exist and which files they read. Each such key is perturbed (a list loses its

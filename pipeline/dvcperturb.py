@@ -16,8 +16,8 @@ Both plans are computed from `snakemake -n --forceall` traces of the base and th
   outs and reruns all of it.
 "Missed" (must be 0) are jobs Snakemake reruns that no rerun DVC stage holds, and jobs whose own
 params changed (or that are new) in a stage whose params did not change: DVC reaches those only if an
-upstream out changes, and it may come out byte-identical (the apiquiz quizzes did: the predictions
-that read `apiquiz.inference` never ran). "Over" are jobs DVC reruns that Snakemake would skip.
+upstream out changes, and it may come out byte-identical (a family's generated items did: the
+predictions that read its `inference` params never ran). "Over" are jobs DVC reruns that Snakemake would skip.
 """
 
 from __future__ import annotations
@@ -86,7 +86,7 @@ def put(config, path: str, new) -> None:
 
 
 def expand_stages(dvc_yaml: dict, params: dict) -> dict[str, dict]:
-    """dvc.yaml's stages with `foreach` expanded as DVC does (`family@apiquiz`, ...)."""
+    """dvc.yaml's stages with `foreach` expanded as DVC does (`family@<name>`, ...)."""
     stages = {}
     for name, stage in dvc_yaml["stages"].items():
         if "foreach" not in stage:

@@ -71,7 +71,7 @@ class Inference:
     hidden_states: bool = False  # the model must return hidden states
     per_subset: Mapping[str, SubsetTask] = field(default_factory=dict)  # subsets with their own task
     # What a zoo entry's cap on this family may name per stratum (`max_items: {family: {value: n}}`: n items of
-    # each named value, none of the others), and what a value is (messages): e.g. apiquiz's settings. Every value
+    # each named value, none of the others), and what a value is (messages): e.g. a quiz's setting. Every value
     # the family can have, not only those the params select (a cap naming one they leave out draws nothing), so
     # that the check reads no params. The task passes each item's value to the draw (`ShardContext.select(...,
     # keys=)`). None: a number only.
@@ -165,7 +165,7 @@ class EvaluationSet:
     suffixes: tuple[str, ...] = ()
     distinct: str = ""
     fix: str = ""  # the family's own advice when the set is small (after the corpus-wide advice)
-    # Items drawn from one manifest split (named by their `split` column, e.g. apirec.eval_split's points): every
+    # Items drawn from one manifest split (named by their `split` column, e.g. a family's `eval_split` param): every
     # source with library code in `language` must hold at least one (their `source` column), or the run fails
     # (manifest.evaluation.allow_unevaluated opts out).
     every_source: bool = False
@@ -196,7 +196,7 @@ class Family:
     headline: str = ""
     plots: tuple[Plot, ...] = ()  # CSV files under reports/plots/ its report section writes (DVC plots)
     # its evaluation sets, per language (manifest.evaluation.min_items is checked on each); [] for a family whose
-    # items do not come from the corpus's evaluation split (idbench's pairs are a pinned dataset's)
+    # items do not come from the corpus's evaluation split (rated pairs of a pinned dataset, say)
     evaluation: Callable[[Config], list[EvaluationSet]] = lambda config: []
     references: Callable[[Config], list[Reference]] = lambda config: []  # params keys naming things elsewhere
 

@@ -148,7 +148,7 @@ SHARDS = config["inference"]["shards"]
 # exists (every trained model's predict, fit and evaluate jobs wait for it) and the long predict jobs of the
 # pretrained models (SmolLM2's are the build's longest single-thread jobs) start as soon as their inputs exist, not
 # at the end; everything else keeps 0 (evaluation_sizes keeps its own 100: it fails a run early). Priorities never
-# change an output (Snakemake does not rerun a job for them; bench/schedule_sim.py predicts their effect).
+# change an output (Snakemake does not rerun a job for them; bench/cost/schedule_sim.py predicts their effect).
 PRIORITY = {"training": 90, "convert": 80, "pretrained_predict": 50}
 
 

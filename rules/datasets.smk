@@ -1,4 +1,4 @@
-# Pinned non-code datasets (IdBench CSVs, the algorithm-probing JSON, ...): every file in
+# Pinned non-code datasets a family evaluates on (rated-pair CSVs, task JSON, ...): every file in
 # params.yaml `datasets` is verified against its sha256 and copied to data/datasets/<name>/,
 # with a record data/datasets/<name>.json. `python -m pipeline.datasets.fetch --help` explains.
 

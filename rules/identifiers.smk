@@ -1,5 +1,5 @@
 # Shared analysis: identifier tokens per file, in source order (tree-sitter; JavaScript, Python,
-# Java), for the families that learn from identifiers (idbench's word2vec / FastText). Built by
+# Java), for the families that learn from identifiers (word2vec / FastText on the corpus). Built by
 # `rule all` like extract: the corpus's identifier table is part of every run (a few seconds).
 # identifiers.shards > 1 splits the files over that many jobs (pipeline.core.shards: by the hash of each
 # file's source and path; a cluster spreads them over nodes) and merges their parts into the same bytes as one job.

@@ -1,7 +1,7 @@
 """Hostile corpus inputs built on this machine (issue 15): odd names, collisions, duplicates,
 corrupt and truncated archives, broken jsonl, decompression bombs. Bombs stay small on disk:
 their deflate streams repeat one flushed block, so a GiB of zeros costs a few MB and ~1 s.
-Used by tests/test_hostile.py and bench/hostile_fetch.py."""
+Used by tests/test_hostile.py and bench/speed/hostile_fetch.py."""
 
 from __future__ import annotations
 

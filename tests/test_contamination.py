@@ -326,3 +326,70 @@ def check_warehouse(root: Path) -> None:
 
 def test_contamination_in_the_end_to_end_build(e2e_project):
     check_warehouse(e2e_project)
+
+
+def _core_macros(con) -> None:
+    """The contamination macros of the warehouse's core SQL (its views need a built warehouse; the macros none)."""
+    sql = (Path(__file__).resolve().parents[1] / "pipeline/warehouse/sql/30_contamination.sql").read_text()
+    for stmt in sql.split(";\n"):
+        body = "\n".join(line for line in stmt.splitlines() if not line.startswith("--")).strip()
+        if body.startswith("CREATE MACRO"):
+            con.execute(body)
+
+
+def test_dated_by_function_and_labelled_by_line_on_hand_built_tables():
+    """The two macros every family that dates items by their function shares: an item dated by its function's
+    first release when history has it, else by its file's release, else none; a trained model `read` an item
+    whose line its text covers, a cutoff model compares the date, a twin takes its model's label."""
+    import duckdb
+
+    con = duckdb.connect()
+    con.execute("CREATE TABLE manifest AS SELECT * FROM (VALUES ('f1', DATE '2024-01-01'), ('f2', NULL)) t(file_id, released)")
+    con.execute("CREATE TABLE first_seen_functions AS SELECT 'f1' AS file_id, 'old' AS function, "
+                "DATE '2019-01-01' AS first_released")
+    con.execute("CREATE TABLE contamination_models AS SELECT * FROM (VALUES ('t', 't', 'exact', NULL::DATE), "
+                "('t-random', 't', 'exact', NULL), ('p', 'p', 'cutoff', DATE '2022-01-01')) m(model, labelled_by, basis, "
+                "training_cutoff)")
+    con.execute("CREATE TABLE contamination_read_ranges AS SELECT 't' AS model, 'f1' AS file_id, 10 AS start_line, "
+                "20 AS end_line")
+    _core_macros(con)  # a macro binds the tables it reads when it is created
+    con.execute("CREATE TABLE items AS SELECT * FROM (VALUES ('a', 'f1', 'old', 15), ('b', 'f1', 'new', 30), "
+                "('c', 'f2', 'x', 15)) t(item_id, file_id, function, line)")
+    dated = {r[0]: r[1:] for r in con.sql("SELECT item_id, released::VARCHAR, date_basis FROM "
+                                         "dated_by_function('items')").fetchall()}
+    assert dated == {"a": ("2019-01-01", "first_seen"), "b": ("2024-01-01", "release"), "c": (None, "none")}
+    got = dict(((m, i), lab) for m, i, lab in con.sql(
+        "WITH d AS (FROM dated_by_function('items')) SELECT model, item_id, label FROM labelled_by_line('d')").fetchall())
+    assert got == {("t", "a"): "read", ("t", "b"): "not_read", ("t", "c"): "not_read",
+                   ("t-random", "a"): "read", ("t-random", "b"): "not_read", ("t-random", "c"): "not_read",
+                   ("p", "a"): "released_before_cutoff", ("p", "b"): "released_after_cutoff", ("p", "c"): "unknown"}
+
+
+def test_label_part_counts_scores_and_twins_with_the_floor():
+    """pipeline.report.contamination.label_part: a family's items per label, its score by label and against its
+    twin (n, 95% CI; a cell under the floor prints "too few items" and no twin score)."""
+    import duckdb
+
+    from pipeline.report.contamination import Split, label_part
+
+    con = duckdb.connect()
+    con.execute("CREATE TABLE f_contamination AS SELECT * FROM (VALUES ('m', 'exact', 'read', 'release'), "
+                "('m', 'exact', 'not_read', 'first_seen'), ('m', 'exact', 'read', 'first_seen')) t(model, basis, label, "
+                "date_basis)")
+    assert label_part(con, 100, "f_contamination", "intro")[0] == "intro"
+    counts = label_part(con, 100, "f_contamination", "intro")[1]
+    assert "| m | exact | 2 | 1 | 0 | 0 | 0 | 0 |" in counts
+    con.execute("CREATE TABLE f_contamination_scores AS SELECT * FROM (VALUES ('m', 'x', 'read', 150, 0.5, 0.4, 0.6), "
+                "('m', 'x', 'not_read', 7, 0.2, 0.0, 0.5), ('m', 'x', 'unknown', 150, 0.9, 0.8, 1.0)) "
+                "t(model, k, label, n, s, lo, hi)")
+    con.execute("CREATE TABLE f_contamination_vs_twin AS SELECT * FROM (VALUES ('m', 'm-random', 'x', 'read', 150, "
+                "0.5, 0.1, 0.4, 0.3, 0.5, 0.001), ('m', 'm-random', 'x', 'not_read', 7, 0.2, 0.1, 0.1, -0.2, 0.4, 0.5)) "
+                "t(model, twin, k, label, n, s, ts, diff, lo, hi, p_value)")
+    out = label_part(con, 100, "f_contamination", "intro", Split(keys=(("k", "key"),), score="s", twin_score="ts",
+                                                                 header="S", scores_title="scores", twins_title="twins"))
+    assert out[2] == "scores" and out[4] == "twins"
+    assert "| model | key | label | n | S | 95% CI |" in out[3] and "unknown" not in out[3]
+    assert "| m | x | read | 150 | 0.500 | [0.400, 0.600] |" in out[3]
+    assert "| m | x | not_read | 7 | too few items (n = 7) |  |" in out[3]
+    assert "| m | m-random | x | read | 150 | 0.500 | 0.100 | 0.400 | [0.300, 0.500] |" in out[5]
+    assert "| m | m-random | x | not_read | 7 | too few items (n = 7) |  |  |  |" in out[5]

@@ -13,7 +13,7 @@ REPO = Path(__file__).resolve().parents[1]
 def test_hook_records_a_pipeline_job(tmp_path):
     log = tmp_path / "cost.jsonl"
     env = {**os.environ, "PIPELINE_COST_LOG": str(log),
-           "PYTHONPATH": os.pathsep.join([str(REPO / "bench" / "_costhook"), str(REPO)])}
+           "PYTHONPATH": os.pathsep.join([str(REPO / "bench" / "cost" / "_costhook"), str(REPO)])}
     subprocess.run([sys.executable, "-m", "pipeline.preflight", "--python", "3.11.7"], env=env, check=True,
                    cwd=REPO, capture_output=True)
     (rec,) = [json.loads(line) for line in log.read_text().splitlines()]
@@ -23,7 +23,7 @@ def test_hook_records_a_pipeline_job(tmp_path):
 
 def test_hook_off_without_the_variable(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "PIPELINE_COST_LOG"}
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO / "bench" / "_costhook"), str(REPO)])
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO / "bench" / "cost" / "_costhook"), str(REPO)])
     out = subprocess.run([sys.executable, "-c", "import sys; print('sitecustomize' in sys.modules)"], env=env,
                          check=True, capture_output=True, text=True, cwd=tmp_path)
     assert out.stdout.strip() == "True"  # imported, but it registers nothing

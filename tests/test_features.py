@@ -276,7 +276,7 @@ def test_encoder_decoder_sides(minilm, tmp_path):
 
 
 def test_bench_script_runs_small(capsys):
-    from bench.features_size import main
+    from bench.speed.features_size import main
 
     assert main(["--n", "12", "--max-length", "256", "--json"]) == 0
     got = json.loads(capsys.readouterr().out.strip().splitlines()[-1])

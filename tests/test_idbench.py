@@ -307,7 +307,7 @@ def test_batched_held_out_replicates_equal_the_loop_bit_for_bit():
 @needs_data
 def test_model_cosine_is_float64(tmp_path):
     """idbench_model_cosine is computed at float64 from the stored vectors (a float32 cosine moved SmolLM2's rho by
-    up to 0.004 in its deep layers, bench/idbench_float64.py): equal to numpy's float64 cosine to 1e-12."""
+    up to 0.004 in its deep layers, bench/fidelity/idbench_float64.py): equal to numpy's float64 cosine to 1e-12."""
     import numpy as np
 
     con, _ = small_warehouse(tmp_path)

@@ -1,8 +1,8 @@
-"""The peer benches run, on tiny inputs, and their peers agree with us: bench/peer_causal.py against
-lm-evaluation-harness, bench/peer_metrics.py against pytrec_eval / ir-measures, bench/peer_bm25.py against
-rank_bm25, bench/peer_pll.py against minicons (each skipped when the peers venv of
-bench/requirements-peers.txt is absent), and the batched `output_hidden_states` script of
-bench/probing_features.py (in this environment)."""
+"""The peer benches run, on tiny inputs, and their peers agree with us: bench/peers/causal.py against
+lm-evaluation-harness, bench/peers/metrics.py against pytrec_eval / ir-measures, bench/peers/bm25.py against
+rank_bm25, bench/peers/pll.py against minicons (each skipped when the peers venv of
+bench/peers/requirements.txt is absent), and the batched `output_hidden_states` script of
+bench/peers/features.py (in this environment)."""
 
 from __future__ import annotations
 
@@ -26,9 +26,9 @@ def peers_ready() -> bool:
 
 
 @pytest.mark.skipif(not peers_ready(), reason=f"no peers venv with lm_eval at {PEERS_PYTHON} "
-                    "(python3.11 -m venv .peers/venv && .peers/venv/bin/pip install -r bench/requirements-peers.txt)")
+                    "(make peers)")
 def test_peer_causal_bench_runs_on_a_tiny_model_and_equals_lm_eval():
-    res = subprocess.run([sys.executable, "-m", "bench.peer_causal", "--tiny", "--conventions", "lm-eval", "--json",
+    res = subprocess.run([sys.executable, "-m", "bench.peers.causal", "--tiny", "--conventions", "lm-eval", "--json",
                           "--peers-python", PEERS_PYTHON], cwd=REPO, capture_output=True, text=True, timeout=600)
     assert res.returncode == 0, res.stderr[-3000:]
     (row,) = json.loads(res.stdout.strip().splitlines()[-1])["rows"]
@@ -39,13 +39,13 @@ def test_peer_causal_bench_runs_on_a_tiny_model_and_equals_lm_eval():
 
 
 def test_peer_causal_says_what_to_do_without_the_peers_venv(tmp_path):
-    res = subprocess.run([sys.executable, "-m", "bench.peer_causal", "--tiny", "--peers-python", str(tmp_path / "no")],
+    res = subprocess.run([sys.executable, "-m", "bench.peers.causal", "--tiny", "--peers-python", str(tmp_path / "no")],
                          cwd=REPO, capture_output=True, text=True, timeout=120)
-    assert res.returncode != 0 and "requirements-peers.txt" in res.stderr
+    assert res.returncode != 0 and "peers/requirements.txt" in res.stderr
 
 
 def test_features_peer_script_gives_our_vectors():
-    from bench.probing_features import hf_script
+    from bench.peers.features import hf_script
     from pipeline.models.entries import parse_zoo
     from pipeline.models.zoo import load_model
     from pipeline.runtime.features import FeatureRequest, pooled_vectors
@@ -78,13 +78,12 @@ def run_bench(name: str, *args: str, timeout: int = 600) -> dict:
     return json.loads(res.stdout.strip().splitlines()[-1])
 
 
-NO_PEERS = (f"no peers venv at {PEERS_PYTHON} (python3.11 -m venv .peers/venv && .peers/venv/bin/pip install -r "
-            "bench/requirements-peers.txt)")
+NO_PEERS = f"no peers venv at {PEERS_PYTHON} (make peers)"
 
 
 @pytest.mark.skipif(not peers_have("pytrec_eval", "ir_measures"), reason=NO_PEERS)
 def test_peer_metrics_values_equal_pytrec_eval_and_ir_measures():
-    out = run_bench("peer_metrics", "--queries", "300", "--peers", "pytrec_eval", "ir_measures")
+    out = run_bench("peers.metrics", "--queries", "300", "--peers", "pytrec_eval", "ir_measures")
     rows = {r["side"]: r for r in out["rows"]}
     assert set(rows) == {"ours-numpy", "ours-sql", "ours-python", "pytrec_eval", "ir_measures"}
     for r in rows.values():
@@ -97,7 +96,7 @@ def test_peer_metrics_values_equal_pytrec_eval_and_ir_measures():
 
 @pytest.mark.skipif(not peers_have("rank_bm25"), reason=NO_PEERS)
 def test_peer_bm25_with_lucene_idf_ranks_as_ours():
-    out = run_bench("peer_bm25", "--queries", "25", "--max-files", "60")
+    out = run_bench("peers.bm25", "--queries", "25", "--max-files", "60")
     rows = {r["peer"]: r for r in out["rows"]}
     lucene, shipped = rows["rank_bm25-lucene-idf"], rows["rank_bm25"]
     assert out["queries"] == lucene["queries"] == 25 and out["documents"] > 500
@@ -109,7 +108,7 @@ def test_peer_bm25_with_lucene_idf_ranks_as_ours():
 @pytest.mark.slow  # ~90 s on the shared machine: two processes each load torch, the model and minicons' vocabulary
 @pytest.mark.skipif(not peers_have("minicons"), reason=NO_PEERS)
 def test_peer_pll_equals_minicons_where_both_score_the_same_tokens():
-    out = run_bench("peer_pll", "--tiny", "--peer-batches", "10")
+    out = run_bench("peers.pll", "--tiny", "--peer-batches", "10")
     assert out["peer"] == "minicons 0.3.39" and out["candidates"] == 45
     # `os.path` + `js.loads`: WordPiece merges `path` and `js` (`##js`): minicons' count-based positions shift
     assert out["peer_positions_shifted"] == 3 and out["candidates_same_positions"] == 42
@@ -117,22 +116,22 @@ def test_peer_pll_equals_minicons_where_both_score_the_same_tokens():
     assert out["gold_rank_equal"] == 5 and out["ours_cpu_s"] > 0 and out["peer_cpu_s"] > 0
 
 
-@pytest.mark.parametrize("name", ["peer_metrics", "peer_bm25", "peer_pll"])
+@pytest.mark.parametrize("name", ["peers.metrics", "peers.bm25", "peers.pll"])
 def test_peer_benches_skip_or_say_what_to_do_without_the_peers_venv(name, tmp_path):
     env = {**os.environ, "PEERS_PYTHON": str(tmp_path / "no")}
     # `python -m bench` runs every bench with no arguments: a missing default venv is one line and exit 0
     res = subprocess.run([sys.executable, "-m", f"bench.{name}"], cwd=REPO, capture_output=True, text=True,
                          timeout=120, env=env)
-    assert res.returncode == 0 and res.stdout.strip().startswith("skipped: ") and "requirements-peers.txt" in res.stdout
+    assert res.returncode == 0 and res.stdout.strip().startswith("skipped: ") and "peers/requirements.txt" in res.stdout
     assert len(res.stdout.strip().splitlines()) == 1
     # a named interpreter that is missing is an error saying what to do
     res = subprocess.run([sys.executable, "-m", f"bench.{name}", "--peers-python", str(tmp_path / "no")], cwd=REPO,
                          capture_output=True, text=True, timeout=120)
-    assert res.returncode != 0 and "requirements-peers.txt" in res.stderr
+    assert res.returncode != 0 and "peers/requirements.txt" in res.stderr
 
 
 def test_features_peer_script_sorted_or_not_gives_the_same_vectors():
-    from bench.probing_features import hf_script
+    from bench.peers.features import hf_script
     from pipeline.models.entries import parse_zoo
     from pipeline.models.zoo import load_model
     from pipeline.runtime.features import FeatureRequest
@@ -148,7 +147,7 @@ def test_features_peer_script_sorted_or_not_gives_the_same_vectors():
 
 
 def _fake_project(tmp_path):
-    """A project folder with an apirec universe and queries (what peer_bm25 / peer_metrics read)."""
+    """A project folder with an apirec universe and queries (what peers.bm25 / peers.metrics read)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -167,7 +166,7 @@ def _fake_project(tmp_path):
 
 
 def test_peer_metrics_project_run_is_the_bm25_ranker_unsorted_with_ties(tmp_path):
-    from bench.peer_metrics import project_queries, tied_queries
+    from bench.peers.metrics import project_queries, tied_queries
     from pipeline import metrics
 
     qrels, run = project_queries(_fake_project(tmp_path), 1000)
@@ -183,7 +182,7 @@ def test_bench_peers_table_rows_and_command_line(monkeypatch, tmp_path):
     """`python -m bench peers ...` passes its arguments through; the table has a row per comparison, each
     with the peer's version, CPU-s per side, the ratio and the agreement."""
     import bench.__main__ as bm
-    from bench import peers
+    from bench.peers import __main__ as peers
 
     seen = {}
     monkeypatch.setattr(peers, "main", lambda argv: seen.setdefault("argv", argv) and 0)
@@ -200,5 +199,7 @@ def test_bench_peers_table_rows_and_command_line(monkeypatch, tmp_path):
     text = peers.table(rows)
     assert text.count("\n") == 3 and "lm-evaluation-harness 0.4.13" in text and "**2.1x**" in text
     assert "1 queries differ (tie order)" in text and "ranx 0.3.21" in text
-    # `python -m bench` (every bench) leaves `peers` out: it reruns the peer benches on a built project
-    assert "peers" in bm.NOT_IN_ALL
+    # `python -m bench` (every bench) runs each peer bench once, not the runner that reruns them on a built project
+    every = bm.benches()
+    assert {"peers.causal", "peers.pll", "peers.bm25", "peers.metrics", "peers.features"} <= set(every)
+    assert not any(b.split(".", 1)[1].startswith("_") for b in every) and "peers.__main__" not in every

@@ -1,6 +1,6 @@
 """Inference precision on tiny random models built here (the MiniLM tokenizer, no download): the weights load in
 the asked dtype, scores and features come back in float32 close to float32's, float16 is refused on the CPU, a
-zoo entry's dtype wins over inference.dtype, and bench/gpu_inference.py runs end to end (CPU: float32 vs bfloat16)."""
+zoo entry's dtype wins over inference.dtype, and bench/gpu/precision.py runs end to end (CPU: float32 vs bfloat16)."""
 
 from __future__ import annotations
 
@@ -70,7 +70,7 @@ def test_float16_on_cpu_is_refused_and_the_entry_dtype_wins(folder):
 
 
 def test_gpu_bench_runs_on_cpu(folder, tmp_path, capsys):
-    from bench.gpu_inference import main
+    from bench.gpu.precision import main
 
     out = tmp_path / "figures.json"
     assert main(["--model", str(folder), "--device", "cpu", "--items", "6", "--texts", "6", "--candidates", "5",

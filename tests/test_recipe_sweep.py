@@ -1,10 +1,10 @@
-"""bench/recipe_sweep.py's scoring mirrors the warehouse views: checked by hand on tiny tables."""
+"""bench/gpu/recipe_sweep.py's scoring mirrors the warehouse views: checked by hand on tiny tables."""
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from bench.recipe_sweep import apiquiz_scores, codesyntax_best, main, paired_ci
+from bench.gpu.recipe_sweep import apiquiz_scores, codesyntax_best, main, paired_ci
 from pipeline.families.apiquiz import schemas as apiquiz_schemas
 from pipeline.families.codesyntax import schemas as codesyntax_schemas
 
@@ -57,7 +57,7 @@ def test_no_arguments_prints_help_and_runs_nothing(capsys):
 
 
 def test_command_line_arguments_are_read_when_main_gets_none(tmp_path, monkeypatch, capsys):
-    """`python -m bench.recipe_sweep table DIR` (main(None): sys.argv) runs the command, not the help."""
+    """`python -m bench.gpu.recipe_sweep table DIR` (main(None): sys.argv) runs the command, not the help."""
     monkeypatch.setattr("sys.argv", ["recipe_sweep", "table", str(tmp_path)])
     assert main(None) == 0
     out = capsys.readouterr().out

@@ -1,5 +1,5 @@
 """Snakemake's own cost per job (issue 26): the jobs' exit skips the final collections over their heap
-(pipeline/__init__.py), and bench/run_cost.py splits what no job record covers into Snakemake's own
+(pipeline/__init__.py), and bench/cost/run_cost.py splits what no job record covers into Snakemake's own
 process and the rest."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from bench.run_cost import SelfCPU, table
+from bench.cost.run_cost import SelfCPU, table
 from tests.conftest import REPO
 
 
@@ -33,7 +33,7 @@ def test_importing_the_pipeline_freezes_the_heap_at_exit_after_later_handlers():
 
 def test_a_job_records_its_cost_after_the_freeze(tmp_path):
     log = tmp_path / "cost.jsonl"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "bench" / "_costhook"), str(REPO)]),
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "bench" / "cost" / "_costhook"), str(REPO)]),
            "PIPELINE_COST_LOG": str(log)}
     subprocess.run([sys.executable, "-m", "pipeline.preflight", "--python", "0"], env=env, capture_output=True)
     assert '"module": "pipeline.preflight"' in log.read_text()

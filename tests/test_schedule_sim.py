@@ -1,6 +1,6 @@
-"""bench/schedule_sim.py (issue 34): the list scheduling of `--cores N` on a toy DAG and the parsers it reads."""
+"""bench/cost/schedule_sim.py (issue 34): the list scheduling of `--cores N` on a toy DAG and the parsers it reads."""
 
-from bench import schedule_sim as sim
+from bench.cost import schedule_sim as sim
 
 
 def jobs(*specs):

@@ -1,5 +1,5 @@
-"""The `.test` build through profiles/slurm on a real one-node SLURM (issue 26): bench/slurm_cluster.sh
-installs Debian's slurm-wlm + munge and starts it (root), bench/slurm_run.py builds `.test` locally and
+"""The `.test` build through profiles/slurm on a real one-node SLURM (issue 26): bench/cluster/slurm_cluster.sh
+installs Debian's slurm-wlm + munge and starts it (root), bench/cluster/slurm_run.py builds `.test` locally and
 through the profile. Slow (two `.test` builds); `make test-all` runs it."""
 
 from __future__ import annotations
@@ -22,13 +22,13 @@ def cluster():
     if os.geteuid() != 0 and not shutil.which("sinfo"):
         pytest.skip("installing and starting SLURM needs root (or a running cluster)")
     if os.geteuid() == 0:
-        subprocess.run(["bash", str(REPO / "bench" / "slurm_cluster.sh"), "start"], check=True, timeout=1800)
+        subprocess.run(["bash", str(REPO / "bench" / "cluster" / "slurm_cluster.sh"), "start"], check=True, timeout=1800)
     return True
 
 
 def test_test_build_through_the_slurm_profile_is_byte_identical_to_local(cluster, tmp_path):
     out = tmp_path / "report.json"
-    res = subprocess.run([sys.executable, "-m", "bench.slurm_run", "--workdir", str(tmp_path / "runs"),
+    res = subprocess.run([sys.executable, "-m", "bench.cluster.slurm_run", "--workdir", str(tmp_path / "runs"),
                           "--out", str(out)], cwd=REPO, capture_output=True, text=True, timeout=7200)
     report = json.loads(out.read_text())
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]

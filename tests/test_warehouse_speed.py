@@ -1,4 +1,4 @@
-"""bench.warehouse_speed at a small size: every family's tables written with the real schemas, a real
+"""bench.speed.warehouse at a small size: every family's tables written with the real schemas, a real
 warehouse built, and every view with a pandas twin checked equal to it (the bench exits non-zero on
 the first difference), so the twins and the views cannot drift apart unnoticed."""
 
@@ -11,7 +11,7 @@ import pytest
 
 @pytest.mark.slow
 def test_every_view_equals_its_pandas_twin_small(tmp_path, capsys):
-    from bench.warehouse_speed import VIEWS, main
+    from bench.speed.warehouse import VIEWS, main
 
     assert main(["--rows", "40000", "--apirec-points", "600", "--models", "2", "--repeat", "1",
                  "--dir", str(tmp_path)]) == 0

@@ -2,10 +2,9 @@
 
 A parser's memory grows with the tokens it reads, not with the bytes: libcst holds ~2.2 KB per token, so a
 1 MB file of one line (10^6 tokens, under `corpus.limits.max_file_bytes`) took the extract job to 2.4 GB.
-Every stage that parses corpus files (extract: libcst; identifiers: tree-sitter; codesyntax labelling: tokenize,
-ast and tree-sitter; probing's method scan: tree-sitter) first counts the file's tokens here and refuses a file
-over the stage's `max_file_tokens` param (extract, identifiers, codesyntax,
-probing) as a counted reject, reason `too_complex`, without parsing it.
+Every stage that parses corpus files (extract: libcst; identifiers: tree-sitter; a family's own scans: tokenize, ast,
+tree-sitter) first counts the file's tokens here and refuses a file over the stage's `max_file_tokens` param (its
+params block's, e.g. `extract.max_file_tokens`) as a counted reject, reason `too_complex`, without parsing it.
 
 The count is a regex scan (about 30 ns a byte, ~3% of libcst's parse), deterministic, and never below the
 parsers' own count for what the bound is about: a string literal or comment is one token (as the parsers have

@@ -1,1 +1,1 @@
-"""Pinned non-code datasets (IdBench CSVs, the algorithm-probing JSON, ...): `python -m pipeline.datasets.fetch`."""
+"""Pinned non-code datasets a family evaluates on (rated-pair CSVs, task JSON, ...): `python -m pipeline.datasets.fetch`."""

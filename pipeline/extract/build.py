@@ -48,11 +48,26 @@ STDLIB = library.STDLIB_TOPS
 _CODE = ("visitor.py", "positions.py", "analyse.py", "platforms.py")
 
 
+def code_of(source: str) -> str:
+    """What a module does, without what it says: its syntax tree with every docstring dropped and no positions
+    (`ast.dump`), so a comment, a docstring or a line break edited leaves the extract cache key as it was, and
+    any change to the code (a name, a constant, an operator) changes it."""
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and body
+                and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)):
+            node.body = body[1:] or [ast.Pass()]
+    return ast.dump(tree, include_attributes=False)
+
+
 def extractor_version() -> str:
-    """Changes whenever the analysis code, libcst or the interpreter changes: the cache key."""
+    """Changes whenever the analysis code (not its comments: `code_of`), libcst or the interpreter changes: the
+    cache key."""
     h = hashlib.sha256(f"{package_version('libcst')}\0{sys.version}".encode())
     for name in _CODE:
-        h.update((Path(__file__).parent / name).read_bytes())
+        h.update(code_of((Path(__file__).parent / name).read_text(encoding="utf-8")).encode())
     return h.hexdigest()[:16]
 
 

@@ -1,5 +1,6 @@
-"""Platform-specific names (issue 24: invalid quizzes): which module-level code runs only on another
-platform than the pipeline's (pinned, Linux) interpreter, decided from the source text, never by running it.
+"""Platform-specific names: which module-level code runs only on another platform than the pipeline's (pinned,
+Linux) interpreter, decided from the source text, never by running it (an item may only ask for a name that
+importing its module binds on that interpreter).
 
 A name is **platform-specific** when every module-level binding of it is under a *platform guard*:
 
@@ -15,7 +16,8 @@ A name is **platform-specific** when every module-level binding of it is under a
 
 `if __name__ == "__main__":` runs only as a script, never on import: its bindings are `main`.
 
-Two more reasons a name may not exist here (issue 24: `socket.fromshare`, `distutils.command.check.SilentReporter`):
+Two more reasons a name may not exist here (both found on invalid quizzes: `socket.fromshare`,
+`distutils.command.check.SilentReporter`):
 
 - a *capability test* `if hasattr(obj, "name"):` (or `not hasattr(...)`): its body's label is
   `capability:obj.name` (`capability:!obj.name` for the `else:` or a negation), which the stdlib checker

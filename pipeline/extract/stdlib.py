@@ -283,7 +283,7 @@ class StdlibNames:
     def compiled_kind(self, fqn: str, _depth: int = 0) -> str | None:
         """The kind (`class`, `function`, `method`) of a name defined in a compiled stdlib module
         (`_collections.defaultdict` is a class, `_json.encode_basestring` a function; looked up on the module and
-        its classes, nothing is called), None when `fqn` is no such name. apiquiz's candidates are of the gold's
+        its classes, nothing is called), None when `fqn` is no such name. A quiz's candidates are of its answer's
         kind: a lower-case class of a C module (`defaultdict`, `chain`) is no function."""
         parts = fqn.split(".")
         for i in range(len(parts) - 1, 0, -1):

@@ -207,8 +207,8 @@ class Extractor:
         self.module_scope = Scope("module", "", None)
         self.scope = self.module_scope
         self.star = False
-        # the file's class hierarchy (issue 24 item 4: `self.m()`, `super().m()`): a class's written bases,
-        # its methods, and per method its class and first parameter (None for a staticmethod)
+        # the file's class hierarchy (so that `self.m()` and `super().m()` resolve to a method): a class's
+        # written bases, its methods, and per method its class and first parameter (None for a staticmethod)
         self.class_bases: dict[str, list[tuple[str, ...] | None]] = {}
         self.class_methods: dict[str, set[str]] = {}
         self.method_self: dict[str, tuple[str, str | None]] = {}

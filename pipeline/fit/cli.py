@@ -78,7 +78,7 @@ def read_layer(dataset: ds.Dataset, model: str, pooling: str, layer: int) -> tup
 
 @dataclass(frozen=True)
 class TaskSpec:
-    """One probing task of a fit: its labels file and type."""
+    """One task of a fit (what a probe predicts): its labels file and type."""
 
     task: str
     labels: Path

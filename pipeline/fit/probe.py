@@ -1,4 +1,4 @@
-"""Linear probes on frozen features, with the probing paper's protocol (Troshin & Chirkova 2022,
+"""Linear probes on frozen features, with the protocol of Troshin & Chirkova (2022,
 "Probing Pretrained Models of Source Codes", BlackboxNLP, sec. 4.2).
 
 K-fold cross-validation (K = 4) with folds grouped by `group` (the samples of one snippet never

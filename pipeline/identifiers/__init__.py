@@ -1,5 +1,5 @@
 """Shared analysis: identifier sequences per file (JavaScript, Python, Java), in source order.
 
 Built by `rules/identifiers.smk` into `data/identifiers/sequences.parquet` (schema `SEQUENCES` in
-`schemas.py`); families read it (idbench trains its word2vec / FastText embeddings on it).
+`schemas.py`); families read it (to train identifier embeddings on the corpus, e.g. word2vec / FastText).
 """

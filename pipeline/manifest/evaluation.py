@@ -2,7 +2,7 @@
 `manifest.evaluation.min_items` items per language, or the run fails with one line per family and
 language saying what to do (docs/splits.md). `allow_small: true` makes those lines warnings.
 
-Every source is evaluated: a set drawn from one manifest split (`EvaluationSet.split`, e.g. apirec's points)
+Every source is evaluated: a set drawn from one manifest split (`EvaluationSet.split`, e.g. a family's code points)
 holds at least one item of every source with library code in its language, or the run fails with one line
 per family, language and source (`allow_unevaluated: true` makes those warnings). The evaluation split's
 composition (library files and lines per source and split, from the manifest) and each set's (items per

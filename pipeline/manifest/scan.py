@@ -82,7 +82,7 @@ def decode(data: bytes, language: str) -> tuple[str | None, str]:
 
 
 def count_lines(data: bytes) -> int:
-    # numpy's vectorised compare counts newlines ~2x faster than bytes.count here (bench/manifest_speed.py)
+    # numpy's vectorised compare counts newlines ~2x faster than bytes.count here (bench/speed/manifest.py)
     newlines = int(np.count_nonzero(np.frombuffer(data, np.uint8) == 10))
     return newlines + (1 if data and not data.endswith(b"\n") else 0)
 

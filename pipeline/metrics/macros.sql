@@ -32,7 +32,7 @@ CREATE OR REPLACE MACRO first_rank(rels, min_grade := 1) AS
 -- ---------------------------------------------------------------------------------------
 -- Graded rankings (helpers)
 
--- Written for speed without changing a bit of the results (bench/peer_metrics.py, docs/scaling.md): every
+-- Written for speed without changing a bit of the results (bench/peers/metrics.py, docs/scaling.md): every
 -- argument appears once in a macro's body (a macro is inlined: an argument used twice is computed twice),
 -- and no CASE around list lambdas (DuckDB runs lambdas under a CASE branch 2x slower): `x / nullif(d, 0)`
 -- then coalesce(..., 0) in place of CASE WHEN d > 0 THEN x / d ELSE 0 END.
@@ -99,7 +99,7 @@ CREATE OR REPLACE MACRO ndcg_at_k_apibench_topk(rels, k) AS
         _ratio_or_zero(_dcg_at_k(_r, k), _dcg_at_k(list_reverse_sort(_r), k)))[1];
 
 -- ---------------------------------------------------------------------------------------
--- Classification and regression (probing)
+-- Classification and regression (linear probes: pipeline/fit)
 
 -- 1 if the prediction differs from the gold (a NULL prediction is an error). avg() = error rate.
 CREATE OR REPLACE MACRO is_error(pred, gold) AS

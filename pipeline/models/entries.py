@@ -45,7 +45,7 @@ class ModelEntry:
     allow_missing: tuple[str, ...] = ()  # weight names (or prefixes) the checkpoint may lack: randomly initialised
     # at most this many items per (family, subset) for this model: one number for every family, or per family
     # ((family, cap) pairs; a family not named keeps its own max_items), where a family's cap is a number or
-    # per stratum of its items ((value, cap) pairs: apiquiz settings, apirec languages, probing tasks; the
+    # per stratum of its items ((value, cap) pairs: a family's settings, languages or tasks; the
     # family's `Inference.strata`). None: the families' own
     max_items: int | tuple[tuple[str, int | tuple[tuple[str, int], ...]], ...] | None = None
     scoring: str = "pipeline"  # causal-lm scoring convention, one of SCORING_CONVENTIONS

@@ -6,8 +6,9 @@ report.min_n prints "too few items")."""
 from __future__ import annotations
 
 import importlib
+from dataclasses import dataclass
 
-from pipeline.report.common import fraction, markdown_table, min_n
+from pipeline.report.common import fraction, interval_cell, markdown_table, min_n, score_cell
 
 
 def _tables(con) -> set[str]:
@@ -34,6 +35,48 @@ def _under(value, n, floor: int) -> str:
 
 COUNT_COLUMNS = ["model", "basis", "read", "not read", "released before cutoff", "released after cutoff", "unknown",
                  "of those after: dated by release only"]
+
+
+@dataclass(frozen=True)
+class Split:
+    """How a family's score is split by label: views `<view>_scores` (model, keys..., label, n, score, lo, hi) and
+    `<view>_vs_twin` (model, twin, keys..., label, n, score, twin score, diff, lo, hi), each filtered by `where`."""
+
+    keys: tuple[tuple[str, str], ...]  # (column, header) between the model (and twin) and the label
+    score: str  # the score column of <view>_scores and <view>_vs_twin
+    twin_score: str  # the twin's score column of <view>_vs_twin
+    header: str  # the score's name in the tables ("P@1")
+    scores_title: str
+    twins_title: str
+    where: str = ""  # an extra filter of both views ("metric = 'SR@1'")
+
+
+def label_part(con, floor: int, view: str, intro: str, split: Split | None = None, counts_where: str = "") -> list[str]:
+    """A family's part of the contamination section (its report module's `contamination(con, floor)` returns it):
+    its items on each side of each model's label (view `view`: model, basis, label, date_basis per item, filtered by
+    `counts_where`), then, with `split`, the score by label and each model against its random twin on each side,
+    every score with n and its 95% CI ("too few items" under the floor)."""
+    cut = f" WHERE {counts_where}" if counts_where else ""
+    counts = con.sql(f"SELECT model, basis, label, date_basis, count(*) FROM {view}{cut} GROUP BY ALL").fetchall()
+    out = [intro, markdown_table(COUNT_COLUMNS, _label_counts(counts))]
+    if split is None:
+        return out
+    keys, headers = [k for k, _ in split.keys], [h for _, h in split.keys]
+    where = " AND ".join(["label <> 'unknown'", *([split.where] if split.where else [])])
+    scores = con.sql(f"SELECT model, {', '.join([*keys, 'label'])}, n, {split.score}, lo, hi FROM {view}_scores "
+                     f"WHERE {where} ORDER BY ALL").fetchall()
+    if scores:
+        rows = [(*r[:-4], r[-4], score_cell(r[-3], r[-4], floor), interval_cell(r[-2], r[-1], r[-4], floor))
+                for r in scores]
+        out += [split.scores_title, markdown_table(["model", *headers, "label", "n", split.header, "95% CI"], rows)]
+    twins = con.sql(f"SELECT model, twin, {', '.join([*keys, 'label'])}, n, {split.score}, {split.twin_score}, diff, "
+                    f"lo, hi FROM {view}_vs_twin WHERE {where} ORDER BY ALL").fetchall()
+    if twins:
+        rows = [(*r[:-6], r[-6], score_cell(r[-5], r[-6], floor), _under(r[-4], r[-6], floor),
+                 _under(r[-3], r[-6], floor), interval_cell(r[-2], r[-1], r[-6], floor)) for r in twins]
+        out += [split.twins_title, markdown_table(["model", "twin", *headers, "label", "n", split.header, "twin",
+                                                   "difference", "95% CI"], rows)]
+    return out
 
 
 def section(con, config: dict, fams: list) -> str:

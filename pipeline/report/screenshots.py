@@ -3,7 +3,7 @@ the first screen of reports/index.html and the first screen of one family's page
 A report from before the pages existed (one index.md) has its family section rendered alone instead
 (`--section`), since Chromium's --screenshot does not scroll to an #anchor.
 
-    python -m pipeline.report.screenshots reports --out docs/report_figures --page apirec
+    python -m pipeline.report.screenshots reports --out docs/report_figures --page <family>
 """
 
 from __future__ import annotations

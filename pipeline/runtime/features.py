@@ -1,6 +1,6 @@
-"""Per-layer pooled features: one vector per (item, layer) of a frozen model, for the probing
-and idbench families (SPEC.md "probing": token = mean of its subtokens, pair = concatenation,
-snippet = mean of all subtokens; idbench: identifier text mean-pooled, per layer).
+"""Per-layer pooled features: one vector per (item, layer) of a frozen model, for the families that read a
+model's representations (SPEC.md: token = mean of its subtokens, pair = concatenation, snippet = mean of all
+subtokens, an identifier's text mean-pooled, per layer).
 
 A family describes what it wants as `FeatureRequest`s: an item id, the text to run, a kind and
 character spans in that text. Requests that share a text are grouped, so every distinct text

@@ -78,7 +78,7 @@ def cap_items(params: dict, cap: int | dict[str, int] | None) -> dict:
     where it was set): its floors win over the cap, so 15 strata x 40 would make SmolLM2's `max_items: 100`
     score 600 quizzes (measured: its apiquiz predictions took about 40 CPU-minutes per model).
 
-    A cap per stratum value ({value: n}, e.g. apiquiz settings {call: 100, import: 100}) caps as their sum and
+    A cap per stratum value ({value: n}, e.g. settings {call: 100, import: 100}) caps as their sum and
     is kept beside every capped `max_items` as `stratum_caps`: the family's draw then takes n items of each
     named value and none of the others (`stratum_caps(params)`, `ShardContext.select(..., keys=)`)."""
     if not cap:

@@ -225,7 +225,7 @@ def comment_every_column(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str]
     rows = con.sql(f"SELECT table_name, column_name FROM duckdb_columns() WHERE {where} AND comment IS NULL "
                    "ORDER BY table_name, column_index").fetchall()
     for table, column in rows:
-        # a family view's own key (`apiquiz_x.col`), then the same view of every family (`x.col`), then the column
+        # a family view's own key (`<family>_x.col`), then the same view of every family (`x.col`), then the column
         general = f"{table.split('_', 1)[1]}.{column}" if "_" in table else None
         text = glossary.get(f"{table}.{column}", glossary.get(general, glossary.get(column, inherited.get(column))))
         if text is None:

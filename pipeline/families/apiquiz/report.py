@@ -267,29 +267,14 @@ def section(con, figures: Path, link: str, config, plots: Path | None = None) ->
 
 
 def contamination(con, floor: int) -> list[str]:
-    """This family's part of the corpus page's contamination section: its items on each side of each model's
-    label (view apiquiz_contamination) and, where its views split the score, the score and the model against its
-    twin on each side."""
-    from pipeline.report.common import interval_cell, markdown_table, score_cell  # noqa: F401
-    from pipeline.report.contamination import COUNT_COLUMNS, _label_counts, _under  # noqa: F401
-    out: list[str] = []
-    counts = con.sql("SELECT model, basis, label, date_basis, count(*) FROM apiquiz_contamination GROUP BY ALL").fetchall()
-    out += ["\n**apiquiz:** quizzes (context leaks out) on each side of each model's label; an API is dated by "
-            "its first pinned release (history) or the earliest release of the code calling it.\n",
-            markdown_table(COUNT_COLUMNS, _label_counts(counts))]
-    scores = con.sql("SELECT model, protocol, label, n, p_at_1, lo, hi FROM apiquiz_contamination_scores "
-                     "WHERE label <> 'unknown' ORDER BY ALL").fetchall()
-    if scores:
-        out += ["\nP@1 (all settings pooled) by label:\n",
-                markdown_table(["model", "protocol", "label", "n", "P@1", "95% CI"],
-                               [(m, p, lab, n, score_cell(v, n, floor), interval_cell(lo, hi, n, floor))
-                                for m, p, lab, n, v, lo, hi in scores])]
-    twins = con.sql("SELECT model, twin, protocol, label, n, p_at_1, twin_p_at_1, diff, lo, hi "
-                    "FROM apiquiz_contamination_vs_twin WHERE label <> 'unknown' ORDER BY ALL").fetchall()
-    if twins:
-        out += ["\nEach model against its random twin on each side (paired on the same quizzes):\n",
-                markdown_table(["model", "twin", "protocol", "label", "n", "P@1", "twin", "difference", "95% CI"],
-                               [(m, t, p, lab, n, score_cell(a, n, floor), _under(b, n, floor),
-                                 _under(d, n, floor), interval_cell(lo, hi, n, floor))
-                                for m, t, p, lab, n, a, b, d, lo, hi in twins])]
-    return out
+    """This family's part of the corpus page's contamination section: its quizzes on each side of each model's
+    label (view apiquiz_contamination), P@1 by label and each model against its twin on each side."""
+    from pipeline.report.contamination import Split, label_part
+
+    return label_part(
+        con, floor, "apiquiz_contamination",
+        "\n**apiquiz:** quizzes (context leaks out) on each side of each model's label; an API is dated by "
+        "its first pinned release (history) or the earliest release of the code calling it.\n",
+        Split(keys=(("protocol", "protocol"),), score="p_at_1", twin_score="twin_p_at_1", header="P@1",
+              scores_title="\nP@1 (all settings pooled) by label:\n",
+              twins_title="\nEach model against its random twin on each side (paired on the same quizzes):\n"))

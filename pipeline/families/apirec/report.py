@@ -430,31 +430,14 @@ def section(con, figures: Path, link: str, config, plots: Path | None = None) ->
 
 
 def contamination(con, floor: int) -> list[str]:
-    """This family's part of the corpus page's contamination section: its items on each side of each model's
-    label (view apirec_contamination) and, where its views split the score, the score and the model against its
-    twin on each side."""
-    from pipeline.report.common import interval_cell, markdown_table, score_cell  # noqa: F401
-    from pipeline.report.contamination import COUNT_COLUMNS, _label_counts, _under  # noqa: F401
-    out: list[str] = []
-    counts = con.sql("SELECT model, basis, label, date_basis, count(*) FROM apirec_contamination GROUP BY ALL").fetchall()
-    out += ["\n**apirec:** code points and queries on each side of each model's label (a point is dated by its "
-            "function's first pinned release, else its file's release).\n",
-            markdown_table(COUNT_COLUMNS, _label_counts(counts))]
-    scores = con.sql("SELECT model, ranker, benchmark, label, n, score, lo, hi FROM apirec_contamination_scores "
-                     "WHERE label <> 'unknown' AND metric = 'SR@1' ORDER BY ALL").fetchall()
-    if scores:
-        out += ["\nSR@1 (method level) by label:\n",
-                markdown_table(["model", "ranker", "benchmark", "label", "n", "SR@1", "95% CI"],
-                               [(m, r, b, lab, n, score_cell(v, n, floor), interval_cell(lo, hi, n, floor))
-                                for m, r, b, lab, n, v, lo, hi in scores])]
-    twins = con.sql("SELECT model, twin, ranker, benchmark, label, n, score, twin_score, diff, lo, hi "
-                    "FROM apirec_contamination_vs_twin WHERE label <> 'unknown' AND metric = 'SR@1' "
-                    "ORDER BY ALL").fetchall()
-    if twins:
-        out += ["\nEach model against its random twin on each side (SR@1, paired on the same items):\n",
-                markdown_table(["model", "twin", "ranker", "benchmark", "label", "n", "SR@1", "twin", "difference",
-                                "95% CI"],
-                               [(m, t, r, b, lab, n, score_cell(a, n, floor), _under(bb, n, floor),
-                                 _under(d, n, floor), interval_cell(lo, hi, n, floor))
-                                for m, t, r, b, lab, n, a, bb, d, lo, hi in twins])]
-    return out
+    """This family's part of the corpus page's contamination section: its code points and queries on each side of
+    each model's label (view apirec_contamination), SR@1 by label and each model against its twin on each side."""
+    from pipeline.report.contamination import Split, label_part
+
+    return label_part(
+        con, floor, "apirec_contamination",
+        "\n**apirec:** code points and queries on each side of each model's label (a point is dated by its "
+        "function's first pinned release, else its file's release).\n",
+        Split(keys=(("ranker", "ranker"), ("benchmark", "benchmark")), score="score", twin_score="twin_score",
+              header="SR@1", where="metric = 'SR@1'", scores_title="\nSR@1 (method level) by label:\n",
+              twins_title="\nEach model against its random twin on each side (SR@1, paired on the same items):\n"))

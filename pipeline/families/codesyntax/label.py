@@ -4,7 +4,7 @@ Output: samples (schemas.SAMPLES), relation edges (schemas.RELATIONS) and
 rejects (core_schemas.REJECTS, stage "codesyntax"). Files are labelled in parallel processes;
 the tables are sorted, so the bytes do not depend on the number of workers. The stage streams:
 samples and edges are spilled to temporary bucket files by sample id as files are labelled, and
-each bucket is sorted on its own, so its memory does not grow with the corpus (bench/scaling.py).
+each bucket is sorted on its own, so its memory does not grow with the corpus (bench/scale/scaling.py).
 """
 
 from __future__ import annotations

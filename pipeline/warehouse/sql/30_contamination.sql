@@ -33,6 +33,28 @@ CREATE MACRO contamination_label(basis, cutoff, item_date, was_read) AS
               CASE WHEN item_date > cutoff THEN 'released_after_cutoff' ELSE 'released_before_cutoff' END
          ELSE 'unknown' END;
 
+-- An item of a function, dated (`items`: the name of a table, view or CTE with file_id and function; its columns
+-- come out with `released` and `date_basis`): by the first pinned release of its function (first_seen_functions,
+-- sources with history), else by its file's release (date_basis `release`: the code may be older).
+CREATE MACRO dated_by_function(items) AS TABLE
+SELECT i.*, coalesce(f.first_released, m.released) AS released,
+       CASE WHEN f.first_released IS NOT NULL THEN 'first_seen' WHEN m.released IS NOT NULL THEN 'release'
+            ELSE 'none' END AS date_basis
+FROM query_table(items) i
+JOIN manifest m ON m.file_id = i.file_id
+LEFT JOIN first_seen_functions f ON f.file_id = i.file_id AND f.function = i.function;
+
+-- Every model against every dated item of a file (`items`: with file_id, line and released): the model, its basis,
+-- the item's columns and its label, where a trained model `read` the item when the text its card records covers
+-- the item's line; a pretrained model's label compares the item's date with its cutoff; a twin takes its model's.
+CREATE MACRO labelled_by_line(items) AS TABLE
+SELECT c.model, c.basis, d.*,
+       contamination_label(c.basis, c.training_cutoff, d.released,
+                           EXISTS (SELECT 1 FROM contamination_read_ranges r
+                                   WHERE r.model = c.labelled_by AND r.file_id = d.file_id
+                                     AND d.line BETWEEN r.start_line AND r.end_line)) AS label
+FROM contamination_models c CROSS JOIN query_table(items) d;
+
 -- Every source with its license and release date, and what the manifest kept of it.
 CREATE VIEW corpus_provenance AS
 SELECT s.name AS source, s.kind, s.status, s.license, s.released,

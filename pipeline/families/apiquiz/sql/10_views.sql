@@ -86,7 +86,7 @@ ORDER BY ALL;
 
 -- Predictions counted per model, protocol, quiz stratum, status, gold rank and number ranked, once, when
 -- the warehouse is built: every P@k below is exact from these counts, and at scale (10M prediction rows,
--- bench/warehouse_speed.py) the join with the quizzes is paid once instead of per query. `seen`: the
+-- bench/speed/warehouse.py) the join with the quizzes is paid once instead of per query. `seen`: the
 -- model's own (apiquiz_seen); `context_leak`: an nl quiz whose context gives the answer away (left out of
 -- every view below but apiquiz_precision and apiquiz_leaks); `paper_set`: in apiquiz_paper_set. The
 -- model's own first/last-token masks (fill_mask_own_first / _last, on whole-level quizzes) count under

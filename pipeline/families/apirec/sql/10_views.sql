@@ -72,7 +72,7 @@ FROM apirec_rankings_raw;
 --   ndcg_standard_method trec_eval ndcg_cut at method level (the single gold: 1/log2(rank + 1) within k)
 -- `gold_in_candidates`: the gold is in the pool the ranking chose from (the cap on any SR@k of it).
 -- A table, computed once when the warehouse is built: every view below (and the report) reads it, and the
--- per-element grading of the returned lists is the family's costly step (bench/warehouse_speed.py).
+-- per-element grading of the returned lists is the family's costly step (bench/speed/warehouse.py).
 CREATE TABLE apirec_point_scores AS
 SELECT r.point_id, r.model, r.ranker, r.benchmark, r.origin, r.leaky, r.category, r.library_group, r.position,
        r.length_bucket, r.domain, r.seen, r.context_lines, r.language, r.status, r.gold_in_candidates, ks.k,

@@ -1,15 +1,9 @@
--- Known contamination per item and model (docs/contamination.md). A code point is dated by the first pinned
--- release of its enclosing function (first_seen_functions, sources with history), else by its file's release
--- (date_basis `release`: the code may be older); a query by its file's release, or the first release defining
--- its answer (first_seen_apis) when that is earlier.
+-- Known contamination per item and model (docs/contamination.md). A code point is dated by its enclosing function
+-- (dated_by_function); a query by its file's release, or the first release defining its answer (first_seen_apis)
+-- when that is earlier.
 CREATE TABLE apirec_item_dates AS
-SELECT p.point_id AS item_id, 'code' AS benchmark, p.file_id, p.line,
-       coalesce(f.first_released, m.released) AS released,
-       CASE WHEN f.first_released IS NOT NULL THEN 'first_seen' WHEN m.released IS NOT NULL THEN 'release'
-            ELSE 'none' END AS date_basis
-FROM apirec_points p
-JOIN manifest m ON m.file_id = p.file_id
-LEFT JOIN first_seen_functions f ON f.file_id = p.file_id AND f.function = p.function
+WITH points AS (SELECT point_id AS item_id, 'code' AS benchmark, file_id, line, function FROM apirec_points)
+SELECT item_id, benchmark, file_id, line, released, date_basis FROM dated_by_function('points')
 UNION ALL
 SELECT q.query_id, 'query', q.file_id, q.line, least(m.released, a.first_seen),
        CASE WHEN a.first_seen IS NOT NULL AND a.first_seen <= coalesce(m.released, a.first_seen) THEN 'first_seen'
@@ -19,16 +13,10 @@ JOIN manifest m ON m.file_id = q.file_id
 LEFT JOIN (SELECT api, min(first_released) AS first_seen FROM first_seen_apis GROUP BY api) a ON a.api = q.api
 ORDER BY ALL;
 
--- Per model and item: a trained model's `read` when its text covers the item's line; a pretrained model's
--- date against its cutoff; a twin takes its model's.
+-- Per model and item: its label by the item's line (labelled_by_line).
 CREATE TABLE apirec_contamination AS
-SELECT c.model, d.item_id, d.benchmark, c.basis,
-       contamination_label(c.basis, c.training_cutoff, d.released,
-                           EXISTS (SELECT 1 FROM contamination_read_ranges r
-                                   WHERE r.model = c.labelled_by AND r.file_id = d.file_id
-                                     AND d.line BETWEEN r.start_line AND r.end_line)) AS label,
-       d.released AS item_released, d.date_basis
-FROM contamination_models c CROSS JOIN apirec_item_dates d
+SELECT model, item_id, benchmark, basis, label, released AS item_released, date_basis
+FROM labelled_by_line('apirec_item_dates')
 ORDER BY ALL;
 
 -- The headline split by label: SR@1 and SR@10 (method level) per model, ranker, benchmark and label, with n

@@ -32,7 +32,7 @@ ORDER BY ALL;
 
 -- CodeSyntax attention: hit rate of every (layer, head) per relation, summed over shards.
 -- Materialised when the warehouse is built (a table, not a view): every view below and the report
--- read it many times, and at scale (10M prediction rows: bench/warehouse_speed.py) re-aggregating
+-- read it many times, and at scale (10M prediction rows: bench/speed/warehouse.py) re-aggregating
 -- the shards per query is what costs.
 CREATE TABLE codesyntax_head_scores AS
 SELECT model, language, variant, eval_split, relation, metric, k, layer, head,

@@ -14,7 +14,7 @@ CREATE TABLE idbench_model_cosine AS
 WITH pairs AS (SELECT DISTINCT pair_id, id1_id, id2_id FROM idbench_pairs),
      systems AS (SELECT DISTINCT model, layer, pooling FROM idbench_predictions)
 SELECT s.model, s.layer, s.pooling, p.pair_id,
-       list_cosine_similarity(a.vector::DOUBLE[], b.vector::DOUBLE[]) AS score  -- at float64: a float32 cosine moved rho by up to 0.004 (bench/idbench_float64.py)
+       list_cosine_similarity(a.vector::DOUBLE[], b.vector::DOUBLE[]) AS score  -- at float64: a float32 cosine moved rho by up to 0.004 (bench/fidelity/idbench_float64.py)
 FROM pairs p CROSS JOIN systems s
 LEFT JOIN idbench_predictions a ON a.item_id = p.id1_id AND a.model = s.model AND a.layer = s.layer
                                 AND a.pooling = s.pooling

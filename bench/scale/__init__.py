@@ -1,0 +1,1 @@
+"""How the build's cost grows with the corpus and with shards: real Snakemake runs (bench/README.md)."""

@@ -1,0 +1,1 @@
+"""What the split policy does to a built corpus (bench/README.md)."""
