@@ -14,7 +14,7 @@ release's code transcribed (tests/test_fit_paper.py `release_fit_predict`: the r
 test samples whose prediction equals ours with the same seed (bit for bit expected), and the spread of the release's
 test error across its free seeds beside ours.
 
-Usage: python -m bench.paper_probe_cost --features data/predictions/probing/java/<model>/*.parquet
+Usage: python -m bench.fidelity.paper_probe_cost --features data/predictions/probing/java/<model>/*.parquet
            --labels-dir data/families/probing/java --model code-mlm --seed 20261122 [--tasks ...] [--agree 3]
 """
 
