@@ -86,6 +86,47 @@ def test_masked_head_at_the_mask_only_equals_full_logits(tmp_path):
     assert fast == pytest.approx([float(lp[t]) for lp, (_, _, t) in zip(full, jobs)], abs=1e-5)
 
 
+def masked_lm(tmp_path, arch: str):
+    """The tiny masked LM of `tiny` as RoBERTa, pre-LN RoBERTa (the pipeline's trained:mlm) or BERT."""
+    import transformers
+
+    lm = tiny(tmp_path, "masked-lm")
+    if arch == "roberta":
+        return lm
+    torch.manual_seed(1)
+    size = dict(vocab_size=len(lm.tokenizer), pad_token_id=lm.tokenizer.pad_token_id, hidden_size=32,
+                num_hidden_layers=3, num_attention_heads=4, intermediate_size=64, max_position_embeddings=258)
+    lm.model = (transformers.RobertaPreLayerNormForMaskedLM(transformers.RobertaPreLayerNormConfig(type_vocab_size=1, **size))
+                if arch == "roberta-prelayernorm" else
+                transformers.BertForMaskedLM(transformers.BertConfig(type_vocab_size=2, **size))).eval()
+    return lm
+
+
+@pytest.mark.parametrize("arch", ["roberta", "roberta-prelayernorm", "bert"])
+def test_masked_last_layer_at_the_mask_only_equals_the_full_pass(tmp_path, arch):
+    """The last layer at the masked positions only (keys and values from every position) gives the full
+    pass's log-probabilities within 1e-6, batched with padding (texts of several lengths in one batch), on
+    each architecture of MASKED_LAST_LAYER, whatever the batch size; the switch off takes the whole encoder
+    with the head at the mask."""
+    from pipeline.runtime.scoring import MASKED_LAST_LAYER
+
+    lm = masked_lm(tmp_path, arch)
+    assert lm.model.config.model_type in MASKED_LAST_LAYER
+    fast, encoder, full = Scorer(lm, 4096), Scorer(lm, 4096, last_layer_at_mask=False), Scorer(lm, 4096, head_only=False)
+    assert fast._last_layer is not None and encoder._last_layer is None and encoder._head is not None
+    jobs = [job for ctx in CONTEXTS for job in candidate_jobs(fast, "masked-lm", ctx, CANDIDATES, "(")[0]]
+    assert len({len(ids) for ids, _, _ in jobs}) > 3  # padded batches
+    for scorer in (fast, encoder, full):
+        scorer.batch_size = 16
+    got = fast.masked_token_logprobs(jobs)
+    want = full.masked_token_logprobs(jobs)
+    assert max(abs(a - b) for a, b in zip(got, want)) <= 1e-6
+    assert encoder.masked_token_logprobs(jobs) == pytest.approx(want, abs=1e-6)
+    fast.batch_size = 5
+    assert fast.masked_token_logprobs(jobs) == pytest.approx(got, abs=1e-6)
+    assert fast.masked_token_logprobs(jobs) == fast.masked_token_logprobs(jobs)  # the same bytes run to run
+
+
 def test_masked_jobs_with_the_same_masked_text_run_once(tmp_path):
     """Single-token candidates of one item share one masked text (the fill's one token masked): it
     runs once and every job reads its own token off that row, with the values of separate runs."""
@@ -98,8 +139,8 @@ def test_masked_jobs_with_the_same_masked_text_run_once(tmp_path):
     distinct = {(tuple(ids), pos) for ids, pos, _ in jobs}
     assert len(distinct) == len(jobs) - len(singles) + 1
     rows = []
-    hook = scorer._head[0].register_forward_hook(lambda m, args, kwargs, out: rows.append(kwargs["input_ids"].shape[0]),
-                                                  with_kwargs=True)
+    hook = scorer._head[0].embeddings.register_forward_hook(
+        lambda m, args, kwargs, out: rows.append(kwargs["input_ids"].shape[0]), with_kwargs=True)
     try:
         fast = scorer.masked_token_logprobs(jobs + jobs)  # every job twice: still one row per distinct text
     finally:

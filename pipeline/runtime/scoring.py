@@ -140,7 +140,7 @@ class Scorer:
     """Runs one model over batches of token id lists; every method returns log-probabilities."""
 
     def __init__(self, loaded, token_budget: int, prefix_cache: bool = True, head_only: bool = True,
-                 min_shared_prefix: int | None = None, tree: bool | None = None):
+                 min_shared_prefix: int | None = None, tree: bool | None = None, last_layer_at_mask: bool = True):
         self.model = loaded.model
         self.tok = loaded.tokenizer
         self.device = loaded.device
@@ -150,6 +150,8 @@ class Scorer:
         self.pad = self.tok.pad_token_id if self.tok.pad_token_id is not None else 0
         self.prefix_cache = prefix_cache  # causal LMs: share each item's token prefix through the KV cache
         self._head = _masked_lm_head(self.model) if head_only else None  # masked LMs: the head at the mask only
+        # masked LMs: the last layer too at the mask only (`MASKED_LAST_LAYER`), its keys and values from every position
+        self._last_layer = _masked_last_layer(self.model) if head_only and last_layer_at_mask else None
         self._causal = _causal_lm_head(self.model) if head_only else None  # causal LMs: the head where scored
         # causal LMs: groups whose shared prefix is shorter than this take the plain path (the KV-cache
         # path's cache copy and second call cost more than re-running a few tokens; docs/scaling.md)
@@ -223,9 +225,12 @@ class Scorer:
 
     @torch.inference_mode()
     def masked_token_logprobs(self, jobs: list[tuple[list[int], int, int]]) -> list[float]:
-        """For (ids with the mask in place, position, token): log p(token) at that position. The
-        encoder runs once per batch and the LM head only at the masked positions (when the model's
-        head can be split off: RoBERTa's `lm_head`, BERT's `cls`); else the full logits. Jobs whose
+        """For (ids with the mask in place, position, token): log p(token) at that position. Every layer
+        but the last runs on every position, the last layer (its query, attention output and FFN; its keys
+        and values from every position) and the LM head at the masked position only, through the model's
+        own modules (`_hidden_at_mask`, on the architectures of `MASKED_LAST_LAYER`: BERT, RoBERTa, pre-LN
+        RoBERTa); other masked LMs run the whole encoder and the head at the masked positions only (when
+        it can be split off), else the full logits. Jobs whose
         masked text and position are the same (every single-token candidate of one item: the text
         with one mask where the fill goes) run once, and each reads its own token off that row."""
         out = [0.0] * len(jobs)
@@ -242,7 +247,10 @@ class Scorer:
             ids, mask = self._pad([jobs[first[u]][0] for u in batch])
             pos = torch.tensor([jobs[first[u]][1] for u in batch], device=ids.device)
             rows = torch.arange(len(batch), device=ids.device)
-            if self._head is not None:
+            if self._last_layer is not None:
+                base, head, pre_ln = self._last_layer
+                logits = head(_hidden_at_mask(base, pre_ln, ids, mask, pos)).float()
+            elif self._head is not None:
                 base, head = self._head
                 hidden = base(input_ids=ids, attention_mask=mask).last_hidden_state[rows, pos]
                 logits = head(hidden).float()
@@ -582,6 +590,67 @@ def _causal_lm_head(model):
     if base is None or base is model or head is None:
         return None
     return base, head
+
+
+# Masked LMs whose last layer runs at the masked positions only (`_hidden_at_mask`): model_type -> pre-layer-norm
+# (pre-LN RoBERTa normalises before attention and FFN and once after the last layer; BERT and RoBERTa after each).
+# The last layer's query, attention output and FFN at one position of each row instead of all: ~40% of a 2-layer
+# encoder's work. Its output differs from the full pass's by float rounding only (up to ~1e-6 on a PLL: the
+# attention with one query row and the smaller matmuls sum in another order); tests/test_scoring_cache.py
+# checks each architecture against the full logits.
+MASKED_LAST_LAYER = {"bert": False, "roberta": False, "roberta-prelayernorm": True}
+
+
+def _masked_last_layer(model):
+    """(encoder, head, pre_ln) of a masked LM whose last layer can run at the masked positions only, else None
+    (an architecture not in `MASKED_LAST_LAYER`, a decoder or cross-attention configuration, relative positions)."""
+    config = getattr(model, "config", None)
+    kind = getattr(config, "model_type", None)
+    if kind not in MASKED_LAST_LAYER or getattr(config, "is_decoder", False) or \
+            getattr(config, "add_cross_attention", False) or \
+            getattr(config, "position_embedding_type", "absolute") not in (None, "absolute"):
+        return None
+    split = _masked_lm_head(model)
+    if split is None or not len(getattr(getattr(split[0], "encoder", None), "layer", ())):
+        return None
+    return split[0], split[1], MASKED_LAST_LAYER[kind]
+
+
+def _hidden_at_mask(base, pre_ln: bool, ids: torch.Tensor, mask: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
+    """[rows, hidden]: the encoder's last hidden state at position pos[r] of row r, with the model's own
+    modules: the embeddings and every layer but the last on all positions (what `base(...)` runs, with its
+    bidirectional mask); then the last layer at pos only: its query from that position, its keys and values
+    from every position (the attention function the model is configured with, a one-row mask made by the
+    same mask factory as cross-attention's), its attention output, its FFN (`feed_forward_chunk`), and for
+    pre-LN RoBERTa the encoder's final layer norm."""
+    import sys
+
+    from transformers.masking_utils import create_bidirectional_mask
+    from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
+
+    rows = torch.arange(len(pos), device=ids.device)
+    hidden = base.embeddings(input_ids=ids)
+    every = create_bidirectional_mask(config=base.config, inputs_embeds=hidden, attention_mask=mask)
+    *lower, last = base.encoder.layer
+    for layer in lower:
+        hidden = layer(hidden, every)
+    attention = last.attention
+    x = attention.LayerNorm(hidden) if pre_ln else hidden
+    at = x[rows, pos][:, None]  # [rows, 1, hidden]: the masked position's input
+    own = attention.self
+    n, width = x.shape[0], x.shape[1]
+    query = own.query(at).view(n, 1, -1, own.attention_head_size).transpose(1, 2)
+    key = own.key(x).view(n, width, -1, own.attention_head_size).transpose(1, 2)
+    value = own.value(x).view(n, width, -1, own.attention_head_size).transpose(1, 2)
+    one = create_bidirectional_mask(config=base.config, inputs_embeds=at, attention_mask=mask, encoder_hidden_states=x)
+    eager = sys.modules[type(own).__module__].eager_attention_forward  # the module's own default
+    interface = ALL_ATTENTION_FUNCTIONS.get_interface(own.config._attn_implementation, eager)
+    out, _ = interface(own, query, key, value, one, dropout=0.0, scaling=own.scaling)
+    out = attention.output(out.reshape(n, 1, -1).contiguous(), hidden[rows, pos][:, None])
+    out = last.feed_forward_chunk(out)
+    if pre_ln:
+        out = base.LayerNorm(out)
+    return out[:, 0]
 
 
 def _masked_lm_head(model):
