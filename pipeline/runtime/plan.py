@@ -145,7 +145,8 @@ def _plan(encoder: Encoder, model_family: str, jobs: list[tuple], owner: list[in
         bare_jobs = []
         for k in bare:
             ids = lead + list(k) + trail
-            bare_jobs.append(tuple((ids[:p] + [mask] + ids[p + 1:], p, ids[p]) for p in range(len(lead), len(lead) + len(k))))
+            bare_jobs.append(tuple((ids[:p] + [mask] + ids[p + 1:], p, ids[p])
+                                   for p in range(len(lead), len(lead) + len(k))))
     else:
         lead = causal_lead(encoder)
         first = max(len(lead), 1)  # no start token: the first token is not scored

@@ -96,7 +96,8 @@ class CausalScoring:
             members = [(r, g, i) for r, g in enumerate(chunk) for i in range(len(groups[g]))]
             for g in chunk:
                 out[g] = [0.0] * len(groups[g])
-            for batch in length_sorted_batches(members, [width + len(groups[g][i]) - cut[g] for _, g, i in members], self.batch_size, self.budget):
+            lengths = [width + len(groups[g][i]) - cut[g] for _, g, i in members]
+            for batch in length_sorted_batches(members, lengths, self.batch_size, self.budget):
                 own_ids, mask = padded([groups[g][i][cut[g]:] for _, g, i in batch], self.pad, self.device)
                 rows_of = torch.tensor([r for r, _, _ in batch], device=self.device)
                 cache = copy.deepcopy(res.past_key_values)

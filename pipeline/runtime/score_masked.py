@@ -48,7 +48,8 @@ class MaskedScoring:
                 readers.append([])
             readers[unique[key]].append(i)
         first = [r[0] for r in readers]  # the job that stands for each distinct masked text
-        for batch in length_sorted_batches(list(range(len(first))), [len(jobs[i][0]) for i in first], self.batch_size, self.budget):
+        for batch in length_sorted_batches(list(range(len(first))), [len(jobs[i][0]) for i in first], self.batch_size,
+                                           self.budget):
             ids, mask = padded([jobs[first[u]][0] for u in batch], self.pad, self.device)
             pos = torch.tensor([jobs[first[u]][1] for u in batch], device=ids.device)
             rows = torch.arange(len(batch), device=ids.device)

@@ -22,7 +22,8 @@ class Seq2SeqScoring:
         out = [0.0] * len(jobs)
         indexed = list(range(len(jobs)))
         encoder = self.model.get_encoder()
-        for batch in length_sorted_batches(indexed, [len(jobs[i][0]) + len(jobs[i][1]) for i in indexed], self.batch_size, self.budget):
+        lengths = [len(jobs[i][0]) + len(jobs[i][1]) for i in indexed]
+        for batch in length_sorted_batches(indexed, lengths, self.batch_size, self.budget):
             distinct: dict[tuple[int, ...], int] = {}
             row_of = [distinct.setdefault(tuple(jobs[i][0]), len(distinct)) for i in batch]
             src, src_mask = padded([list(s) for s in distinct], self.pad, self.device)
