@@ -29,7 +29,11 @@ from pipeline import families
 from pipeline.models.entries import parse_zoo
 from pipeline.models.zoo import MissingWeights, ModelUnavailable, fast_tokenizer, load_model, package_model_dir
 from pipeline.runtime.features import FeatureRequest, pooled_features
-from pipeline.runtime.scoring import PROTOCOLS, Scorer, lm_eval_job, plan_candidates, score_plans, start_policy
+from pipeline.models.start import start_policy
+from pipeline.runtime.encode import lm_eval_job
+from pipeline.runtime.plan import plan_candidates
+from pipeline.runtime.protocols import PROTOCOLS
+from pipeline.runtime.scorer import Scorer, score_plans
 from tests.conftest import REPO, default_params
 
 CODE = [
@@ -261,15 +265,17 @@ def test_plbart_inputs_end_with_each_items_language_code(folders):
 
     from pipeline.families.apirec.infer import Point, language_of_path, plan
     from pipeline.runtime.features import encode as features_encode
-    from pipeline.runtime.languages import for_language, language_codes
-    from pipeline.runtime.scoring import no_context_logprobs
+    from pipeline.runtime.languages import Languages, language_codes
+    from pipeline.runtime.scorer import no_context_logprobs
 
     loaded = load_model(entry("plbart", folders["plbart"], "encoder-decoder"), device="cpu")
     tok = loaded.tokenizer
     codes = language_codes(tok)
     assert set(codes) == {"java", "python", "en_XX"}
     eos = tok.eos_token_id
+    attributes = dict(vars(tok))
     scorer = Scorer(loaded, 4096)
+    languages = scorer.encoder.languages
     for lang in ("python", "java"):
         slow = tf.PLBartTokenizer(vocab_file=str(folders["plbart"] / "sentencepiece.bpe.model"), language_codes="base",
                                   src_lang=lang)
@@ -277,9 +283,10 @@ def test_plbart_inputs_end_with_each_items_language_code(folders):
         for (source, target), fill in zip(plan_.jobs, FILLS):
             assert source[-2:] == [eos, codes[lang]] and target[-2:] == [eos, codes[lang]]
             assert target == slow(PREFIX + fill + SUFFIX)["input_ids"]  # the slow tokenizer with src_lang set
-        assert for_language(tok, lang)(CODE[2])["input_ids"] == slow(CODE[2])["input_ids"]
+        assert languages.tokenizer(lang)(CODE[2])["input_ids"] == slow(CODE[2])["input_ids"]
+        assert languages.tokenizer(lang) is languages.tokenizer(lang)  # made once per language
         # pooled features (probing, idbench) and codesyntax's tokenizer calls go through the same variants
-        (e,) = features_encode(for_language(tok, lang), [CODE[0]], 256)
+        (e,) = features_encode(Languages(tok).tokenizer(lang), [CODE[0]], 256)
         assert e.ids[-2:] == [eos, codes[lang]] and not e.content[-2:].any()
     # one run, items of two languages: apirec's points carry their file's language
     p = Point("p", PREFIX, "os.path.join", ("a", "b", "c"), tuple(FILLS), language_of_path("src/Main.java"))
@@ -287,8 +294,11 @@ def test_plbart_inputs_end_with_each_items_language_code(folders):
     for lang in ("javascript", None):
         (source, target), *_ = plan_candidates(scorer, "encoder-decoder", PREFIX, FILLS, SUFFIX, lang).jobs
         assert source[-1] == eos and target[-1] == eos
-    # the no-context pass reads the target's language for its source; requests of two languages on one text
-    no_ctx = no_context_logprobs(scorer, "encoder-decoder", [(5, eos, codes["java"]), (5, eos, codes["python"])])
+    # the no-context pass: its source in the item's language; the same text in two languages
+    plans = [plan_candidates(scorer, "encoder-decoder", PREFIX, FILLS, SUFFIX, lang) for lang in ("java", "python")]
+    assert all(source[-2:] == [eos, codes[lang]] for p, lang in zip(plans, ("java", "python"))
+               for ((source, _),) in p.bare_jobs)
+    no_ctx = no_context_logprobs(scorer, "encoder-decoder", plans)
     assert len(no_ctx) == 2 and no_ctx[0] != no_ctx[1]
     res = pooled_features(loaded, [FeatureRequest("j", CODE[0], "snippet", language="java"),
                                    FeatureRequest("p", CODE[0], "snippet", language="python")], 4096)
@@ -296,7 +306,9 @@ def test_plbart_inputs_end_with_each_items_language_code(folders):
     assert j != py  # the same text, two suffixes
     # every other tokenizer is returned as it is
     other = load_model(entry("codet5", folders["codet5"], "encoder-decoder"), device="cpu").tokenizer
-    assert for_language(other, "java") is other and language_codes(other) == {}
+    assert Languages(other).tokenizer("java") is other and language_codes(other) == {}
+    # the shared tokenizer is never written on: the variants live in the scorer's `Languages`
+    assert vars(tok).keys() == attributes.keys()
 
 
 def pc_equal(table, item):
@@ -406,9 +418,10 @@ def test_gpu_profile_hub_models_are_architectures_tested_here():
 def whole_sequences_alone(loaded, family: str, plan, no_context: bool = True) -> tuple[list[float], list[float]]:
     """The plain full-sequence scores of a candidate plan, each sequence alone through the model (no cache,
     no batch, no token tree, full logits): per fill the summed log-probability of its scored tokens, and
-    of the same tokens without the context (scoring.no_context_logprobs' definitions)."""
-    from pipeline.runtime.languages import for_language, language_of
-    from pipeline.runtime.scoring import _causal_lead, _opening_closing, _special_frame
+    of the same tokens without the context (pipeline.runtime.plan.plan_candidates' definitions)."""
+    from pipeline.runtime.languages import Languages
+    from pipeline.models.start import special_frame
+    from pipeline.runtime.plan import causal_lead, opening_closing
 
     model, tok = loaded.model, loaded.tokenizer
     scorer = Scorer(loaded, 4096)
@@ -433,15 +446,16 @@ def whole_sequences_alone(loaded, family: str, plan, no_context: bool = True) ->
         bare = []
         for key in plan.bare if no_context else ():
             if family == "causal-lm":
-                lead = _causal_lead(scorer)
+                lead = causal_lead(scorer.encoder)
                 bare.append(causal(lead + list(key), len(lead)))
             elif family == "masked-lm":
-                lead, trail = _special_frame(tok)
+                lead, trail = special_frame(tok)
                 ids = lead + list(key) + trail
                 bare.append(sum(masked(ids[:p] + [tok.mask_token_id] + ids[p + 1:], p, ids[p])
                                 for p in range(len(lead), len(lead) + len(key))))
             else:
-                source = for_language(tok, language_of(tok, key))(_opening_closing(tok)[0])["input_ids"]
+                languages = Languages(tok)
+                source = languages.tokenizer(languages.of(key))(opening_closing(tok)[0])["input_ids"]
                 bare.append(seq2seq(source, list(key)))
     return sums, bare
 
@@ -455,7 +469,7 @@ def test_fast_candidate_scores_equal_whole_sequences_scored_alone(folders, arch)
     the LM head at scored positions only, masked texts run once, an encoder once per source, batches mixing
     items) equals every sequence scored alone with full logits within 1e-4, in context and without it, on
     every architecture with an LM head; an item with an empty context too."""
-    from pipeline.runtime.scoring import TREE_MODELS
+    from pipeline.runtime.score_causal import TREE_MODELS
 
     family = ARCHITECTURES[arch][0]
     loaded = load_model(entry(arch, folders[arch], family), device="cpu")

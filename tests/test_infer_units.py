@@ -6,7 +6,7 @@ import hashlib
 
 import torch
 
-from pipeline.runtime.scoring import rank_of
+from pipeline.runtime.protocols import rank_of
 from pipeline.runtime.batching import length_sorted_batches, select_shard, stratified_subset
 from pipeline.families.codesyntax.infer import Sample, sample_hits
 from pipeline.runtime.align import align, word_spans

@@ -15,7 +15,8 @@ from pipeline.models.entries import parse_zoo
 from pipeline.models.zoo import load_model
 from pipeline.runtime.cli import dtype as job_dtype
 from pipeline.runtime.features import FeatureRequest, pooled_vectors
-from pipeline.runtime.scoring import Scorer, candidate_jobs, score_candidates
+from pipeline.runtime.plan import candidate_jobs
+from pipeline.runtime.scorer import Scorer, score_candidates
 
 CONTEXT = "import os\nimport json as js\n\n\ndef work(path):\n    data = js.loads(path)\n    return "
 FILLS = ["os.path.exists", "js.dumps", "len", "data", "os.getcwd"]

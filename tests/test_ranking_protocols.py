@@ -1,4 +1,4 @@
-"""The ranking protocols of pipeline.runtime.scoring (issue 16 item 3): the summed log-likelihood
+"""The ranking protocols of pipeline.runtime.protocols (issue 16 item 3): the summed log-likelihood
 (`rank`), its per-token mean (`rank_mean`) and the PMI against the no-context log-likelihood
 (`rank_pmi`), checked by hand on tiny random models (the MiniLM tokenizer, no download) with direct
 transformers forward passes, for causal, masked and encoder-decoder models; then the protocol
@@ -10,8 +10,10 @@ import pytest
 import torch
 
 from pipeline.families.apiquiz.infer import Quiz, rank_candidates
-from pipeline.runtime.scoring import (PROTOCOLS, CandidateScores, Scorer, encode, plan_candidates, rank_of,
-                                      score_plans)
+from pipeline.runtime.encode import encode
+from pipeline.runtime.plan import plan_candidates
+from pipeline.runtime.protocols import PROTOCOLS, CandidateScores, rank_of
+from pipeline.runtime.scorer import Scorer, score_plans
 from tests.test_scoring_cache import tiny  # the same tiny random models (MiniLM tokenizer)
 
 CONTEXTS = [

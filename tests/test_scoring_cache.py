@@ -1,4 +1,4 @@
-"""Candidate scoring in pipeline.runtime.scoring on tiny random models built here (the MiniLM
+"""Candidate scoring (pipeline.runtime.plan, .scorer, .score_*) on tiny random models built here (the MiniLM
 tokenizer, no download): the causal shared-prefix KV-cache path gives the plain path's sums and
 ranks (both sum the tokens from each candidate's first one on), and the masked LM's head-at-the-mask-only path gives the full-logits log-probabilities."""
 
@@ -9,7 +9,11 @@ import torch
 
 from pipeline.models.entries import parse_zoo
 from pipeline.models.zoo import load_model
-from pipeline.runtime.scoring import Scorer, _common_prefix, candidate_jobs, encode, rank_of, score_candidates
+from pipeline.runtime.batching import common_prefix
+from pipeline.runtime.encode import encode
+from pipeline.runtime.plan import candidate_jobs
+from pipeline.runtime.protocols import rank_of
+from pipeline.runtime.scorer import Scorer, score_candidates
 
 CONTEXTS = [
     "import os\nimport json as js\n\n\ndef work(path):\n    data = js.loads(path)\n    if ",
@@ -46,9 +50,9 @@ def tiny(tmp_path, kind: str):
 
 
 def test_common_prefix():
-    assert _common_prefix([[1, 2, 3, 4], [1, 2, 5], [1, 2, 3]]) == 2
-    assert _common_prefix([[1, 2, 3], [1, 2, 3]]) == 2  # one own token left
-    assert _common_prefix([[1], [2, 3]]) == 0
+    assert common_prefix([[1, 2, 3, 4], [1, 2, 5], [1, 2, 3]]) == 2
+    assert common_prefix([[1, 2, 3], [1, 2, 3]]) == 2  # one own token left
+    assert common_prefix([[1], [2, 3]]) == 0
 
 
 def test_causal_prefix_cache_equals_the_plain_path(tmp_path):
@@ -86,6 +90,47 @@ def test_masked_head_at_the_mask_only_equals_full_logits(tmp_path):
     assert fast == pytest.approx([float(lp[t]) for lp, (_, _, t) in zip(full, jobs)], abs=1e-5)
 
 
+def masked_lm(tmp_path, arch: str):
+    """The tiny masked LM of `tiny` as RoBERTa, pre-LN RoBERTa (the pipeline's trained:mlm) or BERT."""
+    import transformers
+
+    lm = tiny(tmp_path, "masked-lm")
+    if arch == "roberta":
+        return lm
+    torch.manual_seed(1)
+    size = dict(vocab_size=len(lm.tokenizer), pad_token_id=lm.tokenizer.pad_token_id, hidden_size=32,
+                num_hidden_layers=3, num_attention_heads=4, intermediate_size=64, max_position_embeddings=258)
+    lm.model = (transformers.RobertaPreLayerNormForMaskedLM(transformers.RobertaPreLayerNormConfig(type_vocab_size=1, **size))
+                if arch == "roberta-prelayernorm" else
+                transformers.BertForMaskedLM(transformers.BertConfig(type_vocab_size=2, **size))).eval()
+    return lm
+
+
+@pytest.mark.parametrize("arch", ["roberta", "roberta-prelayernorm", "bert"])
+def test_masked_last_layer_at_the_mask_only_equals_the_full_pass(tmp_path, arch):
+    """The last layer at the masked positions only (keys and values from every position) gives the full
+    pass's log-probabilities within 1e-6, batched with padding (texts of several lengths in one batch), on
+    each architecture of MASKED_LAST_LAYER, whatever the batch size; the switch off takes the whole encoder
+    with the head at the mask."""
+    from pipeline.runtime.score_masked import MASKED_LAST_LAYER
+
+    lm = masked_lm(tmp_path, arch)
+    assert lm.model.config.model_type in MASKED_LAST_LAYER
+    fast, encoder, full = Scorer(lm, 4096), Scorer(lm, 4096, last_layer_at_mask=False), Scorer(lm, 4096, head_only=False)
+    assert fast._last_layer is not None and encoder._last_layer is None and encoder._head is not None
+    jobs = [job for ctx in CONTEXTS for job in candidate_jobs(fast, "masked-lm", ctx, CANDIDATES, "(")[0]]
+    assert len({len(ids) for ids, _, _ in jobs}) > 3  # padded batches
+    for scorer in (fast, encoder, full):
+        scorer.batch_size = 16
+    got = fast.masked_token_logprobs(jobs)
+    want = full.masked_token_logprobs(jobs)
+    assert max(abs(a - b) for a, b in zip(got, want)) <= 1e-6
+    assert encoder.masked_token_logprobs(jobs) == pytest.approx(want, abs=1e-6)
+    fast.batch_size = 5
+    assert fast.masked_token_logprobs(jobs) == pytest.approx(got, abs=1e-6)
+    assert fast.masked_token_logprobs(jobs) == fast.masked_token_logprobs(jobs)  # the same bytes run to run
+
+
 def test_masked_jobs_with_the_same_masked_text_run_once(tmp_path):
     """Single-token candidates of one item share one masked text (the fill's one token masked): it
     runs once and every job reads its own token off that row, with the values of separate runs."""
@@ -98,8 +143,8 @@ def test_masked_jobs_with_the_same_masked_text_run_once(tmp_path):
     distinct = {(tuple(ids), pos) for ids, pos, _ in jobs}
     assert len(distinct) == len(jobs) - len(singles) + 1
     rows = []
-    hook = scorer._head[0].register_forward_hook(lambda m, args, kwargs, out: rows.append(kwargs["input_ids"].shape[0]),
-                                                  with_kwargs=True)
+    hook = scorer._head[0].embeddings.register_forward_hook(
+        lambda m, args, kwargs, out: rows.append(kwargs["input_ids"].shape[0]), with_kwargs=True)
     try:
         fast = scorer.masked_token_logprobs(jobs + jobs)  # every job twice: still one row per distinct text
     finally:
@@ -180,7 +225,8 @@ def test_causal_head_at_scored_positions_equals_full_logits(tmp_path, arch):
     a model whose head cannot be split off (head_only=False) takes the full logits and agrees too."""
     import transformers
 
-    from pipeline.runtime.scoring import _causal_lm_head, plan_candidates
+    from pipeline.runtime.plan import plan_candidates
+    from pipeline.runtime.score_causal import causal_lm_head
 
     lm = tiny(tmp_path, "causal-lm")
     if arch == "llama":
@@ -189,7 +235,7 @@ def test_causal_head_at_scored_positions_equals_full_logits(tmp_path, arch):
             vocab_size=len(lm.tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
             num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256,
             pad_token_id=lm.tokenizer.pad_token_id)).eval()
-    assert _causal_lm_head(lm.model) is not None
+    assert causal_lm_head(lm.model) is not None
     fast_plain = Scorer(lm, 512, prefix_cache=False)
     fast_cached = Scorer(lm, 512, min_shared_prefix=2)
     full = Scorer(lm, 512, prefix_cache=False, head_only=False)
@@ -217,7 +263,7 @@ def test_causal_head_at_scored_positions_equals_full_logits(tmp_path, arch):
 
 
 def test_token_tree_runs_each_distinct_prefix_once():
-    from pipeline.runtime.scoring import TokenTree, _tree_chunks, tree_size
+    from pipeline.runtime.score_causal import TokenTree, tree_chunks, tree_size
 
     rows = [[1, 2, 3], [1, 2, 4, 5], [1, 6], [1, 2, 3]]
     tree = TokenTree.of(rows)
@@ -227,9 +273,9 @@ def test_token_tree_runs_each_distinct_prefix_once():
     assert [list(map(int, r)) for r in anc[[4, 5]]] == [[1, 1, 0, 1, 1, 0], [1, 0, 0, 0, 0, 1]]
     assert tree_size(rows) == 6 and tree.inner() == [0, 1, 3]  # leaves predict nothing: they do not run
     # runs of rows under a node cap; a row longer than the cap alone
-    assert _tree_chunks(rows, 6) == [[0, 1, 2, 3]]
-    assert _tree_chunks(rows, 5) == [[0, 1], [2, 3]]
-    assert _tree_chunks([[1, 2, 3, 4], [5]], 2) == [[0], [1]]
+    assert tree_chunks(rows, 6) == [[0, 1, 2, 3]]
+    assert tree_chunks(rows, 5) == [[0, 1], [2, 3]]
+    assert tree_chunks([[1, 2, 3, 4], [5]], 2) == [[0], [1]]
 
 
 def llama_like(lm):
@@ -249,8 +295,9 @@ def test_causal_token_trees_equal_the_plain_path_and_split_rows(tmp_path, arch, 
     """The tree path (`Scorer.tree_logprob`) gives the plain path's sums within 1e-5, for the candidates and the
     no-context rows, also when the trees are cut into rows of a few nodes (`TREE_ROW_TOKENS`) and when trees of
     several items are padded into one pass (on accelerators)."""
-    from pipeline.runtime import scoring
-    from pipeline.runtime.scoring import plan_candidates, score_plans
+    from pipeline.runtime import score_causal
+    from pipeline.runtime.plan import plan_candidates
+    from pipeline.runtime.scorer import score_plans
 
     lm = tiny(tmp_path, "causal-lm")
     if arch == "llama":
@@ -259,8 +306,8 @@ def test_causal_token_trees_equal_the_plain_path_and_split_rows(tmp_path, arch, 
     assert not plain.tree and Scorer(lm, 512).tree
     plans = [plan_candidates(plain, "causal-lm", ctx, CANDIDATES, "(") for ctx in CONTEXTS + [""]]
     want = score_plans(plain, "causal-lm", plans)
-    for cap, batched in ((scoring.TREE_ROW_TOKENS, False), (12, False), (scoring.TREE_ROW_TOKENS, True), (12, True)):
-        monkeypatch.setattr(scoring, "TREE_ROW_TOKENS", cap)
+    for cap, batched in ((score_causal.TREE_ROW_TOKENS, False), (12, False), (score_causal.TREE_ROW_TOKENS, True), (12, True)):
+        monkeypatch.setattr(score_causal, "TREE_ROW_TOKENS", cap)
         tree = Scorer(lm, 512)
         tree.tree_batched = batched  # an accelerator's: trees of several items padded into one pass
         got = score_plans(tree, "causal-lm", plans)

@@ -20,7 +20,9 @@ from pipeline.models.train import (EOS, MASK, TrainParams, corrupt_spans, lr_fac
                                    model_config, pretrained_tokenizer, run_training, seed_everything, sentinel_tokens, span_counts,
                                    train)
 from pipeline.models.zoo import auto_class, load_model, sentinels
-from pipeline.runtime.scoring import Scorer, candidate_jobs, rank_of, score_candidates
+from pipeline.runtime.plan import candidate_jobs
+from pipeline.runtime.protocols import rank_of
+from pipeline.runtime.scorer import Scorer, score_candidates
 
 from tests.conftest import REPO, snakemake
 
@@ -372,7 +374,7 @@ def test_pre_layer_norm_masked_lm_trains_deterministically_loads_and_scores(proj
     """training.model.mlm_architecture: roberta-prelayernorm (docs/model_recipes.md: the pre-LN masked LM crosses
     its loss plateau where the post-LN one stays on it): same seed, same weights; the zoo's loader gives its
     attentions and hidden states, and the masked scoring path runs its LM head on selected positions."""
-    from pipeline.runtime.scoring import _masked_lm_head
+    from pipeline.runtime.score_masked import masked_lm_head
 
     monkeypatch.chdir(project)
     zoo = parse_zoo(ZOO)
@@ -388,7 +390,7 @@ def test_pre_layer_norm_masked_lm_trains_deterministically_loads_and_scores(proj
     assert type(lm.model).__name__ == "RobertaPreLayerNormForMaskedLM"
     out = lm(**lm.tokenizer(["for value in values:"], return_tensors="pt"))
     assert len(out.attentions) == 1 and len(out.hidden_states) == 2
-    assert _masked_lm_head(lm.model) is not None
+    assert masked_lm_head(lm.model) is not None
     with pytest.raises(SystemExit, match="mlm_architecture"):
         run_training(zoo["tiny-mlm"], project / "data/manifest.parquet", project / "data/tokenizer", data,
                      TrainParams(**{**TINY_MODEL, "steps": 1, "mlm_architecture": "bert"}), SEED, 1, "cpu",

@@ -6,7 +6,7 @@ once per precision through the pipeline's own loader (`pipeline.models.zoo.load_
 times, on whatever device there is (cuda when present, else the CPU, float32 only: float16 is refused
 there and bfloat16 on most CPUs is slower, not faster):
 
-- scoring: `pipeline.runtime.scoring.candidate_jobs` + `score_candidates`, the path apiquiz and
+- scoring: `pipeline.runtime.plan.candidate_jobs` + `pipeline.runtime.scorer.score_candidates`, the path apiquiz and
   apirec rank candidates with (pseudo-log-likelihood for masked LMs, the shared-prefix KV cache for
   causal LMs, log p(target | source) for encoder-decoders): one identifier of a line of code masked
   out, the gold and `--candidates - 1` other identifiers ranked as its fill;
@@ -128,7 +128,9 @@ def timed(fn, device: torch.device, repeat: int):
 def run_precision(args, entry, dtype: str, device: str, quiz, requests) -> dict:
     from pipeline.models.zoo import load_model
     from pipeline.runtime.features import pooled_vectors
-    from pipeline.runtime.scoring import Scorer, candidate_jobs, rank_of, score_candidates
+    from pipeline.runtime.plan import candidate_jobs
+    from pipeline.runtime.protocols import rank_of
+    from pipeline.runtime.scorer import Scorer, score_candidates
 
     loaded = load_model(entry, device=device, dtype=dtype, models_dir=args.model.parent)
     dev = loaded.device

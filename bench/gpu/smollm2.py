@@ -104,7 +104,8 @@ def apirec_items(path: Path, max_items: int, seed: int, candidates: int) -> list
 def plan_items(scorer, family: str, items: list[dict]) -> list[tuple[dict, object]]:
     """Each item's plan as the family's task makes it (apirec: the context cut to fit first); too long: left out."""
     from pipeline.families.apirec.infer import fit_context
-    from pipeline.runtime.scoring import lm_eval_job, plan_candidates
+    from pipeline.runtime.encode import lm_eval_job
+    from pipeline.runtime.plan import plan_candidates
 
     out = []
     for it in items:
@@ -133,7 +134,7 @@ def gold_index(family: str, it: dict) -> int | None:
 
 def rank(scores: list[float], family: str, it: dict) -> int | None:
     """The gold's rank as the family ranks (scoring.rank_of: rounded score, then the name); None: not in the pool."""
-    from pipeline.runtime.scoring import rank_of
+    from pipeline.runtime.protocols import rank_of
 
     g = gold_index(family, it)
     if g is None:
@@ -171,7 +172,7 @@ def run_predict(family_name: str, subset: str, inputs: dict, params: dict, loade
 
 
 def run_ours(loaded, budget: int, family: str, items: list[dict]):
-    from pipeline.runtime.scoring import Scorer, score_plans
+    from pipeline.runtime.scorer import Scorer, score_plans
 
     scorer = Scorer(loaded, budget)
     planned = plan_items(scorer, family, items)
@@ -277,7 +278,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from pipeline.models.entries import parse_zoo
     from pipeline.models.zoo import load_model
-    from pipeline.runtime.scoring import start_policy
+    from pipeline.models.start import start_policy
 
     args.out.mkdir(parents=True, exist_ok=True)
     env = environment(args.device)
@@ -430,7 +431,7 @@ def cache_collisions(family: str, items: list[dict], tok, lead: str, scoring: st
     (`HFLM._loglikelihood_tokens`, `Collator.get_cache`), so the others are scored at the wrong positions."""
     import collections
 
-    from pipeline.runtime.scoring import lm_eval_job
+    from pipeline.runtime.encode import lm_eval_job
 
     lead = lead if scoring == "pipeline" else ""
     keys = collections.defaultdict(set)

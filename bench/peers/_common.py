@@ -110,7 +110,8 @@ def ours_ranking(args, family: str, **entry) -> dict:
     t0 = time.process_time()
     from pipeline.models.entries import parse_zoo
     from pipeline.models.zoo import load_model
-    from pipeline.runtime.scoring import Scorer, plan_candidates, score_plans
+    from pipeline.runtime.plan import plan_candidates
+    from pipeline.runtime.scorer import Scorer, score_plans
 
     zoo_entry = parse_zoo([{"name": "bench", "source": f"path:{args.model}", "family": family,
                             "max_length": args.max_length, "batch_size": args.batch_size, **entry}])["bench"]

@@ -7,7 +7,7 @@ apart, reported too). Every candidate is the request (context = the quiz's prefi
 suffix). Two conventions:
 
 - `lm-eval`: ours under `scoring: lm-eval` (its BOS policy and context/continuation split,
-  `pipeline.runtime.scoring.lm_eval_job`) against lm-eval as shipped: the log-likelihoods must agree within 1e-4;
+  `pipeline.runtime.encode.lm_eval_job`) against lm-eval as shipped: the log-likelihoods must agree within 1e-4;
 - `pipeline`: ours as the pipeline runs it (conditioned on the start token, `start_policy`, and scored from the
   first token overlapping the fill) against lm-eval given the same start token at the front of the context (so
   it conditions on it too): equal wherever the tokenizer does not merge across the fill's boundary; where it
@@ -130,7 +130,7 @@ def run_side(python: str, side: str, common: list[str]) -> dict:
 
 
 def compare(quizzes: list[dict], ours: list[list[float]], peer: list[list[float]], tol: float) -> dict:
-    from pipeline.runtime.scoring import rank_of
+    from pipeline.runtime.protocols import rank_of
 
     diffs = [abs(a - b) for qo, qp in zip(ours, peer) for a, b in zip(qo, qp)]
     same_rank = 0
@@ -178,7 +178,8 @@ def main(argv: list[str] | None = None) -> int:
         return skip_or_fail(missing, explicit)
     from pipeline.models.entries import parse_zoo
     from pipeline.models.zoo import load_model
-    from pipeline.runtime.scoring import lm_eval_job, start_policy
+    from pipeline.models.start import start_policy
+    from pipeline.runtime.encode import lm_eval_job
 
     quiz_source = "built-in"
     with tempfile.TemporaryDirectory() as tmp:

@@ -1,4 +1,4 @@
-"""Masked-LM candidate ranking by pseudo-log-likelihood (PLL): ours (`pipeline.runtime.scoring`, what apiquiz
+"""Masked-LM candidate ranking by pseudo-log-likelihood (PLL): ours (`pipeline.runtime.scorer`, what apiquiz
 runs for a masked LM) against minicons 0.3.39's `MaskedLMScorer.conditional_score`, the same quizzes and model.
 
 Both compute, per candidate, the sum over the fill's tokens of log p(token | the completed text with that
@@ -123,7 +123,7 @@ def same_positions(tok, quizzes: list[dict]) -> list[list[bool]]:
     """Per candidate: does minicons score our positions? It scores from the prefix's own token count
     (special tokens but [SEP] / padding counted) for as many tokens as the fill has alone
     (`MaskedLMScorer.prime_text`); we score the tokens overlapping the fill's characters (`encode`)."""
-    from pipeline.runtime.scoring import encode_fills
+    from pipeline.runtime.encode import encode_fills
 
     special = {tok.sep_token_id, tok.pad_token_id, tok.cls_token_id}
     out = []
@@ -140,7 +140,7 @@ def same_positions(tok, quizzes: list[dict]) -> list[list[bool]]:
 def compare(quizzes: list[dict], ours: list[list[float]], peer: list[list[float]], same: list[list[bool]],
             tol: float) -> dict:
     """PLLs equal within `tol` where both score the same positions; those that do not, counted apart."""
-    from pipeline.runtime.scoring import rank_of
+    from pipeline.runtime.protocols import rank_of
 
     diffs = sorted(abs(a - b) for qo, qp, sq in zip(ours, peer, same) for a, b, s in zip(qo, qp, sq) if s)
     shifted = sum(not s for sq in same for s in sq)

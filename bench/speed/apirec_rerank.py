@@ -24,7 +24,7 @@ def unbatched(loaded, family: str, points) -> list[int | None]:
     """Every candidate (and, for a masked LM, every masked copy) through the model alone."""
     from bench.speed.quiz_ranking import unbatched_score
     from pipeline.families.apirec.infer import SUFFIX, fit_context
-    from pipeline.runtime.scoring import rank_of
+    from pipeline.runtime.protocols import rank_of
 
     tok, ranks = loaded.tokenizer, []
     for p in points:
@@ -51,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     from pipeline.models.entries import parse_zoo
     from pipeline.models.zoo import load_model
     from pipeline.runtime.batching import seeded_subset
-    from pipeline.runtime.scoring import Scorer
+    from pipeline.runtime.scorer import Scorer
 
     os.chdir(args.project)
     torch.set_num_threads(1)

@@ -18,7 +18,7 @@ import torch
 
 def unbatched_score(loaded, family: str, prefix: str, fill: str, suffix: str) -> float:
     """The baseline: one completed text (and, for a masked LM, every masked copy) through the model alone."""
-    from pipeline.runtime.scoring import encode, with_bos
+    from pipeline.runtime.encode import encode, with_bos
 
     tok = loaded.tokenizer
     e = encode(tok, prefix, fill, suffix)
@@ -31,7 +31,8 @@ def unbatched_score(loaded, family: str, prefix: str, fill: str, suffix: str) ->
             total += float(torch.log_softmax(logits, -1)[e.ids[pos]])
         return total
     if family == "encoder-decoder":  # the source through the encoder again for every candidate
-        from pipeline.runtime.scoring import Scorer, candidate_jobs
+        from pipeline.runtime.plan import candidate_jobs
+        from pipeline.runtime.scorer import Scorer
 
         (src, tgt), = candidate_jobs(Scorer(loaded, 8192), family, prefix, [fill], suffix)[0]
         logits = loaded(input_ids=torch.tensor([src]), labels=torch.tensor([tgt])).logits.float()
@@ -43,7 +44,7 @@ def unbatched_score(loaded, family: str, prefix: str, fill: str, suffix: str) ->
 
 def unbatched(loaded, family: str, quizzes) -> list[int]:
     """Every candidate of every quiz scored alone (unbatched_score)."""
-    from pipeline.runtime.scoring import rank_of
+    from pipeline.runtime.protocols import rank_of
 
     ranks = []
     for q in quizzes:
@@ -61,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     import yaml
 
     from pipeline.families.apiquiz.infer import Quiz, rank_candidates
-    from pipeline.runtime.scoring import Scorer
+    from pipeline.runtime.scorer import Scorer
     from pipeline.runtime.batching import seeded_subset
     from pipeline.models.entries import parse_zoo
     from pipeline.models.zoo import load_model

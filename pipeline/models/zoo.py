@@ -187,7 +187,7 @@ def load_model(
     """Load any zoo entry with its tokenizer. `attentions` switches to eager attention (the fused
     kernels return no weights); `device` defaults to what is present, `dtype` (an explicit choice:
     float32, bfloat16, float16 or auto) to the entry's own, else float32. Logits and hidden states
-    are cast to float32 by their readers (pipeline.runtime.scoring, .features), so only the forward
+    are cast to float32 by their readers (pipeline.runtime.score_*, .features), so only the forward
     pass runs in the lower precision."""
     import transformers
 

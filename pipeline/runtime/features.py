@@ -52,7 +52,7 @@ import torch
 
 from pipeline import schemas
 from pipeline.runtime.batching import length_sorted_batches
-from pipeline.runtime.languages import for_language
+from pipeline.runtime.languages import Languages
 
 KINDS = ("snippet", "word", "span", "pair")
 # A text joins a batch only if it is at least this share of the batch's longest text: the linear layers,
@@ -246,9 +246,10 @@ def pooled_vectors(loaded, requests: Iterable[FeatureRequest], token_budget: int
     # each language's texts through the tokenizer with its suffix (pipeline.runtime.languages; one group for
     # every model without language codes)
     encs: list[Encoded] = [None] * len(texts)  # type: ignore[list-item]
+    languages = Languages(loaded.tokenizer)
     for language in sorted({lang for _, lang in texts}, key=lambda x: (x is not None, x or "")):
         which = [t for t, (_, lang) in enumerate(texts) if lang == language]
-        tok = for_language(loaded.tokenizer, language)
+        tok = languages.tokenizer(language)
         for t, e in zip(which, encode(tok, [texts[t][0] for t in which], loaded.entry.max_length)):
             encs[t] = e
 

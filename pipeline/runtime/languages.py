@@ -5,12 +5,14 @@
 the target alike.
 
 A tokenizer loaded once per model has one fixed suffix; the families score items of several languages in
-one run (apirec's Python and Java points). `for_language(tokenizer, language)` is the model's tokenizer with
-the suffix of that item's language: `</s> __java__` for Java, `</s>` alone for a language the checkpoint has no
-code for (JavaScript under PLBART base: idbench's identifiers, all JavaScript; a `multi` checkpoint reads
-`__javascript__`) or for no language, whatever `src_lang`
-the folder was saved with. Tokenizers without language codes (every other model) are returned unchanged, so
-every call site can use it. Variants are built once per (tokenizer, language) and kept on the tokenizer.
+one run (apirec's Python and Java points). `Languages(tokenizer)` holds the model's language codes and, built
+once per language and kept in the object, the tokenizer with the suffix of that language: `</s> __java__` for
+Java, `</s>` alone for a language the checkpoint has no code for (JavaScript under PLBART base: idbench's
+identifiers, all JavaScript; a `multi` checkpoint reads `__javascript__`) or for no language, whatever `src_lang`
+the folder was saved with. The tokenizer itself is never changed (a variant is a new tokenizer object), so one
+tokenizer can be shared by several readers. Tokenizers without language codes (every other model) are handed
+back unchanged, so every call site can go through it. One `Languages` per model and run: the scorer's encoder
+(`pipeline.runtime.encode.Encoder`), the pooled features, codesyntax's probe each make theirs.
 """
 
 from __future__ import annotations
@@ -19,16 +21,11 @@ import re
 
 # what a manifest language is called in PLBART's codes (transformers' FAIRSEQ_LANGUAGE_CODES_MAP, lower case)
 CODE_TOKEN = re.compile(r"^__([a-z]+(?:_[A-Z]{2})?)__$")
-_ATTR = "_pipeline_language_variants"
-_CODES = "_pipeline_language_codes"
 
 
 def language_codes(tokenizer) -> dict[str, int]:
     """language name (`python`, `java`, `en_XX` ...) -> its code's token id, for a tokenizer whose special tokens
     hold PLBART's language codes (both `__java__` and `__python__`); {} for any other tokenizer."""
-    cached = getattr(tokenizer, _CODES, None)
-    if cached is not None:
-        return cached
     specials = set(getattr(tokenizer, "all_special_tokens", ()) or ())
     added = getattr(tokenizer, "added_tokens_encoder", None) or {}
     candidates = specials | set(added)
@@ -39,36 +36,33 @@ def language_codes(tokenizer) -> dict[str, int]:
             m = CODE_TOKEN.match(token)
             if m and token in vocab:
                 found[m.group(1)] = vocab[token]
-    try:
-        setattr(tokenizer, _CODES, found)
-    except AttributeError:  # a tokenizer that takes no attributes: recomputed each time
-        pass
     return found
 
 
-def language_of(tokenizer, ids) -> str | None:
-    """The language whose code ends `ids` (a PLBART input), else None."""
-    codes = language_codes(tokenizer)
-    if not codes or not ids:
-        return None
-    last = ids[-1]
-    return next((lang for lang, i in codes.items() if i == last), None)
+class Languages:
+    """One tokenizer's language codes and its per-language variants (built on first use, kept here)."""
 
+    def __init__(self, tokenizer):
+        self.base = tokenizer
+        # the variants are built from the fast tokenizer's backend; a slow tokenizer keeps its one format
+        self.codes = language_codes(tokenizer) if getattr(tokenizer, "is_fast", False) else {}
+        self._variants: dict[str | None, object] = {}
 
-def for_language(tokenizer, language: str | None):
-    """`tokenizer` whose special-token suffix is `</s>` and the code of `language` (none when the checkpoint has
-    no code for it, or `language` is None); `tokenizer` itself when it has no language codes."""
-    codes = language_codes(tokenizer) if getattr(tokenizer, "is_fast", False) else {}
-    if not codes:
-        return tokenizer
-    key = language if language in codes else None
-    variants = getattr(tokenizer, _ATTR, None)
-    if variants is None:
-        variants = {}
-        setattr(tokenizer, _ATTR, variants)
-    if key not in variants:
-        variants[key] = _with_suffix(tokenizer, key, codes)
-    return variants[key]
+    def of(self, ids) -> str | None:
+        """The language whose code ends `ids` (a PLBART input), else None."""
+        if not self.codes or not ids:
+            return None
+        return next((lang for lang, i in self.codes.items() if i == ids[-1]), None)
+
+    def tokenizer(self, language: str | None):
+        """The tokenizer whose special-token suffix is `</s>` and the code of `language` (none when the
+        checkpoint has no code for it, or `language` is None); the tokenizer itself when it has no codes."""
+        if not self.codes:
+            return self.base
+        key = language if language in self.codes else None
+        if key not in self._variants:
+            self._variants[key] = _with_suffix(self.base, key, self.codes)
+        return self._variants[key]
 
 
 def _with_suffix(tokenizer, language: str | None, codes: dict[str, int]):
@@ -85,8 +79,5 @@ def _with_suffix(tokenizer, language: str | None, codes: dict[str, int]):
                                                            special_tokens=suffix)
     specials = {k: getattr(tokenizer, k) for k in ("bos_token", "eos_token", "unk_token", "sep_token", "pad_token",
                                                    "cls_token", "mask_token") if getattr(tokenizer, k, None) is not None}
-    out = transformers.PreTrainedTokenizerFast(tokenizer_object=backend, model_max_length=tokenizer.model_max_length,
-                                               **specials)
-    setattr(out, _CODES, codes)
-    setattr(out, _ATTR, getattr(tokenizer, _ATTR))  # a variant's variants are its tokenizer's
-    return out
+    return transformers.PreTrainedTokenizerFast(tokenizer_object=backend, model_max_length=tokenizer.model_max_length,
+                                                **specials)

@@ -13,13 +13,13 @@ Protocols (the `protocol` column):
   sequence, encoder-decoder models by the log-probability of the candidate as the target for
   the masked input. Multi-token answers work the same as single-token ones. The summed
   log-likelihood favours short candidates (fewer tokens to pay for), so two more rankings come
-  from the same pass (pipeline.runtime.scoring.PROTOCOLS):
+  from the same pass (pipeline.runtime.protocols.PROTOCOLS):
 - `rank_mean`: the sum over the number of scored tokens (model tokens; lm-evaluation-harness's
   acc_norm divides by bytes instead);
 - `rank_pmi`: the sum minus the same tokens' log-likelihood without the context (a pointwise mutual
-  information; scoring.no_context_logprobs says what "without the context" is per model family),
+  information; pipeline.runtime.plan.plan_candidates says what "without the context" is per model family),
   one extra pass per distinct candidate, cached per model (causal LMs on the token-tree path: one tree
-  of the quiz's no-context rows, scoring.no_context_trees).
+  of the quiz's no-context rows, pipeline.runtime.scorer.no_context_logprobs).
 Encoder-only models (no LM head) get no job: the warehouse lists them once in `not_applicable`.
 
 Scores are rounded to 1e-4 and ties broken by candidate text before ranking, so ranks do not
@@ -40,7 +40,10 @@ from tqdm import tqdm
 from pipeline.families.apiquiz import schemas
 from pipeline.runtime.batching import select_shard
 from pipeline.runtime.predict import stratum_caps
-from pipeline.runtime.scoring import PROTOCOLS, SCORE_DECIMALS, Scorer, encode, plan_candidates, rank_of, score_plans
+from pipeline.runtime.encode import encode
+from pipeline.runtime.plan import plan_candidates
+from pipeline.runtime.protocols import PROTOCOLS, SCORE_DECIMALS, rank_of
+from pipeline.runtime.scorer import Scorer, score_plans
 from pipeline.io import read_parquet
 
 QUIZ_LANGUAGE = "python"  # quizzes are built from the Python extraction: PLBART's `</s> __python__`
@@ -116,7 +119,7 @@ def fill_mask(scorer: Scorer, quizzes: list[Quiz], model: str, top_k: int) -> li
 
 def rank_candidates(scorer: Scorer, family: str, quizzes: list[Quiz], model: str, top_k: int,
                     protocols: tuple[str, ...] = PROTOCOLS) -> list[dict]:
-    """One row per quiz and ranking protocol (scoring.PROTOCOLS), all from one scoring pass (and the
+    """One row per quiz and ranking protocol (pipeline.runtime.protocols.PROTOCOLS), all from one scoring pass (and the
     cached no-context pass when `rank_pmi` is asked for); `gold_logprob` is the gold's score under the
     row's protocol (summed / per-token mean log-likelihood, or PMI)."""
     rows, plans = [], []

@@ -165,7 +165,7 @@ def section(con, figures: Path, link: str, config, plots: Path | None = None) ->
            "multi-token answers included) from one scoring pass: `rank` by the summed log-likelihood of the "
            "scored tokens, `rank_mean` by its mean per scored token (model tokens, not bytes as "
            "lm-evaluation-harness's acc_norm), `rank_pmi` by the sum minus the same tokens' log-likelihood "
-           "without the context (a PMI; `pipeline/runtime/scoring.py` says what is scored and what \"without "
+           "without the context (a PMI; `pipeline/runtime/plan.py` says what is scored and what \"without "
            "the context\" is per model family). `fill_mask_own_first` / `_last`: the paper's first/last-token masks "
            "under the model's own tokenizer (on the levels it splits). nl quizzes whose context gives the answer away "
            "are left out (below). P@k counts only quizzes with more than k ranked items (a rank protocol ranks at "

@@ -76,7 +76,7 @@ QUIZ_TOKENS = pa.schema(
 # gold token over the vocabulary (masked LMs, single-token answers; `fill_mask_own_first` / `_last`: the
 # model's own first/last token of a whole-level quiz's level it splits); `rank` ranks the quiz's
 # candidates by summed log-likelihood, `rank_mean` by its per-token mean, `rank_pmi` by the sum minus
-# the no-context log-likelihood (pipeline.runtime.scoring.PROTOCOLS). gold_logprob: the gold's score
+# the no-context log-likelihood (pipeline.runtime.protocols.PROTOCOLS). gold_logprob: the gold's score
 # under the row's protocol. status: ok / multi_token / too_long / not_applicable.
 PREDICTIONS = pa.schema(
     [

@@ -5,11 +5,11 @@ point are stored with how each is written in the point's file. The model scores 
 context `context + written candidate + "("`: masked LMs by pseudo-log-likelihood of the
 candidate's tokens (each masked in turn), causal LMs by the log-probability of the candidate's
 own tokens given the point's shared prefix (the context runs once: the point's candidates as one token
-tree, scoring.Scorer.tree_logprob, or through the KV cache, scoring.Scorer.shared_prefix_logprob; the
+tree, Scorer.tree_logprob, or through the KV cache, Scorer.shared_prefix_logprob (pipeline.runtime.score_causal); the
 same ranks as whole sequences), encoder-decoder models by log p(candidate | context with a sentinel). The context is
 cut from the left (at a token boundary) so the longest completion fits the model's max_length.
 Rankers: `rerank_ngram` by the summed log-likelihood, `rerank_ngram_mean` by its per-token mean,
-`rerank_ngram_pmi` by the sum minus the no-context log-likelihood (scoring.PROTOCOLS; one pass, the
+`rerank_ngram_pmi` by the sum minus the no-context log-likelihood (pipeline.runtime.protocols.PROTOCOLS; one pass, the
 no-context one cached per model). The row records whether the gold is in the pool (recall of the first stage); a gold outside it
 has no rank (a miss at every k), and the class-level rank is the first candidate of the gold's class.
 
@@ -30,7 +30,9 @@ from pipeline.families.apirec.generate import api_class
 from pipeline.io import read_parquet
 from pipeline.runtime.batching import select_shard
 from pipeline.runtime.predict import stratum_caps
-from pipeline.runtime.scoring import PROTOCOLS, CandidatePlan, Scorer, plan_candidates, rank_of, score_plans
+from pipeline.runtime.plan import CandidatePlan, plan_candidates
+from pipeline.runtime.protocols import PROTOCOLS, rank_of
+from pipeline.runtime.scorer import Scorer, score_plans
 
 log = logging.getLogger("pipeline.families.apirec.infer")
 
@@ -69,12 +71,12 @@ def fit_context(tok, context: str, texts: tuple[str, ...], max_length: int) -> s
 
 
 def plan(scorer: Scorer, family: str, p: Point) -> CandidatePlan | None:
-    """Scoring jobs of one point's candidates (scoring.plan_candidates); None if too long."""
+    """Scoring jobs of one point's candidates (pipeline.runtime.plan.plan_candidates); None if too long."""
     prefix = fit_context(scorer.tok, p.context, p.texts, scorer.max_length)
     return plan_candidates(scorer, family, prefix, p.texts, SUFFIX, p.language)
 
 
-# ranker name per ranking protocol (pipeline.runtime.scoring.PROTOCOLS): the summed log-likelihood keeps
+# ranker name per ranking protocol (pipeline.runtime.protocols.PROTOCOLS): the summed log-likelihood keeps
 # its old name, the per-token mean and the PMI against the no-context log-likelihood get a suffix
 RANKERS = {"rank": "rerank_ngram", "rank_mean": "rerank_ngram_mean", "rank_pmi": "rerank_ngram_pmi"}
 

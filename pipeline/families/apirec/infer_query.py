@@ -23,7 +23,7 @@ from pipeline.families.apirec import schemas
 from pipeline.families.apirec.generate import api_class
 from pipeline.io import read_parquet
 from pipeline.runtime.features import FeatureRequest, layer_names, pooled_vectors
-from pipeline.runtime.scoring import rank_of
+from pipeline.runtime.protocols import rank_of
 
 log = logging.getLogger("pipeline.families.apirec.infer_query")
 

@@ -30,7 +30,7 @@ from tqdm import tqdm
 from pipeline.families.codesyntax import schemas
 from pipeline.runtime.align import align, word_spans
 from pipeline.runtime.batching import length_sorted_batches, select_shard
-from pipeline.runtime.languages import for_language
+from pipeline.runtime.languages import Languages
 from pipeline.io import read_parquet
 
 log = logging.getLogger("pipeline.families.codesyntax.infer")
@@ -98,6 +98,7 @@ class AttentionEvaluator:
     def __init__(self, loaded, token_budget: int, ks: tuple[int, ...] = KS):
         self.ks = tuple(ks)
         self.model, self.tok, self.device = loaded.model, loaded.tokenizer, loaded.device
+        self.languages = Languages(self.tok)  # each sample in its language's format, variants made once
         # encoder-decoders: the encoder's self-attention (the decoder reads no input text to attend over)
         self.forward = loaded.model.get_encoder() if loaded.model_family == "encoder-decoder" else loaded.model
         self.batch_size, self.max_length, self.budget = loaded.entry.batch_size, loaded.entry.max_length, token_budget
@@ -112,7 +113,7 @@ class AttentionEvaluator:
     @torch.inference_mode()
     def run(self, samples: list[Sample], desc: str) -> None:
         # each sample in its language's format (PLBART: `… </s> __java__`; pipeline.runtime.languages)
-        encs = [for_language(self.tok, s.language)(s.code, return_offsets_mapping=True, truncation=True,
+        encs = [self.languages.tokenizer(s.language)(s.code, return_offsets_mapping=True, truncation=True,
                                                    max_length=self.max_length) for s in samples]
         order = list(range(len(samples)))
         bar = tqdm(total=len(samples), desc=desc, unit="fn", file=sys.stderr, mininterval=5)
