@@ -28,6 +28,7 @@ LIB = {
     "fl/__init__.py": "from .app import App\n\n\ndef __getattr__(name):\n    if name == '__version__':\n"
                       "        return '1'\n    raise AttributeError(name)\n",
     "fl/app.py": "class App:\n    def run(self):\n        return 1\n",
+    "fl/sansio/scaffold.py": "class Scaffold:\n    def route(self):\n        return 1\n",  # a folder, no __init__.py
     "ck/__init__.py": "from .utils import echo\n",
     "ck/_compat.py": "def get_binary_stdin():\n    return 1\n",
     "ck/utils.py": "def echo(x):\n    return x\n",
@@ -40,6 +41,7 @@ APP = {
 import fl
 import ck
 import lz
+import fl.sansio.scaffold
 
 
 def run(x):
@@ -52,6 +54,7 @@ def run(x):
     ck.echo(x)
     ck.get_binary_stdin()
     lz.helper(x)
+    fl.sansio.scaffold.Scaffold(x)
 """,
 }
 
@@ -125,6 +128,7 @@ def test_module_getattr_and_run_time_names_in_the_namespace():
 def test_a_name_a_readable_getattr_does_not_serve_is_not_quizzed(quizzed):
     _, apis, _ = quizzed
     assert "fl.App" in apis and "fl.Module" not in apis
+    assert "fl.sansio.scaffold.Scaffold" in apis  # a submodule in a folder without __init__.py is bound on import
 
 
 def test_a_name_the_pinned_release_does_not_bind_is_not_quizzed(quizzed):

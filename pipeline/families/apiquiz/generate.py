@@ -221,7 +221,8 @@ class Names:
         namespace = self.namespaces.get(module)
         if namespace is None:
             return None
-        if name in namespace or name in self.module_names.get(module, ()) or f"{module}.{name}" in self.corpus_modules:
+        # a submodule: a module file, or a folder of them (werkzeug's `middleware/` has no `__init__.py`)
+        if name in namespace or name in self.module_names.get(module, ()) or f"{module}.{name}" in self.modules:
             return True
         unknown = False
         for src in sorted(self.stars.get(module, ()), key=str):
