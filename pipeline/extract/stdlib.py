@@ -456,17 +456,20 @@ _ANY_PACKAGE = ".".join(["_"] * 32)
 def module_namespace(text: str, tree: ast.Module) -> tuple[tuple[str, ...] | None, tuple[str, ...] | None]:
     """(namespace, exports) of one module's source, read by `read_module` (never run).
 
-    namespace: every name some module-level statement binds and no later `del` unbinds (`from ._version import
-    get_versions` ... `del get_versions`: gone), whatever branch binds it (platform guards are labelled apart),
-    plus what a module-level `__getattr__` serves when it can be read (`if name == "__version__": ...` then
-    `raise AttributeError`: flask; `flask.Module` is no name of flask). Star imports are not in it (their names
-    are the star-imported module's). None: the module makes names at run time (`makes_names_at_run_time`;
+    namespace: every name some module-level statement binds and no later top-level `del` unbinds (`from ._version
+    import get_versions` ... `del get_versions`: gone; `if _IS_PYPY: del get_all` may not run), whatever branch
+    binds it (platform guards are labelled apart), plus what a module-level `__getattr__` serves when it can be
+    read (`if name == "__version__": ...` then `raise AttributeError`: flask; `flask.Module` is no name of
+    flask). Star imports are not in it (their names are the star-imported module's). None: the module makes
+    names at run time (`makes_names_at_run_time`;
     `locals()[k] = ...`, `exec(...)` outside functions; a `__getattr__` that serves names no literal lists:
     dateutil's lazy submodules, attrs' `_make_getattr`).
     exports: the literal `__all__` (`__all__ = [...]`, `+= [...]` at top level), which a star import of the
     module binds; None when it has none or it is not literal."""
     info = read_module(_ANY_PACKAGE, tree, True)
-    names = {n for n, bound in info.bindings.items() if bound and bound[-1][0][0] != "deleted"}
+    # a `del` under a test may not run (boltons.gcutils: `if _IS_PYPY: del get_all`): only a top-level one unbinds
+    unbound = {n for node in tree.body if isinstance(node, ast.Delete) for t in node.targets for n in _targets(t)}
+    names = {n for n, bound in info.bindings.items() if bound and (bound[-1][0][0] != "deleted" or n not in unbound)}
     namespace: set[str] | None = names
     if makes_names_at_run_time(text, tree) or (_RUN_TIME_BINDING.search(text)
                                                 and _outside_functions(text, tree, _RUN_TIME_BINDING)):
@@ -529,8 +532,8 @@ def _literal_all(tree: ast.Module) -> tuple[str, ...] | None:
         if not (target and isinstance(target[0], ast.Name) and target[0].id == "__all__"):
             continue
         value = node.value
-        if not (isinstance(value, (ast.List, ast.Tuple)) and all(isinstance(e, ast.Constant) and isinstance(e.value, str)
-                                                                 for e in value.elts)):
+        if not (isinstance(value, (ast.List, ast.Tuple))
+                and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in value.elts)):
             return None
         if isinstance(node, ast.Assign):
             out = [e.value for e in value.elts]
