@@ -171,6 +171,12 @@ INVENTORY = pa.schema(
         # module rows: the top-level import names of its distribution's declared required dependencies
         # (pipeline.extract.requirements: `requests` needs urllib3, idna, ...); null: none declared
         pa.field("dependencies", pa.list_(pa.string()), nullable=True),
+        # module rows: every name the module binds once it has run, star imports aside, `del`eted ones left out, what
+        # a readable module `__getattr__` serves added (pipeline.extract.stdlib.module_namespace); null: it makes
+        # names at run time, or not recorded
+        pa.field("namespace", pa.list_(pa.string()), nullable=True),
+        # module rows: its literal `__all__` (what `from module import *` binds); null: none, or not literal
+        pa.field("exports", pa.list_(pa.string()), nullable=True),
     ]
 )
 

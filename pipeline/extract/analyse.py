@@ -13,6 +13,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from pipeline.extract import positions
+from pipeline.extract.stdlib import module_namespace
 from pipeline.extract.visitor import BIND_BUILTIN, BIND_DEF, BIND_IMPORT, BIND_STAR, SEQ_IMPORT, Extractor
 
 BUILTINS = frozenset(dir(builtins))
@@ -87,6 +88,10 @@ class FileResult:
     # (level, module as written, imported names) of each top-level import statement (not under `if`/`try`)
     requires: tuple[tuple[int, str, tuple[str, ...]], ...] = ()
     aliases: tuple[tuple[str, str], ...] = ()  # top-level `name = a.b`: (name, the chain as written)
+    # the names the module binds once it has run, star imports aside (None: it makes names at run time), and its
+    # literal `__all__` (None: none, or not literal): `pipeline.extract.stdlib.module_namespace`
+    namespace: tuple[str, ...] | None = None
+    exports: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,9 +196,10 @@ def _analyse(text: str, libcst_positions: bool) -> FileResult:
     )
     definitions = tuple(FileDefinition(d.qualname, d.kind, d.signature, d.doc, d.platform)
                         for d in analysis.definitions)
+    namespace, exports = module_namespace(text, tree)
     return FileResult(imports, tuple(usages), definitions, analysis.star_import, source,
                       tuple(sorted(analysis.platform_names.items())), analysis.module_platform,
-                      analysis.requires, analysis.aliases)
+                      analysis.requires, analysis.aliases, namespace, exports)
 
 
 def _import_lines_from_libcst(module: cst.Module, provided) -> list[tuple[int, int]]:

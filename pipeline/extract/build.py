@@ -45,7 +45,7 @@ log = logging.getLogger("pipeline.extract.build")
 
 CHUNK = 16
 STDLIB = library.STDLIB_TOPS
-_CODE = ("visitor.py", "positions.py", "analyse.py", "platforms.py")
+_CODE = ("visitor.py", "positions.py", "analyse.py", "platforms.py", "stdlib.py")
 
 
 def code_of(source: str) -> str:
@@ -497,7 +497,9 @@ def inventory_rows(row: dict, module: str, result: FileResult, own: str = "",
                     "distribution": own or None, "category": own_category, "library_code": is_library,
                     "platform": own_label(d.platform, own_tops, stdlib) or result.module_platform, "platform_names": (names or None) if not d.qualname else None,
                     "requires": requires if not d.qualname else None, "aliases": aliases if not d.qualname else None,
-                    "dependencies": dependencies if not d.qualname else None})
+                    "dependencies": dependencies if not d.qualname else None,
+                    "namespace": list(result.namespace) if not d.qualname and result.namespace is not None else None,
+                    "exports": list(result.exports) if not d.qualname and result.exports is not None else None})
     return out
 
 

@@ -255,9 +255,7 @@ class StdlibNames:
                 else:
                     out = read_module(name, tree, is_package)
                     # names made at run time (`globals().update(...)`, multiprocessing; `_convert_` enums): not judged
-                    out.dynamic |= any(m in text for m in _DYNAMIC) or _module_level_dict_update(text, tree) or any(
-                        re.search(rf"\b{a}\[[^\]\n]*\]\s*=[^=]|\b{a}\.update\(", text)
-                        for a in _GLOBALS_ALIAS.findall(text))  # written through, not only read (os's `_globals`)
+                    out.dynamic |= makes_names_at_run_time(text, tree)
                 break
         else:
             if (name in sys.builtin_module_names or (len(parts) == 1 and any(self.dynload.glob(f"{name}.*")))
@@ -442,15 +440,142 @@ class StdlibNames:
         return self._lookup(source, [name, *tail], hops)
 
 
+def makes_names_at_run_time(text: str, tree: ast.Module) -> bool:
+    """The module binds names a static reading cannot list: `globals().update(...)` (multiprocessing),
+    `mod_dict = globals()` written through (inspect; only read: os's `_globals`), enum `_convert_`, a module-level
+    `__dict__.update`."""
+    return any(m in text for m in _DYNAMIC) or _module_level_dict_update(text, tree) or any(
+        re.search(rf"\b{a}\[[^\]\n]*\]\s*=[^=]|\b{a}\.update\(", text)
+        for a in _GLOBALS_ALIAS.findall(text))  # written through, not only read (os's `_globals`)
+
+
+# a package name deep enough that every relative import of a file resolves (its bindings are read, not followed)
+_ANY_PACKAGE = ".".join(["_"] * 32)
+
+
+def module_namespace(text: str, tree: ast.Module) -> tuple[tuple[str, ...] | None, tuple[str, ...] | None]:
+    """(namespace, exports) of one module's source, read by `read_module` (never run).
+
+    namespace: every name some module-level statement binds and no later top-level `del` unbinds (`from ._version
+    import get_versions` ... `del get_versions`: gone; `if _IS_PYPY: del get_all` may not run), whatever branch
+    binds it (platform guards are labelled apart), plus what a module-level `__getattr__` serves when it can be
+    read (`if name == "__version__": ...` then `raise AttributeError`: flask; `flask.Module` is no name of
+    flask). Star imports are not in it (their names are the star-imported module's). None: the module makes
+    names at run time (`makes_names_at_run_time`;
+    `locals()[k] = ...`, `exec(...)` outside functions; a `__getattr__` that serves names no literal lists:
+    dateutil's lazy submodules, attrs' `_make_getattr`).
+    exports: the literal `__all__` (`__all__ = [...]`, `+= [...]` at top level), which a star import of the
+    module binds; None when it has none or it is not literal."""
+    info = read_module(_ANY_PACKAGE, tree, True)
+    # a `del` under a test may not run (boltons.gcutils: `if _IS_PYPY: del get_all`): only a top-level one unbinds
+    unbound = {n for node in tree.body if isinstance(node, ast.Delete) for t in node.targets for n in _targets(t)}
+    names = {n for n, bound in info.bindings.items() if bound and (bound[-1][0][0] != "deleted" or n not in unbound)}
+    namespace: set[str] | None = names
+    if makes_names_at_run_time(text, tree) or (_RUN_TIME_BINDING.search(text)
+                                                and _outside_functions(text, tree, _RUN_TIME_BINDING)):
+        namespace = None
+    elif "__getattr__" in names:
+        served = getattr_served(tree)
+        namespace = None if served is None else names | served
+    return (tuple(sorted(namespace)) if namespace is not None else None), _literal_all(tree)
+
+
+def getattr_served(tree: ast.Module) -> set[str] | None:
+    """The names a module-level `def __getattr__(name)` serves when they can be read: it ends with `raise
+    AttributeError(...)` and reads its parameter only in comparisons with string literals (`name == "x"`,
+    `name in ("a", "b")`), in f-strings and in that last `raise`. None otherwise (an assignment
+    `__getattr__ = make(...)`, a lookup `_lazy[name]`, `importlib.import_module("." + name)`)."""
+    defs = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == "__getattr__"]
+    if len(defs) != 1 or any(isinstance(n, ast.Assign) and "__getattr__" in [x for t in n.targets for x in _targets(t)]
+                             for n in tree.body):
+        return None
+    func = defs[0]
+    args = func.args.posonlyargs + func.args.args
+    last = func.body[-1]
+    if (len(args) != 1 or not isinstance(last, ast.Raise) or not isinstance(last.exc, (ast.Call, ast.Name))
+            or getattr(last.exc, "id", getattr(getattr(last.exc, "func", None), "id", None)) != "AttributeError"):
+        return None
+    param = args[0].arg
+    allowed: set[int] = {id(n) for n in ast.walk(last)}
+    served: set[str] = set()
+    for node in ast.walk(func):
+        if isinstance(node, ast.JoinedStr):
+            allowed.update(id(n) for n in ast.walk(node))
+        elif isinstance(node, ast.Compare) and len(node.ops) == 1:
+            left, right = node.left, node.comparators[0]
+            if isinstance(right, ast.Name) and right.id == param:
+                left, right = right, left
+            if not (isinstance(left, ast.Name) and left.id == param):
+                continue
+            if isinstance(node.ops[0], (ast.Eq, ast.NotEq)) and isinstance(right, ast.Constant):
+                values = [right]
+            elif isinstance(node.ops[0], (ast.In, ast.NotIn)) and isinstance(right, (ast.Tuple, ast.List, ast.Set)):
+                values = right.elts
+            else:
+                return None
+            if not all(isinstance(v, ast.Constant) and isinstance(v.value, str) for v in values):
+                return None
+            served.update(v.value for v in values)
+            allowed.add(id(left))
+    reads = [n for n in ast.walk(func) if isinstance(n, ast.Name) and n.id == param]
+    return served if all(id(n) in allowed for n in reads) else None
+
+
+def _literal_all(tree: ast.Module) -> tuple[str, ...] | None:
+    """The module's `__all__` when every statement that binds or changes it is a top-level literal assignment or
+    `+=` of string literals; None otherwise (none, built, or changed by a call: `__all__.extend(...)`)."""
+    out: list[str] | None = None
+    top = set()
+    for node in tree.body:
+        target = (node.targets if isinstance(node, ast.Assign) and len(node.targets) == 1 else
+                  [node.target] if isinstance(node, ast.AugAssign) else [])
+        if not (target and isinstance(target[0], ast.Name) and target[0].id == "__all__"):
+            continue
+        value = node.value
+        if not (isinstance(value, (ast.List, ast.Tuple))
+                and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in value.elts)):
+            return None
+        if isinstance(node, ast.Assign):
+            out = [e.value for e in value.elts]
+        elif out is not None and isinstance(node.op, ast.Add):
+            out += [e.value for e in value.elts]
+        else:
+            return None
+        top.add(id(node))
+    if out is None:
+        return None
+    for node in ast.walk(tree):  # any other use of `__all__` that may change it: not literal
+        if id(node) in top:
+            continue
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
+                return None
+        elif (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "__all__"
+              and node.attr in ("append", "extend", "insert", "remove", "pop", "clear", "__iadd__")):
+            return None
+    return tuple(dict.fromkeys(out))
+
+
 def _module_level_dict_update(text: str, tree: ast.Module) -> bool:
     """`__dict__.update` outside every function body (a module-level statement or a class body)."""
     if _DICT_UPDATE not in text:
         return False
+    return _outside_functions(text, tree, re.compile(re.escape(_DICT_UPDATE)))
+
+
+def _outside_functions(text: str, tree: ast.Module, pattern: re.Pattern) -> bool:
+    """`pattern` matches a line outside every function body."""
     inside = set()
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             inside.update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
-    return any(_DICT_UPDATE in line for i, line in enumerate(text.splitlines(), 1) if i not in inside)
+    return any(pattern.search(line) for i, line in enumerate(text.splitlines(), 1) if i not in inside)
+
+
+# names a module-level statement makes that no binding lists: `locals()[package] = __import__(package)` (requests'
+# packages.py binds urllib3 and idna so), `exec(...)` / six's `exec_(...)` of a definition
+_RUN_TIME_BINDING = re.compile(r"\b(locals|vars)\(\)\[|\bexec_?\(")
 
 
 class Stubs:

@@ -88,6 +88,8 @@ class Api:
     # every (called name, source, repository) of the corpus's calls that is this API: a model's own "seen" is
     # computed from these and the text it read (sql/10_views.sql, apiquiz_seen)
     called_as: tuple[tuple[str, str, str], ...] = ()
+    # a corpus module on its path does not bind the next level once it has run (Names.unbound)
+    unbound: bool = False
 
 
 @dataclass(frozen=True)
@@ -122,6 +124,20 @@ class Names:
         # what is there wherever the corpus is installed (None: not recorded, not judged); another library's name
         # (`pytest.skip` called by tests, `tornado.gen.Return` by an optional module) cannot be checked: left out
         self.installed = installed_tops(inventory)
+        # the names each corpus module binds once it has run (star imports aside) and its literal `__all__`
+        # (the inventory's `namespace` / `exports`; absent: not recorded, nothing judged by them)
+        self.namespaces: dict[str, set[str] | None] = {}
+        self.exports: dict[str, list[str]] = {}
+        if "namespace" in inventory.column_names:
+            rows = inventory.filter(pc.equal(inventory.column("kind"), "module"))
+            for module, namespace, exports in zip(*(rows.column(c).to_pylist() for c in ("module", "namespace",
+                                                                                         "exports"))):
+                # one module name in several repositories (`tests.conftest`): what any of them binds; unknown wins
+                known = self.namespaces.get(module, set())
+                self.namespaces[module] = None if namespace is None or known is None else known | set(namespace)
+                if exports is not None:
+                    self.exports.setdefault(module, exports)
+        self.stars: dict[str, set[str | None]] = defaultdict(set)  # module -> what its star imports import
         flags = (inventory.column("library_code").to_pylist() if "library_code" in inventory.column_names
                  else itertools.repeat(None))
         for fqn, kind, module, qualname, lib in zip(*(inventory.column(c).to_pylist()
@@ -153,6 +169,8 @@ class Names:
                 self._add_module(target if asname else imported)
             else:
                 self._add_module(target.rsplit(".", 1)[0] if level or "." in target else target)
+            if scope == "" and bound and not self.binds_statically(module, bound):
+                continue  # `del`eted once the module has run (toolz: `from ._version import get_versions`, then del)
             if scope == "" and bound and importable_name(module):
                 self.module_names[module].add(bound)
             if (scope == "" and bound and (kind == "from" or asname) and f"{module}.{bound}" != target
@@ -165,26 +183,75 @@ class Names:
                 self.reexports.setdefault(name, target)
 
     def _star_reexports(self, imports: pa.Table) -> None:
-        """`from .core import *` at module level re-exports every public name `core` binds at module
-        level (its definitions and imports; what it star-imports in turn, to a fixed point). Without
-        `__all__` (not extracted) this is Python's rule for a star import."""
+        """`from .core import *` at module level re-exports the names of `core`'s literal `__all__` when it has
+        one (toolz's itertoolz imports `Sequence` but does not export it: `toolz.Sequence` is no name), else every
+        public name `core` binds at module level (its definitions and imports; what it star-imports in turn, to a
+        fixed point): Python's rule for a star import."""
         stars = imports.filter(pc.and_(imports.column("star"), pc.equal(imports.column("scope"), "")))
         edges = set()
         for module, imported, level, path in zip(*(stars.column(c).to_pylist()
                                                     for c in ("module", "imported", "level", "path"))):
             src = absolute(imported.lstrip("."), level, module, path.rsplit("/", 1)[-1] == "__init__.py")
+            if importable_name(module):
+                self.stars[module].add(src)
             if src is not None and importable_name(module) and src != module:
                 edges.add((module, src))
         for _ in range(len(edges)):  # each round follows one more link of a chain of star imports
             grew = False
             for module, src in sorted(edges):
-                for name in sorted(self.module_names.get(src, ())):
-                    if not name.startswith("_") and name not in self.module_names[module]:
+                exported = self.exports.get(src)
+                for name in sorted(self.module_names.get(src, ()) if exported is None else exported):
+                    if (exported is not None or not name.startswith("_")) and name not in self.module_names[module]:
                         self.module_names[module].add(name)
                         self.reexports.setdefault(f"{module}.{name}", f"{src}.{name}")
                         grew = True
             if not grew:
                 break
+
+    def binds_statically(self, module: str, name: str) -> bool:
+        """False only when the module's recorded namespace lacks `name` (a name it `del`etes)."""
+        namespace = self.namespaces.get(module)
+        return namespace is None or name in namespace
+
+    def binds(self, module: str, name: str, _seen: frozenset = frozenset()) -> bool | None:
+        """Whether the corpus module `module` has the attribute `name` once it has run: True when it binds it
+        (namespace, imports, star imports of corpus modules, a submodule), False when its namespace is recorded
+        and nothing binds it, None when that cannot be told (no namespace: names made at run time; a star
+        import of a module outside the corpus)."""
+        namespace = self.namespaces.get(module)
+        if namespace is None:
+            return None
+        # a submodule: a module file, or a folder of them (werkzeug's `middleware/` has no `__init__.py`)
+        if name in namespace or name in self.module_names.get(module, ()) or f"{module}.{name}" in self.modules:
+            return True
+        unknown = False
+        for src in sorted(self.stars.get(module, ()), key=str):
+            if src is None or src in _seen or src not in self.namespaces:
+                unknown = True
+                continue
+            exported = self.exports.get(src)
+            found = (name in exported) if exported is not None else (None if name.startswith("_") else
+                                                                     self.binds(src, name, _seen | {module}))
+            if found:
+                return True
+            unknown |= found is None and not name.startswith("_")
+        return None if unknown else False
+
+    def unbound(self, fqn: str) -> bool:
+        """A corpus module on `fqn`'s path does not bind the next level once it has run (`toolz.get_versions`,
+        deleted at import; `flask.Module`, gone since Flask 1.0, called by old code; `click.get_binary_stdin`, a
+        name of `click._compat` only): the name does not exist. The stdlib's names are the stdlib checker's;
+        levels below a class are not judged."""
+        parts = fqn.split(".")
+        if parts[0] in sys.stdlib_module_names:
+            return False
+        for i in range(1, len(parts)):
+            module = ".".join(parts[:i])
+            if module not in self.modules:
+                return False  # a class (or what a module binds): its attributes are not judged
+            if module in self.corpus_modules and self.binds(module, parts[i]) is False:
+                return True
+        return False
 
     def _add_module(self, dotted: str) -> None:
         parts = dotted.split(".")
@@ -384,7 +451,8 @@ def collect_apis(usages: pa.Table, names: Names) -> list[Api]:
                        levels, names.is_library_code(definition), names.is_data_member(definition),
                        platform, missing, tuple(sorted(n for n in g["names"] if n != fqn)),
                        not names.valid_spelling(fqn), *names.level_kinds(fqn, levels),
-                       called_as=tuple(sorted(g["called_as"]))))
+                       called_as=tuple(sorted(g["called_as"])),
+                       unbound=platform is None and not missing and names.unbound(fqn)))
     out.sort(key=lambda a: (a.fqn, a.repository or ""))
     return out
 
@@ -612,9 +680,10 @@ def candidates(siblings: list[str], pool: list[str], gold: str, cap: int) -> tup
 
 def exists_here(api: Api, include_optional: bool = False) -> bool:
     """The name exists on the pipeline's interpreter and platform: no platform label (an `optional_dependency`
-    one only when asked to keep those), and not a stdlib name the stdlib does not bind."""
+    one only when asked to keep those), not a stdlib name the stdlib does not bind, nor a name a corpus module on
+    its path does not bind."""
     return (api.platform is None or (include_optional and api.platform == platforms.OPTIONAL_DEPENDENCY)) \
-        and not api.not_in_stdlib
+        and not api.not_in_stdlib and not api.unbound
 
 
 def quiz_rows(usages: pa.Table, inventory: pa.Table, imports: pa.Table, tokenizers: list[str], settings: list[str],
@@ -812,7 +881,8 @@ def summary(every_api: list[Api], apis: list[Api], quizzes: pa.Table, flags: pa.
     return {
         "apis": len(apis),
         "apis_private_left_out": sum(a.private and a.library_code and not a.data_member and a.platform is None
-                                     and not a.not_in_stdlib for a in every_api) - sum(a.private for a in apis),
+                                     and not a.not_in_stdlib and not a.unbound for a in every_api)
+        - sum(a.private for a in apis),
         "apis_not_library_code_left_out": sum(not a.library_code for a in every_api),
         "apis_data_member_left_out": sum(a.library_code and a.data_member for a in every_api),
         # names that do not exist here (a quiz on them is invalid): defined only for another platform, per
@@ -821,9 +891,12 @@ def summary(every_api: list[Api], apis: list[Api], quizzes: pa.Table, flags: pa.
                                                       and not a.data_member and a.platform is not None).items())),
         "apis_not_in_stdlib_left_out": sum(a.library_code and not a.data_member and a.platform is None
                                            and a.not_in_stdlib for a in every_api),
+        # names a corpus module on the path does not bind once it has run (deleted, gone from the pinned release)
+        "apis_unbound_left_out": sum(a.library_code and not a.data_member and a.platform is None
+                                     and not a.not_in_stdlib and a.unbound for a in every_api),
         # no spelling means the definition in every setting (each goes through a module hidden by a package attribute)
         "apis_hidden_module_left_out": sum(a.library_code and not a.data_member and a.platform is None
-                                           and not a.not_in_stdlib and a.hidden for a in every_api),
+                                           and not a.not_in_stdlib and not a.unbound and a.hidden for a in every_api),
         "apis_with_other_names": sum(bool(a.other_names) for a in apis),
         "apis_private_share": round(sum(a.private for a in every_api) / max(1, len(every_api)), 4),
         "apis_seen": sum(a.seen for a in apis),
