@@ -356,3 +356,16 @@ def test_a_split_left_empty_takes_the_unit_nearest_its_share_not_a_stub():
     dealt = deal_source(units, 20261122, FRACTIONS)
     assert [u for u, s in dealt.items() if s == "test"] == [("s", "sortedset.py")]  # 733 lines: nearest 10% of 4,265
     assert sorted(set(dealt.values())) == ["test", "train", "valid"]
+
+
+def test_a_documentation_folder_is_scripts_so_a_one_module_source_is_evaluated():
+    """six's sdist: `six.py` beside `documentation/conf.py` (and a root test file). Before `documentation/*` was a
+    script glob, conf.py was the source's other library file and the source split dealt it to test and six.py to
+    train, so six had no point in the evaluation set (the own corpus's ERROR evaluation line)."""
+    rows = [{"source": "six", "repository": "six", "path": p, "language": "python"}
+            for p in ("six.py", "documentation/conf.py", "test_six.py", "setup.py")]
+    rows += [r for i in range(3) for r in sdist(f"lib{i}", 12)]
+    splits, _ = assign_splits(rows, 20261122, FRACTIONS, SplitPolicy(mode="source"))
+    got = {r["path"]: s for r, s in zip(rows, splits) if r["source"] == "six"}
+    assert got["six.py"] == "test", got
+    assert {got["documentation/conf.py"], got["test_six.py"], got["setup.py"]} == {"train"}

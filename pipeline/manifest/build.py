@@ -67,7 +67,7 @@ def split_of(seed: int, source: str, repository: str, fractions: dict[str, float
 # manifest.split_policy.scripts.
 SCRIPTS = ("test/*", "tests/*", "test_*.py", "*_test.py", "conftest.py", "*Test.java", "*Tests.java",
            "*.test.js", "*.spec.js", "__tests__/*", "example/*", "examples/*", "demo/*", "demos/*", "doc/*",
-           "docs/*", "tools/*", "scripts/*", "bench/*", "benchmark/*", "benchmarks/*", "setup.py", "noxfile.py")
+           "docs/*", "documentation/*", "tools/*", "scripts/*", "bench/*", "benchmark/*", "benchmarks/*", "setup.py", "noxfile.py")
 
 
 @dataclass(frozen=True)
