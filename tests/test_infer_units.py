@@ -113,3 +113,27 @@ def test_sample_hits_by_hand():
     for (rel, metric), (ranks, total) in expected.items():
         for k in (2, 5):
             assert custom[("python", "test", rel, metric, k)] == ([[int(r <= k) for r in ranks]], total)
+
+
+def test_test_samples_keep_their_own_headline_hits():
+    """Each test sample's hits at the headline's metric and k (first, top-1) are rows of their own (sample_id
+    set), which add up to the summed rows; dev samples and other metrics and k only in the sums."""
+    from pipeline.families.codesyntax.infer import HitCounts
+
+    offsets = [(0, 0), (0, 2), (3, 4), (4, 5), (6, 8), (9, 11), (0, 0)]
+    att = torch.zeros(1, 2, 7, 7)
+    att[0, 0, 1, [2, 3, 4, 5]] = torch.tensor([0.2, 0.2, 0.5, 0.1])  # head 0 from "aa": cc first
+    att[0, 1, 1, [2, 3, 4, 5]] = torch.tensor([0.3, 0.3, 0.1, 0.3])  # head 1 from "aa": bb first
+    words = [(0, 2), (3, 5), (6, 8), (9, 11)]
+    counts = HitCounts()
+    for sid, split in (("t2", "test"), ("d1", "dev"), ("t1", "test")):
+        counts.add(Sample(sid, "python", split, "aa bb cc dd", words, [("R", 0, 2, 3)]), att, offsets)
+    rows = counts.table("m").to_pylist()
+    own = [r for r in rows if r["sample_id"] is not None]
+    assert [(r["sample_id"], r["eval_split"], r["metric"], r["k"], r["head"], r["hits"], r["total"]) for r in own] == [
+        ("t1", "test", "first", 1, 0, 1, 1), ("t1", "test", "first", 1, 1, 0, 1),
+        ("t2", "test", "first", 1, 0, 1, 1), ("t2", "test", "first", 1, 1, 0, 1)]  # in sample order
+    summed = {(r["eval_split"], r["metric"], r["k"], r["head"]): (r["hits"], r["total"])
+              for r in rows if r["sample_id"] is None}
+    assert summed[("test", "first", 1, 0)] == (2, 2) and summed[("dev", "first", 1, 0)] == (1, 1)
+    assert len(summed) == 2 * 3 * 4 * 2  # splits x metrics x k x heads

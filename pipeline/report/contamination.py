@@ -6,8 +6,9 @@ report.min_n prints "too few items")."""
 from __future__ import annotations
 
 import importlib
+from typing import Sequence
 
-from pipeline.report.common import fraction, markdown_table, min_n
+from pipeline.report.common import fraction, interval_cell, markdown_table, min_n, score_cell
 
 
 def _tables(con) -> set[str]:
@@ -34,6 +35,32 @@ def _under(value, n, floor: int) -> str:
 
 COUNT_COLUMNS = ["model", "basis", "read", "not read", "released before cutoff", "released after cutoff", "unknown",
                  "of those after: dated by release only"]
+
+
+def family_part(con, floor: int, *, intro: str, counts: str, metric: str, keys: Sequence[str] = ("model",),
+                scores: str = "", scores_intro: str = "", twin_keys: Sequence[str] = ("model", "twin"),
+                twins: str = "", twins_intro: str = "") -> list[str]:
+    """One family's part of the section, from three queries over its contamination views: `counts` gives
+    (model, basis, label, date_basis, items) rows; `scores` (*keys, label, n, score, lo, hi): the headline split by
+    label; `twins` (*twin_keys, label, n, score, twin_score, diff, lo, hi): the model against its twin on each side,
+    paired. `metric` names the score's column. A score over fewer than `floor` items prints "too few items"."""
+    out = [intro, markdown_table(COUNT_COLUMNS, _label_counts(con.sql(counts).fetchall()))]
+    rows = con.sql(scores).fetchall() if scores else []
+    if rows:
+        width = len(keys)
+        out += [scores_intro,
+                markdown_table([*keys, "label", "n", metric, "95% CI"],
+                               [(*r[:width], lab, n, score_cell(v, n, floor), interval_cell(lo, hi, n, floor))
+                                for r in rows for lab, n, v, lo, hi in [r[width:]]])]
+    rows = con.sql(twins).fetchall() if twins else []
+    if rows:
+        width = len(twin_keys)
+        out += [twins_intro,
+                markdown_table([*twin_keys, "label", "n", metric, "twin", "difference", "95% CI"],
+                               [(*r[:width], lab, n, score_cell(a, n, floor), _under(b, n, floor), _under(d, n, floor),
+                                 interval_cell(lo, hi, n, floor))
+                                for r in rows for lab, n, a, b, d, lo, hi in [r[width:]]])]
+    return out
 
 
 def section(con, config: dict, fams: list) -> str:
