@@ -4,6 +4,7 @@ variant they were evaluated on, and the report section follows codesyntax.ks and
 from __future__ import annotations
 
 import copy
+import os
 
 import pyarrow as pa
 
@@ -59,3 +60,97 @@ def test_models_meet_the_baselines_of_their_own_variant(tmp_path):
     assert offset.split(" | ")[4] == "10"  # its 10 test edges
     assert run(con, "SELECT chosen_on, edges FROM codesyntax_scores WHERE system = 'm' ORDER BY ALL").fetchall() == [
         ("dev", 10), ("test", 10)]
+
+
+def _row(schema: pa.Schema, **given) -> dict:
+    """A row of `schema`: the given values, every other field a neutral filler of its type."""
+    def filler(t):
+        return ([] if pa.types.is_list(t) else 0 if pa.types.is_integer(t) else False if pa.types.is_boolean(t)
+                else None if pa.types.is_date(t) else "")
+    return {f.name: given.get(f.name, filler(f.type)) for f in schema}
+
+
+def _write(path, schema, rows) -> str:
+    write_parquet(pa.Table.from_pylist(rows, schema=schema), path, schema)
+    return str(path)
+
+
+def test_score_split_by_contamination_label_paired_with_the_twin(tmp_path):
+    """Per-sample rows give the headline split by label: each test function's share of edges found by the best head
+    (chosen on dev, or on test), averaged per label, with n; the twin paired on the same functions. A function in
+    both labelled variants is one item."""
+    import datetime as dt
+    import json
+
+    from pipeline.contamination.firstseen import FUNCTIONS
+    from pipeline.families.codesyntax.report import contamination
+    from pipeline.schemas import MANIFEST
+
+    params = copy.deepcopy(default_params())
+    params["models"]["zoo"] = [{"name": "m", "source": "package:x", "family": "masked-lm", "training_cutoff": "2024-11-01"},
+                               {"name": "m-random", "source": "random:m"}]
+    d = tmp_path / "data"
+    models = []
+    for name, card in (("m", {"source": "package:x", "family": "masked-lm", "random": False}),
+                       ("m-random", {"source": "random:m", "family": "masked-lm", "random": True, "twin_of": "m"})):
+        (d / "models" / name).mkdir(parents=True)
+        (d / "models" / name / "card.json").write_text(json.dumps(card))
+        models.append(f"data/models/{name}")
+    # f1 released before the cutoff, f2 after; g in f1 is first seen (history) after it
+    manifest = _write(d / "manifest.parquet", MANIFEST, [
+        _row(MANIFEST, file_id="f1", language="python", released=dt.date(2024, 1, 1)),
+        _row(MANIFEST, file_id="f2", language="python", released=dt.date(2025, 1, 1))])
+    seen = _write(d / "contamination/first_seen_functions.parquet", FUNCTIONS, [
+        _row(FUNCTIONS, file_id="f1", function="g", first_version="2", first_released=dt.date(2025, 2, 1))])
+    where = {"s1": ("f1", "f", "test"), "s2": ("f1", "g", "test"), "s3": ("f2", "h", "test"), "s4": ("f1", "k", "dev")}
+    samples = [_write(d / f"families/codesyntax/{v}/python/samples.parquet", schemas.SAMPLES, [
+        _row(schemas.SAMPLES, sample_id=s, language="python", file_id=f, function=fn, eval_split=split, start_line=i)
+        for i, (s, (f, fn, split)) in enumerate(where.items())]) for v in ("plain", "with_newlines")]
+
+    def hits(model, split, head, h, t, sample=None):
+        return {"model": model, "language": "python", "variant": "plain", "eval_split": split, "relation": "R",
+                "metric": "first", "k": 1, "layer": 0, "head": head, "hits": h, "total": t, "sample_id": sample}
+
+    # per test sample and head (hits, edges): m finds s1 2/2 | 1/2, s2 0/1 | 1/1, s3 1/1 | 0/1 with heads 0 | 1;
+    # the twin s1 0/2, s2 1/1, s3 0/1 with head 0
+    per = {"m": {"s1": ((2, 2), (1, 2)), "s2": ((0, 1), (1, 1)), "s3": ((1, 1), (0, 1))},
+           "m-random": {"s1": ((0, 2), (0, 2)), "s2": ((1, 1), (0, 1)), "s3": ((0, 1), (0, 1))}}
+    dev = {"m": ((2, 10), (8, 10)), "m-random": ((5, 10), (1, 10))}  # dev chooses head 1 for m, head 0 for the twin
+    preds = []
+    for model in per:
+        rows = [hits(model, "dev", head, *dev[model][head]) for head in (0, 1)]
+        rows += [hits(model, "test", head, sum(v[head][0] for v in per[model].values()),
+                      sum(v[head][1] for v in per[model].values())) for head in (0, 1)]
+        rows += [hits(model, "test", head, *v[head], sample) for sample, v in per[model].items() for head in (0, 1)]
+        preds.append(_write(d / f"predictions/codesyntax/python/{model}/0.parquet", schemas.ATTENTION_HITS, rows))
+    spec = {"params": params, "models": models,
+            "tables": {"manifest": [manifest], "first_seen_functions": [seen], "codesyntax_samples": samples,
+                       "codesyntax_predictions": preds}}
+    spec["tables"] = {k: [os.path.relpath(p, tmp_path) for p in v] for k, v in spec["tables"].items()}
+    build(tmp_path / "data/warehouse.duckdb", spec, tmp_path)
+    con = connect(tmp_path / "data/warehouse.duckdb")
+    # one row per function and model, whatever the variants labelled
+    assert run(con, "SELECT sample_id, label, date_basis FROM codesyntax_contamination WHERE model = 'm' "
+                    "ORDER BY 1").fetchall() == [
+        ("s1", "released_before_cutoff", "release"), ("s2", "released_after_cutoff", "first_seen"),
+        ("s3", "released_after_cutoff", "release"), ("s4", "released_before_cutoff", "release")]
+    # the summed rows alone make the headline (the per-sample rows repeat them): m on test at its dev head 1
+    assert run(con, "SELECT score, edges FROM codesyntax_scores WHERE system = 'm' AND chosen_on = 'dev' "
+                    "AND k = 1").fetchall() == [(0.5, 4)]
+    scores = run(con, "SELECT chosen_on, model, label, n, score FROM codesyntax_contamination_scores "
+                      "ORDER BY ALL").fetchall()
+    assert scores == [  # dev: m's head 1 (s1 1/2; s2 1, s3 0), the twin's head 0 (s1 0; s2 1, s3 0)
+        ("dev", "m", "released_after_cutoff", 2, 0.5), ("dev", "m", "released_before_cutoff", 1, 0.5),
+        ("dev", "m-random", "released_after_cutoff", 2, 0.5), ("dev", "m-random", "released_before_cutoff", 1, 0.0),
+        # on test, m's head 0 (s1 1; s2 0, s3 1); the twin's stays head 0
+        ("test", "m", "released_after_cutoff", 2, 0.5), ("test", "m", "released_before_cutoff", 1, 1.0),
+        ("test", "m-random", "released_after_cutoff", 2, 0.5), ("test", "m-random", "released_before_cutoff", 1, 0.0)]
+    twins = run(con, "SELECT model, twin, label, n, score, twin_score, diff FROM codesyntax_contamination_vs_twin "
+                     "WHERE chosen_on = 'dev' ORDER BY ALL").fetchall()
+    assert twins == [("m", "m-random", "released_after_cutoff", 2, 0.5, 0.5, 0.0),
+                     ("m", "m-random", "released_before_cutoff", 1, 0.5, 0.0, 0.5)]
+    text = "\n".join(contamination(con, 1))
+    assert "| m | cutoff | 0 | 0 | 1 | 2 | 0 | 1 |" in text  # test functions per label; s3 dated by release only
+    assert "| m | python | released_after_cutoff | 2 | 0.500 |" in text
+    assert "| m | m-random | python | released_before_cutoff | 1 | 0.500 | 0.000 | 0.500 |" in text
+    assert "too few items (n = 2)" in "\n".join(contamination(con, 3))

@@ -320,6 +320,11 @@ def check_warehouse(root: Path) -> None:
     n = con.sql("SELECT sum(n) FROM apiquiz_contamination_vs_twin WHERE protocol = 'rank'").fetchall()[0][0]
     assert n and n == con.sql("SELECT n FROM apiquiz_contamination_scores WHERE model = 'tiny-mlm' "
                               "AND protocol = 'rank'").fetchall()[0][0]
+    # codesyntax's score split by label, per test function: the twin paired on the same functions, every one of them
+    n = con.sql("SELECT sum(n) FROM codesyntax_contamination_vs_twin WHERE model = 'tiny-mlm' AND chosen_on = 'dev'"
+                ).fetchall()[0][0]
+    assert n and n == con.sql("SELECT count(*) FROM codesyntax_sample_scores WHERE model = 'tiny-mlm' "
+                              "AND chosen_on = 'dev'").fetchall()[0][0]
     page = (root / "reports/corpus.md").read_text()
     assert "### Provenance and known contamination" in page and "| fixture | local | MIT | 2024-01-01 |" in page
 

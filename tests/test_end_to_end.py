@@ -92,11 +92,20 @@ def test_best_head_view_matches_hand_computation(e2e_project):
     # causal LM: not applicable; the encoder-decoder: its encoder's self-attention
     assert {h["model"] for h in hits} == {"tiny-mlm", "tiny-mlm-random", "minilm", "tiny-t5"}
     agg = defaultdict(lambda: [0, 0])
+    own = defaultdict(lambda: [0, 0])  # the test samples' own rows (first, top-1) add up to the summed rows
     for h in hits:
         assert h["variant"] == "plain"
+        if h["sample_id"] is not None:
+            assert (h["eval_split"], h["metric"], h["k"]) == ("test", "first", 1)
+            key = (h["model"], h["language"], h["relation"], h["layer"], h["head"])
+            own[key][0] += h["hits"]
+            own[key][1] += h["total"]
+            continue
         key = (h["model"], h["language"], h["eval_split"], h["relation"], h["metric"], h["k"], h["layer"], h["head"])
         agg[key][0] += h["hits"]
         agg[key][1] += h["total"]
+    assert own and own == {(m, lang, rel, layer, head): v for (m, lang, split, rel, metric, k, layer, head), v
+                           in agg.items() if (split, metric, k) == ("test", "first", 1)}
     best = {}
     for key, (hit, total) in sorted(agg.items()):
         model, language, split, relation, metric, k, layer, head = key

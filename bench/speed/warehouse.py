@@ -129,7 +129,8 @@ def write_codesyntax(folder: Path, rows: int, models: list[str], seed: int) -> d
             total = rng.integers(1, 40, n)
             cols = {**{c: grid[c].to_numpy() for c in grid.columns}, "model": np.full(n, model, dtype=object),
                     "variant": np.full(n, "plain", dtype=object), "hits": rng.binomial(total, 0.3), "total": total}
-            table = pa.table({f.name: pa.array(cols[f.name], type=f.type) for f in schema}, schema=schema)
+            table = pa.table({f.name: pa.array(cols[f.name], type=f.type) if f.name in cols else pa.nulls(n, f.type)
+                              for f in schema}, schema=schema)  # sample_id null: the summed rows
             path = folder / f"codesyntax_predictions_{m:02d}_{shard}.parquet"
             pq.write_table(table, path, row_group_size=1 << 20)
             files.append(path)
@@ -450,6 +451,7 @@ CS_KEYS = ["model", "language", "variant", "eval_split", "relation", "metric", "
 
 def pd_cs_head_scores(tables: dict) -> pd.DataFrame:
     df = pd.concat([pd.read_parquet(f) for f in tables["codesyntax_predictions"]], ignore_index=True)
+    df = df[df["sample_id"].isna()]  # the summed rows (the per-sample ones repeat the test side's)
     out = df.groupby(CS_KEYS, sort=False)[["hits", "total"]].sum().reset_index()
     out = out[out["total"] > 0]
     out["score"] = out["hits"] / out["total"]

@@ -6,7 +6,9 @@ top k. Subtoken attention becomes word attention as SPEC.md says: attention TO a
 sum over its subtokens, FROM a word the mean of its subtokens' rows; special tokens and
 whitespace tokens (NEWLINE, INDENT, ...: no subtokens) are never candidates; self-attention is
 ignored. Only the rows of head words are ever computed, on the fly: the shard keeps hit counts
-per (language, eval split, relation, metric, k, layer, head), never attention tensors.
+per (language, eval split, relation, metric, k, layer, head), never attention tensors, and, for
+each test sample, its own counts at the headline's metric and k (first, 1) per relation and head:
+the rows a score split by sample (its contamination label) is computed from.
 
 Metrics: `first` (the dependent's first token, the paper's default), `last`, `any` (any token
 of the span). An edge whose target token has no subtokens (cut off by the model's max length)
@@ -37,6 +39,7 @@ log = logging.getLogger("pipeline.families.codesyntax.infer")
 
 KS = (1, 3, 10, 20)
 METRICS = ("first", "last", "any")
+PER_SAMPLE = ("test", "first", 1)  # the split, metric and k kept per sample too (the headline's)
 
 
 @dataclass
@@ -94,21 +97,55 @@ def sample_hits(s: Sample, att: torch.Tensor, offsets, ks: tuple[int, ...] = KS)
                 yield (s.language, s.eval_split, rel, metric, k), (fh < k).sum(-1).to(torch.int64), len(idx)
 
 
-class AttentionEvaluator:
-    def __init__(self, loaded, token_budget: int, ks: tuple[int, ...] = KS):
+class HitCounts:
+    """A shard's hit counts: summed per (language, eval split, relation, metric, k) and, for each test sample at
+    the headline's metric and k (PER_SAMPLE), its own per relation."""
+
+    def __init__(self, ks: tuple[int, ...] = KS):
         self.ks = tuple(ks)
+        self.hits: dict[tuple, torch.Tensor] = {}
+        self.totals: dict[tuple, int] = defaultdict(int)
+        self.per_sample: dict[tuple, tuple[torch.Tensor, int]] = {}  # (language, relation, sample_id) -> hits, edges
+
+    def add(self, s: Sample, att: torch.Tensor, offsets) -> None:
+        """One sample's attention ([layers, heads, subtokens, subtokens]) counted."""
+        for key, hits, total in sample_hits(s, att, offsets, self.ks):
+            self.hits[key] = self.hits[key] + hits if key in self.hits else hits
+            self.totals[key] += total
+            language, split, rel, metric, k = key
+            if (split, metric, k) == PER_SAMPLE:
+                self.per_sample[(language, rel, s.sample_id)] = (hits, total)
+
+    def table(self, model: str, variant: str = "plain") -> pa.Table:
+        """The summed rows (sample_id null), then each test sample's own (its id), in a fixed order."""
+        rows = {name: [] for name in schemas.ATTENTION_HITS.names}
+
+        def add(language, split, rel, metric, k, hits, total, sample_id):
+            hits = hits.numpy()
+            for layer in range(hits.shape[0]):
+                for head in range(hits.shape[1]):
+                    for name, v in zip(rows, (model, language, variant, split, rel, metric, k, layer, head,
+                                              int(hits[layer, head]), total, sample_id)):
+                        rows[name].append(v)
+
+        for key in sorted(self.hits):
+            add(*key, self.hits[key], self.totals[key], None)
+        split, metric, k = PER_SAMPLE
+        for language, rel, sample_id in sorted(self.per_sample, key=lambda t: (t[0], t[2], t[1])):
+            hits, total = self.per_sample[(language, rel, sample_id)]
+            add(language, split, rel, metric, k, hits, total, sample_id)
+        return pa.table(rows, schema=schemas.ATTENTION_HITS)
+
+
+class AttentionEvaluator(HitCounts):
+    def __init__(self, loaded, token_budget: int, ks: tuple[int, ...] = KS):
+        super().__init__(ks)
         self.model, self.tok, self.device = loaded.model, loaded.tokenizer, loaded.device
         self.languages = Languages(self.tok)  # each sample in its language's format, variants made once
         # encoder-decoders: the encoder's self-attention (the decoder reads no input text to attend over)
         self.forward = loaded.model.get_encoder() if loaded.model_family == "encoder-decoder" else loaded.model
         self.batch_size, self.max_length, self.budget = loaded.entry.batch_size, loaded.entry.max_length, token_budget
         self.pad = self.tok.pad_token_id if self.tok.pad_token_id is not None else 0
-        self.hits: dict[tuple, torch.Tensor] = {}
-        self.totals: dict[tuple, int] = defaultdict(int)
-
-    def _add(self, key: tuple, hits: torch.Tensor, total: int) -> None:
-        self.hits[key] = self.hits[key] + hits if key in self.hits else hits
-        self.totals[key] += total
 
     @torch.inference_mode()
     def run(self, samples: list[Sample], desc: str) -> None:
@@ -130,23 +167,10 @@ class AttentionEvaluator:
                 n = len(encs[i]["input_ids"])
                 # one sample's [layers, heads, n, n] at a time: no batch-sized copy of the attentions
                 att = torch.stack([layer[j, :, :n, :n] for layer in out.attentions]).float().cpu()
-                for key, hits, total in sample_hits(samples[i], att, encs[i]["offset_mapping"], self.ks):
-                    self._add(key, hits, total)
+                self.add(samples[i], att, encs[i]["offset_mapping"])
             del out
             bar.update(len(batch))
         bar.close()
-
-    def table(self, model: str, variant: str = "plain") -> pa.Table:
-        rows = {name: [] for name in schemas.ATTENTION_HITS.names}
-        for key in sorted(self.hits):
-            language, split, rel, metric, k = key
-            hits = self.hits[key].numpy()
-            for layer in range(hits.shape[0]):
-                for head in range(hits.shape[1]):
-                    for name, v in zip(rows, (model, language, variant, split, rel, metric, k, layer, head,
-                                              int(hits[layer, head]), self.totals[key])):
-                        rows[name].append(v)
-        return pa.table(rows, schema=schemas.ATTENTION_HITS)
 
 
 def load_samples(samples: pa.Table, relations: pa.Table, shard: int, shards: int, max_items: int = 0,

@@ -221,15 +221,24 @@ def heatmaps(con, model: str, language: str, variant: str, path: Path) -> bool:
 
 
 def contamination(con, floor: int) -> list[str]:
-    """This family's part of the corpus page's contamination section: its items on each side of each model's
-    label (view codesyntax_contamination) and, where its views split the score, the score and the model against its
-    twin on each side."""
-    from pipeline.report.common import interval_cell, markdown_table, score_cell  # noqa: F401
-    from pipeline.report.contamination import COUNT_COLUMNS, _label_counts, _under  # noqa: F401
-    out: list[str] = []
-    counts = con.sql("SELECT model, basis, label, date_basis, count(*) FROM codesyntax_contamination "
-                     "WHERE eval_split = 'test' GROUP BY ALL").fetchall()
-    out += ["\n**codesyntax:** test-side function samples on each side of each model's label. Its attention "
-            "hits are counted per head over all samples, so its score is not split by label (docs/contamination.md).\n",
-            markdown_table(COUNT_COLUMNS, _label_counts(counts))]
-    return out
+    """This family's part of the corpus page's contamination section: its test samples on each side of each
+    model's label (view codesyntax_contamination), the headline split by label (codesyntax_contamination_scores)
+    and each model against its twin on each side (codesyntax_contamination_vs_twin), heads chosen on dev."""
+    from pipeline.report.contamination import family_part
+    return family_part(
+        con, floor,
+        intro="\n**codesyntax:** test-side function samples on each side of each model's label (a function is dated "
+              "by its first pinned release, else its file's release).\n",
+        counts="SELECT model, basis, label, date_basis, count(*) FROM codesyntax_contamination "
+               "WHERE eval_split = 'test' GROUP BY ALL",
+        metric="top-1",
+        keys=("model", "language"),
+        scores="SELECT model, language, label, n, score, lo, hi FROM codesyntax_contamination_scores "
+               "WHERE label <> 'unknown' AND chosen_on = 'dev' ORDER BY ALL",
+        scores_intro="\nTop-1 (first token; each relation's best head chosen on dev) by label, per test function: "
+                     "the share of its edges found, averaged over functions (the headline averages relations):\n",
+        twin_keys=("model", "twin", "language"),
+        twins="SELECT model, twin, language, label, n, score, twin_score, diff, lo, hi "
+              "FROM codesyntax_contamination_vs_twin WHERE label <> 'unknown' AND chosen_on = 'dev' ORDER BY ALL",
+        twins_intro="\nEach model against its random twin on each side (paired on the same functions, each with "
+                    "its own best heads):\n")

@@ -51,7 +51,8 @@ BASELINES = pa.schema(
     ]
 )
 
-# Inference (infer.py): attention hit counts per model, variant, relation, layer and head.
+# Inference (infer.py): attention hit counts per model, variant, relation, layer and head, summed over samples
+# (sample_id null) and, for the test side at the headline's metric and k, per sample.
 ATTENTION_HITS = pa.schema(
     [
         pa.field("model", pa.string(), nullable=False),
@@ -65,5 +66,9 @@ ATTENTION_HITS = pa.schema(
         pa.field("head", pa.int32(), nullable=False),
         pa.field("hits", pa.int64(), nullable=False),
         pa.field("total", pa.int64(), nullable=False),
+        # null: the row sums the shard's samples (every split, metric and k). Set: one test sample's hits at the
+        # headline's metric and k (first, 1) per relation and head, so that a score can be split by what is known
+        # of each sample (its contamination label: docs/contamination.md); the null rows already count them.
+        pa.field("sample_id", pa.string(), nullable=True),
     ]
 )

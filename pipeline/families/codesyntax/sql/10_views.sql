@@ -30,7 +30,8 @@ FROM codesyntax_relations r JOIN codesyntax_samples s ON s.sample_id = r.sample_
 GROUP BY ALL
 ORDER BY ALL;
 
--- CodeSyntax attention: hit rate of every (layer, head) per relation, summed over shards.
+-- CodeSyntax attention: hit rate of every (layer, head) per relation, summed over shards (the rows summed over
+-- samples: sample_id null; the per-sample rows repeat the test side's first/top-1 counts, sample by sample).
 -- Materialised when the warehouse is built (a table, not a view): every view below and the report
 -- read it many times, and at scale (10M prediction rows: bench/speed/warehouse.py) re-aggregating
 -- the shards per query is what costs.
@@ -38,6 +39,7 @@ CREATE TABLE codesyntax_head_scores AS
 SELECT model, language, variant, eval_split, relation, metric, k, layer, head,
        sum(hits)::BIGINT AS hits, sum(total)::BIGINT AS total, sum(hits)::DOUBLE / sum(total) AS score
 FROM codesyntax_predictions
+WHERE sample_id IS NULL
 GROUP BY ALL
 HAVING sum(total) > 0
 ORDER BY ALL;
