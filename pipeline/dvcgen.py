@@ -513,7 +513,9 @@ def generate(params_path: Path, perturb: bool = True) -> str:
         # key in the params file makes dvc.yaml stale (`--check`), which then lists it as a param.
         unwritten = {key for key in keys if key != ALL and not written(config, key)}
         keys -= unwritten
-        defaulted |= unwritten
+        # one under a written key the stage depends on (`training.objectives.causal` under `training.objectives`)
+        # is covered: writing it changes that param
+        defaulted |= {key for key in unwritten if not any(key.startswith(a + ".") for a in keys)}
         default_code = {dep_unit(Path(f).parts) for key in unwritten for f in absent.get(key, [])}
         stage: dict = {"cmd": f"snakemake {target} --cores all"}
         code = sorted(snakefiles | default_code) + code_deps(modules)
