@@ -190,7 +190,8 @@ def lists_in(config, path: str = "") -> list[tuple[str, list]]:
 def perturbations(key: str, value, config: dict) -> list:
     """Different values of the same type, the likeliest valid first (each is tried in turn): a list
     loses an entry, has an entry changed, or gains one that a list of the same name elsewhere holds
-    (or, empty, gets a name from a list of named entries); a number grows, a flag flips."""
+    (or, empty, gets a name from a list of named entries); a mapping loses its last key or has its last
+    string value changed; a number grows, a flag flips."""
     if isinstance(value, bool):
         return [not value]
     if isinstance(value, (int, float)):
@@ -198,7 +199,12 @@ def perturbations(key: str, value, config: dict) -> list:
     if isinstance(value, str):
         return [value + "-x"]
     if isinstance(value, dict):
-        return [dict(list(value.items())[:-1])] if len(value) >= 2 else []
+        # loses its last key, or (a mapping of one entry: `apirec.domains` on .test) its last string value changes
+        out = [dict(list(value.items())[:-1])] if len(value) >= 2 else []
+        last = list(dict.keys(value))[-1] if value else None
+        if last is not None and isinstance(value[last], str):
+            out.append({**value, last: value[last] + "-x"})
+        return out
     if not isinstance(value, list):
         return []
     out = [value[:-1], value[1:]] if len(value) >= 2 else [[]] if value else []
