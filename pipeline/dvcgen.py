@@ -18,10 +18,15 @@ Where each stage's `params:` come from (one source, the workflow itself; nothing
 3. Keys read only by `threads:`, `resources:`, `log:`, `conda:` (worker counts, ...) change no
    result: Snakemake never reruns a job for them, and no stage depends on them.
 
-Stages, in DAG order: the spine (corpus, datasets, manifest, extract, first_seen, identifiers), one stage per
-family (`family-<name>`), the models, one predict stage per family with inference
-(`predict-<name>`), one fit stage per family with a fit (`fit-<name>`), the fit index, the
-warehouse and the report. Each runs `snakemake <target> --cores all`, so both tools run the same
+A key a job reads but the params file does not write (`.get(key, default)`) is no param (DVC refuses a stage
+whose params file lacks one): the stage depends on the file whose code holds the default instead, and
+dvc.yaml's header names the key (writing it in the params file makes dvc.yaml stale).
+
+Stages, in DAG order: the spine (corpus, datasets, scan, manifest, extract, first_seen, identifiers), one stage
+per family (`family-<name>`), the tokenizer, one stage per zoo entry (`model-<name>`), the zoo's report, one
+predict stage per family and model (`predict-<family>-<model>`), one fit stage per family and model
+(`fit-<family>-<model>`) and one per family with a fit (`fit-<name>`: its item record and baselines), the fit
+index, the warehouse and the report. Each runs `snakemake <target> --cores all`, so both tools run the same
 rules; its outs, data deps and code deps (the modules its rules run, with their imports inside
 `pipeline/`) are computed from the same plan.
 """
@@ -121,6 +126,15 @@ def get_path(config: dict, path: str):
     return value
 
 
+def written(config: dict, path: str) -> bool:
+    """Whether the params file writes the dotted key (an absent key is read with the code's default)."""
+    try:
+        get_path(config, path)
+    except (KeyError, IndexError, TypeError, ValueError):
+        return False
+    return True
+
+
 def set_path(config: dict, path: str, value) -> None:
     parts = path.split(".")
     target = get_path(config, ".".join(parts[:-1])) if len(parts) > 1 else config
@@ -176,7 +190,8 @@ def lists_in(config, path: str = "") -> list[tuple[str, list]]:
 def perturbations(key: str, value, config: dict) -> list:
     """Different values of the same type, the likeliest valid first (each is tried in turn): a list
     loses an entry, has an entry changed, or gains one that a list of the same name elsewhere holds
-    (or, empty, gets a name from a list of named entries); a number grows, a flag flips."""
+    (or, empty, gets a name from a list of named entries); a mapping loses its last key or has its last
+    string value changed; a number grows, a flag flips."""
     if isinstance(value, bool):
         return [not value]
     if isinstance(value, (int, float)):
@@ -184,7 +199,12 @@ def perturbations(key: str, value, config: dict) -> list:
     if isinstance(value, str):
         return [value + "-x"]
     if isinstance(value, dict):
-        return [dict(list(value.items())[:-1])] if len(value) >= 2 else []
+        # loses its last key, or (a mapping of one entry: `apirec.domains` on .test) its last string value changes
+        out = [dict(list(value.items())[:-1])] if len(value) >= 2 else []
+        last = list(dict.keys(value))[-1] if value else None
+        if last is not None and isinstance(value[last], str):
+            out.append({**value, last: value[last] + "-x"})
+        return out
     if not isinstance(value, list):
         return []
     out = [value[:-1], value[1:]] if len(value) >= 2 else [[]] if value else []
@@ -218,7 +238,18 @@ def structural_reads(base: dict, config: dict, targets: list[str],
     attributed: dict[str, set[str]] = {key: set() for key in base["global"]}
     unperturbable = []
 
+    cache: dict[str, dict | None] = {}
+
     def traced(changed: dict):
+        # The same changed config is traced once (the fields of one zoo entry with no valid other value are all
+        # attributed by removing the entry), and one the schema refuses is not traced at all: the trace would
+        # stop at the same check after starting Snakemake (each trace is a fresh interpreter, a few CPU-s).
+        text = json.dumps(changed, sort_keys=True, default=str)
+        if text not in cache:
+            cache[text] = traced_once(changed) if valid(changed) else None
+        return cache[text]
+
+    def traced_once(changed: dict):
         with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as fh:
             yaml.safe_dump(changed, fh, sort_keys=False)
         try:
@@ -245,10 +276,14 @@ def structural_reads(base: dict, config: dict, targets: list[str],
 
     # `families` decides which stages exist: a change to it makes dvc.yaml stale (the check says so);
     # a list of named entries is perturbed field by field (ENTRY_LISTS)
-    keys = [k for k in base["global"] if k != "families" and k not in ENTRY_LISTS]
+    keys = [k for k in base["global"] if k != "families" and k not in ENTRY_LISTS and written(config, k)]
     keys += [leaf for lst in ENTRY_LISTS if lst in base["global"] for leaf in entry_leaves(config, lst)]
     for key in ("families", *ENTRY_LISTS):
         attributed.pop(key, None)
+    # a key read outside any rule but not written: its default is code, a dep of every stage (generate)
+    for key in base["global"]:
+        if key != ALL and key not in ("families", *ENTRY_LISTS) and not written(config, key):
+            attributed[key] = set(jobs)
     with ThreadPoolExecutor(max_workers=2) as pool:
         results = list(pool.map(one, keys))
     for key, trace in results:
@@ -267,6 +302,20 @@ def structural_reads(base: dict, config: dict, targets: list[str],
                     and all(j["wildcards"].get(w) == job["wildcards"].get(w) for w in same)}
         attributed[key] = hit
     return attributed, sorted(unperturbable)
+
+
+def valid(config: dict) -> bool:
+    """Whether the params pass the checks every plan starts with (pipeline.config.validate, the zoo's parse): a
+    perturbation they refuse is no valid configuration, found without starting Snakemake."""
+    from pipeline.config import validate
+    from pipeline.models.entries import parse_zoo
+
+    try:
+        validate(copy.deepcopy(config))
+        parse_zoo((config.get("models") or {}).get("zoo") or [])
+    except Exception:  # noqa: BLE001 (whatever stops these checks here stops the plan's too)
+        return False
+    return True
 
 
 # ---------------------------------------------------------------------------------------- stages
@@ -295,6 +344,10 @@ def stage_targets(config: dict) -> list[tuple[str, str]]:
     stages.append(("models", "models"))
     # one predict stage per (family, model): editing one zoo entry reruns that model's predictions only
     stages += [(f"predict-{f.name}-{name}", f"predict_{f.name}_{name}") for f in enabled if f.inference is not None
+               for name in inference_models if name in zoo and zoo[name].runs(f.name)]
+    # one fit stage per (family, model), as the predictions: a model is fitted on its own items, so one zoo entry's
+    # change refits that model only; `fit-<family>` then holds the family's item record and baselines
+    stages += [(f"fit-{f.name}-{name}", f"fit_{f.name}_{name}") for f in enabled if f.fit is not None
                for name in inference_models if name in zoo and zoo[name].runs(f.name)]
     stages += [(f"fit-{f.name}", f"fits_{f.name}") for f in enabled if f.fit is not None]
     stages += [("fits", "fits"), ("warehouse", "warehouse"), ("report", "report")]
@@ -384,20 +437,21 @@ def code_deps(modules: set[str]) -> list[str]:
             todo.append(".".join(parts[:i]))
         for p in module_paths(m, run=m in modules):
             todo.extend(imports_of(p))
-    deps = set()
-    for m in seen:
-        for p in module_paths(m, run=m in modules):
-            rel = p.relative_to(REPO).parts
-            if len(rel) == 2:  # pipeline/io.py, pipeline/__init__.py
-                deps.add("/".join(rel))
-            elif rel[1] == "families" and len(rel) >= 4:  # pipeline/families/<name>/...
-                deps.add("/".join(rel[:3]))
-            elif rel[1] == "families":
-                deps.add("/".join(rel))
-            else:
-                deps.add("/".join(rel[:2]))
+    deps = {dep_unit(p.relative_to(REPO).parts) for m in seen for p in module_paths(m, run=m in modules)}
     deps.discard("pipeline/__init__.py")
     return sorted(deps)
+
+
+def dep_unit(rel: tuple[str, ...]) -> str:
+    """The dep naming a file of the project: a package folder under pipeline/ (a family's own folder), a top-level
+    module, or the file itself (a .smk file)."""
+    if rel[0] != "pipeline" or len(rel) < 2:
+        return "/".join(rel)
+    if len(rel) == 2:  # pipeline/io.py, pipeline/__init__.py
+        return "/".join(rel)
+    if rel[1] == "families":  # pipeline/families/<name>/... (or pipeline/families/__init__.py)
+        return "/".join(rel[:3])
+    return "/".join(rel[:2])
 
 
 def normalise(keys: set[str]) -> list[str]:
@@ -431,6 +485,8 @@ def generate(params_path: Path, perturb: bool = True) -> str:
     from pipeline import registry
 
     plot_meta = {f"{PLOTS}/{p.file}": p for f in registry.enabled(config) for p in f.plots}
+    absent = base.get("absent", {})
+    defaulted: set[str] = set()  # keys stages read that the params file does not write
     doc: dict = {"stages": {}}
     for name, target in stages:
         ks = members[name]
@@ -458,8 +514,17 @@ def generate(params_path: Path, perturb: bool = True) -> str:
                 elif f not in producer and not any(under(f, o) for o in producer):
                     # a file no job writes: a source file, or a `path:` model's folder (its content is hashed)
                     data.add(os.path.relpath(Path(f).resolve(), REPO) if os.path.isabs(f) else f)
+        # A key the params file does not write is no DVC param (DVC refuses a stage whose params file lacks one):
+        # the code that supplies its default is a dep instead, so a changed default reruns the stage. Writing the
+        # key in the params file makes dvc.yaml stale (`--check`), which then lists it as a param.
+        unwritten = {key for key in keys if key != ALL and not written(config, key)}
+        keys -= unwritten
+        # one under a written key the stage depends on (`training.objectives.causal` under `training.objectives`)
+        # is covered: writing it changes that param
+        defaulted |= {key for key in unwritten if not any(key.startswith(a + ".") for a in keys)}
+        default_code = {dep_unit(Path(f).parts) for key in unwritten for f in absent.get(key, [])}
         stage: dict = {"cmd": f"snakemake {target} --cores all"}
-        code = sorted(snakefiles) + code_deps(modules)
+        code = sorted(snakefiles | default_code) + code_deps(modules)
         code = {c for c in code if not any(c != d and under(c, d) for d in code)}
         data = {d for d in data if not any(under(d, c) for c in code)}
         stage["deps"] = sorted(code | data, key=lambda d: (d.startswith("data/"), d))
@@ -482,6 +547,10 @@ def generate(params_path: Path, perturb: bool = True) -> str:
                 stage[key] = value
         doc["stages"][name] = stage
     header = HEADER
+    if defaulted:
+        header += (f"# Read but not written in {params_path.name}, so no stage's param: each stage reading one depends "
+                   "on the code holding its default;\n# write one there and run the generator again (`--check` fails "
+                   "until then):\n#   " + ", ".join(sorted(defaulted)) + "\n")
     if unperturbable:
         header += ("# Keys read outside any rule that could not be perturbed into a valid configuration, "
                    "given to every stage:\n#   " + ", ".join(unperturbable) + "\n")

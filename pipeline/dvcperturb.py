@@ -34,7 +34,7 @@ import yaml
 
 from pipeline.dvcgen import (
     REPO, collapse_outs, closure, job_fingerprint, job_key, perturbations, run_trace, stage_targets, targets_for,
-    under,
+    under, valid,
 )
 
 
@@ -214,6 +214,8 @@ def sweep(params: Path, dvc_yamls: dict[str, dict], leaves_wanted: list[str] | N
 
     def one(leaf: str):
         for value, changed in shares(config, leaf):  # a fraction among fractions summing to 1 (manifest.split)
+            if not valid(changed):
+                continue
             try:
                 return leaf, value, changed, traced(changed)
             except RuntimeError:
@@ -221,6 +223,8 @@ def sweep(params: Path, dvc_yamls: dict[str, dict], leaves_wanted: list[str] | N
         for value in perturbations(leaf, get(config, leaf), config):
             changed = copy.deepcopy(config)
             put(changed, leaf, value)
+            if not valid(changed):  # refused by the checks every plan starts with: no trace needed
+                continue
             try:
                 return leaf, value, changed, traced(changed)
             except RuntimeError:

@@ -6,7 +6,8 @@ read, and prints JSON: per rule, the keys its directives read (`params`, `input`
 definition and, for functions, per job), the keys read outside any rule (module-level code such as
 the zoo parse), and every planned job (rule, outputs, params). `pipeline.dvcgen` turns this into
 dvc.yaml. A read of a list reads the whole list (DVC names params by dotted keys, never by index);
-a dict used whole (serialised, iterated, compared) is a read of that dict's key.
+a dict used whole (serialised, iterated, compared) is a read of that dict's key. A key read but not written
+(`.get(key, default)`) is listed under `absent` with the files whose code holds its default.
 
 Directives that never change a result (`threads`, `resources`, `log`, `conda`, ...) are reported
 apart: Snakemake does not rerun a job when they change, and neither should DVC.
@@ -48,17 +49,33 @@ class Reads:
         self.by_context: dict[tuple[str | None, str, str | None], set[str]] = {}
         self.paused = 0
         self.rule: str | None = None  # the rule being defined or evaluated
+        # keys read but not written in the params file (`.get(key, default)`, `key in ...`): key -> the files
+        # whose code supplied the default (a .smk file, a module under pipeline/)
+        self.absent: dict[str, set[str]] = {}
+        self.pending_absent: dict[str, set[str]] = {}
 
     def record(self, path: str) -> None:
         if self.paused or (self.rule is None and not _from_workflow_code()):
             return
         self.pending.add(path or ALL)
 
+    def record_absent(self, path: str, depth: int = 2) -> None:
+        """A read of a key the params file does not write: the key is read (as `record`), and the file of the
+        code that asked for it (`depth` frames up) holds the default it gets instead."""
+        if self.paused or (self.rule is None and not _from_workflow_code()):
+            return
+        self.record(path)
+        self.pending_absent.setdefault(path, set()).add(sys._getframe(depth).f_code.co_filename)
+
     def flush(self, rule: str | None, directive: str, job: str | None = None) -> None:
         """Attribute the pending reads to a rule's directive (at its definition, or for one job)."""
         if self.pending:
             self.by_context.setdefault((rule, directive, job), set()).update(self.pending)
+        if directive not in NEUTRAL_DIRECTIVES:  # a worker count's default changes no result
+            for path, files in self.pending_absent.items():
+                self.absent.setdefault(path, set()).update(files)
         self.pending = set()
+        self.pending_absent = {}
 
     @contextlib.contextmanager
     def pause(self):
@@ -106,15 +123,20 @@ class TrackedDict(dict):
     def __getitem__(self, key):
         return self._read(key, super().__getitem__(key))
 
+    def __setitem__(self, key, value):
+        # a block the workflow replaces (pipeline.config.normalised drops null entries of `apirec.domains`) stays
+        # tracked: the reads of the new dict are reads of that key
+        super().__setitem__(key, TrackedDict(plain(value), _key(self._path, key)) if isinstance(value, dict) else value)
+
     def get(self, key, default=None):
-        if key in self:
+        if dict.__contains__(self, key):
             return self[key]
-        READS.record(_key(self._path, key))  # an absent key read: adding it changes the result
+        READS.record_absent(_key(self._path, key))  # an absent key read: adding it changes the result
         return default
 
     def __contains__(self, key):
         if not super().__contains__(key):
-            READS.record(_key(self._path, key))
+            READS.record_absent(_key(self._path, key))
             return False
         return True
 
@@ -320,7 +342,14 @@ def trace(configfile: str, directory: str | None = None, snakefile: str | None =
         info[r.name] = {"snakefile": os.path.relpath(str(r.snakefile), workflow.basedir),
                         "shell": r.shellcmd or "",
                         "definition": {d: sorted(p) for d, p in sorted(rules.get(r.name, {}).items())}}
-    return {"rules": info, "global": sorted(global_reads),
+    # the files holding each absent key's default, named relative to the workflow's folder (a file elsewhere, a
+    # family package outside the repository, is not a dep DVC can name portably: left out)
+    base = Path(workflow.basedir).resolve()
+    absent = {}
+    for key, files in sorted(READS.absent.items()):
+        named = [(Path(f) if Path(f).is_absolute() else base / f).resolve() for f in files if not f.startswith("<")]
+        absent[key] = sorted({str(f.relative_to(base)) for f in named if f.is_relative_to(base) and f.is_file()})
+    return {"rules": info, "global": sorted(global_reads), "absent": absent,
             "jobs": [{**job, "reads": {d: sorted(p) for d, p in sorted(job["reads"].items())}}
                      for _, job in sorted(jobs.items())]}
 

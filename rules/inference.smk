@@ -48,8 +48,8 @@ rule inference:
         [path for f in PREDICTED for path in prediction_paths(f)],
 
 
-# One target per family's predictions and per family's fits: DVC's `predict-<family>` and
-# `fit-<family>` stages run them (dvc.yaml is generated: `python -m pipeline.dvcgen`).
+# One target per family's predictions and per family's fits, and per (family, model) of each: DVC's stages run
+# them (dvc.yaml is generated: `python -m pipeline.dvcgen`).
 for _family in PREDICTED:
 
     rule:
@@ -156,6 +156,16 @@ for _family in FITTED:
             f"fits_{_family.name}"
         input:
             fit_outputs(_family),
+
+    # and one per (family, model): DVC's `fit-<family>-<model>` stages, so that editing one zoo entry refits
+    # that model only (a model is fitted on its own items)
+    for _model in family_models(_family):
+
+        rule:
+            name:
+                f"fit_{_family.name}_{_model}"
+            input:
+                [p.replace(".parquet", ".json") for p in registry.fit_files(_family, config, {_model: INFERENCE_MODELS[_model]})],
 
 
 rule fits:

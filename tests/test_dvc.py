@@ -363,6 +363,74 @@ def test_a_zoo_entry_field_is_a_params_key_by_index(tmp_path):
     assert yaml.safe_load((project / "params.yaml").read_text())["models"]["zoo"][0]["batch_size"] == 18
 
 
+def test_a_block_the_workflow_replaces_stays_tracked():
+    """pipeline.config.normalised replaces `apirec.domains` with a copy without its null entries: the copy's reads
+    are still reads of `apirec.domains` (the trace saw none, so no stage depended on it and DVC missed 14 jobs)."""
+    from pipeline import dvctrace
+
+    config = dvctrace.TrackedDict({"apirec": {"domains": {"a": "x", "b": None}}})
+    config["apirec"]["domains"] = {k: v for k, v in dict.items(config["apirec"]["domains"]) if v is not None}
+    reads, rule = dvctrace.READS, dvctrace.READS.rule
+    reads.pending.clear()
+    reads.rule = "apirec_points"
+    try:
+        sorted(config["apirec"]["domains"].items())
+        assert reads.pending == {"apirec.domains"}
+    finally:
+        reads.rule = rule
+        reads.pending.clear()
+
+
+def test_a_key_left_to_the_codes_default_is_no_param_and_its_code_is_a_dep(tmp_path):
+    """DVC refuses a stage whose params file lacks a param it lists (MissingParamsError), and `.test/params.yaml`
+    leaves keys to the code's defaults (`.get(key, default)`): such a key is no param; the file holding its default
+    is a dep of each stage reading it, and the header names the key. Written in the params file, it is a param."""
+    from pipeline.dvcgen import generate, run_trace, written
+
+    source = REPO / ".test" / "params.yaml"
+    config = yaml.safe_load(source.read_text())
+    assert not written(config, "extract.max_file_tokens") and not written(config, "codesyntax.timeout_s")
+    trace = run_trace(source, [])
+    assert trace["absent"]["codesyntax.timeout_s"] == ["pipeline/families/codesyntax/rules.smk"]
+    assert trace["absent"]["extract.max_file_tokens"] == ["rules/extract.smk"]
+    # the predict rule's param, not pipeline/resources.py, whose read sizes the job (no result changes with it)
+    assert trace["absent"]["inference.dtype"] == ["rules/inference.smk"]
+    text = generate(source, perturb=False)
+    header = "".join(line for line in text.splitlines(True) if line.startswith("#"))
+    assert "extract.max_file_tokens" in header and "codesyntax.timeout_s" in header
+    stages = yaml.safe_load(text)["stages"]
+    for name, stage in stages.items():
+        for key in stage.get("params", []):
+            assert isinstance(key, dict) or written(config, key), (name, key)
+    assert "rules/extract.smk" in stages["extract"]["deps"]
+    config["extract"]["max_file_tokens"] = 1000
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    text = generate(tmp_path / "params.yaml", perturb=False)
+    assert "extract.max_file_tokens" in yaml.safe_load(text)["stages"]["extract"]["params"]
+    assert "extract.max_file_tokens" not in "".join(line for line in text.splitlines(True) if line.startswith("#"))
+
+
+def test_fit_stages_are_per_family_and_model():
+    """One fit stage per (family, model), as the predictions: one zoo entry's change refits that model only; the
+    family's own fit stage keeps its item record and baselines."""
+    from pipeline import registry
+
+    config = yaml.safe_load((REPO / "params.yaml").read_text())
+    fitted = [f for f in registry.enabled(config) if f.fit is not None]
+    assert fitted
+    for family in fitted:
+        per_model = {n: s for n, s in STAGES.items() if n.startswith(f"fit-{family.name}-")}
+        assert per_model, family.name
+        for name, stage in per_model.items():
+            model = name.removeprefix(f"fit-{family.name}-")
+            assert f"predict-{family.name}-{model}" in STAGES, name
+            assert targets_of(stage) == [f"fit_{family.name}_{model}"]
+            assert sorted(outs_of(stage)) == [f"data/fits/{family.name}/{model}.json",
+                                              f"data/fits/{family.name}/{model}.parquet"], name
+        own = outs_of(STAGES[f"fit-{family.name}"])
+        assert not any(o.endswith(f"/{m.removeprefix(f'fit-{family.name}-')}.parquet") for m in per_model for o in own)
+
+
 def test_adopt_leaves_snakemake_and_dvc_nothing_to_do(tmp_path):
     """`python -m pipeline.adopt` on a toy project shaped like the report's end of the DAG: a cached out, then a
     stage writing a cached out and an uncached metric: `dvc status` up to date and `snakemake -n` nothing to do

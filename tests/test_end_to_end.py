@@ -265,11 +265,6 @@ def test_html_report_opens_in_a_browser(e2e_project, tmp_path):
     assert shot.read_bytes()[:4] == b"\x89PNG" and shot.stat().st_size > 20_000
 
 
-@pytest.mark.xfail(reason="DVC needs every param its stages list written in params.yaml; .test/params.yaml leaves nine to "
-                          "the code's defaults (apiquiz.include_optional_dependencies, codesyntax.max_file_tokens, "
-                          "codesyntax.timeout_s, extract.max_file_tokens, identifiers.max_file_tokens, inference.dtype, "
-                          "manifest.evaluation.allow_unevaluated, report, training.objectives): dvcgen should write them "
-                          "or list only the written ones", strict=False)
 def test_adopting_a_build_leaves_both_tools_nothing_to_do(e2e_project, tmp_path):
     """`python -m pipeline.adopt` (docs/dvc.md, "Adopting a Snakemake build") after a whole Snakemake build: DVC
     records it in dvc.lock and `dvc status` is up to date, and `snakemake -n` has nothing to do. A bare
