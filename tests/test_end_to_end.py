@@ -275,6 +275,11 @@ def test_adopting_a_build_leaves_both_tools_nothing_to_do(e2e_project, tmp_path)
 
     project = tmp_path / "project"
     copy_project(project)
+    # the build's params name datasets as ../shared/... from the workflow's folder (a clone's layout); the copy's
+    # workflow folder is `project`, so ../shared must sit beside it too (the params stay the build's, byte for byte)
+    shared = (REPO.parent / "shared").resolve()
+    if shared.is_dir():
+        (tmp_path / "shared").symlink_to(shared, target_is_directory=True)
     for name in ("data", "reports", "corpus", "npm", ".snakemake", "params.yaml"):  # the build, mtimes kept
         src = e2e_project / name
         if src.is_dir():

@@ -14,7 +14,7 @@ def _hits(rows):
     n = len(rows)
     table = {"model": ["m"] * n, "language": ["python"] * n, "variant": ["plain"] * n, "eval_split": cols["eval_split"],
              "relation": cols["relation"], "metric": ["first"] * n, "k": [1] * n, "layer": cols["layer"], "head": cols["head"],
-             "hits": cols["hits"], "total": cols["total"]}
+             "hits": cols["hits"], "total": cols["total"], "sample_id": [None] * n}  # summed rows: no sample
     return pa.table(table, schema=codesyntax_schemas.ATTENTION_HITS)
 
 
