@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
-from typing import Sequence
 
 from pipeline.report.common import fraction, interval_cell, markdown_table, min_n, score_cell
 
@@ -77,32 +76,6 @@ def label_part(con, floor: int, view: str, intro: str, split: Split | None = Non
                  _under(r[-3], r[-6], floor), interval_cell(r[-2], r[-1], r[-6], floor)) for r in twins]
         out += [split.twins_title, markdown_table(["model", "twin", *headers, "label", "n", split.header, "twin",
                                                    "difference", "95% CI"], rows)]
-    return out
-
-
-def family_part(con, floor: int, *, intro: str, counts: str, metric: str, keys: Sequence[str] = ("model",),
-                scores: str = "", scores_intro: str = "", twin_keys: Sequence[str] = ("model", "twin"),
-                twins: str = "", twins_intro: str = "") -> list[str]:
-    """One family's part of the section, from three queries over its contamination views: `counts` gives
-    (model, basis, label, date_basis, items) rows; `scores` (*keys, label, n, score, lo, hi): the headline split by
-    label; `twins` (*twin_keys, label, n, score, twin_score, diff, lo, hi): the model against its twin on each side,
-    paired. `metric` names the score's column. A score over fewer than `floor` items prints "too few items"."""
-    out = [intro, markdown_table(COUNT_COLUMNS, _label_counts(con.sql(counts).fetchall()))]
-    rows = con.sql(scores).fetchall() if scores else []
-    if rows:
-        width = len(keys)
-        out += [scores_intro,
-                markdown_table([*keys, "label", "n", metric, "95% CI"],
-                               [(*r[:width], lab, n, score_cell(v, n, floor), interval_cell(lo, hi, n, floor))
-                                for r in rows for lab, n, v, lo, hi in [r[width:]]])]
-    rows = con.sql(twins).fetchall() if twins else []
-    if rows:
-        width = len(twin_keys)
-        out += [twins_intro,
-                markdown_table([*twin_keys, "label", "n", metric, "twin", "difference", "95% CI"],
-                               [(*r[:width], lab, n, score_cell(a, n, floor), _under(b, n, floor), _under(d, n, floor),
-                                 interval_cell(lo, hi, n, floor))
-                                for r in rows for lab, n, a, b, d, lo, hi in [r[width:]]])]
     return out
 
 

@@ -224,21 +224,15 @@ def contamination(con, floor: int) -> list[str]:
     """This family's part of the corpus page's contamination section: its test samples on each side of each
     model's label (view codesyntax_contamination), the headline split by label (codesyntax_contamination_scores)
     and each model against its twin on each side (codesyntax_contamination_vs_twin), heads chosen on dev."""
-    from pipeline.report.contamination import family_part
-    return family_part(
-        con, floor,
-        intro="\n**codesyntax:** test-side function samples on each side of each model's label (a function is dated "
-              "by its first pinned release, else its file's release).\n",
-        counts="SELECT model, basis, label, date_basis, count(*) FROM codesyntax_contamination "
-               "WHERE eval_split = 'test' GROUP BY ALL",
-        metric="top-1",
-        keys=("model", "language"),
-        scores="SELECT model, language, label, n, score, lo, hi FROM codesyntax_contamination_scores "
-               "WHERE label <> 'unknown' AND chosen_on = 'dev' ORDER BY ALL",
-        scores_intro="\nTop-1 (first token; each relation's best head chosen on dev) by label, per test function: "
-                     "the share of its edges found, averaged over functions (the headline averages relations):\n",
-        twin_keys=("model", "twin", "language"),
-        twins="SELECT model, twin, language, label, n, score, twin_score, diff, lo, hi "
-              "FROM codesyntax_contamination_vs_twin WHERE label <> 'unknown' AND chosen_on = 'dev' ORDER BY ALL",
-        twins_intro="\nEach model against its random twin on each side (paired on the same functions, each with "
-                    "its own best heads):\n")
+    from pipeline.report.contamination import Split, label_part
+    return label_part(
+        con, floor, "codesyntax_contamination",
+        "\n**codesyntax:** test-side function samples on each side of each model's label (a function is dated "
+        "by its first pinned release, else its file's release).\n",
+        Split(keys=(("language", "language"),), score="score", twin_score="twin_score", header="top-1",
+              scores_title="\nTop-1 (first token; each relation's best head chosen on dev) by label, per test function: "
+                           "the share of its edges found, averaged over functions (the headline averages relations):\n",
+              twins_title="\nEach model against its random twin on each side (paired on the same functions, each with "
+                          "its own best heads):\n",
+              where="chosen_on = 'dev'"),
+        counts_where="eval_split = 'test'")
