@@ -92,6 +92,74 @@ def test_section_split_and_a_plain_string_section():
     assert str(s).startswith("## Fam (Table 1)\n\nLead.")
 
 
+def test_the_first_read_leaves_a_twins_own_rows_to_the_page():
+    """Issue 37 item 10: a row the family marks (a random twin's, where the section reads its model against it,
+    paired) is left out of reports/index.md, which says so in its link line; the page keeps the whole table."""
+    from pipeline.report.build import first_read, one_blank_line, page_text
+    from pipeline.report.common import TWIN_ROWS, markdown_table
+
+    columns, rows = ["paper / ours", "model", "P@1"], [("paper", "Big", 0.5), ("ours", "m", 0.25),
+                                                        ("ours", "m-random", 0.125), ("ours", "solo-random", 0.1)]
+    headline = ("Lead.\n\n" + markdown_table(columns, rows) + "\n\n\n**Model vs its random twin:** m vs m-random.\n"
+                "\n**How the populations differ:** ours.\n")
+    section = Section("Fam (Table 1)", headline, "More.\n").leaving([(TWIN_ROWS, rows[2])])
+    assert section.page_rows == ((TWIN_ROWS, "| ours | m-random | 0.12 |"),)  # as markdown_table renders it
+    index = one_blank_line(first_read(section, "fam"))
+    assert "| ours | m | 0.25 |" in index and "m-random | 0.12" not in index
+    assert "| ours | solo-random | 0.10 |" in index  # no paired comparison reads it: it stays
+    assert "| paper / ours | model | P@1 |\n|---|---|---|\n| paper | Big | 0.50 |\n| ours | m | 0.25 |" in index
+    # one line says what was left, and where: the end of the headline's last paragraph (the populations line)
+    assert index.rstrip().endswith("**How the populations differ:** ours. **Everything else** is on [the fam page]"
+                                   f"(fam.md): every table and figure, our extensions; and, of the tables above, "
+                                   f"{TWIN_ROWS}.")
+    assert "\n\n\n" not in index
+    assert "| ours | m-random | 0.12 |" in page_text(section)  # the page: the whole table
+    # nothing marked: the first read is the headline as it was; a headline ending in a table: the link alone
+    plain = first_read(Section("Fam (Table 1)", headline, "More."), "fam")
+    assert "m-random | 0.12" in plain and plain.endswith("ours. **Everything else** is on [the fam page](fam.md): "
+                                                         "every table and figure, our extensions.\n")
+    assert first_read(Section("Fam", "| a |\n|---|\n| 1 |\n", "More."), "fam").endswith(
+        "| 1 |\n\n**Everything else** is on [the fam page](fam.md): every table and figure, our extensions.\n")
+    assert Section("Fam", headline).leaving([]) == Section("Fam", headline)
+
+
+def test_families_mark_only_the_twins_their_headline_reads_against_a_model():
+    """idbench: the twin's `(held-out layer)` row is the page's when a `model - twin` row reads it; apirec: the
+    twin's rows in both tables when its model's `vs twin` cell reads it, and Table 7's chance and ceiling rows
+    when the paired table has an LM. The models' rows, the difference rows and the baselines stay."""
+    import duckdb
+
+    from pipeline.families.apirec.report import CHANCE_ROWS
+    from pipeline.families.apirec.report import headline as apirec_headline
+    from pipeline.families.idbench.report import headline as idbench_headline
+    from pipeline.families.idbench.stats import HeldOutLayerRho, HeldOutTwinDiff
+    from pipeline.report.common import TWIN_ROWS, table_row
+    from tests.test_report_power import _apirec
+
+    con = duckdb.connect()
+    con.execute("CREATE TABLE idbench_spearman AS SELECT * FROM (VALUES "
+                "('LV', 'relatedness', 'large', 'comparable', 'string', 120, 0.48)) "
+                "t(system, gold, size, pair_set, kind, n, rho)")
+    con.execute("CREATE TABLE idbench_embedding_models AS SELECT 1 AS files WHERE false")
+    held = {(m, "large", "relatedness"): HeldOutLayerRho(120, 0.5, 0.4, 0.6, (1,) * 5)
+            for m in ("m", "m-random", "solo", "solo-random")}
+    twins = {("m", "m-random", "large", "relatedness"): HeldOutTwinDiff(120, 0.5, 0.5, 0.0, -0.1, 0.1, 1.0,
+                                                                          (1,) * 5, (1,) * 5)}
+    marked: list = []
+    text = idbench_headline(con, {}, held, 0, 0, twins, 100, marked)
+    assert [(what, row[0]) for what, row in marked] == [(TWIN_ROWS, "ours: m-random (held-out layer)")]
+    assert Section("idbench", text, "details").leaving(marked).first_read_headline()[0] == "\n".join(
+        line for line in text.split("\n") if not line.startswith("| ours: m-random (held-out layer) |"))
+
+    marked = []
+    text = apirec_headline(_apirec(), {"seed": 5, "report": {"min_n": 4}}, marked)
+    assert sorted(row[0] for what, row in marked if what == TWIN_ROWS) == ["m-random/rerank_ngram",
+                                                                         "ours: m-random/rerank_ngram"]
+    # the chance and ceiling rows too: the paired table reads each LM against the n-gram and its pool's recall
+    reference = [line for line in text.splitlines() if line.startswith(("| chance", "| ceiling"))]
+    assert len(reference) >= 2 and [table_row(row) for what, row in marked if what == CHANCE_ROWS] == reference
+
+
 def test_probing_headline_puts_table_1_beside_the_model_chosen_on_fold_0_and_the_baseline():
     from pipeline.families.probing.report import headline
     from tests.test_probing_selectivity import model_views

@@ -197,6 +197,17 @@ def test_report_sections_show_protocols_and_twins(warehouse):
     text = str(codesyntax_section(con, root / "figures", "figures", params, root / "plots"))
     row = next(line for line in text.splitlines() if line.startswith("| m | m-random | dev | python | 3 |"))
     assert "| 0.700 | 0.267 | 0.433 |" in row
+    # issue 37 item 10: the twin's own headline rows (and only they) are the page's, since the headline reads the
+    # model against it, paired; the first read leaves them out
+    from pipeline.report.common import TWIN_ROWS
+
+    for section in (apiquiz_section(con, root / "figures", "figures", params, root / "plots"),
+                    codesyntax_section(con, root / "figures", "figures", params, root / "plots")):
+        ours = [line for line in section.headline.splitlines() if line.startswith("| ours |")]
+        twins = [line for line in ours if " m-random" in line]
+        assert twins and sorted(section.page_rows) == sorted((TWIN_ROWS, line) for line in twins)
+        first = section.first_read_headline()[0]
+        assert not any(line in first for line in twins) and all(line in first for line in ours if line not in twins)
 
 
 def test_sections_open_with_the_papers_table_beside_ours(warehouse):

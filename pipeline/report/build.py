@@ -13,7 +13,9 @@ import importlib
 import json
 import logging
 import os
+import re
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from pipeline import registry as families
@@ -35,6 +37,20 @@ def detail_pages(fams: list[families.Family]) -> list[str]:
     """The pages beside reports/index.md (names without .md / .html): the corpus's, then one per family with a
     report section. The report rule declares each as an output."""
     return [CORPUS_PAGE, MODELS_PAGE, *(f.name for f in fams if f.report)]
+
+
+def corpus_line(rows: list[tuple]) -> str:
+    """The corpus table (language, files, unique, repositories, bytes, lines) as the first read's one line: every
+    number of it, so the first read does not grow by a table (the table is on reports/corpus.md)."""
+    if not rows:
+        return "No code in the corpus."
+    parts = []
+    for language, files, unique, repositories, size, lines in rows:
+        files, unique = int(files or 0), int(unique or 0)
+        parts.append(f"{language}: {files:,} files, {'all unique' if unique == files else f'{unique:,} unique'}, "
+                     f"from {int(repositories or 0):,} repositories, {int(lines or 0):,} lines, "
+                     f"{int(size or 0):,} bytes")
+    return "; ".join(parts) + "."
 
 
 def section_corpus(con) -> Section:
@@ -62,9 +78,10 @@ def section_corpus(con) -> Section:
     policy = (params.get("manifest", {}).get("split_policy") or {}).get("mode", "source")
     return Section(
         "Corpus",
-        markdown_table(["language", "files", "unique", "repositories", "bytes", "lines"], rows) + "\n"
-        + "".join(f"\n**Warning:** {w}.\n" for w in warnings),
-        f"Unique files per split (manifest.split_policy.mode: {policy}; docs/splits.md):\n\n"
+        corpus_line(rows) + "\n" + "".join(f"\n**Warning:** {w}.\n" for w in warnings),
+        "Files per language:\n\n"
+        + markdown_table(["language", "files", "unique", "repositories", "bytes", "lines"], rows)
+        + f"\n\nUnique files per split (manifest.split_policy.mode: {policy}; docs/splits.md):\n\n"
         + markdown_table(["language", *order], splits)
         + "\n\nThe splits per source: library files (scripts, which train, left out) and the evaluation split's share "
         f"of the source's library lines ({order[-1] if order else 'test'}):\n\n" + composition
@@ -154,14 +171,29 @@ def with_notes(section: Section, notes: list[str]) -> Section:
     """The section with these notes first in its headline (and so on its page too)."""
     if not notes:
         return section
-    return Section(section.title, "\n\n".join(notes) + "\n\n" + section.headline, section.details)
+    return replace(section, headline="\n\n".join(notes) + "\n\n" + section.headline)
+
+
+BLOCK = re.compile(r"^(\||!\[|#|[-*+] |\d+[.)] |>|```|\s)")  # a Markdown line that is no paragraph text
 
 
 def first_read(section: Section, page: str) -> str:
-    """A section in reports/index.md: its heading, its headline, and a link to its page when it has details."""
-    link = (f"\nEverything else (every table and figure, our extensions): [the {page} page]({page}.md).\n"
-            if section.details.strip() else "")
-    return f"## {section.title}\n\n{section.headline.strip()}\n{link}"
+    """A section in reports/index.md: its heading, its headline less the rows it leaves to its page
+    (Section.page_rows), and a link to its page when it has details, naming what the tables above left there.
+    The link ends the headline's last paragraph (the populations line) when that is text, else stands alone."""
+    headline, left = section.first_read_headline()
+    headline = headline.strip()
+    if not (section.details.strip() or left):
+        return f"## {section.title}\n\n{headline}\n"
+    also = f"; and, of the tables above, {'; '.join(left)}" if left else ""
+    link = f"**Everything else** is on [the {page} page]({page}.md): every table and figure, our extensions{also}."
+    last = headline.rsplit("\n", 1)[-1]
+    return f"## {section.title}\n\n{headline}{' ' if last and not BLOCK.match(last) else chr(10) * 2}{link}\n"
+
+
+def one_blank_line(markdown: str) -> str:
+    """Runs of blank lines as one (the first read is measured in lines; Markdown renders both alike)."""
+    return re.sub(r"\n(?:[ \t]*\n){2,}", "\n\n", markdown)
 
 
 def page_text(section: Section, summary: str = "The paper beside ours") -> str:
@@ -228,11 +260,11 @@ def build(db: Path, out: Path, figures: Path, models_metrics: Path | None = None
                 raise RuntimeError(f"{family.name}: its report section wrote no {', '.join(missing)} under {plots}, "
                                    f"which the family declares (`plots=` in pipeline/families/{family.name}); "
                                    "write it, or remove it from `plots`")
-    text = "\n".join([
+    text = one_blank_line("\n".join([
         "# Benchmark report\n",
         "Regenerated from `data/warehouse.duckdb` by `snakemake report`; every number is a view you can query "
         "with `python -m pipeline query`. Each family opens with the paper's headline table and ours beside it "
-        "(n, 95% CI, how the populations differ); its page has the rest.\n", *sections])
+        "(n, 95% CI, how the populations differ); its page has the rest.\n", *sections]))
     write_page(text, out, html_out or out.with_suffix(".html"), "Benchmark report")
     for name, section in pages.items():
         summary = "In the first read" if name in (CORPUS_PAGE, MODELS_PAGE) else "The paper beside ours"

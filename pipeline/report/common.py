@@ -8,7 +8,7 @@ import io
 import logging
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import matplotlib
@@ -40,8 +40,13 @@ CHANCE_LABEL = "chance"  # labels of chance lines start with this (tests and MAX
 
 log = logging.getLogger("pipeline.report")
 
-__all__ = ["CHANCE_LABEL", "LANGUAGE_NAMES", "MAX_SERIES", "Section", "bar_n", "chance_line", "language_name",
-           "line_facets", "markdown_table", "no_negative_zero", "plt", "rounded", "save", "write_plot"]
+__all__ = ["CHANCE_LABEL", "LANGUAGE_NAMES", "MAX_SERIES", "Section", "TWIN_ROWS", "bar_n", "chance_line",
+           "language_name", "line_facets", "markdown_table", "no_negative_zero", "plt", "rounded", "save", "table_row",
+           "write_plot"]
+
+# what the first read says of the random twins' own rows it leaves to the family's page (Section.page_rows): a family
+# marks a twin's row so only where its section also prints the model against that twin (paired), which reads it
+TWIN_ROWS = "the random twins' own rows (each model is read against its twin here)"
 
 
 @dataclass(frozen=True)
@@ -49,11 +54,34 @@ class Section:
     """A family's part of the report. `headline` goes to the first-read report (reports/index.md): the paper's
     headline table with ours beside it (same rows and columns, n, 95% CI) and one line on how the populations
     differ; `details` (our extensions, every other table and figure) to the family's own page
-    (reports/<family>.md), which the headline links to. Both are Markdown without the `## title` heading."""
+    (reports/<family>.md), which the headline links to. Both are Markdown without the `## title` heading.
+    The page prints the headline whole; the first read leaves out the rows a family marks as the page's
+    (`page_rows`: e.g. a random twin's own row where the section also prints the model against it, paired)."""
 
     title: str
     headline: str
     details: str = ""
+    # rows of the headline's tables that only the family's page prints, each (what they are, the row as table_row
+    # renders it): the first read (first_read_headline) leaves them out and says what it left (Section.leaving)
+    page_rows: tuple[tuple[str, str], ...] = ()
+
+    def leaving(self, rows) -> "Section":
+        """This section with these headline table rows on its page only: `rows` are (what, row tuple) pairs, each
+        row as the family passed it to markdown_table, `what` a phrase the first read prints for them (TWIN_ROWS)."""
+        rows = tuple((what, table_row(row)) for what, row in rows)
+        return replace(self, page_rows=self.page_rows + rows) if rows else self
+
+    def first_read_headline(self) -> tuple[str, list[str]]:
+        """The headline as reports/index.md prints it: without its page_rows (a table keeps its header, even when
+        every row went), and what was left out (each `what` once, in the order first marked)."""
+        if not self.page_rows:
+            return self.headline, []
+        drop = {row for _, row in self.page_rows}
+        lines = self.headline.split("\n")
+        kept = [line for line in lines if line not in drop]
+        left = {row for row in drop if row in lines}
+        whats = list(dict.fromkeys(what for what, row in self.page_rows if row in left))
+        return "\n".join(kept), whats
 
     def __str__(self) -> str:
         """The whole section as one Markdown string (`## title`, headline, details)."""
@@ -220,12 +248,17 @@ def no_negative_zero(text: str) -> str:
     return NEGATIVE_ZERO.sub(r"\1", text)
 
 
-def markdown_table(columns: list[str], rows: list[tuple]) -> str:
+def table_row(row: tuple) -> str:
+    """One row as markdown_table renders it: floats with 2 decimals, None empty."""
     def fmt(v):
         return "" if v is None else f"{rounded(v):.2f}" if isinstance(v, float) else str(v)
 
+    return "| " + " | ".join(fmt(v) for v in row) + " |"
+
+
+def markdown_table(columns: list[str], rows: list[tuple]) -> str:
     lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
-    lines += ["| " + " | ".join(fmt(v) for v in row) + " |" for row in rows]
+    lines += [table_row(row) for row in rows]
     return "\n".join(lines)
 
 

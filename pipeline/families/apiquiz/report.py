@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from pipeline.families.apiquiz import paper
-from pipeline.report.common import (FRACTION_DIGITS, MAX_SERIES, TOO_FEW, Section, chance_line, clip, detectable,
-                                     floored, fraction, interval, interval_cell, markdown_table, min_n, model_size, plt,
-                                     rounded, save, score_cell, twinned, write_plot)
+from pipeline.report.common import (FRACTION_DIGITS, MAX_SERIES, TOO_FEW, TWIN_ROWS, Section, chance_line, clip,
+                                     detectable, floored, fraction, interval, interval_cell, markdown_table, min_n,
+                                     model_size, plt, rounded, save, score_cell, twinned, write_plot)
 
 DIGITS = FRACTION_DIGITS
 HEADLINE_SETTINGS = ("call", "import")  # the paper's Table III columns
@@ -78,11 +78,13 @@ def twin_lines(con, floor: int) -> list[str]:
     return lines
 
 
-def headline(con, config=None) -> str:
+def headline(con, config=None, page_rows: list | None = None) -> str:
     """The paper's Table III (P@1 per model, call and import) and ours beside it, same columns, with n, a 95% CI
     and the chance of a random ranking of the same quizzes on our side (apiquiz_headline); a cell over fewer
     than `report.min_n` quizzes prints "too few items (n = N)" instead of its score. Then each model against
-    its random twin (the smallest difference its n detects) and the line on how the populations differ."""
+    its random twin (the smallest difference its n detects) and the line on how the populations differ.
+    `page_rows` (a list) gets (TWIN_ROWS, row) for each twin's row whose model is read against it below: the
+    first read leaves those to the page (Section.leaving)."""
     floor = min_n(config or {})
     columns = ["paper / ours", "model", "protocol", "quizzes"] + [f"{s} {c}" for s in HEADLINE_SETTINGS
                                                                    for c in ("P@1", "95% CI", "chance", "n")]
@@ -100,10 +102,15 @@ def headline(con, config=None) -> str:
         ours.setdefault((protocol, model, quiz_set), {})[setting] = (
             score_cell(p1, n, floor), interval_cell(clip(lo), clip(hi), n, floor), fraction(chance), n)
     populations = _populations(con)
+    paired = {(twin, protocol) for twin, protocol in con.sql(  # the twins the paragraph below reads their model against
+        "SELECT w.twin, v.protocol FROM apiquiz_vs_twin v JOIN model_twins w USING (model) "
+        f"WHERE v.protocol IN {HEADLINE_PROTOCOLS} AND v.setting IN {HEADLINE_SETTINGS}").fetchall()}
     for (protocol, model, quiz_set), by in sorted(ours.items(), key=lambda kv: (HEADLINE_PROTOCOLS.index(kv[0][0]),
                                                                                  kv[0][1])):
         rows.append(("ours", model, protocol, populations.get((model, protocol), quiz_set),
                      *(v for s in HEADLINE_SETTINGS for v in by.get(s, ("", "", "", "")))))
+        if page_rows is not None and (model, protocol) in paired:
+            page_rows.append((TWIN_ROWS, rows[-1]))
     twins = twin_lines(con, floor)
     return "\n".join([
         "The paper's Table III (P@1, API call and import quizzes) and ours beside it. `fill_mask` is the paper's "
@@ -157,8 +164,9 @@ def section(con, figures: Path, link: str, config, plots: Path | None = None) ->
     ).fetchall()]
     bias = con.sql("SELECT model, protocol, scored, p_at_1, chance, top1_chars, gold_chars, pool_chars "
                    "FROM apiquiz_length_bias ORDER BY model, protocol").fetchall()
+    page_rows: list = []
     out = ["## apiquiz (INK, Table III)\n",
-           headline(con, config),
+           headline(con, config, page_rows),
            "### apiquiz: beyond the paper\n",
            "P@k over scored quizzes (fractions). `fill_mask` is the paper's protocol (masked LMs, answers that are "
            "one token of the model's tokenizer). The other protocols rank the quiz's candidates (every LM family, "
@@ -263,7 +271,7 @@ def section(con, figures: Path, link: str, config, plots: Path | None = None) ->
         fig.suptitle("apiquiz: precision at k per protocol (dashed grey: chance)", fontsize=10)
         save(fig, figures / "apiquiz_p_at_k.png")
         out.append(f"\n![P@k per model]({link}/apiquiz_p_at_k.png)\n")
-    return Section.cut("\n".join(out) + "\n", "### apiquiz: beyond the paper")
+    return Section.cut("\n".join(out) + "\n", "### apiquiz: beyond the paper").leaving(page_rows)
 
 
 def contamination(con, floor: int) -> list[str]:

@@ -11,8 +11,9 @@ from pathlib import Path
 
 from pipeline.families.apirec.paper import (CODE_SR, CROSS_DOMAIN_SR10, CROSS_DOMAIN_TEST, IDE_SR, NDCG_AT_1,
                                             QUERY_SR_METHOD)
-from pipeline.report.common import (MAX_SERIES, TOO_FEW, Section, bar_n, bootstrap_seed, chance_line, clip, detectable,
-                                     floored, language_name, markdown_table, min_n, plt, run_seed, save, write_plot)
+from pipeline.report.common import (MAX_SERIES, TOO_FEW, TWIN_ROWS, Section, bar_n, bootstrap_seed, chance_line, clip,
+                                     detectable, floored, language_name, markdown_table, min_n, plt, run_seed, save,
+                                     write_plot)
 
 HEADLINE_RANKERS = ("ngram", "ide", "rerank_ngram")  # the baselines and the LM re-ranking by summed log-likelihood
 KS = (1, 3, 5, 10)
@@ -73,19 +74,37 @@ def rerank_vs_ngram(con, config, language: str = HEADLINE_LANGUAGE, rankers: tup
 
 
 def _twin_sr1(con, language: str = HEADLINE_LANGUAGE) -> dict:
-    """(model, ranker) -> its SR@1 against its random twin on the same points (view apirec_twin_diff)."""
-    return {(m, r): (n, diff, lo, hi, p) for m, r, n, diff, lo, hi, p in con.sql(
-        "SELECT model, ranker, n, diff, lo, hi, p_value FROM apirec_twin_diff WHERE benchmark = 'code' "
+    """(model, ranker) -> its SR@1 against its random twin on the same points (view apirec_twin_diff):
+    (n, diff, lo, hi, p, twin)."""
+    return {(m, r): (n, diff, lo, hi, p, twin) for m, r, n, diff, lo, hi, p, twin in con.sql(
+        "SELECT model, ranker, n, diff, lo, hi, p_value, twin FROM apirec_twin_diff WHERE benchmark = 'code' "
         "AND language = ? AND metric = 'SR@1'", params=[language]).fetchall()}
 
 
+PAIRED_RANKERS = ("rerank_ngram",)  # the rankers of the headline's paired table
+# what the first read says of Table 7's chance and ceiling rows, which it leaves to the page: the paired table reads
+# each LM against what it must beat on its own points (the n-gram whose pool it re-ranks, that pool's recall)
+CHANCE_ROWS = ("Table 7's chance and ceiling rows (the paired table reads each LM against the n-gram it re-ranks "
+               "and that pool's recall, on the LM's own points)")
+# ... and of an LM's row of Table 7 whose n is under the power floor (it prints no score): the paired table lists the
+# LM with the same population and n
+FLOORED_ROWS = "Table 7's rows of LMs under the power floor (no score; the paired table gives their points and n)"
+
+
 def paired_table(con, config, floor: int, language: str = HEADLINE_LANGUAGE,
-                 rankers: tuple[str, ...] = ("rerank_ngram",)) -> str:
+                 rankers: tuple[str, ...] = PAIRED_RANKERS, twins: dict | None = None, results: list | None = None,
+                 page_rows: list | None = None) -> str:
     """The headline's second table: each LM against the n-gram it re-ranks (and against its random twin), paired
-    on the same points, the pool's recall ceiling on them and the smallest difference the n detects."""
+    on the same points, the pool's recall ceiling on them and the smallest difference the n detects. `twins`
+    (_twin_sr1) and `results` (rerank_vs_ngram) are queried when not given; `page_rows` (a list) gets
+    (TWIN_ROWS, row) for each twin's row whose model's `vs twin` cell reads it: the first read leaves those to
+    the page."""
     rows = []
-    twins = _twin_sr1(con, language)
-    for r in rerank_vs_ngram(con, config, language, rankers):
+    twins = _twin_sr1(con, language) if twins is None else twins
+    results = rerank_vs_ngram(con, config, language, rankers) if results is None else results
+    listed = {(r["model"], r["ranker"]) for r in results}
+    read = {(t[-1], ranker) for (model, ranker), t in twins.items() if (model, ranker) in listed}
+    for r in results:
         small = floored(r["n"], floor)
         too_few = f"{TOO_FEW} (n = {r['n']})"
         twin = twins.get((r["model"], r["ranker"]))
@@ -102,6 +121,8 @@ def paired_table(con, config, floor: int, language: str = HEADLINE_LANGUAGE,
                      "" if small or r["p"] is None else f"{r['p']:.3f}",
                      "" if detectable(r["lo"], r["hi"]) is None else f"±{detectable(r['lo'], r['hi']):.2f}",
                      vs_twin))
+        if page_rows is not None and (r["model"], r["ranker"]) in read:
+            page_rows.append((TWIN_ROWS, rows[-1]))
     if not rows:
         return ""
     return "\n".join([
@@ -115,13 +136,16 @@ def paired_table(con, config, floor: int, language: str = HEADLINE_LANGUAGE,
                         "difference [95% CI]", "p", "detectable", "vs twin [95% CI]"], rows)])
 
 
-def headline(con, config=None) -> str:
+def headline(con, config=None, page_rows: list | None = None) -> str:
     """Table 7 (code-based, Python, the General domain): the paper's three systems, SR@1/3/5/10, with ours
     beside them on this corpus's Python points (the baselines and each LM re-ranking the n-gram's top-N by
     summed log-likelihood), each row with its population (which points, n), 95% Poisson-bootstrap intervals of
     SR@1 and SR@10, the recall ceiling of the n-gram's pool and the chance of a random order of each pool; a
     cell over fewer than `report.min_n` points prints its n, not a score. Then each LM paired with the n-gram
-    it re-ranks on the same points (paired_table)."""
+    it re-ranks on the same points (paired_table). `page_rows` (a list) gets (what, row) for the rows the first
+    read leaves to the page: each twin's rows whose model the paired table reads against it (TWIN_ROWS), an
+    LM's Table 7 row under the power floor that the paired table lists (FLOORED_ROWS) and, where the paired table
+    has an LM, the chance and ceiling rows (CHANCE_ROWS)."""
     config = config or {}
     floor = min_n(config)
     ours = con.sql("SELECT model || '/' || ranker, ranker, max(points), "
@@ -141,12 +165,22 @@ def headline(con, config=None) -> str:
                    "FROM apirec_pool_recall WHERE language = ?", params=[HEADLINE_LANGUAGE]).fetchall()
     rows = [(f"paper: {name}", "APIBench-C Python General", "", f"{v[0]:.2f}", f"{v[1]:.2f}", f"{v[2]:.2f}",
              f"{v[3]:.2f}") for name, *v in CODE_SR]
+    twins = _twin_sr1(con)
+    results = rerank_vs_ngram(con, config, HEADLINE_LANGUAGE, PAIRED_RANKERS)
+    listed = {f"{r['model']}/{r['ranker']}" for r in results}  # the LMs the paired table lists
+    read = {f"{t[-1]}/{ranker}" for (model, ranker), t in twins.items()  # the twins the paired table reads
+            if f"{model}/{ranker}" in listed}
     for system, ranker, n, *sr in ours:
         population = (f"all {n:,} Python points" if ranker in ("ngram", "ide") else f"its {n:,} seeded points")
         cells = [_cell(*ci[(system, 1)], n, floor) if (system, 1) in ci else _cell(sr[0], None, None, n, floor),
                  *(_cell(v, None, None, n, floor) for v in sr[1:3]),
                  _cell(*ci[(system, 10)], n, floor) if (system, 10) in ci else _cell(sr[3], None, None, n, floor)]
         rows.append((f"ours: {system}", population, n, *cells))
+        if page_rows is not None and system in read:
+            page_rows.append((TWIN_ROWS, rows[-1]))
+        elif page_rows is not None and system in listed and floored(n, floor):
+            page_rows.append((FLOORED_ROWS, rows[-1]))
+    reference = len(rows)  # the chance and ceiling rows from here on: the page's (CHANCE_ROWS)
     for ranker in ("ngram", "ide"):
         if (ranker, 1) in chance:
             rows.append((f"chance: random order of the {ranker} pool", f"all {every:,} Python points", "",
@@ -157,6 +191,9 @@ def headline(con, config=None) -> str:
                      f"all {points:,} Python points", points, *([_cell(recall, None, None, points, floor)] * len(KS))))
         rows.append((f"chance: random order of the n-gram's top-{size} pool (what the LMs re-rank)",
                      f"all {points:,} Python points", "", *(f"{v:.2f}" for v in pool_chance)))
+    paired = paired_table(con, config, floor, twins=twins, results=results, page_rows=page_rows)
+    if page_rows is not None and paired:  # where no LM is paired with the n-gram, chance and ceiling stay
+        page_rows += [(CHANCE_ROWS, row) for row in rows[reference:]]
     points = every or max((n for _, _, n, *_ in ours), default=0)
     where = f"{points} Python recommendation points of this corpus's evaluation split" if points else \
         "this corpus's Python points (none here)"
@@ -167,7 +204,7 @@ def headline(con, config=None) -> str:
         "prints its n, not a score: the rows differ in n, compare them only through the paired table below.\n",
         markdown_table(["system (paper / ours)", "population", "n", "SR@1 [95% CI]", "SR@3", "SR@5", "SR@10 [95% CI]"],
                        rows),
-        paired_table(con, config, floor),
+        paired,
         f"\n**How the populations differ:** the paper's systems (TravTrans, PyART, Deep3) were trained and scored on "
         f"APIBench-C's own Python projects and are not rerun here; ours are {where}, ranked by an n-gram trained on "
         "the train split, jedi (the IDE baseline, from the file alone) and our small LMs re-ranking the n-gram's "
@@ -426,7 +463,9 @@ def section(con, figures: Path, link: str, config, plots: Path | None = None) ->
            "in train; queries by origin and leaky), SR@10 with its 95% interval:\n",
            markdown_table(["benchmark", "model", "ranker", "dimension", "value", "points", "SR@1 method",
                            "SR@10 method", "SR@10 95% CI", "SR@1 class", "SR@10 class"], breakdown)]
-    return Section("apirec (APIBench-C and APIBench-Q, Table 5 metrics)", headline(con, config), "\n".join(out) + "\n")
+    page_rows: list = []
+    return Section("apirec (APIBench-C and APIBench-Q, Table 5 metrics)", headline(con, config, page_rows),
+                   "\n".join(out) + "\n").leaving(page_rows)
 
 
 def contamination(con, floor: int) -> list[str]:

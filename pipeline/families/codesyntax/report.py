@@ -8,9 +8,9 @@ from pathlib import Path
 
 from pipeline.families.codesyntax import paper
 from pipeline.families.codesyntax.paper import HEATMAP_RELATIONS
-from pipeline.report.common import (FRACTION_DIGITS, Section, clip, detectable, floored, fraction, interval,
-                                     language_name, markdown_table, min_n, model_size, plt, save, score_cell, twinned,
-                                     write_plot)
+from pipeline.report.common import (FRACTION_DIGITS, TWIN_ROWS, Section, clip, detectable, floored, fraction,
+                                     interval, language_name, markdown_table, min_n, model_size, plt, save, score_cell,
+                                     twinned, write_plot)
 
 DIGITS = FRACTION_DIGITS
 
@@ -68,10 +68,12 @@ def population(con, variant: str, languages: list[str]) -> str:
             f"{twinned(con, [m for m, _ in models])}.")
 
 
-def headline(con, config) -> str:  # noqa: C901 (the paper's rows, ours, the diff rows, per language)
+def headline(con, config, page_rows: list | None = None) -> str:  # noqa: C901 (paper's rows, ours, diffs, per language)
     """The paper's Table 3 (top-k, first token, per language: baselines, models, and the best model minus the
     best baseline) and ours beside it, same rows and columns, each score of ours with its 95% CI
-    (codesyntax_score_ci) and n (relations, test edges), and the line on how the populations differ."""
+    (codesyntax_score_ci) and n (relations, test edges), and the line on how the populations differ.
+    `page_rows` (a list) gets (TWIN_ROWS, row) for each twin's row whose model the twin line reads against it
+    in that language: the first read leaves those to the page (Section.leaving)."""
     block = config["codesyntax"]
     variant, languages = block["inference"]["variant"], list(block["languages"])
     floor = min_n(config)
@@ -83,6 +85,8 @@ def headline(con, config) -> str:  # noqa: C901 (the paper's rows, ours, the dif
         "SELECT chosen_on, system, language, edges FROM codesyntax_scores WHERE variant = ? AND metric = 'first' "
         "AND k = ?", params=[variant, k0]).fetchall()}
     randoms = {name for (name,) in con.sql("SELECT name FROM models WHERE coalesce(random, false)").fetchall()}
+    paired = set(con.sql("SELECT twin, language FROM codesyntax_twin_diff WHERE variant = ? AND chosen_on = 'dev'",
+                         params=[variant]).fetchall())  # the twins twin_line reads their model against
     systems = sorted({system for _, system, _, _ in ci})
     baselines = [b for b in paper.BASELINES if b in systems]
     models = [s for s in systems if s not in paper.BASELINES]
@@ -107,6 +111,8 @@ def headline(con, config) -> str:  # noqa: C901 (the paper's rows, ours, the dif
             relations = ci.get(("test", system, lang, k0), (None,) * 4)[3]
             rows.append(("ours", name, system + (" (random)" if system in randoms else ""), *cells, dev,
                          relations if relations is not None else "", edges.get(("test", system, lang), "")))
+            if page_rows is not None and (system, lang) in paired:
+                page_rows.append((TWIN_ROWS, rows[-1]))
         trained = [m for m in models if m not in randoms]
 
         def best(chosen: str, k: int, among: list[str]):  # over the systems whose cells are printed
@@ -150,8 +156,9 @@ def section(con, figures: Path, link: str, config, plots: Path | None = None) ->
             for (s, c), t in sorted(table.items())]
     not_applicable = con.sql("SELECT model, reason FROM not_applicable WHERE family = 'codesyntax' "
                              "ORDER BY model").fetchall()
+    page_rows: list = []
     out = ["## CodeSyntax (Table 3)\n",
-           headline(con, config),
+           headline(con, config, page_rows),
            "### CodeSyntax: beyond the paper\n",
            f"Top-k accuracy (first token of the dependent) averaged over relations, as fractions, on the "
            f"`{variant}` labels. Models: the best attention head per relation, chosen on the dev split (held out) "
@@ -189,7 +196,7 @@ def section(con, figures: Path, link: str, config, plots: Path | None = None) ->
         path = figures / f"codesyntax_heads_{model}_{language}.png"
         if heatmaps(con, model, language, variant, path):
             out.append(f"\n![{model} {language}]({link}/{path.name})\n")
-    return Section.cut("\n".join(out) + "\n", "### CodeSyntax: beyond the paper")
+    return Section.cut("\n".join(out) + "\n", "### CodeSyntax: beyond the paper").leaving(page_rows)
 
 
 def heatmaps(con, model: str, language: str, variant: str, path: Path) -> bool:

@@ -11,7 +11,8 @@ from pathlib import Path
 from pipeline.families.idbench import paper, schemas
 from pipeline.families.idbench.stats import (TWIN_PAIRS_SQL, cv_layer_spearman, held_out_difference,
                                              held_out_twin_diff, paired_spearman, spearman_ci, twin_diff)
-from pipeline.report.common import TOO_FEW, Section, detectable, floored, markdown_table, min_n, plt, save, write_plot
+from pipeline.report.common import (TOO_FEW, TWIN_ROWS, Section, detectable, floored, markdown_table, min_n, plt, save,
+                                     write_plot)
 
 SIZES = schemas.SIZES
 GOLDS = schemas.GOLDS
@@ -26,13 +27,15 @@ HEADLINE_SIZE = "large"  # the paper's largest benchmark (its ensemble gains are
 
 
 def headline(con, judged: dict, held_out: dict, replicates: int, seed: int, twins: dict | None = None,
-             floor: int = 0) -> str:
+             floor: int = 0, page_rows: list | None = None) -> str:
     """Figure 2 as a table (large benchmark, comparable pairs): per technique and gold score, the paper's rho
     (the release's own per-pair scores, as its bars) beside ours (the same technique computed or trained
     here), with n and a 95% bootstrap CI; then each model of our zoo at its held-out layer (no paper bar), and
     each model minus its random twin, each at its own held-out layer (`twins`: _held_out_twins). A cell over
-    fewer than `floor` pairs (`report.min_n`) prints its n, not a rho."""
+    fewer than `floor` pairs (`report.min_n`) prints its n, not a rho. `page_rows` (a list) gets (TWIN_ROWS,
+    row) for each twin's own row that a `model - twin` row reads: the first read leaves those to the page."""
     twins = twins or {}
+    paired = {t for _, t, size, _ in twins if size == HEADLINE_SIZE}  # the twins a `model - twin` row reads
     rho = {(system, gold): (n, r) for system, gold, n, r in con.sql(
         "SELECT system, gold, n, rho FROM idbench_spearman WHERE pair_set = 'comparable' AND size = ? "
         "AND kind IN ('release', 'string', 'embedding')", params=[HEADLINE_SIZE]).fetchall()}
@@ -62,6 +65,8 @@ def headline(con, judged: dict, held_out: dict, replicates: int, seed: int, twin
             cells += ["", *(("", "") if h is None else (f"{TOO_FEW} (n = {h.n})", h.n) if floored(h.n, floor) else (
                 f"{_fmt(h.rho)} [{_fmt(h.lo)}, {_fmt(h.hi)}]" if replicates else _fmt(h.rho), h.n))]
         rows.append((f"ours: {model} (held-out layer)", *cells))
+        if page_rows is not None and model in paired:
+            page_rows.append((TWIN_ROWS, rows[-1]))
     detect = []
     for model, twin in sorted({(m, t) for m, t, size, _ in twins if size == HEADLINE_SIZE}):
         cells = []
@@ -87,7 +92,8 @@ def headline(con, judged: dict, held_out: dict, replicates: int, seed: int, twin
         "all five release embeddings scored) with ours beside it: `paper` is the release's own per-pair scores, "
         "rho recomputed here (they reproduce the paper's text but one bar, release w2v-cbow, relatedness, large); "
         f"`ours` the same technique computed or trained here, with a 95% CI ({replicates} bootstrap replicates of "
-        "the pairs) and n = pairs scored.\n",
+        "the pairs) and n = pairs scored."
+        + (f" A cell over fewer than {floor} pairs (`report.min_n`) prints its n, not a rho." if floor else "") + "\n",
         markdown_table(columns, rows),
         f"\n**How the populations differ:** the pairs and gold scores are IdBench's own (the same pairs on both "
         f"sides); the paper's embeddings were trained on a large JavaScript corpus, ours are {corpus}; LV and NW are "
@@ -97,8 +103,7 @@ def headline(con, judged: dict, held_out: dict, replicates: int, seed: int, twin
            f"chosen on held-out pairs ({HEADLINE_SIZE}, the pairs both scored; the same folds as the model's own row), "
            f"with a paired bootstrap ({replicates} resamples of the pairs, both layer choices redone inside every "
            "resample, seeded from the run seed and the cell) and its two-sided p. The smallest difference these "
-           "pairs can detect (the paired CI's half-width): " + "; ".join(detect) + ".\n"] if detect else []),
-        *([f"\nA cell over fewer than {floor} pairs (`report.min_n`) prints its n, not a rho.\n"] if floor else [])])
+           "pairs can detect (the paired CI's half-width): " + "; ".join(detect) + ".\n"] if detect else [])])
 
 
 def section(con, figures: Path, link: str, config, plots: Path | None = None) -> Section:
@@ -236,9 +241,10 @@ def section(con, figures: Path, link: str, config, plots: Path | None = None) ->
             "\nPaper: the SVR ensemble improves on the best single technique of the large benchmark by "
             + ", ".join(f"{g} +{v:.2f}" for g, v in paper.ENSEMBLE_GAIN_LARGE.items()) + " (`ensemble:*` rows above: "
             "scikit-learn's default SVR over technique scores and identifier features, leave-one-out).\n"]
-    return Section("idbench (IdBench, Figure 2)", headline(con, judged, held_out, replicates, seed, twins,
-                                                           min_n(config if isinstance(config, dict) else {})),
-                   "\n".join(out) + "\n")
+    page_rows: list = []
+    floor = min_n(config if isinstance(config, dict) else {})
+    return Section("idbench (IdBench, Figure 2)", headline(con, judged, held_out, replicates, seed, twins, floor,
+                                                           page_rows), "\n".join(out) + "\n").leaving(page_rows)
 
 
 def _layer_scores(con) -> tuple[dict, dict]:
