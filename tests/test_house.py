@@ -109,7 +109,7 @@ def test_bench_is_laid_out_by_purpose_and_its_readme_names_every_bench():
             found.append(f"bench/README.md does not name {group}/{module}.py")
     assert not found, "\n".join(found)
     assert bm.resolve("manifest") == ["speed.manifest"] and bm.resolve("speed.manifest") == ["speed.manifest"]
-    assert bm.resolve("scale") == ["scale.scaling", "scale.shards"]
+    assert bm.resolve("scale") == ["scale.families", "scale.paper_estimate", "scale.scaling", "scale.shards"]
     assert bm.module_of("peers") == "bench.peers.__main__" and bm.module_of("bm25") == "bench.peers.bm25"
     with pytest.raises(SystemExit, match="no bench 'nothing'"):
         bm.resolve("nothing")
