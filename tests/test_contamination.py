@@ -362,7 +362,8 @@ def test_contamination_in_the_end_to_end_build(e2e_project):
 
 def _core_macros(con) -> None:
     """The contamination macros of the warehouse's core SQL (its views need a built warehouse; the macros none)."""
-    sql = (Path(__file__).resolve().parents[1] / "pipeline/warehouse/sql/30_contamination.sql").read_text()
+    folder = Path(__file__).resolve().parents[1] / "pipeline/warehouse/sql"
+    sql = (folder / "25_item_dates.sql").read_text() + (folder / "30_contamination.sql").read_text()
     for stmt in sql.split(";\n"):
         body = "\n".join(line for line in stmt.splitlines() if not line.startswith("--")).strip()
         if body.startswith("CREATE MACRO"):
