@@ -334,7 +334,7 @@ def check_item_dates(root: Path, con) -> None:
     """A draw by contamination label labels items before inference from the dates the rule `item_dates` writes
     (the warehouse's own dating SQL over the same files): for every item the warehouse labels, the same date and
     basis, and the same label at the cutoff model's cutoff and at cutoffs on either side of the items' dates."""
-    from pipeline.contamination.labels import ITEM_DATES, item_labels
+    from pipeline.runtime.predict import ITEM_DATES, item_labels
     from tests.conftest import snakemake
 
     snakemake(root, "data/contamination/item_dates/apiquiz.parquet", "data/contamination/item_dates/apirec.parquet")
@@ -443,7 +443,7 @@ def _label_zoo(caps: dict, cutoff: str | None = CUTOFF):
 def _dated_quizzes(tmp_path, n: int = 90):
     """n quizzes (settings call / import / alias in turn) and their item dates: every fourth one released after the
     cutoff, quiz 1 undated (label unknown: never drawn by label), quiz 2 not in the dates (a context-leaking quiz)."""
-    from pipeline.contamination.labels import ITEM_DATES
+    from pipeline.runtime.predict import ITEM_DATES
     from tests.test_zoo_budget import _quizzes
 
     quizzes = _quizzes(n)

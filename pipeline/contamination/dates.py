@@ -5,7 +5,7 @@ released_before_cutoff: 100}}`, docs/contamination.md). The label compares an it
 and the date must be the one the warehouse's label reads: so this job runs the same SQL files the warehouse runs
 (pipeline/warehouse/sql/25_item_dates.sql, then the family's `ItemDates.sql`) over views of the same Parquet
 files (the warehouse tables `ItemDates.tables` names, made by the warehouse's own `create_table_view`), and
-writes the family's `ItemDates.view` as one row per item (pipeline.contamination.labels.ITEM_DATES). Only the
+writes the family's `ItemDates.view` as one row per item (pipeline.runtime.predict.ITEM_DATES). Only the
 predict jobs of a model whose cap names labels read it (rules/contamination.smk, `item_dates`).
 """
 
@@ -21,9 +21,9 @@ import duckdb
 import pyarrow as pa
 
 from pipeline import registry as families
-from pipeline.contamination.labels import ITEM_DATES
 from pipeline.core import logs
 from pipeline.io import write_parquet
+from pipeline.runtime.predict import ITEM_DATES
 
 log = logging.getLogger("pipeline.contamination.dates")
 

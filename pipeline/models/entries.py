@@ -22,6 +22,11 @@ INFERENCE_ONLY = ("batch_size", "dtype", "max_items", "scoring", "skip_families"
 # job reads them.
 PLANNING_ONLY = ("skip_families", "training_cutoff", "training_cutoff_source")
 DEFAULT_BATCH_SIZE = 32
+# An item's contamination label for a model (docs/contamination.md; the warehouse's contamination_label macro), and
+# those known before inference, which a zoo cap may draw by (a pretrained model's item dates against its
+# training_cutoff). Here, below everything that reads a zoo entry; pipeline.contamination.labels re-exports them.
+LABELS = ("read", "not_read", "released_after_cutoff", "released_before_cutoff", "unknown")
+CUTOFF_LABELS = ("released_after_cutoff", "released_before_cutoff")
 
 
 def objective_params(model: dict, objectives: dict | None, objective: str) -> dict:
@@ -104,9 +109,7 @@ def _as_dict(cap: tuple) -> dict:
 
 
 def cap_labels(cap) -> set[str]:
-    """The contamination labels a family's cap names (pipeline.contamination.labels.LABELS), at either level."""
-    from pipeline.contamination.labels import LABELS
-
+    """The contamination labels a family's cap names (LABELS), at either level."""
     if not isinstance(cap, dict):
         return set()
     return {k for k, v in cap.items() if k in LABELS} | {k for v in cap.values() if isinstance(v, dict) for k in v}

@@ -14,6 +14,7 @@ Models a family does not apply to never reach this: they get no job (see
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import importlib
 import json
 import logging
@@ -27,7 +28,7 @@ import pyarrow as pa
 from pipeline import registry as families
 from pipeline.core import logs
 from pipeline.io import write_parquet
-from pipeline.contamination.labels import LABELS
+from pipeline.models.entries import LABELS
 from pipeline.runtime.batching import select_shard
 from pipeline.runtime.cli import add_shard_arguments, device, dtype, zoo_entry
 
@@ -63,7 +64,6 @@ class ShardContext:
         """Each item's contamination label for this model, known before inference: its date (the family's item
         dates, `inputs["item_dates"]`: the warehouse's own dating SQL, pipeline.contamination.dates) against the
         model's training_cutoff; None for an item the warehouse gives no label."""
-        from pipeline.contamination.labels import ITEM_DATES, item_labels
         from pipeline.io import read_parquet
 
         entry = self.loaded.entry
@@ -120,6 +120,32 @@ def cap_items(params: dict, cap: int | dict[str, int] | None) -> dict:
         return out
 
     return walk(params)
+
+
+# One row per item a family labels (pipeline.contamination.dates writes them before inference): its date as the
+# warehouse's labels read it. Here, not in pipeline.contamination: the runtime reads it, never that package.
+ITEM_DATES = pa.schema([
+    pa.field("item_id", pa.string(), nullable=False),  # the item's id in the family's items (quiz_id, point_id)
+    pa.field("released", pa.date32(), nullable=True),  # its date (first pinned release of its code, else its file's)
+    pa.field("date_basis", pa.string(), nullable=True),  # first_seen / release / none
+])
+
+
+def cutoff_label(released: dt.date | None, cutoff: dt.date) -> str:
+    """A cutoff model's label of an item of this date, as the warehouse's `contamination_label` macro gives it for
+    basis `cutoff` (pipeline/warehouse/sql/30_contamination.sql; tests/test_contamination.py checks the two agree
+    on every item of a build)."""
+    if released is None:
+        return "unknown"
+    return "released_after_cutoff" if released > cutoff else "released_before_cutoff"
+
+
+def item_labels(dates: pa.Table, ids: Sequence[str], cutoff: dt.date | str) -> list[str | None]:
+    """Each id's label for a model with this cutoff, from a family's item dates (ITEM_DATES); None for an id the
+    warehouse gives no label (not in the dates: e.g. a context-leaking nl quiz), which no draw by label takes."""
+    cutoff = dt.date.fromisoformat(cutoff) if isinstance(cutoff, str) else cutoff
+    released = dict(zip(dates.column("item_id").to_pylist(), dates.column("released").to_pylist()))
+    return [cutoff_label(released[i], cutoff) if i in released else None for i in ids]
 
 
 STRATUM_CAPS = "stratum_caps"  # the key cap_items adds beside a capped max_items: {stratum value or label: n}
