@@ -28,7 +28,7 @@ import pyarrow as pa
 from pipeline import registry as families
 from pipeline.core import logs
 from pipeline.io import write_parquet
-from pipeline.models.entries import LABELS
+from pipeline.models.entries import LABELS, cap_labels
 from pipeline.runtime.batching import select_shard
 from pipeline.runtime.cli import add_shard_arguments, device, dtype, zoo_entry
 
@@ -89,7 +89,7 @@ def run_shard(family: families.Family, subset: str, inputs: dict[str, Path], par
     return table.select(family.inference.schema.names).cast(family.inference.schema)
 
 
-def cap_items(params: dict, cap: int | dict[str, int] | None) -> dict:
+def cap_items(params: dict, cap: int | dict | None) -> dict:
     """The family's params with every `max_items` / `*_max_items` key at most `cap` (a zoo entry's
     `max_items`: a big model scores a smaller seeded subset; 0, meaning all, becomes `cap`). A
     `min_per_stratum` beside a capped `max_items` shrinks by the same ratio (rounded down, at least 1
@@ -162,8 +162,6 @@ def stratum_caps(params: dict) -> dict | None:
 
 def names_labels(caps: dict | None) -> bool:
     """Whether these caps draw by contamination label (a label key, or a value's {label: n})."""
-    from pipeline.models.entries import cap_labels
-
     return bool(cap_labels(caps))
 
 
