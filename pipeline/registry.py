@@ -65,7 +65,7 @@ class ItemDates:
     `data/contamination/item_dates/<family>.parquet`, which the predict jobs of a model whose cap names labels
     read; the draw then labels each item as the warehouse does (the date against the model's cutoff)."""
 
-    sql: str  # e.g. "15_item_dates.sql"
+    sql: str  # e.g. "15_contamination_dates.sql"
     view: str  # e.g. "apiquiz_quiz_dates"
     id: str  # the item id column of `view`, as the task's items name it (quiz_id, item_id)
     tables: tuple[str, ...]  # warehouse tables the SQL reads

@@ -338,7 +338,7 @@ def check_item_dates(root: Path, con) -> None:
     from tests.conftest import snakemake
 
     snakemake(root, "data/contamination/item_dates/apiquiz.parquet", "data/contamination/item_dates/apirec.parquet")
-    cutoff = con.sql("SELECT training_cutoff::VARCHAR FROM contamination_models WHERE model = 'minilm'").fetchall()[0][0]
+    cutoff = con.sql("SELECT training_cutoff::VARCHAR FROM contamination_models WHERE model = 'minilm'").fetchone()[0]
     for family, where in (("apiquiz", "true"), ("apirec", "benchmark = 'code'")):
         dates = read_parquet(root / f"data/contamination/item_dates/{family}.parquet", ITEM_DATES)
         ids = dates.column("item_id").to_pylist()
@@ -520,8 +520,8 @@ def test_apiquiz_scores_a_draw_by_label_byte_identical_for_any_shard_count(tmp_p
                             "rank_top_k": 5, "protocols": ["rank"]}}
     inputs = {"quizzes": tmp_path / "quizzes.parquet", "item_dates": dates}
     one = run_shard(family, "all", inputs, params, model, 0, 1, 3, 4096)
-    three = pa.concat_tables([run_shard(family, "all", inputs, params, model, s, 3, 3, 4096) for s in range(3)]).sort_by(
-        [("quiz_id", "ascending"), ("protocol", "ascending")])
+    three = pa.concat_tables([run_shard(family, "all", inputs, params, model, s, 3, 3, 4096) for s in range(3)])
+    three = three.sort_by([("quiz_id", "ascending"), ("protocol", "ascending")])
     assert one.equals(three)
     scored = set(one.column("quiz_id").to_pylist())
     assert (len(scored & after), len(scored - after)) == (3, 4)

@@ -53,7 +53,8 @@ class ModelEntry:
     # per stratum of its items ((value, cap) pairs: a family's settings, languages or tasks; the
     # family's `Inference.strata`), or per contamination label ((label, cap) pairs: every stratum pooled), and a
     # stratum's cap a number or per label (a draw by label, docs/contamination.md). None: the families' own
-    max_items: int | tuple[tuple[str, int | tuple[tuple[str, int | tuple[tuple[str, int], ...]], ...]], ...] | None = None
+    max_items: int | tuple[tuple[str, int | tuple[tuple[str, int | tuple[tuple[str, int], ...]], ...]], ...] | None \
+        = None
     scoring: str = "pipeline"  # causal-lm scoring convention, one of SCORING_CONVENTIONS
     eval_blocks: int | None = None  # test blocks of its perplexity, at most (None: training.evaluation.max_blocks)
     skip_families: tuple[str, ...] = ()  # benchmark families this model gets no job in (a random twin inherits them)

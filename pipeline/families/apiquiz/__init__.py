@@ -38,7 +38,7 @@ FAMILY = Family(
         strata=lambda config: ("call", "import", "alias", "adversarial_alias", "nl"),  # a zoo entry's cap per value
         strata_name="setting",
         # each quiz's date (its API's first release or call) before inference: a zoo cap may draw by label
-        item_dates=ItemDates("15_item_dates.sql", "apiquiz_quiz_dates", "quiz_id",
+        item_dates=ItemDates("15_contamination_dates.sql", "apiquiz_quiz_dates", "quiz_id",
                              ("manifest", "usages", "first_seen_functions", "first_seen_apis", "apiquiz_quizzes",
                               "apiquiz_api_names")),
     ),

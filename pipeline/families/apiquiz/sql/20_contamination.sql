@@ -1,4 +1,4 @@
--- Known contamination per quiz and model (docs/contamination.md); each quiz's date: sql/15_item_dates.sql.
+-- Known contamination per quiz and model (docs/contamination.md); each quiz's date: sql/15_contamination_dates.sql.
 
 -- Per model and quiz: its label (a trained model: `read` when a call of the API is in the text it read, as
 -- apiquiz_seen; a pretrained model with a cutoff: the API's date against it; a twin: its model's).

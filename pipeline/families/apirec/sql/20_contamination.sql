@@ -1,6 +1,6 @@
 -- Known contamination per item and model (docs/contamination.md). A code point is dated by its enclosing function
--- (apirec_point_dates, sql/15_item_dates.sql); a query by its file's release, or the first release defining its
--- answer (first_seen_apis) when that is earlier.
+-- (apirec_point_dates, sql/15_contamination_dates.sql); a query by its file's release, or the first release
+-- defining its answer (first_seen_apis) when that is earlier.
 CREATE TABLE apirec_item_dates AS
 SELECT item_id, benchmark, file_id, line, released, date_basis FROM apirec_point_dates
 UNION ALL
