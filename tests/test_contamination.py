@@ -338,7 +338,8 @@ def check_item_dates(root: Path, con) -> None:
     from tests.conftest import snakemake
 
     snakemake(root, "data/contamination/item_dates/apiquiz.parquet", "data/contamination/item_dates/apirec.parquet")
-    cutoff = con.sql("SELECT training_cutoff::VARCHAR FROM contamination_models WHERE model = 'minilm'").fetchone()[0]
+    cutoff = con.sql("SELECT training_cutoff::VARCHAR FROM contamination_models WHERE model = 'minilm'").fetchall()
+    cutoff = cutoff[0][0]
     for family, where in (("apiquiz", "true"), ("apirec", "benchmark = 'code'")):
         dates = read_parquet(root / f"data/contamination/item_dates/{family}.parquet", ITEM_DATES)
         ids = dates.column("item_id").to_pylist()
