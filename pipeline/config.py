@@ -161,7 +161,7 @@ def _check_consistency(config: Mapping) -> None:
                                   "(a folder of pipeline/families/); name a family or give one number for all")
             for name, cap in caps.items():
                 if isinstance(cap, Mapping):
-                    _check_strata(config, f"{where}.max_items.{name}", name, cap)
+                    _check_strata(config, f"{where}.max_items.{name}", name, cap, _cutoff_of(config, entry))
         skip = entry.get("skip_families") or []
         unknown = sorted(k for k in skip if not families.is_family_block(k))
         if unknown:
@@ -183,16 +183,51 @@ def _check_consistency(config: Mapping) -> None:
                               "kernels are missing or slow); use float32 or bfloat16, or a GPU (device: cuda / auto)")
 
 
-def _check_strata(config: Mapping, where: str, name: str, cap: Mapping) -> None:
-    """A zoo cap per stratum of a family's items names values the family draws by (`Inference.strata`)."""
+def _cutoff_of(config: Mapping, entry: Mapping):
+    """A zoo entry's training cutoff: its own, or a random twin's model's (whose labels it takes)."""
+    source = str(entry.get("source", ""))
+    if source.startswith("random:"):
+        entry = next((e for e in config["models"]["zoo"] if e["name"] == source[len("random:"):]), entry)
+    return entry.get("training_cutoff")
+
+
+def _check_strata(config: Mapping, where: str, name: str, cap: Mapping, cutoff=None) -> None:
+    """A zoo cap per stratum of a family's items names values the family draws by (`Inference.strata`); a cap by
+    contamination label (every stratum pooled, or a stratum's {label: n}) names the labels known before inference
+    (labels.CUTOFF_LABELS, for a model with a training_cutoff: `cutoff`, a twin's its model's) of a family that dates
+    its items then (`Inference.item_dates`). `where` names the key (params.yaml models.zoo[name].max_items.family)."""
+    from pipeline.models.entries import CUTOFF_LABELS, LABELS
+
     inference = families.load(name).inference
+    labels = [k for k in cap if k in LABELS] + [f"{k}.{label}" for k, v in cap.items() if isinstance(v, Mapping)
+                                                for label in v]
+    if labels:
+        if inference is None or inference.item_dates is None:
+            raise ParamsError(f"{where}: {name} dates no items before inference, so its draw cannot be by "
+                              "contamination label; give it one number or caps per stratum")
+        if not cutoff:
+            raise ParamsError(f"{where}: a draw by contamination label needs the model's training_cutoff (a "
+                              "pretrained model's: released_after_cutoff / released_before_cutoff; a trained model's "
+                              "read / not_read are known only after training); add training_cutoff: \"YYYY-MM-DD\" "
+                              "to a pretrained model's entry, or cap it without labels")
+        wrong = [k for k in labels if k.rsplit(".", 1)[-1] not in CUTOFF_LABELS]
+        if wrong:
+            raise ParamsError(f"{where}: {', '.join(map(repr, wrong))}: a draw by label names only the labels known "
+                              f"before inference ({', '.join(CUTOFF_LABELS)})")
+        strata = inference.strata_name or "stratum"
+        if any(k in LABELS for k in cap):
+            if any(k not in LABELS for k in cap):
+                raise ParamsError(f"{where}: labels and {strata} values mixed; give either labels (every {strata} "
+                                  f"pooled) or {strata} values, each a number or {{label: number}}")
+            return
     if inference is None or inference.strata is None:
-        raise ParamsError(f"params.yaml {where}: {name} draws its items by no stratum a zoo cap may name; "
-                          "give it one number")
+        raise ParamsError(f"{where}: {name} draws its items by no stratum a zoo cap may name; give it one number"
+                          + (" or caps per contamination label" if inference is not None
+                             and inference.item_dates is not None else ""))
     known = list(inference.strata(config))
     unknown = sorted(k for k in cap if k not in known)
     if unknown:
-        raise ParamsError(f"params.yaml {where}: {', '.join(map(repr, unknown))} is not a {inference.strata_name} of "
+        raise ParamsError(f"{where}: {', '.join(map(repr, unknown))} is not a {inference.strata_name} of "
                           f"{name} (known: {', '.join(known)}); name those, or give one number for the family")
 
 

@@ -56,6 +56,26 @@ class SubsetTask:
 
 
 @dataclass(frozen=True)
+class ItemDates:
+    """How a family dates its items before any model, so that a zoo cap may draw by contamination label
+    (`max_items: {family: {released_after_cutoff: n, ...}}`, docs/contamination.md): `sql`, a file of the family's
+    sql/ folder that the warehouse runs too (one SQL text for both), creates `view` with one row per item a label
+    is given to (`id`, `released`, `date_basis`), reading only the warehouse `tables` named (core tables or the
+    family's views). `python -m pipeline.contamination.dates` runs it over those tables' Parquet files and writes
+    `data/contamination/item_dates/<family>.parquet`, which the predict jobs of a model whose cap names labels
+    read; the draw then labels each item as the warehouse does (the date against the model's cutoff)."""
+
+    sql: str  # e.g. "15_contamination_dates.sql"
+    view: str  # e.g. "apiquiz_quiz_dates"
+    id: str  # the item id column of `view`, as the task's items name it (quiz_id, item_id)
+    tables: tuple[str, ...]  # warehouse tables the SQL reads
+    subsets: tuple[str, ...] = ()  # the subsets whose items these are (empty: every subset)
+
+    def applies(self, subset: str) -> bool:
+        return not self.subsets or subset in self.subsets
+
+
+@dataclass(frozen=True)
 class Inference:
     """What a family asks of every model it applies to: one job per (subset, model, shard).
     `task` and `model_families` hold for every subset not named in `per_subset`."""
@@ -77,6 +97,8 @@ class Inference:
     # keys=)`). None: a number only.
     strata: Callable[[Config], Sequence[str]] | None = None
     strata_name: str = ""
+    # How its items are dated before inference, for a zoo cap by contamination label (None: no such cap).
+    item_dates: ItemDates | None = None
 
     def task_for(self, subset: str) -> str:
         return self.per_subset[subset].task if subset in self.per_subset else self.task

@@ -84,8 +84,10 @@ def _names(names):
 
 def zoo_subset(wildcards):
     """The model's own zoo entry, plus its twin's for a random one: editing one entry reruns only its rules
-    (less the fields that only choose which jobs exist: skip_families)."""
-    entries = {e["name"]: {k: v for k, v in e.items() if k not in PLANNING_ONLY} for e in config["models"]["zoo"]}
+    (less the fields that only choose which jobs exist: skip_families; and training_cutoff, but for a model whose
+    cap draws by contamination label: its predict jobs label items by it)."""
+    drop = [k for k in PLANNING_ONLY if k != "training_cutoff" or not draws_by_label(wildcards.model)]
+    entries = {e["name"]: {k: v for k, v in e.items() if k not in drop} for e in config["models"]["zoo"]}
     entry = entries[wildcards.model]
     twin = [entries[ZOO[wildcards.model].value]] if ZOO[wildcards.model].kind == "random" else []
     return json.dumps(twin + [entry], sort_keys=True)
@@ -94,7 +96,8 @@ def zoo_subset(wildcards):
 def zoo_subset_for_models(wildcards):
     """zoo_subset without the fields only inference reads (batch size, dtype): they never retrain a model."""
     entries = json.loads(zoo_subset(wildcards))
-    return json.dumps([{k: v for k, v in e.items() if k not in INFERENCE_ONLY} for e in entries], sort_keys=True)
+    return json.dumps([{k: v for k, v in e.items() if k not in INFERENCE_ONLY + PLANNING_ONLY} for e in entries],
+                      sort_keys=True)
 
 
 def twin_inputs(wildcards):
@@ -160,18 +163,33 @@ def predict_priority(wildcards):
     return PRIORITY["pretrained_predict"] if base.kind in ("package", "gguf", "hub", "path") else 0
 
 
+def draws_by_label(model, family=None):
+    """Whether a zoo model's cap draws a family's items (any family's when None) by contamination label."""
+    return any(ZOO[model].draws_by_label(f.name) for f in PREDICTED if family in (None, f.name))
+
+
+def task_inputs(wildcards):
+    """A predict job's inputs by name: the family's, and its item dates (`item_dates`, rule item_dates) when the
+    model's cap draws this subset's items by contamination label (only then: no other job reads them)."""
+    inference = FAMILY_BY_NAME[wildcards.family].inference
+    inputs = dict(inference.inputs(config, wildcards.subset))
+    if (inference.item_dates is not None and inference.item_dates.applies(wildcards.subset)
+            and draws_by_label(wildcards.model, wildcards.family)):
+        inputs["item_dates"] = item_dates_path(wildcards.family)
+    return inputs
+
+
 def predict_inputs(wildcards):
     """The files a predict job reads (a plain list: the names families give their inputs could
     clash with Snakemake's reserved ones; the task gets them by name through --inputs)."""
     if not ZOO[wildcards.model].runs(wildcards.family):
         raise WorkflowError(f"{wildcards.family} does not run {wildcards.model}: params.yaml models.zoo leaves it out "
                             f"(skip_families); remove {wildcards.family} from its skip_families to run it")
-    inputs = FAMILY_BY_NAME[wildcards.family].inference.inputs(config, wildcards.subset)
-    return [*inputs.values(), f"data/models/{wildcards.model}"]
+    return [*task_inputs(wildcards).values(), f"data/models/{wildcards.model}"]
 
 
 def predict_task_inputs(wildcards):
-    return as_json(FAMILY_BY_NAME[wildcards.family].inference.inputs(config, wildcards.subset))
+    return as_json(task_inputs(wildcards))
 
 
 def prediction_paths(family):

@@ -327,6 +327,34 @@ def check_warehouse(root: Path) -> None:
                               "AND chosen_on = 'dev'").fetchall()[0][0]
     page = (root / "reports/corpus.md").read_text()
     assert "### Provenance and known contamination" in page and "| fixture | local | MIT | 2024-01-01 |" in page
+    check_item_dates(root, con)
+
+
+def check_item_dates(root: Path, con) -> None:
+    """A draw by contamination label labels items before inference from the dates the rule `item_dates` writes
+    (the warehouse's own dating SQL over the same files): for every item the warehouse labels, the same date and
+    basis, and the same label at the cutoff model's cutoff and at cutoffs on either side of the items' dates."""
+    from pipeline.runtime.predict import ITEM_DATES, item_labels
+    from tests.conftest import snakemake
+
+    snakemake(root, "data/contamination/item_dates/apiquiz.parquet", "data/contamination/item_dates/apirec.parquet")
+    cutoff = con.sql("SELECT training_cutoff::VARCHAR FROM contamination_models WHERE model = 'minilm'").fetchall()
+    cutoff = cutoff[0][0]
+    for family, where in (("apiquiz", "true"), ("apirec", "benchmark = 'code'")):
+        dates = read_parquet(root / f"data/contamination/item_dates/{family}.parquet", ITEM_DATES)
+        ids = dates.column("item_id").to_pylist()
+        key = "quiz_id" if family == "apiquiz" else "item_id"
+        rows = con.sql(f"SELECT {key}, item_released, date_basis, label FROM {family}_contamination "
+                       f"WHERE model = 'minilm' AND {where} ORDER BY 1").fetchall()
+        assert ids and [r[0] for r in rows] == ids  # the same items, every one the warehouse labels
+        assert list(zip(dates.column("released").to_pylist(), dates.column("date_basis").to_pylist())) == [
+            (r[1], r[2]) for r in rows]
+        assert item_labels(dates, ids, cutoff) == [r[3] for r in rows]
+        latest = max(d for d in dates.column("released").to_pylist() if d)
+        for other in (latest - dt.timedelta(days=1), latest):  # both sides of the latest date
+            got = con.sql(f"SELECT contamination_label('cutoff', DATE '{other}', item_released, NULL) FROM "
+                          f"{family}_contamination WHERE model = 'minilm' AND {where} ORDER BY {key}").fetchall()
+            assert item_labels(dates, ids, other) == [g[0] for g in got]
 
 
 def test_contamination_in_the_end_to_end_build(e2e_project):
@@ -335,7 +363,8 @@ def test_contamination_in_the_end_to_end_build(e2e_project):
 
 def _core_macros(con) -> None:
     """The contamination macros of the warehouse's core SQL (its views need a built warehouse; the macros none)."""
-    sql = (Path(__file__).resolve().parents[1] / "pipeline/warehouse/sql/30_contamination.sql").read_text()
+    folder = Path(__file__).resolve().parents[1] / "pipeline/warehouse/sql"
+    sql = (folder / "25_item_dates.sql").read_text() + (folder / "30_contamination.sql").read_text()
     for stmt in sql.split(";\n"):
         body = "\n".join(line for line in stmt.splitlines() if not line.startswith("--")).strip()
         if body.startswith("CREATE MACRO"):
@@ -398,3 +427,129 @@ def test_label_part_counts_scores_and_twins_with_the_floor():
     assert "| m | x | not_read | 7 | too few items (n = 7) |  |" in out[3]
     assert "| m | m-random | x | read | 150 | 0.500 | 0.100 | 0.400 | [0.300, 0.500] |" in out[5]
     assert "| m | m-random | x | not_read | 7 | too few items (n = 7) |  |  |  |" in out[5]
+
+
+# ---- a draw by contamination label (a zoo cap naming released_after_cutoff / released_before_cutoff) -------------
+
+CUTOFF = "2024-11-01"
+
+
+def _label_zoo(caps: dict, cutoff: str | None = CUTOFF):
+    from pipeline.models.entries import parse_zoo
+    smol = {"name": "p", "source": "hub:x/y", "family": "causal-lm", "max_length": 200, "batch_size": 3,
+            "max_items": caps, **({"training_cutoff": cutoff} if cutoff else {})}
+    return parse_zoo([smol, {"name": "p-random", "source": "random:p"}])
+
+
+def _dated_quizzes(tmp_path, n: int = 90):
+    """n quizzes (settings call / import / alias in turn) and their item dates: every fourth one released after the
+    cutoff, quiz 1 undated (label unknown: never drawn by label), quiz 2 not in the dates (a context-leaking quiz)."""
+    from pipeline.runtime.predict import ITEM_DATES
+    from tests.test_zoo_budget import _quizzes
+
+    quizzes = _quizzes(n)
+    ids = quizzes.column("quiz_id").to_pylist()
+    rows = [{"item_id": q, "released": None if k == 1 else dt.date(2025, 3, 1) if k % 4 == 0 else dt.date(2023, 6, 1),
+             "date_basis": "none" if k == 1 else "first_seen"} for k, q in enumerate(ids) if k != 2]
+    path = tmp_path / "item_dates.parquet"
+    write_parquet(pa.Table.from_pylist(rows, schema=ITEM_DATES), path, ITEM_DATES)
+    return quizzes, path, {q for k, q in enumerate(ids) if k % 4 == 0}
+
+
+def _context(entry, family: str, dates: Path, shard: int = 0, shards: int = 1, seed: int = 5, max_items: int = 1000):
+    from types import SimpleNamespace
+
+    from pipeline import registry
+    from pipeline.runtime.predict import ShardContext, cap_items
+
+    params = cap_items({"inference": {"max_items": max_items, "min_per_stratum": 0}}, entry.items_cap(family))
+    return ShardContext(registry.load(family), "all", {"item_dates": dates}, params, SimpleNamespace(entry=entry),
+                        shard, shards, seed, 1000)
+
+
+def test_a_draw_by_label_takes_n_of_each_label_the_same_on_any_shard_count_and_for_the_twin(tmp_path):
+    quizzes, dates, after = _dated_quizzes(tmp_path)
+    ids, settings = quizzes.column("quiz_id").to_pylist(), quizzes.column("setting").to_pylist()
+    setting = dict(zip(ids, settings))
+    pooled = _label_zoo({"apiquiz": {"released_after_cutoff": 7, "released_before_cutoff": 11}})
+    per_setting = _label_zoo({"apiquiz": {"call": {"released_after_cutoff": 4}, "import": {"released_before_cutoff": 6},
+                                          "alias": 2}})
+
+    def drawn(entry, **kw):
+        return {i for i, m in zip(ids, _context(entry, "apiquiz", dates, **kw).select(ids, 1000, settings).to_pylist())
+                if m}
+
+    one = drawn(pooled["p"])
+    assert len(one & after) == 7 and len(one - after) == 11  # n of each label, every setting pooled
+    assert {setting[q] for q in one} == {"call", "import", "alias"}
+    assert not one & {ids[1], ids[2]}  # undated (unknown) and unlabelled quizzes are never drawn by label
+    assert drawn(pooled["p"]) == one and drawn(pooled["p"], seed=6) != one  # seeded
+    parts = [drawn(pooled["p"], shard=s, shards=3) for s in range(3)]
+    assert set().union(*parts) == one and sum(map(len, parts)) == len(one)  # 1 vs 3 shards: the same rows
+    assert pooled["p-random"].training_cutoff == CUTOFF and drawn(pooled["p-random"]) == one  # the twin: same items
+    # per setting: n of each label named under a setting, a plain number per setting whatever the label
+    got = drawn(per_setting["p"])
+    count = {(s, a): sum(1 for q in got if setting[q] == s and (q in after) == a)
+             for s in ("call", "import", "alias") for a in (True, False)}
+    assert (count["call", True], count["call", False], count["import", True], count["import", False]) == (4, 0, 0, 6)
+    assert count["alias", True] + count["alias", False] == 2
+    # a model without a cutoff cannot draw by label (validate refuses it first: the next tests)
+    with pytest.raises(ValueError, match="needs the model's training_cutoff"):
+        drawn(_label_zoo({"apiquiz": {"released_after_cutoff": 3}}, cutoff=None)["p"])
+
+
+def test_apiquiz_scores_a_draw_by_label_byte_identical_for_any_shard_count(tmp_path):
+    """The runner's whole path (run_shard: the zoo cap into the params, the labels from the item dates, the draw)
+    with a tiny causal LM: the asked number of each label scored, 1 and 3 shards the same rows."""
+    import dataclasses
+
+    from pipeline import registry
+    from pipeline.runtime.predict import run_shard
+    from tests.test_scoring_cache import tiny
+
+    from pipeline.families.apiquiz import schemas as quiz_schemas
+
+    quizzes, dates, after = _dated_quizzes(tmp_path, 45)
+    for f in quiz_schemas.QUIZZES:  # the columns the draw never reads
+        if f.name not in quizzes.column_names:
+            quizzes = quizzes.append_column(f, pa.array([False if pa.types.is_boolean(f.type) else 0] * 45, f.type))
+    write_parquet(quizzes, tmp_path / "quizzes.parquet", quiz_schemas.QUIZZES)
+    entry = _label_zoo({"apiquiz": {"released_after_cutoff": 3, "released_before_cutoff": 4}})["p"]
+    model = dataclasses.replace(tiny(tmp_path, "causal-lm"), entry=entry)
+    family = registry.load("apiquiz")
+    params = {"inference": {"max_items": 0, "min_per_stratum": 0, "max_candidates": 0, "fill_top_k": 5,
+                            "rank_top_k": 5, "protocols": ["rank"]}}
+    inputs = {"quizzes": tmp_path / "quizzes.parquet", "item_dates": dates}
+    one = run_shard(family, "all", inputs, params, model, 0, 1, 3, 4096)
+    three = pa.concat_tables([run_shard(family, "all", inputs, params, model, s, 3, 3, 4096) for s in range(3)])
+    three = three.sort_by([("quiz_id", "ascending"), ("protocol", "ascending")])
+    assert one.equals(three)
+    scored = set(one.column("quiz_id").to_pylist())
+    assert (len(scored & after), len(scored - after)) == (3, 4)
+
+
+def test_a_draw_by_label_is_refused_without_a_cutoff_and_for_labels_known_only_later():
+    import copy
+
+    from pipeline.config import ParamsError, validate
+    from tests.conftest import default_params
+
+    config = copy.deepcopy(default_params())
+    smol = next(e for e in config["models"]["zoo"] if e["name"] == "smollm2")
+    smol["max_items"] = {"apiquiz": {"call": {"released_after_cutoff": 5}}, "apirec": {"released_before_cutoff": 5}}
+    validate(config)  # its twin takes the caps and its cutoff
+    cases = {
+        ("code-mlm", "apiquiz", "released_after_cutoff"): r"models.zoo\[code-mlm\].max_items.apiquiz: a draw by "
+                                                          r"contamination label needs the model's training_cutoff",
+        ("smollm2", "apiquiz", "read"): r"'read': a draw by label names only the labels known before inference",
+        ("smollm2", "idbench", "released_after_cutoff"): "idbench dates no items before inference",
+    }
+    for (model, family, label), message in cases.items():
+        bad = copy.deepcopy(config)
+        next(e for e in bad["models"]["zoo"] if e["name"] == model)["max_items"] = {family: {label: 5}}
+        with pytest.raises(ParamsError, match=message):
+            validate(bad)
+    del smol["training_cutoff"], smol["training_cutoff_source"]
+    with pytest.raises(ParamsError, match=r"models.zoo\[smollm2\].max_items.apiquiz: a draw by contamination label "
+                                          "needs the model's training_cutoff"):
+        validate(config)

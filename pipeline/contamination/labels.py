@@ -10,7 +10,7 @@ import datetime as dt
 
 import pyarrow as pa
 
-LABELS = ("read", "not_read", "released_after_cutoff", "released_before_cutoff", "unknown")
+from pipeline.models.entries import CUTOFF_LABELS, LABELS  # noqa: F401 (one list: a zoo cap may name them)
 
 MODEL_CUTOFFS = pa.schema([
     pa.field("model", pa.string(), nullable=False),  # zoo name
@@ -31,3 +31,4 @@ def cutoff_rows(zoo: list[dict]) -> list[dict]:
         rows.append({"model": e["name"], "labelled_by": source[len("random:"):] if source.startswith("random:") else e["name"],
                      "training_cutoff": cutoff, "training_cutoff_source": e.get("training_cutoff_source")})
     return sorted(rows, key=lambda r: r["model"])
+

@@ -22,6 +22,11 @@ INFERENCE_ONLY = ("batch_size", "dtype", "max_items", "scoring", "skip_families"
 # job reads them.
 PLANNING_ONLY = ("skip_families", "training_cutoff", "training_cutoff_source")
 DEFAULT_BATCH_SIZE = 32
+# An item's contamination label for a model (docs/contamination.md; the warehouse's contamination_label macro), and
+# those known before inference, which a zoo cap may draw by (a pretrained model's item dates against its
+# training_cutoff). Here, below everything that reads a zoo entry; pipeline.contamination.labels re-exports them.
+LABELS = ("read", "not_read", "released_after_cutoff", "released_before_cutoff", "unknown")
+CUTOFF_LABELS = ("released_after_cutoff", "released_before_cutoff")
 
 
 def objective_params(model: dict, objectives: dict | None, objective: str) -> dict:
@@ -46,19 +51,29 @@ class ModelEntry:
     # at most this many items per (family, subset) for this model: one number for every family, or per family
     # ((family, cap) pairs; a family not named keeps its own max_items), where a family's cap is a number or
     # per stratum of its items ((value, cap) pairs: a family's settings, languages or tasks; the
-    # family's `Inference.strata`). None: the families' own
-    max_items: int | tuple[tuple[str, int | tuple[tuple[str, int], ...]], ...] | None = None
+    # family's `Inference.strata`), or per contamination label ((label, cap) pairs: every stratum pooled), and a
+    # stratum's cap a number or per label (a draw by label, docs/contamination.md). None: the families' own
+    max_items: int | tuple[tuple[str, int | tuple[tuple[str, int | tuple[tuple[str, int], ...]], ...]], ...] | None \
+        = None
     scoring: str = "pipeline"  # causal-lm scoring convention, one of SCORING_CONVENTIONS
     eval_blocks: int | None = None  # test blocks of its perplexity, at most (None: training.evaluation.max_blocks)
     skip_families: tuple[str, ...] = ()  # benchmark families this model gets no job in (a random twin inherits them)
+    # "YYYY-MM-DD": the pretrained model's training cutoff (a random twin: its model's, whose labels it takes); a
+    # predict job reads it only to draw by contamination label (rules/common.smk zoo_subset keeps it then)
+    training_cutoff: str | None = None
 
-    def items_cap(self, family: str) -> int | dict[str, int] | None:
-        """This model's cap on one family's items: a number, {stratum value: number} (only those strata are
-        drawn from), or None (the family's own max_items)."""
+    def items_cap(self, family: str) -> int | dict | None:
+        """This model's cap on one family's items: a number, {stratum value or label: number, or a stratum value's
+        {label: number}} (only those strata / labels are drawn from), or None (the family's own max_items)."""
         if isinstance(self.max_items, tuple):
             cap = dict(self.max_items).get(family)
-            return dict(cap) if isinstance(cap, tuple) else cap
+            return _as_dict(cap) if isinstance(cap, tuple) else cap
         return self.max_items
+
+    def draws_by_label(self, family: str) -> bool:
+        """Whether this model's cap on the family names contamination labels (its predict jobs then read the
+        family's item dates)."""
+        return bool(cap_labels(self.items_cap(family)))
 
     def runs(self, family: str) -> bool:
         """Whether this model gets jobs in a benchmark family (False where `skip_families` names it; the
@@ -80,15 +95,25 @@ class ModelEntry:
         return self.kind in ("trained", "random", "gguf")
 
 
-def _items_cap(value, nested: bool = True):
-    """A zoo entry's max_items: a number, or a mapping family -> number or {stratum value: number} (null or
-    absent: the family's own)."""
+def _items_cap(value, depth: int = 2):
+    """A zoo entry's max_items: a number, or a mapping family -> number or {stratum value or label: number or
+    {label: number}} (null or absent: the family's own); `depth` mappings may nest below this one."""
     if isinstance(value, dict):
-        if not nested:
-            return tuple(sorted((str(k), int(v)) for k, v in value.items() if v)) or None
-        caps = ((str(k), _items_cap(v, nested=False) if isinstance(v, dict) else int(v)) for k, v in value.items() if v)
+        caps = ((str(k), _items_cap(v, depth - 1) if isinstance(v, dict) and depth else int(v))
+                for k, v in value.items() if v)
         return tuple(sorted((k, v) for k, v in caps if v)) or None
     return int(value) if value else None
+
+
+def _as_dict(cap: tuple) -> dict:
+    return {k: _as_dict(v) if isinstance(v, tuple) else v for k, v in cap}
+
+
+def cap_labels(cap) -> set[str]:
+    """The contamination labels a family's cap names (LABELS), at either level."""
+    if not isinstance(cap, dict):
+        return set()
+    return {k for k, v in cap.items() if k in LABELS} | {k for v in cap.values() if isinstance(v, dict) for k in v}
 
 
 def parse_zoo(entries: list[dict]) -> dict[str, ModelEntry]:
@@ -141,5 +166,6 @@ def parse_zoo(entries: list[dict]) -> dict[str, ModelEntry]:
                                allow_missing=tuple(e.get("allow_missing") or ()),
                                max_items=_items_cap(base.get("max_items")), scoring=scoring,
                                eval_blocks=int(base["eval_blocks"]) if base.get("eval_blocks") else None,
-                               skip_families=tuple(sorted(set(base.get("skip_families") or ()))))
+                               skip_families=tuple(sorted(set(base.get("skip_families") or ()))),
+                               training_cutoff=str(base["training_cutoff"]) if base.get("training_cutoff") else None)
     return zoo

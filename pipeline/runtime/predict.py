@@ -14,18 +14,21 @@ Models a family does not apply to never reach this: they get no job (see
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import importlib
 import json
 import logging
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Sequence
 
 import pyarrow as pa
 
 from pipeline import registry as families
 from pipeline.core import logs
 from pipeline.io import write_parquet
+from pipeline.models.entries import LABELS, cap_labels
 from pipeline.runtime.batching import select_shard
 from pipeline.runtime.cli import add_shard_arguments, device, dtype, zoo_entry
 
@@ -50,11 +53,26 @@ class ShardContext:
 
     def select(self, ids: list[str], max_items: int = 0, keys: list[str] | None = None) -> pa.Array:
         """Which of these rows this shard scores (a boolean mask). `keys`: each row's stratum value (the
-        family's `Inference.strata`), drawn from per value when the model's cap names values (`stratum_caps`)."""
+        family's `Inference.strata`), drawn from per value when the model's cap names values (`stratum_caps`),
+        and per contamination label when it names labels (`item_labels`)."""
         caps = stratum_caps(self.params)
-        return pa.array(select_shard(ids, self.shard, self.shards, max_items, self.seed,
-                                     **({"caps": caps, "keys": keys} if caps and keys is not None else {})),
-                        type=pa.bool_())
+        labels = self.item_labels(ids) if caps and names_labels(caps) else None
+        draw = capped_keys(caps, keys, labels) if caps and (keys is not None or labels is not None) else {}
+        return pa.array(select_shard(ids, self.shard, self.shards, max_items, self.seed, **draw), type=pa.bool_())
+
+    def item_labels(self, ids: list[str]) -> list[str | None]:
+        """Each item's contamination label for this model, known before inference: its date (the family's item
+        dates, `inputs["item_dates"]`: the warehouse's own dating SQL, pipeline.contamination.dates) against the
+        model's training_cutoff; None for an item the warehouse gives no label."""
+        from pipeline.io import read_parquet
+
+        entry = self.loaded.entry
+        if not getattr(entry, "training_cutoff", None):
+            raise ValueError(f"{self.description}: a draw by contamination label needs the model's training_cutoff")
+        if "item_dates" not in self.inputs:
+            raise ValueError(f"{self.description}: a draw by contamination label needs the family's item dates "
+                             "(--inputs item_dates; rules/common.smk gives them to a model whose cap names labels)")
+        return item_labels(read_parquet(self.inputs["item_dates"], ITEM_DATES), ids, entry.training_cutoff)
 
 
 def run_shard(family: families.Family, subset: str, inputs: dict[str, Path], params: dict, loaded, shard: int,
@@ -71,7 +89,7 @@ def run_shard(family: families.Family, subset: str, inputs: dict[str, Path], par
     return table.select(family.inference.schema.names).cast(family.inference.schema)
 
 
-def cap_items(params: dict, cap: int | dict[str, int] | None) -> dict:
+def cap_items(params: dict, cap: int | dict | None) -> dict:
     """The family's params with every `max_items` / `*_max_items` key at most `cap` (a zoo entry's
     `max_items`: a big model scores a smaller seeded subset; 0, meaning all, becomes `cap`). A
     `min_per_stratum` beside a capped `max_items` shrinks by the same ratio (rounded down, at least 1
@@ -80,11 +98,13 @@ def cap_items(params: dict, cap: int | dict[str, int] | None) -> dict:
 
     A cap per stratum value ({value: n}, e.g. settings {call: 100, import: 100}) caps as their sum and
     is kept beside every capped `max_items` as `stratum_caps`: the family's draw then takes n items of each
-    named value and none of the others (`stratum_caps(params)`, `ShardContext.select(..., keys=)`)."""
+    named value and none of the others (`stratum_caps(params)`, `ShardContext.select(..., keys=)`). So does a
+    cap per contamination label ({label: n}, or a value's {label: n}: `capped_keys`)."""
     if not cap:
         return params
-    per = dict(sorted(cap.items())) if isinstance(cap, dict) else None
-    total = sum(per.values()) if per else cap
+    per = {k: dict(sorted(v.items())) if isinstance(v, dict) else v for k, v in sorted(cap.items())} \
+        if isinstance(cap, dict) else None
+    total = sum(sum(v.values()) if isinstance(v, dict) else v for v in per.values()) if per else cap
 
     def walk(value):
         if not isinstance(value, dict):
@@ -102,15 +122,75 @@ def cap_items(params: dict, cap: int | dict[str, int] | None) -> dict:
     return walk(params)
 
 
-STRATUM_CAPS = "stratum_caps"  # the key cap_items adds beside a capped max_items: {stratum value: n}
+# One row per item a family labels (pipeline.contamination.dates writes them before inference): its date as the
+# warehouse's labels read it. Here, not in pipeline.contamination: the runtime reads it, never that package.
+ITEM_DATES = pa.schema([
+    pa.field("item_id", pa.string(), nullable=False),  # the item's id in the family's items (quiz_id, point_id)
+    pa.field("released", pa.date32(), nullable=True),  # its date (first pinned release of its code, else its file's)
+    pa.field("date_basis", pa.string(), nullable=True),  # first_seen / release / none
+])
 
 
-def stratum_caps(params: dict) -> dict[str, int] | None:
-    """The per-stratum caps cap_items put into a family's params (its `inference` block, or the top level), if any."""
+def cutoff_label(released: dt.date | None, cutoff: dt.date) -> str:
+    """A cutoff model's label of an item of this date, as the warehouse's `contamination_label` macro gives it for
+    basis `cutoff` (pipeline/warehouse/sql/30_contamination.sql; tests/test_contamination.py checks the two agree
+    on every item of a build)."""
+    if released is None:
+        return "unknown"
+    return "released_after_cutoff" if released > cutoff else "released_before_cutoff"
+
+
+def item_labels(dates: pa.Table, ids: Sequence[str], cutoff: dt.date | str) -> list[str | None]:
+    """Each id's label for a model with this cutoff, from a family's item dates (ITEM_DATES); None for an id the
+    warehouse gives no label (not in the dates: e.g. a context-leaking nl quiz), which no draw by label takes."""
+    cutoff = dt.date.fromisoformat(cutoff) if isinstance(cutoff, str) else cutoff
+    released = dict(zip(dates.column("item_id").to_pylist(), dates.column("released").to_pylist()))
+    return [cutoff_label(released[i], cutoff) if i in released else None for i in ids]
+
+
+STRATUM_CAPS = "stratum_caps"  # the key cap_items adds beside a capped max_items: {stratum value or label: n}
+
+
+def stratum_caps(params: dict) -> dict | None:
+    """The per-stratum caps cap_items put into a family's params (its `inference` block, or the top level), if any:
+    {value or label: n, or a value's {label: n}}."""
     for block in (params.get("inference"), params):
         if isinstance(block, dict) and block.get(STRATUM_CAPS):
             return dict(block[STRATUM_CAPS])
     return None
+
+
+def names_labels(caps: dict | None) -> bool:
+    """Whether these caps draw by contamination label (a label key, or a value's {label: n})."""
+    return bool(cap_labels(caps))
+
+
+def capped_keys(caps: dict, values: Sequence[str | None] | None,
+                labels: Sequence[str | None] | None = None) -> dict:
+    """select_shard's `caps` and `keys` for a zoo cap per stratum value and/or contamination label: a value's cap
+    (`call: 100`) keys each row by its value, a label's (`released_after_cutoff: 100`, every value pooled) by its
+    label, a value's caps per label (`call: {released_after_cutoff: 50}`) by both (`call/released_after_cutoff`).
+    A row whose key no cap names is not drawn (its value or label unnamed, or None: an item without a label)."""
+    flat = {}
+    for k, v in caps.items():
+        for label, n in (v.items() if isinstance(v, dict) else [(None, v)]):
+            flat[f"{k}/{label}" if label else k] = n
+    if labels is None and names_labels(caps):
+        raise ValueError("capped_keys: caps per contamination label need each row's label")
+    if values is None and any(k not in LABELS for k in caps):
+        raise ValueError("capped_keys: caps per stratum value need each row's value")
+    n = len(values if values is not None else labels)
+    keys = []
+    for i in range(n):
+        value = values[i] if values is not None else None
+        label = labels[i] if labels is not None else None
+        if value is not None and isinstance(caps.get(value), dict):
+            keys.append(f"{value}/{label}" if label else None)
+        elif value is not None and value in caps:
+            keys.append(value)
+        else:
+            keys.append(label if label in caps else None)
+    return {"caps": flat, "keys": keys}
 
 
 def predictions_schema(family: families.Family) -> pa.Schema:

@@ -3,7 +3,7 @@ APIs?"): cloze quizzes on the fully qualified names the corpus calls. See README
 
 from pathlib import Path
 
-from pipeline.registry import EvaluationSet, Family, Inference, Plot, Table
+from pipeline.registry import EvaluationSet, Family, Inference, ItemDates, Plot, Table
 from pipeline.families.apiquiz import schemas
 
 FOLDER = Path(__file__).parent
@@ -37,6 +37,10 @@ FAMILY = Family(
         not_applicable="no LM head: neither fill-mask nor likelihood ranking can be scored",
         strata=lambda config: ("call", "import", "alias", "adversarial_alias", "nl"),  # a zoo entry's cap per value
         strata_name="setting",
+        # each quiz's date (its API's first release or call) before inference: a zoo cap may draw by label
+        item_dates=ItemDates("15_contamination_dates.sql", "apiquiz_quiz_dates", "quiz_id",
+                             ("manifest", "usages", "first_seen_functions", "first_seen_apis", "apiquiz_quizzes",
+                              "apiquiz_api_names")),
     ),
     report="pipeline.families.apiquiz.report",
     headline="SELECT model, 'p_at_1_' || protocol || '_' || setting AS metric, p_at_1 AS value, scored AS n "

@@ -39,7 +39,7 @@ from tqdm import tqdm
 
 from pipeline.families.apiquiz import schemas
 from pipeline.runtime.batching import select_shard
-from pipeline.runtime.predict import stratum_caps
+from pipeline.runtime.predict import capped_keys, names_labels, stratum_caps
 from pipeline.runtime.encode import encode
 from pipeline.runtime.plan import plan_candidates
 from pipeline.runtime.protocols import PROTOCOLS, SCORE_DECIMALS, rank_of
@@ -154,16 +154,18 @@ def ranked_candidates(answer: str, candidates: list[str], cap: int) -> tuple[str
 
 def score_shard(quizzes: pa.Table, loaded, shard: int, shards: int, token_budget: int, fill_top_k: int,
                 rank_top_k: int, max_items: int = 0, seed: int = 0, max_candidates: int = 0,
-                min_per_stratum: int = 0, setting_caps: dict[str, int] | None = None,
-                protocols: tuple[str, ...] = PROTOCOLS) -> pa.Table:
+                min_per_stratum: int = 0, setting_caps: dict | None = None,
+                protocols: tuple[str, ...] = PROTOCOLS, labels: list[str | None] | None = None) -> pa.Table:
     """Score this shard's part of the subset: `max_items` quizzes drawn per stratum (setting, mask
     position) with at least `min_per_stratum` of each, so small settings are not lost to a uniform draw.
     `setting_caps` ({setting: n}, a zoo entry's per-setting cap): n quizzes of each named setting (all of a
-    smaller one; drawn per mask position the same way) and none of the other settings."""
+    smaller one; drawn per mask position the same way) and none of the other settings; with contamination labels
+    ({label: n}, every setting pooled, or {setting: {label: n}}; `labels`: each quiz's, in order) n of each label
+    (pipeline.runtime.predict.capped_keys)."""
     ids = quizzes.column("quiz_id").to_pylist()
     settings = quizzes.column("setting").to_pylist()
     strata = list(zip(settings, quizzes.column("mask_position").to_pylist()))
-    by_setting = {"caps": setting_caps, "keys": settings} if setting_caps else {}
+    by_setting = capped_keys(setting_caps, settings, labels) if setting_caps else {}
     mine = quizzes.filter(pa.array(select_shard(ids, shard, shards, max_items, seed, strata, min_per_stratum,
                                                 **by_setting), pa.bool_()))
     items = [Quiz(r["quiz_id"], r["prefix"], r["answer"], r["suffix"],
@@ -189,9 +191,11 @@ def predict(ctx) -> pa.Table:
     """The shared runner's entry point (pipeline.runtime.predict)."""
     p = ctx.params["inference"]
     quizzes = read_parquet(ctx.inputs["quizzes"], schemas.QUIZZES)
+    caps = stratum_caps(ctx.params)
+    labels = ctx.item_labels(quizzes.column("quiz_id").to_pylist()) if names_labels(caps) else None
     table = score_shard(quizzes, ctx.loaded, ctx.shard, ctx.shards, ctx.token_budget, p["fill_top_k"], p["rank_top_k"],
-                        p["max_items"], ctx.seed, p["max_candidates"], p["min_per_stratum"], stratum_caps(ctx.params),
-                        tuple(p.get("protocols") or PROTOCOLS))
+                        p["max_items"], ctx.seed, p["max_candidates"], p["min_per_stratum"], caps,
+                        tuple(p.get("protocols") or PROTOCOLS), labels)
     ok = pc.sum(pc.equal(table.column("status"), "ok")).as_py() or 0
     log.info("%s: %d rows, %d scored", ctx.description, table.num_rows, ok)
     return table

@@ -5,7 +5,7 @@ by every encoder-only model's embedding similarity. See README.md here."""
 
 from pathlib import Path
 
-from pipeline.registry import EvaluationSet, Family, Inference, Plot, Reference, SubsetTask, Table
+from pipeline.registry import EvaluationSet, Family, Inference, ItemDates, Plot, Reference, SubsetTask, Table
 from pipeline.families.apirec import schemas
 
 FOLDER = Path(__file__).parent
@@ -112,6 +112,10 @@ FAMILY = Family(
         not_applicable="no LM head (code points) and no encoder-only model (queries)",
         strata=lambda config: ["python", "java"],  # a zoo entry's cap per value
         strata_name="language of the code points",
+        # each code point's date (its function's first release, else its file's) before inference: a zoo cap on
+        # the code points may draw by label
+        item_dates=ItemDates("15_contamination_dates.sql", "apirec_point_dates", "item_id",
+                             ("manifest", "first_seen_functions", "apirec_points"), subsets=("code",)),
         per_subset={"query": SubsetTask("pipeline.families.apirec.infer_query", ("encoder-only",))},
     ),
     report="pipeline.families.apirec.report",

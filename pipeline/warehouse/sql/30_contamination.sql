@@ -1,5 +1,6 @@
 -- Known contamination (docs/contamination.md): per model, how it is known whether it could have read an item,
--- and the dates items are compared against. Each family's sql/20_contamination.sql labels its own items.
+-- and the labels. Items are dated by 25_item_dates.sql and each family's sql/15_contamination_dates.sql (run
+-- before any model too: pipeline.contamination.dates), labelled by each family's sql/20_contamination.sql.
 
 -- Per zoo model: `exact` (its card records the text it read: pipeline-trained), `cutoff` (a pretrained model
 -- with training_cutoff), `unknown`; a random twin takes its model's basis and labels (labelled_by), so a model
@@ -32,17 +33,6 @@ CREATE MACRO contamination_label(basis, cutoff, item_date, was_read) AS
          WHEN basis = 'cutoff' AND item_date IS NOT NULL THEN
               CASE WHEN item_date > cutoff THEN 'released_after_cutoff' ELSE 'released_before_cutoff' END
          ELSE 'unknown' END;
-
--- An item of a function, dated (`items`: the name of a table, view or CTE with file_id and function; its columns
--- come out with `released` and `date_basis`): by the first pinned release of its function (first_seen_functions,
--- sources with history), else by its file's release (date_basis `release`: the code may be older).
-CREATE MACRO dated_by_function(items) AS TABLE
-SELECT i.*, coalesce(f.first_released, m.released) AS released,
-       CASE WHEN f.first_released IS NOT NULL THEN 'first_seen' WHEN m.released IS NOT NULL THEN 'release'
-            ELSE 'none' END AS date_basis
-FROM query_table(items) i
-JOIN manifest m ON m.file_id = i.file_id
-LEFT JOIN first_seen_functions f ON f.file_id = i.file_id AND f.function = i.function;
 
 -- Every model against every dated item of a file (`items`: with file_id, line and released): the model, its basis,
 -- the item's columns and its label, where a trained model `read` the item when the text its card records covers

@@ -1,9 +1,8 @@
 -- Known contamination per item and model (docs/contamination.md). A code point is dated by its enclosing function
--- (dated_by_function); a query by its file's release, or the first release defining its answer (first_seen_apis)
--- when that is earlier.
+-- (apirec_point_dates, sql/15_contamination_dates.sql); a query by its file's release, or the first release
+-- defining its answer (first_seen_apis) when that is earlier.
 CREATE TABLE apirec_item_dates AS
-WITH points AS (SELECT point_id AS item_id, 'code' AS benchmark, file_id, line, function FROM apirec_points)
-SELECT item_id, benchmark, file_id, line, released, date_basis FROM dated_by_function('points')
+SELECT item_id, benchmark, file_id, line, released, date_basis FROM apirec_point_dates
 UNION ALL
 SELECT q.query_id, 'query', q.file_id, q.line, least(m.released, a.first_seen),
        CASE WHEN a.first_seen IS NOT NULL AND a.first_seen <= coalesce(m.released, a.first_seen) THEN 'first_seen'
