@@ -61,7 +61,7 @@ class ItemDates:
     (`max_items: {family: {released_after_cutoff: n, ...}}`, docs/contamination.md): `sql`, a file of the family's
     sql/ folder that the warehouse runs too (one SQL text for both), creates `view` with one row per item a label
     is given to (`id`, `released`, `date_basis`), reading only the warehouse `tables` named (core tables or the
-    family's views). `python -m pipeline.contamination.dates` runs it over those tables' Parquet files and writes
+    family's views). `python -m pipeline.warehouse.dates` runs it over those tables' Parquet files and writes
     `data/contamination/item_dates/<family>.parquet`, which the predict jobs of a model whose cap names labels
     read; the draw then labels each item as the warehouse does (the date against the model's cutoff)."""
 

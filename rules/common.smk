@@ -279,3 +279,21 @@ def fit_outputs(family):
     if family.fit.baselines:
         out.append(registry.fit_baselines_file(family))
     return out
+
+
+# A family's item dates before inference (rules/contamination.smk, rule item_dates).
+def item_dates_path(family):
+    return f"data/contamination/item_dates/{family}.parquet"
+
+
+def item_dates_tables(wildcards):
+    """The warehouse tables the family's dating SQL reads, each with the files the warehouse reads for it."""
+    tables = warehouse_tables()
+    return {t: tables[t] for t in FAMILY_BY_NAME[wildcards.family].inference.item_dates.tables}
+
+
+def item_dates_sql(wildcards):
+    """The SQL files the job runs (the warehouse runs them too), relative to the working directory."""
+    from pipeline.warehouse.dates import sql_files
+
+    return [os.path.relpath(p) for p in sql_files(FAMILY_BY_NAME[wildcards.family])]

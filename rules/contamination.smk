@@ -65,27 +65,10 @@ rule first_seen:
         " --functions {output.functions:q} --apis {output.apis:q} --metrics {output.metrics:q} 2> {log:q}"
 
 
-# A family's item dates before inference (pipeline.contamination.dates: the warehouse's own dating SQL over the
+# A family's item dates before inference (pipeline.warehouse.dates: the warehouse's own dating SQL over the
 # same Parquet files), for a zoo cap that draws by contamination label; only such a model's predict jobs ask for
 # them (task_inputs), so no other build plans this job.
 ITEM_DATED = [f for f in PREDICTED if f.inference.item_dates is not None]
-
-
-def item_dates_path(family):
-    return f"data/contamination/item_dates/{family}.parquet"
-
-
-def item_dates_tables(wildcards):
-    """The warehouse tables the family's dating SQL reads, each with the files the warehouse reads for it."""
-    tables = warehouse_tables()
-    return {t: tables[t] for t in FAMILY_BY_NAME[wildcards.family].inference.item_dates.tables}
-
-
-def item_dates_sql(wildcards):
-    """The SQL files the job runs (the warehouse runs them too), relative to the working directory."""
-    from pipeline.contamination.dates import sql_files
-
-    return [os.path.relpath(p) for p in sql_files(FAMILY_BY_NAME[wildcards.family])]
 
 
 rule item_dates:
@@ -103,5 +86,5 @@ rule item_dates:
     log:
         "logs/contamination/item_dates/{family}.log",
     shell:
-        "python -m pipeline.contamination.dates --family {wildcards.family} --tables {params.tables:q}"
+        "python -m pipeline.warehouse.dates --family {wildcards.family} --tables {params.tables:q}"
         " --out {output:q} 2> {log:q}"

@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import os
 import subprocess
 import sys
 import time
@@ -198,8 +199,10 @@ def main(argv: list[str] | None = None) -> int:
             import transformers
 
             got["transformers"] = transformers.__version__
-        results.append({"comparison": kind, "bench": bench, "args": [a for a in bargs if a != str(project)],
-                        "result": got})
+        # no path of this machine in the committed JSON: the project left out, the peers' venv relative to the checkout
+        recorded = [os.path.relpath(a, REPO) if a.startswith(f"{REPO}{os.sep}") else a for a in bargs
+                    if a != str(project)]
+        results.append({"comparison": kind, "bench": bench, "args": recorded, "result": got})
         print(table(rows_of(kind, got)), flush=True)
     rows = [row for r in results for row in rows_of(r["comparison"], r["result"])]
     import platform

@@ -10,7 +10,7 @@ import datetime as dt
 
 import pyarrow as pa
 
-from pipeline.models.entries import CUTOFF_LABELS, LABELS  # noqa: F401 (one list: a zoo cap may name them)
+from pipeline.core.labels import CUTOFF_LABELS, LABELS  # noqa: F401 (one list: a zoo cap may name them)
 
 MODEL_CUTOFFS = pa.schema([
     pa.field("model", pa.string(), nullable=False),  # zoo name

@@ -22,11 +22,8 @@ INFERENCE_ONLY = ("batch_size", "dtype", "max_items", "scoring", "skip_families"
 # job reads them.
 PLANNING_ONLY = ("skip_families", "training_cutoff", "training_cutoff_source")
 DEFAULT_BATCH_SIZE = 32
-# An item's contamination label for a model (docs/contamination.md; the warehouse's contamination_label macro), and
-# those known before inference, which a zoo cap may draw by (a pretrained model's item dates against its
-# training_cutoff). Here, below everything that reads a zoo entry; pipeline.contamination.labels re-exports them.
-LABELS = ("read", "not_read", "released_after_cutoff", "released_before_cutoff", "unknown")
-CUTOFF_LABELS = ("released_after_cutoff", "released_before_cutoff")
+# An item's contamination labels, and those a zoo cap may draw by: pipeline.core.labels (one list).
+from pipeline.core.labels import CUTOFF_LABELS, LABELS  # noqa: E402,F401
 
 
 def objective_params(model: dict, objectives: dict | None, objective: str) -> dict:

@@ -62,7 +62,7 @@ class ShardContext:
 
     def item_labels(self, ids: list[str]) -> list[str | None]:
         """Each item's contamination label for this model, known before inference: its date (the family's item
-        dates, `inputs["item_dates"]`: the warehouse's own dating SQL, pipeline.contamination.dates) against the
+        dates, `inputs["item_dates"]`: the warehouse's own dating SQL, pipeline.warehouse.dates) against the
         model's training_cutoff; None for an item the warehouse gives no label."""
         from pipeline.io import read_parquet
 
@@ -122,7 +122,7 @@ def cap_items(params: dict, cap: int | dict | None) -> dict:
     return walk(params)
 
 
-# One row per item a family labels (pipeline.contamination.dates writes them before inference): its date as the
+# One row per item a family labels (pipeline.warehouse.dates writes them before inference): its date as the
 # warehouse's labels read it. Here, not in pipeline.contamination: the runtime reads it, never that package.
 ITEM_DATES = pa.schema([
     pa.field("item_id", pa.string(), nullable=False),  # the item's id in the family's items (quiz_id, point_id)

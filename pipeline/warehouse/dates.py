@@ -1,4 +1,4 @@
-"""A family's item dates before inference: `python -m pipeline.contamination.dates --family F --tables JSON --out P`.
+"""A family's item dates before inference: `python -m pipeline.warehouse.dates --family F --tables JSON --out P`.
 
 A zoo cap may draw a family's items by contamination label (`max_items: {apiquiz: {released_after_cutoff: 100,
 released_before_cutoff: 100}}`, docs/contamination.md). The label compares an item's date with the model's cutoff,
@@ -25,7 +25,7 @@ from pipeline.core import logs
 from pipeline.io import write_parquet
 from pipeline.runtime.predict import ITEM_DATES
 
-log = logging.getLogger("pipeline.contamination.dates")
+log = logging.getLogger("pipeline.warehouse.dates")
 
 CORE_SQL = Path(__file__).resolve().parents[1] / "warehouse" / "sql" / "25_item_dates.sql"
 
@@ -60,7 +60,7 @@ def item_dates(family: families.Family, tables: dict[str, list[str]]) -> pa.Tabl
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
-        prog="python -m pipeline.contamination.dates",
+        prog="python -m pipeline.warehouse.dates",
         description="Write a family's item dates (the warehouse's own SQL over the same Parquet files) before "
         "inference, for a zoo cap that draws by contamination label.",
     )
