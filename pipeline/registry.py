@@ -66,8 +66,8 @@ class ItemDates:
     read; the draw then labels each item as the warehouse does (the date against the model's cutoff)."""
 
     sql: str  # e.g. "15_contamination_dates.sql"
-    view: str  # e.g. "apiquiz_quiz_dates"
-    id: str  # the item id column of `view`, as the task's items name it (quiz_id, item_id)
+    view: str  # e.g. "<family>_item_dates": one row per item with its date
+    id: str  # the item id column of `view`, as the task's items name it (e.g. quiz_id or item_id)
     tables: tuple[str, ...]  # warehouse tables the SQL reads
     subsets: tuple[str, ...] = ()  # the subsets whose items these are (empty: every subset)
 

@@ -1,6 +1,6 @@
 """A family's item dates before inference: `python -m pipeline.warehouse.dates --family F --tables JSON --out P`.
 
-A zoo cap may draw a family's items by contamination label (`max_items: {apiquiz: {released_after_cutoff: 100,
+A zoo cap may draw a family's items by contamination label (`max_items: {<family>: {released_after_cutoff: 100,
 released_before_cutoff: 100}}`, docs/contamination.md). The label compares an item's date with the model's cutoff,
 and the date must be the one the warehouse's label reads: so this job runs the same SQL files the warehouse runs
 (pipeline/warehouse/sql/25_item_dates.sql, then the family's `ItemDates.sql`) over views of the same Parquet
