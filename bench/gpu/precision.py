@@ -58,7 +58,11 @@ def describe(folder: Path, family: str | None, max_length: int | None) -> tuple[
         arch = " ".join(config.get("architectures") or [])
         family = next((f for suffix, f in ARCHITECTURES if suffix in arch), "encoder-only")
     if max_length is None:
-        max_length = card.get("max_length") or min(int(config.get("max_position_embeddings", 514)) - 2, 512)
+        # the position table's size under any of its config names (GPT-2 writes n_positions / n_ctx); RoBERTa-style
+        # tables keep 2 rows for the padding offset, hence the -2
+        positions = next((int(config[k]) for k in ("max_position_embeddings", "n_positions", "n_ctx") if config.get(k)),
+                         514)
+        max_length = card.get("max_length") or min(positions - 2, 512)
         if config.get("model_type") == "t5":
             max_length = card.get("max_length") or 512
     return family, int(max_length)
