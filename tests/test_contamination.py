@@ -526,6 +526,22 @@ def test_apiquiz_scores_a_draw_by_label_byte_identical_for_any_shard_count(tmp_p
     assert one.equals(three)
     scored = set(one.column("quiz_id").to_pylist())
     assert (len(scored & after), len(scored - after)) == (3, 4)
+    # the runner's draw (ShardContext.select) and score_shard's are one function (pipeline.runtime.predict.draw):
+    # the same rows from the same caps, labels, strata and floor, a per-setting cap with a stratum floor included
+    from pipeline.families.apiquiz.infer import score_shard
+    from pipeline.runtime.predict import ITEM_DATES, cap_items, item_labels
+
+    labels = item_labels(read_parquet(dates, ITEM_DATES), quizzes.column("quiz_id").to_pylist(), CUTOFF)
+    for cap, floor in (({"released_after_cutoff": 3, "released_before_cutoff": 4}, 0),
+                       ({"call": {"released_after_cutoff": 2, "released_before_cutoff": 3}, "import": 4}, 2)):
+        own = {"inference": {**params["inference"], "max_items": 20, "min_per_stratum": floor}}
+        entry = _label_zoo({"apiquiz": cap})["p"]
+        got = run_shard(family, "all", inputs, own, dataclasses.replace(model, entry=entry), 0, 1, 3, 4096)
+        inf = cap_items(own, entry.items_cap("apiquiz"))["inference"]
+        assert inf["min_per_stratum"] == (max(1, floor * inf["max_items"] // 20) if floor else 0)
+        want = score_shard(quizzes, model, 0, 1, 4096, 5, 5, inf["max_items"], 3, 0, inf["min_per_stratum"],
+                           inf["stratum_caps"], ("rank",), labels)
+        assert got.equals(want.cast(got.schema)), cap
 
 
 def test_a_draw_by_label_is_refused_without_a_cutoff_and_for_labels_known_only_later():

@@ -51,14 +51,16 @@ class ShardContext:
     def description(self) -> str:
         return f"{self.family.name}/{self.subset} {self.loaded.entry.name} shard {self.shard}/{self.shards}"
 
-    def select(self, ids: list[str], max_items: int = 0, keys: list[str] | None = None) -> pa.Array:
-        """Which of these rows this shard scores (a boolean mask). `keys`: each row's stratum value (the
-        family's `Inference.strata`), drawn from per value when the model's cap names values (`stratum_caps`),
-        and per contamination label when it names labels (`item_labels`)."""
+    def select(self, ids: list[str], max_items: int = 0, keys: list[str] | None = None,
+               strata: Sequence | None = None, floor: int = 0) -> pa.Array:
+        """Which of these rows this shard scores (a boolean mask): `draw` with the model's caps. `keys`: each row's
+        stratum value (the family's `Inference.strata`), drawn from per value when the model's cap names values
+        (`stratum_caps`), and per contamination label when it names labels (`item_labels`, looked up here only
+        then). `strata` and `floor`: the family's own stratified draw (at least `floor` of each stratum)."""
         caps = stratum_caps(self.params)
-        labels = self.item_labels(ids) if caps and names_labels(caps) else None
-        draw = capped_keys(caps, keys, labels) if caps and (keys is not None or labels is not None) else {}
-        return pa.array(select_shard(ids, self.shard, self.shards, max_items, self.seed, **draw), type=pa.bool_())
+        labels = self.item_labels(ids) if cap_labels(caps) else None
+        return pa.array(draw(ids, self.shard, self.shards, max_items, self.seed, caps, keys, labels, strata, floor),
+                        type=pa.bool_())
 
     def item_labels(self, ids: list[str]) -> list[str | None]:
         """Each item's contamination label for this model, known before inference: its date (the family's item
@@ -160,9 +162,15 @@ def stratum_caps(params: dict) -> dict | None:
     return None
 
 
-def names_labels(caps: dict | None) -> bool:
-    """Whether these caps draw by contamination label (a label key, or a value's {label: n})."""
-    return bool(cap_labels(caps))
+def draw(ids: Sequence[str], shard: int, shards: int, max_items: int, seed: int, caps: dict | None = None,
+         values: Sequence[str | None] | None = None, labels: Sequence[str | None] | None = None,
+         strata: Sequence | None = None, floor: int = 0) -> list[bool]:
+    """The one draw of every family's items: which rows shard `shard` of `shards` scores. `max_items` rows seeded
+    by `seed` (stratified by `strata`, at least `floor` of each, when given); with a zoo cap per stratum value
+    and/or contamination label (`caps`, `stratum_caps`) n of each named value (`values`, each row's) and/or label
+    (`labels`, each row's) instead (`capped_keys`). The same rows whatever the shard count."""
+    by_key = capped_keys(caps, values, labels) if caps and (values is not None or labels is not None) else {}
+    return select_shard(ids, shard, shards, max_items, seed, strata, floor, **by_key)
 
 
 def capped_keys(caps: dict, values: Sequence[str | None] | None,
@@ -175,7 +183,7 @@ def capped_keys(caps: dict, values: Sequence[str | None] | None,
     for k, v in caps.items():
         for label, n in (v.items() if isinstance(v, dict) else [(None, v)]):
             flat[f"{k}/{label}" if label else k] = n
-    if labels is None and names_labels(caps):
+    if labels is None and cap_labels(caps):
         raise ValueError("capped_keys: caps per contamination label need each row's label")
     if values is None and any(k not in LABELS for k in caps):
         raise ValueError("capped_keys: caps per stratum value need each row's value")

@@ -38,8 +38,7 @@ import torch
 from tqdm import tqdm
 
 from pipeline.families.apiquiz import schemas
-from pipeline.runtime.batching import select_shard
-from pipeline.runtime.predict import capped_keys, names_labels, stratum_caps
+from pipeline.runtime.predict import draw
 from pipeline.runtime.encode import encode
 from pipeline.runtime.plan import plan_candidates
 from pipeline.runtime.protocols import PROTOCOLS, SCORE_DECIMALS, rank_of
@@ -156,18 +155,26 @@ def score_shard(quizzes: pa.Table, loaded, shard: int, shards: int, token_budget
                 rank_top_k: int, max_items: int = 0, seed: int = 0, max_candidates: int = 0,
                 min_per_stratum: int = 0, setting_caps: dict | None = None,
                 protocols: tuple[str, ...] = PROTOCOLS, labels: list[str | None] | None = None) -> pa.Table:
-    """Score this shard's part of the subset: `max_items` quizzes drawn per stratum (setting, mask
-    position) with at least `min_per_stratum` of each, so small settings are not lost to a uniform draw.
-    `setting_caps` ({setting: n}, a zoo entry's per-setting cap): n quizzes of each named setting (all of a
-    smaller one; drawn per mask position the same way) and none of the other settings; with contamination labels
-    ({label: n}, every setting pooled, or {setting: {label: n}}; `labels`: each quiz's, in order) n of each label
-    (pipeline.runtime.predict.capped_keys)."""
+    """Score this shard's part of the subset, drawn as `predict` draws it (pipeline.runtime.predict.draw):
+    `max_items` quizzes per stratum (setting, mask position) with at least `min_per_stratum` of each, so small
+    settings are not lost to a uniform draw; `setting_caps` ({setting: n}, a zoo entry's per-setting cap): n
+    quizzes of each named setting and none of the others; with contamination labels ({label: n}, or
+    {setting: {label: n}}; `labels`: each quiz's, in order) n of each label."""
     ids = quizzes.column("quiz_id").to_pylist()
-    settings = quizzes.column("setting").to_pylist()
-    strata = list(zip(settings, quizzes.column("mask_position").to_pylist()))
-    by_setting = capped_keys(setting_caps, settings, labels) if setting_caps else {}
-    mine = quizzes.filter(pa.array(select_shard(ids, shard, shards, max_items, seed, strata, min_per_stratum,
-                                                **by_setting), pa.bool_()))
+    mine = quizzes.filter(pa.array(draw(ids, shard, shards, max_items, seed, setting_caps,
+                                        quizzes.column("setting").to_pylist(), labels, strata(quizzes),
+                                        min_per_stratum), pa.bool_()))
+    return score_quizzes(mine, loaded, shard, token_budget, fill_top_k, rank_top_k, max_candidates, protocols)
+
+
+def strata(quizzes: pa.Table) -> list[tuple[str, str]]:
+    """Each quiz's stratum of the draw: (setting, mask position)."""
+    return list(zip(quizzes.column("setting").to_pylist(), quizzes.column("mask_position").to_pylist()))
+
+
+def score_quizzes(mine: pa.Table, loaded, shard: int, token_budget: int, fill_top_k: int, rank_top_k: int,
+                  max_candidates: int = 0, protocols: tuple[str, ...] = PROTOCOLS) -> pa.Table:
+    """Score these quizzes (a shard's draw): fill-mask for a masked LM, then every ranking protocol."""
     items = [Quiz(r["quiz_id"], r["prefix"], r["answer"], r["suffix"],
                   ranked_candidates(r["answer"], r["candidates"], max_candidates), r["mask_position"])
              for r in mine.select(["quiz_id", "prefix", "answer", "suffix", "candidates", "mask_position"]).to_pylist()]
@@ -191,11 +198,11 @@ def predict(ctx) -> pa.Table:
     """The shared runner's entry point (pipeline.runtime.predict)."""
     p = ctx.params["inference"]
     quizzes = read_parquet(ctx.inputs["quizzes"], schemas.QUIZZES)
-    caps = stratum_caps(ctx.params)
-    labels = ctx.item_labels(quizzes.column("quiz_id").to_pylist()) if names_labels(caps) else None
-    table = score_shard(quizzes, ctx.loaded, ctx.shard, ctx.shards, ctx.token_budget, p["fill_top_k"], p["rank_top_k"],
-                        p["max_items"], ctx.seed, p["max_candidates"], p["min_per_stratum"], caps,
-                        tuple(p.get("protocols") or PROTOCOLS), labels)
+    mine = quizzes.filter(ctx.select(quizzes.column("quiz_id").to_pylist(), p["max_items"],
+                                     keys=quizzes.column("setting").to_pylist(), strata=strata(quizzes),
+                                     floor=p["min_per_stratum"]))
+    table = score_quizzes(mine, ctx.loaded, ctx.shard, ctx.token_budget, p["fill_top_k"], p["rank_top_k"],
+                          p["max_candidates"], tuple(p.get("protocols") or PROTOCOLS))
     ok = pc.sum(pc.equal(table.column("status"), "ok")).as_py() or 0
     log.info("%s: %d rows, %d scored", ctx.description, table.num_rows, ok)
     return table

@@ -28,8 +28,7 @@ import pyarrow.compute as pc
 from pipeline.families.apirec import schemas
 from pipeline.families.apirec.generate import api_class
 from pipeline.io import read_parquet
-from pipeline.runtime.batching import select_shard
-from pipeline.runtime.predict import capped_keys, names_labels, stratum_caps
+from pipeline.runtime.predict import draw
 from pipeline.runtime.plan import CandidatePlan, plan_candidates
 from pipeline.runtime.protocols import PROTOCOLS, rank_of
 from pipeline.runtime.scorer import Scorer, score_plans
@@ -115,12 +114,22 @@ def rerank(scorer: Scorer, family: str, points: list[Point], model: str,
 def score_shard(points: pa.Table, loaded, shard: int, shards: int, token_budget: int, max_items: int, seed: int,
                 candidates: int, language_caps: dict | None = None,
                 protocols: tuple[str, ...] = PROTOCOLS, labels: list[str | None] | None = None) -> pa.Table:
-    ids = points.column("point_id").to_pylist()
-    # language_caps ({language: n}, a zoo entry's per-language cap): n points of each named language, none of the
-    # others; by contamination label ({label: n}, or {language: {label: n}}; `labels`: each point's) n of each label
-    by_language = (capped_keys(language_caps, [language_of_path(p) for p in points.column("path").to_pylist()], labels)
-                   if language_caps else {})
-    mine = points.filter(pa.array(select_shard(ids, shard, shards, max_items, seed, **by_language), pa.bool_()))
+    """Score this shard's part of the points, drawn as `predict` draws it (pipeline.runtime.predict.draw):
+    `language_caps` ({language: n}, a zoo entry's per-language cap): n points of each named language, none of the
+    others; by contamination label ({label: n}, or {language: {label: n}}; `labels`: each point's) n of each label."""
+    mine = points.filter(pa.array(draw(points.column("point_id").to_pylist(), shard, shards, max_items, seed,
+                                       language_caps, languages(points), labels), pa.bool_()))
+    return score_points(mine, loaded, token_budget, candidates, protocols)
+
+
+def languages(points: pa.Table) -> list[str]:
+    """Each point's language (its file's), the stratum a per-language cap draws from."""
+    return [language_of_path(p) for p in points.column("path").to_pylist()]
+
+
+def score_points(mine: pa.Table, loaded, token_budget: int, candidates: int,
+                 protocols: tuple[str, ...] = PROTOCOLS) -> pa.Table:
+    """Rerank these points' candidates (a shard's draw) by every protocol."""
     items = [Point(r["point_id"], r["context"], r["api"], tuple(r["candidates"][:candidates]),
                    tuple(r["candidate_texts"][:candidates]), language_of_path(r["path"]))
              for r in mine.select(["point_id", "context", "api", "candidates", "candidate_texts", "path"]).to_pylist()
@@ -140,10 +149,8 @@ def predict(ctx) -> pa.Table:
     """The shared runner's entry point (pipeline.runtime.predict)."""
     p = ctx.params["inference"]
     points = read_parquet(ctx.inputs["points"], schemas.POINTS)
-    caps = stratum_caps(ctx.params)
-    labels = ctx.item_labels(points.column("point_id").to_pylist()) if names_labels(caps) else None
-    table = score_shard(points, ctx.loaded, ctx.shard, ctx.shards, ctx.token_budget, p["max_items"], ctx.seed,
-                        p["candidates"], caps, tuple(p.get("protocols") or PROTOCOLS), labels)
+    mine = points.filter(ctx.select(points.column("point_id").to_pylist(), p["max_items"], keys=languages(points)))
+    table = score_points(mine, ctx.loaded, ctx.token_budget, p["candidates"], tuple(p.get("protocols") or PROTOCOLS))
     ok = pc.sum(pc.equal(table.column("status"), "ok")).as_py() or 0
     log.info("%s: %d rows, %d scored", ctx.description, table.num_rows, ok)
     return table
