@@ -471,7 +471,7 @@ def table(results: dict, target: float = 1.1) -> str:
                      f"{cell('peak_rss_mb', lambda v: f'{v:,.0f}')} | {cell('rows', lambda v: f'{v:,}')} | "
                      f"{output.rsplit('/', 1)[-1] if output else ''} |")
     unrecorded = " / ".join(f"{builds[s]['unrecorded_cpu_s']:,.1f}" for s in scales)
-    whole = f["(whole build)"]["cpu_vs_files"]
+    whole = f.get("(whole build)", {}).get("cpu_vs_files")
     jobs = " / ".join(str(builds[s]["jobs"]) for s in scales)
     cpu = " / ".join(f"{builds[s]['cpu_s']:,.1f}" for s in scales)
     peak = " / ".join(f"{max((r.get('peak_rss_mb', 0) for r in builds[s]['stages'].values()), default=0):,.0f}"
@@ -547,19 +547,29 @@ def main(argv: list[str] | None = None) -> int:
         if not args.keep:
             for folder in (project / "data", project / ".snakemake", corpus, args.dir / f"cache-x{scale}"):
                 shutil.rmtree(folder, ignore_errors=True)
-    results["fits"] = fits(results)
+        # the scales measured so far, written after each (a stopped run keeps them; "complete" says which)
+        save({**results, "scales": sorted(int(s) for s in results["builds"])}, args, started,
+             complete=len(results["builds"]) == len(args.scales))
+    return 0
+
+
+def save(results: dict, args, started: float, complete: bool) -> None:
+    """Fits, table and files of the scales in results["scales"]."""
+    results["fits"] = fits(results) if len(results["scales"]) >= 2 else {}
+    results["complete"] = complete
     results["machine"]["load_average_end"] = os.getloadavg()[0]
     results["bench_wall_s"] = round(time.monotonic() - started, 1)
     text = table(results)
-    print("\n" + text)
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
+    if complete:
+        print("\n" + text)
+    for path, body in ((args.json, json.dumps(results, indent=1, sort_keys=True)), (args.md, text)):
+        if path:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(path.suffix + ".tmp")
+            tmp.write_text(body + "\n")
+            tmp.replace(path)
+    if complete and args.json:
         print(f"results: {args.json}")
-    if args.md:
-        args.md.parent.mkdir(parents=True, exist_ok=True)
-        args.md.write_text(text + "\n")
-    return 0
 
 
 if __name__ == "__main__":
