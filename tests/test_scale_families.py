@@ -4,6 +4,7 @@ exponent fit, the matching of cost records to Snakemake jobs, and paper_estimate
 
 from __future__ import annotations
 
+import json
 import math
 import zipfile
 from pathlib import Path
@@ -182,3 +183,28 @@ def test_paper_estimate_arithmetic():
     assert slow["stages"]["report"]["over_hour"] is False and slow["stages"]["extract"]["shards"] == 7
     text = P.markdown(est)
     assert "| extract |" in text and "100,000 files" in text
+
+
+def test_runs_merge_by_scale_and_refuse_another_base(tmp_path):
+    """A later run may add a scale to an earlier one (the corpora nest): the merge holds both, fits over all,
+    and refuses runs whose base, seed or overlay differ; a run stopped after some scales says it is incomplete."""
+    def run(scales, files, cpu, base=1000):
+        return {"base": {"python_files": base, "java_files": 230}, "max_items": 50, "models": ["m"],
+                "train_steps": None, "seed": 0, "scales": scales, "argv": [], "machine": {}, "bench_wall_s": 10.0,
+                "corpus": {str(s): {"files": f} for s, f in zip(scales, files)},
+                "builds": {str(s): {"functions": {"python": f * 20}, "cpu_s": c, "wall_s": c, "jobs": 3,
+                                    "unrecorded_cpu_s": 1.0,
+                                    "stages": {"extract": {"jobs": 1, "cpu_s": c, "peak_rss_mb": 100, "rows": f}}}
+                           for s, f, c in zip(scales, files, cpu)}}
+
+    merged = F.merge([run([1, 4], [100, 400], [10.0, 40.0]), run([8], [800], [80.0])])
+    assert merged["scales"] == [1, 4, 8] and merged["bench_wall_s"] == 20.0 and len(merged["runs"]) == 2
+    out = tmp_path / "m.json"
+    import argparse
+
+    F.save(merged, argparse.Namespace(json=out, md=tmp_path / "m.md"), None, complete=True)
+    got = json.loads(out.read_text())
+    assert got["fits"]["extract"]["cpu_vs_files"]["b"] == pytest.approx(1.0) and got["complete"]
+    assert "x1 / x4 / x8" in (tmp_path / "m.md").read_text()
+    with pytest.raises(ValueError, match="differ in base"):
+        F.merge([run([1], [100], [10.0]), run([8], [800], [80.0], base=500)])

@@ -507,10 +507,18 @@ def main(argv: list[str] | None = None) -> int:
                     "a measured scale is removed once measured, its logs kept)")
     ap.add_argument("--table", type=Path, metavar="JSON", help="print the Markdown table of a results JSON and exit")
     ap.add_argument("--overlay", action="store_true", help="print the params overlay of one scale and exit")
+    ap.add_argument("--merge", type=Path, nargs="+", metavar="JSON",
+                    help="merge results JSONs of runs with one base, seed and overlay (their scales together: the "
+                    "corpora nest, so a later run may add a scale), fit, and write --json / --md")
     args = ap.parse_args(argv)
     if args.table:
         results = json.loads(args.table.read_text())
         print(table(results))
+        return 0
+    if args.merge:
+        merged = merge([json.loads(p.read_text()) for p in args.merge])
+        save(merged, args, None, complete=True)  # what was measured; each run's argv says what it asked
+        print(table(merged))
         return 0
     args.dir = work_dir(args.dir, "families")
     if args.overlay:
@@ -553,12 +561,33 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def save(results: dict, args, started: float, complete: bool) -> None:
+SAME_RUN = ("base", "max_items", "models", "train_steps", "seed")  # what runs must share to be merged
+
+
+def merge(runs: list[dict]) -> dict:
+    """Results of several runs as one: every scale each run measured (a later run's wins), the runs' keys
+    SAME_RUN equal (else ValueError: their corpora or overlays differ), the runs' argv and machines kept."""
+    first = runs[0]
+    for key in SAME_RUN:
+        if any(r.get(key) != first.get(key) for r in runs[1:]):
+            raise ValueError(f"the runs differ in {key}: " + ", ".join(repr(r.get(key)) for r in runs))
+    out = {**first, "corpus": {}, "builds": {}, "runs": [{"argv": r.get("argv"), "machine": r.get("machine"),
+                                                          "scales": r.get("scales")} for r in runs]}
+    for r in runs:
+        for s in r["builds"]:
+            out["corpus"][s], out["builds"][s] = r["corpus"][s], r["builds"][s]
+    out["scales"] = sorted(int(s) for s in out["builds"])
+    out["bench_wall_s"] = sum(r.get("bench_wall_s", 0) for r in runs)
+    return out
+
+
+def save(results: dict, args, started: float | None, complete: bool) -> None:
     """Fits, table and files of the scales in results["scales"]."""
     results["fits"] = fits(results) if len(results["scales"]) >= 2 else {}
     results["complete"] = complete
-    results["machine"]["load_average_end"] = os.getloadavg()[0]
-    results["bench_wall_s"] = round(time.monotonic() - started, 1)
+    if started is not None:  # a merge keeps its runs' own
+        results["machine"]["load_average_end"] = os.getloadavg()[0]
+        results["bench_wall_s"] = round(time.monotonic() - started, 1)
     text = table(results)
     if complete:
         print("\n" + text)
