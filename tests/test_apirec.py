@@ -316,6 +316,37 @@ def test_ide_names_the_files_own_definitions_by_its_module():
     assert again == fresh and "pkg.mod.helper" in again
 
 
+def test_ide_parse_trees_are_never_evicted_by_the_clock_and_each_file_is_dropped_when_done():
+    """parso drops trees unused for 10 minutes once 600 are cached, while jedi may still look one up (a KeyError
+    that made which points fail depend on the machine's speed, and crashed a 4,920-file build): inside
+    ide.project() nothing is evicted by time; forget() drops a finished file; the block's end drops the rest."""
+    import parso.cache
+
+    from pipeline.families.apirec import ide
+
+    code = "import os\n\n\ndef go():\n    "
+    survival = parso.cache._CACHED_FILE_MINIMUM_SURVIVAL
+    with ide.project() as project:
+        assert ide.complete(code, "os.path.join", project, typed=1, key="f1")
+        assert ide.complete(code, "os.path.join", project, typed=1, key="f2")
+        grammar = next(g for g, t in parso.cache.parser_cache.items() if Path(project.path) / "f1.py" in t)
+        item = parso.cache.parser_cache[grammar][Path(project.path) / "f1.py"]
+        item.last_used = 0.0  # unused "since 1970"
+        fillers = [Path(f"/nonexistent/filler{i}.py") for i in range(parso.cache._CACHED_SIZE_TRIGGER)]
+        for f in fillers:  # enough trees to start parso's collection (it rebuilds the map), which keeps them all here
+            parso.cache._set_cache_item(grammar, f, item)
+        trees = parso.cache.parser_cache[grammar]
+        assert Path(project.path) / "f1.py" in trees
+        ide.forget(project, "f1")
+        assert Path(project.path) / "f1.py" not in trees and Path(project.path) / "f2.py" in trees
+        folder = Path(project.path)
+    assert not any(p is not None and Path(p).parent == folder for t in parso.cache.parser_cache.values() for p in t)
+    assert parso.cache._CACHED_FILE_MINIMUM_SURVIVAL == survival
+    for t in parso.cache.parser_cache.values():
+        for f in fillers:
+            t.pop(f, None)
+
+
 def query(qid: str, api: str, leaky: bool, siblings: int = 0, category: str = "stdlib") -> dict:
     return {"query_id": qid, "origin": "docstring", "file_id": "f", "source": "s", "repository": "r", "path": "p",
             "split": "test", "domain": "general", "line": 1, "text": "t", "norm": "t", "api": api,

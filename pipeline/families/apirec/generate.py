@@ -114,6 +114,8 @@ def ide_rows(points: list[dict], modules: dict[str, str], files: dict, root: Pat
         rows, texts, failures = [], {}, []
         for p in sorted(chosen, key=lambda p: (p["file_id"], p["line"], p["col"])):
             if p["file_id"] not in texts:
+                for done in texts:  # the last file's points are done
+                    ide.forget(project, done)
                 texts = {p["file_id"]: read_text(files[p["file_id"]], root)}
             text = texts[p["file_id"]]
             lines = text.splitlines(keepends=True)

@@ -46,24 +46,23 @@ def complete(text_before: str, written: str, project, typed: int = 0, key: str |
     code = text_before + typed_prefix(written, typed)
     lines = code.split("\n")
     path = Path(project.path) / f"{key}.py" if key else None
+    out, seen = [], set()
     try:
         script = jedi.Script(code=code, path=path, project=project, environment=_environment())
-        completions = script.complete(len(lines), len(lines[-1]))
+        for c in script.complete(len(lines), len(lines[-1])):
+            name = c.full_name  # inferred lazily: inside the try too
+            if c.type not in KINDS or not name:
+                continue
+            if module and name.startswith(MAIN):
+                name = module + "." + name[len(MAIN):]
+            if name not in seen:
+                seen.add(name)
+                out.append(name)
     except Exception as exc:  # jedi's inference can fail on odd code: no completions, counted
         log.debug("jedi failed: %s", exc)
         if failures is not None:
             failures.append(f"{type(exc).__name__}: {exc}")
         return []
-    out, seen = [], set()
-    for c in completions:
-        name = c.full_name
-        if c.type not in KINDS or not name:
-            continue
-        if module and name.startswith(MAIN):
-            name = module + "." + name[len(MAIN):]
-        if name not in seen:
-            seen.add(name)
-            out.append(name)
     return out
 
 
@@ -82,8 +81,35 @@ def _environment():
 @contextlib.contextmanager
 def project():
     """A jedi project rooted in an empty temporary folder (nothing of the corpus on its path), removed when
-    the block ends (`with project() as p:`), whether it ends normally or not."""
-    import jedi
+    the block ends (`with project() as p:`), whether it ends normally or not.
 
-    with tempfile.TemporaryDirectory(prefix="apirec-jedi-") as folder:
-        yield jedi.Project(folder, load_unsafe_extensions=False, smart_sys_path=False)
+    Inside the block parso evicts no parse tree by the clock. Its default drops trees unused for 10 minutes once
+    600 are cached, while jedi may still look one up in the same completion (KeyError in get_parso_cache_node,
+    found in a 4,920-file build after 10 minutes of jedi): which points fail would then depend on the machine's
+    speed. A corpus file's tree is dropped instead when its points are done (`forget`), and the block's end drops
+    the rest of the project's."""
+    import jedi
+    import parso.cache
+
+    survival = parso.cache._CACHED_FILE_MINIMUM_SURVIVAL
+    parso.cache._CACHED_FILE_MINIMUM_SURVIVAL = float("inf")
+    try:
+        with tempfile.TemporaryDirectory(prefix="apirec-jedi-") as folder:
+            made = jedi.Project(folder, load_unsafe_extensions=False, smart_sys_path=False)
+            try:
+                yield made
+            finally:
+                for trees in parso.cache.parser_cache.values():
+                    for path in [p for p in trees if p is not None and Path(p).parent == Path(folder)]:
+                        del trees[path]
+    finally:
+        parso.cache._CACHED_FILE_MINIMUM_SURVIVAL = survival
+
+
+def forget(project, key: str) -> None:
+    """Drop the parse tree of the file `key` (its points are done: no later completion reads it)."""
+    import parso.cache
+
+    path = Path(project.path) / f"{key}.py"
+    for trees in parso.cache.parser_cache.values():
+        trees.pop(path, None)
