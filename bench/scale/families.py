@@ -531,7 +531,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"pools: {info['python_pool']} Python files ({info['python_pool_tier1']} not tests), "
           f"{info['java_pool']} Java files; x{top} takes {args.python_files * top} and {args.java_files * top}",
           flush=True)
-    results = {"bench": "scale.families", "argv": sys.argv[1:] if argv is None else argv,
+    results = {"bench": "scale.families", "argv": portable(sys.argv[1:] if argv is None else argv),
                "base": {"python_files": args.python_files, "java_files": args.java_files},
                "scales": sorted(args.scales), "max_items": args.max_items, "models": args.models,
                "train_steps": args.train_steps, "cores": args.cores, "seed": args.seed, "pools": info,
@@ -561,6 +561,18 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def portable(argv: list[str]) -> list[str]:
+    """The command line as the results JSON keeps it (committed under docs/results): a path inside the checkout
+    relative to it, any other absolute path (the work folder) as its last part only."""
+    out = []
+    for a in argv:
+        path = Path(a)
+        if path.is_absolute():
+            a = path.relative_to(REPO).as_posix() if path.is_relative_to(REPO) else f"<{path.name}>"
+        out.append(a)
+    return out
+
+
 SAME_RUN = ("base", "max_items", "models", "train_steps", "seed")  # what runs must share to be merged
 
 
@@ -571,7 +583,8 @@ def merge(runs: list[dict]) -> dict:
     for key in SAME_RUN:
         if any(r.get(key) != first.get(key) for r in runs[1:]):
             raise ValueError(f"the runs differ in {key}: " + ", ".join(repr(r.get(key)) for r in runs))
-    out = {**first, "corpus": {}, "builds": {}, "runs": [{"argv": r.get("argv"), "machine": r.get("machine"),
+    out = {**first, "argv": portable(first.get("argv") or []), "corpus": {}, "builds": {},
+           "runs": [{"argv": portable(r.get("argv") or []), "machine": r.get("machine"),
                                                           "scales": r.get("scales")} for r in runs]}
     for r in runs:
         for s in r["builds"]:
