@@ -196,7 +196,7 @@ def _check_strata(config: Mapping, where: str, name: str, cap: Mapping, cutoff=N
     contamination label (every stratum pooled, or a stratum's {label: n}) names the labels known before inference
     (labels.CUTOFF_LABELS, for a model with a training_cutoff: `cutoff`, a twin's its model's) of a family that dates
     its items then (`Inference.item_dates`). `where` names the key (params.yaml models.zoo[name].max_items.family)."""
-    from pipeline.models.entries import CUTOFF_LABELS, LABELS
+    from pipeline.core.labels import CUTOFF_LABELS, LABELS
 
     inference = families.load(name).inference
     labels = [k for k in cap if k in LABELS] + [f"{k}.{label}" for k, v in cap.items() if isinstance(v, Mapping)

@@ -10,8 +10,6 @@ import datetime as dt
 
 import pyarrow as pa
 
-from pipeline.core.labels import CUTOFF_LABELS, LABELS  # noqa: F401 (one list: a zoo cap may name them)
-
 MODEL_CUTOFFS = pa.schema([
     pa.field("model", pa.string(), nullable=False),  # zoo name
     pa.field("labelled_by", pa.string(), nullable=False),  # whose labels it takes: itself, or a random twin's model
@@ -31,4 +29,3 @@ def cutoff_rows(zoo: list[dict]) -> list[dict]:
         rows.append({"model": e["name"], "labelled_by": source[len("random:"):] if source.startswith("random:") else e["name"],
                      "training_cutoff": cutoff, "training_cutoff_source": e.get("training_cutoff_source")})
     return sorted(rows, key=lambda r: r["model"])
-

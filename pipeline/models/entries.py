@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pipeline.core.labels import LABELS
+
 MODEL_FAMILIES = ("masked-lm", "causal-lm", "encoder-decoder", "encoder-only")
 SOURCE_KINDS = ("package", "trained", "random", "hub", "path", "gguf")
 # How a causal LM's candidates are scored (pipeline.models.start.start_policy): `pipeline` (default) scores every
@@ -22,8 +24,6 @@ INFERENCE_ONLY = ("batch_size", "dtype", "max_items", "scoring", "skip_families"
 # job reads them.
 PLANNING_ONLY = ("skip_families", "training_cutoff", "training_cutoff_source")
 DEFAULT_BATCH_SIZE = 32
-# An item's contamination labels, and those a zoo cap may draw by: pipeline.core.labels (one list).
-from pipeline.core.labels import CUTOFF_LABELS, LABELS  # noqa: E402,F401
 
 
 def objective_params(model: dict, objectives: dict | None, objective: str) -> dict:

@@ -28,7 +28,8 @@ import pyarrow as pa
 from pipeline import registry as families
 from pipeline.core import logs
 from pipeline.io import write_parquet
-from pipeline.models.entries import LABELS, cap_labels
+from pipeline.core.labels import LABELS
+from pipeline.models.entries import cap_labels
 from pipeline.runtime.batching import select_shard
 from pipeline.runtime.cli import add_shard_arguments, device, dtype, zoo_entry
 

@@ -27,7 +27,7 @@ from pipeline.runtime.predict import ITEM_DATES
 
 log = logging.getLogger("pipeline.warehouse.dates")
 
-CORE_SQL = Path(__file__).resolve().parents[1] / "warehouse" / "sql" / "25_item_dates.sql"
+CORE_SQL = Path(__file__).resolve().parent / "sql" / "25_item_dates.sql"
 
 
 def sql_files(family: families.Family) -> list[Path]:
@@ -52,9 +52,7 @@ def item_dates(family: families.Family, tables: dict[str, list[str]]) -> pa.Tabl
     for sql in sql_files(family):
         con.execute(sql.read_text())
     table = con.sql(f"SELECT {spec.id}::VARCHAR AS item_id, released::DATE AS released, date_basis "
-                    f"FROM {spec.view} ORDER BY item_id").arrow()
-    if hasattr(table, "read_all"):  # a RecordBatchReader on newer DuckDB
-        table = table.read_all()
+                    f"FROM {spec.view} ORDER BY item_id").fetch_arrow_table()
     return table.cast(ITEM_DATES)
 
 
