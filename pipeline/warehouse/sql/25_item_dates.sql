@@ -1,5 +1,5 @@
 -- How items are dated (docs/contamination.md), before any model: the warehouse runs this file and so does
--- pipeline.contamination.dates, which writes a family's item dates before inference for a draw by contamination
+-- pipeline.warehouse.dates, which writes a family's item dates before inference for a draw by contamination
 -- label (over the same Parquet files: manifest, first_seen_functions), so both read one SQL text.
 
 -- An item of a function, dated (`items`: the name of a table, view or CTE with file_id and function; its columns

@@ -1,6 +1,6 @@
 -- Known contamination (docs/contamination.md): per model, how it is known whether it could have read an item,
 -- and the labels. Items are dated by 25_item_dates.sql and each family's sql/15_contamination_dates.sql (run
--- before any model too: pipeline.contamination.dates), labelled by each family's sql/20_contamination.sql.
+-- before any model too: pipeline.warehouse.dates), labelled by each family's sql/20_contamination.sql.
 
 -- Per zoo model: `exact` (its card records the text it read: pipeline-trained), `cutoff` (a pretrained model
 -- with training_cutoff), `unknown`; a random twin takes its model's basis and labels (labelled_by), so a model

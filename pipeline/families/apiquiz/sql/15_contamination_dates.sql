@@ -30,7 +30,7 @@ ORDER BY ALL;
 
 -- Per quiz: its API's date, for every quiz a label is given to (context-leaking nl quizzes out). One SQL text for
 -- the warehouse's labels (apiquiz_contamination) and the dates a draw by label reads before inference
--- (pipeline.contamination.dates writes this view to data/contamination/item_dates/apiquiz.parquet).
+-- (pipeline.warehouse.dates writes this view to data/contamination/item_dates/apiquiz.parquet).
 CREATE VIEW apiquiz_quiz_dates AS
 SELECT q.quiz_id, q.setting, q.api, q.repository, d.released, d.date_basis
 FROM apiquiz_quizzes q
