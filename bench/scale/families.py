@@ -367,8 +367,9 @@ def manifest_files(project: Path) -> dict[str, int]:
     return dict(sorted(collections.Counter(languages).items()))
 
 
-def build(project: Path, params: dict, cores: int) -> dict:
-    """One Snakemake run of the default target in `project`, every job's cost recorded; what it measured."""
+def build(project: Path, params: dict, cores: int, targets: list[str] | None = None) -> dict:
+    """One Snakemake run of the default target (or of `targets` and what they need) in `project`, every job's cost
+    recorded; what it measured."""
     if project.exists():
         shutil.rmtree(project)
     (project / "logs").mkdir(parents=True)
@@ -382,7 +383,8 @@ def build(project: Path, params: dict, cores: int) -> dict:
     start = time.monotonic()
     with snake_log.open("w") as log:
         proc = subprocess.Popen([str(SNAKEMAKE), "--snakefile", str(REPO / "Snakefile"), "--directory", str(project),
-                                 "--configfile", str(project / "params.yaml"), "--cores", str(cores)],
+                                 "--configfile", str(project / "params.yaml"), "--cores", str(cores),
+                                 *(targets or [])],
                                 env=env, stdout=log, stderr=subprocess.STDOUT)
         own = SelfCPU(proc.pid)
         rc = proc.wait()
@@ -503,6 +505,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dir", type=Path, help="corpora and projects go here (default: a fresh temporary folder)")
     ap.add_argument("--json", type=Path, help="write the results here (the input of bench.scale.paper_estimate)")
     ap.add_argument("--md", type=Path, help="write the Markdown table here")
+    ap.add_argument("--targets", nargs="+", metavar="PATH",
+                    help="build these outputs (and what they need) instead of the default target: a few stages' "
+                    "exponents in a fraction of the time (e.g. data/extract/usages.parquet)")
     ap.add_argument("--keep", action="store_true", help="keep each scale's project and corpus (default: the data/ of "
                     "a measured scale is removed once measured, its logs kept)")
     ap.add_argument("--table", type=Path, metavar="JSON", help="print the Markdown table of a results JSON and exit")
@@ -535,6 +540,7 @@ def main(argv: list[str] | None = None) -> int:
                "base": {"python_files": args.python_files, "java_files": args.java_files},
                "scales": sorted(args.scales), "max_items": args.max_items, "models": args.models,
                "train_steps": args.train_steps, "cores": args.cores, "seed": args.seed, "pools": info,
+               "targets": args.targets or "default",
                "machine": {"cpus": os.cpu_count(), "load_average_start": os.getloadavg()[0]},
                "corpus": {}, "builds": {}}
     for scale in sorted(args.scales):
@@ -545,7 +551,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{made['java_files']} Java files, {made['bytes'] / 2**20:.1f} MB", flush=True)
         project = args.dir / f"project-x{scale}"
         params = overlay(corpus, args.dir / f"cache-x{scale}", args.max_items, args.models, args.train_steps)
-        measured = build(project, params, args.cores)
+        measured = build(project, params, args.cores, args.targets)
         results["builds"][str(scale)] = measured
         print(f"  {measured['jobs']} jobs, {measured['cpu_s']:,.1f} CPU s, {measured['wall_s']:,.1f} s wall, "
               f"functions {measured['functions']}", flush=True)
@@ -573,7 +579,10 @@ def portable(argv: list[str]) -> list[str]:
     return out
 
 
-SAME_RUN = ("base", "max_items", "models", "train_steps", "seed")  # what runs must share to be merged
+SAME_RUN = ("base", "max_items", "models", "train_steps", "seed", "targets")  # what runs must share to be merged
+
+
+DEFAULTS = {"targets": "default"}  # a key older results JSONs lack: its value then
 
 
 def merge(runs: list[dict]) -> dict:
@@ -581,7 +590,7 @@ def merge(runs: list[dict]) -> dict:
     SAME_RUN equal (else ValueError: their corpora or overlays differ), the runs' argv and machines kept."""
     first = runs[0]
     for key in SAME_RUN:
-        if any(r.get(key) != first.get(key) for r in runs[1:]):
+        if any(r.get(key, DEFAULTS.get(key)) != first.get(key, DEFAULTS.get(key)) for r in runs[1:]):
             raise ValueError(f"the runs differ in {key}: " + ", ".join(repr(r.get(key)) for r in runs))
     out = {**first, "argv": portable(first.get("argv") or []), "corpus": {}, "builds": {},
            "runs": [{"argv": portable(r.get("argv") or []), "machine": r.get("machine"),
