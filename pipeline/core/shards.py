@@ -52,11 +52,12 @@ def rows_of_shard(table: pa.Table, shard: int, shards: int) -> pa.Table:
     return table.filter(pc.is_in(keys, value_set=pa.array(mine, pa.string())))
 
 
-def add_arguments(ap: argparse.ArgumentParser, merge_help: str) -> None:
+def add_arguments(ap: argparse.ArgumentParser, merge_help: str,
+                  shards_help: str = "jobs the files are split over by the hash of their (source, path) (1: all files)"
+                  ) -> None:
     """--shard / --shards (take only one shard's files) and --merge PART... (merge the shards' parts)."""
     ap.add_argument("--shard", type=int, default=0, help="this job's shard in [0, --shards)")
-    ap.add_argument("--shards", type=int, default=1,
-                    help="jobs the files are split over by the hash of their (source, path) (1: all files)")
+    ap.add_argument("--shards", type=int, default=1, help=shards_help)
     ap.add_argument("--merge", nargs="+", type=Path, metavar="PART", help=merge_help)
 
 

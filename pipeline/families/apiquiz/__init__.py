@@ -11,6 +11,31 @@ QUIZZES = "data/families/apiquiz/quizzes.parquet"
 QUIZ_TOKENS = "data/families/apiquiz/quiz_tokens.parquet"
 API_NAMES = "data/families/apiquiz/api_names.parquet"
 
+def generate_params(config) -> dict:
+    """The params of apiquiz and its shard jobs (rules.smk): read while each rule is defined, so pipeline.dvctrace
+    attributes the reads to it."""
+    apiquiz = config["apiquiz"]
+    return dict(
+        tokenizers=apiquiz["tokenizers"],
+        settings=apiquiz["settings"],
+        max_candidates=apiquiz["max_candidates"],
+        adversarial_aliases=apiquiz["adversarial_aliases"],
+        seed=config["seed"],
+        private="--include-private" if apiquiz["include_private"] else "",
+        optional="--include-optional-dependencies" if apiquiz.get("include_optional_dependencies") else "",
+    )
+
+
+def generate_shell(*tail: str) -> str:
+    """The generator's command with `generate_params`'s arguments, then `tail` (a shard's part, or the outputs)."""
+    return " ".join((
+        "python -m pipeline.families.apiquiz.generate --usages {input.usages:q} --inventory {input.inventory:q}"
+        " --imports {input.imports:q} {params.private} {params.optional}"
+        " --tokenizers {params.tokenizers:q} --settings {params.settings:q}"
+        " --max-candidates {params.max_candidates} --adversarial-aliases {params.adversarial_aliases}"
+        " --seed {params.seed}", *tail))
+
+
 FAMILY = Family(
     name="apiquiz",
     title="apiquiz (INK, Table III)",

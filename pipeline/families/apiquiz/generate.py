@@ -37,7 +37,7 @@ import pyarrow.compute as pc
 from tqdm import tqdm
 
 from pipeline import schemas as core_schemas
-from pipeline.core import ids, logs
+from pipeline.core import ids, logs, shards as sharding
 from pipeline.extract import library, platforms
 from pipeline.extract.availability import alias_targets, installed_tops, platform_labels
 from pipeline.extract.stdlib import ABSENT, StdlibNames
@@ -600,8 +600,13 @@ def api_names(apis: list[Api]) -> pa.Table:
     data/extract/usages.parquet's call sites to the quizzes, for each model's own seen/unseen."""
     rows = [{"api": a.fqn, "api_repository": a.repository, "fqn": fqn, "source": source, "repository": repo}
             for a in apis for fqn, source, repo in a.called_as]
-    rows.sort(key=lambda r: (r["fqn"], r["source"], r["repository"], r["api"], r["api_repository"] or ""))
+    rows.sort(key=names_order)
     return pa.Table.from_pylist(rows, schemas.API_NAMES)
+
+
+def names_order(r: dict) -> tuple:
+    """The order of api_names.parquet's rows."""
+    return (r["fqn"], r["source"], r["repository"], r["api"], r["api_repository"] or "")
 
 
 def quiz_id(setting: str, api: str, level: int, position: str, alias: str | None, repository: str | None = None) -> str:
@@ -686,15 +691,39 @@ def exists_here(api: Api, include_optional: bool = False) -> bool:
         and not api.not_in_stdlib and not api.unbound
 
 
+# A quiz's place in the one-job generation order, `_order`: (the API's index among the quizzed APIs, the template's
+# index among its API's, the quiz's index among its template's) in these many bits each (the API's in the rest).
+# It is the same number in any shard, so the shards' quizzes sorted by (quiz_id, _order) are the one job's.
+TEMPLATE_BITS = QUIZ_BITS = 12
+
+
+def generation_order(api_index: int, template: int, quiz: int) -> int:
+    if template >> TEMPLATE_BITS or quiz >> QUIZ_BITS:
+        raise ValueError(f"an API with {template + 1} quiz templates or a template with {quiz + 1} quizzes: over "
+                         f"{1 << TEMPLATE_BITS} (lower apiquiz.adversarial_aliases)")
+    return (api_index << (TEMPLATE_BITS + QUIZ_BITS)) | (template << QUIZ_BITS) | quiz
+
+
+def api_shard(api: Api, shards: int) -> int:
+    """The shard of an API's quizzes: by the hash of its name and repository (an API's calls come from many
+    files, so apiquiz splits its APIs, not the corpus's files; `pipeline.core.ids.shard_of`)."""
+    return ids.shard_of(ids.stable_id(api.fqn, api.repository or "", length=12), shards)
+
+
 def quiz_rows(usages: pa.Table, inventory: pa.Table, imports: pa.Table, tokenizers: list[str], settings: list[str],
               max_candidates: int, n_adversarial: int, seed: int, include_private: bool = False,
-              modules: pa.Table | None = None, chunk: int = 2048, include_optional: bool = False
+              modules: pa.Table | None = None, chunk: int = 2048, include_optional: bool = False,
+              shard: int = 0, shards: int = 1
               ) -> tuple[list[Api], list[Api], Iterator[tuple[list[dict], list[dict]]]]:
     """(every API, the quizzed APIs, an iterator of (quiz rows, token-flag rows) per chunk of
-    templates, in generation order: nothing sorted, nothing held beyond one chunk).
+    templates, in generation order: nothing sorted, nothing held beyond one chunk). Each row carries
+    `_order`, its place in the one-job generation order (`generation_order`; a flag row: its quiz's
+    times the tokenizers, plus the tokenizer's index).
 
     `usages` may be the full table or its call rows aggregated with a count column `n` (see
-    `aggregate_usages`), in which case `modules` gives the distinct (module, source, repository)."""
+    `aggregate_usages`), in which case `modules` gives the distinct (module, source, repository).
+    With `shards` > 1, only the quizzes of `shard`'s APIs (`api_shard`); the APIs, their pools and
+    every candidate list are still built over all APIs, so the shards' rows are the one job's."""
     names = Names(usages if modules is None else modules, imports, inventory)
     every_api = collect_apis(usages, names)
     # the universe is importable library code (a quiz on a test or docs helper probes no API): no
@@ -713,34 +742,40 @@ def quiz_rows(usages: pa.Table, inventory: pa.Table, imports: pa.Table, tokenize
     docs = docstring_index(inventory)
     # module aliases (`import x.y as k`): the paper's adversarial aliases "used in other modules"
     alias_pool = sorted({a.alias[:2] for a in apis if a.alias and a.alias[2] == "import"})
-    templates: list[Template] = []
-    for api in apis:
+    templates: list[tuple[int, Template]] = []  # (the template's generation order, quiz 0), the template
+    for index, api in enumerate(apis):
+        if shards > 1 and api_shard(api, shards) != shard:
+            continue
+        mine: list[Template] = []
         if "call" in settings:
-            templates.append(call_template(api))
+            mine.append(call_template(api))
         if "import" in settings and (t := import_template(api)) is not None:
-            templates.append(t)
+            mine.append(t)
         if api.alias:
             if "alias" in settings:
-                templates.append(alias_template(api, api.alias[0], "alias"))
+                mine.append(alias_template(api, api.alias[0], "alias"))
             if "adversarial_alias" in settings:
-                templates += [alias_template(api, a, "adversarial_alias")
-                              for a in adversarial_aliases(api, alias_pool, n_adversarial, seed)]
+                mine += [alias_template(api, a, "adversarial_alias")
+                         for a in adversarial_aliases(api, alias_pool, n_adversarial, seed)]
         if "nl" in settings:
             context = nl_context(api, docs)
             if context:
-                templates.append(call_template(api, context))
+                mine.append(call_template(api, context))
+        templates += [(generation_order(index, k, 0), t) for k, t in enumerate(mine)]
     pools = candidate_pools(apis, split_token)
+    n_tok = len(tokenizers)
 
     def chunks() -> Iterator[tuple[list[dict], list[dict]]]:
         bar = tqdm(total=len(templates), desc="quizzes", unit="text", disable=None, file=sys.stderr)
         for first in range(0, len(templates), chunk):
             part = templates[first : first + chunk]
-            spans_by_tok = [token_spans(tok, [t.text for t in part]) for tok in toks]
+            spans_by_tok = [token_spans(tok, [t.text for _, t in part]) for tok in toks]
             quizzes, flags = [], []
-            for ti, t in enumerate(part):
+            for ti, (base, t) in enumerate(part):
                 parts = t.api.fqn.split(".")
                 kinds = roles(t.api)
                 primary_spans = spans_by_tok[0][ti]
+                done = len(quizzes)  # this template's quizzes so far in the chunk: its quiz index is the rest
                 for level, start, end in t.spans:
                     pieces = overlapping(primary_spans, start, end) or [(start, end)]
                     masks = [("whole", start, end)]
@@ -753,6 +788,9 @@ def quiz_rows(usages: pa.Table, inventory: pa.Table, imports: pa.Table, tokenize
                         cands, n_siblings = candidates(pools.by_parent[(".".join(parts[:level]), position, kind)],
                                                        pools.by_level[(level, position, kind)], answer, max_candidates)
                         qid = quiz_id(t.setting, t.api.fqn, level, position, t.alias, t.api.repository)
+                        if len(quizzes) - done >> QUIZ_BITS:
+                            raise ValueError(f"{t.api.fqn}: a template with over {1 << QUIZ_BITS} quizzes")
+                        order = base + len(quizzes) - done
                         quizzes.append({
                             "quiz_id": qid, "api": t.api.fqn, "library": parts[0], "repository": t.api.repository,
                             "category": t.api.category, "private": t.api.private, "setting": t.setting,
@@ -766,12 +804,13 @@ def quiz_rows(usages: pa.Table, inventory: pa.Table, imports: pa.Table, tokenize
                             "candidates_same_kind_known": sum(c in pools.known_names.get((level, position, kind), ())
                                                               for c in cands),
                             "candidates_same_role": sum(c in pools.role_names[(level, position, role)] for c in cands),
-                            "seen": t.api.seen, "uses": t.api.uses, "context_leak": leak,
+                            "seen": t.api.seen, "uses": t.api.uses, "context_leak": leak, "_order": order,
                         })
-                        for spec, spans in zip(tokenizers, spans_by_tok):
+                        for k, (spec, spans) in enumerate(zip(tokenizers, spans_by_tok)):
                             inside = overlapping(spans[ti], a, b)
                             flags.append({"quiz_id": qid, "tokenizer": spec, "answer_tokens": len(inside),
-                                          "single_token": len(inside) == 1 and (a, b) in spans[ti]})
+                                          "single_token": len(inside) == 1 and (a, b) in spans[ti],
+                                          "_order": order * n_tok + k})
             bar.update(len(part))
             yield quizzes, flags
         bar.close()
@@ -814,6 +853,51 @@ def aggregate_usages(path: Path, memory_limit: str = "1GB") -> tuple[pa.Table, p
 
 
 SPILL_ROWS = 4096
+UNSORTED_QUIZZES = pa.schema([*schemas.QUIZZES, pa.field("_order", pa.int64())])
+UNSORTED_TOKENS = pa.schema([*schemas.QUIZ_TOKENS, pa.field("_order", pa.int64())])
+
+
+def _spill(parts: Iterator[tuple[list[dict], list[dict]]], q_path: Path, f_path: Path) -> tuple[int, int]:
+    """The quiz and flag rows as they are generated, unsorted, with their `_order`, to two Parquet files."""
+    import pyarrow.parquet as pq
+
+    n_quizzes = n_flags = 0
+    with pq.ParquetWriter(q_path, UNSORTED_QUIZZES) as qw, pq.ParquetWriter(f_path, UNSORTED_TOKENS) as fw:
+        for quizzes, flags in parts:
+            n_quizzes, n_flags = n_quizzes + len(quizzes), n_flags + len(flags)
+            qw.write_table(pa.Table.from_pylist(quizzes, UNSORTED_QUIZZES))
+            fw.write_table(pa.Table.from_pylist(flags, UNSORTED_TOKENS))
+    return n_quizzes, n_flags
+
+
+def _sorted_out(q_paths: list[Path], f_paths: list[Path], out_quizzes: Path, out_tokens: Path, tmpdir: Path,
+                memory_limit: str, tokenizers: list[str]) -> dict:
+    """The unsorted parts (one job's, or every shard's) sorted out of core by DuckDB by (quiz_id, the one-job
+    generation order) and written with `parquet_stream`; the quiz half of the metrics (`quiz_summary`)."""
+    import duckdb
+
+    def files(paths: list[Path]) -> str:
+        return "read_parquet([" + ", ".join("'" + str(p).replace("'", "''") + "'" for p in paths) + "])"
+
+    # a cap, not an allocation: the sort spills beyond it. 128MB failed on the default corpus ("failed to
+    # pin block": wide quiz rows), so the cap is 1GB, about the old in-memory build's peak at 1,600 files
+    con = duckdb.connect(config={"memory_limit": memory_limit, "temp_directory": str(tmpdir / "duckdb"),
+                                 "threads": 1})
+    with parquet_stream(out_quizzes, schemas.QUIZZES) as w:
+        for batch in con.sql(f"SELECT * EXCLUDE (_order) FROM {files(q_paths)} "
+                             "ORDER BY quiz_id, _order").to_arrow_reader(SPILL_ROWS):
+            w.write(batch)
+    with parquet_stream(out_tokens, schemas.QUIZ_TOKENS) as w:
+        for batch in con.sql(f"SELECT * EXCLUDE (_order) FROM {files(f_paths)} "
+                             "ORDER BY quiz_id, tokenizer, _order").to_arrow_reader(1 << 16):
+            w.write(batch)
+    # the summary reads the columns it counts, never the texts and candidate lists
+    slim = con.sql("SELECT quiz_id, setting, mask_position, seen, context_leak, level_kind, candidates_same_kind, "
+                   "candidates_same_kind_known, candidates_same_role, candidates_siblings, "
+                   f"len(candidates) AS n_candidates FROM {files(q_paths)} ORDER BY _order").to_arrow_table()
+    flags = con.sql(f"SELECT * EXCLUDE (_order) FROM {files(f_paths)} ORDER BY _order").to_arrow_table()
+    con.close()
+    return quiz_summary(slim, flags, tokenizers)
 
 
 def write_quizzes(usages: Path, inventory: pa.Table, imports: pa.Table, tokenizers: list[str], settings: list[str],
@@ -824,60 +908,74 @@ def write_quizzes(usages: Path, inventory: pa.Table, imports: pa.Table, tokenize
     spilled unsorted with their generation order, sorted out of core by DuckDB (ties keep the
     generation order, as the in-memory stable sort did) and written with `parquet_stream`: the same
     bytes as `write_parquet` of `generate`'s tables. Returns the metrics."""
-    import duckdb
-    import pyarrow.parquet as pq
-
     calls, modules = aggregate_usages(usages, memory_limit)
     every_api, apis, parts = quiz_rows(calls, inventory, imports, tokenizers, settings, max_candidates,
                                        n_adversarial, seed, include_private, modules=modules, chunk=chunk,
                                        include_optional=include_optional)
     if out_names is not None:
         write_parquet(api_names(apis), out_names, schemas.API_NAMES)
-    q_schema = pa.schema([*schemas.QUIZZES, pa.field("_order", pa.int64())])
-    f_schema = pa.schema([*schemas.QUIZ_TOKENS, pa.field("_order", pa.int64())])
     q_path, f_path = tmpdir / "quizzes.unsorted.parquet", tmpdir / "tokens.unsorted.parquet"
-    n_quizzes = n_flags = 0
-    with pq.ParquetWriter(q_path, q_schema) as qw, pq.ParquetWriter(f_path, f_schema) as fw:
-        for quizzes, flags in parts:
-            for i, q in enumerate(quizzes):
-                q["_order"] = n_quizzes + i
-            for i, f in enumerate(flags):
-                f["_order"] = n_flags + i
-            n_quizzes, n_flags = n_quizzes + len(quizzes), n_flags + len(flags)
-            qw.write_table(pa.Table.from_pylist(quizzes, q_schema))
-            fw.write_table(pa.Table.from_pylist(flags, f_schema))
-    # a cap, not an allocation: the sort spills beyond it. 128MB failed on the default corpus ("failed to
-    # pin block": wide quiz rows), so the cap is 1GB, about the old in-memory build's peak at 1,600 files
-    con = duckdb.connect(config={"memory_limit": memory_limit, "temp_directory": str(tmpdir / "duckdb"),
-                                 "threads": 1})
-    with parquet_stream(out_quizzes, schemas.QUIZZES) as w:
-        for batch in con.sql(f"SELECT * EXCLUDE (_order) FROM read_parquet('{q_path}') "
-                                 "ORDER BY quiz_id, _order").to_arrow_reader(SPILL_ROWS):
-            w.write(batch)
-    with parquet_stream(out_tokens, schemas.QUIZ_TOKENS) as w:
-        for batch in con.sql(f"SELECT * EXCLUDE (_order) FROM read_parquet('{f_path}') "
-                                 "ORDER BY quiz_id, tokenizer, _order").to_arrow_reader(1 << 16):
-            w.write(batch)
-    # the summary reads the columns it counts, never the texts and candidate lists
-    slim = con.sql("SELECT quiz_id, setting, mask_position, seen, context_leak, level_kind, candidates_same_kind, "
-                   "candidates_same_kind_known, candidates_same_role, candidates_siblings, "
-                       f"len(candidates) AS n_candidates FROM read_parquet('{q_path}') ORDER BY _order").to_arrow_table()
-    flags = con.sql(f"SELECT * EXCLUDE (_order) FROM read_parquet('{f_path}') ORDER BY _order").to_arrow_table()
-    con.close()
-    return summary(every_api, apis, slim, flags, tokenizers)
+    _spill(parts, q_path, f_path)
+    return {**api_summary(every_api, apis),
+            **_sorted_out([q_path], [f_path], out_quizzes, out_tokens, tmpdir, memory_limit, tokenizers)}
+
+
+# --- apiquiz.shards > 1: each shard job quizzes its APIs (api_shard), the merge sorts every shard's rows -------
+
+def part_path(part: Path, table: str) -> Path:
+    """A shard's table beside its part file: X.json -> X.<table>.parquet."""
+    return part.with_suffix(f".{table}.parquet")
+
+
+def write_part(usages: Path, inventory: pa.Table, imports: pa.Table, tokenizers: list[str], settings: list[str],
+               max_candidates: int, n_adversarial: int, seed: int, include_private: bool, part: Path, shard: int,
+               shards: int, memory_limit: str = "1GB", chunk: int = 512, include_optional: bool = False) -> dict:
+    """Shard `shard` of `shards`: its APIs' quizzes and flags unsorted with their one-job `_order`, its APIs'
+    names, and the part file (what the merge checks and the API half of the metrics, the same in every shard)."""
+    calls, modules = aggregate_usages(usages, memory_limit)
+    every_api, apis, parts = quiz_rows(calls, inventory, imports, tokenizers, settings, max_candidates,
+                                       n_adversarial, seed, include_private, modules=modules, chunk=chunk,
+                                       include_optional=include_optional, shard=shard, shards=shards)
+    write_parquet(api_names([a for a in apis if api_shard(a, shards) == shard]), part_path(part, "names"),
+                  schemas.API_NAMES)
+    n_quizzes, n_flags = _spill(parts, part_path(part, "quizzes"), part_path(part, "tokens"))
+    meta = {"shard": shard, "shards": shards, "tokenizers": tokenizers, "quizzes": n_quizzes, "flags": n_flags,
+            "api_metrics": api_summary(every_api, apis)}
+    write_json(meta, part)
+    return meta
+
+
+def merge_parts(parts: list[Path], out_quizzes: Path, out_tokens: Path, out_names: Path, tmpdir: Path,
+                memory_limit: str = "1GB") -> dict:
+    """The shards' parts as one job's outputs (the same bytes): quizzes and flags sorted as one job sorts
+    them (the `_order` each shard wrote is the one-job generation order), the names sorted as `api_names`
+    sorts them. Every shard of one run, once: else ValueError naming what is missing or differs."""
+    import json
+
+    metas = [json.loads(p.read_text()) for p in parts]
+    shards = {m["shards"] for m in metas}
+    if len(shards) != 1 or sorted(m["shard"] for m in metas) != list(range(next(iter(shards)))):
+        raise ValueError("apiquiz --merge needs every shard of one run once: got "
+                         + ", ".join(f"{p.name}: shard {m['shard']} of {m['shards']}" for p, m in zip(parts, metas)))
+    for key in ("tokenizers", "api_metrics"):
+        if any(m[key] != metas[0][key] for m in metas[1:]):
+            raise ValueError(f"apiquiz --merge: the parts differ in {key} (built from different inputs or params); "
+                             "rebuild every shard")
+    names = [r for p in parts for r in read_parquet(part_path(p, "names"), schemas.API_NAMES).to_pylist()]
+    names.sort(key=names_order)
+    write_parquet(pa.Table.from_pylist(names, schemas.API_NAMES), out_names, schemas.API_NAMES)
+    return {**metas[0]["api_metrics"],
+            **_sorted_out([part_path(p, "quizzes") for p in parts], [part_path(p, "tokens") for p in parts],
+                          out_quizzes, out_tokens, tmpdir, memory_limit, metas[0]["tokenizers"])}
 
 
 def summary(every_api: list[Api], apis: list[Api], quizzes: pa.Table, flags: pa.Table, tokenizers: list[str]) -> dict:
-    def counts(col):
-        return dict(sorted(Counter(col.to_pylist()).items()))
+    """The metrics: the APIs' (`api_summary`), then the quizzes' (`quiz_summary`)."""
+    return {**api_summary(every_api, apis), **quiz_summary(quizzes, flags, tokenizers)}
 
-    single = flags.filter(flags.column("single_token"))
-    all_single = Counter(single.column("quiz_id").to_pylist())
-    every = {q for q, n in all_single.items() if n == len(tokenizers)}
-    setting_of = dict(zip(quizzes.column("quiz_id").to_pylist(), quizzes.column("setting").to_pylist()))
-    lengths = (quizzes.column("n_candidates") if "n_candidates" in quizzes.column_names
-               else pc.list_value_length(quizzes.column("candidates")))
-    n_cands = pc.sum(lengths).as_py() or 0
+
+def api_summary(every_api: list[Api], apis: list[Api]) -> dict:
+    """The metrics counted over the APIs: how many are quizzed, and why the others are left out."""
     return {
         "apis": len(apis),
         "apis_private_left_out": sum(a.private and a.library_code and not a.data_member and a.platform is None
@@ -904,6 +1002,23 @@ def summary(every_api: list[Api], apis: list[Api], quizzes: pa.Table, flags: pa.
         "apis_per_repository": sum(a.repository is not None for a in apis),
         "apis_by_category": dict(sorted(Counter(a.category for a in apis).items())),
         "apis_without_import_quiz": sum(a.module_levels == 0 for a in apis),
+    }
+
+
+def quiz_summary(quizzes: pa.Table, flags: pa.Table, tokenizers: list[str]) -> dict:
+    """The metrics counted over the quizzes and their per-tokenizer flags (`quizzes` may hold only the counted
+    columns, with `n_candidates` for the candidate lists)."""
+    def counts(col):
+        return dict(sorted(Counter(col.to_pylist()).items()))
+
+    single = flags.filter(flags.column("single_token"))
+    all_single = Counter(single.column("quiz_id").to_pylist())
+    every = {q for q, n in all_single.items() if n == len(tokenizers)}
+    setting_of = dict(zip(quizzes.column("quiz_id").to_pylist(), quizzes.column("setting").to_pylist()))
+    lengths = (quizzes.column("n_candidates") if "n_candidates" in quizzes.column_names
+               else pc.list_value_length(quizzes.column("candidates")))
+    n_cands = pc.sum(lengths).as_py() or 0
+    return {
         "quizzes": quizzes.num_rows,
         "quizzes_by_setting": counts(quizzes.column("setting")),
         "quizzes_by_mask_position": counts(quizzes.column("mask_position")),
@@ -972,21 +1087,53 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-candidates", type=int, required=True)
     ap.add_argument("--adversarial-aliases", type=int, required=True, help="aliases per adversarial quiz group")
     ap.add_argument("--seed", type=int, required=True)
-    ap.add_argument("--quizzes", required=True, type=Path)
-    ap.add_argument("--tokens", required=True, type=Path, help="per-tokenizer answer token counts")
-    ap.add_argument("--names", required=True, type=Path,
-                    help="which called names (per source, repository) are which quizzed API: for each model's seen")
-    ap.add_argument("--metrics", required=True, type=Path)
+    ap.add_argument("--quizzes", type=Path, help="the quizzes (one job, or --merge)")
+    ap.add_argument("--tokens", type=Path, help="per-tokenizer answer token counts (one job, or --merge)")
+    ap.add_argument("--names", type=Path,
+                    help="which called names (per source, repository) are which quizzed API: for each model's seen "
+                    "(one job, or --merge)")
+    ap.add_argument("--metrics", type=Path, help="the metrics JSON (one job, or --merge)")
+    sharding.add_arguments(ap, "merge the shards' part files (--part of each shard job) into --quizzes, --tokens, "
+                           "--names and --metrics: the bytes of one job",
+                           shards_help="jobs the APIs are split over by the hash of their name and repository (an "
+                           "API's calls come from many files; every shard still reads the whole extraction for the "
+                           "APIs and candidate pools) (1: all APIs)")
+    ap.add_argument("--part", type=Path, help="with --shard/--shards: this shard's part file (its tables beside it: "
+                    "X.quizzes.parquet, X.tokens.parquet, X.names.parquet)")
     args = ap.parse_args(argv)
+    sharding.check_arguments(ap, args)
+    outputs = {"--quizzes": args.quizzes, "--tokens": args.tokens, "--names": args.names, "--metrics": args.metrics}
+    if args.part is not None:
+        if args.merge or any(outputs.values()):
+            ap.error("--part writes one shard's part: give it with --shard/--shards, without --merge or the outputs")
+    elif args.shards > 1:
+        ap.error("--shards > 1 writes one shard's part: give --part")
+    elif missing := [k for k, v in outputs.items() if v is None]:
+        ap.error(f"give {', '.join(missing)} (or --part with --shard/--shards)")
     logs.setup()
     import pyarrow.parquet as pq
 
+    if args.merge:
+        args.quizzes.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(prefix=".apiquiz-", dir=args.quizzes.parent) as tmp:
+            stats = merge_parts(args.merge, args.quizzes, args.tokens, args.names, Path(tmp))
+        write_json(stats, args.metrics)
+        log.info("apiquiz: %d shards merged: %d APIs, %d quizzes", len(args.merge), stats["apis"], stats["quizzes"])
+        return 0
     if not pq.read_schema(args.usages).equals(core_schemas.USAGES, check_metadata=False):
         raise ValueError(f"{args.usages}: schema differs from the declared one")
+    inventory = read_parquet(args.inventory, core_schemas.INVENTORY)
+    imports = read_parquet(args.imports, core_schemas.IMPORTS)
+    if args.part is not None:
+        args.part.parent.mkdir(parents=True, exist_ok=True)
+        meta = write_part(args.usages, inventory, imports, args.tokenizers, args.settings, args.max_candidates,
+                          args.adversarial_aliases, args.seed, args.include_private, args.part, args.shard,
+                          args.shards, include_optional=args.include_optional_dependencies)
+        log.info("apiquiz shard %d of %d: %d quizzes", args.shard, args.shards, meta["quizzes"])
+        return 0
     args.quizzes.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=".apiquiz-", dir=args.quizzes.parent) as tmp:
-        stats = write_quizzes(args.usages, read_parquet(args.inventory, core_schemas.INVENTORY),
-                              read_parquet(args.imports, core_schemas.IMPORTS), args.tokenizers, args.settings,
+        stats = write_quizzes(args.usages, inventory, imports, args.tokenizers, args.settings,
                               args.max_candidates, args.adversarial_aliases, args.seed, args.include_private,
                               args.quizzes, args.tokens, Path(tmp), out_names=args.names,
                               include_optional=args.include_optional_dependencies)
