@@ -426,18 +426,26 @@ def fit_power(xs: list[float], ys: list[float]) -> dict | None:
     return {"a": a, "b": round(b, 3), "r2": round(1 - res / ss, 4) if ss > 0 else 1.0, "points": n}
 
 
-def fits(results: dict) -> dict:
-    """Per stage: the CPU exponent over files (and over functions) and the peak-RSS exponent over files."""
+def measured(results: dict) -> list[tuple[str, dict]]:
+    """Every build of the results as (scale, build): one per scale, and the repeats `merge` kept (a scale built
+    again by a later run: the fits use them all, so a build's run-to-run noise is averaged, not picked)."""
     scales = [str(s) for s in results["scales"]]
-    files = [results["corpus"][s]["files"] for s in scales]
-    fns = [sum(results["builds"][s]["functions"].values()) or None for s in scales]
+    return [(s, b) for s in scales for b in [results["builds"][s], *results.get("repeats", {}).get(s, [])]]
+
+
+def fits(results: dict) -> dict:
+    """Per stage: the CPU exponent over files (and over functions) and the peak-RSS exponent over files, fitted
+    over every build (`measured`)."""
+    builds = measured(results)
+    files = [results["corpus"][s]["files"] for s, _ in builds]
+    fns = [sum(b["functions"].values()) or None for _, b in builds]
     out = {}
-    for stage in sorted({st for s in scales for st in results["builds"][s]["stages"]}):
-        rows = [results["builds"][s]["stages"].get(stage, {}) for s in scales]
+    for stage in sorted({st for _, b in builds for st in b["stages"]}):
+        rows = [b["stages"].get(stage, {}) for _, b in builds]
         cpu = [r.get("cpu_s") for r in rows]
         out[stage] = {"cpu_vs_files": fit_power(files, cpu), "cpu_vs_functions": fit_power(fns, cpu),
                       "rss_vs_files": fit_power(files, [r.get("peak_rss_mb") for r in rows])}
-    totals = [results["builds"][s]["cpu_s"] for s in scales]
+    totals = [b["cpu_s"] for _, b in builds]
     out["(whole build)"] = {"cpu_vs_files": fit_power(files, totals), "cpu_vs_functions": fit_power(fns, totals),
                             "rss_vs_files": None}
     return out
@@ -484,6 +492,17 @@ def table(results: dict, target: float = 1.1) -> str:
     over = [st for st, v in f.items() if v.get("cpu_vs_files") and v["cpu_vs_files"]["b"] > target
             and not st.startswith(("preflight", "unmatched", "("))]
     lines += ["", f"Stages over b = {target}: " + (", ".join(over) if over else "none") + "."]
+    repeats = results.get("repeats") or {}
+    if repeats:
+        stages = sorted({st for s in scales for st in builds[s]["stages"]}, key=order)[:4]
+        lines += ["", "Built more than once (the table shows the latest build; every b is fitted over all "
+                  f"{len(measured(results))} builds, so the run-to-run noise is averaged, not picked). CPU s of "
+                  "each build, earlier ones first:", ""]
+        for s, earlier in repeats.items():
+            every = [*earlier, builds[s]]
+            lines.append(f"- x{s}: whole build " + " / ".join(f"{b['cpu_s']:,.1f}" for b in every) + "; "
+                         + "; ".join(f"{st} " + " / ".join(f"{b['stages'].get(st, {}).get('cpu_s', 0):,.1f}"
+                                                             for b in every) for st in stages))
     return "\n".join(lines)
 
 
@@ -595,9 +614,15 @@ def merge(runs: list[dict]) -> dict:
     out = {**first, "argv": portable(first.get("argv") or []), "corpus": {}, "builds": {},
            "runs": [{"argv": portable(r.get("argv") or []), "machine": r.get("machine"),
                                                           "scales": r.get("scales")} for r in runs]}
+    out["repeats"] = {}
     for r in runs:
+        for s, earlier in r.get("repeats", {}).items():
+            out["repeats"].setdefault(s, []).extend(earlier)
         for s in r["builds"]:
+            if s in out["builds"]:  # built again: the later build is shown, the earlier kept for the fits
+                out["repeats"].setdefault(s, []).append(out["builds"][s])
             out["corpus"][s], out["builds"][s] = r["corpus"][s], r["builds"][s]
+    out["repeats"] = {s: v for s, v in sorted(out["repeats"].items(), key=lambda kv: int(kv[0]))}
     out["scales"] = sorted(int(s) for s in out["builds"])
     out["bench_wall_s"] = sum(r.get("bench_wall_s", 0) for r in runs)
     return out

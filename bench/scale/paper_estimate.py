@@ -12,7 +12,9 @@ at each scale, the fitted exponents, the corpus's files and functions). The arit
                each at most this)
   shards     = a shardable stage (the params' `shards` of scan, extract, identifiers, CodeSyntax labelling, apirec,
                probing and inference) whose job would run over `--margin` x `--job-hours` on one core is split
-               into ceil(CPU per job / that) shards; any other stage over it is marked (it cannot be split)
+               into ceil(CPU per job / that) shards; any other stage over it is marked (it cannot be split). A stage
+               whose every shard repeats a global step (SHARD_REPEATS: that share r of one job's CPU, measured) takes
+               ceil((1 - r) CPU / (limit - r CPU)) shards, and its CPU grows by r CPU per added shard
   node-hours = each job's wall (its CPU on one core) over the jobs one node runs side by side: min(cores,
                node memory / memory per job)
 plus, on SLURM, two Snakemake starts per job (~1.1 CPU s each, docs/cluster.md) on top. Inference is extrapolated
@@ -39,8 +41,13 @@ SHARDABLE = {
     "scan_source": "manifest.shards", "extract": "extract.shards", "identifiers": "identifiers.shards",
     "codesyntax_label": "codesyntax.shards", "apirec_points": "apirec.shards", "apirec_queries": "apirec.shards",
     "probing_generate_java": "probing.shards", "probing_generate_python": "probing.shards",
-    "predict": "inference.shards",
+    "predict": "inference.shards", "apiquiz": "apiquiz.shards",
 }
+# rule -> the share of one job's CPU that each of its shards repeats (a global step every shard runs); a stage not
+# named repeats nothing. apiquiz: every shard builds every API and the candidate pools, ~14 CPU s measured at 4,520
+# files and on the default corpus (mostly fixed: the stdlib's names read, the tokenizer imported); grown linearly
+# with the files to ~120,000 it is ~370 CPU s, 13% of the job's extrapolated ~2,900 (docs/cluster.md)
+SHARD_REPEATS = {"apiquiz": 0.15}
 TARGET_B = 1.1  # the issue's target for every stage's CPU exponent
 SNAKEMAKE_STARTS_CPU_S = 2.2  # per SLURM job: the submission's Snakemake and srun's (docs/cluster.md)
 
@@ -50,11 +57,20 @@ def rule_of(stage: str) -> str:
 
 
 def estimate(results: dict, functions: int = 2_000_000, functions_per_file: float | None = None,
-             node_cores: int = 32, node_mem_gb: float = 128, job_hours: float = 1.0, margin: float = 0.75) -> dict:
-    """The paper-scale figures of every stage of `results` (a bench.scale.families JSON)."""
+             node_cores: int = 32, node_mem_gb: float = 128, job_hours: float = 1.0, margin: float = 0.75,
+             exponents: dict | None = None) -> dict:
+    """The paper-scale figures of every stage of `results` (a bench.scale.families JSON). `exponents`: another
+    run's results (`--targets`, a few stages on a corpus of constant make-up), whose CPU exponents replace these
+    for the stages it measured."""
     from bench.scale.families import fits as fit_all
 
-    fits = results.get("fits") or fit_all(results)
+    fits = dict(results.get("fits") or fit_all(results))
+    replaced = {}
+    if exponents is not None:
+        for stage, fit in (exponents.get("fits") or fit_all(exponents)).items():
+            if stage in fits and (fit or {}).get("cpu_vs_files"):
+                fits[stage] = {**fits[stage], "cpu_vs_files": fit["cpu_vs_files"]}
+                replaced[stage] = True
     top = str(max(results["scales"]))
     build, corpus = results["builds"][top], results["corpus"][top]
     measured_fpf = sum(build["functions"].values()) / corpus["files"] if build.get("functions") else None
@@ -77,11 +93,13 @@ def estimate(results: dict, functions: int = 2_000_000, functions_per_file: floa
         per_job = cpu / jobs
         rule = rule_of(stage)
         shards, over = None, False
+        repeat = SHARD_REPEATS.get(rule, 0.0) * per_job  # what each shard of the job repeats
         if per_job > limit:
-            if rule in SHARDABLE:
-                shards = math.ceil(per_job / limit)
+            if rule in SHARDABLE and repeat < limit:
+                shards = math.ceil((per_job - repeat) / (limit - repeat))
                 key = SHARDABLE[rule]
                 params[key] = max(params.get(key, 1), shards)
+                cpu = jobs * (per_job + repeat * (shards - 1))
             else:
                 over = True
         n = jobs * (shards or 1)
@@ -89,7 +107,8 @@ def estimate(results: dict, functions: int = 2_000_000, functions_per_file: floa
         side_by_side = max(1, min(node_cores, int(node_mem_gb * 1024 // max(mem, 1))))
         wall_h = cpu / n / 3600
         stages[stage] = {
-            "b": None if fit is None else fit["b"], "b_assumed": fit is None, "rss_exponent": d,
+            "b": None if fit is None else fit["b"], "b_assumed": fit is None, "b_replaced": stage in replaced,
+            "rss_exponent": d,
             "r2": None if fit is None or fit["points"] < 3 else fit["r2"],
             "cpu_s_measured": row["cpu_s"], "cpu_h": cpu / 3600, "peak_rss_mb_measured": row["peak_rss_mb"],
             "mem_mb": mem, "jobs_measured": jobs, "shards": shards, "jobs": n, "job_wall_h": wall_h,
@@ -125,11 +144,16 @@ def markdown(est: dict, results_name: str = "results.json", placeholder: str | N
         lines += [f"**Placeholder: {placeholder}** Replace this section with the real measurement's (the commands "
                   "above); every figure in it comes from that run.", ""]
     lines += [
-        f"Regenerate: `python -m bench.scale.paper_estimate {results_name} --write docs/cluster.md` (the "
+        f"Regenerate: `python -m bench.scale.paper_estimate {results_name}"
+        + (f" --exponents {est['exponents_from']}" if est.get("exponents_from") else "")
+        + " --write docs/cluster.md` (the "
         "arithmetic: the script's docstring). Input: `python -m bench.scale.families` at scales "
         f"{', '.join(f'x{s}' for s in src['scales'])} of {count(base.get('python_files'))} Python + "
         f"{count(base.get('java_files'))} Java files, inference capped at {src.get('max_items')} items per model "
-        f"({', '.join(src.get('models') or [])}).",
+        f"({', '.join(src.get('models') or [])})."
+        + (f" † The CPU exponent is {est['exponents_from']}'s: the same stages built alone on a corpus whose make-up "
+           "does not change with the scale (docs/cluster.md, the measured section)." if est.get("exponents_from")
+           else ""),
         "",
         f"**{est['functions']:,} functions** at {est['functions_per_file']:.1f} functions per file ("
         + ("given" if est["functions_per_file"] != est["functions_per_file_measured"] else "measured")
@@ -149,6 +173,7 @@ def markdown(est: dict, results_name: str = "results.json", placeholder: str | N
         b = "- (linear assumed)" if s["b_assumed"] else (
             f"{s['b']:.2f}" + ("" if s["r2"] is None else f" (r² {s['r2']:.2f})"))
         b = f"**{b}**" if not s["b_assumed"] and s["b"] > TARGET_B else b
+        b += " †" if s.get("b_replaced") else ""
         jobs = f"{s['jobs']:,}" + (f" ({s['shard_param']} = {s['shards']})" if s["shards"] else "")
         flag = " **over the limit: not shardable**" if s["over_margin"] else ""
         lines.append(f"| {stage} | {b} | {s['cpu_s_measured']:,.1f} | {s['cpu_h']:,.2f} | "
@@ -202,6 +227,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--job-hours", type=float, default=1.0, help="the most a job may run (default 1 h)")
     ap.add_argument("--margin", type=float, default=0.75,
                     help="keep each job under this share of --job-hours (default 0.75)")
+    ap.add_argument("--exponents", type=Path, default=None, metavar="JSON",
+                    help="another results JSON (bench.scale.families --targets: a few stages on a corpus of constant "
+                    "make-up) whose CPU exponents replace the results' for the stages it measured (marked †)")
     ap.add_argument("--placeholder", default=None, help="mark the section as a placeholder, saying why")
     ap.add_argument("--write", type=Path, default=None, help="replace the section in this Markdown file")
     ap.add_argument("--json", type=Path, default=None, help="also write the figures here")
@@ -209,8 +237,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.results is None:
         raise SystemExit("give a results JSON of `python -m bench.scale.families --json out.json` (bench/README.md)")
     results = json.loads(args.results.read_text())
+    exponents = json.loads(args.exponents.read_text()) if args.exponents else None
     est = estimate(results, args.functions, args.functions_per_file, args.node_cores, args.node_mem_gb,
-                   args.job_hours, args.margin)
+                   args.job_hours, args.margin, exponents)
+    est["exponents_from"] = str(args.exponents) if args.exponents else None
     text = markdown(est, str(args.results), args.placeholder)
     print(text)
     if args.write:
