@@ -186,6 +186,7 @@ def test_every_family_scores_in_fractions(e2e_project):
         assert section.index("**How the populations differ:**") < section.index("beyond the paper\n")
 
 
+@pytest.mark.slow  # ~95 s: the default suite ran over 15 minutes (make test-all runs it)
 def test_killed_run_resumes_with_only_the_missing_shards(e2e_project, tmp_path):
     project = e2e_project
     root = tmp_path / "resume"
