@@ -205,18 +205,21 @@ def test_paper_estimate_shards_a_stage_whose_shards_repeat_a_global_step(monkeyp
     assert P.estimate(res)["stages"]["apiquiz"]["over_margin"]
 
 
-def test_paper_estimate_takes_another_runs_exponents():
-    """--exponents: a partial run's CPU exponents (a few stages on a corpus of constant make-up) replace the
-    results' for the stages it measured, marked in the table; the others keep theirs."""
-    res = results(cpu16=800.0, b=1.3)
-    part = results(cpu16=700.0, b=1.0)
-    del part["builds"]["1"]["stages"]["report"], part["builds"]["16"]["stages"]["report"]
-    est = P.estimate(res, exponents=part)
-    assert est["stages"]["extract"]["b"] == pytest.approx(1.0) and est["stages"]["extract"]["b_replaced"]
-    assert est["stages"]["report"]["b"] == pytest.approx(0.0, abs=1e-9) and not est["stages"]["report"]["b_replaced"]
+def test_paper_estimate_pools_the_builds_of_other_runs():
+    """--pool: runs of the same base and seed that built some stages again; those stages' b is fitted over every
+    build of the results and of the pooled runs (marked in the table), the others keep theirs; another base is
+    refused (its corpora are others)."""
+    res = {**results(cpu16=800.0, b=1.3), "base": {"python_files": 1000}, "seed": 0}
+    again = {**results(cpu16=800.0, b=0.7), "base": {"python_files": 1000}, "seed": 0}
+    del again["builds"]["1"]["stages"]["report"], again["builds"]["16"]["stages"]["report"]
+    est = P.estimate(res, pool=[again])
+    assert est["stages"]["extract"]["b"] == pytest.approx(1.0, abs=0.01) and est["stages"]["extract"]["b_pooled"]
+    assert est["stages"]["report"]["b"] == pytest.approx(0.0, abs=1e-9) and not est["stages"]["report"]["b_pooled"]
     assert est["stages"]["extract"]["cpu_s_measured"] == pytest.approx(800.0)  # the CPU is still the results'
-    est["exponents_from"] = "part.json"
-    assert "| extract | 1.00 †" in P.markdown(est) and "--exponents part.json" in P.markdown(est)
+    est["pooled_from"] = "again.json"
+    assert "| extract | 1.00 (r² " in P.markdown(est) and "--pool again.json" in P.markdown(est)
+    with pytest.raises(SystemExit, match="differs from the results in base"):
+        P.estimate(res, pool=[{**again, "base": {"python_files": 900}}])
 
 
 def test_runs_merge_by_scale_and_refuse_another_base(tmp_path):

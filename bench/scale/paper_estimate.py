@@ -56,21 +56,42 @@ def rule_of(stage: str) -> str:
     return stage.split("[", 1)[0]
 
 
+def pooled_fits(runs: list[dict]) -> dict:
+    """Per stage: b in CPU = a x files^b fitted over every build of every run (`families.measured`: repeats
+    included) that measured the stage."""
+    from bench.scale.families import fit_power, measured
+
+    points: dict[str, list[tuple[int, float]]] = {}
+    for run in runs:
+        for scale, build in measured(run):
+            for stage, row in build["stages"].items():
+                if row.get("cpu_s"):
+                    points.setdefault(stage, []).append((run["corpus"][scale]["files"], row["cpu_s"]))
+    return {stage: fit_power([f for f, _ in pts], [c for _, c in pts]) for stage, pts in points.items()}
+
+
 def estimate(results: dict, functions: int = 2_000_000, functions_per_file: float | None = None,
              node_cores: int = 32, node_mem_gb: float = 128, job_hours: float = 1.0, margin: float = 0.75,
-             exponents: dict | None = None) -> dict:
-    """The paper-scale figures of every stage of `results` (a bench.scale.families JSON). `exponents`: another
-    run's results (`--targets`, a few stages on a corpus of constant make-up), whose CPU exponents replace these
-    for the stages it measured."""
-    from bench.scale.families import fits as fit_all
+             pool: list[dict] | None = None) -> dict:
+    """The paper-scale figures of every stage of `results` (a bench.scale.families JSON). `pool`: other runs of
+    the same base and seed (`--targets`: a few stages built again); the stages they measured get their CPU exponent
+    fitted over every build of `results` and of those runs (run-to-run noise averaged, not picked)."""
+    from bench.scale.families import fits as fit_all, measured
 
     fits = dict(results.get("fits") or fit_all(results))
-    replaced = {}
-    if exponents is not None:
-        for stage, fit in (exponents.get("fits") or fit_all(exponents)).items():
-            if stage in fits and (fit or {}).get("cpu_vs_files"):
-                fits[stage] = {**fits[stage], "cpu_vs_files": fit["cpu_vs_files"]}
-                replaced[stage] = True
+    replaced: dict[str, dict] = {}
+    if pool:
+        for run in pool:
+            for key in ("base", "seed"):
+                if run.get(key) != results.get(key):
+                    raise SystemExit(f"--pool: a run differs from the results in {key} ({run.get(key)!r} against "
+                                     f"{results.get(key)!r}): its corpora are others")
+        pooled = pooled_fits([results, *pool])
+        stages = {st for run in pool for _, build in measured(run) for st in build["stages"]}
+        for stage in sorted(stages & set(fits)):
+            if pooled.get(stage):
+                fits[stage] = {**fits[stage], "cpu_vs_files": pooled[stage]}
+                replaced[stage] = pooled[stage]
     top = str(max(results["scales"]))
     build, corpus = results["builds"][top], results["corpus"][top]
     measured_fpf = sum(build["functions"].values()) / corpus["files"] if build.get("functions") else None
@@ -107,7 +128,7 @@ def estimate(results: dict, functions: int = 2_000_000, functions_per_file: floa
         side_by_side = max(1, min(node_cores, int(node_mem_gb * 1024 // max(mem, 1))))
         wall_h = cpu / n / 3600
         stages[stage] = {
-            "b": None if fit is None else fit["b"], "b_assumed": fit is None, "b_replaced": stage in replaced,
+            "b": None if fit is None else fit["b"], "b_assumed": fit is None, "b_pooled": stage in replaced,
             "rss_exponent": d,
             "r2": None if fit is None or fit["points"] < 3 else fit["r2"],
             "cpu_s_measured": row["cpu_s"], "cpu_h": cpu / 3600, "peak_rss_mb_measured": row["peak_rss_mb"],
@@ -145,15 +166,14 @@ def markdown(est: dict, results_name: str = "results.json", placeholder: str | N
                   "above); every figure in it comes from that run.", ""]
     lines += [
         f"Regenerate: `python -m bench.scale.paper_estimate {results_name}"
-        + (f" --exponents {est['exponents_from']}" if est.get("exponents_from") else "")
+        + (f" --pool {est['pooled_from']}" if est.get("pooled_from") else "")
         + " --write docs/cluster.md` (the "
         "arithmetic: the script's docstring). Input: `python -m bench.scale.families` at scales "
         f"{', '.join(f'x{s}' for s in src['scales'])} of {count(base.get('python_files'))} Python + "
         f"{count(base.get('java_files'))} Java files, inference capped at {src.get('max_items')} items per model "
         f"({', '.join(src.get('models') or [])})."
-        + (f" † The CPU exponent is {est['exponents_from']}'s: the same stages built alone on a corpus whose make-up "
-           "does not change with the scale (docs/cluster.md, the measured section)." if est.get("exponents_from")
-           else ""),
+        + (f" † b fitted over every build of this run and of {est['pooled_from']} (the same stages built again "
+           "alone: run-to-run noise averaged, docs/cluster.md)." if est.get("pooled_from") else ""),
         "",
         f"**{est['functions']:,} functions** at {est['functions_per_file']:.1f} functions per file ("
         + ("given" if est["functions_per_file"] != est["functions_per_file_measured"] else "measured")
@@ -173,7 +193,7 @@ def markdown(est: dict, results_name: str = "results.json", placeholder: str | N
         b = "- (linear assumed)" if s["b_assumed"] else (
             f"{s['b']:.2f}" + ("" if s["r2"] is None else f" (r² {s['r2']:.2f})"))
         b = f"**{b}**" if not s["b_assumed"] and s["b"] > TARGET_B else b
-        b += " †" if s.get("b_replaced") else ""
+        b += " †" if s.get("b_pooled") else ""
         jobs = f"{s['jobs']:,}" + (f" ({s['shard_param']} = {s['shards']})" if s["shards"] else "")
         flag = " **over the limit: not shardable**" if s["over_margin"] else ""
         lines.append(f"| {stage} | {b} | {s['cpu_s_measured']:,.1f} | {s['cpu_h']:,.2f} | "
@@ -227,9 +247,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--job-hours", type=float, default=1.0, help="the most a job may run (default 1 h)")
     ap.add_argument("--margin", type=float, default=0.75,
                     help="keep each job under this share of --job-hours (default 0.75)")
-    ap.add_argument("--exponents", type=Path, default=None, metavar="JSON",
-                    help="another results JSON (bench.scale.families --targets: a few stages on a corpus of constant "
-                    "make-up) whose CPU exponents replace the results' for the stages it measured (marked †)")
+    ap.add_argument("--pool", type=Path, nargs="+", default=None, metavar="JSON",
+                    help="other results JSONs of the same base and seed (bench.scale.families --targets: a few stages "
+                    "built again): the stages they measured get b fitted over every build of the results and of "
+                    "these (marked †)")
     ap.add_argument("--placeholder", default=None, help="mark the section as a placeholder, saying why")
     ap.add_argument("--write", type=Path, default=None, help="replace the section in this Markdown file")
     ap.add_argument("--json", type=Path, default=None, help="also write the figures here")
@@ -237,10 +258,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.results is None:
         raise SystemExit("give a results JSON of `python -m bench.scale.families --json out.json` (bench/README.md)")
     results = json.loads(args.results.read_text())
-    exponents = json.loads(args.exponents.read_text()) if args.exponents else None
+    pool = [json.loads(p.read_text()) for p in args.pool] if args.pool else None
     est = estimate(results, args.functions, args.functions_per_file, args.node_cores, args.node_mem_gb,
-                   args.job_hours, args.margin, exponents)
-    est["exponents_from"] = str(args.exponents) if args.exponents else None
+                   args.job_hours, args.margin, pool)
+    est["pooled_from"] = " ".join(map(str, args.pool)) if args.pool else None
     text = markdown(est, str(args.results), args.placeholder)
     print(text)
     if args.write:
