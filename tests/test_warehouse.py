@@ -178,6 +178,27 @@ def query_cmd(project, *args: str, cwd=None) -> subprocess.CompletedProcess:
                           timeout=120)
 
 
+def timed_query(project, *args: str) -> tuple[subprocess.CompletedProcess, float]:
+    """query_cmd and its wall seconds."""
+    import time
+
+    start = time.perf_counter()
+    res = query_cmd(project, *args)
+    return res, time.perf_counter() - start
+
+
+def within_timeout(project, elapsed: float, timeout_s: float) -> bool:
+    """Whether a query stopped by its timeout ended in about the time the limit allows: the timeout, the grace
+    after the interrupt, and (generously, x4) what the command takes on this machine now without the query (a
+    `SELECT 1` measured here: start-up, connection, exit), so a loaded machine does not fail the test while a
+    query that runs on past its interrupt (seconds to minutes here) does."""
+    from pipeline.query import GRACE_S
+
+    res, baseline = timed_query(project, "SELECT 1")
+    assert res.returncode == 0, res.stderr
+    return elapsed < timeout_s + GRACE_S + 4 * baseline
+
+
 @pytest.mark.parametrize("sql, flags, says", [
     ("SELECT count(*) FROM range(100000000000)", ["--timeout", "1.5"], "ran past its 1.5 s limit"),
     ("WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r) SELECT count(*) FROM r",
@@ -187,17 +208,15 @@ def query_cmd(project, *args: str, cwd=None) -> subprocess.CompletedProcess:
 ])
 def test_runaway_queries_stop_within_their_limits(project, sql, flags, says):
     """Issue 27 item 8: a runaway query is stopped by its limits (timeout, memory + spill cap), with one
-    `error:` line and exit 2 (no traceback), in about the time the limit allows."""
-    import time
-
-    start = time.perf_counter()
-    res = query_cmd(project, sql, *flags)
-    elapsed = time.perf_counter() - start
+    `error:` line and exit 2 (no traceback), in about the time the limit allows (a timeout: within_timeout; the
+    memory case: its message, not the timeout's, says which limit stopped it)."""
+    res, elapsed = timed_query(project, sql, *flags)
     assert res.returncode == 2, (res.stdout[-500:], res.stderr[-2000:])
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error:") and says in lines[0], res.stderr
     assert "Traceback" not in res.stderr
-    assert elapsed < 60
+    if "--timeout" in flags:
+        assert within_timeout(project, elapsed, float(flags[flags.index("--timeout") + 1])), elapsed
 
 
 def test_errors_while_fetching_are_one_line(project):
@@ -336,14 +355,11 @@ def test_max_bytes_comes_from_params_and_is_checked(tmp_path):
 
 
 def test_a_timeout_stops_a_long_sort_within_a_second(project):
-    import time
-
-    start = time.perf_counter()
-    res = query_cmd(project, "SELECT * FROM range(400000000) ORDER BY hash(range)", "--max-rows", "0",
-                    "--timeout", "2", "--memory", "4GB")
-    elapsed = time.perf_counter() - start
+    res, elapsed = timed_query(project, "SELECT * FROM range(400000000) ORDER BY hash(range)", "--max-rows", "0",
+                               "--timeout", "2", "--memory", "4GB")
     assert res.returncode == 2 and "ran past its 2 s limit" in res.stderr and len(res.stderr.splitlines()) == 1
-    assert elapsed < 2 + 1 + 1.5, elapsed  # the limit, the grace after the interrupt, the interpreter's start-up
+    # the limit, the grace after the interrupt, and the command's own cost measured now (no wall-clock constant)
+    assert within_timeout(project, elapsed, 2), elapsed
 
 
 def test_blobs_print_as_csv_and_printing_errors_are_one_line(project):

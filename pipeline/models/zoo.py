@@ -57,6 +57,16 @@ def hub_offline() -> bool:
         return True
 
 
+def go_offline() -> None:
+    """This process contacts the hub no more: HF_HUB_OFFLINE set, also in huggingface_hub's constants (read once at
+    its import). `local_files_only` alone is not enough: huggingface_hub still fetches its agent registry from the
+    endpoint while building request headers, a connection (and a wait) to a hub known to be unreachable."""
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    import huggingface_hub.constants
+
+    huggingface_hub.constants.HF_HUB_OFFLINE = True
+
+
 def fetch_hint(hub_id: str, revision: str | None) -> str:
     rev = f" --revision {revision}" if revision else ""
     return (f"hub model {hub_id!r} is not in the local Hugging Face cache and the hub cannot be reached "
@@ -88,7 +98,10 @@ def locate(entry: ModelEntry, models_dir: Path = DEFAULT_MODELS_DIR) -> Location
         if not (folder / "config.json").is_file():
             raise ModelUnavailable(f"{entry.name}: {folder} is not a Hugging Face model folder (no config.json)")
         return Location(str(folder))
-    return Location(entry.value, local_files_only=hub_offline(), revision=entry.revision)
+    offline = hub_offline()
+    if offline:
+        go_offline()
+    return Location(entry.value, local_files_only=offline, revision=entry.revision)
 
 
 def sentinels(tokenizer) -> list[str]:
