@@ -1,7 +1,8 @@
 """Read-only SQL over the warehouse: `python -m pipeline query "SELECT ..."`.
 
 Read-only for real, in three layers:
-1. the statement filter: exactly one statement, SELECT or EXPLAIN of a SELECT (not `EXPLAIN ANALYZE COPY`);
+1. the statement filter: exactly one statement that DuckDB's parser types as a query (SELECT, WITH, VALUES, PIVOT,
+   UNPIVOT, DESCRIBE, SUMMARIZE, SHOW; `run`), or EXPLAIN of a SELECT (not `EXPLAIN ANALYZE COPY`);
 2. the connection is opened read-only, with extension auto-install and auto-load off;
 3. external access is off (no COPY TO, no read_csv/read_text/glob of arbitrary files, no http), except
    exactly the Parquet files the warehouse's views read (`warehouse_files`, allowed by path), and the
@@ -11,7 +12,9 @@ Bounded for real: before the configuration is locked, the connection gets a memo
 may spill to its own temporary folder, a thread count, and the command a statement timeout (the query is
 interrupted from a timer, and abandoned GRACE_S later if it has not stopped) and a bound on the rows and on the
 bytes it prints (rows stream from DuckDB in Arrow batches, few rows a batch unless every column has a fixed
-width, and the stream stops at the bound; `Limits`; params.yaml `query:` sets the defaults, flags override).
+width, and the stream stops at the bound; a single value over the bound is refused inside DuckDB, `guarded`;
+`Limits`; params.yaml `query:` sets the defaults, flags override). The command also caps its process's data
+segment at the memory limit (`cap_process_memory`): DuckDB's memory_limit bounds only its buffer pool.
 Every failure, while planning, fetching or printing, is one `error:` line and exit code 2.
 """
 
@@ -146,13 +149,34 @@ def connect(db: Path, threads: int | None = None, limits: Limits | None = None,
     return con
 
 
+def is_query(con: duckdb.DuckDBPyConnection, sql: str) -> bool:
+    """Whether DuckDB's parser takes `sql` as a query, one statement that may stand as a subquery: `FROM (<sql>)`
+    parses as one statement. It is how a dynamic PIVOT (no IN list) is told apart: the parser expands it into a
+    MULTI statement (a temporary ENUM type of the pivot's values, then the statement itself), whose type no longer
+    says whether the statement is a SELECT or an INSERT ... PIVOT / CREATE TABLE ... AS PIVOT / COPY (PIVOT ...) TO;
+    only a query parses as a subquery (the newline ends a trailing `--` comment)."""
+    try:
+        wrapped = con.extract_statements(f"FROM (\n{sql}\n)")
+    except duckdb.Error:
+        return False
+    return len(wrapped) == 1 and wrapped[0].type in (duckdb.StatementType.SELECT, duckdb.StatementType.MULTI)
+
+
 def run(con: duckdb.DuckDBPyConnection, sql: str) -> duckdb.DuckDBPyRelation:
+    """The relation of one read-only statement: any statement DuckDB's parser types SELECT (a SELECT, FROM-first,
+    WITH, VALUES, UNPIVOT, a PIVOT with an IN list, DESCRIBE, SUMMARIZE, SHOW), a dynamic PIVOT (typed MULTI:
+    `is_query`), or EXPLAIN of a SELECT; anything else, or more than one statement, is refused before it runs."""
     statements = con.extract_statements(sql)
     if len(statements) != 1:
         raise QueryRefused(f"give exactly one statement, got {len(statements)}")
     statement = statements[0]
-    if statement.type not in ALLOWED:
-        raise QueryRefused(f"only SELECT and EXPLAIN are allowed (the warehouse is read-only), got {statement.type.name}")
+    if statement.type == duckdb.StatementType.MULTI:
+        if not is_query(con, statement.query.strip().rstrip(";")):
+            raise QueryRefused("only queries are allowed (the warehouse is read-only): this PIVOT is part of a "
+                               "statement that is not a query (INSERT, CREATE, COPY, EXPLAIN of a dynamic PIVOT)")
+    elif statement.type not in ALLOWED:
+        raise QueryRefused("only queries are allowed (SELECT, WITH, VALUES, PIVOT, UNPIVOT, DESCRIBE, SUMMARIZE, SHOW, "
+                           f"EXPLAIN of a SELECT; the warehouse is read-only), got {statement.type.name}")
     if statement.type == duckdb.StatementType.EXPLAIN:
         inner = EXPLAIN.sub("", statement.query, count=1)
         inner_statements = con.extract_statements(inner) if inner.strip() else []
@@ -180,16 +204,53 @@ class Result:
     more_bytes: bool = False  # rows were left out to stay within max_bytes
 
 
+# The bytes one Arrow batch of fixed-width rows holds at most (a fixed-width value counted as 16 bytes)
+BATCH_BYTES = 8 << 20
+
+
 def batch_rows(rel: duckdb.DuckDBPyRelation) -> int:
-    """Rows per Arrow batch: many when every column has a fixed width, else 4."""
-    return 65_536 if all(FIXED.match(str(t)) for t in rel.types) else 4
+    """Rows per Arrow batch, from bytes: BATCH_BYTES of rows when every column has a fixed width (at most 65,536),
+    else 4 (each value of those is at most max_bytes: `guarded`)."""
+    if all(FIXED.match(str(t)) for t in rel.types):
+        return max(1, min(65_536, BATCH_BYTES // (16 * max(len(rel.types), 1))))
+    return 4
+
+
+def quoted(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def guarded(rel: duckdb.DuckDBPyRelation, cap: int) -> duckdb.DuckDBPyRelation:
+    """`rel` with every VARCHAR and BLOB value over `cap` bytes refused inside DuckDB (its `error()`), before the
+    value is converted to Arrow or printed: one 1 GB string stops the query with one line instead of being copied.
+    (A result with two columns of one name is left as it is: the process's memory cap still bounds it.)"""
+    names = rel.columns
+    if not cap or len(set(names)) != len(names):
+        return rel
+    exprs, checked = [], False
+    for name, kind in zip(names, rel.types):
+        col = quoted(name)
+        length = {"varchar": f"strlen({col})", "blob": f"octet_length({col})"}.get(getattr(kind, "id", ""))
+        if length is None:
+            exprs.append(col)
+            continue
+        checked = True
+        what = f"a value of column {name} holds more than the {cap:,} bytes a result may print (--max-bytes); select a part of it (substr, left) or its length"
+        exprs.append(f"CASE WHEN {length} > {cap} THEN error({duckdb_literal(what)}) ELSE {col} END AS {col}")
+    return rel.project(", ".join(exprs)) if checked else rel
+
+
+def duckdb_literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
 
 
 def collect(rel: duckdb.DuckDBPyRelation, limits: Limits) -> Result:
     """The result's rows, at most `max_rows` and `max_bytes` of them (streamed from DuckDB in batches: the
-    rows past either bound are never converted)."""
+    rows past either bound are never converted; a single VARCHAR or BLOB value over max_bytes is refused inside
+    DuckDB, `guarded`)."""
     import pyarrow as pa
 
+    rel = guarded(rel, limits.max_bytes_n)
     if limits.max_rows:
         rel = rel.limit(limits.max_rows + 1)
     cap, kept, size, more_bytes = limits.max_bytes_n, [], 0, False
@@ -246,20 +307,55 @@ def execute(con: duckdb.DuckDBPyConnection, sql: str, limits: Limits, started: f
     return box["result"]
 
 
-def printable(table: "pa.Table") -> "pa.Table":
-    """BLOB columns as DuckDB prints them (\\xAB escapes), so a CSV of any bytes is text."""
-    import pyarrow as pa
+def nested(t: "pa.DataType") -> bool:
+    return (pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t) or pa.types.is_struct(t)
+            or pa.types.is_map(t) or pa.types.is_union(t) or getattr(pa.types, "is_list_view", lambda _: False)(t)
+            or getattr(pa.types, "is_large_list_view", lambda _: False)(t))
 
+
+def printable(table: "pa.Table") -> "pa.Table":
+    """A table CSV can hold: BLOB columns as DuckDB prints them (\\xAB escapes), so a CSV of any bytes is text;
+    list, struct, map and union columns as JSON text (DuckDB's to_json: `[1,2]`, `{"x":1}`)."""
     blobs = [i for i, f in enumerate(table.schema) if pa.types.is_binary(f.type) or pa.types.is_large_binary(f.type)
              or pa.types.is_fixed_size_binary(f.type)]
-    if not blobs:
+    trees = [i for i, f in enumerate(table.schema) if nested(f.type)]
+    if not blobs and not trees:
         return table
     names = table.column_names
     plain = table.rename_columns([f"c{i}" for i in range(len(names))])
-    cols = ", ".join(f"c{i}::VARCHAR AS c{i}" if i in blobs else f"c{i}" for i in range(len(names)))
+    cols = ", ".join(f"c{i}::VARCHAR AS c{i}" if i in blobs else f"to_json(c{i})::VARCHAR AS c{i}" if i in trees
+                     else f"c{i}" for i in range(len(names)))
     with duckdb.connect() as scratch:
         scratch.register("t", plain)
         return scratch.sql(f"SELECT {cols} FROM t").fetch_arrow_table().rename_columns(names)
+
+
+# Data segment a thread may claim beyond the memory limit: its stack, thread-local data and malloc arena (a thread
+# that cannot get them aborts the process), so the cap is met by an error, never an abort
+THREAD_HEADROOM = 64 << 20
+
+
+def cap_process_memory(limit: int, threads: int = 2) -> int | None:
+    """Cap this process's data segment (RLIMIT_DATA: heap and anonymous mappings) at what it holds now plus `limit`
+    bytes plus THREAD_HEADROOM per DuckDB thread and one, so what DuckDB allocates outside its buffer pool (a chunk
+    of 2,048 rows of huge values; its memory_limit bounds only the pool) and the Arrow batches fail with an
+    out-of-memory error instead of growing past it. Returns the cap, or None where /proc/self/status is not there
+    (not Linux) or a lower cap is already set."""
+    import resource
+
+    try:
+        status = Path("/proc/self/status").read_text()
+    except OSError:
+        return None
+    held = next((int(line.split()[1]) * 1024 for line in status.splitlines() if line.startswith("VmData:")), None)
+    if held is None:
+        return None
+    cap = held + limit + (threads + 1) * THREAD_HEADROOM
+    soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
+    if soft != resource.RLIM_INFINITY and soft <= cap:
+        return None
+    resource.setrlimit(resource.RLIMIT_DATA, (cap if hard == resource.RLIM_INFINITY else min(cap, hard), hard))
+    return cap
 
 
 def one_line(exc: BaseException) -> str:
@@ -278,11 +374,13 @@ def main(argv: list[str] | None = None) -> int:
         "from params.yaml `query:`, else the values shown; the flags override). Errors are one `error:` line, exit 2.",
         epilog='example: python -m pipeline query "SELECT * FROM corpus_summary" --csv',
     )
-    ap.add_argument("sql", help="one SELECT (or EXPLAIN) statement")
+    ap.add_argument("sql", help="one query: SELECT, WITH, VALUES, PIVOT, UNPIVOT, DESCRIBE, SUMMARIZE, SHOW, or "
+                    "EXPLAIN of a SELECT")
     ap.add_argument("--db", type=Path, default=None,
                     help="the warehouse (default: data/warehouse.duckdb of the project holding the current folder)")
     fmt = ap.add_mutually_exclusive_group()
-    fmt.add_argument("--csv", action="store_true", help="CSV on stdout (BLOBs as DuckDB prints them, \\xAB escapes)")
+    fmt.add_argument("--csv", action="store_true", help="CSV on stdout (BLOBs as DuckDB prints them, \\xAB escapes; "
+                     "lists, structs and maps as JSON text)")
     fmt.add_argument("--json", action="store_true", help="JSON records on stdout")
     ap.add_argument("--max-rows", type=int, default=None,
                     help=f"rows printed at most, every format; 0: all (default {defaults.max_rows})")
@@ -292,7 +390,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, default=None, dest="timeout_s",
                     help=f"seconds before the query is interrupted (it stops within {GRACE_S:g} s more); 0: none "
                     f"(default {defaults.timeout_s:g})")
-    ap.add_argument("--memory", default=None, help=f"memory limit, e.g. 2GB (default {defaults.memory})")
+    ap.add_argument("--memory", default=None, help=f"memory limit, e.g. 2GB: DuckDB's, and the process's data beyond "
+                    f"what it holds at start (default {defaults.memory})")
     ap.add_argument("--temp", default=None,
                     help=f"most a query may spill to its temporary folder (default {defaults.temp})")
     ap.add_argument("--threads", type=int, default=None, help=f"DuckDB threads (default {defaults.threads})")
@@ -305,6 +404,7 @@ def main(argv: list[str] | None = None) -> int:
         limits = replace(project_limits(root if args.db is None else find_root(Path(args.db).resolve().parent)),
                          **{k: v for k in ("max_rows", "max_bytes", "timeout_s", "memory", "temp", "threads")
                             if (v := getattr(args, k)) is not None})
+        cap_process_memory(size_bytes(limits.memory), limits.threads)
         con = connect(db, limits=limits, temp_dir=temp_dir)
         result = execute(con, args.sql, limits, started)
     except (QueryTimeout, duckdb.InterruptException):
@@ -315,9 +415,16 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: the query needed more than its memory ({limits.memory}) and spill ({limits.temp}) limits "
               f"allow (--memory/--temp to raise them): {one_line(exc)}", file=sys.stderr)
         return 2
-    except MemoryError:
-        print(f"error: the query's result did not fit in this machine's memory; select fewer or smaller columns, "
-              f"or lower --max-bytes (now {limits.max_bytes})", file=sys.stderr)
+    except MemoryError as exc:  # Python's, and pyarrow's ArrowMemoryError
+        print(f"error: the query's rows did not fit in its memory limit ({limits.memory}, --memory): select fewer or "
+              f"smaller columns or rows, or lower --max-bytes (now {limits.max_bytes}): {one_line(exc)}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        if "out of memory" not in str(exc).lower():
+            print(f"error: {one_line(exc)}", file=sys.stderr)
+            return 2
+        print(f"error: the query's rows did not fit in its memory limit ({limits.memory}, --memory): select fewer or "
+              f"smaller columns or rows, or lower --max-bytes (now {limits.max_bytes}): {one_line(exc)}", file=sys.stderr)
         return 2
     except (QueryRefused, FileNotFoundError, ValueError, TypeError, pa.ArrowException, duckdb.Error) as exc:
         print(f"error: {one_line(exc)}", file=sys.stderr)
