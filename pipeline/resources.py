@@ -123,11 +123,18 @@ def model_shape(config: Mapping, model: str, models_dir: str | None = None) -> d
 
 
 def _entry(config: Mapping, model: str) -> dict:
+    """The zoo entry a job of `model` runs with: a twin's length and batch are its model's; a max_length or
+    batch_size left out is filled as planning fills it (pipeline.models.entries.fill_sizes)."""
+    from pipeline.models.entries import fill_sizes
+
     entries = {e["name"]: e for e in config["models"]["zoo"]}
     entry = dict(entries[model])
-    if entry["source"].startswith("random:"):  # a twin runs with its trained model's length and batch
-        entry = {**entries.get(entry["source"].split(":", 1)[1], {}), **entry}
-    return entry
+    base = entries.get(entry["source"].split(":", 1)[1], {}) if entry["source"].startswith("random:") else entry
+    try:
+        base = fill_sizes(base, config) if base else base
+    except ValueError:
+        pass  # sized by the callers' defaults; planning (parse_zoo) says what is wrong
+    return {**base, **entry}
 
 
 # ---- the three kinds of torch jobs ----------------------------------------------------------------

@@ -15,7 +15,7 @@ sys.path.insert(0, workflow.basedir)
 from pipeline import registry  # noqa: E402
 from pipeline import resources as jobres  # noqa: E402
 from pipeline.config import ParamsError, check_devices, check_inputs, normalised, validate  # noqa: E402
-from pipeline.models.entries import INFERENCE_ONLY, PLANNING_ONLY, parse_zoo  # noqa: E402
+from pipeline.models.entries import INFERENCE_ONLY, PLANNING_ONLY, fill_sizes, parse_zoo  # noqa: E402
 from pipeline.models import weights as model_weights  # noqa: E402
 
 min_version("9.0")
@@ -68,8 +68,12 @@ def as_json(value):
     return json.dumps(value, sort_keys=True)
 
 
-# The model zoo (params.yaml models.zoo), parsed and checked once.
-ZOO = parse_zoo(config.get("models", {}).get("zoo", []))
+# The model zoo (params.yaml models.zoo), parsed and checked once; an entry without max_length / batch_size gets
+# them from its model's config and the token budget (pipeline.models.entries.fill_sizes).
+try:
+    ZOO = parse_zoo(config.get("models", {}).get("zoo", []), config)
+except ValueError as exc:
+    raise WorkflowError(f"params.yaml {exc}") from None
 TRAINED = [n for n, e in ZOO.items() if e.kind == "trained"]
 RANDOM = [n for n, e in ZOO.items() if e.kind == "random"]
 EXTERNAL = [n for n, e in ZOO.items() if e.kind in ("package", "hub", "path")]
@@ -83,11 +87,13 @@ def _names(names):
 
 
 def zoo_subset(wildcards):
-    """The model's own zoo entry, plus its twin's for a random one: editing one entry reruns only its rules
+    """The model's own zoo entry (its max_length and batch_size filled in where left out: fill_sizes), plus its
+    twin's for a random one: editing one entry reruns only its rules
     (less the fields that only choose which jobs exist: skip_families; and training_cutoff, but for a model whose
     cap draws by contamination label: its predict jobs label items by it)."""
     drop = [k for k in PLANNING_ONLY if k != "training_cutoff" or not draws_by_label(wildcards.model)]
-    entries = {e["name"]: {k: v for k, v in e.items() if k not in drop} for e in config["models"]["zoo"]}
+    entries = {e["name"]: {k: v for k, v in fill_sizes(e, config).items() if k not in drop}
+               for e in config["models"]["zoo"]}
     entry = entries[wildcards.model]
     twin = [entries[ZOO[wildcards.model].value]] if ZOO[wildcards.model].kind == "random" else []
     return json.dumps(twin + [entry], sort_keys=True)

@@ -157,3 +157,52 @@ def test_pipeline_made_model_missing_says_how_to_build(tmp_path):
     entry = parse_zoo([{"name": "m", "source": "trained:mlm", "family": "masked-lm", "max_length": 8, "batch_size": 1}])["m"]
     with pytest.raises(ModelUnavailable, match="snakemake"):
         load_model(entry, models_dir=tmp_path)
+
+
+def test_sizes_left_out_come_from_the_model_config_and_the_token_budget(tmp_path):
+    """Issue #47 item 3: max_length from the position table (RoBERTa's less its padding offset; none: the cap; a
+    trained model's training blocks), batch_size = token_budget // max_length; given values are kept as they are,
+    a twin takes its model's, and a hub model missing from the cache says how to fetch it."""
+    from pipeline.models.entries import fill_sizes
+
+    def folder(name: str, cfg: dict) -> str:
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "config.json").write_text(json.dumps(cfg))
+        return f"path:{tmp_path / name}"
+
+    config = {"models": {"max_length_cap": 512}, "inference": {"token_budget": 4096},
+              "training": {"model": {"seq_length": 128}, "objectives": {"causal": {"seq_length": 64}}}}
+    zoo = parse_zoo([
+        {"name": "rob", "source": folder("rob", {"model_type": "roberta", "max_position_embeddings": 514,
+                                                  "pad_token_id": 1}), "family": "masked-lm"},
+        {"name": "t5", "source": folder("t5", {"model_type": "t5"}), "family": "encoder-decoder"},
+        {"name": "long", "source": folder("long", {"n_positions": 8192}), "family": "causal-lm", "batch_size": 2},
+        {"name": "clm", "source": "trained:causal", "family": "causal-lm"},
+        {"name": "mlm", "source": "trained:mlm", "family": "masked-lm", "max_length": 100, "batch_size": 7},
+        {"name": "rob-random", "source": "random:rob"},
+    ], config)
+    assert (zoo["rob"].max_length, zoo["rob"].batch_size) == (512, 8)
+    assert zoo["rob"].max_length_from == ("config.json max_position_embeddings 514 less the padding offset 2, "
+                                          "at most models.max_length_cap 512")
+    assert (zoo["t5"].max_length, zoo["t5"].batch_size) == (512, 8)
+    assert zoo["t5"].max_length_from.startswith("config.json has no position table")
+    assert (zoo["long"].max_length, zoo["long"].batch_size, zoo["long"].batch_size_from) == (512, 2, None)
+    assert (zoo["clm"].max_length, zoo["clm"].batch_size) == (64, 64)  # the causal objective's own seq_length
+    assert (zoo["mlm"].max_length, zoo["mlm"].batch_size, zoo["mlm"].max_length_from) == (100, 7, None)
+    assert (zoo["rob-random"].max_length, zoo["rob-random"].batch_size) == (512, 8)
+    explicit = {"name": "x", "source": "hub:a/b", "family": "masked-lm", "max_length": 16, "batch_size": 1}
+    assert fill_sizes(explicit, config) == explicit  # nothing read, nothing added
+    with pytest.raises(ValueError, match=r"models.zoo\[h\]: hub model 'nobody/here' is not in the local Hugging "
+                                         r"Face cache.*hf download nobody/here.*or give max_length"):
+        parse_zoo([{"name": "h", "source": "hub:nobody/here", "family": "masked-lm"}], config)
+
+
+def test_the_default_zoo_keeps_its_sizes():
+    """Every default entry gives its sizes or is a twin: its jobs' params, cards and outputs are as before."""
+    from tests.conftest import default_params
+
+    params = default_params()
+    for entry in params["models"]["zoo"]:
+        assert entry["source"].startswith("random:") or {"max_length", "batch_size"} <= set(entry), entry["name"]
+    zoo = parse_zoo(params["models"]["zoo"], params)
+    assert all(e.max_length_from is None and e.batch_size_from is None for e in zoo.values())

@@ -232,3 +232,66 @@ def test_replaced_weights_rerun_that_models_predictions_and_fits(tiny, tmp_path)
     assert ("fit_items", "") in jobs
     assert {r for r, m in jobs if m == "tiny-a"} >= {"external_model", "predict", "fit"}, jobs
     assert {r for r, m in jobs if m == ""} >= {"models", "warehouse", "report"}, jobs
+
+
+def readme_entry() -> dict:
+    """The zoo entry README.md tells a user to add, as written there."""
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    found = re.search(r"`(\{name: mine, [^`]*\})`", text)
+    assert found, "README.md no longer shows the model entry"
+    return yaml.safe_load(found.group(1))
+
+
+def tiny_causal_folder(root: Path) -> Path:
+    """A tiny GPT-2 (260 positions) with a tiny byte-level BPE tokenizer, saved as a Hugging Face folder."""
+    import torch
+
+    from tests.test_architectures import model_for, tokenizer_for
+
+    root.mkdir(parents=True, exist_ok=True)
+    tok = tokenizer_for("gpt2", root)
+    torch.manual_seed(0)
+    model_for("gpt2", len(tok), tok).save_pretrained(root)
+    tok.save_pretrained(root)
+    return root
+
+
+def test_the_readme_model_entry_validates_plans_loads_and_records_its_sizes(tmp_path):
+    """Issue #47 item 3: `{name: mine, source: "path:models/mine", family: causal-lm}` works verbatim: max_length
+    from the model's position table (at most models.max_length_cap), batch_size from inference.token_budget, both
+    on record (the card and the warehouse's models.card)."""
+    from pipeline.config import validate
+    from pipeline.models.entries import parse_zoo
+    from pipeline.models.zoo import load_model
+
+    entry = readme_entry()
+    assert set(entry) == {"name", "source", "family"}
+    work = tmp_path / "work"
+    tiny_causal_folder(work / "models" / "mine")
+    params = write_params(work, default_params()["corpus"]["sources"], models__zoo=[entry],
+                          inference__models=["mine"])
+    validate(params)
+    os.chdir(work)
+    try:
+        mine = parse_zoo(params["models"]["zoo"], params)["mine"]
+        budget = params["inference"]["token_budget"]
+        assert (mine.max_length, mine.batch_size) == (260, budget // 260)
+        assert mine.max_length_from == "config.json n_positions 260, at most models.max_length_cap 512"
+        assert mine.batch_size_from == f"inference.token_budget {budget} // max_length 260"
+        loaded = load_model(mine, device="cpu")
+        assert loaded.model.config.n_positions == 260 and loaded.model_family == "causal-lm"
+        capped = parse_zoo([entry], {**params, "models": {**params["models"], "max_length_cap": 64}})["mine"]
+        assert (capped.max_length, capped.batch_size) == (64, budget // 64)
+    finally:
+        os.chdir(REPO_ROOT)
+    assert ("external_model", "mine") in planned_jobs(work, "models")
+    snakemake(work, "data/models/mine")
+    card = json.loads((work / "data/models/mine/card.json").read_text())
+    assert card["max_length"] == 260 and card["max_length_from"].startswith("config.json n_positions 260")
+    from pipeline.warehouse.build import derived_batch
+
+    assert derived_batch(card, params) == {"batch_size": budget // 260,
+                                           "batch_size_from": f"inference.token_budget {budget} // max_length 260"}
+
+
+REPO_ROOT = Path(__file__).resolve().parents[1]

