@@ -206,3 +206,50 @@ def test_the_default_zoo_keeps_its_sizes():
         assert entry["source"].startswith("random:") or {"max_length", "batch_size"} <= set(entry), entry["name"]
     zoo = parse_zoo(params["models"]["zoo"], params)
     assert all(e.max_length_from is None and e.batch_size_from is None for e in zoo.values())
+
+
+HUB_CACHED = """
+import json, math, sys
+from pipeline.models.entries import parse_zoo
+from pipeline.models.zoo import load_model
+from pipeline.models import cards
+from tests.test_architectures import ALL, FAMILIES, run_family
+entry = parse_zoo([{"name": "tiny", "source": sys.argv[1], "family": "causal-lm"}],
+                  {"inference": {"token_budget": 1040}})["tiny"]
+loaded = load_model(entry, device="cpu")
+apiquiz = next(f for f in FAMILIES if f.name == "apiquiz")
+subset = next(s for s in apiquiz.subsets(ALL) if apiquiz.applies_to("causal-lm", s))
+run_family(apiquiz, subset, loaded)  # plans and scores candidates; raises on a non-finite score
+print(json.dumps({"max_length": entry.max_length, "batch_size": entry.batch_size, "revision": entry.revision,
+                  "origin": cards.origin_of(entry, cards.local_folder(entry, loaded.location)),
+                  "parameters": sum(p.numel() for p in loaded.model.parameters())}))
+"""
+COMMIT = "0123456789abcdef0123456789abcdef01234567"
+
+
+@pytest.mark.parametrize("source, env", [
+    (f"hub:tiny-org/tiny-gpt2@{COMMIT}", {}),  # HF_HUB_OFFLINE=1 (run_offline), the revision in the source
+    ("hub:tiny-org/tiny-gpt2", {"HF_HUB_OFFLINE": "", "TRANSFORMERS_OFFLINE": "", "HF_ENDPOINT": "http://127.0.0.1:9"}),
+], ids=["offline-at-revision", "unreachable-refs-main"])
+def test_a_hub_model_loads_offline_from_a_hugging_face_cache_and_scores(tmp_path, source, env):
+    """Issue #47 item 7: a `hub:` model found in HF_HUB_CACHE (models--org--name/snapshots/<commit>/, refs/main)
+    loads with no network, gets its max_length from the cached config, and scores apiquiz candidates; its card
+    names the snapshot's commit."""
+    import shutil
+
+    from tests.test_path_models import tiny_causal_folder
+
+    folder = tiny_causal_folder(tmp_path / "built")
+    repo = tmp_path / "hf" / "hub" / "models--tiny-org--tiny-gpt2"
+    shutil.copytree(folder, repo / "snapshots" / COMMIT, ignore=shutil.ignore_patterns("vocab.json", "merges.txt"))
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text(COMMIT)
+    proc = subprocess.run([sys.executable, "-c", HUB_CACHED, source], cwd=REPO, capture_output=True, text=True,
+                          timeout=600, env={**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
+                                            "HF_HOME": str(tmp_path / "hf"), "HF_HUB_CACHE": str(tmp_path / "hf" / "hub"),
+                                            **env})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert got["max_length"] == 260 and got["batch_size"] == 4  # n_positions of the cached config; 1040 // 260
+    assert got["origin"] == {"hub_id": "tiny-org/tiny-gpt2", "revision": COMMIT}
+    assert got["parameters"] > 0

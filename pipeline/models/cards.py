@@ -58,7 +58,7 @@ def origin_of(entry: ModelEntry, location: str) -> dict:
     if entry.kind == "hub":
         parts = Path(location).parts
         commit = parts[parts.index("snapshots") + 1] if "snapshots" in parts else entry.revision
-        return {"hub_id": entry.value, "revision": commit}
+        return {"hub_id": entry.hub_id, "revision": commit}
     if entry.kind == "path":
         return {"path": entry.value}
     if entry.kind == "gguf":
@@ -99,7 +99,7 @@ def local_folder(entry: ModelEntry, location: str) -> str:
         return location
     from huggingface_hub import snapshot_download
 
-    return snapshot_download(entry.value, revision=entry.revision, local_files_only=True)
+    return snapshot_download(entry.hub_id, revision=entry.revision, local_files_only=True)
 
 
 def describe_external(entry: ModelEntry, out: Path, planned: str = "") -> dict:

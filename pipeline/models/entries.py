@@ -102,6 +102,11 @@ class ModelEntry:
         return self.source.split(":", 1)[1]
 
     @property
+    def hub_id(self) -> str:
+        """A hub source's repository id, without an `@revision` suffix (`hub:org/name@rev`)."""
+        return self.value.partition("@")[0]
+
+    @property
     def pipeline_made(self) -> bool:
         """Weights the pipeline writes itself into data/models/<name> (trained models, random twins, GGUF
         files converted to a standard folder)."""
@@ -196,7 +201,8 @@ def fill_sizes(entry: Mapping, config: Mapping | None = None) -> dict:
                 n = objective_params(training.get("model") or {}, training.get("objectives"), value).get("seq_length")
                 where = f"training.model seq_length {n}" if n else "no training.model seq_length"
             else:
-                n, where = _model_positions(kind, value, entry.get("revision"))
+                hub_id, _, at = value.partition("@") if kind == "hub" else (value, "", "")
+                n, where = _model_positions(kind, hub_id, entry.get("revision") or at or None)
             out["max_length"] = min(n, cap) if n else cap
             out["max_length_from"] = f"{where}, at most models.max_length_cap {cap}"
         if "batch_size" not in entry:
@@ -249,6 +255,9 @@ def parse_zoo(entries: list[dict], config: Mapping | None = None) -> dict[str, M
         if e.get("training_cutoff_source") and not e.get("training_cutoff"):
             raise ValueError(f"models.zoo[{name}]: training_cutoff_source without training_cutoff; add the date "
                              "(\"YYYY-MM-DD\")")
+        if kind == "hub" and "@" in value and e.get("revision") and e["revision"] != value.partition("@")[2]:
+            raise ValueError(f"models.zoo[{name}]: source {e['source']!r} and revision {e['revision']!r} name two "
+                             "revisions; give one")
         if kind == "gguf" and not e.get("sha256"):
             raise ValueError(f"models.zoo[{name}]: a gguf: source needs `sha256:` (the file's; `sha256sum` prints it)")
         scoring = base.get("scoring", "pipeline")
@@ -256,7 +265,8 @@ def parse_zoo(entries: list[dict], config: Mapping | None = None) -> dict[str, M
             raise ValueError(f"models.zoo[{name}]: scoring {scoring!r} is not one of {SCORING_CONVENTIONS}")
         zoo[name] = ModelEntry(name=name, source=e["source"], model_family=family, max_length=int(base["max_length"]),
                                batch_size=int(base.get("batch_size", DEFAULT_BATCH_SIZE)), dtype=base.get("dtype"),
-                               revision=e.get("revision"), sha256=e.get("sha256"),
+                               revision=e.get("revision") or (value.partition("@")[2] if kind == "hub" else None) or None,
+                               sha256=e.get("sha256"),
                                allow_missing=tuple(e.get("allow_missing") or ()),
                                max_items=_items_cap(base.get("max_items")), scoring=scoring,
                                eval_blocks=int(base["eval_blocks"]) if base.get("eval_blocks") else None,

@@ -101,7 +101,7 @@ def locate(entry: ModelEntry, models_dir: Path = DEFAULT_MODELS_DIR) -> Location
     offline = hub_offline()
     if offline:
         go_offline()
-    return Location(entry.value, local_files_only=offline, revision=entry.revision)
+    return Location(entry.hub_id, local_files_only=offline, revision=entry.revision)
 
 
 def sentinels(tokenizer) -> list[str]:
@@ -221,7 +221,7 @@ def load_model(
         )
     except OSError as exc:
         if entry.kind == "hub" and loc.local_files_only:
-            raise ModelUnavailable(fetch_hint(entry.value, entry.revision)) from exc
+            raise ModelUnavailable(fetch_hint(entry.hub_id, entry.revision)) from exc
         raise ModelUnavailable(f"{entry.name}: cannot load {loc.target}: {exc}") from exc
     loading = check_loading(entry, model, info)
     model.to(dev).eval().requires_grad_(False)
