@@ -149,6 +149,10 @@ def connect(db: Path, threads: int | None = None, limits: Limits | None = None,
     return con
 
 
+# A statement's closing `;` and the whitespace and comments after it (one statement: nothing else can follow)
+TRAILING_SEMICOLON = re.compile(r";(\s|--[^\n]*|/\*.*?\*/)*\Z", re.S)
+
+
 def is_query(con: duckdb.DuckDBPyConnection, sql: str) -> bool:
     """Whether DuckDB's parser takes `sql` as a query, one statement that may stand as a subquery: `FROM (<sql>)`
     parses as one statement. It is how a dynamic PIVOT (no IN list) is told apart: the parser expands it into a
@@ -171,7 +175,7 @@ def run(con: duckdb.DuckDBPyConnection, sql: str) -> duckdb.DuckDBPyRelation:
         raise QueryRefused(f"give exactly one statement, got {len(statements)}")
     statement = statements[0]
     if statement.type == duckdb.StatementType.MULTI:
-        if not is_query(con, statement.query.strip().rstrip(";")):
+        if not is_query(con, TRAILING_SEMICOLON.sub("", statement.query)):
             raise QueryRefused("only queries are allowed (the warehouse is read-only): this PIVOT is part of a "
                                "statement that is not a query (INSERT, CREATE, COPY, EXPLAIN of a dynamic PIVOT)")
     elif statement.type not in ALLOWED:

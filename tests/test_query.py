@@ -49,6 +49,8 @@ def query_cmd(db: Path, *args: str) -> subprocess.CompletedProcess:
     ("WITH t AS (SELECT 2 AS x) SELECT x * 2 FROM t", [(4,)]),
     ("VALUES (1, 'a'), (2, 'b')", [(1, "a"), (2, "b")]),
     ("FROM scores SELECT count(*)", [(4,)]),
+    ("PIVOT scores ON setting USING count(*) GROUP BY model ORDER BY model; -- a closing comment; and\n/* more */",
+     [("m1", 1, 1), ("m2", 1, 1)]),
     ("SELECT column_name FROM (DESCRIBE scores)", [("model",), ("setting",), ("p_at_1",)]),
 ])
 def test_queries_the_parser_types_as_select_are_allowed(warehouse, sql, rows):
