@@ -32,11 +32,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from itertools import chain, repeat
+from itertools import chain, compress, repeat
+from operator import attrgetter
 
 import numpy as np
 
 STANDARD = ("success", "rr", "ap", "ndcg")
+_GET = attrgetter("get")
+_ZEROS = repeat(0)  # endless: shared by every query's map
 
 
 @dataclass(frozen=True)
@@ -97,8 +100,8 @@ def read_run(qrels: dict, run: dict) -> GradedRuns:
     """TREC-style dicts (qrels[q][doc] = integer grade, run[q][doc] = score) -> GradedRuns, ranked as
     trec_eval ranks (score descending, equal scores by document id descending)."""
     qids = sorted(q for q in run if q in qrels)
-    runs = [run[q] for q in qids]
-    judged = [qrels[q] for q in qids]
+    runs = list(map(run.__getitem__, qids))
+    judged = list(map(qrels.__getitem__, qids))
     lens = np.fromiter(map(len, runs), np.int64, len(qids))
     offsets = np.zeros(len(qids) + 1, np.int64)
     np.cumsum(lens, out=offsets[1:])
@@ -110,7 +113,8 @@ def read_run(qrels: dict, run: dict) -> GradedRuns:
     if np.isnan(scores).any():
         q = qids[int(np.searchsorted(offsets, np.flatnonzero(np.isnan(scores))[0], side="right")) - 1]
         raise ValueError(f"query {q!r} has a NaN score: trec_eval cannot rank it; drop or replace it")
-    grades = _ints(chain.from_iterable(map(lambda r, j: map(j.get, r, repeat(0)), runs, judged)), n, "qrels grades")
+    # every returned document's grade: map(judged[i].get, runs[i], 0s) per query, no Python frame per query
+    grades = _ints(chain.from_iterable(map(map, map(_GET, judged), runs, repeat(_ZEROS))), n, "qrels grades")
     order = _rank_order(scores, offsets, lens, runs, grades)
     if order is not None:
         grades = grades[order]
@@ -148,21 +152,34 @@ def _rank_order(scores, offsets, lens, runs, grades) -> np.ndarray | None:
     g = grades[sub]
     mixed = tie & (g[1:] != g[:-1])  # within a block of equal scores, two grades side by side
     if mixed.any():  # equal scores: document id descending (trec_eval's comp_sim_docno), per mixed block
-        edge = np.flatnonzero(np.diff(np.concatenate(([0], tie.astype(np.int8), [0]))))
-        first, last = edge[::2], edge[1::2]  # block k: sub[first[k]:last[k] + 1]
-        seen = np.concatenate(([0], np.cumsum(mixed)))
-        keep = seen[last] > seen[first]
-        keys: dict[int, list] = {}  # a query's document ids in input order, read only for queries that need them
-        for a, b in zip(first[keep].tolist(), (last[keep] + 1).tolist()):
-            block = sub[a:b].tolist()
-            q = int(qidx[block[0]])
-            docs = keys.get(q)
-            if docs is None:
-                docs = keys[q] = list(runs[q])
-            base = int(offsets[q])
-            sub[a:b] = sorted(block, key=lambda i: docs[i - base], reverse=True)
+        sub = _docs_descending_in_blocks(sub, tie, mixed, offsets, runs)
     order[sel] = sub
     return order
+
+
+def _docs_descending_in_blocks(sub, tie, mixed, offsets, runs) -> np.ndarray:
+    """`sub` (run positions, grouped by query, score descending) with every block of equal scores that holds
+    two grades put in document-id order, descending (trec_eval's `comp_sim_docno`), in a few vector operations:
+    the ids of those blocks' documents are ranked by one sort (Python's string order, the code points, is
+    strcmp's byte order of their UTF-8), then one lexsort orders each block by that rank."""
+    edge = np.flatnonzero(np.diff(np.concatenate(([0], tie.astype(np.int8), [0]))))
+    first, last = edge[::2], edge[1::2] + 1  # block k: sub[first[k]:last[k]]
+    seen = np.concatenate(([0], np.cumsum(mixed)))
+    keep = seen[last - 1] > seen[first]
+    first, size = first[keep], last[keep] - first[keep]
+    at = np.repeat(first - np.cumsum(size) + size, size) + np.arange(int(size.sum()))  # the blocks' places in sub
+    elems = sub[at]
+    # their document ids, read in run order (one pass of the flat run, only the ids kept), ranked by one sort
+    wanted = np.zeros(int(offsets[-1]), bool)
+    wanted[elems] = True
+    ids = list(compress(chain.from_iterable(runs), wanted.tolist()))
+    in_run_order = np.flatnonzero(wanted)
+    rank = np.empty(int(offsets[-1]), np.int64)  # by run position
+    rank[in_run_order[sorted(range(len(ids)), key=ids.__getitem__)]] = np.arange(len(ids))
+    block = np.repeat(np.arange(len(size)), size)
+    out = sub.copy()
+    out[at] = elems[np.lexsort((-rank[elems], block))]
+    return out
 
 
 def _by_query_descending(scores: np.ndarray, qidx: np.ndarray, stable: bool = True) -> np.ndarray:
