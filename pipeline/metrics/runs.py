@@ -99,7 +99,7 @@ def _ints(values, n: int, what: str) -> np.ndarray:
 def read_run(qrels: dict, run: dict) -> GradedRuns:
     """TREC-style dicts (qrels[q][doc] = integer grade, run[q][doc] = score) -> GradedRuns, ranked as
     trec_eval ranks (score descending, equal scores by document id descending)."""
-    qids = sorted(q for q in run if q in qrels)
+    qids = sorted(filter(qrels.__contains__, run))
     runs = list(map(run.__getitem__, qids))
     judged = list(map(qrels.__getitem__, qids))
     lens = np.fromiter(map(len, runs), np.int64, len(qids))
@@ -113,15 +113,16 @@ def read_run(qrels: dict, run: dict) -> GradedRuns:
     if np.isnan(scores).any():
         q = qids[int(np.searchsorted(offsets, np.flatnonzero(np.isnan(scores))[0], side="right")) - 1]
         raise ValueError(f"query {q!r} has a NaN score: trec_eval cannot rank it; drop or replace it")
-    # every returned document's grade: map(judged[i].get, runs[i], 0s) per query, no Python frame per query
-    grades = _ints(chain.from_iterable(map(map, map(_GET, judged), runs, repeat(_ZEROS))), n, "qrels grades")
-    order = _rank_order(scores, offsets, lens, runs, grades)
-    if order is not None:
-        grades = grades[order]
     ilens = np.fromiter(map(len, judged), np.int64, len(qids))
     ioff = np.zeros(len(qids) + 1, np.int64)
     np.cumsum(ilens, out=ioff[1:])
     iflat = _ints(chain.from_iterable(map(dict.values, judged)), int(ioff[-1]), "qrels grades")
+    # every returned document's grade: map(judged[i].get, runs[i], 0s) per query, no Python frame per query
+    # (each is 0 or a judged grade, all checked integers just above)
+    grades = np.array(list(chain.from_iterable(map(map, map(_GET, judged), runs, repeat(_ZEROS)))), np.int64)
+    order = _rank_order(scores, offsets, lens, runs, grades)
+    if order is not None:
+        grades = grades[order]
     return GradedRuns(qids, offsets, grades, ioff, iflat)
 
 
@@ -164,7 +165,7 @@ def _docs_descending_in_blocks(sub, tie, mixed, offsets, runs) -> np.ndarray:
     strcmp's byte order of their UTF-8), then one lexsort orders each block by that rank."""
     edge = np.flatnonzero(np.diff(np.concatenate(([0], tie.astype(np.int8), [0]))))
     first, last = edge[::2], edge[1::2] + 1  # block k: sub[first[k]:last[k]]
-    seen = np.concatenate(([0], np.cumsum(mixed)))
+    seen = _counts(mixed)
     keep = seen[last - 1] > seen[first]
     first, size = first[keep], last[keep] - first[keep]
     at = np.repeat(first - np.cumsum(size) + size, size) + np.arange(int(size.sum()))  # the blocks' places in sub
@@ -260,7 +261,7 @@ def measure(runs: GradedRuns, ks=(1, 5, 10), min_grade: int = 1, measures=STANDA
             hits = np.cumsum(R, axis=1)  # relevant so far
             prec = np.where(R, hits / (cols + 1.0), 0.0)
             sums = _running_sums(prec, ks)
-            judged_rel = np.concatenate(([0], np.cumsum(runs.ideal >= min_grade)))
+            judged_rel = _counts(runs.ideal >= min_grade)
             n_rel = judged_rel[runs.ideal_offsets[1:]] - judged_rel[runs.ideal_offsets[:-1]]
             for k in ks:
                 if "ap" in measures:
@@ -290,6 +291,14 @@ def _running_sums(terms: np.ndarray, ks) -> dict[int, np.ndarray]:
     return out
 
 
+def _counts(mask: np.ndarray) -> np.ndarray:
+    """[0, then the running count of True] (counts in a slice: c[b] - c[a]); summed in int32 where it fits
+    (numpy's int32 running sum is ~20x its bool-to-int64 one)."""
+    out = np.zeros(len(mask) + 1, np.int32 if len(mask) < 2**31 else np.int64)
+    np.cumsum(mask, dtype=out.dtype, out=out[1:])
+    return out
+
+
 def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     """num / den where den > 0, else 0 (the macros' CASE)."""
     ok = den > 0
@@ -302,7 +311,7 @@ def _top_positive(offsets: np.ndarray, values: np.ndarray, top: int) -> np.ndarr
     """[queries, top]: each query's positive values sorted descending, its first `top` (0 beyond them)."""
     nq = len(offsets) - 1
     keep = values > 0
-    counts = np.concatenate(([0], np.cumsum(keep)))
+    counts = _counts(keep).astype(np.int64)
     lens = counts[offsets[1:]] - counts[offsets[:-1]]
     values = values[keep]
     out = np.zeros((nq, top), values.dtype)
