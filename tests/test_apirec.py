@@ -481,6 +481,7 @@ def test_bm25_corpus_token_ids_are_the_tokens_text_by_text():
     """BM25Index tokenizes the whole corpus in one regex pass (texts joined by NUL): the same tokens, documents
     and first-seen vocabulary as `tokens` text by text, at the edges too (a camel-case run at a text's end, empty
     and stop-word-only texts, one text, none, a text holding a NUL)."""
+    import random
     from itertools import chain
 
     from pipeline.families.apirec.queries import BM25Index
@@ -488,6 +489,8 @@ def test_bm25_corpus_token_ids_are_the_tokens_text_by_text():
     index = BM25Index(["a"], ["path join"])
     cases = [["HTTPServer ABC", "Def x2 the", "", "the a an", "getItem_ofJSON os.path.join", "ÄÖ é ünïcode x"],
              ["just one text here"], [], ["", ""], ["the", "a"], ["a\0b", "Path\0Join", "c"]]
+    rnd = random.Random(5)  # and fuzz: letters of both cases, digits, separators, non-ASCII
+    cases.append(["".join(rnd.choice("aAbBzZ09_. -é\nÄx") for _ in range(rnd.randint(0, 30))) for _ in range(500)])
     for texts in cases:
         docs = [index.tokens(t) for t in texts]
         want = {w: i for i, w in enumerate(dict.fromkeys(chain.from_iterable(docs)))}
