@@ -333,8 +333,8 @@ def test_evaluate_run_and_sql_equal_pytrec_eval_on_tied_unsorted_runs(shape):
     got = setup_ours_sql().execute(SQL).fetchnumpy()
     assert dict(zip(runs.qids, np.column_stack([got[c].astype("float64") for c in got]).tolist())) == want
     # the graded lists are trec_eval's full order (score descending, document id descending), not only the measures
-    assert runs.rels() == [[qrels[q].get(d, 0) for d, _ in sorted(run[q].items(), key=lambda kv: (-kv[1], _desc(kv[0])))]
-                           for q in runs.qids]
+    full = {q: sorted(run[q].items(), key=lambda kv: (-kv[1], _desc(kv[0]))) for q in runs.qids}
+    assert runs.rels() == [[qrels[q].get(d, 0) for d, _ in full[q]] for q in runs.qids]
 
 
 def test_the_first_call_of_a_process_equals_pytrec_eval_and_imports_no_pandas():

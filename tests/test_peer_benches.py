@@ -222,13 +222,14 @@ def test_peers_prose_states_the_targets_from_the_results():
     from bench.peers import __main__ as peers
 
     saved = {"written": "today", "repeat": 3, "load": [5.0, 7.5], "cpus": 2, "commit": "abc1234", "benches": [
-        {"comparison": "bm25", "result": {"rows": [{"peer": "rank_bm25", "peer_index_cpu_s": 0.13, "ours_index_cpu_s": 0.1,
-                                                    "ratio": 30.0}]}},
+        {"comparison": "bm25", "result": {"rows": [{"peer": "rank_bm25", "peer_index_cpu_s": 0.13,
+                                                    "ours_index_cpu_s": 0.1, "ratio": 30.0}]}},
         {"comparison": "metrics", "result": {"ties": 0.3, "queries": 20000, "rows": [
-            {"side": "pytrec_eval", "peer_over_ours_numpy": 1.8, "peer_over_ours_sql": 1.3, "cold_peer_over_ours_numpy": 1.7,
-             "cold_peer_over_ours_sql": 1.45, "equal_exactly": 10, "values": 10}]}},
+            {"side": "pytrec_eval", "peer_over_ours_numpy": 1.8, "peer_over_ours_sql": 1.3,
+             "cold_peer_over_ours_numpy": 1.7, "cold_peer_over_ours_sql": 1.45, "equal_exactly": 10, "values": 10}]}},
         {"comparison": "features", "result": {"peer_ratio": 1.05, "ours_outside_forward_share": 0.08,
-                                              "peer_outside_forward_share": 0.07, "process": "both sides in one process"}}]}
+                                              "peer_outside_forward_share": 0.07,
+                                              "process": "both sides in one process"}}]}
     text = peers.prose(saved)
     assert "code abc1234" in text and "load average was 5.0 at the start and 7.5 at the end (2 CPUs" in text
     assert "index build 1.30x rank_bm25's (as shipped; >= 1.2: met)" in text

@@ -142,7 +142,8 @@ def rows_of(kind: str, got: dict) -> list[dict]:
             what = (f"{got['queries']:,} queries, {got['run_pairs']:,} ranked documents "
                     f"({got['queries_with_ties']:,} queries with ties), unsorted; {got['input']}"
                     if got.get("ties") is None else
-                    f"{got['queries']:,} short queries (depth <= {got['depth']}), {got['run_pairs']:,} ranked documents "
+                    f"{got['queries']:,} short queries (depth <= {got['depth']}), {got['run_pairs']:,} ranked "
+                    f"documents "
                     f"({got['queries_with_ties']:,} queries with ties: {got['ties']:.0%} of scores equal to the one "
                     f"above), unsorted; seeded synthetic")
             out.append({"comparison": "ranking metrics, 10 measures per query, from TREC-style dicts (ours: numpy "
@@ -213,8 +214,9 @@ def prose(saved: dict) -> str:
         elif kind == "bm25":
             for r in got["rows"]:
                 ix = r["peer_index_cpu_s"] / r["ours_index_cpu_s"]
-                said.append(f"BM25's index build {ix:.2f}x rank_bm25's ({'Lucene idf' if r['peer'].endswith('idf') else 'as shipped'}; "
-                            f">= 1.2: {_met(ix >= 1.2)}), the whole run {r['ratio']}x")
+                idf = "Lucene idf" if r["peer"].endswith("idf") else "as shipped"
+                said.append(f"BM25's index build {ix:.2f}x rank_bm25's ({idf}; >= 1.2: {_met(ix >= 1.2)}), "
+                            f"the whole run {r['ratio']}x")
         elif kind == "metrics":
             rows = {r["side"]: r for r in got["rows"]}
             r = rows.get("pytrec_eval")

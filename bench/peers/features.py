@@ -256,7 +256,8 @@ def main(argv: list[str] | None = None) -> int:
            # the decision of issue 53: parity is the honest figure (both sides run the same forward passes); the
            # target is what ours spends outside them, <= 10% of ours (median of the runs)
            "ours_outside_forward_share": round(statistics.median((t - f) / t for t, f in zip(ours_cpu, ours_fwd)), 3),
-           "peer_outside_forward_share": round(statistics.median((t - f) / t for t, f in zip(peer_cpu[1:], peer_fwd)), 3),
+           "peer_outside_forward_share": round(statistics.median((t - f) / t
+                                                                 for t, f in zip(peer_cpu[1:], peer_fwd)), 3),
            "process": "both sides in this one process, one torch thread; the peer's batch sweep first, then ours and "
                       "the peer interleaved",
            "threads": torch.get_num_threads()}
