@@ -477,6 +477,53 @@ def test_in_class_macro_equals_the_regex_it_replaces():
     assert sum(bool(mine) for mine, _ in rows) == 9
 
 
+def test_bm25_corpus_token_ids_are_the_tokens_text_by_text():
+    """BM25Index tokenizes the whole corpus in one regex pass (texts joined by NUL): the same tokens, documents
+    and first-seen vocabulary as `tokens` text by text, at the edges too (a camel-case run at a text's end, empty
+    and stop-word-only texts, one text, none, a text holding a NUL)."""
+    import random
+    from itertools import chain
+
+    from pipeline.families.apirec.queries import BM25Index
+
+    index = BM25Index(["a"], ["path join"])
+    cases = [["HTTPServer ABC", "Def x2 the", "", "the a an", "getItem_ofJSON os.path.join", "ÄÖ é ünïcode x"],
+             ["just one text here"], [], ["", ""], ["the", "a"], ["a\0b", "Path\0Join", "c"]]
+    rnd = random.Random(5)  # and fuzz: letters of both cases, digits, separators, non-ASCII
+    cases.append(["".join(rnd.choice("aAbBzZ09_. -é\nÄx") for _ in range(rnd.randint(0, 30))) for _ in range(500)])
+    for texts in cases:
+        docs = [index.tokens(t) for t in texts]
+        want = {w: i for i, w in enumerate(dict.fromkeys(chain.from_iterable(docs)))}
+        vocab, flat, lengths = index.corpus_token_ids(texts)
+        assert vocab == want and list(vocab) == list(want), texts
+        assert lengths.tolist() == [len(d) for d in docs], texts
+        assert flat.tolist() == [want[w] for w in chain.from_iterable(docs)], texts
+
+
+def test_bm25_index_build_imports_nothing():
+    """bm25s is imported once, in the job's set-up (`load_bm25s`, called by main): an index build after it
+    imports nothing (counted, not timed)."""
+    import builtins
+
+    from pipeline.families.apirec import queries
+
+    queries.load_bm25s()
+    seen = []
+    real = builtins.__import__
+
+    def counting(name, *args, **kwargs):
+        seen.append(name)
+        return real(name, *args, **kwargs)
+
+    builtins.__import__ = counting
+    try:
+        queries.BM25Index(["m.a", "m.b"], ["read a file", "write json"])
+    finally:
+        builtins.__import__ = real
+    assert [n for n in seen if n.startswith("bm25s")] == [] and seen == [], seen
+    assert "load_bm25s()" in (Path(queries.__file__).read_text().split("def main(", 1)[1])
+
+
 def test_bm25_index_matrix_is_bm25s_own_build_entry_for_entry():
     """BM25Index builds bm25s's Lucene score matrix in whole-corpus numpy (`lucene_matrix`): every entry has
     the bits of bm25s's own per-document build, and every query's scores too."""

@@ -293,6 +293,81 @@ def _desc(doc: str) -> list[int]:
     return [-ord(c) for c in doc] + [1]
 
 
+def _trec(qrels, run, ks=(1, 5, 10), level=1) -> dict:
+    cut = ",".join(map(str, ks))
+    return pytrec_eval.RelevanceEvaluator(qrels, {f"success.{cut}", "recip_rank", f"map_cut.{cut}", f"ndcg_cut.{cut}"},
+                                          relevance_level=level).evaluate(run)
+
+
+def _long_tied_run(seed=3, queries=12, universe=3000):
+    """The shape of the build's BM25 run: FQN-like document ids from one universe, up to 1,000 documents per
+    query in universe order (unsorted), scores at 4 decimals and coarse (long blocks of equal scores), a class
+    of graded documents per query (1, the answer 2)."""
+    rnd = random.Random(seed)
+    docs = [f"pkg{i % 7}.mod{i % 50}.f{i}" for i in range(universe)]
+    qrels, run = {}, {}
+    for q in range(queries):
+        picked = sorted(rnd.sample(range(universe), rnd.randint(1, 1000)))
+        run[f"q{q}"] = {docs[i]: round(rnd.choice((0.5, 1.25, 2.0, 3.1416, rnd.random() * 5)), 4) for i in picked}
+        klass = rnd.sample(range(universe), 20)
+        qrels[f"q{q}"] = {**{docs[i]: 1 for i in klass}, docs[rnd.choice(picked)]: 2}
+    return qrels, run
+
+
+@pytest.mark.parametrize("shape", ["short", "long"])
+def test_evaluate_run_and_sql_equal_pytrec_eval_on_tied_unsorted_runs(shape):
+    """Short runs (2,000 queries, depth <= 20, documents in random order, 30% of scores equal to the one ranked
+    above) as the peers bench draws them, and long ones shaped as the build's BM25 run: numpy and the DuckDB
+    macros (over GradedRuns.arrow) equal pytrec_eval exactly, value by value."""
+    from bench.peers.metrics import MEASURES, SQL, make_queries, setup_ours_sql, tied_queries
+
+    qrels, run = make_queries(2000, 20, seed=5, shuffle=True, ties=0.3) if shape == "short" else _long_tied_run()
+    assert tied_queries(run) > len(run) / 2
+    ref = _trec(qrels, run)
+    ks = (1, 5, 10)  # the bench's measures (its SQL)
+    names = [f"success_{k}" for k in ks] + ["recip_rank"] + [f"map_cut_{k}" for k in ks] + [f"ndcg_cut_{k}" for k in ks]
+    want = {q: [v[m] for m in names] for q, v in ref.items()}
+    assert M.evaluate_run(qrels, run, ks).rows(MEASURES) == want
+    runs = M.read_run(qrels, run)
+    q = runs.arrow()  # noqa: F841 (read by name; a fresh connection: no table q of another test in the way)
+    got = setup_ours_sql().execute(SQL).fetchnumpy()
+    assert dict(zip(runs.qids, np.column_stack([got[c].astype("float64") for c in got]).tolist())) == want
+    # the graded lists are trec_eval's full order (score descending, document id descending), not only the measures
+    full = {q: sorted(run[q].items(), key=lambda kv: (-kv[1], _desc(kv[0]))) for q in runs.qids}
+    assert runs.rels() == [[qrels[q].get(d, 0) for d, _ in full[q]] for q in runs.qids]
+
+
+def test_the_first_call_of_a_process_equals_pytrec_eval_and_imports_no_pandas():
+    """The cold path: a fresh interpreter's first read_run, evaluate_run and SQL over GradedRuns.arrow give
+    pytrec_eval's values exactly, and never import pandas (pyarrow's `pa.array` does on its first call,
+    ~0.5 CPU-s; counted by module, not timed)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = """
+import json, sys
+from bench.peers.metrics import MEASURES, SQL, make_queries, side_pytrec_eval, setup_ours_sql
+from pipeline import metrics
+qrels, run = make_queries(500, 20, seed=2, shuffle=True, ties=0.3)
+con = setup_ours_sql()
+before = "pandas" in sys.modules
+numpy_rows = metrics.evaluate_run(qrels, run, (1, 5, 10)).rows(MEASURES)
+runs = metrics.read_run(qrels, run)
+q = runs.arrow()
+got = con.execute(SQL).fetchnumpy()
+sql_rows = {k: [float(got[c][i]) for c in got] for i, k in enumerate(runs.qids)}
+after = "pandas" in sys.modules
+ref = side_pytrec_eval(qrels, run)
+print(json.dumps([before, after, numpy_rows == ref, sql_rows == ref]))
+"""
+    repo = Path(__file__).resolve().parents[1]
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=repo,
+                         env={**__import__("os").environ, "PYTHONPATH": str(repo)})
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert __import__("json").loads(out.stdout.strip().splitlines()[-1]) == [False, False, True, True]
+
+
 def test_evaluate_run_bad_input_says_what_to_do():
     with pytest.raises(ValueError, match="NaN score"):
         M.evaluate_run({"a": {"x": 1}}, {"a": {"x": float("nan")}})

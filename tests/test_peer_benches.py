@@ -203,3 +203,36 @@ def test_bench_peers_table_rows_and_command_line(monkeypatch, tmp_path):
     every = bm.benches()
     assert {"peers.causal", "peers.pll", "peers.bm25", "peers.metrics", "peers.features"} <= set(every)
     assert not any(b.split(".", 1)[1].startswith("_") for b in every) and "peers.__main__" not in every
+
+
+def test_peers_page_is_the_results_file_table_and_prose(tmp_path):
+    """docs/peers.md's block (table, how it was made, each side's process model, the targets) is what the one
+    command writes from docs/results/peers.json: no figure in it that the results file does not hold."""
+    from bench.peers import __main__ as peers
+
+    page = tmp_path / "peers.md"
+    page.write_text((REPO / "docs" / "peers.md").read_text())
+    assert peers.main(["--table-only", "--out", str(page), "--json-out", str(REPO / "docs/results/peers.json")]) == 0
+    assert page.read_text() == (REPO / "docs" / "peers.md").read_text()
+    text = page.read_text()
+    assert "**Each side's process model.**" in text and "pooled features: both sides in one process" in text
+
+
+def test_peers_prose_states_the_targets_from_the_results():
+    from bench.peers import __main__ as peers
+
+    saved = {"written": "today", "repeat": 3, "load": [5.0, 7.5], "cpus": 2, "commit": "abc1234", "benches": [
+        {"comparison": "bm25", "result": {"rows": [{"peer": "rank_bm25", "peer_index_cpu_s": 0.13,
+                                                    "ours_index_cpu_s": 0.1, "ratio": 30.0}]}},
+        {"comparison": "metrics", "result": {"ties": 0.3, "queries": 20000, "rows": [
+            {"side": "pytrec_eval", "peer_over_ours_numpy": 1.8, "peer_over_ours_sql": 1.3,
+             "cold_peer_over_ours_numpy": 1.7, "cold_peer_over_ours_sql": 1.45, "equal_exactly": 10, "values": 10}]}},
+        {"comparison": "features", "result": {"peer_ratio": 1.05, "ours_outside_forward_share": 0.08,
+                                              "peer_outside_forward_share": 0.07,
+                                              "process": "both sides in one process"}}]}
+    text = peers.prose(saved)
+    assert "code abc1234" in text and "load average was 5.0 at the start and 7.5 at the end (2 CPUs" in text
+    assert "index build 1.30x rank_bm25's (as shipped; >= 1.2: met)" in text
+    assert "numpy 1.8x, SQL 1.3x pytrec_eval warm, 1.7x and 1.45x cold (>= 1.4 each: **not met**" in text
+    assert "ours 8.0% of its CPU outside the forward passes (<= 10%: met" in text
+    assert "pooled features: both sides in one process" in text

@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import ast
 import json
+import statistics
 import sysconfig
 import tempfile
 import time
@@ -145,6 +146,29 @@ def project_samples(project: Path, n: int, seed: int) -> list:
     return [FeatureRequest(r["item_id"], r["text"], r["kind"], tuple(zip(r["starts"], r["ends"]))) for r in rows]
 
 
+class ForwardClock:
+    """CPU seconds spent inside a module's forward calls (a pre-hook and a hook on it): both sides call the same
+    model without its head (`base`), so what a side spends outside it (tokenizing, batching, pooling) is its
+    total less this."""
+
+    def __init__(self, module):
+        self.total, self._start = 0.0, 0.0
+        module.register_forward_pre_hook(self._enter)
+        module.register_forward_hook(self._leave)
+
+    def _enter(self, module, args):
+        self._start = time.process_time()
+
+    def _leave(self, module, args, output):
+        self.total += time.process_time() - self._start
+
+    def timed(self, fn) -> tuple[object, float, float]:
+        """(result, CPU seconds of fn, of them inside the forward passes)."""
+        self.total = 0.0
+        got, cpu = cpu_seconds(fn)
+        return got, cpu, self.total
+
+
 def cpu_seconds(fn):
     """(result, CPU seconds of this process while fn ran)."""
     start = time.process_time()
@@ -205,13 +229,15 @@ def main(argv: list[str] | None = None) -> int:
     for b in args.peer_batches:
         _, sweep[b] = cpu_seconds(lambda: hf_script(base, lm.tokenizer, requests, spec["max_length"], b))
     best_batch = min(sweep, key=sweep.get)
-    peer_cpu, ours_cpu = [sweep[best_batch]], []
-    for k in range(args.repeat):
-        _, t = cpu_seconds(lambda: pooled_vectors(lm, requests, args.token_budget))
+    clock = ForwardClock(base)  # ours runs `base` too (pipeline.runtime.features._hidden_states)
+    peer_cpu, ours_cpu, ours_fwd, peer_fwd = [sweep[best_batch]], [], [], []
+    for k in range(args.repeat):  # interleaved, in this one process: ours, then the peer (its sweep ran once above)
+        _, t, f = clock.timed(lambda: pooled_vectors(lm, requests, args.token_budget))
         ours_cpu.append(t)
-        if k:
-            peer, t = cpu_seconds(lambda: hf_script(base, lm.tokenizer, requests, spec["max_length"], best_batch))
-            peer_cpu.append(t)
+        ours_fwd.append(f)
+        _, t, f = clock.timed(lambda: hf_script(base, lm.tokenizer, requests, spec["max_length"], best_batch))
+        peer_cpu.append(t)
+        peer_fwd.append(f)
     peer = hf_script(base, lm.tokenizer, requests, spec["max_length"], best_batch)
     assert set(peer) == set(ours), f"the peer and ours pooled different requests ({len(peer)} vs {len(ours)})"
     peer_worst = max(float(np.abs(ours[i] - peer[i]).max()) for i in ours)
@@ -224,6 +250,16 @@ def main(argv: list[str] | None = None) -> int:
            "peer_cpu_s": round(min(peer_cpu), 3), "ours_cpu_s": round(min(ours_cpu), 3),
            "peer_cpu_runs": [round(t, 3) for t in peer_cpu], "ours_cpu_runs": [round(t, 3) for t in ours_cpu],
            "peer_ratio": round(min(peer_cpu) / min(ours_cpu), 2), "peer_max_abs_diff": peer_worst,
+           "peer_ratio_median": round(statistics.median(peer_cpu[1:]) / statistics.median(ours_cpu), 2),
+           "ours_forward_cpu_runs": [round(t, 3) for t in ours_fwd],
+           "peer_forward_cpu_runs": [round(t, 3) for t in peer_fwd],
+           # the decision of issue 53: parity is the honest figure (both sides run the same forward passes); the
+           # target is what ours spends outside them, <= 10% of ours (median of the runs)
+           "ours_outside_forward_share": round(statistics.median((t - f) / t for t, f in zip(ours_cpu, ours_fwd)), 3),
+           "peer_outside_forward_share": round(statistics.median((t - f) / t
+                                                                 for t, f in zip(peer_cpu[1:], peer_fwd)), 3),
+           "process": "both sides in this one process, one torch thread; the peer's batch sweep first, then ours and "
+                      "the peer interleaved",
            "threads": torch.get_num_threads()}
     if args.disk:
         from pipeline import schemas
@@ -248,6 +284,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"peer ({got['peer']}: batch {best_batch}): {got['peer_cpu_s']:.2f} CPU s, ours (vectors, no Parquet) "
               f"{got['ours_cpu_s']:.2f} CPU s: {got['peer_ratio']:.2f}x (same vectors: max |diff| {peer_worst:.1e}; "
               f"least of {args.repeat} each, interleaved)")
+        print(f"outside the forward passes: ours {got['ours_outside_forward_share']:.1%} of its CPU, the peer "
+              f"{got['peer_outside_forward_share']:.1%} (median of the runs)")
         if args.disk:
             print(f"disk: ours {got['runtime_bytes_per_1000'] / 1e6:.2f} MB per 1,000 samples (float16 Parquet), "
                   f"per-token float32 dumps {got['loop_bytes_per_1000'] / 1e6:.1f} MB: {got['disk_ratio']:.0f}x")

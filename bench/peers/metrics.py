@@ -40,6 +40,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import statistics
 import sys
 import tempfile
 import time
@@ -59,9 +60,10 @@ PEERS = ("pytrec_eval", "ranx", "ir_measures")
 PEER_MODULES = ("pytrec_eval", "ranx", "ir_measures")
 
 
-def make_queries(n: int, depth: int, seed: int, shuffle: bool = False) -> tuple[dict, dict]:
+def make_queries(n: int, depth: int, seed: int, shuffle: bool = False, ties: float = 0.0) -> tuple[dict, dict]:
     """(qrels, run): graded judgements and a ranked run per query, seeded; `shuffle`: each query's run dict
-    in a random order (not rank order: every side sorts every query)."""
+    in a random order (not rank order: every side sorts every query); `ties`: the chance that a document has
+    the score of the one ranked above it (equal scores: trec_eval orders them by document id, descending)."""
     rnd = random.Random(seed)
     qrels, run = {}, {}
     for q in range(n):
@@ -72,7 +74,12 @@ def make_queries(n: int, depth: int, seed: int, shuffle: bool = False) -> tuple[
         returned = rnd.sample(pool, rnd.randint(1, min(depth, len(pool))))
         qid = f"q{q}"
         qrels[qid] = judged
-        scored = [(d, float(len(returned) - i) + rnd.random() * 0.5) for i, d in enumerate(returned)]
+        scored, above = [], None
+        for i, d in enumerate(returned):
+            score = above if above is not None and ties and rnd.random() < ties else \
+                float(len(returned) - i) + rnd.random() * 0.5
+            scored.append((d, score))
+            above = score
         if shuffle:
             rnd.shuffle(scored)
         run[qid] = dict(scored)
@@ -136,25 +143,27 @@ def side_ours_numpy(qrels: dict, run: dict) -> dict[str, list[float]]:
 
 def side_ours_sql(qrels: dict, run: dict, con=None) -> dict[str, list[float]]:
     """The warehouse's macros over the graded lists: the run read and ranked by the library (read_run, as
-    ours-numpy), the lists handed to DuckDB as Arrow list columns over the same buffers."""
-    import pyarrow as pa
-
+    ours-numpy), the lists handed to DuckDB as Arrow list columns over the same buffers (GradedRuns.arrow)."""
     from pipeline import metrics
 
     con = con or setup_ours_sql()
     runs = metrics.read_run(qrels, run)
-    lists = lambda off, vals: pa.ListArray.from_arrays(pa.array(off.astype("int32")),  # noqa: E731
-                                                       pa.array(vals.astype("int32")))
-    q = pa.table({"rels": lists(runs.offsets, runs.grades),  # noqa: F841 (read by name)
-                  "ideal": lists(runs.ideal_offsets, runs.ideal)})
-    cols = [f"success_at_k(first_rank(rels, 1), {k})" for k in KS] + ["reciprocal_rank(first_rank(rels, 1))"]
-    cols += [f"ap_at_k_standard(rels, {k}, len(list_filter(ideal, lambda g: g >= 1)))" for k in KS]
-    cols += [f"ndcg_at_k_standard(rels, {k}, ideal)" for k in KS]
+    q = runs.arrow()  # noqa: F841 (read by name): the graded lists as Arrow list columns over the same buffers
     t0 = time.process_time()
-    got = con.execute(f"SELECT {', '.join(cols)} FROM q").fetchnumpy()
+    got = con.execute(SQL).fetchnumpy()
     QUERY_ONLY.append(time.process_time() - t0)  # the warehouse's part: the grades are already in a table there
     table = np.column_stack([got[c].astype("float64") for c in got]).tolist()
     return dict(zip(runs.qids, table))
+
+
+# the macros over the graded lists, what a query shares computed once per query (its first relevant rank, its
+# number of relevant judgements, its judged gains sorted): the same values, bit for bit, as each macro called
+# on the raw lists (tests/test_peer_benches.py)
+SQL = ("SELECT " + ", ".join([f"success_at_k(fr, {k})" for k in KS] + ["reciprocal_rank(fr)"]
+                             + [f"ap_at_k_standard(rels, {k}, n_rel)" for k in KS]
+                             + [f"ndcg_at_k_standard(rels, {k}, gains)" for k in KS])
+       + " FROM (SELECT rels, first_rank(rels, 1) AS fr, len(list_filter(ideal, lambda g: g >= 1)) AS n_rel, "
+         "list_reverse_sort(list_filter(ideal, lambda g: g > 0)) AS gains FROM q)")
 
 
 QUERY_ONLY: list[float] = []
@@ -233,7 +242,7 @@ TOOL = {"ours-numpy": "ours: whole-run numpy (pipeline.metrics.evaluate_run)",
 def side(name: str, inputs: Path, out: Path, calls: int = 1) -> dict:
     data = json.loads(inputs.read_text())
     qrels, run = data["qrels"], data["run"]
-    # set-up apart: imports, our DuckDB connection with the macros, a call on 5 queries
+    # set-up apart: imports, our DuckDB connection with the macros installed (the warehouse holds one open)
     t0 = time.process_time()
     compute = SIDES[name]
     if name == "ours-sql":
@@ -241,12 +250,13 @@ def side(name: str, inputs: Path, out: Path, calls: int = 1) -> dict:
         compute = lambda q, r: side_ours_sql(q, r, con)  # noqa: E731
     for module in SIDE_IMPORTS[name]:
         __import__(module)
-    # every side warmed on 5 queries: ranx compiles (or loads) its kernels, pyarrow imports its pandas shim on
-    # its first array, DuckDB binds its first query
-    small = sorted(qrels)[:5]
-    compute({q: qrels[q] for q in small}, {q: run[q] for q in small})
-    QUERY_ONLY.clear()
     load = time.process_time() - t0
+    # cold: the process's first call, whatever it pays once (ranx compiles or loads its Numba kernels, DuckDB
+    # binds its first query, numpy's first sorts); warm: the calls after it
+    t0 = time.process_time()
+    values = compute(qrels, run)
+    cold = time.process_time() - t0
+    QUERY_ONLY.clear()
     cpu = float("inf")
     for _ in range(calls):  # small runs take milliseconds: the least of several calls, every side alike
         t0 = time.process_time()
@@ -254,7 +264,8 @@ def side(name: str, inputs: Path, out: Path, calls: int = 1) -> dict:
         cpu = min(cpu, time.process_time() - t0)
     out.write_text(json.dumps(values))
     tool = "ours" if name.startswith("ours") else version(TOOL[name])
-    return {"cpu_s": cpu, "setup_cpu_s": load, "tool": tool, "query_only_cpu_s": min(QUERY_ONLY, default=None)}
+    return {"cpu_s": cpu, "cold_cpu_s": cold, "setup_cpu_s": load, "tool": tool,
+            "query_only_cpu_s": min(QUERY_ONLY, default=None)}
 
 
 # ---------------------------------------------------------------- the driver
@@ -282,7 +293,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--shuffle", action="store_true", help="each query's documents in a random order in the "
                     "run dict (default: rank order, as run files are written)")
-    ap.add_argument("--repeat", type=int, default=1, help="runs (processes) per side; the least CPU is kept")
+    ap.add_argument("--ties", type=float, default=0.0, help="synthetic runs: the chance that a document has the "
+                    "score of the one ranked above it (default 0: no ties)")
+    ap.add_argument("--repeat", type=int, default=1, help="runs (processes) per side, the sides interleaved; the "
+                    "median of the runs is reported (warm and cold)")
     ap.add_argument("--calls", type=int, default=None, help="calls per run, the least kept (default: "
                     "ceil(20000 / queries), at most 50: a run of 300 queries takes ~3 ms)")
     ap.add_argument("--peers", nargs="+", default=list(PEERS), choices=PEERS)
@@ -305,7 +319,7 @@ def main(argv: list[str] | None = None) -> int:
         args.queries, args.shuffle = len(run), True
     else:
         args.depth = args.depth or 50
-        qrels, run = make_queries(args.queries, args.depth, args.seed, args.shuffle)
+        qrels, run = make_queries(args.queries, args.depth, args.seed, args.shuffle, args.ties)
     calls = args.calls or (1 if args.project else min(50, -(-20000 // max(args.queries, 1))))
     ours_sides = OURS[:2] if args.project else OURS  # the Python twins (a loop per list) are the reference, not a path
     script = Path(__file__).resolve()
@@ -313,19 +327,27 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         (tmp / "in.json").write_text(json.dumps({"qrels": qrels, "run": run}))
-        best: dict[str, dict] = {}
-        for _ in range(args.repeat):
+        runs_of: dict[str, list[dict]] = {}
+        for _ in range(args.repeat):  # interleaved: every side once, then again
             for name in (*ours_sides, *args.peers):
                 got = run_side(sys.executable if name in OURS else python, script, name,
                                ["--inputs", str(tmp / "in.json"), "--out", str(tmp / f"{name}.json"),
                                 "--calls", str(calls)])
-                if name not in best or got["cpu_s"] < best[name]["cpu_s"]:
-                    best[name] = got
-        values = {name: json.loads((tmp / f"{name}.json").read_text()) for name in best}
+                runs_of.setdefault(name, []).append(got)
+        values = {name: json.loads((tmp / f"{name}.json").read_text()) for name in runs_of}
+    med = lambda name, key: statistics.median(r[key] for r in runs_of[name])  # noqa: E731
+    best = {name: {"cpu_s": med(name, "cpu_s"), "cold_cpu_s": med(name, "cold_cpu_s"),
+                   "setup_cpu_s": med(name, "setup_cpu_s"), "tool": got[0]["tool"],
+                   "query_only_cpu_s": (statistics.median(r["query_only_cpu_s"] for r in got)
+                                        if got[0]["query_only_cpu_s"] is not None else None),
+                   "cpu_s_runs": [round(r["cpu_s"], 4) for r in got],
+                   "cold_cpu_s_runs": [round(r["cold_cpu_s"], 4) for r in got]}
+            for name, got in runs_of.items()}
     ref = values["ours-sql"]
     for name in (*ours_sides, *args.peers):
         b = best[name]
-        row = {"side": name, "tool": b["tool"], "cpu_s": round(b["cpu_s"], 4),
+        row = {"side": name, "tool": b["tool"], "cpu_s": round(b["cpu_s"], 4), "cold_cpu_s": round(b["cold_cpu_s"], 4),
+               "cpu_s_runs": b["cpu_s_runs"], "cold_cpu_s_runs": b["cold_cpu_s_runs"],
                "setup_cpu_s": round(b["setup_cpu_s"], 2), **compare(ref, values[name])}
         row["queries_differing"] = sum(values[name].get(q) != v for q, v in ref.items())
         if name == "ours-sql":
@@ -333,10 +355,13 @@ def main(argv: list[str] | None = None) -> int:
         if name not in OURS:
             row["peer_over_ours_numpy"] = round(b["cpu_s"] / best["ours-numpy"]["cpu_s"], 2)
             row["peer_over_ours_sql"] = round(b["cpu_s"] / best["ours-sql"]["cpu_s"], 2)
+            row["cold_peer_over_ours_numpy"] = round(b["cold_cpu_s"] / best["ours-numpy"]["cold_cpu_s"], 2)
+            row["cold_peer_over_ours_sql"] = round(b["cold_cpu_s"] / best["ours-sql"]["cold_cpu_s"], 2)
             if "ours-python" in best:
                 row["peer_over_ours_python"] = round(b["cpu_s"] / best["ours-python"]["cpu_s"], 2)
         rows.append(row)
     out = {"queries": args.queries, "depth": args.depth, "shuffled": args.shuffle, "calls_per_run": calls,
+           "ties": None if args.project else args.ties, "repeat": args.repeat, "summary": "median of the runs",
            "input": ("the build's BM25 run over its apirec queries"
                      if (project_dir(args.project) / "data/families/apirec/api_docs.parquet").exists() else
                      "the BM25 run over the standard library's API documents and docstring queries (the build had "
@@ -349,12 +374,14 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print(f"{args.queries} queries ({out['input']}; {out['run_pairs']} ranked documents, {out['judged_pairs']} "
               f"judgements, {out['queries_with_ties']} queries with tied scores), "
-              f"{len(MEASURES)} measures per query, one thread per side, CPU seconds; values against ours (DuckDB)")
+              f"{len(MEASURES)} measures per query, one thread per side, CPU seconds (median of {args.repeat} "
+              f"interleaved runs); values against ours (DuckDB)")
         for r in rows:
             ratio = "" if "peer_over_ours_sql" not in r else \
                 f", {r['peer_over_ours_numpy']:.2f}x ours (numpy), {r['peer_over_ours_sql']:.2f}x ours (SQL)" + \
-                (f", {r['peer_over_ours_python']:.2f}x ours (Python)" if "peer_over_ours_python" in r else "")
-            warm = f" (+{r['setup_cpu_s']:.2f} s set-up)"
+                (f", {r['peer_over_ours_python']:.2f}x ours (Python)" if "peer_over_ours_python" in r else "") + \
+                f"; cold {r['cold_peer_over_ours_numpy']:.2f}x (numpy), {r['cold_peer_over_ours_sql']:.2f}x (SQL)"
+            warm = f" (cold {r['cold_cpu_s']:.4f} s; +{r['setup_cpu_s']:.2f} s set-up)"
             if "query_only_cpu_s" in r:
                 warm += f" [the SQL query alone, grades already in a table: {r['query_only_cpu_s']:.4f} s]"
             print(f"{r['side']:12s} {r['tool']:24s} {r['cpu_s']:7.4f} s{warm}{ratio}; {r['values']} values, "

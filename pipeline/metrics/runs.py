@@ -32,11 +32,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from itertools import chain, repeat
+from itertools import chain, compress, repeat
+from operator import attrgetter
 
 import numpy as np
 
 STANDARD = ("success", "rr", "ap", "ndcg")
+_GET = attrgetter("get")
+_ZEROS = repeat(0)  # endless: shared by every query's map
 
 
 @dataclass(frozen=True)
@@ -59,6 +62,22 @@ class GradedRuns:
         off, flat = _flat(rels)
         ioff, iflat = _flat(ideal)
         return cls(list(range(len(rels))) if qids is None else list(qids), off, flat, ioff, iflat)
+
+    def arrow(self):
+        """A pyarrow Table (rels, ideal: list<int32>; row i is qids[i]) over these arrays, the graded lists the
+        macros take (macros.sql), built from buffers: no per-value Python, and not the pandas import (~0.5 CPU-s)
+        that pyarrow pays on the first `pa.array` of a list or a numpy array."""
+        import pyarrow as pa
+
+        def ints(values: np.ndarray):
+            values = np.ascontiguousarray(values, np.int32)
+            return pa.Array.from_buffers(pa.int32(), len(values), [None, pa.py_buffer(values)])
+
+        def lists(offsets: np.ndarray, values: np.ndarray):
+            return pa.ListArray.from_arrays(ints(offsets), ints(values))
+
+        return pa.Table.from_arrays([lists(self.offsets, self.grades), lists(self.ideal_offsets, self.ideal)],
+                                    names=["rels", "ideal"])
 
     def rels(self) -> list[list[int]]:
         """The graded lists back as Python lists (one per query)."""
@@ -96,9 +115,9 @@ def _ints(values, n: int, what: str) -> np.ndarray:
 def read_run(qrels: dict, run: dict) -> GradedRuns:
     """TREC-style dicts (qrels[q][doc] = integer grade, run[q][doc] = score) -> GradedRuns, ranked as
     trec_eval ranks (score descending, equal scores by document id descending)."""
-    qids = sorted(q for q in run if q in qrels)
-    runs = [run[q] for q in qids]
-    judged = [qrels[q] for q in qids]
+    qids = sorted(filter(qrels.__contains__, run))
+    runs = list(map(run.__getitem__, qids))
+    judged = list(map(qrels.__getitem__, qids))
     lens = np.fromiter(map(len, runs), np.int64, len(qids))
     offsets = np.zeros(len(qids) + 1, np.int64)
     np.cumsum(lens, out=offsets[1:])
@@ -110,14 +129,16 @@ def read_run(qrels: dict, run: dict) -> GradedRuns:
     if np.isnan(scores).any():
         q = qids[int(np.searchsorted(offsets, np.flatnonzero(np.isnan(scores))[0], side="right")) - 1]
         raise ValueError(f"query {q!r} has a NaN score: trec_eval cannot rank it; drop or replace it")
-    grades = _ints(chain.from_iterable(map(lambda r, j: map(j.get, r, repeat(0)), runs, judged)), n, "qrels grades")
-    order = _rank_order(scores, offsets, lens, runs, grades)
-    if order is not None:
-        grades = grades[order]
     ilens = np.fromiter(map(len, judged), np.int64, len(qids))
     ioff = np.zeros(len(qids) + 1, np.int64)
     np.cumsum(ilens, out=ioff[1:])
     iflat = _ints(chain.from_iterable(map(dict.values, judged)), int(ioff[-1]), "qrels grades")
+    # every returned document's grade: map(judged[i].get, runs[i], 0s) per query, no Python frame per query
+    # (each is 0 or a judged grade, all checked integers just above)
+    grades = np.array(list(chain.from_iterable(map(map, map(_GET, judged), runs, repeat(_ZEROS)))), np.int64)
+    order = _rank_order(scores, offsets, lens, runs, grades)
+    if order is not None:
+        grades = grades[order]
     return GradedRuns(qids, offsets, grades, ioff, iflat)
 
 
@@ -148,21 +169,34 @@ def _rank_order(scores, offsets, lens, runs, grades) -> np.ndarray | None:
     g = grades[sub]
     mixed = tie & (g[1:] != g[:-1])  # within a block of equal scores, two grades side by side
     if mixed.any():  # equal scores: document id descending (trec_eval's comp_sim_docno), per mixed block
-        edge = np.flatnonzero(np.diff(np.concatenate(([0], tie.astype(np.int8), [0]))))
-        first, last = edge[::2], edge[1::2]  # block k: sub[first[k]:last[k] + 1]
-        seen = np.concatenate(([0], np.cumsum(mixed)))
-        keep = seen[last] > seen[first]
-        keys: dict[int, list] = {}  # a query's document ids in input order, read only for queries that need them
-        for a, b in zip(first[keep].tolist(), (last[keep] + 1).tolist()):
-            block = sub[a:b].tolist()
-            q = int(qidx[block[0]])
-            docs = keys.get(q)
-            if docs is None:
-                docs = keys[q] = list(runs[q])
-            base = int(offsets[q])
-            sub[a:b] = sorted(block, key=lambda i: docs[i - base], reverse=True)
+        sub = _docs_descending_in_blocks(sub, tie, mixed, offsets, runs)
     order[sel] = sub
     return order
+
+
+def _docs_descending_in_blocks(sub, tie, mixed, offsets, runs) -> np.ndarray:
+    """`sub` (run positions, grouped by query, score descending) with every block of equal scores that holds
+    two grades put in document-id order, descending (trec_eval's `comp_sim_docno`), in a few vector operations:
+    the ids of those blocks' documents are ranked by one sort (Python's string order, the code points, is
+    strcmp's byte order of their UTF-8), then one lexsort orders each block by that rank."""
+    edge = np.flatnonzero(np.diff(np.concatenate(([0], tie.astype(np.int8), [0]))))
+    first, last = edge[::2], edge[1::2] + 1  # block k: sub[first[k]:last[k]]
+    seen = _counts(mixed)
+    keep = seen[last - 1] > seen[first]
+    first, size = first[keep], last[keep] - first[keep]
+    at = np.repeat(first - np.cumsum(size) + size, size) + np.arange(int(size.sum()))  # the blocks' places in sub
+    elems = sub[at]
+    # their document ids, read in run order (one pass of the flat run, only the ids kept), ranked by one sort
+    wanted = np.zeros(int(offsets[-1]), bool)
+    wanted[elems] = True
+    ids = list(compress(chain.from_iterable(runs), wanted.tolist()))
+    in_run_order = np.flatnonzero(wanted)
+    rank = np.empty(int(offsets[-1]), np.int64)  # by run position
+    rank[in_run_order[sorted(range(len(ids)), key=ids.__getitem__)]] = np.arange(len(ids))
+    block = np.repeat(np.arange(len(size)), size)
+    out = sub.copy()
+    out[at] = elems[np.lexsort((-rank[elems], block))]
+    return out
 
 
 def _by_query_descending(scores: np.ndarray, qidx: np.ndarray, stable: bool = True) -> np.ndarray:
@@ -243,7 +277,7 @@ def measure(runs: GradedRuns, ks=(1, 5, 10), min_grade: int = 1, measures=STANDA
             hits = np.cumsum(R, axis=1)  # relevant so far
             prec = np.where(R, hits / (cols + 1.0), 0.0)
             sums = _running_sums(prec, ks)
-            judged_rel = np.concatenate(([0], np.cumsum(runs.ideal >= min_grade)))
+            judged_rel = _counts(runs.ideal >= min_grade)
             n_rel = judged_rel[runs.ideal_offsets[1:]] - judged_rel[runs.ideal_offsets[:-1]]
             for k in ks:
                 if "ap" in measures:
@@ -273,6 +307,14 @@ def _running_sums(terms: np.ndarray, ks) -> dict[int, np.ndarray]:
     return out
 
 
+def _counts(mask: np.ndarray) -> np.ndarray:
+    """[0, then the running count of True] (counts in a slice: c[b] - c[a]); summed in int32 where it fits
+    (numpy's int32 running sum is ~20x its bool-to-int64 one)."""
+    out = np.zeros(len(mask) + 1, np.int32 if len(mask) < 2**31 else np.int64)
+    np.cumsum(mask, dtype=out.dtype, out=out[1:])
+    return out
+
+
 def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     """num / den where den > 0, else 0 (the macros' CASE)."""
     ok = den > 0
@@ -285,7 +327,7 @@ def _top_positive(offsets: np.ndarray, values: np.ndarray, top: int) -> np.ndarr
     """[queries, top]: each query's positive values sorted descending, its first `top` (0 beyond them)."""
     nq = len(offsets) - 1
     keep = values > 0
-    counts = np.concatenate(([0], np.cumsum(keep)))
+    counts = _counts(keep).astype(np.int64)
     lens = counts[offsets[1:]] - counts[offsets[:-1]]
     values = values[keep]
     out = np.zeros((nq, top), values.dtype)

@@ -49,12 +49,13 @@ import ast
 import io
 import json
 import logging
+import math
 import re
 import sys
 import tokenize
 from collections import Counter, defaultdict
 from dataclasses import astuple, dataclass
-from itertools import chain
+from itertools import chain, compress
 from pathlib import Path
 
 import numpy as np
@@ -75,6 +76,10 @@ SKIP_COMMENT = re.compile(r"^(noqa|type:|pragma|fmt:|pylint|mypy|isort|flake8|co
                           re.IGNORECASE)
 _WORD = re.compile(r"[A-Za-z0-9]+")
 _PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+# BM25Index.corpus_token_ids (documents joined by NUL): _PARTS's parts, its branches in an order that matches
+# sooner (the lower-case run first: no two of the first three branches match at one place, so the order changes
+# nothing), and a NUL as a part of its own
+_PARTS_OR_NUL = re.compile(r"[a-z]+|[A-Z][a-z]+|[A-Z]+(?=[A-Z][a-z])|[A-Z]+|[0-9]+|\0")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 # reST / Markdown markup (a query should read as prose, not as markup), replaced by the text a reader sees,
 # in this order
@@ -223,6 +228,21 @@ def category_of(library: str) -> str:
     return "stdlib" if library in sys.stdlib_module_names else "third_party"
 
 
+def load_bm25s():
+    """bm25s (and its stop words), imported once per process: the job imports it in its set-up (main), so no
+    index build pays it (~0.4 CPU-s); a later call returns the module already loaded."""
+    global _BM25S
+    if _BM25S is None:
+        import bm25s
+        import bm25s.stopwords
+
+        _BM25S = bm25s
+    return _BM25S
+
+
+_BM25S = None
+
+
 class BM25Index:
     """bm25s over the API documents, documents in FQN order (so index order breaks ties by FQN).
 
@@ -232,24 +252,48 @@ class BM25Index:
     for entry (tests/test_apirec.py compares it with bm25s's own build)."""
 
     def __init__(self, fqns: list[str], texts: list[str], k1: float = 1.5, b: float = 0.75):
-        import bm25s
-        from bm25s.stopwords import STOPWORDS_EN
-
-        self.stop = set(STOPWORDS_EN)
+        bm25s = load_bm25s()  # imported once per process, in the job's set-up (main), not here
+        self.stop = set(bm25s.stopwords.STOPWORDS_EN)
         self.fqns = fqns
         self.model = bm25s.BM25(k1=k1, b=b, method="lucene")
-        docs = [self.tokens(t) for t in texts]
-        vocab = {w: i for i, w in enumerate(dict.fromkeys(chain.from_iterable(docs)))}  # first-seen order
+        vocab, flat, lengths = self.corpus_token_ids(texts)
         if not vocab:  # no token at all: bm25s's own build (and its own error)
-            self.model.index(docs, show_progress=False)
+            self.model.index([self.tokens(t) for t in texts], show_progress=False)
             return
-        lengths = np.fromiter(map(len, docs), dtype=np.int64, count=len(docs))
-        flat = np.fromiter(map(vocab.__getitem__, chain.from_iterable(docs)), dtype=np.int64, count=int(lengths.sum()))
         self.model.scores = lucene_matrix(flat, lengths, len(vocab), k1, b)
         self.model.nonoccurrence_array = None
         vocab[""] = len(vocab)  # bm25s's empty token (create_empty_token): the id after the vocabulary's
         self.model.vocab_dict = vocab
         self.model.unique_token_ids_set = set(vocab.values())
+
+    def corpus_token_ids(self, texts: list[str]) -> tuple[dict, np.ndarray, np.ndarray]:
+        """Every document's tokens (`tokens`) as ids, whole-corpus: the vocabulary (token -> id, first-seen order),
+        the ids of every document one after another, and each document's count. One regex pass over the texts
+        joined by NUL (a part is ASCII alphanumerics: none crosses it; each NUL is found as its own part, so the
+        documents' edges are kept), one `lower` of the parts joined, the stop words (and the NULs) dropped by id:
+        the same tokens as `tokens` text by text (tests/test_apirec.py). A text holding a NUL: text by text."""
+        joined = "\0".join(texts)
+        if joined.count("\0") != max(len(texts) - 1, 0):
+            docs = [self.tokens(t) for t in texts]
+            vocab = {w: i for i, w in enumerate(dict.fromkeys(chain.from_iterable(docs)))}
+            lengths = np.fromiter(map(len, docs), dtype=np.int64, count=len(docs))
+            flat = np.fromiter(map(vocab.__getitem__, chain.from_iterable(docs)), dtype=np.int64,
+                               count=int(lengths.sum()))
+            return vocab, flat, lengths
+        parts = _PARTS_OR_NUL.findall(joined)
+        if not parts:
+            return {}, np.zeros(0, np.int64), np.zeros(len(texts), np.int64)
+        words = "\n".join(parts).lower().split("\n")  # a part holds no newline
+        distinct = list(dict.fromkeys(words))  # first-seen order (stop words and the NUL among them)
+        where = dict(zip(distinct, range(len(distinct))))
+        ids = np.fromiter(map(where.__getitem__, words), np.int64, len(words))
+        drop = np.fromiter(map((self.stop | {"\0"}).__contains__, distinct), bool, len(distinct))
+        doc = np.cumsum(ids == where.get("\0", -1), dtype=np.int32)  # each word's document: the NULs before it
+        keep = ~drop[ids]
+        lengths = np.bincount(doc[keep], minlength=len(texts)).astype(np.int64)
+        new_id = np.cumsum(~drop, dtype=np.int64) - 1  # first-seen order without the dropped words
+        vocab = dict(zip(compress(distinct, (~drop).tolist()), range(int((~drop).sum()))))
+        return vocab, new_id[ids[keep]], lengths
 
     def tokens(self, text: str) -> list[str]:
         return [w for w in identifier_parts(text) if w not in self.stop]
@@ -281,8 +325,6 @@ def lucene_matrix(flat: np.ndarray, lengths: np.ndarray, n_vocab: int, k1: float
     idf(token) * tf / (k1 * ((1 - b) + b * dl / avgdl) + tf), with bm25s's operations and dtypes (the idf by
     `math.log` in float64 stored as float32; the tf part in float64, as bm25s's numpy scalars make it; the
     product cast to float32), so every entry has bm25s's bits."""
-    import math
-
     n_docs = len(lengths)
     avg = lengths.mean()  # np.float64, as bm25s's `np.array([...]).mean()`
     doc = np.repeat(np.arange(n_docs, dtype=np.int64), lengths)
@@ -603,6 +645,7 @@ def main(argv: list[str] | None = None) -> int:
         log.info("apirec queries shard %d of %d: %d files' docstrings, %d comment queries", args.shard, args.shards,
                  len(part["docs"]), len(part["comments"]))
         return 0
+    load_bm25s()  # the job's set-up: bm25s imported once here, not inside the index build
     parts = [json.loads(p.read_text()) for p in args.merge] if args.merge else None
     queries, docs, base, stats = build_queries(
         None if parts is not None else read_parquet(args.usages, core_schemas.USAGES), inventory, manifest,
