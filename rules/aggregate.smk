@@ -86,6 +86,8 @@ rule export:
         family="|".join(re.escape(f.name) for f in FAMILIES),
     params:
         config=lambda wildcards: json.dumps(config, sort_keys=True, default=str),
+    conda:
+        CONDA_ENV
     log:
         "logs/export/{family}.log",
     shell:
