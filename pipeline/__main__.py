@@ -9,6 +9,7 @@ import sys
 # name -> (module with main(argv) -> int, one line of help)
 COMMANDS = {
     "query": ("pipeline.query", "read-only, bounded SQL over the warehouse (data/warehouse.duckdb)"),
+    "export": ("pipeline.export.build", "a built family as a Hugging Face dataset folder (Parquet, card, Croissant)"),
 }
 
 USAGE = ("usage: python -m pipeline {" + ",".join(COMMANDS) + "} [--help] ...\n\n"

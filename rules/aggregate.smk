@@ -15,7 +15,7 @@ rule warehouse_spec:
     params:
         tables=WAREHOUSE_TABLES,
         not_applicable=registry.not_applicable(FAMILIES, INFERENCE_MODELS, SKIPPED),
-        params={k: config[k] for k in config if k != "query"},  # query: the query command's limits, read at query time
+        params={k: config[k] for k in config if k not in ("query", "export")},  # read by their commands, not by rules
     log:
         "logs/warehouse_spec.log",
     run:
@@ -73,3 +73,23 @@ rule report:
         "python -m pipeline.report.build --db {input.warehouse:q} --models-metrics {input.models:q}"
         " --out {output.index:q} --figures {output.figures:q} --scores {output.scores:q}"
         " --plots {params.plots:q} --html {output.html:q} --min-n {params.min_n} 2> {log:q}"
+
+
+# `snakemake data/export/<family>` (not in the default target): the family's built benchmark as a Hugging Face dataset
+# folder with its card and Croissant metadata (python -m pipeline export --help; docs/export.md)
+rule export:
+    input:
+        warehouse=rules.warehouse.output[0],
+    output:
+        directory("data/export/{family}"),
+    wildcard_constraints:
+        family="|".join(re.escape(f.name) for f in FAMILIES),
+    params:
+        config=lambda wildcards: json.dumps(config, sort_keys=True, default=str),
+    conda:
+        CONDA_ENV
+    log:
+        "logs/export/{family}.log",
+    shell:
+        "python -m pipeline export {wildcards.family} --out {output:q} --warehouse {input.warehouse:q}"
+        " --params-json {params.config:q} > {log:q} 2>&1"

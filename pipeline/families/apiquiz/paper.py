@@ -31,3 +31,13 @@ P_AT_1_ALIAS = {"alias": 0.2417, "adversarial_alias": 0.2035}
 def quizzes(model: str) -> tuple[int, int]:
     """The (call, import) quizzes the paper's P@1 of `model` is over."""
     return QUIZZES_CALL_IMPORT.get(model, QUIZZES_DEFAULT)
+
+# the paper, as a dataset card cites it (pipeline.export)
+CITATION = """\
+@article{zhuo2023popquiz,
+  title   = {Pop Quiz! Do Pre-trained Code Models Possess Knowledge of Correct API Names?},
+  author  = {Zhuo, Terry Yue and Du, Xiaoning and Xing, Zhenchang and Sun, Jiamou and Quan, Haowei and Li, Li and Zhu, Liming},
+  journal = {arXiv preprint arXiv:2309.07804},
+  year    = {2023}
+}
+"""

@@ -38,3 +38,14 @@ CROSS_DOMAIN_SR10 = {
               "Web": (0.33, 0.42, 0.46, 0.31), "DL": (0.44, 0.39, 0.33, 0.44), "General": (0.55, 0.65, 0.62, 0.57)},
 }
 CROSS_DOMAIN_TEST = ("ML", "Security", "Web", "DL")
+
+# the paper, as a dataset card cites it (pipeline.export)
+CITATION = """\
+@article{peng2022apibench,
+  title   = {Revisiting, Benchmarking and Exploring API Recommendation: How Far Are We?},
+  author  = {Peng, Yun and Li, Shuqing and Gu, Wenwei and Li, Yichen and Wang, Wenxuan and Gao, Cuiyun and Lyu, Michael R.},
+  journal = {IEEE Transactions on Software Engineering},
+  year    = {2022},
+  note    = {arXiv:2112.12653}
+}
+"""

@@ -35,3 +35,14 @@ POPULATION = ("CodeSearchNet functions not in CuBERT's or CodeBERT's pre-trainin
 TOP1_FIRST_TOKEN = {system: (TABLE3["python"][system][0], TABLE3["java"][system][0]) for system in TABLE3["python"]}
 # the relations the report draws per-head heatmaps for
 HEATMAP_RELATIONS = ("If:if->else", "Call:func->args", "Assign:target->value", "For:for->body")
+
+# the paper, as a dataset card cites it (pipeline.export)
+CITATION = """\
+@inproceedings{shen2022codesyntax,
+  title     = {Benchmarking Language Models for Code Syntax Understanding},
+  author    = {Shen, Da and Chen, Xinyun and Wang, Chenguang and Sen, Koushik and Song, Dawn},
+  booktitle = {Findings of the Association for Computational Linguistics: EMNLP 2022},
+  year      = {2022},
+  note      = {arXiv:2210.14473}
+}
+"""

@@ -40,3 +40,14 @@ ENSEMBLE_GAIN_LARGE = {"relatedness": 0.06, "similarity": 0.19, "contextual_simi
 # Pairs the release's evaluation keeps (all five embeddings scored them), small / medium / large
 COMPARABLE_PAIRS = {"relatedness": (154, 228, 266), "similarity": (154, 228, 266),
                     "contextual_similarity": (100, 130, 160)}
+
+# the paper, as a dataset card cites it (pipeline.export)
+CITATION = """\
+@inproceedings{wainakh2021idbench,
+  title     = {IdBench: Evaluating Semantic Representations of Identifier Names in Source Code},
+  author    = {Wainakh, Yaza and Rauf, Moiz and Pradel, Michael},
+  booktitle = {Proceedings of the 43rd International Conference on Software Engineering (ICSE)},
+  year      = {2021},
+  note      = {arXiv:1910.05177}
+}
+"""

@@ -42,3 +42,14 @@ RELEASE_PROBES = {
     "algorithm": {"estimator": "logistic_cv", "alphas": _SNIPPET_GRID},
     "depth": {"estimator": "ridge_cv", "alphas": _SNIPPET_GRID},
 }
+
+# the paper, as a dataset card cites it (pipeline.export)
+CITATION = """\
+@inproceedings{troshin2022probing,
+  title     = {Probing Pretrained Models of Source Codes},
+  author    = {Troshin, Sergey and Chirkova, Nadezhda},
+  booktitle = {Proceedings of the Fifth BlackboxNLP Workshop on Analyzing and Interpreting Neural Networks for NLP},
+  year      = {2022},
+  note      = {arXiv:2202.08975}
+}
+"""
