@@ -192,6 +192,9 @@ class EvaluationSet:
     # (manifest.evaluation.allow_unevaluated opts out).
     every_source: bool = False
     by: tuple[str, ...] = ()  # columns its items are counted by in reports/metrics/evaluation.json (source first)
+    # a column holding a top-level module name (apiquiz's `library`): its items are counted per source through the
+    # manifest's library files (which source's library defines that top-level name)
+    source_of: str = ""
 
 
 @dataclass(frozen=True)

@@ -598,6 +598,10 @@ def iter_rows(manifest: pa.Table, workers: int, timeout_s: float, max_file_bytes
     import_names = {d: import_tops(paths, packages[(source, d)], d, d == library.STDLIB_DISTRIBUTION)
                     for (source, d), paths in by_dist.items()}
     roots = _roots(rows, dists)
+    for (source, d), paths in by_dist.items():  # what the distribution's own metadata declares wins (issue 50)
+        declared = set(library.declared_library(roots.get(d)).get("python") or ()) if import_names[d] is not None else set()
+        if declared & dist_tops[d]:
+            import_names[d] = declared
     available = {d: STDLIB | requirements.declared(roots.get(d)) for d in dist_tops}
     if shards > 1:
         rows = [r for r in rows if sharding.in_shard(r["source"], r["path"], shard, shards)]
