@@ -123,3 +123,77 @@ def test_carry_counts_calls_not_definitions_or_keywords(tmp_path):
                  "class K(object):\n    pass\n")
     assert build.carry_of(str(f)) == 2 and build.carry_of(str(tmp_path / "none.py")) is None
     assert SplitPolicy().mode == "source"
+
+
+def test_idbench_new_pairs_under_the_floor_print_too_few(caplog):
+    """A language set under report.min_n (idbench JavaScript with 1 pair) is one "too few" row naming its n."""
+    import duckdb
+
+    from pipeline.families.idbench.report import _new_pairs
+
+    con = duckdb.connect()
+    con.sql("CREATE TABLE idbench_new_pairs AS SELECT * FROM (VALUES ('javascript', 'range-1', 'FT-cbow', 0.9, false),"
+            + ", ".join(f"('python', 'range-{1 + i % 2}', 'FT-cbow', 0.5, false)" for i in range(120))
+            + ") t(language, stratum, technique, cosine, in_idbench)")
+    text = "\n".join(_new_pairs(con, 100))
+    assert "| javascript | all | FT-cbow | too few items (n = 1, under report.min_n 100) |" in text
+    assert "| python | range-1 | FT-cbow | 60 |" in text and "| python | range-2 | FT-cbow | 60 |" in text
+
+
+def test_the_fixture_corpus_is_evaluated_by_its_library_code_and_builds(tmp_path):
+    """Issue 50's fixture, through real Snakemake (`evaluation_sizes`, strict): an sdist with a root bootstrap
+    (xmlt: `ez_setup.py`), one with its test suite inside the package (webenc: `webenc/tests.py`), one whose
+    `__init__.py` is re-exports only (csss). Every source has items in every set, all from its library code; the
+    run exits 0; evaluation.json holds the per-source table."""
+    import pyarrow.parquet as pq
+
+    from tests.conftest import snakemake, write_params
+    from tests.fixture_corpus import make_anycorpus
+
+    work = tmp_path / "w"
+    write_params(work, make_anycorpus(tmp_path / "src"), families=["apirec", "apiquiz", "codesyntax"],
+                 manifest__languages=["python"], manifest__split={"train": 0.6, "valid": 0.2, "test": 0.2},
+                 manifest__evaluation={"min_items": 1, "allow_small": True, "strict": True},
+                 codesyntax__languages=["python"], apirec__ide_max_points=5)
+    res = snakemake(work, "evaluation_sizes", check=False)
+    assert res.returncode == 0, res.stderr[-4000:]
+    manifest = pq.read_table(work / "data/manifest.parquet").to_pylist()
+    split = {(r["source"], r["path"]): r["split"] for r in manifest}
+    # the bootstrap, the setup scripts and the in-package test suite train; the re-exports are not csss's test unit
+    assert split[("xmlt", "ez_setup.py")] == split[("webenc", "webenc/tests.py")] == "train"
+    assert split[("xmlt", "xmlt.py")] == "test" and split[("csss", "csss/__init__.py")] != "test"
+    assert {s for (source, _), s in split.items() if source == "webenc"} >= {"test"}
+    metrics = json.loads((work / "reports/metrics/evaluation.json").read_text())
+    assert metrics["ok"] and metrics["unevaluated_sources"] == []
+    for source in ("xmlt", "webenc", "csss"):
+        cell = metrics["per_source"]["python"][source]
+        assert cell["test_library_files"] >= 1 and all(n > 0 for n in cell["items"].values()), (source, cell)
+        assert set(cell["items"]) == {"apirec points", "apirec queries", "apiquiz quizzes", "codesyntax test samples"}
+    points = pq.read_table(work / "data/families/apirec/points.parquet", columns=["source", "path"]).to_pylist()
+    assert {(p["source"], p["path"]) for p in points} <= {k for k, s in split.items() if s == "test"}
+    assert not any(p["path"] in ("ez_setup.py", "webenc/tests.py", "csss/__init__.py") for p in points)
+    quizzes = pq.read_table(work / "data/families/apiquiz/quizzes.parquet", columns=["api"]).column("api").to_pylist()
+    assert not any(q.startswith(("ez_setup", "webenc.tests")) for q in quizzes)
+    manifest_metrics = json.loads((work / "reports/metrics/manifest.json").read_text())
+    sources = manifest_metrics["split_policy"]["python"]["sources"]
+    assert {s: c["library_declared_by"] for s, c in sources.items()} == {
+        "csss": "csss.egg-info/top_level.txt", "webenc": "webenc.egg-info/top_level.txt",
+        "xmlt": "xmlt.egg-info/top_level.txt"}
+    # by lines its 8-line `__init__.py` was dealt an evaluation split; it carries no call, so it trains
+    assert sources["csss"]["chosen_by_carry"] and split[("csss", "csss/__init__.py")] == "train"
+    print(json.dumps({s: {"split": {p: sp for (src, p), sp in sorted(split.items()) if src == s},
+                          "items": metrics["per_source"]["python"][s]["items"]} for s in sources}, indent=1))
+
+
+def test_the_corpus_page_has_the_per_source_evaluation_table(tmp_path):
+    from pipeline.report.build import per_source_evaluation
+
+    cells = {"csss": {"library_files": 3, "test_library_files": 1,
+                      "items": {"apirec points": 4, "apiquiz quizzes": 107, "codesyntax test samples": 0}},
+             "stdlib": {"library_files": 700, "test_library_files": 64, "items": {"apirec points": 1886}}}
+    evaluation = {"per_source": {"python": cells},
+                  "unevaluated_sources": ["source csss (python) is not evaluated by 1 set(s): codesyntax python: ..."]}
+    table, warnings = per_source_evaluation(evaluation)
+    assert "| python | csss | 3 | 1 | 107 | 4 | 0 |" in table and "| python | stdlib | 700 | 64 | - | 1886 | - |" in table
+    assert warnings == evaluation["unevaluated_sources"]
+    assert per_source_evaluation({}) == ("", [])
