@@ -197,3 +197,22 @@ def test_the_corpus_page_has_the_per_source_evaluation_table(tmp_path):
     assert "| python | csss | 3 | 1 | 107 | 4 | 0 |" in table and "| python | stdlib | 700 | 64 | - | 1886 | - |" in table
     assert warnings == evaluation["unevaluated_sources"]
     assert per_source_evaluation({}) == ("", [])
+
+
+def test_a_package_module_named_tests_is_library_unless_its_text_is_a_test_suite(tmp_path):
+    """jinja2's `tests.py` (Jinja's tests: `test_odd(value)`) and werkzeug's `test.py` (its test client) are APIs;
+    webencodings' `tests.py` (argument-less `test_*` functions, unittest) is its test suite. Read, never run."""
+    api = tmp_path / "tests.py"
+    api.write_text("import operator\n\n\ndef test_odd(value):\n    return value % 2 == 1\n")
+    suite = tmp_path / "suite.py"
+    suite.write_text("from webencodings import lookup\n\n\ndef test_labels():\n    assert lookup('utf-8')\n")
+    case = tmp_path / "case.py"
+    case.write_text("import unittest\n\n\nclass T(unittest.TestCase):\n    pass\n")
+    assert library.library_code("src/jinja2/tests.py", "jinja2.tests", str(api))
+    assert not library.library_code("webencodings/tests.py", "webencodings.tests", str(suite))
+    assert not library.library_code("pkg/test.py", "pkg.test", str(case))
+    assert not library.library_code("pkg/tests.py", "pkg.tests")  # unread: a test module by its name
+    assert not library.library_code("tests/test.py", "tests.test", str(api))  # in a tests folder: never
+    rows = [{"source": "j", "path": "src/jinja2/tests.py", "language": "python", "location": str(api)},
+            {"source": "w", "path": "webencodings/tests.py", "language": "python", "location": str(suite)}]
+    assert library.library_files(rows, list(SCRIPTS)) == [True, False]

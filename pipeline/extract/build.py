@@ -480,7 +480,7 @@ def inventory_rows(row: dict, module: str, result: FileResult, own: str = "",
     if not importable(module):
         return out
     own_category = "stdlib" if own == library.STDLIB_DISTRIBUTION else "user_defined"
-    is_library = library.library_code(row["path"], module) and (import_names is None
+    is_library = library.library_code(row["path"], module, row.get("location")) and (import_names is None
                                                                 or module.split(".")[0] in import_names)
     stdlib = own == library.STDLIB_DISTRIBUTION
     requires = None if stdlib else requires_of(result, module, is_package, available)

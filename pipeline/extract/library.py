@@ -66,11 +66,33 @@ def script_module(module: str) -> bool:
             or any(module == m or module.startswith(m + ".") for m in STDLIB_NOT_LIBRARY))
 
 
-def library_code(path: str, module: str) -> bool:
+# A test suite's text: a test framework imported, a TestCase, or argument-less `test_*` functions at module level
+_SUITE = re.compile(r"^[ \t]*(?:import|from)[ \t]+(?:unittest|pytest|nose|doctest|hypothesis)\b"
+                    r"|^class[ \t]+\w+\(.*TestCase\)|^def[ \t]+test\w*\([ \t]*\)", re.M)
+
+
+def api_named_test(module: str, location: str | None) -> bool:
+    """A package's module named `test` / `tests` whose text is no test suite (jinja2's `tests.py` of Jinja tests,
+    werkzeug's `test.py` test client): library code. Only the module's own name makes it look like a test, and its
+    text (read, never run) imports no test framework and defines no TestCase or argument-less `test_*` function."""
+    parts = module.split(".")
+    if len(parts) < 2 or parts[-1] not in ("test", "tests") or script_module(".".join(parts[:-1] + ["api"])):
+        return False
+    if not location:
+        return False
+    try:
+        text = Path(location).read_bytes().decode("utf-8", errors="replace")
+    except OSError:
+        return False
+    return _SUITE.search(text) is None
+
+
+def library_code(path: str, module: str, location: str | None = None) -> bool:
     """Importable library code: the file is not under a test / docs / examples folder, is not a lone
     module (no package) under a tools / scripts folder, and its module is no test, conftest, setup or
-    `__main__` module. `module` is the file's dotted name from the package layout."""
-    if not module or script_module(module):
+    `__main__` module (a package's `tests.py` that is no test suite is: `api_named_test`, given the file's
+    `location`). `module` is the file's dotted name from the package layout."""
+    if not module or (script_module(module) and not api_named_test(module, location)):
         return False
     p = PurePosixPath(path)
     folders = p.parts[:-1]
@@ -297,7 +319,7 @@ def _library_row(row: dict, scripts: list[str], module_roots: set[str]) -> bool:
     if language != "python":
         return True
     dotted = _dotted(path)
-    return bool(dotted) and not script_module(dotted)
+    return bool(dotted) and (not script_module(dotted) or api_named_test(dotted, row.get("location")))
 
 
 def source_roots(rows: list[dict]) -> dict[str, Path]:
