@@ -216,3 +216,21 @@ def test_a_package_module_named_tests_is_library_unless_its_text_is_a_test_suite
     rows = [{"source": "j", "path": "src/jinja2/tests.py", "language": "python", "location": str(api)},
             {"source": "w", "path": "webencodings/tests.py", "language": "python", "location": str(suite)}]
     assert library.library_files(rows, list(SCRIPTS)) == [True, False]
+
+
+def test_codesyntax_gives_a_source_without_test_functions_its_file_with_most(tmp_path):
+    from pipeline.core.ids import unit_float
+    from pipeline.families.codesyntax.label import every_source_tested
+
+    texts = {"a.py": "X = 1\n", "b.py": "def f():\n    pass\n\n\ndef g():\n    pass\n", "c.py": "def h():\n    pass\n"}
+    for name, text in texts.items():
+        (tmp_path / name).write_text(text)
+    ids = sorted((f"id{i}" for i in range(200)), key=lambda i: unit_float(5, "codesyntax-split", i))
+    dev, test = ids[:3], ids[-1]  # three ids the hash puts on the dev side (fraction 0.5), one on the test side
+    rows = [{"source": "s", "file_id": fid, "path": p, "location": p, "encoding": "utf-8", "language": "python"}
+            for fid, p in zip(dev, texts)]
+    assert every_source_tested(rows, 5, 0.5, tmp_path) == 1 and [r.get("_test") for r in rows] == [None, True, None]
+    # a source with a function on the test side keeps the hash's choice; so does one with nothing to give
+    kept = [dict(rows[0], _test=None), {**rows[2], "file_id": test}]
+    kept = [{k: v for k, v in r.items() if k != "_test"} for r in kept]
+    assert every_source_tested(kept, 5, 0.5, tmp_path) == 0 and not any(r.get("_test") for r in kept)
