@@ -118,7 +118,8 @@ def unevaluated(spec: dict, n: int, composition: dict, library: dict) -> list[tu
     """(source, line) per source with library code in the set's language but no item in it: sets drawn from a split
     (`every_source`; the split is the items' own, else the spec's `split`, else "evaluation"), and sets counted per
     source (`by` source, `source_of`: apiquiz's quizzes, codesyntax's samples)."""
-    per_source = spec.get("every_source") or "source" in (spec.get("by") or ()) or spec.get("source_of")
+    per_source = spec.get("every_source") or (spec.get("checked_per_source", True) and (
+        "source" in (spec.get("by") or ()) or spec.get("source_of")))
     if not per_source or not library or not n:  # an empty set is the size check's (allow_small)
         return []
     split = next(iter(composition.get("split") or {}), spec.get("split") or "evaluation")
