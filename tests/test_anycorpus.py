@@ -179,8 +179,9 @@ def test_the_fixture_corpus_is_evaluated_by_its_library_code_and_builds(tmp_path
     assert {s: c["library_declared_by"] for s, c in sources.items()} == {
         "csss": "csss.egg-info/top_level.txt", "webenc": "webenc.egg-info/top_level.txt",
         "xmlt": "xmlt.egg-info/top_level.txt"}
-    # by lines its 8-line `__init__.py` was dealt an evaluation split; it carries no call, so it trains
-    assert sources["csss"]["chosen_by_carry"] and split[("csss", "csss/__init__.py")] == "train"
+    # its test unit carries calls (by lines its 8-line `__init__.py` is dealt valid; valid never takes train's last
+    # calls, so it stays there: valid is not what apirec evaluates)
+    assert sources["csss"]["calls_by_split"]["test"] >= build.MIN_CARRY
     print(json.dumps({s: {"split": {p: sp for (src, p), sp in sorted(split.items()) if src == s},
                           "items": metrics["per_source"]["python"][s]["items"]} for s in sources}, indent=1))
 
@@ -234,3 +235,15 @@ def test_codesyntax_gives_a_source_without_test_functions_its_file_with_most(tmp
     kept = [dict(rows[0], _test=None), {**rows[2], "file_id": test}]
     kept = [{k: v for k, v in r.items() if k != "_test"} for r in kept]
     assert every_source_tested(kept, 5, 0.5, tmp_path) == 0 and not any(r.get("_test") for r in kept)
+
+
+def test_valid_never_takes_trains_last_calls():
+    """more-itertools: `__init__.py` (re-exports) dealt valid, `more.py` (4,000 lines) train, `recipes.py` test: valid
+    keeps its `__init__.py` rather than take train's only module; test would take it (the evaluation comes first)."""
+    weights = {("m", "init"): 6, ("m", "more"): 4000, ("m", "recipes"): 900}
+    carry = {("m", "init"): 0, ("m", "more"): 1500, ("m", "recipes"): 390}
+    dealt = {("m", "init"): "valid", ("m", "more"): "train", ("m", "recipes"): "test"}
+    assert build.carry_swap(dict(dealt), weights, carry, 1, FRACTIONS) == []
+    flipped = {("m", "init"): "test", ("m", "more"): "train", ("m", "recipes"): "valid"}
+    assert build.carry_swap(flipped, weights, {**carry, ("m", "recipes"): 0}, 1, FRACTIONS) == ["test"]
+    assert flipped[("m", "more")] == "test"

@@ -159,7 +159,8 @@ def carry_swap(dealt: dict[tuple[str, str], str], weights: dict[tuple[str, str],
     """Test units chosen by what they carry: each evaluation split (all but the first, the last first) whose
     units hold fewer than MIN_CARRY call sites (a 37-line `__init__.py` of re-exports) gives them to the first
     split (train) and takes from it, instead, the unit with at least MIN_CARRY call sites (else the one carrying
-    most, when it carries more) whose weight is nearest the split's share. Deterministic: content and seed only.
+    most, when it carries more) whose weight is nearest the split's share; a split before the last (valid) only
+    when train keeps MIN_CARRY call sites. Deterministic: content and seed only.
     Changes `dealt`; returns the splits it changed."""
     order = [s for s in split_order(fractions) if fractions[s] > 0]
     total, changed = sum(weights.values()), []
@@ -169,6 +170,9 @@ def carry_swap(dealt: dict[tuple[str, str], str], weights: dict[tuple[str, str],
         if not mine or held >= MIN_CARRY:
             continue
         pool = [u for u in sorted(dealt) if dealt[u] == order[0]]
+        if split != order[-1]:  # a split between train and test (valid) never takes train's last calls
+            kept = sum(carry[u] for u in pool) + held
+            pool = [u for u in pool if kept - carry[u] >= MIN_CARRY]
         donors = [u for u in pool if carry[u] >= MIN_CARRY]
         if not donors:
             most = max(pool, key=lambda u: (carry[u], -ids.unit_float(seed, "package-split", *u)), default=None)
