@@ -128,7 +128,7 @@ rule evaluation_sizes:
         allow_small="--allow-small" if config["manifest"]["evaluation"]["allow_small"] else "",
         # every source with library code holds items of each set drawn from a split, or the run fails (opt-out)
         allow_unevaluated="--allow-unevaluated" if config["manifest"]["evaluation"].get("allow_unevaluated") else "",
-        # a source left unevaluated: one warning with the reason; a failure only under strict (issue 50)
+        # a source left unevaluated: one warning with the reason; a failure only under strict
         strict="--strict" if config["manifest"]["evaluation"].get("strict") else "",
         scripts=as_json((config["manifest"].get("split_policy") or {}).get("scripts")),
     priority: 100

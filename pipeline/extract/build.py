@@ -598,7 +598,7 @@ def iter_rows(manifest: pa.Table, workers: int, timeout_s: float, max_file_bytes
     import_names = {d: import_tops(paths, packages[(source, d)], d, d == library.STDLIB_DISTRIBUTION)
                     for (source, d), paths in by_dist.items()}
     roots = _roots(rows, dists)
-    for (source, d), paths in by_dist.items():  # what the distribution's own metadata declares wins (issue 50)
+    for (source, d), paths in by_dist.items():  # what the distribution's own metadata declares wins
         declared = set(library.declared_library(roots.get(d)).get("python") or ()) if import_names[d] is not None else set()
         if declared & dist_tops[d]:
             import_names[d] = declared

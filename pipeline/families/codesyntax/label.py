@@ -132,7 +132,7 @@ def functions_in(row: dict, root: str | Path = ".") -> int:
 
 
 def every_source_tested(files: list[dict], seed: int, dev_fraction: float, root: str | Path = ".") -> int:
-    """Every source has samples on the test side (issue 50): a source whose test-side files (by the seeded hash)
+    """Every source has samples on the test side: a source whose test-side files (by the seeded hash)
     hold no function gives its dev-side file with most functions (ties: the hash) to test, marked `_test`. A source
     with a function on the test side keeps the hash's choice. Returns the files moved."""
     by_source: dict[str, list[dict]] = {}
