@@ -192,6 +192,12 @@ class EvaluationSet:
     # (manifest.evaluation.allow_unevaluated opts out).
     every_source: bool = False
     by: tuple[str, ...] = ()  # columns its items are counted by in reports/metrics/evaluation.json (source first)
+    # a column holding a top-level module name (apiquiz's `library`): its items are counted per source through the
+    # manifest's library files (which source's library defines that top-level name)
+    source_of: str = ""
+    # counted per source (by source / source_of) but not checked per source: a source may give none (apirec's queries
+    # need a docstring or comment that names the call); the per-source table still shows it
+    checked_per_source: bool = True
 
 
 @dataclass(frozen=True)

@@ -47,6 +47,7 @@ rule report:
     input:
         warehouse=rules.warehouse.output[0],
         models=rules.models.output[0],
+        evaluation="reports/metrics/evaluation.json",  # the corpus page's per-source evaluation table
     output:
         index="reports/index.md",
         html="reports/index.html",
@@ -72,7 +73,8 @@ rule report:
     shell:
         "python -m pipeline.report.build --db {input.warehouse:q} --models-metrics {input.models:q}"
         " --out {output.index:q} --figures {output.figures:q} --scores {output.scores:q}"
-        " --plots {params.plots:q} --html {output.html:q} --min-n {params.min_n} 2> {log:q}"
+        " --plots {params.plots:q} --html {output.html:q} --min-n {params.min_n}"
+        " --evaluation {input.evaluation:q} 2> {log:q}"
 
 
 # `snakemake data/export/<family>` (not in the default target): the family's built benchmark as a Hugging Face dataset

@@ -128,13 +128,17 @@ rule evaluation_sizes:
         allow_small="--allow-small" if config["manifest"]["evaluation"]["allow_small"] else "",
         # every source with library code holds items of each set drawn from a split, or the run fails (opt-out)
         allow_unevaluated="--allow-unevaluated" if config["manifest"]["evaluation"].get("allow_unevaluated") else "",
+        # a source left unevaluated: one warning with the reason; a failure only under strict
+        strict="--strict" if config["manifest"]["evaluation"].get("strict") else "",
         scripts=as_json((config["manifest"].get("split_policy") or {}).get("scripts")),
     priority: 100
     conda:
         CONDA_ENV
     log:
-        "logs/evaluation_sizes.log",
+        log="logs/evaluation_sizes.log",
+        # the same metrics, kept when the check fails (Snakemake removes a failed job's outputs, never its logs)
+        metrics="logs/evaluation_sizes.json",
     shell:  # a failure's log reaches the console (profiles/default: show-failed-logs); allow_small's warnings: onsuccess
         "python -m pipeline.manifest.evaluation --sets {params.sets:q} --min-items {params.min_items}"
-        " {params.allow_small} {params.allow_unevaluated} --manifest {input.manifest:q} --scripts {params.scripts:q}"
-        " --metrics {output.metrics:q} 2> {log:q}"
+        " {params.allow_small} {params.allow_unevaluated} {params.strict} --manifest {input.manifest:q}"
+        " --scripts {params.scripts:q} --metrics {output.metrics:q} --keep {log.metrics:q} 2> {log.log:q}"

@@ -216,3 +216,97 @@ module.exports = { Counter };
 """,
     "test/counter.test.js": b"const assert = require('assert');\nassert.ok(true);\n",
 }
+
+
+# Issue 50's first-time corpus in small: three sdists whose split once fell on code that is not the library.
+ANYCORPUS = {
+    # setuptools' bootstrap at the sdist root beside a one-module library: its metadata says `xmlt`
+    "xmlt": {
+        "PKG-INFO": "Metadata-Version: 1.1\nName: xmlt\nVersion: 1.0\n",
+        "xmlt.egg-info/top_level.txt": "xmlt\n",
+        "setup.py": "from ez_setup import use_setuptools\nuse_setuptools()\n",
+        "ez_setup.py": ("import os\nimport sys\nimport shutil\n\n\ndef use_setuptools(version='0.6'):\n"
+                        "    here = os.path.dirname(os.path.abspath(__file__))\n    sys.path.insert(0, here)\n"
+                        "    shutil.rmtree(os.path.join(here, 'build'), ignore_errors=True)\n"
+                        "    return os.path.exists(os.path.join(here, 'setuptools'))\n"),
+        "xmlt.py": ("import io\nimport re\nimport json\nfrom xml.parsers import expat\n\n"
+                    "_SPACE = re.compile(r'\\s+')\n\n\n"
+                    "def parse(text):\n    \"\"\"Parse XML text into a dict of element names to their text.\"\"\"\n"
+                    "    parser = expat.ParserCreate()\n    out = {}\n    parser.CharacterDataHandler = lambda data: "
+                    "out.setdefault('text', []).append(data.strip())\n    parser.Parse(text, True)\n    return out\n\n\n"
+                    "def unparse(data):\n    \"\"\"Write a dict back as indented JSON text.\"\"\"\n"
+                    "    buffer = io.StringIO()\n    json.dump(data, buffer, indent=2, sort_keys=True)\n"
+                    "    return normalise(buffer.getvalue())\n\n\n"
+                    "def normalise(text):\n    \"\"\"Collapse the whitespace of a text.\"\"\"\n"
+                    "    return _SPACE.sub(' ', text).strip().lower()\n"),
+    },
+    # its test suite inside the package (`webenc/tests.py`), two library modules
+    "webenc": {
+        "PKG-INFO": "Metadata-Version: 1.1\nName: webenc\nVersion: 1.0\n",
+        "webenc.egg-info/top_level.txt": "webenc\n",
+        "setup.py": "from setuptools import setup\nsetup(name='webenc')\n",
+        "webenc/__init__.py": ("import codecs\nimport re\n\nfrom .labels import LABELS\n\n\n"
+                               "def lookup(label):\n    \"\"\"Find the codec named by an encoding label.\"\"\"\n"
+                               "    name = LABELS.get(label.strip().lower())\n"
+                               "    return codecs.lookup(name) if name else None\n\n\n"
+                               "def decode(data, label='utf-8'):\n    \"\"\"Decode bytes with the codec of a label.\"\"\"\n"
+                               "    codec = lookup(label)\n    text, _ = codec.decode(data)\n"
+                               "    return re.sub(r'^\\ufeff', '', text)\n"),
+        "webenc/labels.py": ("import os\nimport collections\n\n"
+                             "LABELS = collections.OrderedDict([('utf-8', 'utf-8'), ('latin1', 'cp1252')])\n\n\n"
+                             "def labels_file(folder):\n    \"\"\"Path of the labels file in a folder.\"\"\"\n"
+                             "    return os.path.join(os.path.abspath(folder), 'labels.json')\n\n\n"
+                             "def names():\n    \"\"\"Every encoding name, sorted.\"\"\"\n"
+                             "    return sorted(set(LABELS.values()), key=str.lower)\n"),
+        "webenc/tests.py": ("import unittest\n\nfrom webenc import decode, lookup\n\n\n"
+                            "class TestDecode(unittest.TestCase):\n    def test_utf8(self):\n"
+                            "        self.assertEqual(decode(b'a'), 'a')\n        self.assertIsNone(lookup('x'))\n"
+                            "        self.assertTrue(lookup('utf-8'))\n        self.assertEqual(lookup('UTF-8').name, 'utf-8')\n"),
+    },
+    # an `__init__.py` of re-exports only, the library's code in its modules
+    "csss": {
+        "PKG-INFO": "Metadata-Version: 1.1\nName: csss\nVersion: 1.0\n",
+        "csss.egg-info/top_level.txt": "csss\n",
+        "setup.py": "from setuptools import setup\nsetup(name='csss')\n",
+        "csss/__init__.py": ("\"\"\"CSS selectors.\"\"\"\n\nfrom csss.parser import parse, Selector, SelectorError\n"
+                             "from csss.xpath import GenericTranslator, HTMLTranslator\n\n"
+                             "__all__ = ('parse', 'Selector', 'SelectorError', 'GenericTranslator', 'HTMLTranslator')\n"
+                             "VERSION = '1.0'\n__version__ = VERSION\n"),
+        "csss/parser.py": ("import re\nimport operator\nfrom collections import namedtuple\n\n"
+                           "Token = namedtuple('Token', 'kind value')\n_TOKEN = re.compile(r'[#.]?[\\w-]+|\\s+|[>+~*]')\n\n\n"
+                           "class SelectorError(SyntaxError):\n    pass\n\n\n"
+                           "class Selector:\n    def __init__(self, tokens):\n        self.tokens = list(tokens)\n\n"
+                           "    def specificity(self):\n        \"\"\"Count ids, classes and elements.\"\"\"\n"
+                           "        kinds = [t.value[:1] for t in self.tokens]\n"
+                           "        return (kinds.count('#'), kinds.count('.'), len(kinds) - kinds.count('#'))\n\n\n"
+                           "def tokenize(text):\n    \"\"\"Split a selector into tokens.\"\"\"\n"
+                           "    for match in _TOKEN.finditer(text.strip()):\n"
+                           "        yield Token(match.group().strip() and 'name' or 'space', match.group())\n\n\n"
+                           "def parse(text):\n    \"\"\"Parse a selector group into selectors.\"\"\"\n"
+                           "    parts = [p for p in re.split(r'\\s*,\\s*', text.strip()) if p]\n"
+                           "    if not parts:\n        raise SelectorError(repr(text))\n"
+                           "    return sorted((Selector(tokenize(p)) for p in parts), key=operator.methodcaller('specificity'))\n"),
+        "csss/xpath.py": ("import re\nimport functools\n\nfrom csss.parser import parse\n\n\n"
+                          "class GenericTranslator:\n    def css_to_xpath(self, css, prefix='descendant-or-self::'):\n"
+                          "        \"\"\"Translate a selector to an XPath expression.\"\"\"\n"
+                          "        selectors = parse(css)\n"
+                          "        return ' | '.join(prefix + self.xpath(s) for s in selectors)\n\n"
+                          "    def xpath(self, selector):\n"
+                          "        names = [t.value for t in selector.tokens if t.value.strip()]\n"
+                          "        return '/'.join(re.sub(r'^[#.]', '', n).lower() for n in names)\n\n\n"
+                          "class HTMLTranslator(GenericTranslator):\n    @functools.lru_cache(maxsize=64)\n"
+                          "    def xpath(self, selector):\n        return super().xpath(selector).lower().strip()\n"),
+    },
+}
+
+
+def make_anycorpus(root: Path) -> list[dict]:
+    """Issue 50's fixture corpus under `root`: three local sdists (`ANYCORPUS`); their source entries."""
+    sources = []
+    for name, files in ANYCORPUS.items():
+        for rel, text in files.items():
+            (root / name / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / name / rel).write_text(text)
+        sources.append({"name": name, "kind": "local", "path": str(root / name), "license": "MIT",
+                        "released": "2024-01-01"})
+    return sources

@@ -213,7 +213,7 @@ def test_our_features_keep_pairs_with_missing_scores(tmp_path):
     assert by_pair["p2"]["missing:w2v-SG"] == 1.0 and by_pair["p1"]["missing:w2v-SG"] == 0.0
 
 
-def test_new_pairs_are_deterministic_and_span_the_ranking(trained, corpus, idbench_tables, tmp_path):
+def test_new_pairs_are_deterministic_and_span_the_ranking(trained, corpus, idbench_tables, tmp_path, caplog):
     params = {"technique": "FT-cbow", "min_count": 20, "max_identifiers": 40, "ranges": 5, "per_range": 3,
               "random_pairs": 4, "mixed": True}
     args = [corpus, trained / "FT-cbow.kv", idbench_tables["pairs"], params, PARAMS]
@@ -257,6 +257,10 @@ def test_new_pairs_are_deterministic_and_span_the_ranking(trained, corpus, idben
     # without `mixed`: the per-language groups only, the same rows
     alone = newpairs.new_pairs(*args[:3], {**params, "mixed": False}, PARAMS, seed=3).to_pylist()
     assert alone == [r for r in all_rows if r["language"] != "mixed"]
+    # a language under its floor (report.min_n) is loud: a warning naming the count and the floor (issue 50)
+    with caplog.at_level("WARNING", logger="pipeline.families.idbench.newpairs"):
+        assert newpairs.new_pairs(*args, seed=3, floor=10**6).equals(table)
+    assert any("under the floor report.min_n 1000000" in r.getMessage() for r in caplog.records)
 
 
 def test_sample_hand_case():

@@ -111,7 +111,14 @@ def test_splits_by_repository(built):
     assert all(len(s) == 1 for s in by_repo.values())
     # the default policy stratifies by source: each source's library units dealt on their own, every source with
     # library code in the test split
-    assert [r["split"] for r in table] == assign_splits(table, seed, fractions)[0]
+    # (as the build: what each source's metadata declares, and each file's call sites, read from the tree)
+    from pipeline.extract import library
+    from pipeline.manifest.build import carry_of
+
+    rows = [dict(r, location=str(built / r["location"])) for r in table]
+    for r in rows:
+        r["carry"] = carry_of(r["location"], r["encoding"])
+    assert [r["split"] for r in table] == assign_splits(rows, seed, fractions, declarations=library.declarations(rows))[0]
     assert {p["policy"] for p in policy.values()} == {"source"}
     for language, used in policy.items():
         for source, cell in used["sources"].items():

@@ -299,24 +299,35 @@ def test_a_source_with_library_code_but_nothing_evaluated_fails_naming_it(tmp_pa
              "by": ["source", "library_group", "domain"]}]
     library = evaluation.library_code(tmp_path / "manifest.parquet", list(SplitPolicy().scripts))
     assert library["python"]["mylib"] == {"train": [1, 90]}  # its test file is a script
-    metrics, small, missing = evaluation.check(sets, 30, False, library)
+    metrics, small, missing = evaluation.check(sets, 30, False, library, strict=True)
     assert small == [] and metrics["ok"] is False and len(missing) == 2
+    # by default (manifest.evaluation.strict: false) a source left unevaluated is a warning, one line per source
+    assert evaluation.check(sets, 30, False, library)[0]["ok"] is True
+    assert [line.split(" (")[0] for line in metrics["unevaluated_sources"]] == ["source mylib", "source other"]
+    assert metrics["per_source"]["python"]["mylib"] == {"library_files": 1, "test_library_files": 0,
+                                                         "items": {"apirec points": 0}}
+    assert metrics["per_source"]["python"]["stdlib"]["items"] == {"apirec points": 40}
     assert missing[0].startswith("apirec python: source mylib has 1 library files but 0 points in the evaluation set")
     assert "none of them is in the test split" in missing[0] and "allow_unevaluated" in missing[0]
     assert missing[1].startswith("apirec python: source other has 1 library files") and "its 1 in the test split" in missing[1]
     comp = metrics["sets"][0]["composition"]
     assert comp["source"] == {"stdlib": 40} and comp["source_by_library_group"]["stdlib"] == {"stdlib": 39, "user_defined": 1}
     assert metrics["split_composition"]["python"]["mylib"] == {"train": {"library_files": 1, "library_lines": 90}}
-    assert evaluation.check(sets, 30, False, library, allow_unevaluated=True)[0]["ok"] is True
+    assert evaluation.check(sets, 30, False, library, allow_unevaluated=True, strict=True)[0]["ok"] is True
     # a set with no item at all is the size check's (allow_small), not one line per source
     empty = [{**sets[0], "file": str(tmp_path / "none.parquet")}]
     assert evaluation.check(empty, 30, True, library)[2] == []
     cmd = [sys.executable, "-m", "pipeline.manifest.evaluation", "--sets", json.dumps(sets), "--min-items", "30",
            "--manifest", str(tmp_path / "manifest.parquet"), "--metrics", str(tmp_path / "m.json")]
+    res = subprocess.run(cmd + ["--strict", "--keep", str(tmp_path / "kept.json")], cwd=REPO, capture_output=True,
+                         text=True)
+    assert res.returncode == 1 and res.stderr.count("ERROR evaluation: source ") == 2
+    # written before failing: the metrics are there (and in --keep, which a failed job's outputs are not)
+    assert json.loads((tmp_path / "kept.json").read_text())["ok"] is False and (tmp_path / "m.json").exists()
+    res = subprocess.run(cmd + ["--strict", "--allow-unevaluated"], cwd=REPO, capture_output=True, text=True)
+    assert res.returncode == 0 and res.stderr.count("WARNING pipeline.manifest.evaluation") <= 2
     res = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
-    assert res.returncode == 1 and res.stderr.count("ERROR evaluation: apirec python: source ") == 2
-    res = subprocess.run(cmd + ["--allow-unevaluated"], cwd=REPO, capture_output=True, text=True)
-    assert res.returncode == 0 and res.stderr.count("WARNING evaluation: apirec python: source ") == 2
+    assert res.returncode == 0 and res.stderr.count("evaluation: source ") == 2 and "ERROR" not in res.stderr
 
 
 def test_apirec_cap_keeps_every_source_and_its_share():

@@ -480,7 +480,7 @@ def inventory_rows(row: dict, module: str, result: FileResult, own: str = "",
     if not importable(module):
         return out
     own_category = "stdlib" if own == library.STDLIB_DISTRIBUTION else "user_defined"
-    is_library = library.library_code(row["path"], module) and (import_names is None
+    is_library = library.library_code(row["path"], module, row.get("location")) and (import_names is None
                                                                 or module.split(".")[0] in import_names)
     stdlib = own == library.STDLIB_DISTRIBUTION
     requires = None if stdlib else requires_of(result, module, is_package, available)
@@ -598,6 +598,10 @@ def iter_rows(manifest: pa.Table, workers: int, timeout_s: float, max_file_bytes
     import_names = {d: import_tops(paths, packages[(source, d)], d, d == library.STDLIB_DISTRIBUTION)
                     for (source, d), paths in by_dist.items()}
     roots = _roots(rows, dists)
+    for (source, d), paths in by_dist.items():  # what the distribution's own metadata declares wins
+        declared = set(library.declared_library(roots.get(d)).get("python") or ()) if import_names[d] is not None else set()
+        if declared & dist_tops[d]:
+            import_names[d] = declared
     available = {d: STDLIB | requirements.declared(roots.get(d)) for d in dist_tops}
     if shards > 1:
         rows = [r for r in rows if sharding.in_shard(r["source"], r["path"], shard, shards)]

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 import sys
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 
 STDLIB_TOPS = frozenset(sys.stdlib_module_names) | {"builtins"}
 STDLIB_DISTRIBUTION = "stdlib"
@@ -57,20 +57,281 @@ def category(fqn: str | None, via: str | None, own: str, own_tops: set[str] | fr
 
 
 def script_module(module: str) -> bool:
-    """A dotted module name that names a test / conftest / `__main__` module (`pkg.tests.test_x`)."""
+    """A dotted module name that names a test / conftest / `__main__` module (`pkg.tests.test_x`), an sdist-root
+    bootstrap (`ez_setup`), or one of the stdlib's demo and test modules (`turtledemo`, `__hello__`)."""
     parts = module.split(".")
     return (any(_TEST_MODULE.match(p) for p in parts) or any(p in SCRIPT_DIRS for p in parts[:-1])
             or parts[-1] == "__main__"
-            or (len(parts) == 1 and parts[0] in SCRIPT_MODULES))
+            or (len(parts) == 1 and (parts[0] in SCRIPT_MODULES or parts[0] in BOOTSTRAP_MODULES))
+            or any(module == m or module.startswith(m + ".") for m in STDLIB_NOT_LIBRARY))
 
 
-def library_code(path: str, module: str) -> bool:
+# A test suite's text: a test framework imported, a TestCase, or argument-less `test_*` functions at module level
+_SUITE = re.compile(r"^[ \t]*(?:import|from)[ \t]+(?:unittest|pytest|nose|doctest|hypothesis)\b"
+                    r"|^class[ \t]+\w+\(.*TestCase\)|^def[ \t]+test\w*\([ \t]*\)", re.M)
+
+
+def api_named_test(module: str, location: str | None) -> bool:
+    """A package's module named `test` / `tests` whose text is no test suite (jinja2's `tests.py` of Jinja tests,
+    werkzeug's `test.py` test client): library code. Only the module's own name makes it look like a test, and its
+    text (read, never run) imports no test framework and defines no TestCase or argument-less `test_*` function."""
+    parts = module.split(".")
+    if len(parts) < 2 or parts[-1] not in ("test", "tests") or script_module(".".join(parts[:-1] + ["api"])):
+        return False
+    if not location:
+        return False
+    try:
+        text = Path(location).read_bytes().decode("utf-8", errors="replace")
+    except OSError:
+        return False
+    return _SUITE.search(text) is None
+
+
+def library_code(path: str, module: str, location: str | None = None) -> bool:
     """Importable library code: the file is not under a test / docs / examples folder, is not a lone
     module (no package) under a tools / scripts folder, and its module is no test, conftest, setup or
-    `__main__` module. `module` is the file's dotted name from the package layout."""
-    if not module or script_module(module):
+    `__main__` module (a package's `tests.py` that is no test suite is: `api_named_test`, given the file's
+    `location`). `module` is the file's dotted name from the package layout."""
+    if not module or (script_module(module) and not api_named_test(module, location)):
         return False
     p = PurePosixPath(path)
     folders = p.parts[:-1]
     lone = "." not in module and p.name != "__init__.py"
     return not any(f in SCRIPT_DIRS for f in folders) and not (lone and any(f in OUTER_SCRIPT_DIRS for f in folders))
+
+
+# -- what a source declares its library to be (its own metadata, read as text/TOML/JSON, never run) ------------
+# The standard library's demo and test modules: shipped with the interpreter, not APIs of it.
+STDLIB_NOT_LIBRARY = frozenset({"turtledemo", "__hello__", "__phello__", "test", "idlelib.idle_test",
+                                "lib2to3.tests", "tkinter.test", "unittest.test", "ctypes.test", "distutils.tests",
+                                "sqlite3.test", "__phello__.spam", "__hello_alias__",
+                                "__hello_only__", "__phello_alias__"})
+# Root modules of an sdist that bootstrap or build it (setuptools' ez_setup.py, versioneer): never its library.
+BOOTSTRAP_MODULES = frozenset({"ez_setup", "distribute_setup", "versioneer", "bootstrap", "setup", "conftest",
+                               "noxfile", "fabfile", "runtests", "run_tests"})
+_SKIP_TOPS = SCRIPT_DIRS | {"src", "lib", ""}
+# the package path of a Java file starts after these folders (a JDK module's `java.base/`, Maven's src/main/java/)
+_JAVA_ROOTS = ("src/main/java/", "src/java/", "src/")
+
+
+def _tops_from_lines(lines: list[str]) -> list[str]:
+    out = []
+    for line in lines:
+        name = line.strip().replace("/", ".").split(".")[0]
+        if name and name.isidentifier() and name not in _SKIP_TOPS and not _TEST_MODULE.match(name):
+            out.append(name)
+    return out
+
+
+def _record_tops(text: str) -> list[str]:
+    """Top-level packages and modules of a wheel's RECORD (`pkg/mod.py,sha256=...,123`)."""
+    tops = []
+    for line in text.splitlines():
+        path = line.split(",", 1)[0].strip()
+        first = path.split("/", 1)[0]
+        if not path.endswith(".py") or first.endswith((".dist-info", ".data")) or first.startswith(".."):
+            continue
+        tops.append(first[:-3] if "/" not in path else first)
+    return _tops_from_lines(tops)
+
+
+def _pyproject_tops(data: dict) -> list[str]:
+    """Packages and modules named by pyproject.toml's build-backend tables (setuptools, hatch, poetry, flit)."""
+    tool = data.get("tool") or {}
+    out: list[str] = []
+    st = tool.get("setuptools") or {}
+    if isinstance(st.get("packages"), list):
+        out += [p for p in st["packages"] if isinstance(p, str)]
+    out += [m for m in st.get("py-modules") or [] if isinstance(m, str)]
+    hatch = (((tool.get("hatch") or {}).get("build") or {}).get("targets") or {}).get("wheel") or {}
+    out += [PurePosixPath(p).name.removesuffix(".py") for p in hatch.get("packages") or [] if isinstance(p, str)]
+    out += [PurePosixPath(p).name.removesuffix(".py") for p in hatch.get("only-include") or [] if isinstance(p, str)]
+    for p in (tool.get("poetry") or {}).get("packages") or []:
+        if isinstance(p, dict) and isinstance(p.get("include"), str) and "*" not in p["include"]:
+            out.append(PurePosixPath(p["include"]).name.removesuffix(".py"))
+    flit = tool.get("flit") or {}
+    module = (flit.get("module") or {}).get("name") or (flit.get("metadata") or {}).get("module")
+    if isinstance(module, str):
+        out.append(module)
+    elif flit or (data.get("build-system") or {}).get("build-backend", "").startswith("flit"):
+        name = (data.get("project") or {}).get("name")  # flit: the module is named after the project
+        if isinstance(name, str):
+            out.append(re.sub(r"[-.]+", "_", name).lower())
+    return _tops_from_lines(out)
+
+
+def _package_json_paths(data: dict) -> list[str]:
+    """Files and folders a package.json publishes as its code: `main`, every path in `exports`, `files`."""
+    out: list[str] = []
+
+    def walk(node):
+        if isinstance(node, str):
+            out.append(node)
+        elif isinstance(node, dict):
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    if isinstance(data.get("main"), str):
+        out.append(data["main"])
+    walk(data.get("exports"))
+    walk(data.get("files"))
+    return sorted({p.removeprefix("./").rstrip("/") for p in out if p and not p.startswith("..")} - {"", "."})
+
+
+def declared_library(root: str | Path | None) -> dict:
+    """What a source's own metadata declares as its library (read as text, never run): {"python": top-level
+    packages and modules, "javascript": published paths, "from": the file that said so}, the first found in order
+    of trust: `*.egg-info/top_level.txt` or `*.dist-info/top_level.txt` (at the root or under src/), a wheel's
+    `RECORD`, pyproject.toml's setuptools / hatch / poetry / flit tables, package.json's main / exports / files.
+    Empty when none says (the layout then decides)."""
+    if root is None:
+        return {}
+    root = Path(root)
+    if not root.is_dir():
+        return {}
+    out: dict = {}
+    try:
+        for pattern in ("*.egg-info/top_level.txt", "*.dist-info/top_level.txt", "src/*.egg-info/top_level.txt",
+                        "*.dist-info/RECORD"):
+            for meta in sorted(root.glob(pattern)):
+                text = meta.read_text(encoding="utf-8", errors="replace")
+                tops = _record_tops(text) if meta.name == "RECORD" else _tops_from_lines(text.splitlines())
+                if tops:
+                    return {"python": sorted(set(tops)), "from": meta.relative_to(root).as_posix()}
+        pyproject = root / "pyproject.toml"
+        if pyproject.is_file():
+            import tomllib
+
+            try:
+                tops = _pyproject_tops(tomllib.loads(pyproject.read_text(encoding="utf-8", errors="replace")))
+            except (tomllib.TOMLDecodeError, ValueError):
+                tops = []
+            if tops:
+                out = {"python": sorted(set(tops)), "from": "pyproject.toml"}
+        package_json = root / "package.json"
+        if package_json.is_file():
+            import json
+
+            try:
+                data = json.loads(package_json.read_text(encoding="utf-8", errors="replace"))
+            except ValueError:
+                data = {}
+            paths = _package_json_paths(data) if isinstance(data, dict) else []
+            if paths:
+                out = {**out, "javascript": paths, "from": ", ".join(filter(None, (out.get("from"), "package.json")))}
+    except OSError:
+        return out
+    return out
+
+
+def _dotted(path: str) -> str:
+    """A Python file's dotted name from its path alone (`src/pkg/a/b.py` -> `pkg.a.b`)."""
+    parts = list(PurePosixPath(path).with_suffix("").parts)
+    if parts and parts[-1] == "__init__":
+        parts = parts[:-1]
+    while len(parts) > 1 and parts[0] in ("src", "lib"):
+        parts = parts[1:]
+    return ".".join(parts)
+
+
+def _js_declared(path: str, paths: list[str]) -> bool:
+    from fnmatch import fnmatchcase
+
+    for p in paths:
+        if path == p or path.startswith(p + "/") or fnmatchcase(path, p) or (
+                "." not in PurePosixPath(p).name and path in (p + ".js", p + "/index.js")):
+            return True
+    return False
+
+
+def java_package_path(path: str, module_roots: set[str] | frozenset[str] = frozenset()) -> tuple[str, str]:
+    """(the folders before a Java file's package path, the package path and file): after the nearest folder
+    holding a module-info.java (`java.base/`), else after `src/main/java/` (or `src/java/`, `src/`), else the
+    whole path is the package path."""
+    for root in sorted(module_roots, key=len, reverse=True):
+        if root and path.startswith(root + "/"):
+            return root + "/", path[len(root) + 1:]
+    for marker in _JAVA_ROOTS:
+        at = path.find(marker)
+        if at == 0 or (at > 0 and path[at - 1] == "/"):
+            return path[:at + len(marker)], path[at + len(marker):]
+    return "", path
+
+
+def library_files(rows: list[dict], scripts: list[str], declarations: dict[str, dict] | None = None) -> list[bool]:
+    """Per manifest row (source, path, language): library code, or a script / test / example / docs file /
+    sdist-root bootstrap. `scripts`: manifest.split_policy.scripts globs; `declarations`: source ->
+    `declared_library` of its root. Python: never a test module (`pkg/tests.py`, `test_*.py`), a root bootstrap
+    (`ez_setup.py`), the stdlib's demo / test modules, or (when the source declares its top-level names and some
+    file is under them) a file outside them. Java: the script globs are matched on the folders before the package
+    path and the file name only (`tools/*` never matches `sun/security/tools/`). JavaScript: inside the paths
+    package.json publishes, when it names some that exist."""
+    declarations = declarations or {}
+    by_source: dict[str, list[int]] = {}
+    for i, r in enumerate(rows):
+        by_source.setdefault(r["source"], []).append(i)
+    out = [True] * len(rows)
+    for source, mine in by_source.items():
+        declared = declarations.get(source) or {}
+        module_roots = {str(PurePosixPath(rows[i]["path"]).parent) for i in mine
+                        if PurePosixPath(rows[i]["path"]).name == "module-info.java"}
+        flags = {i: _library_row(rows[i], scripts, module_roots) for i in mine}
+        tops = set(declared.get("python") or ())
+        py = [i for i in mine if flags[i] and rows[i]["language"] == "python"]
+        if tops and any(_dotted(rows[i]["path"]).split(".")[0] in tops for i in py):
+            for i in py:
+                flags[i] = _dotted(rows[i]["path"]).split(".")[0] in tops
+        paths = declared.get("javascript") or ()
+        js = [i for i in mine if flags[i] and rows[i]["language"] == "javascript"]
+        if paths and any(_js_declared(rows[i]["path"], paths) for i in js):
+            for i in js:
+                flags[i] = _js_declared(rows[i]["path"], paths)
+        for i, flag in flags.items():
+            out[i] = flag
+    return out
+
+
+def glob_match(path: str, patterns: list[str] | tuple[str, ...]) -> str | None:
+    """The first glob matching `path` or one of its tails that starts at a folder, else None (as
+    `manifest.exclude` and `manifest.split_policy.scripts` match)."""
+    from fnmatch import fnmatchcase
+
+    parts = path.split("/")
+    tails = ["/".join(parts[i:]) for i in range(len(parts))]
+    for pattern in patterns:
+        if any(fnmatchcase(tail, pattern) for tail in tails):
+            return pattern
+    return None
+
+
+def _library_row(row: dict, scripts: list[str], module_roots: set[str]) -> bool:
+    path, language = row["path"], row["language"]
+    if language == "java":
+        if "src/test/" in f"/{path}":
+            return False
+        head, package = java_package_path(path, module_roots)
+        return glob_match(head + PurePosixPath(package).name, scripts) is None
+    if glob_match(path, scripts) is not None:
+        return False
+    if language != "python":
+        return True
+    dotted = _dotted(path)
+    return bool(dotted) and (not script_module(dotted) or api_named_test(dotted, row.get("location")))
+
+
+def source_roots(rows: list[dict]) -> dict[str, Path]:
+    """Each source's folder on disk (a file's location less its path), where its metadata is."""
+    out: dict[str, Path] = {}
+    for r in rows:
+        location, path = r.get("location") or "", r["path"]
+        if r["source"] not in out and location.endswith("/" + path):
+            out[r["source"]] = Path(location[: len(location) - len(path)] or ".")
+    return out
+
+
+def declarations(rows: list[dict]) -> dict[str, dict]:
+    """source -> `declared_library` of its folder, for the sources of these manifest rows."""
+    return {source: declared_library(root) for source, root in sorted(source_roots(rows).items())}

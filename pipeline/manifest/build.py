@@ -29,6 +29,7 @@ import argparse
 import json
 import logging
 import posixpath
+import re
 import sys
 from collections import Counter
 from dataclasses import dataclass
@@ -40,6 +41,7 @@ import pyarrow.compute as pc
 from pipeline import schemas
 from pipeline.contamination import licenses
 from pipeline.core import ids, logs
+from pipeline.extract import library as libcode
 from pipeline.io import read_parquet, write_json, write_parquet
 from pipeline.manifest.scan import excluded_by
 
@@ -68,6 +70,26 @@ def split_of(seed: int, source: str, repository: str, fractions: dict[str, float
 SCRIPTS = ("test/*", "tests/*", "test_*.py", "*_test.py", "conftest.py", "*Test.java", "*Tests.java",
            "*.test.js", "*.spec.js", "__tests__/*", "example/*", "examples/*", "demo/*", "demos/*", "doc/*",
            "docs/*", "documentation/*", "tools/*", "scripts/*", "bench/*", "benchmark/*", "benchmarks/*", "setup.py", "noxfile.py")
+
+
+# What a file carries for an evaluation: its call sites (`name(`, `obj.name(`; no definition, no keyword), the
+# items apirec's points, codesyntax's and probing's samples are made of. Counted on the text, never run.
+_CALL = re.compile(r"(?<![\w$])(?<!def )(?<!class )(?<!function )([A-Za-z_$][\w$]*)\s*\(")
+_NOT_CALLS = frozenset({"if", "elif", "while", "for", "return", "switch", "catch", "with", "and", "or", "not", "in",
+                        "is", "import", "lambda", "yield", "assert", "await", "synchronized", "typeof", "print",
+                        "super", "this", "except", "del", "raise", "throw", "case", "new", "void"})
+MIN_CARRY = 3  # call sites an evaluation split needs of a source before its units are judged to carry items
+
+
+def carry_of(location: str | None, encoding: str | None = None) -> int | None:
+    """Call sites in a file (`_CALL`), read as text; None when it cannot be read."""
+    if not location:
+        return None
+    try:
+        text = Path(location).read_bytes().decode(encoding or "utf-8", errors="replace")
+    except (OSError, LookupError):
+        return None
+    return sum(1 for m in _CALL.finditer(text) if m.group(1) not in _NOT_CALLS)
 
 
 @dataclass(frozen=True)
@@ -132,6 +154,40 @@ def deal_source(units: dict[tuple[str, str], int], seed: int, fractions: dict[st
     return dealt
 
 
+def carry_swap(dealt: dict[tuple[str, str], str], weights: dict[tuple[str, str], int],
+               carry: dict[tuple[str, str], int], seed: int, fractions: dict[str, float]) -> list[str]:
+    """Test units chosen by what they carry: each evaluation split (all but the first, the last first) whose
+    units hold fewer than MIN_CARRY call sites (a 37-line `__init__.py` of re-exports) gives them to the first
+    split (train) and takes from it, instead, the unit with at least MIN_CARRY call sites (else the one carrying
+    most, when it carries more) whose weight is nearest the split's share; a split before the last (valid) only
+    when train keeps MIN_CARRY call sites. Deterministic: content and seed only.
+    Changes `dealt`; returns the splits it changed."""
+    order = [s for s in split_order(fractions) if fractions[s] > 0]
+    total, changed = sum(weights.values()), []
+    for split in reversed(order[1:]):
+        mine = [u for u in sorted(dealt) if dealt[u] == split]
+        held = sum(carry[u] for u in mine)
+        if not mine or held >= MIN_CARRY:
+            continue
+        pool = [u for u in sorted(dealt) if dealt[u] == order[0]]
+        if split != order[-1]:  # a split between train and test (valid) never takes train's last calls
+            kept = sum(carry[u] for u in pool) + held
+            pool = [u for u in pool if kept - carry[u] >= MIN_CARRY]
+        donors = [u for u in pool if carry[u] >= MIN_CARRY]
+        if not donors:
+            most = max(pool, key=lambda u: (carry[u], -ids.unit_float(seed, "package-split", *u)), default=None)
+            donors = [most] if most is not None and carry[most] > held else []
+        if not donors:
+            continue
+        best = min(donors, key=lambda u: (abs(weights[u] - fractions[split] * total), weights[u],
+                                          ids.unit_float(seed, "package-split", *u), u))
+        for u in mine:
+            dealt[u] = order[0]
+        dealt[best] = split
+        changed.append(split)
+    return changed
+
+
 def source_units(rows: list[dict], mine: list[int], needed: int) -> tuple[str, dict[int, str]]:
     """The unit of one source's library files `mine` (row indices): its repositories when it has at least
     `needed` of them, else its folders (packages) when it has that many, else its modules (files)."""
@@ -160,6 +216,11 @@ def split_by_source(rows: list[dict], mine: list[int], library: list[int], split
         for i, unit in unit_of.items():
             weights[(source, unit)] = weights.get((source, unit), 0) + max(1, int(rows[i].get("lines") or 1))
         dealt = deal_source(weights, seed, fractions)
+        carried: dict[tuple[str, str], int] = {}
+        for i, unit in unit_of.items():
+            c = rows[i].get("carry")
+            carried[(source, unit)] = carried.get((source, unit), 0) + (c if c is not None else MIN_CARRY)
+        swapped = carry_swap(dealt, weights, carried, seed, fractions)
         files: dict[str, int] = {}
         lines: dict[str, int] = {}
         for i, unit in unit_of.items():
@@ -169,17 +230,23 @@ def split_by_source(rows: list[dict], mine: list[int], library: list[int], split
         out[source] = {"unit": level, "units": len(weights),
                        "units_by_split": dict(sorted(Counter(dealt.values()).items())),
                        "library_files_by_split": dict(sorted(files.items())),
-                       "library_lines_by_split": dict(sorted(lines.items()))}
+                       "library_lines_by_split": dict(sorted(lines.items())),
+                       "calls_by_split": {sp: sum(c for u, c in carried.items() if dealt[u] == sp)
+                                          for sp in sorted(set(dealt.values()))},
+                       "chosen_by_carry": swapped}
     return out
 
 
 def assign_splits(rows: list[dict], seed: int, fractions: dict[str, float],
-                  policy: SplitPolicy = SplitPolicy()) -> tuple[list[str], dict]:
-    """The split of each row (source, repository, path, language; `lines` weighs the source policy's units)
+                  policy: SplitPolicy = SplitPolicy(), declarations: dict[str, dict] | None = None) -> tuple[list[str], dict]:
+    """The split of each row (source, repository, path, language; `lines` weighs the source policy's units; `carry`,
+    its call sites, chooses test units that carry items; `declarations`: source -> what its metadata declares
+    its library to be, `pipeline.extract.library.declared_library`) and, library code being
+    `pipeline.extract.library.library_files`,
     and, per language, the policy used: {language: {policy, units, library_files_by_split, script_files,
     degenerate_by_repository[, sources: {source: {unit, units, units_by_split, library_files_by_split,
     library_lines_by_split}}]}}."""
-    scripts = [excluded_by(r["path"], list(policy.scripts)) is not None for r in rows]
+    scripts = [not flag for flag in libcode.library_files(rows, list(policy.scripts), declarations)]
     # where scripts go when they are not with their repository's library code: train (the first split with a
     # fraction, when train has none)
     script_split = next(s for s in split_order(fractions) if fractions[s] > 0)
@@ -240,8 +307,15 @@ def build(scanned: list[pa.Table], seed: int, fractions: dict[str, float],
     table = pa.concat_tables(scanned) if scanned else schemas.SCANNED.empty_table()
     table = table.sort_by([("source", "ascending"), ("repository", "ascending"), ("path", "ascending"),
                            ("location", "ascending")])
-    splits, report = assign_splits(table.select(["source", "repository", "path", "language", "lines"]).to_pylist(), seed,
-                                   fractions, policy)
+    rows = table.select(["source", "repository", "path", "language", "lines", "location", "encoding"]).to_pylist()
+    declared = libcode.declarations(rows)
+    if policy.mode == "source":  # test units are chosen by what they carry: their call sites, read from the file
+        for r in rows:
+            r["carry"] = carry_of(r["location"], r["encoding"])
+    splits, report = assign_splits(rows, seed, fractions, policy, declared)
+    for language in report.values():
+        for source, cell in (language.get("sources") or {}).items():
+            cell["library_declared_by"] = (declared.get(source) or {}).get("from")
     seen: set[str] = set()
     duplicate = []
     for h in table.column("sha256").to_pylist():

@@ -34,20 +34,25 @@ ADVICE = ("add sources with library code in {language}, give the evaluation spli
           "or let few sources be split by package (manifest.split_policy.mode: auto or package; docs/splits.md)")
 
 
+NOT_IN_CORPUS = "(not in the corpus)"
+
+
 def size(spec: dict) -> int:
     """Items of one evaluation set (an EvaluationSet as a dict); a missing file holds none."""
     return items(spec)[0]
 
 
-def items(spec: dict) -> tuple[int, dict]:
+def items(spec: dict, tops: dict[str, str] | None = None) -> tuple[int, dict]:
     """(items, composition) of one evaluation set: composition maps each of its `by` columns to item counts per
-    value, and, for the columns after the first (`source`), per first-column value and value."""
+    value, and, for the columns after the first (`source`), per first-column value and value. A set with
+    `source_of` (a column of top-level module names) is counted per source through `tops` (top -> source)."""
     path = Path(spec["file"])
     by = list(spec.get("by") or ())
     if not path.exists():
         return 0, {}
     columns = sorted({c for c, _ in spec.get("where", ())} | ({"path"} if spec.get("suffixes") else set())
                      | ({spec["distinct"]} if spec.get("distinct") else set()) | set(by)
+                     | ({spec["source_of"]} if spec.get("source_of") else set())
                      | ({"split"} if spec.get("every_source") and "split" in pq.read_schema(path).names else set()))
     if not columns:  # nothing to filter or count by: the footer's row count (never the rows: apiquiz's texts and
         return pq.read_metadata(path).num_rows, {}  # candidate lists took 2.5 GB at 1.2M quizzes)
@@ -60,6 +65,9 @@ def items(spec: dict) -> tuple[int, dict]:
     if spec.get("distinct"):
         return len(set(table.column(spec["distinct"]).to_pylist())), {}
     composition: dict = {}
+    if spec.get("source_of") and "source" not in by:  # per source through the library's top-level names
+        composition["source"] = dict(sorted(Counter(
+            (tops or {}).get(str(v), NOT_IN_CORPUS) for v in table.column(spec["source_of"]).to_pylist()).items()))
     if spec.get("every_source") and "split" in table.column_names:  # the manifest split the items come from
         composition["split"] = dict(sorted(Counter(table.column("split").to_pylist()).items()))
     values = {c: [str(v) for v in table.column(c).to_pylist()] for c in by}
@@ -74,27 +82,45 @@ def items(spec: dict) -> tuple[int, dict]:
 
 
 def library_code(manifest: Path | None, scripts: list[str]) -> dict:
-    """language -> source -> {split: [library files, library lines]} of the manifest's unique files that are not
-    scripts (manifest.split_policy.scripts): what each source has to be evaluated on."""
-    if manifest is None or not Path(manifest).exists():
-        return {}
-    from pipeline.manifest.scan import excluded_by
+    """`library_index`'s first half: language -> source -> {split: [library files, library lines]}."""
+    return library_index(manifest, scripts)[0]
 
-    table = pq.read_table(manifest, columns=["source", "path", "language", "split", "lines", "duplicate"])
+
+def library_index(manifest: Path | None, scripts: list[str]) -> tuple[dict, dict[str, str]]:
+    """language -> source -> {split: [library files, library lines]} of the manifest's unique library files
+    (`pipeline.extract.library.library_files`: what the source's metadata declares, less scripts, tests and
+    sdist-root bootstraps; the split's own decision): what each source has to be evaluated on."""
+    if manifest is None or not Path(manifest).exists():
+        return {}, {}
+    from pipeline.extract import library as libcode
+
+    names = pq.read_schema(manifest).names
+    table = pq.read_table(manifest, columns=["source", "path", "language", "split", "lines", "duplicate"]
+                          + (["location"] if "location" in names else []))
+    rows = table.to_pylist()
+    flags = libcode.library_files(rows, scripts, libcode.declarations(rows))
     out: dict = {}
-    for r in table.to_pylist():
-        if r["duplicate"] or excluded_by(r["path"], scripts) is not None:
+    tops: dict[str, str] = {}  # a Python top-level name -> the first source (by name) whose library defines it
+    for r, is_library in zip(rows, flags):
+        if r["duplicate"] or not is_library:
             continue
         cell = out.setdefault(r["language"], {}).setdefault(r["source"], {}).setdefault(r["split"], [0, 0])
         cell[0] += 1
         cell[1] += int(r["lines"] or 0)
-    return out
+        if r["language"] == "python":
+            top = libcode._dotted(r["path"]).split(".")[0]
+            if top and (top not in tops or r["source"] < tops[top]):
+                tops[top] = r["source"]
+    return out, tops
 
 
-def unevaluated(spec: dict, n: int, composition: dict, library: dict) -> list[str]:
-    """One line per source with library code in the set's language but no item in it (sets drawn from a split:
-    `every_source`; the split is the items' own, else the spec's `split`, else "evaluation")."""
-    if not spec.get("every_source") or not library or not n:  # an empty set is the size check's (allow_small)
+def unevaluated(spec: dict, n: int, composition: dict, library: dict) -> list[tuple[str, str]]:
+    """(source, line) per source with library code in the set's language but no item in it: sets drawn from a split
+    (`every_source`; the split is the items' own, else the spec's `split`, else "evaluation"), and sets counted per
+    source (`by` source, `source_of`: apiquiz's quizzes, codesyntax's samples)."""
+    per_source = spec.get("every_source") or (spec.get("checked_per_source", True) and (
+        "source" in (spec.get("by") or ()) or spec.get("source_of")))
+    if not per_source or not library or not n:  # an empty set is the size check's (allow_small)
         return []
     split = next(iter(composition.get("split") or {}), spec.get("split") or "evaluation")
     have = composition.get("source", {})
@@ -104,24 +130,49 @@ def unevaluated(spec: dict, n: int, composition: dict, library: dict) -> list[st
             continue
         files = sum(f for f, _ in splits.values())
         held = splits.get(split, [0, 0])[0]
-        why = (f"none of them is in the {split} split: split by source (manifest.split_policy.mode: source; "
-               "docs/splits.md) so every source contributes its share" if not held else
-               f"its {held} in the {split} split hold none: give the evaluation split a larger share (manifest.split)"
-               + (f" {spec['fix']}" if spec.get("fix") else ""))
-        lines.append(f"{spec['family']} {spec['language']}: source {source} has {files} library files but 0 "
-                     f"{spec['name']} in the evaluation set, so it is never evaluated; {why} (or set "
-                     "manifest.evaluation.allow_unevaluated: true to accept it)")
+        if not spec.get("every_source"):
+            why = (f"its library gives none (its code defines or calls nothing the family makes {spec['name']} of)"
+                   + (f"; {spec['fix']}" if spec.get("fix") else ""))
+        elif not held:
+            why = (f"none of them is in the {split} split: split by source (manifest.split_policy.mode: source; "
+                   "docs/splits.md) so every source contributes its share")
+        else:
+            why = (f"its {held} in the {split} split hold none: give the evaluation split a larger share "
+                   "(manifest.split)" + (f" {spec['fix']}" if spec.get("fix") else ""))
+        lines.append((source, f"{spec['family']} {spec['language']}: source {source} has {files} library files but 0 "
+                              f"{spec['name']} in the evaluation set, so it is never evaluated; {why} (or set "
+                              "manifest.evaluation.allow_unevaluated: true to accept it)"))
     return lines
 
 
+def per_source_table(rows: list[dict], library: dict, split: str = "test") -> dict:
+    """language -> source -> {library_files, test_library_files, items: {"<family> <set>": n}}: what each source
+    gives each evaluation set of its language (0 where it gives none; sets counted per source only)."""
+    out: dict = {}
+    for language, sources in sorted(library.items()):
+        for source, splits in sorted(sources.items()):
+            cell = {"library_files": sum(f for f, _ in splits.values()),
+                    "test_library_files": splits.get(split, [0, 0])[0], "items": {}}
+            for row in rows:
+                have = (row.get("composition") or {}).get("source")
+                if row["language"] == language and have is not None:
+                    cell["items"][f"{row['family']} {row['set']}"] = int(have.get(source, 0))
+            out.setdefault(language, {})[source] = cell
+    return out
+
+
 def check(sets: list[dict], min_items: int, allow_small: bool, library: dict | None = None,
-          allow_unevaluated: bool = False) -> tuple[dict, list[str], list[str]]:
-    """(metrics, one line per set under min_items, one line per source left unevaluated). `sets`: dicts with
-    family, name, language, file, ...; `library`: `library_code` of the manifest."""
+          allow_unevaluated: bool = False, strict: bool = False,
+          tops: dict[str, str] | None = None) -> tuple[dict, list[str], list[str]]:
+    """(metrics, one line per set under min_items, one line per set and source left unevaluated). `sets`: dicts
+    with family, name, language, file, ...; `library`, `tops`: `library_index` of the manifest. A source left
+    unevaluated fails the check only when `strict` (and not `allow_unevaluated`); `metrics["unevaluated_sources"]`
+    holds one line per source (its sets, the first reason)."""
     rows, lines, missing = [], [], []
+    by_source: dict[tuple[str, str], list[str]] = {}
     library = library or {}
     for spec in sets:
-        n, composition = items(spec)
+        n, composition = items(spec, tops)
         row = {"family": spec["family"], "language": spec["language"], "set": spec["name"], "items": n,
                "file": spec["file"]}
         if composition:
@@ -132,47 +183,73 @@ def check(sets: list[dict], min_items: int, allow_small: bool, library: dict | N
             lines.append(f"{spec['family']} {spec['language']}: {n} {spec['name']} in its evaluation set, fewer than "
                          f"manifest.evaluation.min_items {min_items}: {fix} (or set manifest.evaluation.allow_small: "
                          "true to accept it)")
-        missing += unevaluated(spec, n, composition, library)
+        for source, line in unevaluated(spec, n, composition, library):
+            missing.append(line)
+            by_source.setdefault((spec["language"], source), []).append(line)
+    sources = [f"source {source} ({language}) is not evaluated by {len(found)} set(s): "
+               + "; ".join(line.split(": ", 1)[0] + ": " + line.split("never evaluated; ", 1)[-1] for line in found)
+               for (language, source), found in sorted(by_source.items())]
     # the splits' library code per language and source (files, lines): what each source gives each split
     split_composition = {language: {source: {split: {"library_files": f, "library_lines": l}
                                              for split, (f, l) in sorted(splits.items())}
-                                    for source, splits in sorted(sources.items())}
-                         for language, sources in sorted(library.items())}
+                                    for source, splits in sorted(sources_.items())}
+                         for language, sources_ in sorted(library.items())}
     metrics = {"min_items": min_items, "allow_small": allow_small, "allow_unevaluated": allow_unevaluated,
-               "sets": rows, "too_small": lines, "unevaluated_sources": missing, "split_composition": split_composition,
-               "ok": (not lines or allow_small) and (not missing or allow_unevaluated)}
+               "strict": strict, "sets": rows, "too_small": lines, "unevaluated_sources": sources,
+               "unevaluated_sets": missing, "split_composition": split_composition,
+               "per_source": per_source_table(rows, library),
+               "ok": (not lines or allow_small) and (not missing or allow_unevaluated or not strict)}
     return metrics, lines, missing
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         prog="python -m pipeline.manifest.evaluation",
-        description="Check that every enabled family's evaluation set holds at least min_items items per language; "
-        "exit 1 naming each family and language that does not (unless --allow-small).",
+        description="Check that every enabled family's evaluation set holds at least min_items items per language, "
+        "and every source with library code items in each set of its language; write reports/metrics/evaluation.json "
+        "(before failing, so it is there either way) and exit 1 naming each family and language that is too small "
+        "(unless --allow-small) or, under --strict, each source left unevaluated (unless --allow-unevaluated).",
     )
     ap.add_argument("--sets", required=True, help="JSON list of evaluation sets (pipeline.families.EvaluationSet "
                     "fields plus family)")
     ap.add_argument("--min-items", required=True, type=int)
     ap.add_argument("--allow-small", action="store_true", help="report small sets as warnings, exit 0")
     ap.add_argument("--allow-unevaluated", action="store_true",
-                    help="report sources with library code but no item in a split-drawn set as warnings, exit 0")
+                    help="report sources with library code but no item in a set as warnings, even under --strict")
+    ap.add_argument("--strict", action="store_true",
+                    help="manifest.evaluation.strict: a source with library code but no item in a set fails (exit 1)")
     ap.add_argument("--manifest", type=Path, help="data/manifest.parquet: each source's library code per split")
     ap.add_argument("--scripts", default="null",
                     help="manifest.split_policy.scripts as JSON (null: the default globs): paths that are not library code")
     ap.add_argument("--metrics", required=True, type=Path)
+    ap.add_argument("--keep", type=Path,
+                    help="also write the metrics here (a path the workflow keeps when this job fails, e.g. its log "
+                         "folder: a failed job's outputs are removed)")
     args = ap.parse_args(argv)
     logs.setup()
     scripts = json.loads(args.scripts)
-    library = library_code(args.manifest, list(SCRIPTS if scripts is None else scripts))
+    library, tops = library_index(args.manifest, list(SCRIPTS if scripts is None else scripts))
     metrics, lines, missing = check(json.loads(args.sets), args.min_items, args.allow_small, library,
-                                    args.allow_unevaluated)
-    write_json(metrics, args.metrics)
+                                    args.allow_unevaluated, args.strict, tops)
+    write_json(metrics, args.metrics)  # atomically, before any failure
+    if args.keep:
+        write_json(metrics, args.keep)
     for line in lines:
         print(f"{'WARNING' if args.allow_small else 'ERROR'} evaluation: {line}", file=sys.stderr)
-    for line in missing:
-        print(f"{'WARNING' if args.allow_unevaluated else 'ERROR'} evaluation: {line}", file=sys.stderr)
+    fail = args.strict and not args.allow_unevaluated
+    for line in metrics["unevaluated_sources"]:  # one line per source, with the reason
+        if fail:
+            print(f"ERROR evaluation: {line}", file=sys.stderr)
+        else:
+            log.warning("evaluation: %s", line)
     for row in metrics["sets"]:
         log.info("evaluation: %s %s: %d %s", row["family"], row["language"], row["items"], row["set"])
+    for language, sources in metrics["per_source"].items():
+        for source, cell in sources.items():
+            log.info("evaluation: %s %s: %d library files (%d in test); %s", language, source, cell["library_files"],
+                     cell["test_library_files"], ", ".join(f"{k} {v}" for k, v in cell["items"].items()) or "no set")
+    if not metrics["ok"] and args.keep:
+        print(f"evaluation: the check failed; its metrics are kept in {args.keep}", file=sys.stderr)
     return 0 if metrics["ok"] else 1
 
 

@@ -53,7 +53,21 @@ def corpus_line(rows: list[tuple]) -> str:
     return "; ".join(parts) + "."
 
 
-def section_corpus(con) -> Section:
+def per_source_evaluation(evaluation: dict) -> tuple[str, list[str]]:
+    """(the per-source evaluation table of reports/metrics/evaluation.json `per_source`: library files, those in
+    test, and items per family set; its `unevaluated_sources` lines, one per source)."""
+    per_source = evaluation.get("per_source") or {}
+    sets = sorted({k for sources in per_source.values() for cell in sources.values() for k in cell["items"]})
+    rows = [(language, source, cell["library_files"], cell["test_library_files"],
+             *(cell["items"].get(k, "-") for k in sets))
+            for language, sources in sorted(per_source.items()) for source, cell in sorted(sources.items())]
+    if not rows:
+        return "", []
+    return (markdown_table(["language", "source", "library files", "in test", *sets], rows),
+            list(evaluation.get("unevaluated_sources") or []))
+
+
+def section_corpus(con, evaluation: Path | None = None) -> Section:
     rows = con.sql("SELECT language, sum(files)::BIGINT, sum(unique_files)::BIGINT, sum(repositories)::BIGINT, "
                    "sum(bytes)::BIGINT, sum(lines)::BIGINT FROM corpus_summary GROUP BY 1 ORDER BY 1").fetchall()
     rejects = con.sql("SELECT stage, reason, sum(items)::BIGINT FROM rejects_summary GROUP BY 1, 2 ORDER BY 1, 2").fetchall()
@@ -75,6 +89,9 @@ def section_corpus(con) -> Section:
     splits = [(language, *(by_language[language].get(s, 0) for s in order)) for language in sorted(by_language)]
     composition, unevaluated = source_composition(con, params, order)
     warnings += unevaluated
+    table, unevaluated = per_source_evaluation(json.loads(evaluation.read_text()) if evaluation and evaluation.exists()
+                                               else {})
+    warnings += [w.rstrip(".") for w in unevaluated]
     policy = (params.get("manifest", {}).get("split_policy") or {}).get("mode", "source")
     return Section(
         "Corpus",
@@ -85,20 +102,27 @@ def section_corpus(con) -> Section:
         + markdown_table(["language", *order], splits)
         + "\n\nThe splits per source: library files (scripts, which train, left out) and the evaluation split's share "
         f"of the source's library lines ({order[-1] if order else 'test'}):\n\n" + composition
+        + ("\n\nWhat each source gives each evaluation set (reports/metrics/evaluation.json `per_source`: its library "
+           "files, those in the test split, and its items per family and set; apiquiz's quizzes by the source whose "
+           "library defines the quizzed API, `-`: the set is not counted per source):\n\n" + table if table else "")
         + "\n\nLeft out, by stage and reason:\n\n" + markdown_table(["stage", "reason", "items"], rejects) + "\n")
 
 
 def source_composition(con, params: dict, order: list[str]) -> tuple[str, list[str]]:
     """(table of library files per language, source and split, with the last split's share of the source's library
     lines; one warning per source with library code but none in the last split)."""
+    from pipeline.extract import library as libcode
     from pipeline.manifest.build import SCRIPTS
-    from pipeline.manifest.scan import excluded_by
 
     scripts = list((params.get("manifest", {}).get("split_policy") or {}).get("scripts") or SCRIPTS)
     cells: dict[tuple[str, str], dict[str, list[int]]] = {}
-    for language, source, path, split, lines in con.sql(
-            "SELECT language, source, path, split, lines FROM manifest WHERE NOT duplicate ORDER BY ALL").fetchall():
-        if excluded_by(path, scripts) is None:
+    located = "location" in [c[0] for c in con.sql("DESCRIBE manifest").fetchall()]
+    found = con.sql("SELECT language, source, path, split, lines" + (", location" if located else "")
+                    + " FROM manifest WHERE NOT duplicate ORDER BY ALL").fetchall()
+    rows = [{"language": r[0], "source": r[1], "path": r[2], "location": r[5] if located else None} for r in found]
+    flags = libcode.library_files(rows, scripts, libcode.declarations(rows))  # as the split decided (docs/splits.md)
+    for (language, source, path, split, lines, *_), is_library in zip(found, flags):
+        if is_library:
             cell = cells.setdefault((language, source), {}).setdefault(split, [0, 0])
             cell[0] += 1
             cell[1] += int(lines or 0)
@@ -233,7 +257,8 @@ def headline_scores(con, fams: list[families.Family]) -> dict:
 
 
 def build(db: Path, out: Path, figures: Path, models_metrics: Path | None = None, scores: Path | None = None,
-          plots: Path | None = None, html_out: Path | None = None, min_n: int | None = None) -> None:
+          plots: Path | None = None, html_out: Path | None = None, min_n: int | None = None,
+          evaluation: Path | None = None) -> None:
     con = connect(db)
     config = run_params(con)
     if min_n is not None:  # the rule passes params.yaml's report.min_n (the warehouse may predate the key)
@@ -243,7 +268,7 @@ def build(db: Path, out: Path, figures: Path, models_metrics: Path | None = None
     if plots is not None:
         plots.mkdir(parents=True, exist_ok=True)  # a family without plots still leaves the (DVC plots) folder
     link = os.path.relpath(figures, out.parent)  # image links relative to the Markdown files (all in out's folder)
-    corpus = section_corpus(con)
+    corpus = section_corpus(con, evaluation)
     corpus = Section(corpus.title, corpus.headline, corpus.details + "\n" + contamination.section(con, config, fams))
     models = section_models(models_metrics)
     sections = [first_read(corpus, CORPUS_PAGE), first_read(models, MODELS_PAGE)]
@@ -282,6 +307,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=Path("reports/index.md"))
     ap.add_argument("--figures", type=Path, default=Path("reports/figures/report"))
     ap.add_argument("--scores", type=Path, default=None, help="reports/metrics/scores.json (a DVC metric)")
+    ap.add_argument("--evaluation", type=Path, default=None,
+                    help="reports/metrics/evaluation.json: the corpus page's per-source evaluation table")
     ap.add_argument("--plots", type=Path, default=None, help="folder for the DVC plot CSVs (reports/plots)")
     ap.add_argument("--html", type=Path, default=None,
                     help="the report as one HTML page for a browser (default: --out with .html)")
@@ -290,7 +317,8 @@ def main(argv: list[str] | None = None) -> int:
                          "and 'too few items' instead of a score (default: the warehouse's params, else 100)")
     args = ap.parse_args(argv)
     logs.setup()
-    build(args.db, args.out, args.figures, args.models_metrics, args.scores, args.plots, args.html, args.min_n)
+    build(args.db, args.out, args.figures, args.models_metrics, args.scores, args.plots, args.html, args.min_n,
+          evaluation=args.evaluation)
     return 0
 
 

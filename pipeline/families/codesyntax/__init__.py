@@ -65,6 +65,6 @@ FAMILY = Family(
     evaluation=lambda config: [
         EvaluationSet("test samples", lang, LABELS.format(variant=config["codesyntax"]["inference"]["variant"],
                                                           language=lang, table="samples"),
-                      where=(("eval_split", "test"),), fix="or lower codesyntax.dev_fraction")
+                      where=(("eval_split", "test"),), fix="or lower codesyntax.dev_fraction", by=("source",))
         for lang in config["codesyntax"]["languages"]],
 )

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import re
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -117,12 +118,47 @@ class LabelledFile:
     failures: tuple[Failure, ...]
 
 
+_FUNCTION = {"python": re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]", re.M),
+             "java": re.compile(r"\)[ \t\n]*(?:throws[^{;]*)?\{")}
+
+
+def functions_in(row: dict, root: str | Path = ".") -> int:
+    """Functions (methods) a file holds, counted on its text (never run): what codesyntax makes samples of."""
+    pattern = _FUNCTION.get(row.get("language") or "python", _FUNCTION["python"])
+    try:
+        return len(pattern.findall(read_text(row, root)))
+    except (OSError, UnicodeDecodeError, LookupError, KeyError):
+        return 0
+
+
+def every_source_tested(files: list[dict], seed: int, dev_fraction: float, root: str | Path = ".") -> int:
+    """Every source has samples on the test side: a source whose test-side files (by the seeded hash)
+    hold no function gives its dev-side file with most functions (ties: the hash) to test, marked `_test`. A source
+    with a function on the test side keeps the hash's choice. Returns the files moved."""
+    by_source: dict[str, list[dict]] = {}
+    for r in files:
+        by_source.setdefault(r["source"], []).append(r)
+    moved = 0
+    for source, rows in sorted(by_source.items()):
+        test = [r for r in rows if unit_float(seed, "codesyntax-split", r["file_id"]) >= dev_fraction]
+        if len(test) == len(rows) or any(functions_in(r, root) for r in test):
+            continue
+        counts = {r["file_id"]: functions_in(r, root) for r in rows if r not in test}
+        best = max((r for r in rows if r["file_id"] in counts),
+                   key=lambda r: (counts[r["file_id"]], unit_float(seed, "codesyntax-split", r["file_id"]), r["file_id"]))
+        if counts[best["file_id"]]:
+            best["_test"] = True
+            moved += 1
+    return moved
+
+
 def file_tables(row: dict, items: list[Sample | Failure], language: str, seed: int, dev_fraction: float) -> LabelledFile:
     """The rows `write_tables` writes for one file's labelled samples."""
     cols: dict[str, list] = {name: [] for name in UNSORTED_SAMPLES.names}
     rel: dict[str, list] = {name: [] for name in UNSORTED_RELATIONS.names}
     failures = []
-    eval_split = "dev" if unit_float(seed, "codesyntax-split", row["file_id"]) < dev_fraction else "test"
+    eval_split = ("test" if row.get("_test") or unit_float(seed, "codesyntax-split", row["file_id"]) >= dev_fraction
+                  else "dev")
     for item in items:
         if not isinstance(item, Sample):
             failures.append(item)
@@ -439,6 +475,10 @@ def main(argv: list[str] | None = None) -> int:
             manifest = manifest.filter(pc.and_(pc.equal(manifest.column("language"), args.language),
                                                pc.invert(manifest.column("duplicate"))))
             files = manifest.sort_by([("source", "ascending"), ("path", "ascending")]).to_pylist()
+            moved = every_source_tested(files, args.seed, args.dev_fraction, args.root)
+            if moved:
+                log.info("codesyntax %s: %d source(s) had no function on the test side; each gives its file with most "
+                         "functions to test", args.language, moved)
             if args.shards > 1:  # numbered in the one-job walk, so the shards' sample orders interleave as its
                 files = [dict(r, _index=i) for i, r in enumerate(files)
                          if sharding.in_shard(r["source"], r["path"], args.shard, args.shards)]

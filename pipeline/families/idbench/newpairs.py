@@ -102,8 +102,10 @@ def sample(n_pairs: int, ranges: int, per_range: int, random_pairs: int, rng: np
     return chosen + [("random", p) for p in sorted(extra)]
 
 
-def new_pairs(sequences, model, idbench_pairs, params: dict, embeddings: dict, seed: int) -> pa.Table:
-    """Sampled pairs of every language group (then `mixed`, when asked), in group order."""
+def new_pairs(sequences, model, idbench_pairs, params: dict, embeddings: dict, seed: int, floor: int = 0) -> pa.Table:
+    """Sampled pairs of every language group (then `mixed`, when asked), in group order. A group with fewer than
+    `floor` pairs (`report.min_n`) is warned about, naming the count and the floor (the report prints it "too
+    few")."""
     technique = params["technique"]
     fasttext, _ = schemas.EMBEDDINGS[technique]
     total, by_language, by_origin = frequencies(sequences, embeddings["languages"], embeddings["splits"])
@@ -121,7 +123,13 @@ def new_pairs(sequences, model, idbench_pairs, params: dict, embeddings: dict, s
     released = {frozenset((p["id1"], p["id2"])) for p in read_parquet(idbench_pairs, schemas.PAIRS).to_pylist()}
     rows: list[dict] = []
     for group in order:
-        rows += _group_pairs(group, groups[group], wv, fasttext, params, seed, total, by_language, by_origin, released)
+        mine = _group_pairs(group, groups[group], wv, fasttext, params, seed, total, by_language, by_origin, released)
+        if len(mine) < floor:
+            log.warning("idbench new pairs: %s has %d pairs (%d identifiers reach new_pairs.min_count %d), under the "
+                        "floor report.min_n %d: its cells in the report print 'too few items'; add %s code to the "
+                        "corpus or lower idbench.new_pairs.min_count", group, len(mine), len(groups[group]),
+                        params["min_count"], floor, group)
+        rows += mine
     return pa.Table.from_pylist(rows, schemas.NEW_PAIRS)
 
 
@@ -163,11 +171,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--params", required=True, help="JSON: params.yaml idbench.new_pairs")
     ap.add_argument("--embeddings", required=True, help="JSON: params.yaml idbench.embeddings (languages, splits)")
     ap.add_argument("--seed", required=True, type=int)
+    ap.add_argument("--floor", type=int, default=0,
+                    help="report.min_n: a language with fewer pairs gets a warning naming the count and the floor")
     ap.add_argument("--out", required=True)
     args = ap.parse_args(argv)
     logs.setup()
     table = new_pairs(args.sequences, args.model, args.pairs, json.loads(args.params), json.loads(args.embeddings),
-                      args.seed)
+                      args.seed, args.floor)
     write_parquet(table, args.out, schemas.NEW_PAIRS)
     log.info("%d new pairs", table.num_rows)
     return 0

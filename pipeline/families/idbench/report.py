@@ -200,7 +200,7 @@ def section(con, figures: Path, link: str, config, plots: Path | None = None) ->
     out += _headline(con)
     out += _embeddings(con)
     out += _ensembles(con)
-    out += _new_pairs(con)
+    out += _new_pairs(con, min_n(config if isinstance(config, dict) else {}))
 
     cov = con.sql("SELECT system, size, gold, n, rated, coverage FROM idbench_spearman WHERE pair_set = 'all_rated' "
                   "AND (kind <> 'model' OR (layer = 0 AND pooling = 'mean')) AND coverage < 1 ORDER BY ALL").fetchall()
@@ -503,11 +503,20 @@ def _ensembles(con) -> list[str]:
             markdown_table(["gold", "size", "ensemble", "pairs", "rho", "best single", "gain", "paper's gain"], table)]
 
 
-def _new_pairs(con) -> list[str]:
+def _new_pairs(con, floor: int = 0) -> list[str]:
+    """The new pairs per language and stratum; a language with fewer than `floor` pairs (`report.min_n`) is one row
+    that prints "too few items" and its n, not its strata."""
     rows = con.sql("SELECT language, stratum, technique, count(*), min(cosine), max(cosine), "
                    "count(*) FILTER (WHERE in_idbench) FROM idbench_new_pairs GROUP BY ALL").fetchall()
     if not rows:
         return []
+    totals: dict = {}
+    for r in rows:
+        totals[r[0]] = totals.get(r[0], 0) + r[3]
+    few = {lang for lang, n in totals.items() if floored(n, floor)}
+    rows = [r for r in rows if r[0] not in few] + [
+        (lang, "all", next(r[2] for r in rows if r[0] == lang), f"{TOO_FEW} (n = {totals[lang]}, under "
+         f"report.min_n {floor})", None, None, sum(r[6] for r in rows if r[0] == lang)) for lang in sorted(few)]
     rows.sort(key=lambda r: (r[0] == "mixed", r[0], r[1] == "random",
                              int(r[1].split("-")[1]) if r[1].startswith("range-") else 0))
     return ["\nNew pairs for a rating survey (`idbench_new_pairs`: frequent corpus identifiers, pairs sampled from "

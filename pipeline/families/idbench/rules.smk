@@ -85,6 +85,7 @@ if IDBENCH_EMB["enabled"]:
             new_pairs=as_json(IDBENCH["new_pairs"]),
             embeddings=as_json(IDBENCH_EMB),
             seed=config["seed"],
+            floor=(config.get("report") or {}).get("min_n", 100),  # a language with fewer pairs: a warning
         conda:
             CONDA_ENV
         log:
@@ -92,7 +93,7 @@ if IDBENCH_EMB["enabled"]:
         shell:
             "python -m pipeline.families.idbench.newpairs --sequences {input.sequences:q} --model {input.model:q}"
             " --pairs {input.pairs:q} --params {params.new_pairs:q} --embeddings {params.embeddings:q}"
-            " --seed {params.seed} --out {output:q} 2> {log:q}"
+            " --seed {params.seed} --floor {params.floor} --out {output:q} 2> {log:q}"
 
 
 # The paper's SVR ensemble, leave-one-out per size and gold score (scikit-learn, deterministic): over
