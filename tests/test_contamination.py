@@ -175,13 +175,15 @@ def test_manifest_carries_license_and_released(tmp_path):
 def test_zoo_training_cutoff_only_on_pretrained_models():
     from pipeline.models.entries import parse_zoo
     ok = {"name": "m", "source": "hub:x/y", "family": "causal-lm", "max_length": 8, "batch_size": 1,
-          "training_cutoff": "2024-11-01", "training_cutoff_source": "its card"}
+          "training_cutoff": "2024-11-01", "training_cutoff_source": "its card", "training_cutoff_kind": "data"}
     parse_zoo([ok, {"name": "m-random", "source": "random:m"}])
     with pytest.raises(ValueError, match="training_cutoff is for pretrained models"):
         parse_zoo([ok, {"name": "t", "source": "trained:mlm", "family": "masked-lm", "max_length": 8, "batch_size": 1,
                         "training_cutoff": "2024-01-01"}])
     with pytest.raises(ValueError, match="without training_cutoff"):
         parse_zoo([{**ok, "training_cutoff": None}])
+    with pytest.raises(ValueError, match="needs training_cutoff_kind"):  # data cutoff or release date: said, never guessed
+        parse_zoo([{**ok, "training_cutoff_kind": None}])
 
 
 def _pypi_index(root: Path, name: str, releases: dict[str, tuple[str, bytes | None]]) -> None:
@@ -266,8 +268,11 @@ def test_refresh_against_a_file_index_pins_newer_releases_and_builds_offline(tmp
     new = _sdist("pkg", "3.0", V3)
     assert pkg["package"] == "pkg==3.0" and pkg["sha256"] == hashlib.sha256(new).hexdigest()
     assert pkg["released"] == "2025-02-01"
+    # the old pin, then every final release between it and the new one (2.0), pinned: a history without gaps
     assert pkg["history"] == [{"package": "pkg==1.0", "sha256": params["corpus"]["sources"][0]["sha256"],
-                               "released": "2024-01-02"}]
+                               "released": "2024-01-02"},
+                              {"package": "pkg==2.0", "sha256": hashlib.sha256(_sdist("pkg", "2.0", V2)).hexdigest(),
+                               "released": "2024-12-01"}]
     assert tiny["package"] == "tiny@1.1.0" and tiny["released"] == "2025-01-05" and tiny["include"] == ["index.js"]
     assert tiny["history"][0]["package"] == "tiny@1.0.0"
     assert kept == params["corpus"]["sources"][2] and stdlib == params["corpus"]["sources"][3]  # not asked / no index
@@ -292,7 +297,37 @@ def test_refresh_with_nothing_newer_keeps_the_pin(tmp_path):
     _pypi_index(tmp_path / "pypi", "pkg", {"1.0": ("2024-01-02T10:00:00Z", b"x")})
     spec = {"name": "pkg", "kind": "pypi", "package": "pkg==1.0", "sha256": "0" * 64, "released": "2024-01-02"}
     same, line = refresh.refresh_source(spec, dt.date(2024, 6, 1), tmp_path / "c", (tmp_path / "pypi").as_uri(), None)
-    assert same == spec and "no sdist of pkg newer than 1.0 released after 2024-06-01" in line
+    assert same == spec and "no release of pkg newer than 1.0 published after 2024-06-01" in line
+
+
+def test_refresh_check_refuses_a_history_with_a_gap_or_a_wrong_pin(tmp_path, capsys):
+    """werkzeug 3.0.6 -> 3.1.3 skipped 3.1.0 (uploaded before SmolLM2's release), so code first seen there was dated
+    3.1.3: `refresh --check` names every skipped release unless history_skipped lists it, and a pin whose hash or
+    date is not the index's."""
+    import hashlib
+
+    import yaml
+
+    from pipeline.corpus import refresh
+
+    data = {v: _sdist("pkg", v, V1) for v in ("1.0", "2.0", "3.0")}
+    _pypi_index(tmp_path / "pypi", "pkg", {"1.0": ("2024-01-02T10:00:00Z", data["1.0"]),
+                                           "2.0": ("2024-10-31T10:00:00Z", data["2.0"]),
+                                           "3.0": ("2024-11-08T10:00:00Z", data["3.0"])})
+    pin = {v: {"package": f"pkg=={v}", "sha256": hashlib.sha256(d).hexdigest(), "released": day}
+           for (v, d), day in zip(data.items(), ("2024-01-02", "2024-10-31", "2024-11-08"))}
+    gap = {"name": "pkg", "kind": "pypi", **pin["3.0"], "history": [pin["1.0"]]}
+    index = (tmp_path / "pypi").as_uri()
+
+    def check(source) -> int:
+        (tmp_path / "p.yaml").write_text(yaml.safe_dump({"corpus": {"sources": [source]}}))
+        return refresh.main(["--check", "--params", str(tmp_path / "p.yaml"), "--pypi", index])
+
+    assert check(gap) == 1 and "its history skips 2.0" in capsys.readouterr().err
+    assert check({**gap, "history_skipped": ["2.0"]}) == 0  # stated, not silent
+    assert check({**gap, "history": [pin["1.0"], pin["2.0"]]}) == 0
+    wrong = {**pin["2.0"], "released": "2024-11-02"}
+    assert check({**gap, "history": [pin["1.0"], wrong]}) == 1 and "the index has" in capsys.readouterr().err
 
 
 def check_warehouse(root: Path) -> None:
@@ -381,9 +416,9 @@ def test_dated_by_function_and_labelled_by_line_on_hand_built_tables():
     con.execute("CREATE TABLE manifest AS SELECT * FROM (VALUES ('f1', DATE '2024-01-01'), ('f2', NULL)) t(file_id, released)")
     con.execute("CREATE TABLE first_seen_functions AS SELECT 'f1' AS file_id, 'old' AS function, "
                 "DATE '2019-01-01' AS first_released")
-    con.execute("CREATE TABLE contamination_models AS SELECT * FROM (VALUES ('t', 't', 'exact', NULL::DATE), "
-                "('t-random', 't', 'exact', NULL), ('p', 'p', 'cutoff', DATE '2022-01-01')) m(model, labelled_by, basis, "
-                "training_cutoff)")
+    con.execute("CREATE TABLE contamination_models AS SELECT * FROM (VALUES ('t', 't', 'exact', NULL::DATE, NULL), "
+                "('t-random', 't', 'exact', NULL, NULL), ('p', 'p', 'cutoff', DATE '2022-01-01', 'data')) m(model, "
+                "labelled_by, basis, training_cutoff, cutoff_kind)")
     con.execute("CREATE TABLE contamination_read_ranges AS SELECT 't' AS model, 'f1' AS file_id, 10 AS start_line, "
                 "20 AS end_line")
     _core_macros(con)  # a macro binds the tables it reads when it is created
@@ -565,7 +600,46 @@ def test_a_draw_by_label_is_refused_without_a_cutoff_and_for_labels_known_only_l
         next(e for e in bad["models"]["zoo"] if e["name"] == model)["max_items"] = {family: {label: 5}}
         with pytest.raises(ParamsError, match=message):
             validate(bad)
-    del smol["training_cutoff"], smol["training_cutoff_source"]
+    del smol["training_cutoff"], smol["training_cutoff_source"], smol["training_cutoff_kind"]
     with pytest.raises(ParamsError, match=r"models.zoo\[smollm2\].max_items.apiquiz: a draw by contamination label "
                                           "needs the model's training_cutoff"):
         validate(config)
+
+
+def test_dated_by_definition_dates_an_api_by_its_defining_source_never_by_its_callers():
+    """An API's date is its definition's: the first pinned release of its defining source that defines it (history),
+    else that source's pinned release (an upper bound: the stdlib's is the pinned CPython release; a C module of the
+    stdlib is the stdlib's too; a Java class's is the source holding its file), else none (blinker is not in the
+    corpus). The issue's mislabelled quizzes: traceback.walk_tb called in werkzeug's new code was dated by that call."""
+    import duckdb
+
+    con = duckdb.connect()
+    con.execute("CREATE TABLE manifest AS SELECT * FROM (VALUES ('s1', 'stdlib', 'traceback.py', 'python', DATE '2023-12-04'), "
+                "('i1', 'itsdangerous', 'src/itsdangerous/url_safe.py', 'python', DATE '2024-04-16'), "
+                "('w1', 'werkzeug', 'src/werkzeug/utils.py', 'python', DATE '2024-11-08'), "
+                "('j1', 'jdk', 'java.base/java/util/ArrayList.java', 'java', DATE '2026-04-21')) "
+                "t(file_id, source, path, language, released)")
+    con.execute("CREATE TABLE inventory AS SELECT * FROM (VALUES ('traceback', 'stdlib', 'stdlib'), "
+                "('itsdangerous', 'itsdangerous', 'user_defined'), ('werkzeug', 'werkzeug', 'user_defined')) "
+                "t(library, source, category)")
+    con.execute("CREATE TABLE first_seen_apis AS SELECT * FROM (VALUES ('werkzeug', 'werkzeug.utils.old', "
+                "DATE '2024-10-25'), ('werkzeug', 'werkzeug.utils.new', DATE '2024-11-08')) t(source, api, first_released)")
+    con.execute("CREATE TABLE first_seen_functions (file_id VARCHAR, function VARCHAR, first_released DATE)")
+    con.execute("CREATE TABLE contamination_models (model VARCHAR, labelled_by VARCHAR, basis VARCHAR, "
+                "training_cutoff DATE, cutoff_kind VARCHAR)")
+    con.execute("CREATE TABLE contamination_read_ranges (model VARCHAR, file_id VARCHAR, start_line INT, end_line INT)")
+    _core_macros(con)
+    con.execute("CREATE TABLE apis AS SELECT * FROM (VALUES "
+                "('traceback.walk_tb', 'stdlib', 'python', NULL), ('math.floor', 'stdlib', 'python', NULL), "
+                "('itsdangerous.URLSafeTimedSerializer', 'third_party', 'python', NULL), "
+                "('blinker.Namespace', 'third_party', 'python', NULL), ('werkzeug.utils.old', 'third_party', 'python', NULL), "
+                "('werkzeug.utils.new', 'user_defined', 'python', NULL), ('werkzeug.utils.unnamed', 'third_party', 'python', NULL), "
+                "('java.util.ArrayList.add', 'stdlib', 'java', 'java.util.ArrayList')) t(api, category, language, api_class)")
+    got = {r[0]: r[1:] for r in con.sql("SELECT api, api_released::VARCHAR, api_date_basis FROM "
+                                        "dated_by_definition('apis')").fetchall()}
+    assert got == {"traceback.walk_tb": ("2023-12-04", "release"), "math.floor": ("2023-12-04", "release"),
+                   "itsdangerous.URLSafeTimedSerializer": ("2024-04-16", "release"),
+                   "blinker.Namespace": (None, "none"),
+                   "werkzeug.utils.old": ("2024-10-25", "first_seen"), "werkzeug.utils.new": ("2024-11-08", "first_seen"),
+                   "werkzeug.utils.unnamed": ("2024-11-08", "release"),
+                   "java.util.ArrayList.add": ("2026-04-21", "release")}

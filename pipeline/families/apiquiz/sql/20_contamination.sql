@@ -1,11 +1,13 @@
 -- Known contamination per quiz and model (docs/contamination.md); each quiz's date: sql/15_contamination_dates.sql.
 
 -- Per model and quiz: its label (a trained model: `read` when a call of the API is in the text it read, as
--- apiquiz_seen; a pretrained model with a cutoff: the API's date against it; a twin: its model's).
+-- apiquiz_seen; a pretrained model with a cutoff: the API's definition date against it, `dated_by = 'api'`; a twin:
+-- its model's), the date the label read (item_released, date_basis) and both dates with their basis.
 CREATE TABLE apiquiz_contamination AS
-SELECT c.model, q.quiz_id, q.setting, c.basis,
+SELECT c.model, q.quiz_id, q.setting, c.basis, c.cutoff_kind,
        contamination_label(c.basis, c.training_cutoff, q.released, s.seen = 'seen') AS label,
-       q.released AS item_released, q.date_basis
+       q.dated_by, q.released AS item_released, q.date_basis, q.api_released, q.api_date_basis,
+       q.context_released, q.context_date_basis
 FROM contamination_models c
 CROSS JOIN apiquiz_quiz_dates q
 LEFT JOIN apiquiz_seen s ON s.model = c.labelled_by AND s.api = q.api AND s.api_repository IS NOT DISTINCT FROM q.repository
@@ -15,12 +17,12 @@ ORDER BY ALL;
 -- pooled; context-leaking nl quizzes out), with n and a 95% Poisson-bootstrap CI.
 CREATE VIEW apiquiz_contamination_scores AS
 WITH hits AS (
-    SELECT p.model, p.protocol, c.label, success_at_k(p.gold_rank, 1) AS value, count(*) AS items
+    SELECT p.model, p.protocol, c.label, c.cutoff_kind, c.dated_by, success_at_k(p.gold_rank, 1) AS value, count(*) AS items
     FROM apiquiz_predictions p JOIN apiquiz_contamination c USING (model, quiz_id)
     WHERE p.status = 'ok' AND p.n_ranked > 1 AND p.protocol NOT LIKE 'fill_mask%'
     GROUP BY ALL
 )
-SELECT model, protocol, label, n, round(mean, 4) AS p_at_1, round(greatest(0, lo), 4) AS lo,
+SELECT model, protocol, label, cutoff_kind, dated_by, n, round(mean, 4) AS p_at_1, round(greatest(0, lo), 4) AS lo,
        round(least(1, hi), 4) AS hi
 FROM poisson_bootstrap_hist(hits)
 ORDER BY ALL;
@@ -28,7 +30,7 @@ ORDER BY ALL;
 -- A model against its random twin on each side (the model's label; the same quizzes, both scored).
 CREATE VIEW apiquiz_contamination_vs_twin AS
 WITH pairs AS (
-    SELECT t.model, w.twin, t.protocol, c.label, success_at_k(t.gold_rank, 1) AS a, success_at_k(r.gold_rank, 1) AS b,
+    SELECT t.model, w.twin, t.protocol, c.label, c.cutoff_kind, c.dated_by, success_at_k(t.gold_rank, 1) AS a, success_at_k(r.gold_rank, 1) AS b,
            count(*) AS items
     FROM apiquiz_predictions t
     JOIN model_twins w ON w.model = t.model
@@ -37,14 +39,15 @@ WITH pairs AS (
     WHERE t.status = 'ok' AND r.status = 'ok' AND t.n_ranked > 1 AND t.protocol NOT LIKE 'fill_mask%'
     GROUP BY ALL
 )
-SELECT model, twin, protocol, label, n, round(mean_a, 4) AS p_at_1, round(mean_b, 4) AS twin_p_at_1,
+SELECT model, twin, protocol, label, cutoff_kind, dated_by, n, round(mean_a, 4) AS p_at_1, round(mean_b, 4) AS twin_p_at_1,
        round(diff, 4) AS diff, round(lo, 4) AS lo, round(hi, 4) AS hi, p_value
 FROM poisson_paired_bootstrap_hist(pairs)
 ORDER BY ALL;
 
 -- Quizzes per model and label (all generated, not only those scored), and how each side is dated.
 CREATE VIEW apiquiz_contamination_counts AS
-SELECT model, basis, label, date_basis, count(*) AS quizzes, min(item_released) AS earliest, max(item_released) AS latest
+SELECT model, basis, cutoff_kind, label, dated_by, date_basis, count(*) AS quizzes, min(item_released) AS earliest,
+       max(item_released) AS latest
 FROM apiquiz_contamination
 GROUP BY ALL
 ORDER BY ALL;
