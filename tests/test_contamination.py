@@ -341,9 +341,16 @@ def check_warehouse(root: Path) -> None:
     labels = {r[0] for t in ("apiquiz", "apirec", "codesyntax")
               for r in con.sql(f"SELECT DISTINCT label FROM {t}_contamination").fetchall()}
     assert labels <= {"read", "not_read", "released_after_cutoff", "released_before_cutoff", "unknown"}
-    # the fixture's code (2024) is after minilm's cutoff (2022); what a trained model read is exact
-    assert {r[0] for r in con.sql("SELECT label FROM apirec_contamination WHERE model = 'minilm'").fetchall()} == {
-        "released_after_cutoff"}
+    # apiquiz and apirec label by the API's definition: the fixture's quizzes and points call the stdlib, which is no
+    # source of this corpus, so their APIs have no date (`none`: unknown), whatever the date of the code calling them
+    # (its context's date is carried beside); codesyntax labels by the code: the fixture's (2024) is after minilm's
+    # cutoff (2022, a data cutoff); what a trained model read is exact
+    for family in ("apiquiz", "apirec"):
+        assert con.sql(f"SELECT DISTINCT label, dated_by, api_date_basis, context_date_basis, cutoff_kind FROM "
+                       f"{family}_contamination WHERE model = 'minilm'").fetchall() == [
+            ("unknown", "api", "none", "release", "data")]
+    assert con.sql("SELECT DISTINCT label, dated_by, date_basis FROM codesyntax_contamination WHERE model = 'minilm'"
+                   ).fetchall() == [("released_after_cutoff", "context", "release")]
     assert con.sql("SELECT count(*) FROM apirec_contamination WHERE model LIKE 'tiny%' AND label = 'not_read'"
                    ).fetchall()[0][0] > 0  # apirec's points are test-split code, which no trained model read
     read = dict(con.sql("SELECT label, count(*) FROM codesyntax_contamination WHERE model = 'tiny-mlm' "
@@ -362,6 +369,7 @@ def check_warehouse(root: Path) -> None:
                               "AND chosen_on = 'dev'").fetchall()[0][0]
     page = (root / "reports/corpus.md").read_text()
     assert "### Provenance and known contamination" in page and "| fixture | local | MIT | 2024-01-01 |" in page
+    assert "| minilm | minilm | cutoff | 2022-01-01 | data |" in page and "the API's definition" in page
     check_item_dates(root, con)
 
 
@@ -385,7 +393,8 @@ def check_item_dates(root: Path, con) -> None:
         assert list(zip(dates.column("released").to_pylist(), dates.column("date_basis").to_pylist())) == [
             (r[1], r[2]) for r in rows]
         assert item_labels(dates, ids, cutoff) == [r[3] for r in rows]
-        latest = max(d for d in dates.column("released").to_pylist() if d)
+        known = [d for d in dates.column("released").to_pylist() if d]
+        latest = max(known, default=dt.date.fromisoformat(cutoff))
         for other in (latest - dt.timedelta(days=1), latest):  # both sides of the latest date
             got = con.sql(f"SELECT contamination_label('cutoff', DATE '{other}', item_released, NULL) FROM "
                           f"{family}_contamination WHERE model = 'minilm' AND {where} ORDER BY {key}").fetchall()
@@ -442,24 +451,28 @@ def test_label_part_counts_scores_and_twins_with_the_floor():
     from pipeline.report.contamination import Split, label_part
 
     con = duckdb.connect()
-    con.execute("CREATE TABLE f_contamination AS SELECT * FROM (VALUES ('m', 'exact', 'read', 'release'), "
-                "('m', 'exact', 'not_read', 'first_seen'), ('m', 'exact', 'read', 'first_seen')) t(model, basis, label, "
-                "date_basis)")
+    con.execute("CREATE TABLE f_contamination AS SELECT *, NULL AS cutoff_kind, 'api' AS dated_by FROM (VALUES "
+                "('m', 'exact', 'read', 'release'), ('m', 'exact', 'not_read', 'first_seen'), ('m', 'exact', 'read', "
+                "'first_seen')) t(model, basis, label, date_basis) UNION ALL SELECT 'p', 'cutoff', "
+                "'released_after_cutoff', 'release', 'release', 'context'")
     assert label_part(con, 100, "f_contamination", "intro")[0] == "intro"
     counts = label_part(con, 100, "f_contamination", "intro")[1]
-    assert "| m | exact | 2 | 1 | 0 | 0 | 0 | 0 |" in counts
-    con.execute("CREATE TABLE f_contamination_scores AS SELECT * FROM (VALUES ('m', 'x', 'read', 150, 0.5, 0.4, 0.6), "
-                "('m', 'x', 'not_read', 7, 0.2, 0.0, 0.5), ('m', 'x', 'unknown', 150, 0.9, 0.8, 1.0)) "
-                "t(model, k, label, n, s, lo, hi)")
-    con.execute("CREATE TABLE f_contamination_vs_twin AS SELECT * FROM (VALUES ('m', 'm-random', 'x', 'read', 150, "
-                "0.5, 0.1, 0.4, 0.3, 0.5, 0.001), ('m', 'm-random', 'x', 'not_read', 7, 0.2, 0.1, 0.1, -0.2, 0.4, 0.5)) "
-                "t(model, twin, k, label, n, s, ts, diff, lo, hi, p_value)")
+    assert "| m | exact |  | the API's definition | 2 | 1 | 0 | 0 | 0 | 0 |" in counts
+    assert "| p | cutoff | release | its code's first release | 0 | 0 | 0 | 1 | 0 | 1 |" in counts
+    con.execute("CREATE TABLE f_contamination_scores AS SELECT * FROM (VALUES ('m', 'x', 'read', NULL, 150, 0.5, 0.4, "
+                "0.6), ('m', 'x', 'not_read', NULL, 7, 0.2, 0.0, 0.5), ('m', 'x', 'unknown', NULL, 150, 0.9, 0.8, 1.0), "
+                "('p', 'x', 'released_before_cutoff', 'release', 150, 0.5, 0.4, 0.6)) "
+                "t(model, k, label, cutoff_kind, n, s, lo, hi)")
+    con.execute("CREATE TABLE f_contamination_vs_twin AS SELECT * FROM (VALUES ('m', 'm-random', 'x', 'read', NULL, 150, "
+                "0.5, 0.1, 0.4, 0.3, 0.5, 0.001), ('m', 'm-random', 'x', 'not_read', NULL, 7, 0.2, 0.1, 0.1, -0.2, 0.4, "
+                "0.5)) t(model, twin, k, label, cutoff_kind, n, s, ts, diff, lo, hi, p_value)")
     out = label_part(con, 100, "f_contamination", "intro", Split(keys=(("k", "key"),), score="s", twin_score="ts",
                                                                  header="S", scores_title="scores", twins_title="twins"))
     assert out[2] == "scores" and out[4] == "twins"
     assert "| model | key | label | n | S | 95% CI |" in out[3] and "unknown" not in out[3]
     assert "| m | x | read | 150 | 0.500 | [0.400, 0.600] |" in out[3]
     assert "| m | x | not_read | 7 | too few items (n = 7) |  |" in out[3]
+    assert "| p | x | before the release | 150 | 0.500 |" in out[3]  # a release date bounds the cutoff: said so
     assert "| m | m-random | x | read | 150 | 0.500 | 0.100 | 0.400 | [0.300, 0.500] |" in out[5]
     assert "| m | m-random | x | not_read | 7 | too few items (n = 7) |  |  |  |" in out[5]
 
@@ -472,7 +485,7 @@ CUTOFF = "2024-11-01"
 def _label_zoo(caps: dict, cutoff: str | None = CUTOFF):
     from pipeline.models.entries import parse_zoo
     smol = {"name": "p", "source": "hub:x/y", "family": "causal-lm", "max_length": 200, "batch_size": 3,
-            "max_items": caps, **({"training_cutoff": cutoff} if cutoff else {})}
+            "max_items": caps, **({"training_cutoff": cutoff, "training_cutoff_kind": "release"} if cutoff else {})}
     return parse_zoo([smol, {"name": "p-random", "source": "random:p"}])
 
 
@@ -643,3 +656,29 @@ def test_dated_by_definition_dates_an_api_by_its_defining_source_never_by_its_ca
                    "werkzeug.utils.old": ("2024-10-25", "first_seen"), "werkzeug.utils.new": ("2024-11-08", "first_seen"),
                    "werkzeug.utils.unnamed": ("2024-11-08", "release"),
                    "java.util.ArrayList.add": ("2026-04-21", "release")}
+
+
+def test_every_contamination_figure_in_readme_and_docs_is_the_results_files():
+    """README.md's contamination paragraph and docs/contamination.md quote figures only inside results blocks, and
+    every block is what docs/results/contamination.json renders (python -m pipeline.contamination.results)."""
+    import re
+
+    from pipeline.contamination.results import BLOCK, render
+
+    root = Path(__file__).resolve().parents[1]
+    results = json.loads((root / "docs/results/contamination.json").read_text())
+    assert {"command", "configuration", "commit", "numbers"} <= set(results)
+    assert results["command"].startswith("python -m pipeline.contamination.results ")
+    blocks = 0
+    for page in ("README.md", "docs/contamination.md"):
+        text = (root / page).read_text()
+        for m in BLOCK.finditer(text):
+            assert m.group("body") == render(results, m.group("name")), f"{page}: block {m.group('name')} is stale"
+            blocks += 1
+    assert blocks >= 3
+    readme = (root / "README.md").read_text()
+    paragraph = readme[readme.index("Every item says whether each model could have read it"):]
+    paragraph = BLOCK.sub("", paragraph[:paragraph.index("\n\n")])
+    prose = re.sub(r"`[^`]*`", "", paragraph)  # code spans (a cap's example number) are no figures
+    assert not re.findall(r"[+-]?\d+\.\d+", prose), "a figure outside the results file in README's contamination paragraph"
+    assert "+0.28 [0.19, 0.37]" not in readme and "+0.28 [0.19, 0.37]" not in (root / "docs/contamination.md").read_text()

@@ -27,7 +27,7 @@ DATED_BY_WORDS = {"api": "the API's definition", "context": "its code's first re
 
 def label_words(label: str, cutoff_kind: str | None) -> str:
     """A label as the report prints it: a cutoff label says whether the date was the data's cutoff or the release."""
-    return LABEL_WORDS.get((label, cutoff_kind), label.replace("_", " "))
+    return LABEL_WORDS.get((label, cutoff_kind), label)
 
 
 def _label_counts(rows: list[tuple]) -> list[tuple]:
