@@ -682,3 +682,35 @@ def test_every_contamination_figure_in_readme_and_docs_is_the_results_files():
     prose = re.sub(r"`[^`]*`", "", paragraph)  # code spans (a cap's example number) are no figures
     assert not re.findall(r"[+-]?\d+\.\d+", prose), "a figure outside the results file in README's contamination paragraph"
     assert "+0.28 [0.19, 0.37]" not in readme and "+0.28 [0.19, 0.37]" not in (root / "docs/contamination.md").read_text()
+
+
+def test_same_library_comparison_pairs_each_side_with_the_twin_on_libraries_with_both_sides():
+    """apiquiz_contamination_same_library: only quizzes dated by their API's first pinned release, only libraries with
+    scored quizzes on both sides; each side's paired gain over the twin and the difference of the gains."""
+    import duckdb
+
+    con = duckdb.connect()
+    con.execute((Path(__file__).resolve().parents[1] / "pipeline/metrics/macros.sql").read_text())
+    rows = []  # (quiz, library, label, basis, model's rank, twin's rank)
+    for k in range(40):
+        rows.append((f"a{k}", "lib", "released_after_cutoff", "first_seen", 1 if k % 2 else 2, 1 if k % 5 == 0 else 3))
+        rows.append((f"b{k}", "lib", "released_before_cutoff", "first_seen", 1 if k % 4 == 0 else 2, 2))
+        rows.append((f"c{k}", "solo", "released_before_cutoff", "first_seen", 1, 2))  # no after side: left out
+        rows.append((f"d{k}", "lib", "released_before_cutoff", "release", 1, 2))  # dated by a release: left out
+    values = ", ".join(f"('{q}', '{lib}', '{lab}', '{basis}', {a}, {b})" for q, lib, lab, basis, a, b in rows)
+    con.execute(f"CREATE TABLE t AS SELECT * FROM (VALUES {values}) v(quiz_id, library, label, basis, ra, rb)")
+    con.execute("CREATE TABLE model_twins AS SELECT 'm' AS model, 'm-random' AS twin")
+    con.execute("CREATE TABLE apiquiz_quizzes AS SELECT quiz_id, library FROM t")
+    con.execute("CREATE TABLE apiquiz_contamination AS SELECT 'm' AS model, quiz_id, label, 'release' AS cutoff_kind, "
+                "basis AS api_date_basis FROM t")
+    con.execute("CREATE TABLE apiquiz_predictions AS SELECT 'm' AS model, 'rank' AS protocol, quiz_id, ra AS gold_rank, "
+                "'ok' AS status, 5 AS n_ranked FROM t UNION ALL SELECT 'm-random', 'rank', quiz_id, rb, 'ok', 5 FROM t")
+    sql = (Path(__file__).resolve().parents[1] / "pipeline/families/apiquiz/sql/20_contamination.sql").read_text()
+    con.execute(sql[sql.index("CREATE VIEW apiquiz_contamination_same_library"):])
+    got = con.sql("SELECT libraries, n_after, gain_after, n_before, gain_before, gain_difference, lo, hi "
+                  "FROM apiquiz_contamination_same_library").fetchall()
+    assert len(got) == 1
+    libraries, n_after, gain_after, n_before, gain_before, diff, lo, hi = got[0]
+    assert (libraries, n_after, n_before) == (1, 40, 40)
+    assert gain_after == 0.5 - 0.2 and gain_before == 0.25  # P@1 20/40 vs the twin's 8/40; 10/40 vs 0
+    assert abs(diff - 0.05) < 1e-9 and lo < diff < hi

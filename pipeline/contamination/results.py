@@ -72,6 +72,10 @@ def collect(con, model: str) -> dict:
                        f"{', '.join(keys)}, label, cutoff_kind, dated_by, n) FROM {family}_contamination_vs_twin "
                        "WHERE model = ? ORDER BY ALL", params=[model])
         out["vs_twin"][family] = [dict(zip(twin.columns, r)) for r in twin.fetchall()]
+    if "apiquiz_contamination_same_library" in have:
+        same = con.sql("SELECT * EXCLUDE (model) FROM apiquiz_contamination_same_library WHERE model = ? ORDER BY ALL",
+                       params=[model])
+        out["same_library"] = [dict(zip(same.columns, r)) for r in same.fetchall()]
     if "apiquiz_contamination" in have:
         rows = con.sql("""
             SELECT q.api, count(*) AS quizzes, c.label AS label_by_api, c.api_released::VARCHAR, c.api_date_basis,
@@ -131,7 +135,19 @@ def render(results: dict, name: str) -> str:
         lines += [f"| `{r['api']}` | {r['quizzes']} | {r['label_by_api']} ({r['api_date_basis']}, {r['api_released']}) | "
                   f"{r['label_by_context']} ({r['context_date_basis']}, {r['context_released']}) |" for r in rows]
         return "\n".join(lines) + "\n"
-    raise ValueError(f"no results block {name!r} (counts, vs_twin, relabelled)")
+    if name == "same_library":
+        rows = n.get("same_library", [])
+        lines = [head, "| protocol | libraries | after: n, gain [95% CI] | before: n, gain [95% CI] | "
+                       "difference [95% CI] |", "|---|---|---|---|---|"]
+        lines += [f"| {r['protocol']} | {r['libraries']} | {r['n_after']}, {r['gain_after']:+.3f} [{r['gain_after_lo']:+.3f}, "
+                  f"{r['gain_after_hi']:+.3f}] | {r['n_before']}, {r['gain_before']:+.3f} [{r['gain_before_lo']:+.3f}, "
+                  f"{r['gain_before_hi']:+.3f}] | {r['gain_difference']:+.3f} [{r['lo']:+.3f}, {r['hi']:+.3f}] |"
+                  for r in rows]
+        if not rows:
+            lines.append("| (none: no library has first-seen-dated quizzes scored by the model and its twin on both "
+                         "sides) | | | | |")
+        return "\n".join(lines) + "\n"
+    raise ValueError(f"no results block {name!r} (counts, vs_twin, relabelled, same_library)")
 
 
 def render_page(text: str, results: dict) -> str:
