@@ -457,7 +457,7 @@ def test_label_part_counts_scores_and_twins_with_the_floor():
                 "'released_after_cutoff', 'release', 'release', 'context'")
     assert label_part(con, 100, "f_contamination", "intro")[0] == "intro"
     counts = label_part(con, 100, "f_contamination", "intro")[1]
-    assert "| m | exact |  | the API's definition | 2 | 1 | 0 | 0 | 0 | 0 |" in counts
+    assert "| m | exact |  |  | 2 | 1 | 0 | 0 | 0 | 0 |" in counts  # read / not_read read the model's text, no date
     assert "| p | cutoff | release | its code's first release | 0 | 0 | 0 | 1 | 0 | 1 |" in counts
     con.execute("CREATE TABLE f_contamination_scores AS SELECT * FROM (VALUES ('m', 'x', 'read', NULL, 150, 0.5, 0.4, "
                 "0.6), ('m', 'x', 'not_read', NULL, 7, 0.2, 0.0, 0.5), ('m', 'x', 'unknown', NULL, 150, 0.9, 0.8, 1.0), "

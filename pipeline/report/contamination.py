@@ -37,7 +37,8 @@ def _label_counts(rows: list[tuple]) -> list[tuple]:
     order = ("read", "not_read", "released_before_cutoff", "released_after_cutoff", "unknown")
     per: dict[tuple, dict[str, int]] = {}
     for model, basis, kind, dated_by, label, date_basis, n in rows:
-        counts = per.setdefault((model, basis, kind or "", DATED_BY_WORDS.get(dated_by, dated_by or "")), {})
+        dated = "" if basis != "cutoff" else DATED_BY_WORDS.get(dated_by, dated_by or "")  # read/not_read: no date
+        counts = per.setdefault((model, basis, kind or "", dated), {})
         counts[label] = counts.get(label, 0) + int(n)
         if label == "released_after_cutoff" and date_basis == "release":
             counts["after_by_release"] = counts.get("after_by_release", 0) + int(n)
