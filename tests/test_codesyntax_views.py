@@ -87,7 +87,8 @@ def test_score_split_by_contamination_label_paired_with_the_twin(tmp_path):
     from pipeline.schemas import MANIFEST
 
     params = copy.deepcopy(default_params())
-    params["models"]["zoo"] = [{"name": "m", "source": "package:x", "family": "masked-lm", "training_cutoff": "2024-11-01"},
+    params["models"]["zoo"] = [{"name": "m", "source": "package:x", "family": "masked-lm", "training_cutoff": "2024-11-01",
+                                "training_cutoff_kind": "data"},
                                {"name": "m-random", "source": "random:m"}]
     d = tmp_path / "data"
     models = []
@@ -150,7 +151,8 @@ def test_score_split_by_contamination_label_paired_with_the_twin(tmp_path):
     assert twins == [("m", "m-random", "released_after_cutoff", 2, 0.5, 0.5, 0.0),
                      ("m", "m-random", "released_before_cutoff", 1, 0.5, 0.0, 0.5)]
     text = "\n".join(contamination(con, 1))
-    assert "| m | cutoff | 0 | 0 | 1 | 2 | 0 | 1 |" in text  # test functions per label; s3 dated by release only
-    assert "| m | python | released_after_cutoff | 2 | 0.500 |" in text
-    assert "| m | m-random | python | released_before_cutoff | 1 | 0.500 | 0.000 | 0.500 |" in text
+    # test functions per label, labelled by their code's date (a data cutoff); s3 dated by release only
+    assert "| m | cutoff | data | its code's first release | 0 | 0 | 1 | 2 | 0 | 1 |" in text
+    assert "| m | python | after the cutoff | 2 | 0.500 |" in text
+    assert "| m | m-random | python | before the cutoff | 1 | 0.500 | 0.000 | 0.500 |" in text
     assert "too few items (n = 2)" in "\n".join(contamination(con, 3))

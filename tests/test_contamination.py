@@ -175,13 +175,15 @@ def test_manifest_carries_license_and_released(tmp_path):
 def test_zoo_training_cutoff_only_on_pretrained_models():
     from pipeline.models.entries import parse_zoo
     ok = {"name": "m", "source": "hub:x/y", "family": "causal-lm", "max_length": 8, "batch_size": 1,
-          "training_cutoff": "2024-11-01", "training_cutoff_source": "its card"}
+          "training_cutoff": "2024-11-01", "training_cutoff_source": "its card", "training_cutoff_kind": "data"}
     parse_zoo([ok, {"name": "m-random", "source": "random:m"}])
     with pytest.raises(ValueError, match="training_cutoff is for pretrained models"):
         parse_zoo([ok, {"name": "t", "source": "trained:mlm", "family": "masked-lm", "max_length": 8, "batch_size": 1,
                         "training_cutoff": "2024-01-01"}])
     with pytest.raises(ValueError, match="without training_cutoff"):
         parse_zoo([{**ok, "training_cutoff": None}])
+    with pytest.raises(ValueError, match="needs training_cutoff_kind"):  # data cutoff or release date: said, never guessed
+        parse_zoo([{**ok, "training_cutoff_kind": None}])
 
 
 def _pypi_index(root: Path, name: str, releases: dict[str, tuple[str, bytes | None]]) -> None:
@@ -266,8 +268,11 @@ def test_refresh_against_a_file_index_pins_newer_releases_and_builds_offline(tmp
     new = _sdist("pkg", "3.0", V3)
     assert pkg["package"] == "pkg==3.0" and pkg["sha256"] == hashlib.sha256(new).hexdigest()
     assert pkg["released"] == "2025-02-01"
+    # the old pin, then every final release between it and the new one (2.0), pinned: a history without gaps
     assert pkg["history"] == [{"package": "pkg==1.0", "sha256": params["corpus"]["sources"][0]["sha256"],
-                               "released": "2024-01-02"}]
+                               "released": "2024-01-02"},
+                              {"package": "pkg==2.0", "sha256": hashlib.sha256(_sdist("pkg", "2.0", V2)).hexdigest(),
+                               "released": "2024-12-01"}]
     assert tiny["package"] == "tiny@1.1.0" and tiny["released"] == "2025-01-05" and tiny["include"] == ["index.js"]
     assert tiny["history"][0]["package"] == "tiny@1.0.0"
     assert kept == params["corpus"]["sources"][2] and stdlib == params["corpus"]["sources"][3]  # not asked / no index
@@ -292,7 +297,37 @@ def test_refresh_with_nothing_newer_keeps_the_pin(tmp_path):
     _pypi_index(tmp_path / "pypi", "pkg", {"1.0": ("2024-01-02T10:00:00Z", b"x")})
     spec = {"name": "pkg", "kind": "pypi", "package": "pkg==1.0", "sha256": "0" * 64, "released": "2024-01-02"}
     same, line = refresh.refresh_source(spec, dt.date(2024, 6, 1), tmp_path / "c", (tmp_path / "pypi").as_uri(), None)
-    assert same == spec and "no sdist of pkg newer than 1.0 released after 2024-06-01" in line
+    assert same == spec and "no release of pkg newer than 1.0 published after 2024-06-01" in line
+
+
+def test_refresh_check_refuses_a_history_with_a_gap_or_a_wrong_pin(tmp_path, capsys):
+    """werkzeug 3.0.6 -> 3.1.3 skipped 3.1.0 (uploaded before SmolLM2's release), so code first seen there was dated
+    3.1.3: `refresh --check` names every skipped release unless history_skipped lists it, and a pin whose hash or
+    date is not the index's."""
+    import hashlib
+
+    import yaml
+
+    from pipeline.corpus import refresh
+
+    data = {v: _sdist("pkg", v, V1) for v in ("1.0", "2.0", "3.0")}
+    _pypi_index(tmp_path / "pypi", "pkg", {"1.0": ("2024-01-02T10:00:00Z", data["1.0"]),
+                                           "2.0": ("2024-10-31T10:00:00Z", data["2.0"]),
+                                           "3.0": ("2024-11-08T10:00:00Z", data["3.0"])})
+    pin = {v: {"package": f"pkg=={v}", "sha256": hashlib.sha256(d).hexdigest(), "released": day}
+           for (v, d), day in zip(data.items(), ("2024-01-02", "2024-10-31", "2024-11-08"))}
+    gap = {"name": "pkg", "kind": "pypi", **pin["3.0"], "history": [pin["1.0"]]}
+    index = (tmp_path / "pypi").as_uri()
+
+    def check(source) -> int:
+        (tmp_path / "p.yaml").write_text(yaml.safe_dump({"corpus": {"sources": [source]}}))
+        return refresh.main(["--check", "--params", str(tmp_path / "p.yaml"), "--pypi", index])
+
+    assert check(gap) == 1 and "its history skips 2.0" in capsys.readouterr().err
+    assert check({**gap, "history_skipped": ["2.0"]}) == 0  # stated, not silent
+    assert check({**gap, "history": [pin["1.0"], pin["2.0"]]}) == 0
+    wrong = {**pin["2.0"], "released": "2024-11-02"}
+    assert check({**gap, "history": [pin["1.0"], wrong]}) == 1 and "the index has" in capsys.readouterr().err
 
 
 def check_warehouse(root: Path) -> None:
@@ -306,9 +341,16 @@ def check_warehouse(root: Path) -> None:
     labels = {r[0] for t in ("apiquiz", "apirec", "codesyntax")
               for r in con.sql(f"SELECT DISTINCT label FROM {t}_contamination").fetchall()}
     assert labels <= {"read", "not_read", "released_after_cutoff", "released_before_cutoff", "unknown"}
-    # the fixture's code (2024) is after minilm's cutoff (2022); what a trained model read is exact
-    assert {r[0] for r in con.sql("SELECT label FROM apirec_contamination WHERE model = 'minilm'").fetchall()} == {
-        "released_after_cutoff"}
+    # apiquiz and apirec label by the API's definition: the fixture's quizzes and points call the stdlib, which is no
+    # source of this corpus, so their APIs have no date (`none`: unknown), whatever the date of the code calling them
+    # (its context's date is carried beside); codesyntax labels by the code: the fixture's (2024) is after minilm's
+    # cutoff (2022, a data cutoff); what a trained model read is exact
+    for family in ("apiquiz", "apirec"):
+        assert con.sql(f"SELECT DISTINCT label, dated_by, api_date_basis, context_date_basis, cutoff_kind FROM "
+                       f"{family}_contamination WHERE model = 'minilm'").fetchall() == [
+            ("unknown", "api", "none", "release", "data")]
+    assert con.sql("SELECT DISTINCT label, dated_by, date_basis FROM codesyntax_contamination WHERE model = 'minilm'"
+                   ).fetchall() == [("released_after_cutoff", "context", "release")]
     assert con.sql("SELECT count(*) FROM apirec_contamination WHERE model LIKE 'tiny%' AND label = 'not_read'"
                    ).fetchall()[0][0] > 0  # apirec's points are test-split code, which no trained model read
     read = dict(con.sql("SELECT label, count(*) FROM codesyntax_contamination WHERE model = 'tiny-mlm' "
@@ -327,6 +369,7 @@ def check_warehouse(root: Path) -> None:
                               "AND chosen_on = 'dev'").fetchall()[0][0]
     page = (root / "reports/corpus.md").read_text()
     assert "### Provenance and known contamination" in page and "| fixture | local | MIT | 2024-01-01 |" in page
+    assert "| minilm | minilm | cutoff | 2022-01-01 | data |" in page and "the API's definition" in page
     check_item_dates(root, con)
 
 
@@ -350,7 +393,8 @@ def check_item_dates(root: Path, con) -> None:
         assert list(zip(dates.column("released").to_pylist(), dates.column("date_basis").to_pylist())) == [
             (r[1], r[2]) for r in rows]
         assert item_labels(dates, ids, cutoff) == [r[3] for r in rows]
-        latest = max(d for d in dates.column("released").to_pylist() if d)
+        known = [d for d in dates.column("released").to_pylist() if d]
+        latest = max(known, default=dt.date.fromisoformat(cutoff))
         for other in (latest - dt.timedelta(days=1), latest):  # both sides of the latest date
             got = con.sql(f"SELECT contamination_label('cutoff', DATE '{other}', item_released, NULL) FROM "
                           f"{family}_contamination WHERE model = 'minilm' AND {where} ORDER BY {key}").fetchall()
@@ -381,9 +425,9 @@ def test_dated_by_function_and_labelled_by_line_on_hand_built_tables():
     con.execute("CREATE TABLE manifest AS SELECT * FROM (VALUES ('f1', DATE '2024-01-01'), ('f2', NULL)) t(file_id, released)")
     con.execute("CREATE TABLE first_seen_functions AS SELECT 'f1' AS file_id, 'old' AS function, "
                 "DATE '2019-01-01' AS first_released")
-    con.execute("CREATE TABLE contamination_models AS SELECT * FROM (VALUES ('t', 't', 'exact', NULL::DATE), "
-                "('t-random', 't', 'exact', NULL), ('p', 'p', 'cutoff', DATE '2022-01-01')) m(model, labelled_by, basis, "
-                "training_cutoff)")
+    con.execute("CREATE TABLE contamination_models AS SELECT * FROM (VALUES ('t', 't', 'exact', NULL::DATE, NULL), "
+                "('t-random', 't', 'exact', NULL, NULL), ('p', 'p', 'cutoff', DATE '2022-01-01', 'data')) m(model, "
+                "labelled_by, basis, training_cutoff, cutoff_kind)")
     con.execute("CREATE TABLE contamination_read_ranges AS SELECT 't' AS model, 'f1' AS file_id, 10 AS start_line, "
                 "20 AS end_line")
     _core_macros(con)  # a macro binds the tables it reads when it is created
@@ -407,24 +451,28 @@ def test_label_part_counts_scores_and_twins_with_the_floor():
     from pipeline.report.contamination import Split, label_part
 
     con = duckdb.connect()
-    con.execute("CREATE TABLE f_contamination AS SELECT * FROM (VALUES ('m', 'exact', 'read', 'release'), "
-                "('m', 'exact', 'not_read', 'first_seen'), ('m', 'exact', 'read', 'first_seen')) t(model, basis, label, "
-                "date_basis)")
+    con.execute("CREATE TABLE f_contamination AS SELECT *, NULL AS cutoff_kind, 'api' AS dated_by FROM (VALUES "
+                "('m', 'exact', 'read', 'release'), ('m', 'exact', 'not_read', 'first_seen'), ('m', 'exact', 'read', "
+                "'first_seen')) t(model, basis, label, date_basis) UNION ALL SELECT 'p', 'cutoff', "
+                "'released_after_cutoff', 'release', 'release', 'context'")
     assert label_part(con, 100, "f_contamination", "intro")[0] == "intro"
     counts = label_part(con, 100, "f_contamination", "intro")[1]
-    assert "| m | exact | 2 | 1 | 0 | 0 | 0 | 0 |" in counts
-    con.execute("CREATE TABLE f_contamination_scores AS SELECT * FROM (VALUES ('m', 'x', 'read', 150, 0.5, 0.4, 0.6), "
-                "('m', 'x', 'not_read', 7, 0.2, 0.0, 0.5), ('m', 'x', 'unknown', 150, 0.9, 0.8, 1.0)) "
-                "t(model, k, label, n, s, lo, hi)")
-    con.execute("CREATE TABLE f_contamination_vs_twin AS SELECT * FROM (VALUES ('m', 'm-random', 'x', 'read', 150, "
-                "0.5, 0.1, 0.4, 0.3, 0.5, 0.001), ('m', 'm-random', 'x', 'not_read', 7, 0.2, 0.1, 0.1, -0.2, 0.4, 0.5)) "
-                "t(model, twin, k, label, n, s, ts, diff, lo, hi, p_value)")
+    assert "| m | exact |  |  | 2 | 1 | 0 | 0 | 0 | 0 |" in counts  # read / not_read read the model's text, no date
+    assert "| p | cutoff | release | its code's first release | 0 | 0 | 0 | 1 | 0 | 1 |" in counts
+    con.execute("CREATE TABLE f_contamination_scores AS SELECT * FROM (VALUES ('m', 'x', 'read', NULL, 150, 0.5, 0.4, "
+                "0.6), ('m', 'x', 'not_read', NULL, 7, 0.2, 0.0, 0.5), ('m', 'x', 'unknown', NULL, 150, 0.9, 0.8, 1.0), "
+                "('p', 'x', 'released_before_cutoff', 'release', 150, 0.5, 0.4, 0.6)) "
+                "t(model, k, label, cutoff_kind, n, s, lo, hi)")
+    con.execute("CREATE TABLE f_contamination_vs_twin AS SELECT * FROM (VALUES ('m', 'm-random', 'x', 'read', NULL, 150, "
+                "0.5, 0.1, 0.4, 0.3, 0.5, 0.001), ('m', 'm-random', 'x', 'not_read', NULL, 7, 0.2, 0.1, 0.1, -0.2, 0.4, "
+                "0.5)) t(model, twin, k, label, cutoff_kind, n, s, ts, diff, lo, hi, p_value)")
     out = label_part(con, 100, "f_contamination", "intro", Split(keys=(("k", "key"),), score="s", twin_score="ts",
                                                                  header="S", scores_title="scores", twins_title="twins"))
     assert out[2] == "scores" and out[4] == "twins"
     assert "| model | key | label | n | S | 95% CI |" in out[3] and "unknown" not in out[3]
     assert "| m | x | read | 150 | 0.500 | [0.400, 0.600] |" in out[3]
     assert "| m | x | not_read | 7 | too few items (n = 7) |  |" in out[3]
+    assert "| p | x | before the release | 150 | 0.500 |" in out[3]  # a release date bounds the cutoff: said so
     assert "| m | m-random | x | read | 150 | 0.500 | 0.100 | 0.400 | [0.300, 0.500] |" in out[5]
     assert "| m | m-random | x | not_read | 7 | too few items (n = 7) |  |  |  |" in out[5]
 
@@ -437,7 +485,7 @@ CUTOFF = "2024-11-01"
 def _label_zoo(caps: dict, cutoff: str | None = CUTOFF):
     from pipeline.models.entries import parse_zoo
     smol = {"name": "p", "source": "hub:x/y", "family": "causal-lm", "max_length": 200, "batch_size": 3,
-            "max_items": caps, **({"training_cutoff": cutoff} if cutoff else {})}
+            "max_items": caps, **({"training_cutoff": cutoff, "training_cutoff_kind": "release"} if cutoff else {})}
     return parse_zoo([smol, {"name": "p-random", "source": "random:p"}])
 
 
@@ -565,7 +613,107 @@ def test_a_draw_by_label_is_refused_without_a_cutoff_and_for_labels_known_only_l
         next(e for e in bad["models"]["zoo"] if e["name"] == model)["max_items"] = {family: {label: 5}}
         with pytest.raises(ParamsError, match=message):
             validate(bad)
-    del smol["training_cutoff"], smol["training_cutoff_source"]
+    del smol["training_cutoff"], smol["training_cutoff_source"], smol["training_cutoff_kind"]
     with pytest.raises(ParamsError, match=r"models.zoo\[smollm2\].max_items.apiquiz: a draw by contamination label "
                                           "needs the model's training_cutoff"):
         validate(config)
+
+
+def test_dated_by_definition_dates_an_api_by_its_defining_source_never_by_its_callers():
+    """An API's date is its definition's: the first pinned release of its defining source that defines it (history),
+    else that source's pinned release (an upper bound: the stdlib's is the pinned CPython release; a C module of the
+    stdlib is the stdlib's too; a Java class's is the source holding its file), else none (blinker is not in the
+    corpus). The issue's mislabelled quizzes: traceback.walk_tb called in werkzeug's new code was dated by that call."""
+    import duckdb
+
+    con = duckdb.connect()
+    con.execute("CREATE TABLE manifest AS SELECT * FROM (VALUES ('s1', 'stdlib', 'traceback.py', 'python', DATE '2023-12-04'), "
+                "('i1', 'itsdangerous', 'src/itsdangerous/url_safe.py', 'python', DATE '2024-04-16'), "
+                "('w1', 'werkzeug', 'src/werkzeug/utils.py', 'python', DATE '2024-11-08'), "
+                "('j1', 'jdk', 'java.base/java/util/ArrayList.java', 'java', DATE '2026-04-21')) "
+                "t(file_id, source, path, language, released)")
+    con.execute("CREATE TABLE inventory AS SELECT * FROM (VALUES ('traceback', 'stdlib', 'stdlib'), "
+                "('itsdangerous', 'itsdangerous', 'user_defined'), ('werkzeug', 'werkzeug', 'user_defined')) "
+                "t(library, source, category)")
+    con.execute("CREATE TABLE first_seen_apis AS SELECT * FROM (VALUES ('werkzeug', 'werkzeug.utils.old', "
+                "DATE '2024-10-25'), ('werkzeug', 'werkzeug.utils.new', DATE '2024-11-08')) t(source, api, first_released)")
+    con.execute("CREATE TABLE first_seen_functions (file_id VARCHAR, function VARCHAR, first_released DATE)")
+    con.execute("CREATE TABLE contamination_models (model VARCHAR, labelled_by VARCHAR, basis VARCHAR, "
+                "training_cutoff DATE, cutoff_kind VARCHAR)")
+    con.execute("CREATE TABLE contamination_read_ranges (model VARCHAR, file_id VARCHAR, start_line INT, end_line INT)")
+    _core_macros(con)
+    con.execute("CREATE TABLE apis AS SELECT * FROM (VALUES "
+                "('traceback.walk_tb', 'stdlib', 'python', NULL), ('math.floor', 'stdlib', 'python', NULL), "
+                "('itsdangerous.URLSafeTimedSerializer', 'third_party', 'python', NULL), "
+                "('blinker.Namespace', 'third_party', 'python', NULL), ('werkzeug.utils.old', 'third_party', 'python', NULL), "
+                "('werkzeug.utils.new', 'user_defined', 'python', NULL), ('werkzeug.utils.unnamed', 'third_party', 'python', NULL), "
+                "('java.util.ArrayList.add', 'stdlib', 'java', 'java.util.ArrayList')) t(api, category, language, api_class)")
+    got = {r[0]: r[1:] for r in con.sql("SELECT api, api_released::VARCHAR, api_date_basis FROM "
+                                        "dated_by_definition('apis')").fetchall()}
+    assert got == {"traceback.walk_tb": ("2023-12-04", "release"), "math.floor": ("2023-12-04", "release"),
+                   "itsdangerous.URLSafeTimedSerializer": ("2024-04-16", "release"),
+                   "blinker.Namespace": (None, "none"),
+                   "werkzeug.utils.old": ("2024-10-25", "first_seen"), "werkzeug.utils.new": ("2024-11-08", "first_seen"),
+                   "werkzeug.utils.unnamed": ("2024-11-08", "release"),
+                   "java.util.ArrayList.add": ("2026-04-21", "release")}
+
+
+def test_every_contamination_figure_in_readme_and_docs_is_the_results_files():
+    """README.md's contamination paragraph and docs/contamination.md quote figures only inside results blocks, and
+    every block is what docs/results/contamination.json renders (python -m pipeline.contamination.results)."""
+    import re
+
+    from pipeline.contamination.results import BLOCK, render
+
+    root = Path(__file__).resolve().parents[1]
+    results = json.loads((root / "docs/results/contamination.json").read_text())
+    assert {"command", "configuration", "commit", "numbers"} <= set(results)
+    assert results["command"].startswith("python -m pipeline.contamination.results ")
+    blocks = 0
+    for page in ("README.md", "docs/contamination.md"):
+        text = (root / page).read_text()
+        for m in BLOCK.finditer(text):
+            assert m.group("body") == render(results, m.group("name")), f"{page}: block {m.group('name')} is stale"
+            blocks += 1
+    assert blocks >= 3
+    readme = (root / "README.md").read_text()
+    paragraph = readme[readme.index("Every item says whether each model could have read it"):]
+    paragraph = BLOCK.sub("", paragraph[:paragraph.index("\n\n")])
+    prose = re.sub(r"`[^`]*`", "", paragraph)  # code spans (a cap's example number) are no figures
+    assert not re.findall(r"[+-]?\d+\.\d+", prose), "a figure outside the results file in README's contamination paragraph"
+    assert "+0.28 [0.19, 0.37]" not in readme and "+0.28 [0.19, 0.37]" not in (root / "docs/contamination.md").read_text()
+    from pipeline.contamination.gaps import sentence  # the history-gap figures: docs/results/werkzeug_first_seen.json
+    gaps = json.loads((root / "docs/results/werkzeug_first_seen.json").read_text())
+    assert sentence(gaps) in " ".join((root / "docs/contamination.md").read_text().split())
+
+
+def test_same_library_comparison_pairs_each_side_with_the_twin_on_libraries_with_both_sides():
+    """apiquiz_contamination_same_library: only quizzes dated by their API's first pinned release, only libraries with
+    scored quizzes on both sides; each side's paired gain over the twin and the difference of the gains."""
+    import duckdb
+
+    con = duckdb.connect()
+    con.execute((Path(__file__).resolve().parents[1] / "pipeline/metrics/macros.sql").read_text())
+    rows = []  # (quiz, library, label, basis, model's rank, twin's rank)
+    for k in range(40):
+        rows.append((f"a{k}", "lib", "released_after_cutoff", "first_seen", 1 if k % 2 else 2, 1 if k % 5 == 0 else 3))
+        rows.append((f"b{k}", "lib", "released_before_cutoff", "first_seen", 1 if k % 4 == 0 else 2, 2))
+        rows.append((f"c{k}", "solo", "released_before_cutoff", "first_seen", 1, 2))  # no after side: left out
+        rows.append((f"d{k}", "lib", "released_before_cutoff", "release", 1, 2))  # dated by a release: left out
+    values = ", ".join(f"('{q}', '{lib}', '{lab}', '{basis}', {a}, {b})" for q, lib, lab, basis, a, b in rows)
+    con.execute(f"CREATE TABLE t AS SELECT * FROM (VALUES {values}) v(quiz_id, library, label, basis, ra, rb)")
+    con.execute("CREATE TABLE model_twins AS SELECT 'm' AS model, 'm-random' AS twin")
+    con.execute("CREATE TABLE apiquiz_quizzes AS SELECT quiz_id, library FROM t")
+    con.execute("CREATE TABLE apiquiz_contamination AS SELECT 'm' AS model, quiz_id, label, 'release' AS cutoff_kind, "
+                "basis AS api_date_basis FROM t")
+    con.execute("CREATE TABLE apiquiz_predictions AS SELECT 'm' AS model, 'rank' AS protocol, quiz_id, ra AS gold_rank, "
+                "'ok' AS status, 5 AS n_ranked FROM t UNION ALL SELECT 'm-random', 'rank', quiz_id, rb, 'ok', 5 FROM t")
+    sql = (Path(__file__).resolve().parents[1] / "pipeline/families/apiquiz/sql/20_contamination.sql").read_text()
+    con.execute(sql[sql.index("CREATE VIEW apiquiz_contamination_same_library"):])
+    got = con.sql("SELECT libraries, n_after, gain_after, n_before, gain_before, gain_difference, lo, hi "
+                  "FROM apiquiz_contamination_same_library").fetchall()
+    assert len(got) == 1
+    libraries, n_after, gain_after, n_before, gain_before, diff, lo, hi = got[0]
+    assert (libraries, n_after, n_before) == (1, 40, 40)
+    assert gain_after == 0.5 - 0.2 and gain_before == 0.25  # P@1 20/40 vs the twin's 8/40; 10/40 vs 0
+    assert abs(diff - 0.05) < 1e-9 and lo < diff < hi

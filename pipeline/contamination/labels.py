@@ -15,6 +15,8 @@ MODEL_CUTOFFS = pa.schema([
     pa.field("labelled_by", pa.string(), nullable=False),  # whose labels it takes: itself, or a random twin's model
     pa.field("training_cutoff", pa.date32(), nullable=True),  # the zoo entry's training_cutoff (pretrained models)
     pa.field("training_cutoff_source", pa.string(), nullable=True),  # where that date comes from
+    # data (the training data's stated cutoff) / release (the weights' release: an upper bound on the cutoff)
+    pa.field("training_cutoff_kind", pa.string(), nullable=True),
 ])
 
 
@@ -27,5 +29,6 @@ def cutoff_rows(zoo: list[dict]) -> list[dict]:
         if isinstance(cutoff, str):
             cutoff = dt.date.fromisoformat(cutoff)
         rows.append({"model": e["name"], "labelled_by": source[len("random:"):] if source.startswith("random:") else e["name"],
-                     "training_cutoff": cutoff, "training_cutoff_source": e.get("training_cutoff_source")})
+                     "training_cutoff": cutoff, "training_cutoff_source": e.get("training_cutoff_source"),
+                     "training_cutoff_kind": e.get("training_cutoff_kind")})
     return sorted(rows, key=lambda r: r["model"])

@@ -67,42 +67,89 @@ def _final(version: str) -> Version | None:
     return None if v.is_prerelease or v.is_devrelease else v
 
 
-def newest_pypi(index: str, name: str, after: dt.date, above: str | None = None) -> dict | None:
-    """{version, url, sha256, released} of the newest final sdist of `name` uploaded after `after` and newer than
-    `above` (the pinned version: an old version uploaded again later is no refresh); None: none."""
+def pypi_releases(index: str, name: str) -> list[dict]:
+    """Every final release of `name` with an sdist that is not yanked, oldest version first: {version, url, sha256,
+    released} (the index's upload day of the sdist)."""
     doc = f"{_base(index)}/{urllib.parse.quote(name)}/json"
     data = json.loads(_read(doc))
-    best = None
+    out = []
     for version, files in (data.get("releases") or {}).items():
         v = _final(version)
         sdists = [f for f in files or [] if f.get("packagetype") == "sdist" and not f.get("yanked")]
-        if v is None or not sdists or (_final(above or "") and v <= _final(above)):
+        if v is None or not sdists:
             continue
         f = sdists[0]
-        day = _day(f["upload_time_iso_8601"])
-        if day > after and (best is None or v > best[0]):
-            best = (v, {"version": version, "url": urllib.parse.urljoin(doc, f["url"]), "sha256": f["digests"]["sha256"].lower(),
-                        "released": day.isoformat()})
-    return best[1] if best else None
+        out.append((v, {"version": version, "url": urllib.parse.urljoin(doc, f["url"]),
+                        "sha256": f["digests"]["sha256"].lower(), "released": _day(f["upload_time_iso_8601"]).isoformat()}))
+    return [r for _, r in sorted(out, key=lambda vr: vr[0])]
+
+
+def npm_releases(registry: str, name: str) -> list[dict]:
+    """Every final, not deprecated version of `name` with a `time`, oldest version first: {version, url, integrity,
+    released}."""
+    base = _base(registry)
+    doc = f"{base}/{name}/index.json" if base.startswith("file:") else f"{base}/{name.replace('/', '%2f')}"
+    data = json.loads(_read(doc))
+    times, out = data.get("time") or {}, []
+    for version, meta in (data.get("versions") or {}).items():
+        v = _final(version)
+        if v is None or version not in times or meta.get("deprecated"):
+            continue
+        dist = meta.get("dist") or {}
+        out.append((v, {"version": version, "url": urllib.parse.urljoin(doc, dist["tarball"]),
+                        "integrity": dist["integrity"], "released": _day(times[version]).isoformat()}))
+    return [r for _, r in sorted(out, key=lambda vr: vr[0])]
+
+
+def _newest(releases: list[dict], after: dt.date, above: str | None) -> dict | None:
+    """The newest release uploaded after `after` and newer than `above` (the pinned version: an old version uploaded
+    again later is no refresh; npm's `time` of an old version can be later than a newer one's)."""
+    floor = _final(above or "")
+    fresh = [r for r in releases if dt.date.fromisoformat(r["released"]) > after
+             and (floor is None or Version(r["version"]) > floor)]
+    return fresh[-1] if fresh else None
+
+
+def newest_pypi(index: str, name: str, after: dt.date, above: str | None = None) -> dict | None:
+    """{version, url, sha256, released} of the newest final sdist of `name` uploaded after `after` and newer than
+    `above`; None: none."""
+    return _newest(pypi_releases(index, name), after, above)
 
 
 def newest_npm(registry: str, name: str, after: dt.date, above: str | None = None) -> dict | None:
     """{version, url, integrity, released} of the newest final version of `name` published after `after` and newer
-    than `above` (npm's `time` of an old version can be later than a newer one's)."""
-    base = _base(registry)
-    doc = f"{base}/{name}/index.json" if base.startswith("file:") else f"{base}/{name.replace('/', '%2f')}"
-    data = json.loads(_read(doc))
-    times, best = data.get("time") or {}, None
-    for version, meta in (data.get("versions") or {}).items():
-        v = _final(version)
-        if v is None or version not in times or meta.get("deprecated") or (_final(above or "") and v <= _final(above)):
-            continue
-        day = _day(times[version])
-        if day > after and (best is None or v > best[0]):
-            dist = meta.get("dist") or {}
-            best = (v, {"version": version, "url": urllib.parse.urljoin(doc, dist["tarball"]),
-                        "integrity": dist["integrity"], "released": day.isoformat()})
-    return best[1] if best else None
+    than `above`."""
+    return _newest(npm_releases(registry, name), after, above)
+
+
+def between(releases: list[dict], low: str, high: str) -> list[dict]:
+    """The releases strictly between two versions, oldest first."""
+    lo, hi = Version(low), Version(high)
+    return [r for r in releases if lo < Version(r["version"]) < hi]
+
+
+def _name_version(spec_or_pin: dict) -> tuple[str, str]:
+    package = spec_or_pin["package"]
+    if "==" in package:
+        name, _, version = package.partition("==")
+        return name, version
+    m = NPM_PACKAGE.fullmatch(package)
+    if not m:
+        raise RefreshError(f"package {package!r} is neither name==version nor name@version")
+    return m["name"], m["version"]
+
+
+def history_gaps(spec: dict, releases: list[dict]) -> list[str]:
+    """The index's final releases between a source's oldest pinned history release and its pin that neither its
+    history nor its `history_skipped` names: a history with a gap dates code first seen in a skipped release by the
+    next pinned one (werkzeug 3.0.6 -> 3.1.3 skipped 3.1.0, uploaded before SmolLM2's release)."""
+    if not spec.get("history"):
+        return []
+    pinned = {Version(_name_version(h)[1]) for h in spec["history"]} | {Version(_name_version(spec)[1])}
+    skipped = {Version(str(v)) for v in spec.get("history_skipped") or []}
+    low, high = min(pinned), Version(_name_version(spec)[1])
+    return [r["version"] for r in releases
+            if low < Version(r["version"]) < high and Version(r["version"]) not in pinned | skipped]
 
 
 def download(url: str, folder: Path, algorithm: str, digest_hex: str, what: str) -> Path:
@@ -125,30 +172,39 @@ def download(url: str, folder: Path, algorithm: str, digest_hex: str, what: str)
     return target
 
 
-def refresh_source(spec: dict, after: dt.date, cache: Path, pypi: str | None, npm: str | None) -> tuple[dict, str]:
-    """The source's entry pinned to its newest release after `after` (its old pin appended to `history`), and a
-    one-line account of what was done."""
-    old = {k: spec[k] for k in ("package", "sha256", "integrity", "released", "index_url", "registry") if k in spec}
+def releases_of(spec: dict, pypi: str | None, npm: str | None) -> list[dict] | None:
+    """The index's release list of a pypi or npm source (None: another kind, which has no index)."""
     if spec["kind"] == "pypi":
-        name, _, version = spec["package"].partition("==")
-        new = newest_pypi(pypi or PYPI_JSON, name, after, version)
-        if new is None:
-            return spec, f"{spec['name']}: no sdist of {name} newer than {version} released after {after}; kept {spec['package']}"
-        download(new["url"], cache / "downloads", "sha256", new["sha256"], f"{name}=={new['version']}")
-        pin = {"package": f"{name}=={new['version']}", "sha256": new["sha256"], "released": new["released"]}
-    elif spec["kind"] == "npm":
-        m = NPM_PACKAGE.fullmatch(spec["package"])
-        if not m:
-            raise RefreshError(f"{spec['name']}: package {spec['package']!r} is not name@version")
-        name = m["name"]
-        new = newest_npm(npm or spec.get("registry", NPM_REGISTRY), name, after, m["version"])
-        if new is None:
-            return spec, f"{spec['name']}: no version of {name} newer than {m['version']} published after {after}; kept {spec['package']}"
-        download(new["url"], cache / "npm", "sha512", npm_integrity_hex(new["integrity"], name),
-                 f"{name}@{new['version']}")
-        pin = {"package": f"{name}@{new['version']}", "integrity": new["integrity"], "released": new["released"]}
-    else:
+        return pypi_releases(pypi or PYPI_JSON, _name_version(spec)[0])
+    if spec["kind"] == "npm":
+        return npm_releases(npm or spec.get("registry", NPM_REGISTRY), _name_version(spec)[0])
+    return None
+
+
+def _pin(spec: dict, release: dict, cache: Path) -> dict:
+    """A release pinned as params write it (package, the index's hash, released), downloaded and checked against
+    that hash into the download cache, where the build's fetch finds it."""
+    name = _name_version(spec)[0]
+    if spec["kind"] == "pypi":
+        download(release["url"], cache / "downloads", "sha256", release["sha256"], f"{name}=={release['version']}")
+        return {"package": f"{name}=={release['version']}", "sha256": release["sha256"], "released": release["released"]}
+    download(release["url"], cache / "npm", "sha512", npm_integrity_hex(release["integrity"], name),
+             f"{name}@{release['version']}")
+    return {"package": f"{name}@{release['version']}", "integrity": release["integrity"], "released": release["released"]}
+
+
+def refresh_source(spec: dict, after: dt.date, cache: Path, pypi: str | None, npm: str | None) -> tuple[dict, str]:
+    """The source's entry pinned to its newest release after `after`, its old pin and every release between the
+    two appended to `history` (each pinned: a history without gaps), and a one-line account of what was done."""
+    old = {k: spec[k] for k in ("package", "sha256", "integrity", "released", "index_url", "registry") if k in spec}
+    if spec["kind"] not in ("pypi", "npm"):
         return spec, f"{spec['name']}: a {spec['kind']} source has no index to refresh from; kept as it is"
+    name, version = _name_version(spec)
+    releases = releases_of(spec, pypi, npm)
+    new = _newest(releases, after, version)
+    if new is None:
+        return spec, f"{spec['name']}: no release of {name} newer than {version} published after {after}; kept {spec['package']}"
+    pin = _pin(spec, new, cache)
     if pin["package"] == spec["package"]:
         return spec, f"{spec['name']}: {spec['package']} is already the newest release after {after}"
     if "released" not in old:
@@ -157,9 +213,17 @@ def refresh_source(spec: dict, after: dt.date, cache: Path, pypi: str | None, np
     # a `license:` override was about the old release: the new one's own metadata is read again at fetch
     out = {k: v for k, v in spec.items() if k not in ("package", "sha256", "integrity", "released", "history", "license")}
     out.update(pin)
-    out["history"] = [*spec.get("history", []), old]
+    # every release between the old pin and the new one joins the history, pinned: first-seen is then the earliest
+    # release holding a definition, never the next release that happens to be pinned
+    middle = [_pin(spec, r, cache) for r in between(releases, version, new["version"])]
+    out["history"] = [*spec.get("history", []), old, *middle]
+    gaps = history_gaps(out, releases)
+    if gaps:
+        raise RefreshError(f"{spec['name']}: its history skips {', '.join(gaps)} (between its oldest pinned release and "
+                           "the new pin); pin them in corpus.sources[].history, or list them in history_skipped")
     note = f"; its license override ({spec['license']}) dropped: the new release's metadata decides" if "license" in spec else ""
-    return out, f"{spec['name']}: {spec['package']} ({old.get('released')}) -> {pin['package']} ({pin['released']}){note}"
+    return out, (f"{spec['name']}: {spec['package']} ({old.get('released')}) -> {pin['package']} ({pin['released']}), "
+                 f"{len(middle)} release(s) between pinned as history{note}")
 
 
 def refresh(params: dict, after: dt.date, cache: Path, pypi: str | None = None, npm: str | None = None,
@@ -171,16 +235,53 @@ def refresh(params: dict, after: dt.date, cache: Path, pypi: str | None = None, 
             sources.append(spec)
             continue
         new, line = refresh_source(spec, after, cache, pypi, npm)
+        if new is spec and spec.get("history"):  # kept: its own history is checked all the same
+            check_history(spec, pypi, npm)
         sources.append(new)
         lines.append(line)
     return {"corpus": {"sources": sources}}, lines
 
 
+def check_history(spec: dict, pypi: str | None = None, npm: str | None = None) -> None:
+    """Refuse a source whose history skips a release of the index (not listed in `history_skipped`), or whose
+    history pins a hash other than the index's."""
+    releases = releases_of(spec, pypi, npm)
+    if releases is None:
+        return
+    gaps = history_gaps(spec, releases)
+    if gaps:
+        raise RefreshError(f"{spec['name']}: its history skips {', '.join(gaps)} (between its oldest pinned release "
+                           f"and {spec['package']}); pin them in corpus.sources[].history (python -m pipeline.corpus "
+                           "refresh writes them), or list them in history_skipped")
+    index = {r["version"]: r for r in releases}
+    for pin in [*spec["history"], spec]:
+        version = _name_version(pin)[1]
+        want = index.get(version, {}).get("sha256" if spec["kind"] == "pypi" else "integrity")
+        have = pin.get("sha256" if spec["kind"] == "pypi" else "integrity")
+        if want is None or (have and have.lower() != want.lower()) \
+                or (pin.get("released") and pin["released"] != index[version]["released"]):
+            raise RefreshError(f"{spec['name']}: {pin['package']} is pinned as {have} ({pin.get('released')}); the index "
+                               f"has {want} ({index.get(version, {}).get('released')})")
+
+
+def check(params: dict, pypi: str | None = None, npm: str | None = None, only: list[str] | None = None) -> list[str]:
+    """One line per source with history: checked against its index (RefreshError on the first bad one)."""
+    lines = []
+    for spec in params["corpus"]["sources"]:
+        if spec.get("history") and (not only or spec["name"] in only):
+            check_history(spec, pypi, npm)
+            lines.append(f"{spec['name']}: {len(spec['history'])} history release(s), no gap, hashes and dates as the "
+                         "index's")
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m pipeline.corpus refresh", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--after", required=True, type=dt.date.fromisoformat, help="YYYY-MM-DD: pin releases after it")
+    ap.add_argument("--after", type=dt.date.fromisoformat, help="YYYY-MM-DD: pin releases after it")
+    ap.add_argument("--check", action="store_true", help="write nothing: check every source's history against its "
+                    "index (no release skipped unless listed in history_skipped; hashes and dates as the index's)")
     ap.add_argument("--params", type=Path, default=Path("params.yaml"), help="the params whose sources are refreshed")
-    ap.add_argument("--out", type=Path, required=True, help="the overlay to write (YAML)")
+    ap.add_argument("--out", type=Path, help="the overlay to write (YAML)")
     ap.add_argument("--cache", type=Path, default=None, help="download cache (default: the params' corpus.cache_dir)")
     ap.add_argument("--pypi", default=None, help=f"PyPI JSON API base (default {PYPI_JSON}; a folder or file:// URL "
                     "laid out as <name>/json)")
@@ -190,6 +291,16 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     logs.setup()
     params = yaml.safe_load(args.params.read_text())
+    if args.check:
+        try:
+            lines = check(params, args.pypi, args.npm, args.source)
+        except RefreshError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
+        print("\n".join(lines))
+        return 0
+    if args.after is None or args.out is None:
+        ap.error("--after and --out are needed (or --check)")
     cache = args.cache or Path(params["corpus"]["cache_dir"])
     try:
         overlay, lines = refresh(params, args.after, cache, args.pypi, args.npm, args.source)

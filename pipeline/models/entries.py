@@ -26,7 +26,9 @@ INFERENCE_ONLY = ("batch_size", "batch_size_from", "dtype", "max_items", "scorin
 # leaving a model out of one family never reruns its jobs of the others.
 # training_cutoff and its source only label items in the warehouse (pipeline.contamination): no model or predict
 # job reads them.
-PLANNING_ONLY = ("skip_families", "training_cutoff", "training_cutoff_source")
+PLANNING_ONLY = ("skip_families", "training_cutoff", "training_cutoff_source", "training_cutoff_kind")
+# what a zoo entry's training_cutoff is: the data's stated cutoff, or the weights' release (an upper bound on it)
+CUTOFF_KINDS = ("data", "release")
 DEFAULT_BATCH_SIZE = 32
 # An entry without max_length reads its model's position table, at most params.yaml models.max_length_cap (this
 # when the key is absent); without batch_size it gets inference.token_budget // max_length rows (`fill_sizes`)
@@ -252,8 +254,11 @@ def parse_zoo(entries: list[dict], config: Mapping | None = None) -> dict[str, M
         if kind in ("trained", "random") and e.get("training_cutoff"):
             raise ValueError(f"models.zoo[{name}]: training_cutoff is for pretrained models; a {kind}: model's "
                              "contamination is exact (trained: what it read) or its model's (random:); remove it")
-        if e.get("training_cutoff_source") and not e.get("training_cutoff"):
-            raise ValueError(f"models.zoo[{name}]: training_cutoff_source without training_cutoff; add the date "
+        if e.get("training_cutoff") and e.get("training_cutoff_kind") not in CUTOFF_KINDS:
+            raise ValueError(f"models.zoo[{name}]: training_cutoff needs training_cutoff_kind: data (the training "
+                             "data's stated cutoff) or release (the weights' release date, an upper bound on it)")
+        if (e.get("training_cutoff_source") or e.get("training_cutoff_kind")) and not e.get("training_cutoff"):
+            raise ValueError(f"models.zoo[{name}]: training_cutoff_source or _kind without training_cutoff; add the date "
                              "(\"YYYY-MM-DD\")")
         if kind == "hub" and "@" in value and e.get("revision") and e["revision"] != value.partition("@")[2]:
             raise ValueError(f"models.zoo[{name}]: source {e['source']!r} and revision {e['revision']!r} name two "

@@ -15,17 +15,34 @@ def _tables(con) -> set[str]:
     return {r[0] for r in con.sql("SELECT table_name FROM information_schema.tables").fetchall()}
 
 
+# What a cutoff label means, by the model's cutoff kind (zoo training_cutoff_kind): a release date is an upper
+# bound on the data cutoff, so its labels say "the release", never "the cutoff".
+LABEL_WORDS = {
+    ("released_before_cutoff", "data"): "before the cutoff", ("released_after_cutoff", "data"): "after the cutoff",
+    ("released_before_cutoff", "release"): "before the release", ("released_after_cutoff", "release"): "after the release",
+}
+# Which of an item's dates its label reads (the views' dated_by).
+DATED_BY_WORDS = {"api": "the API's definition", "context": "its code's first release"}
+
+
+def label_words(label: str, cutoff_kind: str | None) -> str:
+    """A label as the report prints it: a cutoff label says whether the date was the data's cutoff or the release."""
+    return LABEL_WORDS.get((label, cutoff_kind), label)
+
+
 def _label_counts(rows: list[tuple]) -> list[tuple]:
-    """(model, basis, label, date_basis, n) rows -> one row per model: its basis, the items of each label, and
-    how many of those after the cutoff are dated only by their file's release (their code may be older)."""
+    """(model, basis, cutoff_kind, dated_by, label, date_basis, n) rows -> one row per model: its basis, what its
+    cutoff is, which date the labels read, the items of each label, and how many of those after the cutoff are
+    dated only by a release (an upper bound: the code or API may be older)."""
     order = ("read", "not_read", "released_before_cutoff", "released_after_cutoff", "unknown")
-    per: dict[tuple[str, str], dict[str, int]] = {}
-    for model, basis, label, date_basis, n in rows:
-        counts = per.setdefault((model, basis), {})
+    per: dict[tuple, dict[str, int]] = {}
+    for model, basis, kind, dated_by, label, date_basis, n in rows:
+        dated = "" if basis != "cutoff" else DATED_BY_WORDS.get(dated_by, dated_by or "")  # read/not_read: no date
+        counts = per.setdefault((model, basis, kind or "", dated), {})
         counts[label] = counts.get(label, 0) + int(n)
         if label == "released_after_cutoff" and date_basis == "release":
             counts["after_by_release"] = counts.get("after_by_release", 0) + int(n)
-    return [(m, b, *(per[(m, b)].get(label, 0) for label in (*order, "after_by_release"))) for (m, b) in sorted(per)]
+    return [(*k, *(per[k].get(label, 0) for label in (*order, "after_by_release"))) for k in sorted(per)]
 
 
 def _under(value, n, floor: int) -> str:
@@ -33,8 +50,9 @@ def _under(value, n, floor: int) -> str:
     return "" if n is None or int(n) < floor else fraction(value)
 
 
-COUNT_COLUMNS = ["model", "basis", "read", "not read", "released before cutoff", "released after cutoff", "unknown",
-                 "of those after: dated by release only"]
+COUNT_COLUMNS = ["model", "basis", "cutoff is", "dated by", "read", "not read",
+                 "released before the cutoff (release)", "released after the cutoff (release)", "unknown",
+                 "of those after: dated by a release only"]
 
 
 @dataclass(frozen=True)
@@ -57,23 +75,25 @@ def label_part(con, floor: int, view: str, intro: str, split: Split | None = Non
     `counts_where`), then, with `split`, the score by label and each model against its random twin on each side,
     every score with n and its 95% CI ("too few items" under the floor)."""
     cut = f" WHERE {counts_where}" if counts_where else ""
-    counts = con.sql(f"SELECT model, basis, label, date_basis, count(*) FROM {view}{cut} GROUP BY ALL").fetchall()
+    counts = con.sql(f"SELECT model, basis, cutoff_kind, dated_by, label, date_basis, count(*) FROM {view}{cut} "
+                     "GROUP BY ALL").fetchall()
     out = [intro, markdown_table(COUNT_COLUMNS, _label_counts(counts))]
     if split is None:
         return out
     keys, headers = [k for k, _ in split.keys], [h for _, h in split.keys]
     where = " AND ".join(["label <> 'unknown'", *([split.where] if split.where else [])])
-    scores = con.sql(f"SELECT model, {', '.join([*keys, 'label'])}, n, {split.score}, lo, hi FROM {view}_scores "
-                     f"WHERE {where} ORDER BY ALL").fetchall()
+    scores = con.sql(f"SELECT model, {', '.join(keys)}, label, cutoff_kind, n, {split.score}, lo, hi "
+                     f"FROM {view}_scores WHERE {where} ORDER BY ALL").fetchall()
     if scores:
-        rows = [(*r[:-4], r[-4], score_cell(r[-3], r[-4], floor), interval_cell(r[-2], r[-1], r[-4], floor))
-                for r in scores]
+        rows = [(*r[:-6], label_words(r[-6], r[-5]), r[-4], score_cell(r[-3], r[-4], floor),
+                 interval_cell(r[-2], r[-1], r[-4], floor)) for r in scores]
         out += [split.scores_title, markdown_table(["model", *headers, "label", "n", split.header, "95% CI"], rows)]
-    twins = con.sql(f"SELECT model, twin, {', '.join([*keys, 'label'])}, n, {split.score}, {split.twin_score}, diff, "
-                    f"lo, hi FROM {view}_vs_twin WHERE {where} ORDER BY ALL").fetchall()
+    twins = con.sql(f"SELECT model, twin, {', '.join(keys)}, label, cutoff_kind, n, {split.score}, "
+                    f"{split.twin_score}, diff, lo, hi FROM {view}_vs_twin WHERE {where} ORDER BY ALL").fetchall()
     if twins:
-        rows = [(*r[:-6], r[-6], score_cell(r[-5], r[-6], floor), _under(r[-4], r[-6], floor),
-                 _under(r[-3], r[-6], floor), interval_cell(r[-2], r[-1], r[-6], floor)) for r in twins]
+        rows = [(*r[:-8], label_words(r[-8], r[-7]), r[-6], score_cell(r[-5], r[-6], floor),
+                 _under(r[-4], r[-6], floor), _under(r[-3], r[-6], floor), interval_cell(r[-2], r[-1], r[-6], floor))
+                for r in twins]
         out += [split.twins_title, markdown_table(["model", "twin", *headers, "label", "n", split.header, "twin",
                                                    "difference", "95% CI"], rows)]
     return out
@@ -91,15 +111,20 @@ def section(con, config: dict, fams: list) -> str:
     out.append(markdown_table(["source", "kind", "license", "released", "files kept", "license rejects",
                                "functions dated by history"], rows))
     models = con.sql("SELECT model, labelled_by, basis, coalesce(training_cutoff::VARCHAR, ''), "
-                     "coalesce(training_cutoff_source, '') FROM contamination_models ORDER BY model").fetchall()
+                     "coalesce(cutoff_kind, ''), coalesce(training_cutoff_source, '') FROM contamination_models "
+                     "ORDER BY model").fetchall()
     out += ["\nEach model's label basis: `exact` (a pipeline-trained model: its card records the text it read; "
             "`read` / `not_read`), `cutoff` (a pretrained model with a stated training cutoff: an item released after "
             "it cannot have been read), `unknown`; a random twin takes its model's labels.\n",
-            markdown_table(["model", "labelled as", "basis", "training cutoff", "cutoff from"], models),
-            "\nAn item is dated by the first pinned release of its code (a source's `history`), else by its file's "
-            "release, which only bounds the code's age from above: an item after the cutoff dated by release only "
-            "(the counts' last column) may be old code in a new release (the JDK's sources are dated by the installed "
-            "build). Give such a source `history` (or pin its `released:`) to tell new code from old.\n"]
+            markdown_table(["model", "labelled as", "basis", "training cutoff", "cutoff is", "cutoff from"], models),
+            "\nA cutoff of kind `release` is the weights' release date, an upper bound on the data cutoff: its labels "
+            "read \"before / after the release\". Each item has two dates: its API's (the first pinned release of the "
+            "API's defining source that defines it; apiquiz and apirec label by it: does the model know the API?) and "
+            "its code's (the first pinned release holding the item's own code; codesyntax labels by it: could the "
+            "model have read this code?). Each is the first pinned release holding it (a source's `history`), else a "
+            "release date, which only bounds the age from above: an item after the cutoff dated by a release only "
+            "(the counts' last column) may be old (the JDK's sources are dated by the installed build, the stdlib's "
+            "APIs by the pinned CPython release). Give such a source `history` to tell new from old.\n"]
     for family in fams:  # each family's part: its report module's contamination(con, floor), over its own views
         part = getattr(importlib.import_module(family.report), "contamination", None) if family.report else None
         if part is not None and f"{family.name}_contamination" in have:

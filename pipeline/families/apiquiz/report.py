@@ -281,8 +281,9 @@ def contamination(con, floor: int) -> list[str]:
 
     return label_part(
         con, floor, "apiquiz_contamination",
-        "\n**apiquiz:** quizzes (context leaks out) on each side of each model's label; an API is dated by "
-        "its first pinned release (history) or the earliest release of the code calling it.\n",
+        "\n**apiquiz:** quizzes (context leaks out) on each side of each model's label, dated by the API's "
+        "definition: the first pinned release of its defining source that defines it (history), else that source's "
+        "release (an upper bound), never by the code calling it.\n",
         Split(keys=(("protocol", "protocol"),), score="p_at_1", twin_score="twin_p_at_1", header="P@1",
               scores_title="\nP@1 (all settings pooled) by label:\n",
               twins_title="\nEach model against its random twin on each side (paired on the same quizzes):\n"))

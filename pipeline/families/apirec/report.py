@@ -475,8 +475,9 @@ def contamination(con, floor: int) -> list[str]:
 
     return label_part(
         con, floor, "apirec_contamination",
-        "\n**apirec:** code points and queries on each side of each model's label (a point is dated by its "
-        "function's first pinned release, else its file's release).\n",
+        "\n**apirec:** code points and queries on each side of each model's label, dated by the API they ask "
+        "for: its definition's first pinned release (history), else its defining source's release (an upper "
+        "bound).\n",
         Split(keys=(("ranker", "ranker"), ("benchmark", "benchmark")), score="score", twin_score="twin_score",
               header="SR@1", where="metric = 'SR@1'", scores_title="\nSR@1 (method level) by label:\n",
               twins_title="\nEach model against its random twin on each side (SR@1, paired on the same items):\n"))

@@ -234,8 +234,8 @@ def contamination(con, floor: int) -> list[str]:
     from pipeline.report.contamination import Split, label_part
     return label_part(
         con, floor, "codesyntax_contamination",
-        "\n**codesyntax:** test-side function samples on each side of each model's label (a function is dated "
-        "by its first pinned release, else its file's release).\n",
+        "\n**codesyntax:** test-side function samples on each side of each model's label, dated by their code "
+        "(context): a function's first pinned release, else its file's release.\n",
         Split(keys=(("language", "language"),), score="score", twin_score="twin_score", header="top-1",
               scores_title="\nTop-1 (first token; each relation's best head chosen on dev) by label, per test function: "
                            "the share of its edges found, averaged over functions (the headline averages relations):\n",

@@ -12,3 +12,49 @@ SELECT i.*, coalesce(f.first_released, m.released) AS released,
 FROM query_table(items) i
 JOIN manifest m ON m.file_id = i.file_id
 LEFT JOIN first_seen_functions f ON f.file_id = i.file_id AND f.function = i.function;
+
+-- An item about an API, dated by the API's definition (`apis`: a table, view or CTE with api, category,
+-- language and api_class; its columns come out with `api_released` and `api_date_basis`): the first pinned release
+-- of the API's defining source that defines the name (first_seen_apis, sources with history: `first_seen`), else
+-- that source's pinned release (`release`: an upper bound on the definition's age; the stdlib's is the pinned
+-- CPython release, the JDK's its JAVA_VERSION_DATE), else `none` (the defining source is not in the corpus:
+-- blinker.Namespace, called by flask). Never the date of the code that calls it: a call in new code says nothing
+-- about how old the API is. The defining source of a Python API: the sources whose inventory defines its
+-- top-level module, else (a stdlib module written in C) the stdlib source; of a Java API: the source holding its
+-- class's file. Several: the earliest date.
+CREATE MACRO dated_by_definition(apis) AS TABLE
+WITH pinned AS (
+    SELECT source, min(released) AS released FROM manifest GROUP BY source
+), modules AS (
+    SELECT DISTINCT library, source FROM inventory
+), stdlib AS (
+    SELECT DISTINCT source FROM inventory WHERE category = 'stdlib'
+), wanted AS (
+    SELECT DISTINCT api, category, language, api_class, split_part(api, '.', 1) AS library FROM query_table(apis)
+), defining AS (
+    SELECT w.api, w.category, w.language, w.api_class, d.source
+    FROM wanted w JOIN modules d ON d.library = w.library WHERE w.language = 'python'
+    UNION
+    SELECT w.api, w.category, w.language, w.api_class, s.source
+    FROM wanted w CROSS JOIN stdlib s
+    WHERE w.language = 'python' AND w.category = 'stdlib' AND w.library NOT IN (SELECT library FROM modules)
+    UNION
+    SELECT w.api, w.category, w.language, w.api_class, m.source
+    FROM wanted w JOIN manifest m ON m.language = 'java'
+     AND (m.path = replace(w.api_class, '.', '/') || '.java' OR m.path LIKE '%/' || replace(w.api_class, '.', '/') || '.java')
+    WHERE w.language = 'java'
+), named AS (
+    SELECT source, api, min(first_released) AS first_released FROM first_seen_apis GROUP BY ALL
+), dated AS (
+    SELECT d.api, d.category, d.language, d.api_class, coalesce(n.first_released, p.released) AS released,
+           CASE WHEN n.first_released IS NOT NULL THEN 'first_seen' ELSE 'release' END AS basis
+    FROM defining d JOIN pinned p ON p.source = d.source
+    LEFT JOIN named n ON n.source = d.source AND n.api = d.api
+    WHERE coalesce(n.first_released, p.released) IS NOT NULL
+    QUALIFY row_number() OVER (PARTITION BY d.api, d.category, d.language, d.api_class
+                               ORDER BY coalesce(n.first_released, p.released), basis) = 1
+)
+SELECT i.*, d.released AS api_released, coalesce(d.basis, 'none') AS api_date_basis
+FROM query_table(apis) i
+LEFT JOIN dated d ON d.api = i.api AND d.category IS NOT DISTINCT FROM i.category
+                 AND d.language IS NOT DISTINCT FROM i.language AND d.api_class IS NOT DISTINCT FROM i.api_class;

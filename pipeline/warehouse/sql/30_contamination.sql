@@ -9,7 +9,10 @@ CREATE VIEW contamination_models AS
 SELECT c.model, c.labelled_by,
        CASE WHEN json_extract(m.card, '$.train_data.read') IS NOT NULL THEN 'exact'
             WHEN l.training_cutoff IS NOT NULL THEN 'cutoff' ELSE 'unknown' END AS basis,
-       l.training_cutoff, l.training_cutoff_source
+       l.training_cutoff, l.training_cutoff_source,
+       -- data: the training data's stated cutoff; release: the weights' release, an upper bound on it (an item
+       -- labelled released_before_cutoff is then "before the release", not "before the cutoff")
+       l.training_cutoff_kind AS cutoff_kind
 FROM model_cutoffs c
 JOIN model_cutoffs l ON l.model = c.labelled_by
 LEFT JOIN models m ON m.name = c.labelled_by;
@@ -38,7 +41,7 @@ CREATE MACRO contamination_label(basis, cutoff, item_date, was_read) AS
 -- the item's columns and its label, where a trained model `read` the item when the text its card records covers
 -- the item's line; a pretrained model's label compares the item's date with its cutoff; a twin takes its model's.
 CREATE MACRO labelled_by_line(items) AS TABLE
-SELECT c.model, c.basis, d.*,
+SELECT c.model, c.basis, c.cutoff_kind, d.*,
        contamination_label(c.basis, c.training_cutoff, d.released,
                            EXISTS (SELECT 1 FROM contamination_read_ranges r
                                    WHERE r.model = c.labelled_by AND r.file_id = d.file_id

@@ -1,20 +1,27 @@
--- Known contamination per item and model (docs/contamination.md). A code point is dated by its enclosing function
--- (apirec_point_dates, sql/15_contamination_dates.sql); a query by its file's release, or the first release
--- defining its answer (first_seen_apis) when that is earlier.
+-- Known contamination per item and model (docs/contamination.md). An item asks for an API, so its label follows the
+-- API's definition date (`dated_by = 'api'`); its context's date is carried beside it. A code point:
+-- apirec_point_dates (sql/15_contamination_dates.sql); a query: its answer's definition (dated_by_definition), its
+-- context its file's release.
 CREATE TABLE apirec_item_dates AS
-SELECT item_id, benchmark, file_id, line, released, date_basis FROM apirec_point_dates
+WITH queries AS (
+    SELECT q.query_id AS item_id, 'query' AS benchmark, q.file_id, q.line, q.api, q.category, m.language, q.api_class,
+           m.released AS context_released,
+           CASE WHEN m.released IS NOT NULL THEN 'release' ELSE 'none' END AS context_date_basis
+    FROM apirec_queries q JOIN manifest m USING (file_id)
+)
+SELECT item_id, benchmark, file_id, line, dated_by, released, date_basis, api_released, api_date_basis,
+       context_released, context_date_basis
+FROM apirec_point_dates
 UNION ALL
-SELECT q.query_id, 'query', q.file_id, q.line, least(m.released, a.first_seen),
-       CASE WHEN a.first_seen IS NOT NULL AND a.first_seen <= coalesce(m.released, a.first_seen) THEN 'first_seen'
-            WHEN m.released IS NOT NULL THEN 'release' ELSE 'none' END
-FROM apirec_queries q
-JOIN manifest m ON m.file_id = q.file_id
-LEFT JOIN (SELECT api, min(first_released) AS first_seen FROM first_seen_apis GROUP BY api) a ON a.api = q.api
+SELECT item_id, benchmark, file_id, line, 'api', api_released, api_date_basis, api_released, api_date_basis,
+       context_released, context_date_basis
+FROM dated_by_definition('queries')
 ORDER BY ALL;
 
 -- Per model and item: its label by the item's line (labelled_by_line).
 CREATE TABLE apirec_contamination AS
-SELECT model, item_id, benchmark, basis, label, released AS item_released, date_basis
+SELECT model, item_id, benchmark, basis, cutoff_kind, label, dated_by, released AS item_released, date_basis,
+       api_released, api_date_basis, context_released, context_date_basis
 FROM labelled_by_line('apirec_item_dates')
 ORDER BY ALL;
 
@@ -22,12 +29,12 @@ ORDER BY ALL;
 -- and a 95% Poisson-bootstrap CI.
 CREATE VIEW apirec_contamination_scores AS
 WITH hits AS (
-    SELECT s.model, s.ranker, s.benchmark, c.label, 'SR@' || s.k AS metric, s.sr_method AS value, count(*) AS items
+    SELECT s.model, s.ranker, s.benchmark, c.label, c.cutoff_kind, c.dated_by, 'SR@' || s.k AS metric, s.sr_method AS value, count(*) AS items
     FROM apirec_point_scores s JOIN apirec_contamination c ON c.model = s.model AND c.item_id = s.point_id
     WHERE s.status = 'ok' AND s.k IN (1, 10)
     GROUP BY ALL
 )
-SELECT model, ranker, benchmark, label, metric, n, round(mean, 4) AS score, round(greatest(0, lo), 4) AS lo,
+SELECT model, ranker, benchmark, label, cutoff_kind, dated_by, metric, n, round(mean, 4) AS score, round(greatest(0, lo), 4) AS lo,
        round(least(1, hi), 4) AS hi
 FROM poisson_bootstrap_hist(hits)
 ORDER BY ALL;
@@ -35,7 +42,7 @@ ORDER BY ALL;
 -- A model against its random twin on each side (the model's label; the same items, ranker and k).
 CREATE VIEW apirec_contamination_vs_twin AS
 WITH pairs AS (
-    SELECT t.model, w.twin, t.ranker, t.benchmark, c.label, 'SR@' || t.k AS metric, t.sr_method AS a,
+    SELECT t.model, w.twin, t.ranker, t.benchmark, c.label, c.cutoff_kind, c.dated_by, 'SR@' || t.k AS metric, t.sr_method AS a,
            r.sr_method AS b, count(*) AS items
     FROM apirec_point_scores t
     JOIN model_twins w ON w.model = t.model
@@ -45,14 +52,14 @@ WITH pairs AS (
     WHERE t.k IN (1, 10) AND t.status = 'ok' AND r.status = 'ok'
     GROUP BY ALL
 )
-SELECT model, twin, ranker, benchmark, label, metric, n, round(mean_a, 4) AS score, round(mean_b, 4) AS twin_score,
+SELECT model, twin, ranker, benchmark, label, cutoff_kind, dated_by, metric, n, round(mean_a, 4) AS score, round(mean_b, 4) AS twin_score,
        round(diff, 4) AS diff, round(lo, 4) AS lo, round(hi, 4) AS hi, p_value
 FROM poisson_paired_bootstrap_hist(pairs)
 ORDER BY ALL;
 
 -- Items per model, benchmark and label, and how each side is dated.
 CREATE VIEW apirec_contamination_counts AS
-SELECT model, benchmark, basis, label, date_basis, count(*) AS items, min(item_released) AS earliest,
+SELECT model, benchmark, basis, cutoff_kind, label, dated_by, date_basis, count(*) AS items, min(item_released) AS earliest,
        max(item_released) AS latest
 FROM apirec_contamination
 GROUP BY ALL

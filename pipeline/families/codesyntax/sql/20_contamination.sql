@@ -1,5 +1,5 @@
 -- Known contamination per sample and model (docs/contamination.md): a function sample is dated by its function
--- (dated_by_function) and labelled by its first line (labelled_by_line). A sample is the same function in every
+-- (dated_by_function: the context's date, `dated_by = 'context'`: could the model have read this code?) and labelled by its first line (labelled_by_line). A sample is the same function in every
 -- labelled variant (its id does not name the variant): one row each.
 CREATE TABLE codesyntax_contamination AS
 WITH samples AS (
@@ -7,12 +7,13 @@ WITH samples AS (
 ), dated AS (
     FROM dated_by_function('samples')
 )
-SELECT model, sample_id, language, eval_split, basis, label, released AS item_released, date_basis
+SELECT model, sample_id, language, eval_split, basis, cutoff_kind, label, 'context' AS dated_by,
+       released AS item_released, date_basis, released AS context_released, date_basis AS context_date_basis
 FROM labelled_by_line('dated')
 ORDER BY ALL;
 
 CREATE VIEW codesyntax_contamination_counts AS
-SELECT model, language, eval_split, basis, label, date_basis, count(*) AS samples
+SELECT model, language, eval_split, basis, cutoff_kind, label, dated_by, date_basis, count(*) AS samples
 FROM codesyntax_contamination
 GROUP BY ALL
 ORDER BY ALL;
@@ -37,12 +38,12 @@ ORDER BY ALL;
 -- found, with n (samples) and a 95% Poisson-bootstrap CI over the samples.
 CREATE VIEW codesyntax_contamination_scores AS
 WITH hits AS (
-    SELECT s.chosen_on, s.model, s.language, s.variant, c.label, s.hits::DOUBLE / s.edges AS value,
+    SELECT s.chosen_on, s.model, s.language, s.variant, c.label, c.cutoff_kind, c.dated_by, s.hits::DOUBLE / s.edges AS value,
            count(*) AS items
     FROM codesyntax_sample_scores s JOIN codesyntax_contamination c ON c.model = s.model AND c.sample_id = s.sample_id
     GROUP BY ALL
 )
-SELECT chosen_on, model, language, variant, label, n, round(mean, 4) AS score, round(greatest(0, lo), 4) AS lo,
+SELECT chosen_on, model, language, variant, label, cutoff_kind, dated_by, n, round(mean, 4) AS score, round(greatest(0, lo), 4) AS lo,
        round(least(1, hi), 4) AS hi
 FROM poisson_bootstrap_hist(hits)
 ORDER BY ALL;
@@ -51,7 +52,7 @@ ORDER BY ALL;
 -- best heads; the difference's 95% CI and p-value from a paired Poisson bootstrap over the samples.
 CREATE VIEW codesyntax_contamination_vs_twin AS
 WITH pairs AS (
-    SELECT t.chosen_on, t.model, w.twin, t.language, t.variant, c.label, t.hits::DOUBLE / t.edges AS a,
+    SELECT t.chosen_on, t.model, w.twin, t.language, t.variant, c.label, c.cutoff_kind, c.dated_by, t.hits::DOUBLE / t.edges AS a,
            r.hits::DOUBLE / r.edges AS b, count(*) AS items
     FROM codesyntax_sample_scores t
     JOIN model_twins w ON w.model = t.model
@@ -60,7 +61,7 @@ WITH pairs AS (
     JOIN codesyntax_contamination c ON c.model = t.model AND c.sample_id = t.sample_id
     GROUP BY ALL
 )
-SELECT chosen_on, model, twin, language, variant, label, n, round(mean_a, 4) AS score,
+SELECT chosen_on, model, twin, language, variant, label, cutoff_kind, dated_by, n, round(mean_a, 4) AS score,
        round(mean_b, 4) AS twin_score, round(diff, 4) AS diff, round(lo, 4) AS lo, round(hi, 4) AS hi, p_value
 FROM poisson_paired_bootstrap_hist(pairs)
 ORDER BY ALL;
