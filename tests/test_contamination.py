@@ -682,7 +682,7 @@ def test_every_contamination_figure_in_readme_and_docs_is_the_results_files():
     prose = re.sub(r"`[^`]*`", "", paragraph)  # code spans (a cap's example number) are no figures
     assert not re.findall(r"[+-]?\d+\.\d+", prose), "a figure outside the results file in README's contamination paragraph"
     assert "+0.28 [0.19, 0.37]" not in readme and "+0.28 [0.19, 0.37]" not in (root / "docs/contamination.md").read_text()
-    from pipeline.contamination.gaps import sentence  # the history-gap figures: docs/results/werkzeug_first_seen.json
+    from pipeline.corpus.gaps import sentence  # the history-gap figures: docs/results/werkzeug_first_seen.json
     gaps = json.loads((root / "docs/results/werkzeug_first_seen.json").read_text())
     assert sentence(gaps) in " ".join((root / "docs/contamination.md").read_text().split())
 

@@ -165,8 +165,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--render", nargs="*", type=Path, default=[], help="pages whose results blocks are rewritten")
     args = ap.parse_args(argv)
     if args.warehouse is not None:
-        from pipeline.query import connect
-        con = connect(args.warehouse)
+        import duckdb  # not pipeline.query.connect: contamination sits below the query command (tests/house.py)
+
+        # the warehouse's views read their Parquet relative to the project root: run from there, as the docs say
+        con = duckdb.connect(str(args.warehouse), read_only=True)
         results = {"file": args.out.as_posix(),
                    "command": f"python -m pipeline.contamination.results --warehouse {args.warehouse.as_posix()} "
                               f"--model {args.model} --out {args.out.as_posix()}",

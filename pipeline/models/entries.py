@@ -155,7 +155,7 @@ def _model_positions(kind: str, value: str, revision: str | None) -> tuple[int |
     if kind == "path":
         path = Path(value).expanduser() / "config.json"
     elif kind == "package":
-        from pipeline.models.zoo import package_model_dir  # torch: only for a package entry without max_length
+        from pipeline.models.locate import package_model_dir
 
         path = package_model_dir(value) / "config.json"
     elif kind == "hub":
@@ -170,7 +170,7 @@ def _model_positions(kind: str, value: str, revision: str | None) -> tuple[int |
     elif kind == "gguf":
         import gguf
 
-        from pipeline.models.gguf import gguf_file
+        from pipeline.models.locate import gguf_file
 
         reader = gguf.GGUFReader(str(gguf_file(value)[0]))
         arch = reader.fields["general.architecture"].contents()

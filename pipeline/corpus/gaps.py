@@ -1,4 +1,4 @@
-"""`python -m pipeline.contamination.gaps --source werkzeug`: what a gap in a source's history does to first-seen.
+"""`python -m pipeline.corpus.gaps --source werkzeug`: what a gap in a source's history does to first-seen.
 
 Reads the source's pins from params.yaml (its pin and its `history`, every release between pinned), downloads each
 sdist into the download cache checked against its pinned hash (pipeline.corpus.refresh.download; read as data, never
@@ -52,7 +52,7 @@ def sentence(results: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m pipeline.contamination.gaps", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m pipeline.corpus.gaps", description=__doc__.split("\n\n")[0])
     ap.add_argument("--source", default="werkzeug", help="a pypi source of params.yaml with history")
     ap.add_argument("--params", type=Path, default=Path("params.yaml"))
     ap.add_argument("--cutoff", type=dt.date.fromisoformat, default=dt.date(2024, 11, 1))
@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
                           "functions_after_cutoff": sum(r["first_released"] > args.cutoff for r in rows),
                           "apis": len(apis), "apis_after_cutoff": sum(a["first_released"] > args.cutoff for a in apis)}
     out = args.out or Path(f"docs/results/{args.source}_first_seen.json")
-    write_json({"command": f"python -m pipeline.contamination.gaps --source {args.source} --cutoff {args.cutoff}",
+    write_json({"command": f"python -m pipeline.corpus.gaps --source {args.source} --cutoff {args.cutoff}",
                 "configuration": {"params": args.params.as_posix(), "source": args.source, "pin": spec["package"],
                                   "cutoff": args.cutoff.isoformat(), "files": "the sdist's src/*.py"},
                 "commit": _commit(), "numbers": numbers}, out)
