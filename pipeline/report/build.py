@@ -118,7 +118,10 @@ def source_composition(con, params: dict, order: list[str]) -> tuple[str, list[s
     return markdown_table(["language", "source", *order, f"{last} share of lines"], rows), warnings
 
 
-def section_models(models_metrics: Path | None) -> Section:
+LOSS_FIGURES = "models"  # the training-loss plots, reports/figures/models/loss_<model>.png (rules/models.smk)
+
+
+def section_models(models_metrics: Path | None, loss_link: str = "figures/models") -> Section:
     """The zoo: one line in reports/index.md (how many models, of which random twins), the table (sizes and test
     perplexities) on its own page, reports/models.md: a row per model would grow the first read with the zoo."""
     data = json.loads(models_metrics.read_text()) if models_metrics and models_metrics.exists() else {"models": {}}
@@ -133,7 +136,17 @@ def section_models(models_metrics: Path | None) -> Section:
                    "perplexity for encoder-decoders; none for encoders without an LM head); a random twin's last "
                    "column is its perplexity over its trained model's.\n\n"
                    + markdown_table(["model", "source", "model family", "parameters", "test tokens", "test perplexity",
-                                     "twin / trained"], rows) + "\n")
+                                     "twin / trained"], rows) + "\n" + loss_plots(rows, loss_link))
+
+
+def loss_plots(rows: list[tuple], link: str) -> str:
+    """Links to the training-loss plot of every model trained here (source `trained:*`; rules/models.smk draws
+    reports/figures/models/loss_<model>.png)."""
+    trained = [name for name, source, *_ in rows if str(source or "").startswith("trained:")]
+    if not trained:
+        return ""
+    return ("\nTraining loss (train loss per step, valid-split loss every `eval_every` steps): "
+            + ", ".join(f"[{name}]({link}/loss_{name}.png)" for name in trained) + ".\n")
 
 
 def run_params(con) -> dict:
@@ -269,7 +282,7 @@ def build(db: Path, out: Path, figures: Path, models_metrics: Path | None = None
     link = os.path.relpath(figures, out.parent)  # image links relative to the Markdown files (all in out's folder)
     corpus = section_corpus(con)
     corpus = Section(corpus.title, corpus.headline, corpus.details + "\n" + contamination.section(con, config, fams))
-    models = section_models(models_metrics)
+    models = section_models(models_metrics, os.path.relpath(figures.parent / LOSS_FIGURES, out.parent))
     sections = [first_read(corpus, CORPUS_PAGE), first_read(models, MODELS_PAGE)]
     pages = {CORPUS_PAGE: corpus, MODELS_PAGE: models}
     floor = report_floor(config)
@@ -298,6 +311,7 @@ def build(db: Path, out: Path, figures: Path, models_metrics: Path | None = None
         "with `python -m pipeline query`. Each family opens with the paper's headline table and ours beside it "
         "(n, 95% CI, how the populations differ); its page has the rest.\n",
         "## Summary\n", verdicts.summary_lead(floor) + "\n", verdicts.summary_table(rows, floor) + "\n",
+        *(f"**No summary rows for {name}:** {why}.\n" for name, why in sorted(headlines.FAILED.items())),
         *sections]))
     text = wrap_long_lines(text)
     write_page(text, out, html_out or out.with_suffix(".html"), "Benchmark report")

@@ -39,6 +39,7 @@ class Row:
     twin: Comparison | None = None
     baselines: tuple[Comparison, ...] = field(default=())
     lower_is_better: bool = False  # an error (probing): a negative difference is the model's gain
+    summary: bool = True  # printed in the first read's summary table (else on the family's page only)
 
     def to_beat(self) -> Comparison | None:
         """The strongest baseline on these items (its own score best), the one the verdict reads first."""
@@ -138,7 +139,7 @@ def summary_table(rows: list[Row], floor: int) -> str:
     """The first screen of reports/index.md: one row per family and real model."""
     if not rows:
         return "No headline rows (no family with a scored real model)."
-    return markdown_table(SUMMARY_COLUMNS, summary_rows(rows, floor))
+    return markdown_table(SUMMARY_COLUMNS, summary_rows([r for r in rows if r.summary], floor))
 
 
 def summary_lead(floor: int) -> str:
