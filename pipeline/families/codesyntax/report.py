@@ -210,18 +210,23 @@ def heatmaps(con, model: str, language: str, variant: str, path: Path) -> bool:
             grids.append((rel, cells))
     if not grids:
         return False
+    # one colour scale for the panels, spanning their data (a fixed 0-1 scale left low scores near-black)
+    values = [c[2] for _, cells in grids for c in cells if c[2] is not None]
+    vmin, vmax = (min(values), max(values)) if values else (0.0, 1.0)
+    if vmax - vmin < 1e-9:
+        vmin, vmax = vmin - 0.005, vmax + 0.005
     fig, axes = plt.subplots(1, len(grids), figsize=(3.2 * len(grids), 3), squeeze=False)
     for ax, (rel, cells) in zip(axes[0], grids):
         layers = 1 + max(c[0] for c in cells)
         heads = 1 + max(c[1] for c in cells)
-        grid = [[0.0] * heads for _ in range(layers)]
+        grid = [[float("nan")] * heads for _ in range(layers)]
         for layer, head, score in cells:
             grid[layer][head] = score
-        im = ax.imshow(grid, vmin=0, vmax=1, cmap="viridis", aspect="auto")
+        im = ax.imshow(grid, vmin=vmin, vmax=vmax, cmap="viridis", aspect="auto")
         ax.set_title(rel, fontsize=8)
         ax.set_xlabel("head")
     axes[0][0].set_ylabel("layer")
-    fig.colorbar(im, ax=axes[0].tolist(), label="top-1")
+    fig.colorbar(im, ax=axes[0].tolist(), label=f"top-1 (scale {vmin:.2f}-{vmax:.2f}: the data's range)")
     fig.suptitle(f"{model}, {language}: attention top-1 per head (test)", fontsize=9)
     save(fig, path)
     return True
