@@ -72,6 +72,7 @@ def apiquiz(con, config) -> list[Row]:
     return rows
 
 
+APIREC_SUMMARY_RANKER = "rerank_ngram"  # the headline's LM ranking (the others: the family's page)
 APIREC_BASELINES = {"ngram": "the n-gram", "jedi": "jedi"}
 
 
@@ -80,7 +81,7 @@ def apirec(con, config) -> list[Row]:
     against its twin and against the n-gram and jedi on the same points."""
     seed, rows = run_seed(config), []
     lms = con.sql("SELECT DISTINCT model, ranker FROM apirec_point_scores WHERE benchmark = 'code' AND k = 10 "
-                  f"AND ranker NOT IN ('ngram', 'ngram_domain', 'jedi', 'bm25') ORDER BY ALL").fetchall()
+                  "AND ranker NOT IN ('ngram', 'ngram_domain', 'ide', 'bm25') ORDER BY ALL").fetchall()
     real = set(real_models(con, "apirec_point_scores"))
     for model, ranker in lms:
         if model not in real:
@@ -93,16 +94,17 @@ def apirec(con, config) -> list[Row]:
             "  AND t.point_id = a.point_id AND t.k = a.k "
             "LEFT JOIN apirec_point_scores g ON g.ranker = 'ngram' AND g.benchmark = a.benchmark "
             "  AND g.point_id = a.point_id AND g.k = a.k "
-            "LEFT JOIN apirec_point_scores j ON j.ranker = 'jedi' AND j.benchmark = a.benchmark "
+            "LEFT JOIN apirec_point_scores j ON j.model = 'jedi' AND j.ranker = 'ide' AND j.benchmark = a.benchmark "
             "  AND j.point_id = a.point_id AND j.k = a.k "
             "WHERE a.model = ? AND a.ranker = ? AND a.benchmark = 'code' AND a.k = 10 ORDER BY a.point_id",
             params=[twin or "", model, ranker]).fetchall()
         if items:
-            rows.append(_mean_row("apirec", model if ranker in ("lm", model) else f"{model} ({ranker})",
-                                  "SR@10 (method, code)", seed, _col(items, 0), _col(items, 1) if twin else None,
-                                  {name: _col(items, i) for i, name in ((2, APIREC_BASELINES["ngram"]),
-                                                                         (3, APIREC_BASELINES["jedi"]))
-                                   if not np.isnan(_col(items, i)).all()}))
+            row = _mean_row("apirec", model, f"SR@10 (method, code; {ranker})", seed, _col(items, 0),
+                            _col(items, 1) if twin else None,
+                            {name: _col(items, i) for i, name in ((2, APIREC_BASELINES["ngram"]),
+                                                                   (3, APIREC_BASELINES["jedi"]))
+                             if not np.isnan(_col(items, i)).all()})
+            rows.append(replace(row, summary=ranker == APIREC_SUMMARY_RANKER))
     return rows
 
 
@@ -142,34 +144,35 @@ def idbench(con, config) -> list[Row]:
     """Spearman's rho with the gold score per gold score, large benchmark, comparable pairs: the model's pair
     scores at the layer chosen on the other folds (idbench_held_out_scores), against its twin's (chosen the same
     way on its own scores) and against LV and NW, on the pairs all of them scored; the summary reads the
-    stronger string baseline."""
+    stronger string baseline and prints relatedness (every gold score is on the page). One query: the held-out
+    view is computed once."""
     seed, rows = run_seed(config), []
     real = set(real_models(con, "idbench_held_out_scores"))
     strings = [s for s in IDBENCH_BASELINES
                if con.sql("SELECT count(*) FROM idbench_judged WHERE system = ? AND kind = 'string'",
                           params=[s]).fetchall()[0][0]]
-    for model, gold in con.sql("SELECT DISTINCT model, gold FROM idbench_held_out_scores WHERE size = ? "
-                               "ORDER BY ALL", params=[IDBENCH_SIZE]).fetchall():
+    joins = "".join(
+        f"LEFT JOIN idbench_judged s{i} ON s{i}.system = '{name}' AND s{i}.kind = 'string' AND s{i}.size = m.size "
+        f"AND s{i}.gold = m.gold AND s{i}.pair_set = 'comparable' AND s{i}.pair_id = m.pair_id "
+        for i, name in enumerate(strings))
+    items = con.sql(
+        "WITH h AS MATERIALIZED (SELECT model, size, gold, pair_id, x, value FROM idbench_held_out_scores "
+        "WHERE size = ?) "
+        f"SELECT m.model, m.gold, w.twin, m.x, m.value, t.x{''.join(f', s{i}.score' for i in range(len(strings)))} "
+        "FROM h m LEFT JOIN model_twins w ON w.model = m.model "
+        "LEFT JOIN h t ON t.model = w.twin AND t.gold = m.gold AND t.pair_id = m.pair_id "
+        f"{joins}ORDER BY m.model, m.gold, m.pair_id", params=[IDBENCH_SIZE]).fetchall()
+    groups: dict[tuple, list] = {}
+    for r in items:
+        groups.setdefault((r[0], r[1], r[2]), []).append(r[3:])
+    for (model, gold, twin), group in groups.items():
         if model not in real:
             continue
-        twin = twin_of(con, model)
-        joins = "".join(
-            f"LEFT JOIN idbench_judged s{i} ON s{i}.system = '{name}' AND s{i}.kind = 'string' "
-            f"AND s{i}.size = m.size AND s{i}.gold = m.gold AND s{i}.pair_set = 'comparable' AND s{i}.pair_id = m.pair_id "
-            for i, name in enumerate(strings))
-        items = con.sql(
-            f"SELECT m.x, m.value, t.x{''.join(f', s{i}.score' for i in range(len(strings)))} "
-            "FROM idbench_held_out_scores m LEFT JOIN idbench_held_out_scores t ON t.model = ? AND t.size = m.size "
-            f"AND t.gold = m.gold AND t.pair_id = m.pair_id {joins}"
-            "WHERE m.model = ? AND m.size = ? AND m.gold = ? ORDER BY m.pair_id",
-            params=[twin or "", model, IDBENCH_SIZE, gold]).fetchall()
-        if not items:
-            continue
-        others = {IDBENCH_BASELINES[name]: _col(items, 3 + i) for i, name in enumerate(strings)}
+        others = {IDBENCH_BASELINES[name]: _col(group, 3 + i) for i, name in enumerate(strings)}
         if twin:
-            others[TWIN] = _col(items, 2)
+            others[TWIN] = _col(group, 2)
         metric = f"rho, {gold} ({IDBENCH_SIZE})"
-        tests = paired_spearman_tests(_col(items, 0), others, _col(items, 1),
+        tests = paired_spearman_tests(_col(group, 0), others, _col(group, 1),
                                       cell_seed(seed, "idbench", model, metric))
         first = next(iter(tests.values()), None)
         rows.append(Row("idbench", model, metric, None if first is None else first.a,
