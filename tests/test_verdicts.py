@@ -58,7 +58,7 @@ def test_a_row_reads_the_strongest_baseline_first_then_its_twin():
     assert cells[6] == "jedi: -0.350 [-0.450, -0.260], p < 0.0001"
     assert cells[7] == "below jedi; above its twin"
     floored = summary_table([Row("apirec", "m", "SR@10", 0.5, 12, None, (weak,))], 100)
-    assert "too few items (n = 12)" in floored and "0.500" not in floored
+    assert "| too few items | 12 |" in floored and "0.500" not in floored and "undecided (n = 12)" in floored
 
 
 def test_replicates_are_seeded_per_cell_and_reproducible():

@@ -229,6 +229,20 @@ def wrap_long_lines(markdown: str, width: int = MAX_LINE) -> str:
     return "\n".join(out)
 
 
+def unwrapped(markdown: str) -> str:
+    """wrap_long_lines undone: a paragraph's (or list item's) continuation lines joined to the line they continue
+    (what the first read's line counts measure)."""
+    out: list[str] = []
+    for line in markdown.split("\n"):
+        prev = out[-1] if out else ""
+        if (line and prev and not line.startswith(("|", "#", "!", "```")) and not prev.startswith(("|", "#", "```"))
+                and not re.match(r"^([-*+] |\d+[.)] )", line.lstrip() if not line.startswith("  ") else "x")):
+            out[-1] = prev + " " + line.strip()
+        else:
+            out.append(line)
+    return "\n".join(out)
+
+
 def one_blank_line(markdown: str) -> str:
     """Runs of blank lines as one (the first read is measured in lines; Markdown renders both alike)."""
     return re.sub(r"\n(?:[ \t]*\n){2,}", "\n\n", markdown)

@@ -25,7 +25,7 @@ table { border-collapse: collapse; margin: 12px 0; font-size: 13.5px; font-varia
 th, td { border: 1px solid #d5d9e0; padding: 4px 9px; text-align: left; vertical-align: top; }
 th { background: #e9edf3; position: sticky; top: 0; }
 tr:nth-child(even) td { background: #f8f9fb; }
-td { overflow-wrap: anywhere; }
+td { overflow-wrap: break-word; }
 .table-scroll { overflow-x: auto; max-width: 100%; margin: 12px 0; }
 .table-scroll table { margin: 0; }
 img { max-width: 100%; height: auto; border: 1px solid #e3e3e3; margin: 8px 0; }

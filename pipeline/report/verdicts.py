@@ -109,15 +109,15 @@ def p_text(p: float, replicates: int) -> str:
     return f"p = {p:.3f}"
 
 
-def difference_cell(c: Comparison | None, floor: int, with_name: bool = False) -> str:
-    """`+0.290 [+0.190, +0.390], p < 0.0001` (with `name: ` first when asked); empty without a comparison,
-    n only under the floor."""
+def difference_cell(c: Comparison | None, floor: int, with_name: bool = False, row_n: int | None = None) -> str:
+    """`+0.290 [+0.190, +0.390], p < 0.0001` (with `name: ` first when asked); empty without a comparison;
+    under the floor `too few items`, with its n when it is not the row's (`row_n`)."""
     if c is None or not c.test.n or c.test.diff != c.test.diff:
         return ""
     t = c.test
     head = f"{c.name}: " if with_name else ""
     if floored(t.n, floor):
-        return f"{head}{TOO_FEW} (n = {t.n})"
+        return f"{head}{TOO_FEW}" + ("" if t.n == row_n else f" (n = {t.n})")
     return f"{head}{signed(t.diff)} [{signed(t.lo)}, {signed(t.hi)}], {p_text(t.p_value, t.replicates)}"
 
 
@@ -128,10 +128,10 @@ SUMMARY_COLUMNS = ["family", "model", "headline metric", "score", "n", "vs its t
 def summary_rows(rows: list[Row], floor: int) -> list[tuple]:
     out = []
     for r in rows:
-        score = (f"{TOO_FEW} (n = {r.n})" if floored(r.n, floor) else
+        score = (TOO_FEW if floored(r.n, floor) else
                  "" if r.score is None or r.score != r.score else fraction(r.score))
-        out.append((r.family, r.model, r.metric, score, r.n, difference_cell(r.twin, floor),
-                    difference_cell(r.to_beat(), floor, with_name=True), row_verdict(r, floor)))
+        out.append((r.family, r.model, r.metric, score, r.n, difference_cell(r.twin, floor, row_n=r.n),
+                    difference_cell(r.to_beat(), floor, with_name=True, row_n=r.n), row_verdict(r, floor)))
     return out
 
 
@@ -143,12 +143,10 @@ def summary_table(rows: list[Row], floor: int) -> str:
 
 
 def summary_lead(floor: int) -> str:
-    return (f"**What each family shows.** Each real model's headline score with its n, paired on the same items "
-            f"against its random twin and against the strongest baseline it must beat: the difference (model minus "
-            f"reference; for an error, lower is better), its 95% CI and two-sided p from a paired bootstrap of "
-            f"{HEADLINE_REPLICATES:,} replicates seeded per cell. The verdict reads the CI and p; a p within "
-            f"{MC_SIGMAS:g} Monte Carlo errors of {ALPHA} and a score under {floor} items (`report.min_n`) are "
-            "\"undecided\". Every comparison is on the family's page (\"Verdicts\").")
+    return (f"Each real model against its random twin and the strongest baseline it must beat, paired on the same "
+            f"items: difference, 95% CI, p ({HEADLINE_REPLICATES:,} bootstrap replicates a cell; for an error, lower "
+            f"is better). Undecided: n under {floor} (`report.min_n`) or p within {MC_SIGMAS:g} Monte Carlo errors "
+            f"of {ALPHA}. Every comparison: the family's page, \"Verdicts\".")
 
 
 FAMILY_COLUMNS = ["model", "metric", "score", "n", "against", "reference score", "difference [95% CI], p", "verdict"]
@@ -161,7 +159,7 @@ def family_table(rows: list[Row], floor: int) -> str:
         for c in ([r.twin] if r.twin else []) + list(r.baselines):
             lines.append((r.model, r.metric, "" if r.score is None or floored(r.n, floor) else fraction(r.score), r.n,
                           c.name, "" if floored(c.test.n, floor) or c.test.b != c.test.b else fraction(c.test.b),
-                          difference_cell(c, floor), verdict(c.name, c.test, floor, r.lower_is_better)))
+                          difference_cell(c, floor, row_n=r.n), verdict(c.name, c.test, floor, r.lower_is_better)))
     return markdown_table(FAMILY_COLUMNS, lines) if lines else ""
 
 
