@@ -121,3 +121,61 @@ def test_index_lines_are_wrapped_to_the_limit_but_table_rows_are_kept():
     assert max(len(line) for line in out.split("\n")) <= MAX_LINE
     assert out.split() == text.split()  # the same words: Markdown renders both alike
     assert any(line.startswith("  item") for line in out.split("\n"))  # a list item's continuation indented
+
+
+def probing_warehouse(regression: bool = False) -> duckdb.DuckDBPyConnection:
+    """Two models (m and its random twin) probed on one task, 4 folds of 40 items, each tested in one fold."""
+    con = duckdb.connect()
+    con.sql("CREATE TABLE models AS SELECT * FROM (VALUES ('m', false), ('m-random', true)) t(name, random)")
+    con.sql("CREATE TABLE model_twins AS SELECT 'm' AS model, 'm-random' AS twin")
+    metric = "mae" if regression else "error"
+    con.sql(f"CREATE TABLE probing_models AS SELECT * FROM (VALUES ('python-t', 'm', 'linear', 'mean', '{metric}', "
+            f"0.2, false), ('python-t', 'm-random', 'linear', 'mean', '{metric}', 0.4, true)) "
+            "v(task, model, probe, pooling, metric, fold0_error, control)")
+    # labels: 'a' on 3 of 4 items (the majority everywhere), n_tokens = i % 7, target = 2 * n_tokens
+    con.sql("CREATE TABLE probing_labels AS SELECT 'python' AS language, 't' AS task, 'i' || lpad(i::VARCHAR, 3, '0') "
+            "AS item_id, CASE WHEN i % 4 = 0 THEN 'b' ELSE 'a' END AS label, 2.0 * (i % 7) AS target, "
+            "(i % 7)::DOUBLE AS n_tokens FROM range(160) r(i)")
+    rows = []
+    for model, wrong in (("m", 5), ("m-random", 3)):  # the model errs on every 5th item, the twin on every 3rd
+        for fold in range(4):
+            items = [f"i{i:03d}" for i in range(160) if i % 4 == fold]
+            errors = [float(int(x[1:]) % wrong == 0) for x in items]
+            rows.append((model, fold, items, errors))
+    con.sql("CREATE TABLE probing_fits (task VARCHAR, model VARCHAR, probe VARCHAR, pooling VARCHAR, layer INTEGER, "
+            "fold INTEGER, selected BOOLEAN, test_items VARCHAR[], test_errors DOUBLE[])")
+    for model, fold, items, errors in rows:
+        con.execute("INSERT INTO probing_fits VALUES ('python-t', ?, 'linear', 'mean', 1, ?, true, ?, ?)",
+                    [model, fold, items, errors])
+    return con
+
+
+def test_probing_rows_pair_the_chosen_probe_its_twin_and_the_baseline_on_the_same_samples():
+    (row,) = headlines.probing(probing_warehouse(), {"seed": 0})
+    assert row.model == "m" and row.n == 120 and row.lower_is_better and row.summary  # folds 1..3, 40 each
+    assert row.score == pytest.approx(sum(i % 5 == 0 for i in range(160) if i % 4) / 120)
+    assert row.twin.test.n == 120 and row.twin.test.b == pytest.approx(sum(i % 3 == 0 for i in range(160) if i % 4) / 120)
+    (base,) = row.baselines
+    # the majority class ('a', trained on the other folds) errs exactly on the 'b' items: fold 0 holds them all
+    assert base.name == "the majority class" and base.test.n == 120 and base.test.b == 0.0
+    assert verdict(base.name, base.test, 100, True) == "below the majority class"
+    assert row_verdict(row, 100).endswith("above its twin")
+
+
+def test_probing_regression_baseline_is_linreg_on_length():
+    (row,) = headlines.probing(probing_warehouse(regression=True), {"seed": 0})
+    (base,) = row.baselines
+    assert base.name == "linreg on length" and base.test.b == pytest.approx(0.0, abs=1e-9)  # target = 2 x length
+
+
+def test_probing_figure_has_a_panel_per_task_with_model_twin_and_baseline(tmp_path):
+    from pipeline.report import figures
+
+    con = probing_warehouse()
+    con.sql("CREATE TABLE probing_layers AS SELECT 'python-t' AS task, m AS model, 'linear' AS probe, 'mean' AS pooling, "
+            "l AS layer, 0.1 * l + (m = 'm-random')::INT * 0.2 AS error FROM (VALUES ('m'), ('m-random')) a(m), "
+            "range(3) r(l)")
+    con.sql("CREATE TABLE probing_headline AS SELECT 'python-t' AS task, 'majority' AS model, 'majority' AS probe, "
+            "NULL::INTEGER AS layer, 'error' AS metric, 0.25 AS mean")
+    text = figures.probing_layers(con, tmp_path, "figures")
+    assert "probing_layers_by_task.png" in text and (tmp_path / "probing_layers_by_task.png").stat().st_size > 0

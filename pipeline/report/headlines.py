@@ -238,7 +238,7 @@ def probing(con, config) -> list[Row]:
     for (task, model), (probe, pooling, metric, _) in sorted(best.items()):
         lang, _, name = task.partition("-")
         labels = {i: (lab, tgt, ntok) for i, lab, tgt, ntok in con.sql(
-            "SELECT item_id, label, target, n_tokens FROM probing_labels WHERE language = ? AND task = ?",
+            "SELECT item_id, label, target::DOUBLE, n_tokens::DOUBLE FROM probing_labels WHERE language = ? AND task = ?",
             params=[lang, name]).fetchall()}
         mine = _probing_items(con, task, model, probe, pooling)
         test = sorted(i for i, (f, _) in mine.items() if f > 0)
