@@ -132,7 +132,7 @@ def headline(con, config, page_rows: list | None = None) -> str:  # noqa: C901 (
         "beside it: per language the baselines (offset, keyword, combined: the better of the two per relation), the "
         "models' best attention head per relation, and the best model minus the best baseline (negative: the "
         "models lose, as in the paper). Scores are fractions (the paper's 43.6 is 0.436); ours carry a 95% CI in "
-        "brackets (Poisson bootstrap over the relations the average is over, 1000 replicates: the unit of the "
+        "brackets (Poisson bootstrap over the relations the average is over, 10,000 replicates: the unit of the "
         "average; the noise of the edges within a relation is not in it). `relations`, `edges`: what the top-1 "
         f"score is over (the paper's: its whole dataset). A row over fewer than {floor} test edges "
         "(`report.min_n`) prints its n, not a score.\n",
@@ -168,7 +168,7 @@ def section(con, figures: Path, link: str, config, plots: Path | None = None) ->
                           body),
            "\nEach model against its random twin (top-1, first token, heads chosen on dev / on test, scored on "
            "test), the difference's 95% CI from a paired Poisson bootstrap over relations (the unit of the "
-           "average; 1000 replicates); `beats twin`: the CI excludes zero in the trained model's favour:\n",
+           "average; 10,000 replicates); `beats twin`: the CI excludes zero in the trained model's favour:\n",
            markdown_table(["model", "twin", "chosen on", "language", "relations", "top-1", "twin top-1",
                            "difference", "95% CI", "p", "beats twin"],
                           [(*r[:5], *(fraction(v) for v in r[5:8]), interval(*r[8:10]),
