@@ -12,7 +12,7 @@ import pytest
 from pipeline.metrics.bootstrap import (HEADLINE_REPLICATES, PairedTest, cell_seed, paired_mean_test,
                                         paired_spearman_test, paired_spearman_tests, p_error)
 from pipeline.report import headlines
-from pipeline.report.build import MAX_LINE, wrap_long_lines
+from pipeline.report.build import MAX_LINE, unwrapped, wrap_long_lines
 from pipeline.report.verdicts import (SUMMARY_COLUMNS, Comparison, Row, row_verdict, summary_table, verdict)
 
 
@@ -121,6 +121,7 @@ def test_index_lines_are_wrapped_to_the_limit_but_table_rows_are_kept():
     assert max(len(line) for line in out.split("\n")) <= MAX_LINE
     assert out.split() == text.split()  # the same words: Markdown renders both alike
     assert any(line.startswith("  item") for line in out.split("\n"))  # a list item's continuation indented
+    assert unwrapped(out) == text  # what the first read's line bounds count (tests/test_end_to_end.py)
 
 
 def probing_warehouse(regression: bool = False) -> duckdb.DuckDBPyConnection:
