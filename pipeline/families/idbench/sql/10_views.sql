@@ -205,7 +205,7 @@ WITH cfg AS (
 ), per_fold AS (
     SELECT system, size, gold, list(layer ORDER BY k) AS layers FROM chosen GROUP BY ALL
 )
-SELECT x.system AS model, x.size, x.gold, x.pair_id, x.fold, x.layer, x.x, x.value, f.layers
+SELECT x.system AS model, x.size, x.gold, x.pair_id, x.fold::INTEGER AS fold, x.layer, x.x, x.value, f.layers
 FROM x JOIN chosen ch ON ch.system = x.system AND ch.size = x.size AND ch.gold = x.gold AND ch.k = x.fold
                      AND ch.layer = x.layer
 JOIN per_fold f ON f.system = x.system AND f.size = x.size AND f.gold = x.gold;
@@ -264,6 +264,11 @@ WITH r AS (
 )
 SELECT *, rho - twin_rho AS diff FROM s
 ORDER BY model, pair_set, gold, size, pooling, layer;
+
+COMMENT ON COLUMN idbench_held_out_scores.x IS 'the pair''s score at the layer chosen on the other folds: its average rank among all pairs at that layer (the model''s cosine ranked; no gold used)';
+COMMENT ON COLUMN idbench_held_out_scores.fold IS 'the pair''s fold (sha256 of the run seed and the pair id, modulo idbench.layer_folds)';
+COMMENT ON COLUMN idbench_held_out_scores.layer IS 'the layer chosen for this pair''s fold, on the other folds'' pairs (ties: the lowest layer)';
+COMMENT ON COLUMN idbench_held_out_scores.layers IS 'the layer chosen per fold, in fold order';
 
 -- Column descriptions of the twin views (the warehouse glossary holds the names shared across families).
 COMMENT ON COLUMN idbench_twin_pairs.score IS 'the model''s cosine of the pair''s two identifiers (mean-pooled or first-token states at this layer)';
