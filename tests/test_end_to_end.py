@@ -146,8 +146,14 @@ def test_report_has_tables_figures_and_paper_numbers(e2e_project):
 def test_the_first_read_report_fits_a_few_screens(e2e_project):
     """Issue 27 item 1: reports/index.md is the first read (the .test build's was 1,309 lines, the default run's
     2,145): per family the paper's table and ours beside it, the rest on the family's page."""
+    from pipeline.report.build import unwrapped
+
     text = (e2e_project / "reports/index.md").read_text()
-    lines = text.splitlines()
+    # issue 49: the summary table first (its rows grow with the zoo: bounded apart), and paragraphs wrapped at 300
+    # characters (counted as the one line they were)
+    summary, _, rest = text.partition("\n## Corpus")
+    assert "## Summary" in summary and len(summary.splitlines()) <= 60, len(summary.splitlines())
+    lines = unwrapped("## Corpus" + rest).splitlines()
     # 150 lines, the bound the default build's first read meets too (149 lines on 30c9ad5's warehouse: a twin's
     # own rows, chance and ceiling rows and the corpus table on the pages, the paired comparisons in the first
     # read; docs/report.md). The bound is the whole page and each section, so that no family's headline grows

@@ -59,6 +59,12 @@ def test_the_first_read_report_is_short_and_links_every_page(report):
         assert "[Back to the report](index.md)" in (report / f"{family.name}.md").read_text()
     page = (report / "index.html").read_text()
     assert 'href="apirec.html"' in page and 'href="apirec.md"' not in page  # the HTML links its HTML twins
+    # #49: the summary table comes first, every line fits 300 characters, and no family's rows failed
+    from pipeline.report.build import MAX_LINE
+
+    assert max(len(line) for line in text.splitlines()) <= MAX_LINE
+    assert re.split(r"\n(?=## )", text)[1].startswith("## Summary")
+    assert "No summary rows for" not in text
 
 
 def test_each_split_family_section_opens_with_the_paper_beside_ours(report):

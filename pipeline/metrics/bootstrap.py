@@ -263,3 +263,152 @@ def poisson_paired_bootstrap(item_ids: Sequence, a: Iterable, b: Iterable, repli
     if not (len(list(item_ids)) == len(a) == len(b)):
         raise ValueError("item_ids, a and b differ in length")
     return poisson_paired_bootstrap_hist(a, b, np.ones(len(a), dtype=np.int64), replicates, seed, alpha)
+
+
+# ---------------------------------------------------------------------------------------------
+# The report's headline tests: >= 10,000 seeded multinomial replicates per cell, vectorised
+
+HEADLINE_REPLICATES = 10_000  # replicates of every headline CI and p (the report's summary table)
+_CHUNK_CELLS = 4_000_000  # replicates x categories drawn at once (memory bound; fixed, so the draws never vary)
+
+
+@dataclass(frozen=True)
+class PairedTest:
+    """A paired comparison of a statistic of `a` and of `b` over the same items: the observed values, their
+    difference a - b, its percentile CI, the two-sided bootstrap p and that p's Monte Carlo standard error
+    (sqrt(p (1 - p) / replicates)): a p within 2 of them of alpha cannot be told from it."""
+
+    n: int
+    a: float
+    b: float
+    diff: float
+    lo: float
+    hi: float
+    p_value: float
+    p_error: float
+    replicates: int
+
+
+def cell_seed(seed, *key) -> int:
+    """The seed of one cell's replicates: from the run seed (params.yaml `seed`) and the cell's key (family,
+    model, metric, baseline, ...), so every cell draws its own resamples and a rebuild draws the same."""
+    text = "\x00".join(str(k) for k in ("cell", int(seed or 0), *key))
+    return int(hashlib.sha256(text.encode()).hexdigest()[:15], 16)
+
+
+def p_error(p: float, replicates: int) -> float:
+    """The Monte Carlo standard error of a bootstrap p estimated from `replicates` replicates."""
+    if not replicates or p != p:
+        return math.nan
+    p = min(1.0, max(0.0, float(p)))
+    return math.sqrt(p * (1 - p) / replicates)
+
+
+def _empty_test() -> PairedTest:
+    return PairedTest(0, math.nan, math.nan, math.nan, math.nan, math.nan, math.nan, math.nan, 0)
+
+
+def _multinomial_counts(rng, n: int, probs: np.ndarray, replicates: int):
+    """Chunks of (replicates x categories) multinomial counts of n draws (a resample's item counts)."""
+    step = max(1, _CHUNK_CELLS // max(len(probs), 1))
+    for start in range(0, replicates, step):
+        yield rng.multinomial(n, probs, size=min(step, replicates - start))
+
+
+def _test(diff: float, a: float, b: float, reps: np.ndarray, n: int, alpha: float) -> PairedTest:
+    reps = reps[~np.isnan(reps)]
+    p = _p_value(diff, reps)
+    return PairedTest(n, a, b, diff, *_interval(reps, alpha), p, p_error(p, len(reps)), len(reps))
+
+
+def paired_mean_test(a: Iterable, b: Iterable, seed: int, replicates: int = HEADLINE_REPLICATES,
+                     alpha: float = 0.05) -> PairedTest:
+    """Paired multinomial bootstrap of mean(a) - mean(b) over the same items (an item missing on either side is
+    dropped). The resample draws counts over the distinct differences (Multinomial(n, their frequencies): the
+    same law as drawing n items with replacement), so 0/1 hits cost 3 categories a replicate whatever n; sums
+    are numpy's pairwise sums, so the same seed gives the same bits."""
+    a, b = _values(a), _values(b)
+    if a.shape != b.shape:
+        raise ValueError("a and b differ in length")
+    keep = ~(np.isnan(a) | np.isnan(b))
+    a, b = a[keep], b[keep]
+    if len(a) == 0:
+        return _empty_test()
+    d = a - b
+    values, counts = np.unique(d, return_counts=True)
+    n = len(d)
+    rng = np.random.default_rng(seed)
+    reps = np.concatenate([(c * values).sum(axis=1) / n
+                           for c in _multinomial_counts(rng, n, counts / n, replicates)])
+    return _test(float((values * counts).sum() / n), float(a.mean()), float(b.mean()), reps, n, alpha)
+
+
+def _resample_counts(rng, n: int, replicates: int):
+    """Chunks of (replicates x n) item counts of resamples of n items drawn with replacement (n uniform indices
+    per replicate, counted): the multinomial law, drawn faster than rng.multinomial at n categories."""
+    step = max(1, _CHUNK_CELLS // max(n, 1))
+    for start in range(0, replicates, step):
+        rows = min(step, replicates - start)
+        idx = rng.integers(0, n, size=(rows, n)) + (np.arange(rows) * n)[:, None]
+        yield np.bincount(idx.ravel(), minlength=rows * n).reshape(rows, n).astype(np.int32)
+
+
+def _weighted_avg_ranks(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Average ranks of the items x within each resample (row of w: each item's count in it), ties averaged:
+    an item's rank is the count of resampled items below its value plus (its tie group's count + 1) / 2."""
+    order = np.argsort(x, kind="stable")
+    xs = x[order]
+    starts = np.flatnonzero(np.r_[True, xs[1:] != xs[:-1]])
+    group = np.empty(len(x), dtype=np.int64)
+    group[order] = np.cumsum(np.r_[True, xs[1:] != xs[:-1]]) - 1
+    g = np.add.reduceat(w[:, order], starts, axis=1)
+    below = np.cumsum(g, axis=1) - g
+    return (below + (g + 1) / 2.0)[:, group]
+
+
+def _weighted_corr(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
+    tot = w.sum(axis=1, keepdims=True)
+    mx, my = (w * x).sum(axis=1, keepdims=True) / tot, (w * y).sum(axis=1, keepdims=True) / tot
+    dx, dy = x - mx, y - my
+    sxy, sxx, syy = (w * dx * dy).sum(axis=1), (w * dx * dx).sum(axis=1), (w * dy * dy).sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where((sxx > 0) & (syy > 0), sxy / np.sqrt(sxx * syy), np.nan)
+
+
+def paired_spearman_tests(x: Iterable, others: dict, gold: Iterable, seed: int,
+                          replicates: int = HEADLINE_REPLICATES, alpha: float = 0.05) -> dict:
+    """Paired bootstrap of Spearman rho(x, gold) - rho(y, gold) for each y of `others` ({name: values}), over the
+    items every one of them scored (a pair missing on any side is dropped from all), the items resampled together
+    (multinomial counts per item, one draw shared by the comparisons); each resample's ranks are the average
+    ranks within it, ties averaged (as pipeline.metrics.correlation). A resample where a side is constant is
+    skipped. {name: PairedTest}."""
+    x, g = _values(x), _values(gold)
+    ys = {name: _values(v) for name, v in others.items()}
+    if any(v.shape != x.shape for v in (g, *ys.values())):
+        raise ValueError("x, the others and gold differ in length")
+    keep = ~(np.isnan(x) | np.isnan(g))
+    for v in ys.values():
+        keep &= ~np.isnan(v)
+    x, g = x[keep], g[keep]
+    ys = {name: v[keep] for name, v in ys.items()}
+    n = len(x)
+    if n < 3:
+        return {name: _empty_test() for name in ys}
+    ones = np.ones((1, n), dtype=np.int64)
+    rg = _weighted_avg_ranks(g, ones)
+    a = float(_weighted_corr(_weighted_avg_ranks(x, ones), rg, ones)[0])
+    b = {name: float(_weighted_corr(_weighted_avg_ranks(v, ones), rg, ones)[0]) for name, v in ys.items()}
+    rng = np.random.default_rng(seed)
+    reps: dict = {name: [] for name in ys}
+    for w in _resample_counts(rng, n, replicates):
+        rg = _weighted_avg_ranks(g, w)
+        ra = _weighted_corr(_weighted_avg_ranks(x, w), rg, w)
+        for name, v in ys.items():
+            reps[name].append(ra - _weighted_corr(_weighted_avg_ranks(v, w), rg, w))
+    return {name: _test(a - b[name], a, b[name], np.concatenate(reps[name]), n, alpha) for name in ys}
+
+
+def paired_spearman_test(x: Iterable, y: Iterable, gold: Iterable, seed: int,
+                         replicates: int = HEADLINE_REPLICATES, alpha: float = 0.05) -> PairedTest:
+    """paired_spearman_tests for one y."""
+    return paired_spearman_tests(x, {"y": y}, gold, seed, replicates, alpha)["y"]

@@ -23,8 +23,11 @@ from pipeline.core import logs
 from pipeline.io import atomic_path, write_json
 from pipeline.manifest.build import split_order, split_warnings
 from pipeline.query import connect
-from pipeline.report import contamination, html
-from pipeline.report.common import LANGUAGE_NAMES, Section, language_name, markdown_table, no_negative_zero
+from pipeline.report import contamination, headlines, html, verdicts
+from pipeline.report import figures as report_figures
+from pipeline.report.common import min_n as report_floor
+from pipeline.report.common import (LANGUAGE_NAMES, Section, language_name, markdown_table,
+                                     no_negative_zero)
 
 log = logging.getLogger("pipeline.report.build")
 
@@ -140,7 +143,10 @@ def source_composition(con, params: dict, order: list[str]) -> tuple[str, list[s
     return markdown_table(["language", "source", *order, f"{last} share of lines"], rows), warnings
 
 
-def section_models(models_metrics: Path | None) -> Section:
+LOSS_FIGURES = "models"  # the training-loss plots, reports/figures/models/loss_<model>.png (rules/models.smk)
+
+
+def section_models(models_metrics: Path | None, loss_link: str = "figures/models") -> Section:
     """The zoo: one line in reports/index.md (how many models, of which random twins), the table (sizes and test
     perplexities) on its own page, reports/models.md: a row per model would grow the first read with the zoo."""
     data = json.loads(models_metrics.read_text()) if models_metrics and models_metrics.exists() else {"models": {}}
@@ -155,7 +161,17 @@ def section_models(models_metrics: Path | None) -> Section:
                    "perplexity for encoder-decoders; none for encoders without an LM head); a random twin's last "
                    "column is its perplexity over its trained model's.\n\n"
                    + markdown_table(["model", "source", "model family", "parameters", "test tokens", "test perplexity",
-                                     "twin / trained"], rows) + "\n")
+                                     "twin / trained"], rows) + "\n" + loss_plots(rows, loss_link))
+
+
+def loss_plots(rows: list[tuple], link: str) -> str:
+    """Links to the training-loss plot of every model trained here (source `trained:*`; rules/models.smk draws
+    reports/figures/models/loss_<model>.png)."""
+    trained = [name for name, source, *_ in rows if str(source or "").startswith("trained:")]
+    if not trained:
+        return ""
+    return ("\nTraining loss (train loss per step, valid-split loss every `eval_every` steps): "
+            + ", ".join(f"[{name}]({link}/loss_{name}.png)" for name in trained) + ".\n")
 
 
 def run_params(con) -> dict:
@@ -215,6 +231,42 @@ def first_read(section: Section, page: str) -> str:
     return f"## {section.title}\n\n{headline}{' ' if last and not BLOCK.match(last) else chr(10) * 2}{link}\n"
 
 
+MAX_LINE = 300  # characters of a line of reports/index.md (a paragraph is wrapped; a table row must fit)
+
+
+def wrap_long_lines(markdown: str, width: int = MAX_LINE) -> str:
+    """Paragraph and list lines longer than `width` wrapped at spaces (Markdown renders a paragraph's lines as
+    one; a list item's continuation lines are indented under it). Table rows, headings and code stay as they are."""
+    import textwrap
+
+    out, fenced = [], False
+    for line in markdown.split("\n"):
+        if line.startswith("```"):
+            fenced = not fenced
+        if fenced or len(line) <= width or line.startswith(("|", "#", "    ", "\t")):
+            out.append(line)
+            continue
+        item = re.match(r"^([-*+] |\d+[.)] )", line)
+        indent = " " * len(item.group(1)) if item else ""
+        out += textwrap.wrap(line, width=width, subsequent_indent=indent, break_long_words=False,
+                             break_on_hyphens=False)
+    return "\n".join(out)
+
+
+def unwrapped(markdown: str) -> str:
+    """wrap_long_lines undone: a paragraph's (or list item's) continuation lines joined to the line they continue
+    (what the first read's line counts measure)."""
+    out: list[str] = []
+    for line in markdown.split("\n"):
+        prev = out[-1] if out else ""
+        if (line and prev and not line.startswith(("|", "#", "!", "```")) and not prev.startswith(("|", "#", "```"))
+                and not re.match(r"^([-*+] |\d+[.)] )", line.lstrip() if not line.startswith("  ") else "x")):
+            out[-1] = prev + " " + line.strip()
+        else:
+            out.append(line)
+    return "\n".join(out)
+
+
 def one_blank_line(markdown: str) -> str:
     """Runs of blank lines as one (the first read is measured in lines; Markdown renders both alike)."""
     return re.sub(r"\n(?:[ \t]*\n){2,}", "\n\n", markdown)
@@ -270,14 +322,25 @@ def build(db: Path, out: Path, figures: Path, models_metrics: Path | None = None
     link = os.path.relpath(figures, out.parent)  # image links relative to the Markdown files (all in out's folder)
     corpus = section_corpus(con, evaluation)
     corpus = Section(corpus.title, corpus.headline, corpus.details + "\n" + contamination.section(con, config, fams))
-    models = section_models(models_metrics)
+    models = section_models(models_metrics, os.path.relpath(figures.parent / LOSS_FIGURES, out.parent))
     sections = [first_read(corpus, CORPUS_PAGE), first_read(models, MODELS_PAGE)]
     pages = {CORPUS_PAGE: corpus, MODELS_PAGE: models}
+    floor = report_floor(config)
+    rows = headlines.rows(con, config, [f.name for f in fams])
     for family in fams:
         if family.report:
             module = importlib.import_module(family.report)
             section = with_notes(Section.of(module.section(con, figures, link, config, plots)),
                                  empty_subsets(con, family))
+            if family.name == "probing":  # its figure by task (model, twin, baseline), the report's own
+                section = replace(section, details=section.details.rstrip("\n") + "\n"
+                                  + report_figures.probing_layers(con, figures, link))
+            own = verdicts.family_table([r for r in rows if r.family == family.name], floor)
+            if own:
+                section = replace(section, details=section.details.rstrip("\n") + "\n\n### Verdicts\n\n"
+                                  "Every headline comparison of this family (paired on the same items; the first "
+                                  "read's summary table prints each model's twin and strongest baseline):\n\n"
+                                  + own + "\n")
             pages[family.name] = section
             sections.append(first_read(section, family.name))
             missing = [p.file for p in family.plots if plots is not None and not (plots / p.file).is_file()]
@@ -289,7 +352,11 @@ def build(db: Path, out: Path, figures: Path, models_metrics: Path | None = None
         "# Benchmark report\n",
         "Regenerated from `data/warehouse.duckdb` by `snakemake report`; every number is a view you can query "
         "with `python -m pipeline query`. Each family opens with the paper's headline table and ours beside it "
-        "(n, 95% CI, how the populations differ); its page has the rest.\n", *sections]))
+        "(n, 95% CI, how the populations differ); its page has the rest.\n",
+        "## Summary\n", verdicts.summary_lead(floor) + "\n", verdicts.summary_table(rows, floor) + "\n",
+        *(f"**No summary rows for {name}:** {why}.\n" for name, why in sorted(headlines.FAILED.items())),
+        *sections]))
+    text = wrap_long_lines(text)
     write_page(text, out, html_out or out.with_suffix(".html"), "Benchmark report")
     for name, section in pages.items():
         summary = "In the first read" if name in (CORPUS_PAGE, MODELS_PAGE) else "The paper beside ours"

@@ -17,7 +17,7 @@ nav { position: fixed; top: 0; left: 0; bottom: 0; width: 230px; overflow-y: aut
 nav a { display: block; color: #1d4f91; text-decoration: none; padding: 3px 4px; border-radius: 4px; }
 nav a:hover { background: #e3e8f0; }
 nav .sub { padding-left: 16px; font-size: 13px; color: #456; }
-main { margin-left: 250px; max-width: 1100px; padding: 8px 24px 64px; }
+main { margin-left: 250px; max-width: 1100px; min-width: 0; padding: 8px 24px 64px; }
 h1 { font-size: 26px; margin-top: 16px; }
 h2 { font-size: 21px; border-bottom: 2px solid #1d4f91; padding-bottom: 4px; margin-top: 40px; }
 h3 { font-size: 17px; margin-top: 28px; }
@@ -25,7 +25,7 @@ table { border-collapse: collapse; margin: 12px 0; font-size: 13.5px; font-varia
 th, td { border: 1px solid #d5d9e0; padding: 4px 9px; text-align: left; vertical-align: top; }
 th { background: #e9edf3; position: sticky; top: 0; }
 tr:nth-child(even) td { background: #f8f9fb; }
-td:not(:first-child) { white-space: nowrap; }
+td { overflow-wrap: break-word; }
 .table-scroll { overflow-x: auto; max-width: 100%; margin: 12px 0; }
 .table-scroll table { margin: 0; }
 img { max-width: 100%; height: auto; border: 1px solid #e3e3e3; margin: 8px 0; }

@@ -118,13 +118,13 @@ def headline(con, config=None, page_rows: list | None = None) -> str:
         "vocabulary: `paper set`); `rank` ranks the quiz's candidate names by the model's log-likelihood "
         "(whole names, every LM family: beyond the paper). `quizzes`: the population of the row (each model "
         "scores its own seeded subset, `apiquiz.inference.max_items` or its zoo cap; its twin the same quizzes); "
-        "`n`: quizzes scored; 95% CI: Poisson bootstrap (1000 replicates); `chance`: P@1 of a uniform random "
+        "`n`: quizzes scored; 95% CI: Poisson bootstrap (10,000 replicates); `chance`: P@1 of a uniform random "
         "ranking of each quiz's ranked items (mean of 1 / candidates; the vocabulary for fill_mask) over the same "
         f"quizzes. A cell over fewer than {floor} quizzes (`report.min_n`) prints its n, not a score. P@1 is a "
         "fraction (the paper's 23.90 is 0.2390).\n",
         markdown_table(columns, rows),
         *(["\n**Model vs its random twin** (P@1, paired on the quizzes both scored; the difference's 95% CI from a "
-           "paired Poisson bootstrap, whose half-width is the smallest difference the n can detect): "
+           "paired Poisson bootstrap of 10,000 replicates, whose half-width is the smallest difference the n can detect): "
            + "; ".join(twins) + ".\n"] if twins else []),
         "\n" + population(con) + "\n"])
 

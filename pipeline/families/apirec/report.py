@@ -7,6 +7,8 @@ with the chance of a random order of the candidates)."""
 
 from __future__ import annotations
 
+from pipeline.metrics.bootstrap import HEADLINE_REPLICATES
+
 from pathlib import Path
 
 from pipeline.families.apirec.paper import (CODE_SR, CROSS_DOMAIN_SR10, CROSS_DOMAIN_TEST, IDE_SR, NDCG_AT_1,
@@ -46,7 +48,7 @@ HEADLINE_LANGUAGE = "python"  # Table 7 is Python
 
 
 def rerank_vs_ngram(con, config, language: str = HEADLINE_LANGUAGE, rankers: tuple[str, ...] = ("rerank_ngram",),
-                    replicates: int = 1000) -> list[dict]:
+                    replicates: int = HEADLINE_REPLICATES) -> list[dict]:
     """Each LM re-ranking against the n-gram whose pool it re-ranks, paired on the LM's own points (view
     apirec_rerank_pairs): per (model, ranker) its points, the pool's recall on them (the ceiling of any
     re-ranking), SR@1 of both and the difference with its 95% paired Poisson-bootstrap CI and p. Each cell's
@@ -129,7 +131,7 @@ def paired_table(con, config, floor: int, language: str = HEADLINE_LANGUAGE,
         f"\nEach LM against the n-gram whose top-N pool it re-ranks, **paired on the same points** (the LM's seeded "
         f"subset, {language_name(language)}; a point the LM could not score is a miss): `pool recall` is the share of "
         "those points whose gold is in the pool, the ceiling of any re-ranking; the SR@1 difference LM - n-gram with "
-        "its 95% paired Poisson-bootstrap CI and two-sided p (1000 replicates, seeded from the run seed and the "
+        "its 95% paired Poisson-bootstrap CI and two-sided p (10,000 replicates, seeded from the run seed and the "
         "row); `detectable`: the CI's half-width, the smallest difference these points can detect; `vs twin`: "
         "SR@1 minus the random twin's on the points both scored. Rows under the power floor print n, not scores:\n",
         markdown_table(["LM / ranker", "population", "n", "pool recall (ceiling)", "LM SR@1", "n-gram SR@1",

@@ -132,7 +132,7 @@ def headline(con, config, page_rows: list | None = None) -> str:  # noqa: C901 (
         "beside it: per language the baselines (offset, keyword, combined: the better of the two per relation), the "
         "models' best attention head per relation, and the best model minus the best baseline (negative: the "
         "models lose, as in the paper). Scores are fractions (the paper's 43.6 is 0.436); ours carry a 95% CI in "
-        "brackets (Poisson bootstrap over the relations the average is over, 1000 replicates: the unit of the "
+        "brackets (Poisson bootstrap over the relations the average is over, 10,000 replicates: the unit of the "
         "average; the noise of the edges within a relation is not in it). `relations`, `edges`: what the top-1 "
         f"score is over (the paper's: its whole dataset). A row over fewer than {floor} test edges "
         "(`report.min_n`) prints its n, not a score.\n",
@@ -168,7 +168,7 @@ def section(con, figures: Path, link: str, config, plots: Path | None = None) ->
                           body),
            "\nEach model against its random twin (top-1, first token, heads chosen on dev / on test, scored on "
            "test), the difference's 95% CI from a paired Poisson bootstrap over relations (the unit of the "
-           "average; 1000 replicates); `beats twin`: the CI excludes zero in the trained model's favour:\n",
+           "average; 10,000 replicates); `beats twin`: the CI excludes zero in the trained model's favour:\n",
            markdown_table(["model", "twin", "chosen on", "language", "relations", "top-1", "twin top-1",
                            "difference", "95% CI", "p", "beats twin"],
                           [(*r[:5], *(fraction(v) for v in r[5:8]), interval(*r[8:10]),
@@ -210,18 +210,23 @@ def heatmaps(con, model: str, language: str, variant: str, path: Path) -> bool:
             grids.append((rel, cells))
     if not grids:
         return False
+    # one colour scale for the panels, spanning their data (a fixed 0-1 scale left low scores near-black)
+    values = [c[2] for _, cells in grids for c in cells if c[2] is not None]
+    vmin, vmax = (min(values), max(values)) if values else (0.0, 1.0)
+    if vmax - vmin < 1e-9:
+        vmin, vmax = vmin - 0.005, vmax + 0.005
     fig, axes = plt.subplots(1, len(grids), figsize=(3.2 * len(grids), 3), squeeze=False)
     for ax, (rel, cells) in zip(axes[0], grids):
         layers = 1 + max(c[0] for c in cells)
         heads = 1 + max(c[1] for c in cells)
-        grid = [[0.0] * heads for _ in range(layers)]
+        grid = [[float("nan")] * heads for _ in range(layers)]
         for layer, head, score in cells:
             grid[layer][head] = score
-        im = ax.imshow(grid, vmin=0, vmax=1, cmap="viridis", aspect="auto")
+        im = ax.imshow(grid, vmin=vmin, vmax=vmax, cmap="viridis", aspect="auto")
         ax.set_title(rel, fontsize=8)
         ax.set_xlabel("head")
     axes[0][0].set_ylabel("layer")
-    fig.colorbar(im, ax=axes[0].tolist(), label="top-1")
+    fig.colorbar(im, ax=axes[0].tolist(), label=f"top-1 (scale {vmin:.2f}-{vmax:.2f}: the data's range)")
     fig.suptitle(f"{model}, {language}: attention top-1 per head (test)", fontsize=9)
     save(fig, path)
     return True

@@ -224,7 +224,7 @@ def section(con, figures: Path, link: str, config, plots: Path | None = None) ->
     if plots is not None:
         write_plot(plots / "idbench_layers.csv", ["model", "gold", "size", "x", "y"], curves)  # x: layer, y: rho
     if curves:
-        save(_layers_figure(con, curves), figures / "idbench_layers.png")
+        save(_layers_figure(con, curves, HEADLINE_SIZE), figures / "idbench_layers.png")  # the headline's benchmark
         out.append(f"\n![Spearman per layer]({link}/idbench_layers.png)\n")
 
     out += ["\nPaper (Section III; its Figure 2 gives bars only, the `release:*` rows above recompute them from "

@@ -83,7 +83,7 @@ GROUP BY ALL
 ORDER BY ALL;
 
 -- The paper's headline metric (first token of the dependent) with a 95% CI: a Poisson
--- bootstrap over the relations the score averages (1000 replicates, seed 0), the same unit as
+-- bootstrap over the relations the score averages (10,000 replicates, seed 0), the same unit as
 -- codesyntax_twin_diff's; the sampling noise of the edges within a relation is not in this interval.
 CREATE VIEW codesyntax_relation_values AS
 SELECT chosen_on, system, language, variant, metric, k, relation AS item_id, score AS value
@@ -93,14 +93,14 @@ WHERE metric = 'first';
 CREATE VIEW codesyntax_score_ci AS
 SELECT chosen_on, system, language, variant, metric, k, n AS relations, round(mean, 4) AS score,
        round(greatest(0, lo), 4) AS lo, round(least(1, hi), 4) AS hi  -- clipped to [0, 1], as the report prints it
-FROM poisson_bootstrap_mean(codesyntax_relation_values)
+FROM poisson_bootstrap_mean(codesyntax_relation_values, replicates := 10000)
 ORDER BY ALL;
 
 -- A model against its random twin (models.card says which) on the headline metric (what training added over the
 -- same architecture with random weights):
 -- top-1, first token, the best head per relation chosen on dev (or on test), scored on test. The
 -- headline is the average over relations, so a relation is the resampling unit: the 95% CI of the
--- difference comes from a paired Poisson bootstrap over the relations both were scored on (1000
+-- difference comes from a paired Poisson bootstrap over the relations both were scored on (10,000
 -- replicates, seed 0; the hit counts per head carry no per-edge pairing, so the sampling noise within
 -- a relation is not in this interval).
 CREATE VIEW codesyntax_twin_pairs AS
@@ -116,5 +116,5 @@ CREATE VIEW codesyntax_twin_diff AS
 SELECT chosen_on, model, twin, language, variant, metric, k, n AS relations, round(mean_a, 4) AS score,
        round(mean_b, 4) AS twin_score, round(diff, 4) AS diff, round(lo, 4) AS lo,
        round(hi, 4) AS hi, p_value, lo > 0 AS beats_twin
-FROM poisson_paired_bootstrap(codesyntax_twin_pairs)
+FROM poisson_paired_bootstrap(codesyntax_twin_pairs, replicates := 10000)
 ORDER BY ALL;

@@ -166,7 +166,7 @@ GROUP BY ALL;
 -- layer with the best rho on the other folds' pairs (ties: the lowest layer), a pair's score being its
 -- average rank among all pairs at that layer (no gold used); one rho over all the pairs. `layers`: the
 -- layer chosen per fold. scores.json's model rows read this view.
-CREATE VIEW idbench_held_out_layer AS
+CREATE VIEW idbench_held_out_scores AS
 WITH cfg AS (
     SELECT coalesce((SELECT value FROM run_params WHERE key = 'seed'), '0') AS seed,
            coalesce((SELECT value FROM run_params WHERE key = 'idbench.layer_folds'), '5')::INTEGER AS folds
@@ -202,22 +202,27 @@ WITH cfg AS (
     SELECT system, size, gold, layer, pair_id, fold, value,
            (rank() OVER w + count(*) OVER w) / 2.0 AS x
     FROM c WINDOW w AS (PARTITION BY system, size, gold, layer ORDER BY score)
-), crossed AS (
-    SELECT x.system, x.size, x.gold, x.x, x.value
-    FROM x JOIN chosen ch ON ch.system = x.system AND ch.size = x.size AND ch.gold = x.gold AND ch.k = x.fold
-                         AND ch.layer = x.layer
-), ranked AS (
-    SELECT system, size, gold, (rank() OVER wx + count(*) OVER wx) / 2.0 AS rx,
-           (rank() OVER wy + count(*) OVER wy) / 2.0 AS ry
-    FROM crossed
-    WINDOW wx AS (PARTITION BY system, size, gold ORDER BY x), wy AS (PARTITION BY system, size, gold ORDER BY value)
 ), per_fold AS (
     SELECT system, size, gold, list(layer ORDER BY k) AS layers FROM chosen GROUP BY ALL
 )
-SELECT r.system AS model, r.size, r.gold, count(*) AS n, corr(r.rx, r.ry) AS rho, any_value(f.layers) AS layers
-FROM ranked r JOIN per_fold f USING (system, size, gold)
-GROUP BY ALL
-HAVING count(*) >= 2 * (SELECT folds FROM cfg)
+SELECT x.system AS model, x.size, x.gold, x.pair_id, x.fold::INTEGER AS fold, x.layer, x.x, x.value, f.layers
+FROM x JOIN chosen ch ON ch.system = x.system AND ch.size = x.size AND ch.gold = x.gold AND ch.k = x.fold
+                     AND ch.layer = x.layer
+JOIN per_fold f ON f.system = x.system AND f.size = x.size AND f.gold = x.gold;
+
+-- (idbench_held_out_scores: each pair's score, x, at the layer chosen on the other folds, with its fold and that
+-- layer: the per-pair input of the report's paired tests against the twin and the string baselines.)
+CREATE VIEW idbench_held_out_layer AS
+WITH ranked AS (
+    SELECT model, size, gold, layers, (rank() OVER wx + count(*) OVER wx) / 2.0 AS rx,
+           (rank() OVER wy + count(*) OVER wy) / 2.0 AS ry
+    FROM idbench_held_out_scores
+    WINDOW wx AS (PARTITION BY model, size, gold ORDER BY x), wy AS (PARTITION BY model, size, gold ORDER BY value)
+)
+SELECT model, size, gold, count(*) AS n, corr(rx, ry) AS rho, any_value(layers) AS layers
+FROM ranked
+GROUP BY model, size, gold
+HAVING count(*) >= 2 * coalesce((SELECT value FROM run_params WHERE key = 'idbench.layer_folds'), '5')::INTEGER
 ORDER BY ALL;
 
 -- A model against its random twin (model_twins: the twin's card names it in `twin_of`) on the same pairs: per
@@ -259,6 +264,11 @@ WITH r AS (
 )
 SELECT *, rho - twin_rho AS diff FROM s
 ORDER BY model, pair_set, gold, size, pooling, layer;
+
+COMMENT ON COLUMN idbench_held_out_scores.x IS 'the pair''s score at the layer chosen on the other folds: its average rank among all pairs at that layer (the model''s cosine ranked; no gold used)';
+COMMENT ON COLUMN idbench_held_out_scores.fold IS 'the pair''s fold (sha256 of the run seed and the pair id, modulo idbench.layer_folds)';
+COMMENT ON COLUMN idbench_held_out_scores.layer IS 'the layer chosen for this pair''s fold, on the other folds'' pairs (ties: the lowest layer)';
+COMMENT ON COLUMN idbench_held_out_scores.layers IS 'the layer chosen per fold, in fold order';
 
 -- Column descriptions of the twin views (the warehouse glossary holds the names shared across families).
 COMMENT ON COLUMN idbench_twin_pairs.score IS 'the model''s cosine of the pair''s two identifiers (mean-pooled or first-token states at this layer)';
