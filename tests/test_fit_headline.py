@@ -143,3 +143,9 @@ def test_cli_fold_group_missing_column_is_a_one_line_error(tmp_path):
                           "--task", "toy", "--task-type", "classification", "--fold-group", "repo",
                           "--out", str(tmp_path / "o.parquet")], cwd=REPO, capture_output=True, text=True)
     assert res.returncode == 2 and "missing column(s) ['repo']" in res.stderr
+
+
+def test_a_difference_within_float_rounding_is_no_difference():
+    a = np.full(40, 1e-16)
+    b = np.full(40, 2e-16)
+    assert paired_bootstrap(a, b, 1000, cell_rng(0, "r"))[0::3] == (0.0, 1.0)

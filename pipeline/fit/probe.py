@@ -539,8 +539,8 @@ def paired_bootstrap(a, b, replicates: int, rng: np.random.Generator,
                      alpha: float = 0.05) -> tuple[float, float, float, float]:
     """(diff, lo, hi, p): mean(a) - mean(b) over the same samples, its percentile interval from resampling the
     samples' pairs, and a two-sided p: twice the share of replicates whose difference does not have the observed sign
-    (<= 0 for a positive difference, >= 0 for a negative one; 1 when it is 0), capped at 1 (the rule of the
-    warehouse's `poisson_paired_bootstrap`)."""
+    (<= 0 for a positive difference, >= 0 for a negative one; 1 when it is 0, or within float rounding of it: two
+    MAEs of 1e-16), capped at 1 (the rule of the warehouse's `poisson_paired_bootstrap`)."""
     a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     if a.shape != b.shape:
         raise ValueError("a paired bootstrap needs one value of each side per sample")
@@ -548,8 +548,8 @@ def paired_bootstrap(a, b, replicates: int, rng: np.random.Generator,
     d = means[:, 0] - means[:, 1]
     diff = float(a.mean() - b.mean())
     lo, hi = np.quantile(d, [alpha / 2, 1 - alpha / 2])
-    if diff == 0:
-        p = 1.0
+    if abs(diff) <= 1e-12 * max(1.0, float(np.abs(a).mean()), float(np.abs(b).mean())):  # equal to float rounding
+        diff, p = 0.0, 1.0
     else:
         p = min(1.0, 2.0 * float(np.mean(d <= 0) if diff > 0 else np.mean(d >= 0)))
     return diff, float(lo), float(hi), p
