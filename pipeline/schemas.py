@@ -318,5 +318,17 @@ FIT_RESULTS = pa.schema(
         # the selected layer's rows of a probe (null elsewhere and for baselines): paired bootstraps read them
         pa.field("test_items", pa.list_(pa.string()), nullable=True),  # the test fold's item ids, sorted
         pa.field("test_errors", pa.list_(pa.float64()), nullable=True),  # each one's error: 0/1, or |pred - target|
+        # the headline (pipeline.fit.probe.headline_columns) on the selected layer's rows (a baseline's every row), null
+        # elsewhere: over the test samples of folds 1..K-1, 10,000 bootstrap replicates seeded per cell; and a probe
+        # paired with the baseline on the same model's items and test samples (majority; linreg for regression)
+        pa.field("headline_error", pa.float64(), nullable=True),  # mean error over the test samples of folds 1..K-1
+        pa.field("headline_lo", pa.float64(), nullable=True),  # low end of its 95% percentile bootstrap interval over those samples
+        pa.field("headline_hi", pa.float64(), nullable=True),  # high end of that interval (never clipped: inside the metric's range by construction)
+        pa.field("baseline_name", pa.string(), nullable=True),  # the baseline a probe is paired against on its items
+        pa.field("baseline_score", pa.float64(), nullable=True),  # that baseline's mean error on the same test samples
+        pa.field("vs_baseline", pa.float64(), nullable=True),  # probe - baseline error, paired (negative: the probe errs less)
+        pa.field("vs_baseline_lo", pa.float64(), nullable=True),  # its 95% percentile bootstrap interval, low end
+        pa.field("vs_baseline_hi", pa.float64(), nullable=True),  # its 95% percentile bootstrap interval, high end
+        pa.field("vs_baseline_p", pa.float64(), nullable=True),  # two-sided bootstrap p of the paired difference
     ]
 )

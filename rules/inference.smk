@@ -109,6 +109,7 @@ rule fit:
         alphas=lambda wildcards: as_json(fit_params(wildcards)["alphas"]),
         also=lambda wildcards: " ".join(f"--also-probe {p}" for p in fit_params(wildcards).get("also_probes", [])),
         paper_layers=lambda wildcards: fit_params(wildcards).get("paper_layers", "all"),
+        fold_group=lambda wildcards: fit_params(wildcards).get("fold_group", "group"),
         baselines=lambda wildcards: " ".join(
             (["--majority"] if fit_params(wildcards).get("majority") else [])
             + ([f"--linreg-feature {fit_params(wildcards)['linreg_feature']}"]
@@ -122,7 +123,8 @@ rule fit:
         "logs/fit/{family}/{model}.log",
     shell:
         "python -m pipeline.fit --features {input.features:q} --tasks {params.tasks:q}"
-        " --probe {params.fit[probe]} {params.also} --paper-layers {params.paper_layers} --folds {params.fit[folds]} --alphas {params.alphas:q}"
+        " --probe {params.fit[probe]} {params.also} --paper-layers {params.paper_layers} --folds {params.fit[folds]}"
+        " --fold-group {params.fold_group} --alphas {params.alphas:q}"
         " --seed {params.fit[seed]}"
         " {params.baselines} --threads {threads} --out {output.results:q} --metrics {output.metrics:q} 2> {log:q}"
 
@@ -140,13 +142,14 @@ rule fit_baselines:
         tasks=fit_tasks_json,
         folds=lambda wildcards: fit_params(wildcards)["folds"],
         seed=lambda wildcards: fit_params(wildcards)["seed"],
+        fold_group=lambda wildcards: fit_params(wildcards).get("fold_group", "group"),
     conda:
         CONDA_ENV
     log:
         "logs/fit/{family}/_baselines.log",
     shell:
         "python -m {params.module} --tasks {params.tasks:q} --folds {params.folds}"
-        " --seed {params.seed} --out {output.results:q} --metrics {output.metrics:q} 2> {log:q}"
+        " --seed {params.seed} --fold-group {params.fold_group} --out {output.results:q} --metrics {output.metrics:q} 2> {log:q}"
 
 
 for _family in FITTED:

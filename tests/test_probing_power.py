@@ -96,16 +96,20 @@ def test_headline_floors_small_cells_chooses_on_fold_0_and_has_every_enabled_tas
     record += [{"subset": "java", "model": "tiny", "item_id": i, "kept": k < 2, "reason": None}
                for k, i in enumerate(items)]  # a model with 2 items: its fit skipped the task
     con = warehouse(runs, labels_rows, {"m": "m-random"}, items=record)
-    text = headline(con, CONFIG)
+    # at report.min_n = 100 no model's fold 0 (m's: 60 of its 240 samples) is large enough to choose on (issue 49)
+    strict = [line for line in headline(con, CONFIG).split("\n") if line.startswith("| path_type (java)")][0]
+    assert "no model chosen: fold 0 (the held-out fold the choice reads) holds under 100 samples" in strict
+    assert "(largest: 60)" in strict
+    text = headline(con, {**CONFIG, "report": {"min_n": 50}})
     table = [line for line in text.split("\n") if line.startswith("| ")][1:]
     assert [line.split(" | ")[0] for line in table] == ["| path_type (java)", "| depth (java)", "| declared (java)",
                                                          "| misuse (java)", "| readability"]
     path_type, depth, declared, misuse = table[:4]
     # m has the most items and the only n over the floor: chosen (m-random is a control, never the headline's)
-    assert "| m (ridge, layer 1) | 180 |" in path_type and "too few items" not in path_type.split(" | ")[5]
+    assert "| m (ridge, layer 1; fold 0 n = 60) | 180 |" in path_type and "too few items" not in path_type.split(" | ")[5]
     n_pair = len(subsets["m"][1] & subsets["m-random"][1])
     assert f"m-random: " in path_type and f"(n = {n_pair})" in path_type
-    assert "too few items (n = " in depth.split(" | ")[5]  # every model under the floor: no score printed
+    assert "no model chosen" in depth  # every model's fold 0 under the floor: none chosen, no score printed
     assert "no samples" in declared and "no model was fitted: 1 labelled samples in 1 snippets" in misuse
     assert "never the lowest of the test scores" in text
     assert "**Power:** at these n the smallest difference in error rate a row can tell from zero runs from" in text
@@ -120,13 +124,21 @@ def test_headline_floors_small_cells_chooses_on_fold_0_and_has_every_enabled_tas
 def test_choose_uses_fold_0_not_the_test_mean_and_prefers_rows_over_the_floor():
     from pipeline.families.probing.report import choose
 
-    rows = [{"model": "a", "probe": "ridge", "control": False, "n_test": 500, "mean": 0.10, "fold0_error": 0.30},
-            {"model": "b", "probe": "ridge", "control": False, "n_test": 500, "mean": 0.20, "fold0_error": 0.25},
-            {"model": "c", "probe": "ridge", "control": False, "n_test": 12, "mean": 0.00, "fold0_error": 0.00},
-            {"model": "b-random", "probe": "ridge", "control": True, "n_test": 500, "mean": 0.0, "fold0_error": 0.0}]
+    rows = [{"model": "a", "probe": "ridge", "control": False, "n_test": 500, "mean": 0.10, "fold0_error": 0.30,
+             "fold0_n": 166},
+            {"model": "b", "probe": "ridge", "control": False, "n_test": 500, "mean": 0.20, "fold0_error": 0.25,
+             "fold0_n": 166},
+            {"model": "c", "probe": "ridge", "control": False, "n_test": 12, "mean": 0.00, "fold0_error": 0.00,
+             "fold0_n": 12},
+            {"model": "b-random", "probe": "ridge", "control": True, "n_test": 500, "mean": 0.0, "fold0_error": 0.0,
+             "fold0_n": 166},
+            # n over the floor but a fold 0 of 33 (SmolLM2 on path type, issue 49): its fold-0 error is noise
+            {"model": "s", "probe": "ridge", "control": False, "n_test": 117, "mean": 0.0, "fold0_error": 0.0,
+             "fold0_n": 33}]
     assert choose(rows, 100)["model"] == "b"
     assert choose(rows, 10)["model"] == "c"
     assert choose([rows[3]], 100) is None
+    assert choose([rows[4]], 100) is None and choose([rows[4]], 30)["model"] == "s"
 
 
 def test_headline_view_clips_its_interval_to_the_metrics_range():
@@ -141,3 +153,28 @@ def test_headline_view_clips_its_interval_to_the_metrics_range():
     got = dict((t, (lo, hi)) for t, lo, hi in con.sql("SELECT task, ci_low, ci_high FROM probing_headline").fetchall())
     assert got["java-x"][0] == 0 and got["java-x"][1] == 1
     assert got["java-depth"][0] == 0 and got["java-depth"][1] > 5
+
+
+def test_headline_view_reads_the_fits_bootstrap_and_models_carry_the_paired_baseline():
+    """Issue 49: where the fit wrote the headline columns, probing_headline is its mean over test samples with the
+    bootstrap interval (no clipping), and probing_models carries the probe against its own-items baseline."""
+    rows = []
+    for fold, err in enumerate([0.5, 0.0, 0.9, 0.05]):
+        probe = {"task": "java-x", "task_type": "classification", "model": "m", "pooling": "mean", "probe": "ridge",
+                 "layer": 0, "fold": fold, "metric": "error", "error": err, "n_train": 9, "n_test": 3, "alpha": 1.0,
+                 "selected": True, "n_dropped": 0, "test_items": None, "test_errors": None, "headline_error": 0.3,
+                 "headline_lo": 0.1, "headline_hi": 0.6, "baseline_name": "majority", "baseline_score": 0.5,
+                 "vs_baseline": -0.2, "vs_baseline_lo": -0.4, "vs_baseline_hi": 0.05, "vs_baseline_p": 0.08}
+        rows.append(probe)
+        rows.append({**probe, "probe": "majority", "layer": None, "pooling": "-", "error": 0.5, "alpha": None,
+                     "headline_error": 0.5, "headline_lo": 0.2, "headline_hi": 0.8, "baseline_name": None,
+                     "baseline_score": None, "vs_baseline": None, "vs_baseline_lo": None, "vs_baseline_hi": None,
+                     "vs_baseline_p": None})
+    con = warehouse([pa.Table.from_pylist(rows, schema=schemas.FIT_RESULTS)], [], {})
+    got = {(m, p): r for m, p, *r in con.sql(
+        "SELECT model, probe, mean, ci_low, ci_high, n_test, interval FROM probing_headline").fetchall()}
+    assert got[("m", "ridge")] == [0.3, 0.1, 0.6, 9, "bootstrap over test samples"]
+    assert got[("m", "majority")] == [0.5, 0.2, 0.8, 9, "bootstrap over test samples"]
+    (row,) = con.sql("SELECT fold0_n, baseline_name, baseline_score, baseline_ci_low, baseline_ci_high, baseline_n, "
+                     "vs_baseline, vs_baseline_lo, vs_baseline_hi, vs_baseline_p FROM probing_models").fetchall()
+    assert row == (3, "majority", 0.5, 0.2, 0.8, 9, -0.2, -0.4, 0.05, 0.08)

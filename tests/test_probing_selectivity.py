@@ -128,8 +128,9 @@ def test_the_selectivity_view_gives_samples_and_a_paired_t_interval(fitted, laye
 
 MODEL_COLUMNS = ("task VARCHAR, model VARCHAR, probe VARCHAR, pooling VARCHAR, layer INTEGER, metric VARCHAR, "
                  "mean DOUBLE, ci_low DOUBLE, ci_high DOUBLE, n_test BIGINT, fold0_error DOUBLE, fold0_n BIGINT, "
-                 "baseline VARCHAR, baseline_mean DOUBLE, baseline_ci_low DOUBLE, baseline_ci_high DOUBLE, "
-                 "baseline_n BIGINT, control BOOLEAN")
+                 "baseline_name VARCHAR, baseline_score DOUBLE, baseline_ci_low DOUBLE, baseline_ci_high DOUBLE, "
+                 "baseline_n BIGINT, vs_baseline DOUBLE, vs_baseline_lo DOUBLE, vs_baseline_hi DOUBLE, "
+                 "vs_baseline_p DOUBLE, control BOOLEAN")
 
 
 def model_views(con, rows):
@@ -138,7 +139,7 @@ def model_views(con, rows):
     con.execute(f"CREATE TABLE probing_models ({MODEL_COLUMNS})")
     rows = [r if len(r) == 10 else (*r[:4], "error", *r[4:]) for r in rows]
     con.executemany("INSERT INTO probing_models VALUES (?, ?, ?, 'mean', ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, "
-                    "NULL, NULL, NULL, false)", [(*r[:9], r[9], r[8] // 3) for r in rows])
+                    "NULL, NULL, NULL, NULL, NULL, NULL, NULL, false)", [(*r[:9], r[9], r[8] // 3) for r in rows])
     con.execute("CREATE TABLE probing_twin_diff (model VARCHAR, twin VARCHAR, language VARCHAR, task VARCHAR, "
                 "probe VARCHAR, pooling VARCHAR, n BIGINT, score DOUBLE, twin_score DOUBLE, diff DOUBLE, lo DOUBLE, "
                 "hi DOUBLE, p_value DOUBLE)")

@@ -184,12 +184,14 @@ def test_probing_headline_puts_table_1_beside_the_model_chosen_on_fold_0_and_the
         ("java-depth", "m1", "ridge", 3, "mae", 1.5, 0.0, 3.5, 30, 1.0)])
     text = headline(con)
     table = first_table(text)
-    assert table.split("\n")[2:] == [
-        "| depth (java) | 0.867 | 0.864 | m1 (ridge, layer 3) | 30 | too few items (n = 30) |  | "
-        "linreg: too few items (n = 30) |  |  |",
-        "| declared (java) | 0.014 | 0.061 | m2 (ridge, layer 1) | 360 | 0.05 [0.0, 1.0] |  | "
+    assert table.split("\n")[2:] == [  # depth: no model's fold 0 reaches report.min_n, so none is chosen (issue 49)
+        "| depth (java) | 0.867 | 0.864 | no model chosen: fold 0 (the held-out fold the choice reads) holds under 100 "
+        "samples for every trained model (largest: 10); each model's row, with its baseline, is on the probing page "
+        "|  |  |  | linreg: too few items (n = 30) |  |  |",
+        "| declared (java) | 0.014 | 0.061 | m2 (ridge, layer 1; fold 0 n = 120) | 360 | 0.05 [0.0, 1.0] |  | "
         "majority: 0.043 [0.0, 0.09] (n = 360) |  | 0.032 (n = 360) |",
-        "| declared_ours (java) |  |  | m2 (ridge, layer 1) | 360 | 0.01 [0.0, 0.02] |  |  |  | 0.015 (n = 360) |",
+        "| declared_ours (java) |  |  | m2 (ridge, layer 1; fold 0 n = 120) | 360 | 0.01 [0.0, 0.02] |  |  |  | "
+        "0.015 (n = 360) |",
         "| readability |  |  | not run: its rated dataset is not in this workspace |  |  |  |  |  |  |"]
     assert "**How the populations differ:**" in text and "never the lowest of the test scores" in text
     assert "**This run fitted no `paper` probe**" in text  # every row is ridge's: the headline says so
@@ -212,7 +214,7 @@ def test_probing_table_1_takes_the_releases_probe_with_ridge_beside_it():
     assert "This run fitted no `paper` probe" not in text
     row = first_table(text).split("\n")[2]
     cells = row.split(" | ")
-    assert cells[3:7] == ["m2 (paper, layer 2)", "360", "0.07 [0.02, 0.12]", "0.05 [0.0, 0.1] (layer 1)"]
+    assert cells[3:7] == ["m2 (paper, layer 2; fold 0 n = 120)", "360", "0.07 [0.02, 0.12]", "0.05 [0.0, 0.1] (layer 1)"]
 
 
 # -- figures ------------------------------------------------------------------------------------------------------

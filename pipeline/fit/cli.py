@@ -18,8 +18,8 @@ import pyarrow.parquet as pq
 
 from pipeline import schemas
 from pipeline.fit.probe import (
-    ALPHA_SEARCHES, ALPHAS, PAPER_ESTIMATORS, PROBES, LayerSweep, ProbeConfig, RunInfo, assign_folds,
-    majority_baseline, regression_baseline, results_table,
+    ALPHA_SEARCHES, ALPHAS, BOOTSTRAP_REPLICATES, PAPER_ESTIMATORS, PROBES, LayerSweep, ProbeConfig, RunInfo,
+    assign_folds, cell_rng, headline_columns, majority_baseline, regression_baseline, results_table,
 )
 from pipeline.io import write_json, write_parquet
 
@@ -104,6 +104,7 @@ class TaskLabels:
     in_file: set[str]
     scalar: np.ndarray | None = None  # the linreg baseline's feature
     configs: tuple[ProbeConfig, ...] = ()  # every probe fitted (`config` first, then --also-probe's)
+    snippets: np.ndarray | None = None  # the `group` column when the folds group by another (--fold-group)
 
 
 @dataclass
@@ -120,6 +121,7 @@ class TaskData:
     n_dropped: int
     scalar: np.ndarray | None = None
     configs: tuple[ProbeConfig, ...] = ()
+    snippets: np.ndarray | None = None
 
 
 def task_probes(spec: TaskSpec, args: argparse.Namespace) -> list[str]:
@@ -153,17 +155,24 @@ def read_task(spec: TaskSpec, args: argparse.Namespace) -> TaskLabels:
     configs = tuple(probe_config(spec, probe, args) for probe in task_probes(spec, args))
     config = configs[0]
     extra = [args.linreg_feature] if args.linreg_feature and spec.task_type == "regression" else []
-    labels = read_labels(spec.labels, spec.task_type, extra)
+    fold_group = getattr(args, "fold_group", "group") or "group"
+    by = [fold_group] if fold_group != "group" and fold_group not in extra else []
+    labels = read_labels(spec.labels, spec.task_type, extra + by)
     in_file = set(labels["item_id"].to_pylist())
     labels = labels.filter(pc.is_valid(labels["y"])).sort_by("item_id")
-    groups = np.array(labels["group"].to_pylist(), dtype=object)
+    if labels.num_rows and labels[fold_group].null_count:
+        raise FitError(f"{spec.labels}: --fold-group {fold_group}: {labels[fold_group].null_count} labelled items "
+                       "have no value there")
+    snippets = np.array(labels["group"].to_pylist(), dtype=object)
+    groups = np.array(labels[fold_group].to_pylist(), dtype=object).astype(str).astype(object)
     if len(set(groups.tolist())) < config.folds:
         raise TooFewItems(f"{spec.task}: only {labels.num_rows} items have a label, in {len(set(groups.tolist()))} "
                           f"groups (fewer than {config.folds} folds): not fitted")
     y = np.array(labels["y"].to_pylist(), dtype=object if spec.task_type == "classification" else np.float64)
     scalar = np.asarray(labels[extra[0]].to_pylist(), float) if extra else None
     return TaskLabels(spec, config, np.array(labels["item_id"].to_pylist(), dtype=object), y, groups,
-                      assign_folds(groups, config.folds, config.seed), in_file, scalar, configs)
+                      assign_folds(groups, config.folds, config.seed), in_file, scalar, configs,
+                      snippets if fold_group != "group" else None)
 
 
 def model_task(task: TaskLabels, model: str, featured: set[str]) -> TaskData:
@@ -194,7 +203,9 @@ def model_task(task: TaskLabels, model: str, featured: set[str]) -> TaskData:
             raise TooFewItems(f"{name}: {model}'s {len(items)} items leave fold {f}'s train split one class: "
                               f"not fitted for {model}")
     scalar = task.scalar[keep] if task.scalar is not None else None
-    return TaskData(task.spec, task.config, items, y, groups, folds, dropped, n_dropped, scalar, task.configs)
+    snippets = task.snippets[keep] if task.snippets is not None else None
+    return TaskData(task.spec, task.config, items, y, groups, folds, dropped, n_dropped, scalar, task.configs,
+                    snippets)
 
 
 def headline_n(data: TaskData) -> int:
@@ -256,6 +267,18 @@ def run(args: argparse.Namespace) -> dict:
                 log.warning("%s", exc)
                 models[t.spec.task][model] = {"items": int(sum(i in featured[model] for i in t.items)),
                                               "skipped": str(exc)}
+    # the baselines on each model's own items and folds (model = that model, probe = the baseline): what its probe
+    # must beat on the same samples (the family's baselines job scores them on the full item set); the first is the
+    # one each probe is paired against (majority; linreg for a regression task)
+    own_baselines: dict[tuple[str, str], list[tuple[str, object]]] = {}
+    for (task_name, model), d in sorted(data.items()):
+        found = []
+        if args.majority and d.spec.task_type == "classification":
+            found.append(("majority", majority_baseline(d.y, d.folds)))
+        if d.scalar is not None:
+            found.append(("linreg", regression_baseline(d.scalar, np.asarray(d.y, float), d.folds)))
+        own_baselines[(task_name, model)] = found
+    replicates = getattr(args, "replicates", BOOTSTRAP_REPLICATES)
     for (model, pooling), layers in sorted(index.items()):
         mine = []
         for t in labelled:
@@ -271,7 +294,8 @@ def run(args: argparse.Namespace) -> dict:
             mine.append(d)
         if not mine:
             continue
-        sweeps = {(d.spec.task, c.probe): LayerSweep(d.y, d.groups, d.folds, c) for d in mine for c in d.configs}
+        sweeps = {(d.spec.task, c.probe): LayerSweep(d.y, d.groups, d.folds, c, d.snippets)
+                  for d in mine for c in d.configs}
         for layer in sorted(layers):
             start = time.perf_counter()
             ids, x_all = read_layer(dataset, model, pooling, layer)
@@ -284,10 +308,15 @@ def run(args: argparse.Namespace) -> dict:
         for d in mine:
             for c in d.configs:
                 result = sweeps[(d.spec.task, c.probe)].finish()
+                paired = own_baselines.get((d.spec.task, model)) or [None]
+                cols = headline_columns(result, len(d.items), cell_rng(args.seed, d.spec.task, model, pooling, c.probe),
+                                        replicates, paired[0])
                 tables[d.spec.task].append(results_table(result, RunInfo(d.spec.task, d.spec.task_type, model,
-                                                                         pooling, c.probe, d.n_dropped), d.items))
+                                                                         pooling, c.probe, d.n_dropped), d.items,
+                                                         cols))
                 headlines[d.spec.task].append({"model": model, "pooling": pooling, "probe": c.probe,
-                                               "n": headline_n(d),
+                                               "n": headline_n(d), "fold0_n": int(np.sum(d.folds == 0)),
+                                               **{k: v for k, v in cols.items()},
                                                # fold 0's errors where only the chosen layer has folds 1..K-1
                                                "curve": {str(k): v for k, v in
                                                          result.curve(0 if c.selected_only else None).items()},
@@ -303,16 +332,13 @@ def run(args: argparse.Namespace) -> dict:
             d = data.get((t.spec.task, model))
             if d is None:
                 continue
-            baselines = []
-            if args.majority and t.spec.task_type == "classification":
-                baselines.append(("majority", majority_baseline(d.y, d.folds)))
-            if d.scalar is not None:
-                baselines.append(("linreg", regression_baseline(d.scalar, np.asarray(d.y, float), d.folds)))
-            for name, result in baselines:
+            for name, result in own_baselines[(t.spec.task, model)]:
+                cols = headline_columns(result, len(d.items), cell_rng(args.seed, t.spec.task, model, "-", name),
+                                        replicates)
                 tables[t.spec.task].append(results_table(result, RunInfo(t.spec.task, t.spec.task_type, model, "-",
-                                                                         name, d.n_dropped)))
+                                                                         name, d.n_dropped), None, cols))
                 headlines[t.spec.task].append({"model": model, "pooling": "-", "probe": name, "n": headline_n(d),
-                                               **asdict(result.headline)})
+                                               **cols, **asdict(result.headline)})
         summaries[t.spec.task] = {"task": t.spec.task, "task_type": t.spec.task_type, "probe": t.config.probe,
                                   **({"also_probes": [c.probe for c in t.configs[1:]]} if len(t.configs) > 1 else {}),
                                   "metric": t.config.metric, "items": len(t.items),
@@ -322,7 +348,8 @@ def run(args: argparse.Namespace) -> dict:
         summaries[task] = {"task": task, "task_type": spec.task_type, "items": 0, "skipped": reason, "headlines": []}
     out = [tb for t in labelled for tb in tables[t.spec.task]]
     write_parquet(pa.concat_tables(out) if out else schemas.FIT_RESULTS.empty_table(), args.out, schemas.FIT_RESULTS)
-    common = {"folds": args.folds, "alphas": list(args.alphas), "seed": args.seed, "alpha_search": args.alpha_search,
+    common = {"folds": args.folds, "fold_group": getattr(args, "fold_group", "group"), "alphas": list(args.alphas),
+              "seed": args.seed, "alpha_search": args.alpha_search,
               "paper_layers": getattr(args, "paper_layers", "all")}
     metrics = ({**summaries[specs[0].task], **common} if not args.tasks
                else {**common, "probe": args.probe, "tasks": {s.task: summaries[s.task] for s in specs}})
@@ -391,6 +418,11 @@ def main(argv: list[str] | None = None) -> int:
                          "(scaler inside each inner fit, the task's metric, ties to the larger alpha); loo: "
                          "sklearn's efficient leave-one-out (ignores groups; unstable when the train folds have "
                          "about as many rows as features)")
+    ap.add_argument("--fold-group", default="group", metavar="COLUMN",
+                    help="the labels' column the folds (and the inner alpha search's splits) are grouped by: every "
+                         "sample with one value sits in one fold, e.g. file (probing: the source file, so the methods "
+                         "of one file never straddle a split); `group` (the snippet) still orders the paper probe's "
+                         "train split as the release shuffles it")
     ap.add_argument("--folds", type=int, default=4, help="cross-validation folds K")
     ap.add_argument("--alphas", type=parse_alphas, default=list(ALPHAS), help="regularisation grid (JSON list)")
     ap.add_argument("--seed", type=int, default=0, help="seed of the fold assignment and of sgd")
@@ -398,6 +430,9 @@ def main(argv: list[str] | None = None) -> int:
                     "on each model's items (rows: model = that model, probe = majority, no layer)")
     ap.add_argument("--linreg-feature", metavar="COLUMN",
                     help="also score a linear regression of the target on this numeric column of --labels")
+    ap.add_argument("--replicates", type=int, default=BOOTSTRAP_REPLICATES,
+                    help="bootstrap replicates of every headline interval and paired difference (over the test "
+                         "samples of folds 1..K-1, seeded per task, model and probe)")
     ap.add_argument("--threads", type=int, default=1,
                     help="BLAS threads (the probes' eigendecompositions are small: more threads than the job's "
                          "cores slow them down by an order of magnitude on a busy machine)")

@@ -275,13 +275,14 @@ def release_estimator(config: ProbeConfig):
 
 
 def _paper_probe(x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, y_test: np.ndarray,
-                 groups_train: Sequence[str], config: ProbeConfig) -> tuple[float, float, np.ndarray]:
+                 groups_train: Sequence[str], config: ProbeConfig,
+                 order_groups: Sequence[str] | None = None) -> tuple[float, float, np.ndarray]:
     """The release's probe on the raw features (float64, as sklearn 1.0 converted them): the train split in the
     release's order (`release_order`), subsampled (seeded, in the drawn order) to the release's 10,000 samples when
     larger, then `release_estimator`. The alpha reported: SGD's and RidgeCV's chosen alpha, 1/C for logistic."""
     from sklearn.exceptions import ConvergenceWarning
 
-    order = release_order(groups_train, config.seed)
+    order = release_order(groups_train if order_groups is None else order_groups, config.seed)
     x_train, y_train = x_train[order].astype(np.float64), np.asarray(y_train)[order]
     if len(order) > PAPER_MAX_TRAIN:  # the release: np.random.choice(np.arange(n), size=max_samples, replace=False)
         keep = np.random.RandomState(config.seed).choice(np.arange(len(order)), size=PAPER_MAX_TRAIN, replace=False)
@@ -315,15 +316,18 @@ def fit_and_score(x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, 
 
 
 def fit_score_items(x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, y_test: np.ndarray,
-                    groups_train: Sequence[str], config: ProbeConfig) -> tuple[float, float, np.ndarray]:
-    """fit_and_score, with each test item's error (0/1, or |prediction - target|) as a third value."""
+                    groups_train: Sequence[str], config: ProbeConfig,
+                    order_groups: Sequence[str] | None = None) -> tuple[float, float, np.ndarray]:
+    """fit_and_score, with each test item's error (0/1, or |prediction - target|) as a third value. `groups_train`
+    group the inner alpha search's splits; `order_groups` (the train rows' snippets; default `groups_train`) are what
+    the `paper` probe shuffles, as the release shuffles its snippets."""
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.linear_model import LogisticRegressionCV, RidgeClassifierCV, RidgeCV, SGDClassifier
     from sklearn.model_selection import GridSearchCV
 
     alphas = list(config.alphas)
     if config.probe == "paper":
-        return _paper_probe(x_train, y_train, x_test, y_test, groups_train, config)
+        return _paper_probe(x_train, y_train, x_test, y_test, groups_train, config, order_groups)
     if config.probe == "ridge" and config.alpha_search == "inner":
         return _ridge_inner(x_train, y_train, x_test, y_test, groups_train, config)
     x_train, x_test = _standardise(x_train, x_test)
@@ -352,15 +356,20 @@ def fit_score_items(x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray
 
 
 def cross_validate(x: np.ndarray, y: np.ndarray, groups: Sequence[str], folds: np.ndarray, config: ProbeConfig,
-                   layer: int | None = None, only: Iterable[int] | None = None) -> list[FoldScore]:
-    """One layer: a probe per fold (or per fold in `only`), fitted on the other folds."""
+                   layer: int | None = None, only: Iterable[int] | None = None,
+                   order_groups: Sequence[str] | None = None) -> list[FoldScore]:
+    """One layer: a probe per fold (or per fold in `only`), fitted on the other folds. `groups`: what the folds are
+    grouped by (the inner alpha search's splits too); `order_groups`: the snippets the `paper` probe shuffles
+    (default `groups`)."""
     groups = np.asarray(groups, dtype=object)
+    order = None if order_groups is None else np.asarray(order_groups, dtype=object)
     wanted = None if only is None else set(only)
     out = []
     for f, (tr, te) in enumerate(fold_splits(folds)):
         if wanted is not None and f not in wanted:
             continue
-        err, alpha, errors = fit_score_items(x[tr], y[tr], x[te], y[te], groups[tr], config)
+        err, alpha, errors = fit_score_items(x[tr], y[tr], x[te], y[te], groups[tr], config,
+                                             None if order is None else order[tr])
         out.append(FoldScore(layer, f, err, len(tr), len(te), alpha, te, errors))
     return out
 
@@ -403,8 +412,10 @@ class LayerSweep:
     as `select_layer`), whose features are kept while it is the best so far. Each (layer, fold) fit depends on its
     own data only, so those rows, the chosen layer and the headline are the ones the full sweep gives."""
 
-    def __init__(self, y: np.ndarray, groups: Sequence[str], folds: np.ndarray, config: ProbeConfig):
+    def __init__(self, y: np.ndarray, groups: Sequence[str], folds: np.ndarray, config: ProbeConfig,
+                 order_groups: Sequence[str] | None = None):
         self.y, self.groups, self.folds, self.config = y, groups, folds, config
+        self.order_groups = order_groups
         self.scores: list[FoldScore] = []
         self._best: tuple[float, int, np.ndarray] | None = None
 
@@ -412,9 +423,11 @@ class LayerSweep:
         if len(x) != len(self.y):
             raise ValueError(f"layer {layer}: {len(x)} feature rows for {len(self.y)} labels")
         if not self.config.selected_only:
-            self.scores.extend(cross_validate(x, self.y, self.groups, self.folds, self.config, layer))
+            self.scores.extend(cross_validate(x, self.y, self.groups, self.folds, self.config, layer,
+                                              order_groups=self.order_groups))
             return
-        (first,) = cross_validate(x, self.y, self.groups, self.folds, self.config, layer, only=(0,))
+        (first,) = cross_validate(x, self.y, self.groups, self.folds, self.config, layer, only=(0,),
+                                  order_groups=self.order_groups)
         self.scores.append(first)
         if self._best is None or (first.error, layer) < self._best[:2]:
             self._best = (first.error, layer, x)
@@ -423,7 +436,8 @@ class LayerSweep:
         if self.config.selected_only and self._best is not None:
             _, layer, x = self._best
             self.scores.extend(cross_validate(x, self.y, self.groups, self.folds, self.config, layer,
-                                              only=range(1, int(self.folds.max()) + 1)))
+                                              only=range(1, int(self.folds.max()) + 1),
+                                              order_groups=self.order_groups))
             self._best = None
         return summarise(self.scores)
 
@@ -448,7 +462,8 @@ def majority_baseline(labels: Sequence[str], folds: np.ndarray) -> ProbeResult:
     for f, (tr, te) in enumerate(fold_splits(folds)):
         values, counts = np.unique(labels[tr].astype(str), return_counts=True)
         top = values[np.argmax(counts)]  # np.unique sorts, argmax takes the first maximum
-        scores.append(FoldScore(None, f, float(np.mean(labels[te].astype(str) != top)), len(tr), len(te)))
+        errors = (labels[te].astype(str) != top).astype(np.float64)
+        scores.append(FoldScore(None, f, float(np.mean(errors)), len(tr), len(te), None, te, errors))
     return summarise(scores)
 
 
@@ -461,7 +476,8 @@ def regression_baseline(feature: Sequence[float], target: Sequence[float], folds
         design = np.column_stack([np.ones(len(tr)), x[tr]])
         coef, *_ = np.linalg.lstsq(design, t[tr], rcond=None)
         pred = coef[0] + coef[1] * x[te]
-        scores.append(FoldScore(None, f, float(np.mean(np.abs(pred - t[te]))), len(tr), len(te)))
+        errors = np.abs(pred - t[te])
+        scores.append(FoldScore(None, f, float(np.mean(errors)), len(tr), len(te), None, te, errors))
     return summarise(scores)
 
 
@@ -481,6 +497,100 @@ def selectivity(task: ProbeResult, control: ProbeResult) -> dict[int | None, flo
     return {layer: c[layer] - t[layer] for layer in t if layer in c}
 
 
+# ---------------------------------------------------------------- intervals over test samples
+
+BOOTSTRAP_REPLICATES = 10_000  # every headline interval and p (issue 49: a p near 0.05 needs >= 10,000)
+
+
+def cell_rng(seed: int, *key: str) -> np.random.Generator:
+    """The generator of one cell's bootstrap: seeded by the run's seed and the cell's names (task, model, probe),
+    so a cell's interval depends on its own samples only, never on which other cells the run holds."""
+    import zlib
+
+    return np.random.default_rng([int(seed), *(zlib.crc32(k.encode("utf-8")) for k in key)])
+
+
+def bootstrap_means(values: np.ndarray, replicates: int, rng: np.random.Generator) -> np.ndarray:
+    """[replicates, columns] means of `replicates` resamples (with replacement) of the n rows of `values` ([n] or
+    [n, columns], e.g. the pair (probe error, baseline error) of each test sample). Drawn as multinomial counts over
+    the distinct rows (the same distribution as resampling row indices; two rows for 0/1 errors, four for pairs of
+    them), one vectorised draw for all replicates; sums in a fixed order, so the same bits on every run."""
+    v = np.asarray(values, dtype=np.float64)
+    v = v[:, None] if v.ndim == 1 else v
+    n = len(v)
+    if n == 0:
+        raise ValueError("no samples to resample")
+    rows, counts = np.unique(v, axis=0, return_counts=True)
+    weights = rng.multinomial(n, counts / n, size=replicates).astype(np.float64)  # [replicates, distinct rows]
+    return (weights @ rows) / n
+
+
+def bootstrap_interval(values, replicates: int, rng: np.random.Generator,
+                       alpha: float = 0.05) -> tuple[float, float, float]:
+    """(mean, lo, hi): the sample mean and its percentile bootstrap interval. Every resampled mean lies within the
+    values' range, so an error's interval is inside [0, 1] and an MAE's >= 0 without clipping."""
+    v = np.asarray(values, dtype=np.float64)
+    means = bootstrap_means(v, replicates, rng)[:, 0]
+    lo, hi = np.quantile(means, [alpha / 2, 1 - alpha / 2])
+    return float(v.mean()), float(lo), float(hi)
+
+
+def paired_bootstrap(a, b, replicates: int, rng: np.random.Generator,
+                     alpha: float = 0.05) -> tuple[float, float, float, float]:
+    """(diff, lo, hi, p): mean(a) - mean(b) over the same samples, its percentile interval from resampling the
+    samples' pairs, and a two-sided p: twice the share of replicates whose difference does not have the observed sign
+    (<= 0 for a positive difference, >= 0 for a negative one; 1 when it is 0, or within float rounding of it: two
+    MAEs of 1e-16), capped at 1 (the rule of the warehouse's `poisson_paired_bootstrap`)."""
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    if a.shape != b.shape:
+        raise ValueError("a paired bootstrap needs one value of each side per sample")
+    means = bootstrap_means(np.column_stack([a, b]), replicates, rng)
+    d = means[:, 0] - means[:, 1]
+    diff = float(a.mean() - b.mean())
+    lo, hi = np.quantile(d, [alpha / 2, 1 - alpha / 2])
+    if abs(diff) <= 1e-12 * max(1.0, float(np.abs(a).mean()), float(np.abs(b).mean())):  # equal to float rounding
+        diff, p = 0.0, 1.0
+    else:
+        p = min(1.0, 2.0 * float(np.mean(d <= 0) if diff > 0 else np.mean(d >= 0)))
+    return diff, float(lo), float(hi), p
+
+
+def headline_errors(result: ProbeResult, n_items: int) -> np.ndarray:
+    """The per-sample errors the headline is over: every test sample of folds 1..K-1 at the selected layer, as a
+    [n_items] array indexed like the task's items (NaN for the samples of fold 0)."""
+    out = np.full(n_items, np.nan)
+    for s in result.scores:
+        if s.layer == result.selected_layer and s.fold != 0:
+            if s.item_errors is None:
+                raise ValueError("a headline over test samples needs each fold's per-sample errors")
+            out[s.test_index] = s.item_errors
+    return out
+
+
+def headline_columns(result: ProbeResult, n_items: int, rng: np.random.Generator,
+                     replicates: int = BOOTSTRAP_REPLICATES, baseline: tuple[str, ProbeResult] | None = None) -> dict:
+    """FIT_RESULTS' headline columns of one result: its mean error over the test samples of folds 1..K-1 at the
+    selected layer and the bootstrap interval over those samples; with `baseline` (its name and its result on the same
+    items and folds), the paired difference result - baseline on the same samples, its interval and p."""
+    errors = headline_errors(result, n_items)
+    tested = ~np.isnan(errors)
+    mean, lo, hi = bootstrap_interval(errors[tested], replicates, rng)
+    out = {"headline_error": mean, "headline_lo": lo, "headline_hi": hi}
+    if baseline is not None:
+        name, base = baseline
+        b = headline_errors(base, n_items)
+        if not np.array_equal(tested, ~np.isnan(b)):
+            raise ValueError(f"the {name} baseline was not tested on the probe's samples")
+        diff, dlo, dhi, p = paired_bootstrap(errors[tested], b[tested], replicates, rng)
+        out.update({"baseline_name": name, "baseline_score": float(b[tested].mean()), "vs_baseline": diff,
+                    "vs_baseline_lo": dlo, "vs_baseline_hi": dhi, "vs_baseline_p": p})
+    return out
+
+
+HEADLINE_COLUMNS = ("headline_error", "headline_lo", "headline_hi", "baseline_name", "baseline_score", "vs_baseline",
+                    "vs_baseline_lo", "vs_baseline_hi", "vs_baseline_p")
+
+
 # ---------------------------------------------------------------- results table
 
 
@@ -497,11 +607,13 @@ class RunInfo:
     extra: dict = field(default_factory=dict)
 
 
-def results_table(result: ProbeResult, info: RunInfo, items: Sequence[str] | None = None) -> pa.Table:
+def results_table(result: ProbeResult, info: RunInfo, items: Sequence[str] | None = None,
+                  headline: dict | None = None) -> pa.Table:
     """FIT_RESULTS rows for one result, sorted by (layer, fold). With `items` (the task's item ids, in the order
     the folds index them), the selected layer's rows of a probe carry their test fold's item ids and per-item
     errors (`test_items`, `test_errors`, sorted by item id): the input of a paired bootstrap over test samples
-    (probing_twin_diff); other rows, and baselines, have nulls."""
+    (probing_twin_diff); other rows, and baselines, have nulls. `headline` (headline_columns) fills the headline
+    columns of the selected layer's rows (every row of a baseline); null elsewhere."""
     from pipeline import schemas
 
     metric = "error" if info.task_type == "classification" else "mae"
@@ -532,4 +644,7 @@ def results_table(result: ProbeResult, info: RunInfo, items: Sequence[str] | Non
         "test_items": [t[0] for t in tested],
         "test_errors": [t[1] for t in tested],
     }
+    for name in HEADLINE_COLUMNS:
+        value = (headline or {}).get(name)
+        cols[name] = [value if s.layer == result.selected_layer else None for s in rows]
     return pa.table(cols, schema=schemas.FIT_RESULTS)

@@ -24,6 +24,8 @@ REGRESSION = ("depth", "depth_any_leaf", "depth_release_parser")
 # the release's insertion points are Java blocks (Python: declared_every); the release's pinned grammar is Java's
 JAVA_ONLY = ("declared",) + tuple(f"{t}{RELEASE_PARSER}" for t in RELEASE_PARSER_TASKS)
 CONTROL = ("path_type", "path_type_ours")  # tasks with a Hewitt & Liang control task (word type = the token)
+# probing.fit.group_by -> the labels' column the fit's folds are grouped by (pipeline.fit --fold-group)
+GROUP_COLUMNS = {"file": "file", "method": "group"}
 
 
 def language_tasks(config, language: str) -> list[str]:
@@ -168,7 +170,14 @@ FAMILY = Family(
                                              fix="or raise probing.max_snippets") for lang in subsets(config)],
     fit=Fit(tasks=fit_tasks, subset=lambda config, task: split(task)[0],
             labels=labels_file, task_type=task_type,
-            params=lambda config: {**config["probing"]["fit"], "seed": config["seed"]}, paper=paper_probe,
+            # every probe beside the baseline on its own items (majority; linreg on the token count for depth), paired
+            # on the same test samples (probing_models: vs_baseline)
+            # folds grouped by the source file (`group_by: file`, the default) or by the method (`method`: the
+            # labels' `group`, the earlier protocol, kept as a named variant)
+            params=lambda config: {**config["probing"]["fit"], "seed": config["seed"], "majority": True,
+                                   "linreg_feature": "n_tokens",
+                                   "fold_group": GROUP_COLUMNS[config["probing"]["fit"].get("group_by", "file")]},
+            paper=paper_probe,
             baselines="pipeline.families.probing.baselines"),
     report="pipeline.families.probing.report",
     # probes and the family's baselines (on all items); a baseline on one model's items stays in the views

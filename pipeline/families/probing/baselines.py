@@ -30,8 +30,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from pipeline.fit.probe import (FoldScore, RunInfo, assign_folds, fold_splits, majority_baseline,
-                                regression_baseline, results_table, summarise)
+from pipeline.fit.probe import (BOOTSTRAP_REPLICATES, FoldScore, RunInfo, assign_folds, cell_rng, fold_splits,
+                                headline_columns, majority_baseline, regression_baseline, results_table, summarise)
 from pipeline.io import write_json, write_parquet
 from pipeline.schemas import FIT_RESULTS
 
@@ -55,7 +55,8 @@ def per_token_majority(words, labels, folds) -> object:
             by[w][y] += 1
         best = {w: sorted(c.items(), key=lambda kv: (-kv[1], kv[0]))[0][0] for w, c in by.items()}
         pred = np.array([best.get(w, default) for w in words[te]], dtype=object)
-        scores.append(FoldScore(None, f, float(np.mean(pred != labels[te])), len(tr), len(te)))
+        errors = (pred != labels[te]).astype(np.float64)
+        scores.append(FoldScore(None, f, float(np.mean(errors)), len(tr), len(te), None, te, errors))
     return summarise(scores)
 
 
@@ -81,13 +82,16 @@ def tfidf(texts, labels, folds, seed: int):
         else:
             clf = LogisticRegression(max_iter=1000, random_state=seed).fit(x_tr, labels[tr])
             pred = clf.predict(vec.transform([texts[i] for i in te]))
-        scores.append(FoldScore(None, f, float(np.mean(pred != labels[te])), len(tr), len(te)))
+        errors = (np.asarray(pred, dtype=object) != labels[te]).astype(np.float64)
+        scores.append(FoldScore(None, f, float(np.mean(errors)), len(tr), len(te), None, te, errors))
     return summarise(scores)
 
 
-def run(tasks: list[dict], k: int, seed: int) -> tuple[pa.Table, dict]:
+def run(tasks: list[dict], k: int, seed: int, replicates: int = BOOTSTRAP_REPLICATES,
+        fold_group: str = "group") -> tuple[pa.Table, dict]:
     """Every task's baselines on all its labelled items, with the fit's folds (assigned on the same
-    labelled set: the same groups, k and seed, pipeline.fit.probe.assign_folds)."""
+    labelled set: the same groups, k and seed, pipeline.fit.probe.assign_folds; grouped by the labels' column
+    `fold_group`, as the fit's --fold-group)."""
     tables, metrics = [], {}
     for spec in tasks:
         name, path = spec["task"], Path(spec["labels"])
@@ -95,11 +99,11 @@ def run(tasks: list[dict], k: int, seed: int) -> tuple[pa.Table, dict]:
         t = pq.read_table(path)
         t = t.filter(pc.is_valid(t["target" if spec["task_type"] == "regression" else "label"]))
         t = t.sort_by("item_id")
-        if t.num_rows < k or len(set(t["group"].to_pylist())) < k:
+        if t.num_rows < k or len(set(t[fold_group].to_pylist())) < k:
             log.warning("%s: %d samples, too few for %d folds: no baselines", name, t.num_rows, k)
             metrics[name] = {"samples": t.num_rows}
             continue
-        groups = np.array(t["group"].to_pylist(), dtype=object)
+        groups = np.array(t[fold_group].to_pylist(), dtype=object).astype(str).astype(object)
         folds = assign_folds(groups, k, seed)
         task_type = spec["task_type"]
         results = []
@@ -119,8 +123,9 @@ def run(tasks: list[dict], k: int, seed: int) -> tuple[pa.Table, dict]:
         metrics[name] = {"samples": t.num_rows, "groups": len(set(groups)), "task_type": task_type,
                          "n": int(np.sum(folds > 0)), "baselines": {}}
         for probe, result in results:
-            tables.append(results_table(result, RunInfo(name, task_type, probe, "-", probe)))
-            metrics[name]["baselines"][probe] = asdict(result.headline)
+            cols = headline_columns(result, t.num_rows, cell_rng(seed, name, probe, "-", probe), replicates)
+            tables.append(results_table(result, RunInfo(name, task_type, probe, "-", probe), None, cols))
+            metrics[name]["baselines"][probe] = {**asdict(result.headline), **cols}
             log.info("%s %s: %.4f", name, probe, result.headline.mean)
     table = pa.concat_tables(tables) if tables else FIT_RESULTS.empty_table()
     return table, metrics
@@ -133,10 +138,14 @@ def main(argv: list[str] | None = None) -> int:
                                                    '"task_type": ...}] (the Fit declaration\'s tasks)')
     ap.add_argument("--folds", type=int, default=4)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--fold-group", default="group", metavar="COLUMN",
+                    help="the labels' column the folds are grouped by (the fit's --fold-group: file or group)")
+    ap.add_argument("--replicates", type=int, default=BOOTSTRAP_REPLICATES,
+                    help="bootstrap replicates of each baseline's interval over its test samples")
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--metrics", type=Path, required=True)
     args = ap.parse_args(argv)
-    table, metrics = run(json.loads(args.tasks), args.folds, args.seed)
+    table, metrics = run(json.loads(args.tasks), args.folds, args.seed, args.replicates, args.fold_group)
     write_parquet(table, args.out, FIT_RESULTS)
     write_json({"tasks": metrics}, args.metrics)
     return 0

@@ -56,7 +56,8 @@ def write_task(rows: list[dict], out: Path, task: str, seed: int, control: bool)
     samples table (`write_samples`)."""
     (out / task).mkdir(parents=True, exist_ok=True)
     labels = [{"item_id": r["item_id"], "label": r.get("label"), "target": r.get("target"), "group": r["group"],
-               "n_tokens": float(r["n_tokens"]), "word": r["word"]} for r in rows]
+               "n_tokens": float(r["n_tokens"]), "word": r["word"], "file": r.get("file") or r["group"]}
+              for r in rows]
     write_parquet(pa.Table.from_pylist(labels, schema=LABELS), out / task / "labels.parquet", LABELS)
     summary = {"task": task, "samples": len(rows), "groups": len({r["group"] for r in rows}),
                "texts": len({r["text"] for r in rows})}
@@ -113,7 +114,9 @@ def cap_snippets(snippet_ids: list[str], args: argparse.Namespace) -> set[str]:
     return set(snippet_ids)
 
 
-def corpus_snippets(args: argparse.Namespace) -> tuple[list[T.Snippet], dict]:
+def corpus_snippets(args: argparse.Namespace) -> tuple[list[T.Snippet], dict, dict[str, str]]:
+    """The language's snippets (capped, comments stripped unless kept), counts, and each snippet's file id (the
+    fit's folds group by it: every method of one file on one side)."""
     prs = T.parser(args.language)
     if args.merge:  # the shards' candidates, capped again; only the kept snippets' files are parsed again
         parts = [json.loads(p.read_text()) for p in args.merge]
@@ -123,9 +126,12 @@ def corpus_snippets(args: argparse.Namespace) -> tuple[list[T.Snippet], dict]:
         wanted = {candidates[sid] for sid in keep}
         snippets = [s for r in language_files(args) if r["file_id"] in wanted
                     for s in file_snippets(r, args, prs) if s.snippet_id in keep]
+        file_of = {sid: candidates[sid] for sid in keep}
     else:
         files = language_files(args)
-        snippets = [s for r in files for s in file_snippets(r, args, prs)]
+        found = [(s, r["file_id"]) for r in files for s in file_snippets(r, args, prs)]
+        snippets = [s for s, _ in found]
+        file_of = {s.snippet_id: fid for s, fid in found}
         n_files, total = len(files), len(snippets)
         if args.max_snippets:
             snippets = sorted(snippets, key=lambda s: unit_float(args.seed, "snippet", s.snippet_id))[:args.max_snippets]
@@ -146,7 +152,7 @@ def corpus_snippets(args: argparse.Namespace) -> tuple[list[T.Snippet], dict]:
     if too_complex:
         log.warning("%s: %d files over probing.max_file_tokens were not parsed", args.language, too_complex)
         counts["files_too_complex"] = too_complex
-    return snippets, counts
+    return snippets, counts, file_of
 
 
 def corpus_part(args: argparse.Namespace) -> dict:
@@ -175,7 +181,7 @@ def corpus(args: argparse.Namespace) -> dict:
     class_rule: dict[str, dict] = {}
     corpus_tasks = [t for t in args.tasks if t != "algorithm"]
     if corpus_tasks:
-        snippets, counts = corpus_snippets(args)
+        snippets, counts, file_of = corpus_snippets(args)
         summary.update(counts)
         prs = T.parser(args.language)
         generators = {"path_type": lambda: R.path_type(snippets, prs),
@@ -195,7 +201,7 @@ def corpus(args: argparse.Namespace) -> dict:
                       "path_type_ours": lambda: T.path_type(snippets, args.classes),
                       "misuse_declared": lambda: T.misuse(snippets, args.seed)}
         for task in corpus_tasks:
-            made[task] = generators[task]()
+            made[task] = [{**r, "file": file_of[r["group"]]} for r in generators[task]()]
             if task in RELEASE_CLASS_LISTS:  # the release's make_dict over every sample, before the caps
                 made[task], class_rule[task] = R.apply_classes(made[task], args.classes, args.min_class_samples)
     if "algorithm" in args.tasks:

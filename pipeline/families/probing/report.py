@@ -21,8 +21,9 @@ PAPER_PROBES = ("paper", "sgd", "lbfgs", "ridge")  # the release's SGD probe fir
 
 
 def _interval(metric: str, lo, hi) -> str:
-    """A 95% interval clipped to the metric's range (an error within [0, 1], an MAE >= 0): a t interval over
-    three folds can reach past it."""
+    """A 95% interval within the metric's range (an error within [0, 1], an MAE >= 0): the fit's bootstrap over test
+    samples is inside it by construction; a fit written without per-sample errors falls back to a t interval over
+    three folds (probing_headline.interval), which can reach past it and is clipped here."""
     top = math.inf if metric == "mae" else 1.0
     return f"[{_fmt(clip(lo, 0.0, top))}, {_fmt(clip(hi, 0.0, top))}]"
 
@@ -53,8 +54,8 @@ def model_rows(con) -> dict[tuple[str, str], list[dict]]:
     """(task, language) -> every probed model's row of probing_models, each with its random twin's paired
     comparison (probing_twin_diff: twin, n, diff, lo, hi, p) where the zoo gives it one."""
     cols = ["task", "model", "probe", "pooling", "layer", "metric", "mean", "ci_low", "ci_high", "n_test",
-            "fold0_error", "fold0_n", "baseline", "baseline_mean", "baseline_ci_low", "baseline_ci_high",
-            "baseline_n", "control"]
+            "fold0_error", "fold0_n", "baseline_name", "baseline_score", "baseline_ci_low", "baseline_ci_high",
+            "baseline_n", "vs_baseline", "vs_baseline_lo", "vs_baseline_hi", "vs_baseline_p", "control"]
     twins = {}
     for model, twin, language, task, probe, pooling, n, score, twin_score, diff, lo, hi, p in con.sql(
             "SELECT model, twin, language, task, probe, pooling, n, score, twin_score, diff, lo, hi, p_value "
@@ -74,10 +75,12 @@ def model_rows(con) -> dict[tuple[str, str], list[dict]]:
 
 def choose(rows: list[dict], floor: int) -> dict | None:
     """The headline's model for one task, chosen on held-out data: among the trained (not random-control)
-    models whose headline n reaches the power floor (all of them when none does), the lowest error on fold 0,
-    the fold its layer was chosen on (never the test folds' mean); the release's probe first where it ran."""
-    trained = [r for r in rows if not r["control"]]
-    pool = [r for r in trained if not floored(r["n_test"], floor)] or trained
+    models whose headline n AND fold 0 (the fold the choice reads) reach the power floor, the lowest error on fold 0,
+    the fold its layer was chosen on (never the test folds' mean); the release's probe first where it ran. None when
+    no model's fold 0 reaches the floor: a choice on fewer samples is noise (issue 49: 33 samples for SmolLM2 against
+    497 for code-clm on path type), and the row says so (`why_not_chosen`)."""
+    pool = [r for r in rows if not r["control"] and not floored(r["n_test"], floor)
+            and not floored(r["fold0_n"], floor)]
     if not pool:
         return None
     rank = {p: i for i, p in enumerate(PAPER_PROBES)}
@@ -144,8 +147,12 @@ def headline(con, config=None) -> str:
         baseline = "" if b is None else f"{b[0]}: {_score(b[2], b[3], b[4], b[5], b[1], floor)}" + (
             "" if floored(b[5], floor) else f" (n = {b[5]})")
         if best is None:
-            table.append((f"{name} ({language})", *paper, why_no_row(con, config, name, language) if config.get("probing")
-                          else "no model was fitted", "", "", "", baseline, "", ""))
+            trained = [r for r in rows.get((name, language), []) if not r["control"]]
+            why = (f"no model chosen: fold 0 (the held-out fold the choice reads) holds under {floor} samples for every "
+                   f"trained model (largest: {max(r['fold0_n'] for r in trained)}); each model's row, with its "
+                   "baseline, is on the probing page" if trained
+                   else why_no_row(con, config, name, language) if config.get("probing") else "no model was fitted")
+            table.append((f"{name} ({language})", *paper, why, "", "", "", baseline, "", ""))
             continue
         # ours beside the release's probe: ridge on the same model and items, at its own fold-0 layer
         ours = next((r for r in rows.get((name, language), []) if r["model"] == best["model"] and r["probe"] == "ridge"
@@ -160,7 +167,8 @@ def headline(con, config=None) -> str:
         dd, dn = detectable(best)
         if dd is not None and best["metric"] != "mae":  # error rates only: an MAE is in other units
             detect.append((dd, f"{name} ({language})"))
-        table.append((f"{name} ({language})", *paper, f"{best['model']} ({best['probe']}, layer {best['layer']})",
+        table.append((f"{name} ({language})", *paper,
+                      f"{best['model']} ({best['probe']}, layer {best['layer']}; fold 0 n = {best['fold0_n']})",
                       best["n_test"], _score(best["mean"], best["ci_low"], best["ci_high"], best["n_test"],
                                              best["metric"], floor),
                       beside, baseline, vs, "" if dd is None else f"{dd:.3f} (n = {dn})"))
@@ -170,11 +178,12 @@ def headline(con, config=None) -> str:
         "Paper Table 1 (test error, 1 - accuracy; MAE for AST depth; CodeT5-base, encoder and decoder side) with "
         "ours beside it, one row per task the params enable. **Which model:** per task one trained model, chosen "
         "on held-out data: the lowest error on fold 0 (the fold each model's layer is chosen on) among the models "
-        "whose n reaches the power floor, never the lowest of the test scores; every zoo model's row is on the "
+        "whose n and whose fold 0 both reach the power floor (none chosen where no fold 0 does), never the lowest of "
+        "the test scores; every zoo model's row is on the "
         "probing page. Each model is fitted and scored on its own items (every labelled sample it has features for "
         "in every layer), so a capped model never shrinks another's test set. **n** = the distinct test samples "
-        "the error is over (folds 1-3; each sample is tested in one fold); error = mean of folds 1-3 with a 95% t "
-        f"interval over the folds, clipped to the metric's range. A cell over fewer than {floor} samples "
+        "the error is over (folds 1-3; each sample is tested in one fold); error = mean over those samples with a "
+        f"95% percentile bootstrap interval over them (10,000 replicates; never clipped). A cell over fewer than {floor} samples "
         "(`report.min_n`) prints `too few items` instead of a score. **vs random twin**: the model minus its "
         "random-weights twin, paired on the test samples both read (negative: the trained weights help), 95% "
         "paired-bootstrap CI, n = those samples. **Baseline**: the majority class (linreg on token count for "
@@ -293,9 +302,12 @@ def model_table(con, floor: int) -> list[tuple]:
         name, language = key
         for r in fitted.get(key, []):
             twin = r["twin"]
-            base = "" if r["baseline"] is None else (
-                f"{r['baseline']}: {_score(r['baseline_mean'], r['baseline_ci_low'], r['baseline_ci_high'], r['baseline_n'], r['metric'], floor)}"
-                + ("" if floored(r["baseline_n"], floor) else f" (n = {r['baseline_n']})"))
+            base = "" if r["baseline_name"] is None else (
+                f"{r['baseline_name']}: {_score(r['baseline_score'], r['baseline_ci_low'], r['baseline_ci_high'], r['baseline_n'], r['metric'], floor)}"
+                + ("" if floored(r["baseline_n"], floor) else f" (n = {r['baseline_n']})")
+                + ("" if r["vs_baseline"] is None or floored(r["n_test"], floor) else
+                   f"; probe - baseline {fraction(r['vs_baseline'])} {interval(r['vs_baseline_lo'], r['vs_baseline_hi'])}"
+                   f", p {fraction(r['vs_baseline_p'])}"))
             diff = "" if twin is None else (score_cell(None, twin["n"], floor) if floored(twin["n"], floor)
                                             else f"{fraction(twin['diff'])} {interval(twin['lo'], twin['hi'])}")
             out.append((f"{name} ({language})", r["model"] + (" (random control)" if r["control"] else ""), r["probe"],
@@ -404,8 +416,9 @@ def section(con, figures: Path, link: str, config, plots: Path | None = None) ->
     floor = min_n(config or {})
     balance = class_balance(con, floor)
     empty = empty_tasks(con, config)
-    out = ["Linear probes (the fit stage: 4 folds grouped by snippet, layer chosen on fold 0, mean of folds 1-3 "
-           "with a 95% t interval) on frozen per-layer pooled features. Metric: test error (1 - accuracy), MAE for "
+    out = ["Linear probes (the fit stage: 4 folds grouped by source file (`probing.fit.group_by`), layer chosen on "
+           "fold 0, mean over the test samples of folds 1-3 with a 95% bootstrap interval over them) on frozen "
+           "per-layer pooled features. Metric: test error (1 - accuracy), MAE for "
            "AST depth. `paper`: CodeT5-base encoder in the paper's Table 1 (Java, a 220M model; our zoo is tiny, "
            "so expect far higher errors; our methods are JDK methods <= 1000 characters, the paper's Ahmad et al.'s "
            "10k Java test functions). Task names without a suffix are the release's definitions; `*_ours`, `*_every`, "
@@ -418,16 +431,17 @@ def section(con, figures: Path, link: str, config, plots: Path | None = None) ->
            "human-rated dataset (Scalabrino et al. 2018) is not in this workspace, so the task is off and no number "
            "for it is reported or faked (pipeline/families/probing/README.md).\n",
            f"\nEvery zoo model per task (the headline's model is chosen from these on fold 0): each on its own items; "
-           f"`n` = distinct test samples of folds 1-3; error = mean of folds 1-3, 95% t interval over the folds "
-           f"(clipped), `too few items` under report.min_n = {floor}; `fold 0` = the error on the fold the layer is "
-           "chosen on (with its n); `baseline` = the majority class (linreg on token count for depth, where the fit "
-           "scores it) on the same model's items, with its n; `twin` = its random-weights twin, paired on the test samples both read (`paired n`), "
+           f"`n` = distinct test samples of folds 1-3; error = their mean, 95% percentile bootstrap interval over them "
+           f"(10,000 replicates), `too few items` under report.min_n = {floor}; `fold 0` = the error on the fold the "
+           "layer is chosen on (with its n); `baseline` = the majority class (linreg on token count for depth) on the "
+           "same model's items and test samples, with its n, and the probe minus it paired on those samples (95% "
+           "bootstrap interval, p); `twin` = its random-weights twin, paired on the test samples both read (`paired n`), "
            "difference model - twin with a 95% paired-bootstrap CI and p:\n",
            markdown_table(["task (language)", "model", "probe", "layer", "n", "error [95% CI]", "fold 0",
                            "baseline [95% CI]", "twin", "paired n", "difference [95% CI]", "p"],
                           model_table(con, floor)),
            "\nEvery row of `probing_headline` (probes, the baselines on each model's items under the model's name, "
-           "the family's baselines on all items under their own; CIs clipped to the metric's range):\n",
+           "the family's baselines on all items under their own; 95% bootstrap intervals over the test samples):\n",
            markdown_table(["task", "model", "probe", "layer", "metric", "n", "mean", "95% CI", "paper"], body),
            *twins(con),
            "\nSamples per task:\n", markdown_table(["task", "samples", "snippets"], counts),

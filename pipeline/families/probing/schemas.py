@@ -15,6 +15,10 @@ SAMPLES = pa.schema([
     pa.field("word", pa.string(), nullable=True),  # the token or name the sample is about
 ])
 
-# PROBE_LABELS plus the token count (depth baseline) and the word type (control tasks)
+# PROBE_LABELS plus the token count (depth baseline), the word type (control tasks) and the sample's source file
+# (`file`: the manifest's file_id of its snippet; an algorithm submission is its own file), what the fit's folds are
+# grouped by (probing.fit.group_by: file), so every method of one file sits on one side of a split
 LABELS = pa.schema(list(PROBE_LABELS) + [pa.field("n_tokens", pa.float64(), nullable=False),
-                                         pa.field("word", pa.string(), nullable=True)])
+                                         pa.field("word", pa.string(), nullable=True),
+                                         # the source file (its manifest file_id) the fit's folds group by
+                                         pa.field("file", pa.string(), nullable=False)])
