@@ -131,8 +131,8 @@ def probing_warehouse(regression: bool = False) -> duckdb.DuckDBPyConnection:
     con.sql("CREATE TABLE model_twins AS SELECT 'm' AS model, 'm-random' AS twin")
     metric = "mae" if regression else "error"
     con.sql(f"CREATE TABLE probing_models AS SELECT * FROM (VALUES ('python-t', 'm', 'linear', 'mean', '{metric}', "
-            f"0.2, false), ('python-t', 'm-random', 'linear', 'mean', '{metric}', 0.4, true)) "
-            "v(task, model, probe, pooling, metric, fold0_error, control)")
+            f"0.2, 120, false), ('python-t', 'm-random', 'linear', 'mean', '{metric}', 0.4, 120, true)) "
+            "v(task, model, probe, pooling, metric, fold0_error, fold0_n, control)")
     # labels: 'a' on 3 of 4 items (the majority everywhere), n_tokens = i % 7, target = 2 * n_tokens
     con.sql("CREATE TABLE probing_labels AS SELECT 'python' AS language, 't' AS task, 'i' || lpad(i::VARCHAR, 3, '0') "
             "AS item_id, CASE WHEN i % 4 = 0 THEN 'b' ELSE 'a' END AS label, 2.0 * (i % 7) AS target, "

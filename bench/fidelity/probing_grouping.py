@@ -1,4 +1,4 @@
-"""What grouping the probing folds by source file changes against grouping them by method (issue 49 item 3).
+"""What grouping the probing folds by source file changes against grouping them by method.
 
 On a built project (its features under data/predictions/probing/<language>/<model>/ and its labels), every model is
 fitted twice with the fit stage's own command and params (`python -m pipeline.fit`, the rule's arguments): folds

@@ -499,7 +499,7 @@ def selectivity(task: ProbeResult, control: ProbeResult) -> dict[int | None, flo
 
 # ---------------------------------------------------------------- intervals over test samples
 
-BOOTSTRAP_REPLICATES = 10_000  # every headline interval and p (issue 49: a p near 0.05 needs >= 10,000)
+BOOTSTRAP_REPLICATES = 10_000  # every headline interval and p (a p near 0.05 needs >= 10,000)
 
 
 def cell_rng(seed: int, *key: str) -> np.random.Generator:

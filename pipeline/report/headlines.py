@@ -222,20 +222,22 @@ def probing(con, config) -> list[Row]:
     chooses) at its layer chosen on fold 0: its per-sample test error (folds 1..K-1) against its twin's (same probe
     and pooling, its own chosen layer) and against the paper's baseline trained on the same folds of the same
     items (majority class; linreg on the token count for a regression task). Lower is better. The summary prints,
-    per task, the model the headline chooses (lowest fold-0 error among the real models)."""
+    per task, the model the headline chooses (lowest fold-0 error among the real models whose fold 0 holds at least
+    report.min_n samples, as probing_headline chooses: a choice on fewer is noise; none then)."""
     seed, rows = run_seed(config), []
+    min_n = int((config.get("report") or {}).get("min_n", 100))
     real = set(real_models(con, "probing_models"))
-    chosen = con.sql("SELECT task, model, probe, pooling, metric, fold0_error FROM probing_models "
+    chosen = con.sql("SELECT task, model, probe, pooling, metric, fold0_error, fold0_n FROM probing_models "
                      "WHERE NOT control ORDER BY task, model, fold0_error, probe").fetchall()
     best: dict[tuple, tuple] = {}
-    for task, model, probe, pooling, metric, err in chosen:
+    for task, model, probe, pooling, metric, err, fold0_n in chosen:
         if model in real:
-            best.setdefault((task, model), (probe, pooling, metric, err))
+            best.setdefault((task, model), (probe, pooling, metric, err, fold0_n))
     headline = {}
-    for (task, model), (_, _, _, err) in sorted(best.items()):
-        if err is not None and (task not in headline or err < headline[task][1]):
+    for (task, model), (_, _, _, err, fold0_n) in sorted(best.items()):
+        if err is not None and (fold0_n or 0) >= min_n and (task not in headline or err < headline[task][1]):
             headline[task] = (model, err)
-    for (task, model), (probe, pooling, metric, _) in sorted(best.items()):
+    for (task, model), (probe, pooling, metric, _, _) in sorted(best.items()):
         lang, _, name = task.partition("-")
         labels = {i: (lab, tgt, ntok) for i, lab, tgt, ntok in con.sql(
             "SELECT item_id, label, target::DOUBLE, n_tokens::DOUBLE FROM probing_labels WHERE language = ? AND task = ?",

@@ -77,8 +77,8 @@ def choose(rows: list[dict], floor: int) -> dict | None:
     """The headline's model for one task, chosen on held-out data: among the trained (not random-control)
     models whose headline n AND fold 0 (the fold the choice reads) reach the power floor, the lowest error on fold 0,
     the fold its layer was chosen on (never the test folds' mean); the release's probe first where it ran. None when
-    no model's fold 0 reaches the floor: a choice on fewer samples is noise (issue 49: 33 samples for SmolLM2 against
-    497 for code-clm on path type), and the row says so (`why_not_chosen`)."""
+    no model's fold 0 reaches the floor: a choice on fewer samples is noise (33 samples for SmolLM2 against 497 for
+    code-clm on path type were measured), and the row says so (`why_not_chosen`)."""
     pool = [r for r in rows if not r["control"] and not floored(r["n_test"], floor)
             and not floored(r["fold0_n"], floor)]
     if not pool:

@@ -204,7 +204,7 @@ FROM poisson_bootstrap_hist(hits)
 ORDER BY ALL;
 
 -- The report's first table, beside the paper's Table III: P@1 per model, protocol and setting with its sample
--- count and 95% Poisson-bootstrap CI (10,000 replicates, seed 0: the first read's headline, issue 49). The paper's protocol on the paper's quiz set
+-- count and 95% Poisson-bootstrap CI (10,000 replicates, seed 0: the first read's headline). The paper's protocol on the paper's quiz set
 -- (fill_mask on apiquiz_paper_set: quizzes whose answer is one token of every compared model's vocabulary,
 -- `paper set`), the candidate rankings on every quiz they scored (`all scored`); leaking nl quizzes left out.
 -- `chance_at_1`: P@1 of a uniform random ranking of each quiz's ranked items over the same quizzes (mean of
@@ -266,7 +266,7 @@ WITH pair_hits AS (
 )
 SELECT model, protocol, setting, n, round(mean_a, 4) AS p_at_1, round(mean_b, 4) AS twin_p_at_1,
        round(diff, 4) AS diff, round(lo, 4) AS lo, round(hi, 4) AS hi, p_value
-FROM poisson_paired_bootstrap_hist(pair_hits, replicates := 10000)  -- the first read's (issue 49: >= 10,000)
+FROM poisson_paired_bootstrap_hist(pair_hits, replicates := 10000)  -- the first read's (>= 10,000: a p near 0.05 needs them)
 ORDER BY ALL;
 
 -- The inference subset per stratum (setting, mask position): quizzes generated, drawn into the
