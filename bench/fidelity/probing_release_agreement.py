@@ -194,10 +194,14 @@ def reference_dataflow_tokens(d: dict, rel: dict, a: R.Alone, prs, wrap: bool) -
     return out
 
 
-def our_dataflow_spans(a: R.Alone, split: bool) -> dict:
-    """Our edges keyed by their tokens' spans; `split`: the release's token of a whitespace-holding literal."""
-    span = a.release_span if split else a.span
-    return {(span(a.leaves[i]), span(a.leaves[j])): k for (i, j), k in R.dataflow_edges(a, "java").items()}
+def our_dataflow_spans(a: R.Alone, split: bool, prs) -> dict:
+    """Our edges keyed by their tokens' spans; `split`: as the `release` tasks label (the release's token of a
+    whitespace-holding literal, the edges of the release's text: release.dataflow_edges_release_text), else the
+    edges of the raw text's tree, literals whole (before issue 52)."""
+    if split:
+        return {(a.release_span(a.leaves[i]), a.release_span(a.leaves[j])): k
+                for (i, j), k in R.dataflow_edges_release_text(a, prs).items()}
+    return {(a.span(a.leaves[i]), a.span(a.leaves[j])): k for (i, j), k in R.dataflow_edges(a, "java").items()}
 
 
 def string_spans(a: R.Alone) -> list[tuple[int, int]]:
@@ -445,7 +449,7 @@ def main(argv: list[str] | None = None) -> int:
                     strings = string_spans(ours)
                     add(cell, "string_methods", bool(strings))
                     for split, suffix in ((True, ""), (False, "_unsplit")):
-                        o = our_dataflow_spans(ours, split)
+                        o = our_dataflow_spans(ours, split, prs)
                         add(cell, "dataflow_tokens" + suffix, *agreement(o, ref_tok))
                         o_s, r_s, o_n, r_n = split_by_strings(o, ref_tok, strings)
                         add(cell, "dataflow_strings" + suffix, *agreement(o_s, r_s))

@@ -361,16 +361,41 @@ def dataflow_edges(a: Alone, language: str) -> dict[tuple[int, int], str]:
     return edges
 
 
+def dataflow_edges_release_text(a: Alone, prs) -> dict[tuple[int, int], str]:
+    """Java data-flow edges as the release's `get_data_flow` computes them on its data, leaf indices of `a`: the tree of
+    the one-line text (`one_line`: the release's data is whitespace-joined tokens), each token's name read as
+    `index_to_code_token` reads it, from the text re-joined on single spaces (`" ".join(t.value for t in tokens)`, its
+    tokens the text's whitespace pieces) at the tree's columns. Where a string literal holds a run of whitespace (or a
+    name is not ASCII: columns are bytes) the later names are read shifted: a release artefact, kept. A snippet one
+    line cannot hold keeps `dataflow_edges` of its own tree."""
+    got = one_line(a)
+    if got is None:
+        return dataflow_edges(a, "java")
+    sent, starts = got
+    b = alone(sent, "java", prs)
+    joined = " ".join(sent.split())
+    flow = DataFlow(b, "java")
+    flow.index = {(n.start_byte, n.end_byte): (i, joined[n.start_point[1]:n.end_point[1]]) for i, n in enumerate(b.leaves)}
+    ours = {start: k for k, start in enumerate(starts)}
+    to_a = [ours.get(b.span(n)[0]) for n in b.leaves]
+    edges: dict[tuple[int, int], str] = {}
+    for _code, idx, kind, _codes, idxs in flow.graph():
+        if idxs and to_a[idx] is not None and to_a[idxs[0]] is not None:
+            edges.setdefault((to_a[idx], to_a[idxs[0]]), kind)
+    return edges
+
+
 def dataflow(snippets, seed: int, prs: tree_sitter.Parser, split_strings: bool = False) -> list[dict]:
     """Data-flow edges as the release samples them: every edge, and as many `NoEdge` ordered pairs
     of the edges' tokens (seeded), with no edge in that direction. `split_strings` (Java; the `release` tasks): a
     string literal holding whitespace is the token the release's data makes of it, its last whitespace piece
-    (`Alone.release_span`); such a row carries `_string_piece` (counted in the generator's summary, then dropped)."""
+    (`Alone.release_span`); such a row carries `_string_piece` (counted in the generator's summary, then dropped);
+    and the edges are the release's on its text (`dataflow_edges_release_text`)."""
     rows = []
     for s in snippets:
         a = alone(s.text, s.language, prs)
         split = split_strings and s.language == "java"
-        edges = dataflow_edges(a, s.language)
+        edges = dataflow_edges_release_text(a, prs) if split else dataflow_edges(a, s.language)
         if not edges:
             continue
         nodes = sorted({i for e in edges for i in e})
