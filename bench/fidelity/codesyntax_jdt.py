@@ -215,22 +215,32 @@ def category(edge: tuple, other: set, side: str) -> str:
 
 
 def methods(n: int, seed: int, packages) -> list[tuple[str, Sample, Sample]]:
+    """A seeded draw of `n` JDK methods with a body and no parse error (the candidates of every file under `packages`
+    listed from one parse), then labelled in both variants (a method over 512 tokens is a reject and left out)."""
     src = find_jdk_src_zip()
     if src is None:
         raise SystemExit("no JDK src.zip found (JAVA_HOME, javac on PATH, /usr/lib/jvm): install a JDK with sources")
     prs = J.java_parser()
     found = []
     with zipfile.ZipFile(src) as z:
-        for name in sorted(z.namelist()):
-            if name.endswith(".java") and any(p in name for p in packages):
-                text = z.read(name).decode("utf-8", "replace")
-                plain = [s for s in J.label_file(text, 512, False, prs) if isinstance(s, Sample)]
-                lines = {(s.function, s.start_line): s for s in J.label_file(text, 512, True, prs)
-                         if isinstance(s, Sample)}
-                found += [(stable_id(name, s.function, s.start_line), s, lines[(s.function, s.start_line)])
-                          for s in plain if (s.function, s.start_line) in lines]
-    found.sort(key=lambda m: unit_float(seed, "jdt", m[0]))
-    return sorted(found[:n], key=lambda m: m[0])
+        names = [m for m in sorted(z.namelist()) if m.endswith(".java") and any(p in m for p in packages)]
+        for name in names:
+            source = z.read(name).decode("utf-8", "replace").replace("\r\n", "\n").encode("utf-8")
+            for function, node in J.methods(prs.parse(source).root_node):
+                if node.child_by_field_name("body") is not None and not node.has_error:
+                    found.append((stable_id(name, function, node.start_point[0] + 1), name, function,
+                                  node.start_point[0] + 1))
+        found.sort(key=lambda m: unit_float(seed, "jdt", m[0]))
+        drawn: dict[str, dict] = {}
+        for key, name, function, line in found[:n]:
+            drawn.setdefault(name, {})[(function, line)] = key
+        out = []
+        for name, wanted in sorted(drawn.items()):
+            text = z.read(name).decode("utf-8", "replace")
+            both = [{(s.function, s.start_line): s for s in J.label_file(text, 512, newlines, prs)
+                     if isinstance(s, Sample) and (s.function, s.start_line) in wanted} for newlines in (False, True)]
+            out += [(key, both[0][m], both[1][m]) for m, key in wanted.items() if m in both[0] and m in both[1]]
+    return sorted(out, key=lambda m: m[0])
 
 
 def main(argv: list[str] | None = None) -> int:

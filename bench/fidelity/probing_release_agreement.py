@@ -31,6 +31,7 @@ the label balance of each variant's generators.
 
 Usage: python -m bench.fidelity.probing_release_agreement --codebert-git DIR --release-git DIR [--methods 400]
            [--packages PREFIX ...] [--seed N] [--keep-comments] [--out FILE.json]
+       python -m bench.fidelity.probing_release_agreement --render FILE.json   (the README's table)
 
 Issue 52: the release's runtime. The reference also runs on py-tree-sitter 0.19.0's runtime (the release's pin, its
 own environment: `make fidelity-env`, pipeline/families/probing/runtime019.py), the runtime the `release_parser`
@@ -349,7 +350,33 @@ def balance(rows: list[dict]) -> str:
     return ", ".join(f"{k} {v} ({v / total:.1%})" for k, v in c.most_common()) + f"; n={total}"
 
 
+def render(result: dict) -> str:
+    """The README's table from a results file: per task, `release_parser` against the release's code on the
+    release's runtime, `release` against it on today's, and `release_parser` against it on ac14b4b inside 0.26.1."""
+    cell = {(c["variant"], c["reference"], c["task"]): (c["agree"], c["n"]) for c in result["cells"]}
+    cols = (("release_parser", "release"), ("release", "today"), ("release_parser", "ac14b4b-on-0.26"))
+    heads = ("`release_parser` vs the release on 0.19 + ac14b4b (as it ran)", "`release` vs the release on today's",
+             "`release_parser` vs the release on ac14b4b in 0.26.1 (before)")
+    lines = ["| task | " + " | ".join(heads) + " | unit |", "|---|" + "---|" * (len(cols) + 1)]
+    for task in dict.fromkeys(c["task"] for c in result["cells"]):  # the bench's task order
+        unit = result["units"][task]
+        row = []
+        for v, r in cols:
+            ok, n = cell[(v, r, task)]
+            row.append(f"{ok / n:.1%} ({ok:,} / {n:,})" if n else "none")
+        lines.append(f"| {task} | " + " | ".join(row) + f" | {unit} |")
+    rule = result["class_rule"]
+    lines.append(f"| class_rule | {rule['agree'] / rule['n']:.1%} ({rule['agree']:,} / {rule['n']:,}) | | | "
+                 "labels whose fate (kept / merged / dropped) is make_dict's (grammar-free) |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
+    if argv is None:
+        argv = sys.argv[1:]
+    if argv[:1] == ["--render"]:  # the README's table from a results file
+        print(render(json.loads(open(argv[1]).read())))
+        return 0
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--codebert-git", required=True, help="a clone of github.com/microsoft/CodeBERT")
     ap.add_argument("--release-git", required=True, help="a clone of github.com/serjtroshin/probings4code")
