@@ -42,10 +42,10 @@ $(VENV)/.installed-$(PYTHON_PIN): requirements.txt requirements.lock requirement
 install: $(VENV)/.installed-$(PYTHON_PIN) $(TS019_ENV)/.installed-0.19.0
 	@$(PY) -c 'import pathlib, sysconfig; pathlib.Path(sysconfig.get_path("purelib"), "benchmark_factory.pth").write_text("$(CURDIR)\nimport snakemake_startup\n")'
 
-# The release's parser runtime (probing `*_release_parser` tasks, bench/fidelity): py-tree-sitter 0.19.0 built from its
+# The fidelity environments (bench/fidelity/env.py): a release's parser runtime, py-tree-sitter 0.19.0 built from its
 # sdist by the C compiler in its OWN venv (git-ignored), never in .venv (tree-sitter 0.26.1); runtime019.py
 $(TS019_ENV)/.installed-0.19.0: requirements-ts019.txt $(VENV)/.installed-$(PYTHON_PIN)
-	$(PY) -m pipeline.families.probing.runtime019 --make
+	$(PY) -m bench.fidelity.env
 	touch $@
 
 fidelity-env: $(TS019_ENV)/.installed-0.19.0  ## the release's parser runtime, .fidelity/ts019-venv (part of install)

@@ -7,7 +7,7 @@ pipeline's tree-sitter 0.26.1 in ~4.5% of JDK methods (18/400, 15 with `throws`)
 labels (96.0% / 95.9% agreement). So those trees are made by the release's runtime itself:
 
 - the runtime lives in its own environment, `.fidelity/ts019-venv` (git-ignored), made by ONE command,
-  `make fidelity-env` (`python -m pipeline.families.probing.runtime019 --make`; part of `make install`): a venv of
+  `make fidelity-env` (`python -m bench.fidelity.env`; part of `make install`): a venv of
   this interpreter with `tree-sitter==0.19.0` built from its PyPI sdist by the C compiler, pinned by sha256
   (requirements-ts019.txt);
 - the grammar is the same `languages.so` grammar.py loads (tree-sitter-languages 1.5.0, built from tree-sitter-java
@@ -35,7 +35,7 @@ ENV = REPO / ".fidelity" / "ts019-venv"
 REQUIREMENTS = REPO / "requirements-ts019.txt"
 SERVER = Path(__file__).with_name("ts019_server.py")
 VERSION = "0.19.0"
-MAKE = "make fidelity-env (python -m pipeline.families.probing.runtime019 --make)"
+MAKE = "make fidelity-env (python -m bench.fidelity.env)"
 
 
 class RuntimeUnavailable(RuntimeError):
