@@ -110,3 +110,20 @@ def test_dataflow_release_reads_names_shifted_after_a_whitespace_run_as_the_rele
     semi = S.text.rindex(";")
     assert ("comesFrom", [(semi, semi + 1), (S.text.index("t ="), S.text.index("t =") + 1)]) in [
         (r["label"], r["spans"]) for r in rows]
+
+
+def test_paper_probe_overlay_is_valid_params_and_sets_the_releases_probe():
+    # examples/paper-probe.yaml on params.yaml, merged as Snakemake merges --configfile overlays (mappings key by key)
+    from pathlib import Path
+
+    from snakemake.utils import update_config
+
+    from pipeline.config import load_yaml, validate
+
+    repo = Path(__file__).resolve().parents[1]
+    config = load_yaml(repo / "params.yaml")
+    update_config(config, load_yaml(repo / "examples" / "paper-probe.yaml"))
+    validate(config)
+    fit = config["probing"]["fit"]
+    assert fit["probe"] == "paper" and fit["also_probes"] == ["ridge"] and fit["paper_layers"] == "selected"
+    assert fit["folds"] == 4 and fit["alphas"]  # the default's other fit keys kept
