@@ -354,9 +354,10 @@ def render(result: dict) -> str:
     """The README's table from a results file: per task, `release_parser` against the release's code on the
     release's runtime, `release` against it on today's, and `release_parser` against it on ac14b4b inside 0.26.1."""
     cell = {(c["variant"], c["reference"], c["task"]): (c["agree"], c["n"]) for c in result["cells"]}
-    cols = (("release_parser", "release"), ("release", "today"), ("release_parser", "ac14b4b-on-0.26"))
-    heads = ("`release_parser` vs the release on 0.19 + ac14b4b (as it ran)", "`release` vs the release on today's",
-             "`release_parser` vs the release on ac14b4b in 0.26.1 (before)")
+    cols = (("release_parser", "release"), ("release", "release"), ("release", "today"),
+            ("release_parser", "ac14b4b-on-0.26"))
+    heads = ("`release_parser` vs the release on 0.19 + ac14b4b (as it ran)", "`release` vs the release as it ran",
+             "`release` vs the release on today's", "`release_parser` vs the release on ac14b4b in 0.26.1 (before)")
     lines = ["| task | " + " | ".join(heads) + " | unit |", "|---|" + "---|" * (len(cols) + 1)]
     for task in dict.fromkeys(c["task"] for c in result["cells"]):  # the bench's task order
         unit = result["units"][task]
@@ -366,7 +367,7 @@ def render(result: dict) -> str:
             row.append(f"{ok / n:.1%} ({ok:,} / {n:,})" if n else "none")
         lines.append(f"| {task} | " + " | ".join(row) + f" | {unit} |")
     rule = result["class_rule"]
-    lines.append(f"| class_rule | {rule['agree'] / rule['n']:.1%} ({rule['agree']:,} / {rule['n']:,}) | | | "
+    lines.append(f"| class_rule | {rule['agree'] / rule['n']:.1%} ({rule['agree']:,} / {rule['n']:,}) | | | | "
                  "labels whose fate (kept / merged / dropped) is make_dict's (grammar-free) |")
     return "\n".join(lines)
 
