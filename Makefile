@@ -4,6 +4,8 @@
 # refuses to build on another): `make python` prints which one that is, or says how to get it.
 
 VENV ?= .venv
+# the release's parser runtime's own venv (make fidelity-env)
+TS019_ENV := .fidelity/ts019-venv
 PY := $(VENV)/bin/python
 CORES ?= all
 # test workers (pytest-xdist): a module's tests run on one worker, modules spread over the workers
@@ -26,7 +28,7 @@ FIND_PYTHON = [ -n "$(PYTHON_PIN)" ] || { echo "params.yaml has no python: requi
 	  "Install it (pyenv install $(PYTHON_PIN), or uv python install $(PYTHON_PIN) where uv can download" \
 	  "interpreters) and run make again, or pass PYTHON=/path/to/python$(PYTHON_MM)" >&2; exit 1
 
-.PHONY: install python run test test-all bench peers lint clean
+.PHONY: install python run test test-all bench peers fidelity-env lint clean
 
 $(VENV)/.installed-$(PYTHON_PIN): requirements.txt requirements.lock requirements-models.txt
 	@py=$$($(FIND_PYTHON)) && echo "creating $(VENV) with $$py (Python $(PYTHON_PIN))" && "$$py" -m venv --clear $(VENV)
@@ -37,8 +39,16 @@ $(VENV)/.installed-$(PYTHON_PIN): requirements.txt requirements.lock requirement
 # The venv's benchmark_factory.pth (rewritten by every `make install`): the project folder on the venv's path,
 # so `python -m pipeline ...` works from any of its subfolders, and snakemake_startup, which defers the
 # pandas import of the SLURM executor plugin that every Snakemake start pays (~0.4 CPU-s; docs/cluster.md).
-install: $(VENV)/.installed-$(PYTHON_PIN)
+install: $(VENV)/.installed-$(PYTHON_PIN) $(TS019_ENV)/.installed-0.19.0
 	@$(PY) -c 'import pathlib, sysconfig; pathlib.Path(sysconfig.get_path("purelib"), "benchmark_factory.pth").write_text("$(CURDIR)\nimport snakemake_startup\n")'
+
+# The fidelity environments (bench/fidelity/env.py): a release's parser runtime, py-tree-sitter 0.19.0 built from its
+# sdist by the C compiler in its OWN venv (git-ignored), never in .venv (tree-sitter 0.26.1); runtime019.py
+$(TS019_ENV)/.installed-0.19.0: requirements-ts019.txt $(VENV)/.installed-$(PYTHON_PIN)
+	$(PY) -m bench.fidelity.env
+	touch $@
+
+fidelity-env: $(TS019_ENV)/.installed-0.19.0  ## the release's parser runtime, .fidelity/ts019-venv (part of install)
 
 python:  ## the interpreter .venv is created with: exactly params.yaml python.require
 	@$(FIND_PYTHON)

@@ -30,13 +30,21 @@ characters, >= 3 tokens), a seeded draw of --methods, without their comments (th
 the label balance of each variant's generators.
 
 Usage: python -m bench.fidelity.probing_release_agreement --codebert-git DIR --release-git DIR [--methods 400]
-           [--packages PREFIX ...] [--keep-comments]
+           [--packages PREFIX ...] [--seed N] [--keep-comments] [--out FILE.json]
+       python -m bench.fidelity.probing_release_agreement --render FILE.json   (the README's table)
+
+Issue 52: the release's runtime. The reference also runs on py-tree-sitter 0.19.0's runtime (the release's pin, its
+own environment: `make fidelity-env`, pipeline/families/probing/runtime019.py), the runtime the `release_parser`
+labels are now made on; data flow is also compared with the release's own `get_data_flow` (dfg.py) on its whitespace
+tokens, with and without the string literals that hold whitespace.
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
+import bisect
+import json
 import logging
 import subprocess
 import sys
@@ -47,6 +55,7 @@ from collections import Counter
 from pipeline.core.ids import unit_float
 from pipeline.corpus.fetch import find_jdk_src_zip
 from pipeline.families.probing import grammar as G
+from pipeline.families.probing import runtime019 as RT
 from pipeline.families.probing import release as R
 from pipeline.families.probing import tasks as T
 
@@ -54,6 +63,12 @@ from pipeline.families.probing import tasks as T
 PACKAGES = tuple(f"java.base/java/{p}/" for p in ("util", "io", "lang", "net", "text", "time"))
 NEW_PACKAGES = ("java.base/java/nio/", "java.base/java/security/", "java.base/java/math/", "java.sql/",
                 "java.logging/", "java.net.http/", "java.prefs/", "java.management/")
+
+
+REFERENCES = {"today": "tree-sitter 0.26.1 + tree-sitter-java 0.23.5 (the pipeline's)",
+              "release": "py-tree-sitter 0.19.0's runtime + tree-sitter-java ac14b4b (the release as it ran; "
+                         "make fidelity-env)",
+              "ac14b4b-on-0.26": "tree-sitter 0.26.1's runtime + tree-sitter-java ac14b4b"}
 
 
 def git_show(repo: str, path: str) -> str:
@@ -84,6 +99,12 @@ class Old:
 
     def __init__(self, n):
         self.n = n
+
+    def __eq__(self, other):  # the release's match_nodes finds its node again by ==
+        return isinstance(other, Old) and other.n == self.n
+
+    def __hash__(self):
+        return hash((self.n.start_byte, self.n.end_byte, self.n.type))
 
     @property
     def type(self):
@@ -120,6 +141,81 @@ def reference_dataflow(g: dict, a: R.Alone) -> dict:
         if src_idx and theirs[idx] is not None and theirs[src_idx[0]] is not None:
             out.setdefault((theirs[idx], theirs[src_idx[0]]), kind)
     return out
+
+
+class OldTree:
+    """A tree whose nodes are `Old` (a string literal one leaf), walked by a cursor, for the release's code."""
+
+    def __init__(self, tree):
+        self.root_node = Old(tree.root_node)
+
+    def walk(self):
+        return RT.Cursor019(self.root_node)
+
+
+class _Nowhere:  # the node of a whitespace token match_nodes found none for
+    start_point = end_point = (-1, -1)
+    type = ""
+
+
+def reference_dataflow_tokens(d: dict, rel: dict, a: R.Alone, prs, wrap: bool) -> dict | None:
+    """The release's own `get_data_flow` (dfg.py, with its own `DFG_java`) on the release's tokens: the whitespace
+    pieces of the one-line text (`code.split()`: a string literal holding whitespace is several tokens), each with its
+    node by `match_nodes`, and the tree of the one-line text. -> {(token span, source span): kind}, spans in the
+    snippet's raw text; None where one line cannot hold it. `wrap`: today's grammar, string literals as leaves."""
+    got = one_line(a)
+    if got is None:
+        return None
+    sent, starts = got
+    tree = OldTree(prs.parse(sent.encode())) if wrap else prs.parse(sent.encode())
+    nodes = list(rel["get_node_representations"](tree))
+    words = sent.split()
+    align = rel["match_nodes"](sent, words, nodes)
+    tokens = [Tok(w, nodes[align[k]].node if k in align else _Nowhere()) for k, w in enumerate(words)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        edges = d["get_data_flow"](tokens, tree)
+    spans = rel["_get_token_spans"](sent, words)
+    ours = list(zip(starts, a.leaves))  # in text order: starts increase
+
+    def raw(k):  # a whitespace token's span in the raw text (inside one of our tokens), or None (a comment)
+        lo, hi = spans[k]
+        i = bisect.bisect_right(starts, lo) - 1
+        if i < 0:
+            return None
+        start, leaf = ours[i]
+        base = a.span(leaf)[0]
+        return (base + lo - start, base + hi - start) if lo - start < len(a.word(leaf)) else None
+
+    out = {}
+    for i, j, kind in edges:
+        key = (raw(i), raw(j))
+        if None not in key:
+            out.setdefault(key, kind)
+    return out
+
+
+def our_dataflow_spans(a: R.Alone, split: bool, prs) -> dict:
+    """Our edges keyed by their tokens' spans; `split`: as the `release` tasks label (the release's token of a
+    whitespace-holding literal, the edges of the release's text: release.dataflow_edges_release_text), else the
+    edges of the raw text's tree, literals whole (before issue 52)."""
+    if split:
+        return {(a.release_span(a.leaves[i]), a.release_span(a.leaves[j])): k
+                for (i, j), k in R.dataflow_edges_release_text(a, prs).items()}
+    return {(a.span(a.leaves[i]), a.span(a.leaves[j])): k for (i, j), k in R.dataflow_edges(a, "java").items()}
+
+
+def string_spans(a: R.Alone) -> list[tuple[int, int]]:
+    """The spans of the snippet's string / character literals that hold whitespace."""
+    return [a.span(n) for n in a.leaves if n.type in R.ATOMIC["java"] and any(ch.isspace() for ch in a.word(n))]
+
+
+def split_by_strings(ours: dict, ref: dict, strings) -> tuple[dict, dict, dict, dict]:
+    """(ours, ref) restricted to the edges touching a whitespace-holding literal, then to the others."""
+    def touches(key):
+        return any(lo <= s[0] < hi for s in key for lo, hi in strings)
+    return ({k: v for k, v in ours.items() if touches(k)}, {k: v for k, v in ref.items() if touches(k)},
+            {k: v for k, v in ours.items() if not touches(k)}, {k: v for k, v in ref.items() if not touches(k)})
 
 
 def our_dataflow(a: R.Alone) -> dict:
@@ -193,32 +289,8 @@ def our_declared(a: R.Alone, prs) -> tuple[list, dict]:
 
 
 def one_line(a: R.Alone) -> tuple[str, list[int]] | None:
-    """The snippet as the release's data has it: its tokens (comments included) joined by single
-    spaces on one line (`match_nodes` reads columns), a `//` comment written `/* */` so it ends where it
-    did; and the offset of each of our tokens (comments are none) in it. None where one line cannot
-    hold the snippet (a token spanning lines, a line comment holding `*/`)."""
-    parts, starts, at, stack = [], [], 0, [a.root]
-    while stack:
-        n = stack.pop()
-        if R.is_token(n, "java") or n.type in R.COMMENTS:
-            word = a.word(n)
-            if n.type in R.COMMENTS:
-                if word.startswith("//"):
-                    if "*/" in word:
-                        return None
-                    word = "/*" + word[2:].rstrip("\r\n") + " */"
-                word = " ".join(word.split())
-            elif "\n" in word or not word:
-                if not word:
-                    continue
-                return None
-            else:
-                starts.append(at)
-            parts.append(word)
-            at += len(word) + 1
-        else:
-            stack.extend(reversed(n.children))
-    return " ".join(parts), starts
+    """The snippet as the release's data has it (release.one_line): its tokens joined by single spaces on one line."""
+    return R.one_line(a)
 
 
 def reference_paths(rel: dict, a: R.Alone, prs) -> list[tuple[int, ...]] | None:
@@ -278,7 +350,34 @@ def balance(rows: list[dict]) -> str:
     return ", ".join(f"{k} {v} ({v / total:.1%})" for k, v in c.most_common()) + f"; n={total}"
 
 
+def render(result: dict) -> str:
+    """The README's table from a results file: per task, `release_parser` against the release's code on the
+    release's runtime, `release` against it on today's, and `release_parser` against it on ac14b4b inside 0.26.1."""
+    cell = {(c["variant"], c["reference"], c["task"]): (c["agree"], c["n"]) for c in result["cells"]}
+    cols = (("release_parser", "release"), ("release", "release"), ("release", "today"),
+            ("release_parser", "ac14b4b-on-0.26"))
+    heads = ("`release_parser` vs the release on 0.19 + ac14b4b (as it ran)", "`release` vs the release as it ran",
+             "`release` vs the release on today's", "`release_parser` vs the release on ac14b4b in 0.26.1 (before)")
+    lines = ["| task | " + " | ".join(heads) + " | unit |", "|---|" + "---|" * (len(cols) + 1)]
+    for task in dict.fromkeys(c["task"] for c in result["cells"]):  # the bench's task order
+        unit = result["units"][task]
+        row = []
+        for v, r in cols:
+            ok, n = cell[(v, r, task)]
+            row.append(f"{ok / n:.1%} ({ok:,} / {n:,})" if n else "none")
+        lines.append(f"| {task} | " + " | ".join(row) + f" | {unit} |")
+    rule = result["class_rule"]
+    lines.append(f"| class_rule | {rule['agree'] / rule['n']:.1%} ({rule['agree']:,} / {rule['n']:,}) | | | | "
+                 "labels whose fate (kept / merged / dropped) is make_dict's (grammar-free) |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
+    if argv is None:
+        argv = sys.argv[1:]
+    if argv[:1] == ["--render"]:  # the README's table from a results file
+        print(render(json.loads(open(argv[1]).read())))
+        return 0
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--codebert-git", required=True, help="a clone of github.com/microsoft/CodeBERT")
     ap.add_argument("--release-git", required=True, help="a clone of github.com/serjtroshin/probings4code")
@@ -290,6 +389,7 @@ def main(argv: list[str] | None = None) -> int:
                     f"the second's: {' '.join(NEW_PACKAGES)})")
     ap.add_argument("--keep-comments", action="store_true",
                     help="keep the methods' comments (the pipeline's probing.keep_comments); default: removed")
+    ap.add_argument("--out", help="write the agreement table as JSON here (e.g. docs/results/probing_release_agreement.json)")
     args = ap.parse_args(argv)
     g = load(git_show(args.codebert_git, "GraphCodeBERT/codesearch/parser/DFG.py"), ["DFG_java"], {})
     load(git_show(args.codebert_git, "GraphCodeBERT/codesearch/parser/utils.py"),
@@ -315,7 +415,17 @@ def main(argv: list[str] | None = None) -> int:
          ["_get_token_spans", "_get_shortest_overlaping_node", "match_nodes"], rel)
     load(git_show(args.release_git, base + "probings/token_classification.py"),
          ["TokensClassificationProbingTask"], rel)
-    grammars = {"today": T.parser("java"), "release": G.java_parser()}
+    # the runtimes the reference (the release's code) runs on: today's (tree-sitter 0.26.1, tree-sitter-java 0.23.5),
+    # the release's as it ran (py-tree-sitter 0.19.0's runtime + tree-sitter-java ac14b4b, the pinned environment
+    # `make fidelity-env`: runtime019.py), and the release's grammar on today's runtime (what `release_parser` was
+    # labelled on before issue 52: it recovers from the bare method's parse error differently in ~4.5% of methods)
+    # the release's data-flow extraction as it ran: dfg.py's own DFG_java and get_data_flow, with the CodeBLEU /
+    # GraphCodeBERT parser utilities it imports (tree_to_token_index, tree_to_variable_index, index_to_code_token)
+    d: dict = {"warnings": warnings}
+    load(git_show(args.codebert_git, "GraphCodeBERT/codesearch/parser/utils.py"),
+         ["tree_to_token_index", "tree_to_variable_index", "index_to_code_token"], d)
+    load(git_show(args.release_git, base + "code_augs/dfg.py"), ["DFG_java", "get_data_flow"], d)
+    grammars = {"today": T.parser("java"), "release": RT.java_parser(), "ac14b4b-on-0.26": G.java_parser()}
     snippets = methods(args.methods, args.max_chars, args.seed, args.packages, args.keep_comments)
     print(f"{len(snippets)} JDK methods (<= {args.max_chars} characters) of {', '.join(args.packages)}, seed "
           f"{args.seed}, comments {'kept' if args.keep_comments else 'removed'}")
@@ -323,7 +433,8 @@ def main(argv: list[str] | None = None) -> int:
     # ac14b4b); the reference: the release's code on either grammar
     variants = {"release": "today", "release_parser": "release"}
     cells = [(v, ref) for v in variants for ref in grammars]
-    tasks = ("dataflow", "depth", "declared", "declared_drop", "decl_candidates", "misuse", "variable_name",
+    tasks = ("dataflow", "dataflow_tokens", "dataflow_tokens_unsplit", "dataflow_strings", "dataflow_strings_unsplit",
+             "dataflow_no_strings", "string_methods", "depth", "depth_one_line", "declared", "declared_drop", "decl_candidates", "misuse", "variable_name",
              "path_type", "path_type_skipped")
     tally = {(c, k): [0, 0] for c in cells for k in tasks}
 
@@ -340,13 +451,21 @@ def main(argv: list[str] | None = None) -> int:
             ref_df = reference_dataflow(g, a)
             reps = [p for p in rel["get_node_representations"](ref_prs.parse(a.source)) if p.node.type == "identifier"]
             ref_depth = max((len(p.representation) for p in reps), default=0)
+            # the same on the tree of the one-line text (the release's data is whitespace-joined tokens on one line)
+            line = one_line(a)
+            reps = [] if line is None else [p for p in rel["get_node_representations"](ref_prs.parse(line[0].encode()))
+                                             if p.node.type == "identifier"]
+            ref_depth_line = None if line is None else max((len(p.representation) for p in reps), default=0)
             ref_decls, ref_labels = reference_declared(rel, a, ref_prs)
+            ref_tok = reference_dataflow_tokens(d, rel, a, ref_prs, wrap=ref_name == "today")
             ids = [n for n in a.leaves if n.type == "identifier"]
             ref_pairs = {(a.span(n), o) for n in ids for o in {a.word(m) for m in ids} if o != a.word(n)}
             cands = {a.word(n) for n in ids if a.word(n) in rel["TOP_IDENTIFIERS"]}
             for v, ours in ours_alone.items():
                 cell, prs = (v, ref_name), grammars[variants[v]]
-                ours_paths = {ours.span(n): p for n, p in R.token_paths(ours, "java")}
+                # as the generators label: `release_parser` on the tree of the one-line text (generate.py)
+                got = R.token_paths_one_line(ours, prs) if v == "release_parser" else R.token_paths(ours, "java")
+                ours_paths = {ours.span(n): p for n, p in got}
                 if ref_name == "today":
                     path_labels[v] += [R.path_key(p) for p in ours_paths.values()]
                 add(cell, "path_type_skipped", ref_paths is None)
@@ -354,7 +473,19 @@ def main(argv: list[str] | None = None) -> int:
                     add(cell, "path_type", sum(ours_paths.get(a.span(n)) == y for n, y in zip(a.leaves, ref_paths)),
                         len(ref_paths))
                 add(cell, "dataflow", *agreement(our_dataflow(ours), ref_df))
+                if ref_tok is not None:  # the release's tokens: ours with (release variant) and without the split
+                    strings = string_spans(ours)
+                    add(cell, "string_methods", bool(strings))
+                    for split, suffix in ((True, ""), (False, "_unsplit")):
+                        o = our_dataflow_spans(ours, split, prs)
+                        add(cell, "dataflow_tokens" + suffix, *agreement(o, ref_tok))
+                        o_s, r_s, o_n, r_n = split_by_strings(o, ref_tok, strings)
+                        add(cell, "dataflow_strings" + suffix, *agreement(o_s, r_s))
+                        if split:
+                            add(cell, "dataflow_no_strings", *agreement(o_n, r_n))
                 add(cell, "depth", R.depth(ours) == ref_depth)
+                if ref_depth_line is not None:
+                    add(cell, "depth_one_line", R.depth(ours) == ref_depth_line)
                 decls, labels = our_declared(ours, prs)
                 add(cell, "decl_candidates", decls == ref_decls)
                 for key, label in ref_labels.items():
@@ -382,7 +513,15 @@ def main(argv: list[str] | None = None) -> int:
         ref, ours = reference_class_fate(rel, labels), our_class_fate(labels)
         rule[0] += sum(ref[y] == ours[y] for y in ref)
         rule[1] += len(ref)
-    units = {"dataflow": "edge labels over the union of both edge sets", "depth": "methods with the same depth",
+    units = {"dataflow": "edge labels over the union of both edge sets (GraphCodeBERT's DFG_java on the raw text's tree)",
+             "dataflow_tokens": "edge labels, the release's get_data_flow on its whitespace tokens of the one-line text "
+                                "(ours: a whitespace-holding literal's last piece, as the release)",
+             "dataflow_tokens_unsplit": "the same, ours keeping such a literal whole (before issue 52)",
+             "dataflow_strings": "dataflow_tokens over the edges touching a whitespace-holding literal",
+             "dataflow_strings_unsplit": "the same, ours keeping the literal whole",
+             "dataflow_no_strings": "dataflow_tokens over the other edges",
+             "string_methods": "share of methods with a string / character literal holding whitespace", "depth": "methods with the same depth",
+             "depth_one_line": "methods with the depth the release's code gives the one-line text",
              "declared": "(declaration, insertion point) labels, kept by both",
              "declared_drop": "insertions dropped by both or neither",
              "decl_candidates": "methods with the same candidate declarations",
@@ -402,6 +541,22 @@ def main(argv: list[str] | None = None) -> int:
         print(f"| {key} | " + " | ".join(row) + f" | {units[key]} |")
     print(f"| class_rule | {rule[0] / rule[1]:.1%} ({rule[0]}/{rule[1]}) (grammar-free) |" + " |" * (len(cells) - 1)
           + " labels whose fate (kept / merged / dropped) is make_dict's |")
+    if args.out:
+        rev = lambda repo: subprocess.run(["git", "-C", repo, "rev-parse", "HEAD"], check=True, capture_output=True,  # noqa: E731
+                                          text=True).stdout.strip()
+        result = {"bench": "bench.fidelity.probing_release_agreement", "methods": len(snippets), "seed": args.seed,
+                  "max_chars": args.max_chars, "packages": args.packages, "keep_comments": args.keep_comments,
+                  "release_commit": rev(args.release_git), "codebert_commit": rev(args.codebert_git),
+                  "references": REFERENCES, "variants": {v: REFERENCES[g] for v, g in variants.items()},
+                  "units": units, "class_rule": {"agree": rule[0], "n": rule[1]},
+                  "cells": [{"variant": v, "reference": r, "task": k, "agree": tally[((v, r), k)][0],
+                             "n": tally[((v, r), k)][1]} for (v, r) in cells for k in tasks]}
+        tmp = args.out + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump(result, f, indent=1, sort_keys=True)
+            f.write("\n")
+        __import__("os").replace(tmp, args.out)
+        print(f"\nwrote {args.out}")
     for v, gname in variants.items():
         prs = grammars[gname]
         print(f"\nlabel balance of the `{v}` generators ({gname} grammar) on these methods (seed {args.seed})")
@@ -412,7 +567,8 @@ def main(argv: list[str] | None = None) -> int:
         rows = R.variable_name(snippets, args.seed, prs)
         c = Counter(r["label"] for r in rows)
         print(f"- variable_name: {len(rows)} samples, {len(c)} classes, top {c.most_common(3)}")
-        kept, info = R.apply_classes(R.path_type(snippets, prs), 15, R.MIN_CLASS_SAMPLES)
+        kept, info = R.apply_classes(R.path_type(snippets, prs, one_line_text=v == "release_parser"), 15,
+                                     R.MIN_CLASS_SAMPLES)
         print(f"- path_type: {len(path_labels[v])} tokens, {info['labels_before']} paths, kept {len(kept)} samples in "
               f"{info['classes']} classes; largest {max(Counter(r['label'] for r in kept).values(), default=0) / max(len(kept), 1):.1%}")
         depths = [r["target"] for r in R.ast_depth(snippets, prs)]

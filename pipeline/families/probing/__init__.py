@@ -14,7 +14,8 @@ ROOT = "data/families/probing"
 RELEASE_TASKS = ("path_type", "depth", "declared", "dataflow", "variable_name", "misuse")
 VARIANTS = ("path_type_ours", "depth_any_leaf", "declared_every", "dataflow_last_def", "variable_name_declared",
             "misuse_declared")
-# the release's definitions labelled on the grammar the release ran on (tree-sitter-java ac14b4b, grammar.py):
+# the release's definitions labelled on the parser the release ran on (py-tree-sitter 0.19.0 + tree-sitter-java ac14b4b,
+# runtime019.py / grammar.py):
 # the labels the paper's Table 1 was trained on; Java only (the release's grammar for Java is the one pinned)
 RELEASE_PARSER = "_release_parser"
 RELEASE_PARSER_TASKS = RELEASE_TASKS

@@ -19,7 +19,7 @@ import pyarrow.parquet as pq
 from pipeline.core import budget
 from pipeline.core import shards as sharding
 from pipeline.core.ids import stable_id, unit_float
-from pipeline.families.probing import CONTROL, RELEASE_PARSER, RELEASE_PARSER_TASKS, VARIANTS, grammar
+from pipeline.families.probing import CONTROL, RELEASE_PARSER, RELEASE_PARSER_TASKS, VARIANTS, runtime019
 from pipeline.families.probing import release as R
 from pipeline.families.probing import tasks as T
 from pipeline.families.probing.schemas import LABELS, SAMPLES
@@ -166,11 +166,12 @@ def corpus_part(args: argparse.Namespace) -> dict:
 
 
 def release_parser_task(task: str, snippets: list[T.Snippet], seed: int) -> list[dict]:
-    """A release task's samples, labelled on the Java grammar the release ran on (grammar.py): the same texts and
-    spans as today's grammar gives, the labels those old trees give."""
-    old = grammar.java_parser()
-    return {"path_type": lambda: R.path_type(snippets, old), "depth": lambda: R.ast_depth(snippets, old),
-            "declared": lambda: R.declared(snippets, seed, old), "dataflow": lambda: R.dataflow(snippets, seed, old),
+    """A release task's samples, labelled on the trees the release's own parser made: py-tree-sitter 0.19.0's runtime
+    with tree-sitter-java ac14b4b (runtime019.py, its pinned environment `make fidelity-env`): release.py's
+    definitions on those trees."""
+    old = runtime019.java_parser()
+    return {"path_type": lambda: R.path_type(snippets, old, one_line_text=True), "depth": lambda: R.ast_depth(snippets, old),
+            "declared": lambda: R.declared(snippets, seed, old), "dataflow": lambda: R.dataflow(snippets, seed, old, split_strings=True),
             "variable_name": lambda: R.variable_name(snippets, seed, old),
             "misuse": lambda: R.misuse(snippets, seed, old)}[task]()
 
@@ -187,7 +188,7 @@ def corpus(args: argparse.Namespace) -> dict:
         generators = {"path_type": lambda: R.path_type(snippets, prs),
                       "depth": lambda: R.ast_depth(snippets, prs),
                       "declared": lambda: R.declared(snippets, args.seed, prs),
-                      "dataflow": lambda: R.dataflow(snippets, args.seed, prs),
+                      "dataflow": lambda: R.dataflow(snippets, args.seed, prs, split_strings=True),
                       "variable_name": lambda: R.variable_name(snippets, args.seed, prs),
                       "misuse": lambda: R.misuse(snippets, args.seed, prs),
                       # the release's definitions on the grammar the release ran on (tree-sitter-java ac14b4b)
@@ -212,9 +213,12 @@ def corpus(args: argparse.Namespace) -> dict:
     for task in args.tasks:
         cap = args.max_samples_per_task.get(task, args.max_samples)
         kept = [{**r, "task": task} for r in capped(made[task], cap, args.seed, task)]
+        pieces = sum(bool(r.pop("_string_piece", False)) for r in kept)  # data flow: a string literal split as the release did
         if task in VARIANTS:  # a variant's ids may equal its release task's (same snippet, same token): own ids
             kept = [{**r, "item_id": stable_id(task, r["item_id"])} for r in kept]
         summary["tasks"][task] = write_task(kept, args.out, task, args.seed, control=task in CONTROL)
+        if task in ("dataflow", "dataflow_release_parser"):
+            summary["tasks"][task]["string_piece_samples"] = pieces
         if task in class_rule:
             summary["tasks"][task]["class_rule"] = class_rule[task]
             if not kept:

@@ -50,6 +50,11 @@ def _library() -> Path:
     return so
 
 
+def library() -> Path:
+    """The path of the grammar's shared library (tree-sitter-languages 1.5.0's languages.so)."""
+    return _library()
+
+
 @functools.lru_cache(maxsize=1)
 def java_language() -> tree_sitter.Language:
     """tree-sitter-java ac14b4b as a `tree_sitter.Language` (ABI 13)."""

@@ -70,6 +70,17 @@ class Alone:
     def word(self, node: Node) -> str:
         return self.source[node.start_byte:node.end_byte].decode("utf-8", "replace")
 
+    def release_span(self, node: Node) -> tuple[int, int]:
+        """The span of the token the release's data gives this leaf: the release's tokens are the whitespace pieces
+        of its one-line text (`code.split()`), so a string / character literal holding whitespace is several tokens,
+        and `get_data_flow` maps the literal's node to the LAST of them (its loop keeps the last token whose node
+        has the leaf's span): that piece, from after the literal's last whitespace character to its end."""
+        lo, hi = self.span(node)
+        if node.type not in ATOMIC["java"]:
+            return lo, hi
+        cut = max((k for k, ch in enumerate(self.text[lo:hi]) if ch.isspace()), default=-1)
+        return lo + cut + 1, hi
+
 
 def is_token(node: Node, language: str) -> bool:
     return (node.child_count == 0 or node.type in ATOMIC[language]) and node.type not in COMMENTS
@@ -350,13 +361,41 @@ def dataflow_edges(a: Alone, language: str) -> dict[tuple[int, int], str]:
     return edges
 
 
-def dataflow(snippets, seed: int, prs: tree_sitter.Parser) -> list[dict]:
+def dataflow_edges_release_text(a: Alone, prs) -> dict[tuple[int, int], str]:
+    """Java data-flow edges as the release's `get_data_flow` computes them on its data, leaf indices of `a`: the tree of
+    the one-line text (`one_line`: the release's data is whitespace-joined tokens), each token's name read as
+    `index_to_code_token` reads it, from the text re-joined on single spaces (`" ".join(t.value for t in tokens)`, its
+    tokens the text's whitespace pieces) at the tree's columns. Where a string literal holds a run of whitespace (or a
+    name is not ASCII: columns are bytes) the later names are read shifted: a release artefact, kept. A snippet one
+    line cannot hold keeps `dataflow_edges` of its own tree."""
+    got = one_line(a)
+    if got is None:
+        return dataflow_edges(a, "java")
+    sent, starts = got
+    b = alone(sent, "java", prs)
+    joined = " ".join(sent.split())
+    flow = DataFlow(b, "java")
+    flow.index = {(n.start_byte, n.end_byte): (i, joined[n.start_point[1]:n.end_point[1]]) for i, n in enumerate(b.leaves)}
+    ours = {start: k for k, start in enumerate(starts)}
+    to_a = [ours.get(b.span(n)[0]) for n in b.leaves]
+    edges: dict[tuple[int, int], str] = {}
+    for _code, idx, kind, _codes, idxs in flow.graph():
+        if idxs and to_a[idx] is not None and to_a[idxs[0]] is not None:
+            edges.setdefault((to_a[idx], to_a[idxs[0]]), kind)
+    return edges
+
+
+def dataflow(snippets, seed: int, prs: tree_sitter.Parser, split_strings: bool = False) -> list[dict]:
     """Data-flow edges as the release samples them: every edge, and as many `NoEdge` ordered pairs
-    of the edges' tokens (seeded), with no edge in that direction."""
+    of the edges' tokens (seeded), with no edge in that direction. `split_strings` (Java; the `release` tasks): a
+    string literal holding whitespace is the token the release's data makes of it, its last whitespace piece
+    (`Alone.release_span`); such a row carries `_string_piece` (counted in the generator's summary, then dropped);
+    and the edges are the release's on its text (`dataflow_edges_release_text`)."""
     rows = []
     for s in snippets:
         a = alone(s.text, s.language, prs)
-        edges = dataflow_edges(a, s.language)
+        split = split_strings and s.language == "java"
+        edges = dataflow_edges_release_text(a, prs) if split else dataflow_edges(a, s.language)
         if not edges:
             continue
         nodes = sorted({i for e in edges for i in e})
@@ -364,10 +403,15 @@ def dataflow(snippets, seed: int, prs: tree_sitter.Parser) -> list[dict]:
         free.sort(key=lambda p: unit_float(seed, "dataflow.neg", s.snippet_id, *p))
         pairs = sorted(edges.items()) + [(p, "NoEdge") for p in sorted(free[:len(edges)])]
         for (i, j), kind in pairs:
-            rows.append({"item_id": stable_id("dataflow", s.snippet_id, i, j), "group": s.snippet_id, "text": s.text,
-                         "kind": "pair", "spans": [a.span(a.leaves[i]), a.span(a.leaves[j])],
-                         "word": f"{a.word(a.leaves[i])} {a.word(a.leaves[j])}", "label": kind,
-                         "n_tokens": len(a.leaves)})
+            spans = [a.span(a.leaves[i]), a.span(a.leaves[j])]
+            row = {"item_id": stable_id("dataflow", s.snippet_id, i, j), "group": s.snippet_id, "text": s.text,
+                   "kind": "pair", "spans": spans, "word": f"{a.word(a.leaves[i])} {a.word(a.leaves[j])}",
+                   "label": kind, "n_tokens": len(a.leaves)}
+            if split:
+                pieces = [a.release_span(a.leaves[i]), a.release_span(a.leaves[j])]
+                if pieces != spans:
+                    row.update(spans=pieces, word=" ".join(s.text[lo:hi] for lo, hi in pieces), _string_piece=True)
+            rows.append(row)
     return rows
 
 
@@ -615,17 +659,69 @@ def token_paths(a: Alone, language: str) -> list[tuple[Node, tuple[int, ...]]]:
     return [(n, paths[n.id]) for n in a.leaves]
 
 
+def one_line(a: Alone) -> tuple[str, list[int]] | None:
+    """The snippet as the release's data has it: its tokens (comments included) joined by single spaces on one line,
+    a `//` comment written `/* */` so that it ends where it did; and the character offset of each of `a.leaves` in
+    it. None where one line cannot hold the snippet (a token spanning lines, a line comment holding `*/`)."""
+    parts, starts, at, stack = [], [], 0, [a.root]
+    while stack:
+        n = stack.pop()
+        if n.type in COMMENTS or (n.child_count == 0 or n.type in ATOMIC["java"]):
+            word = a.word(n)
+            if n.type in COMMENTS:
+                if word.startswith("//"):
+                    if "*/" in word:
+                        return None
+                    word = "/*" + word[2:].rstrip("\r\n") + " */"
+                word = " ".join(word.split())
+            elif not word:
+                continue
+            elif "\n" in word:
+                return None
+            else:
+                starts.append(at)
+            parts.append(word)
+            at += len(word) + 1
+        else:
+            stack.extend(reversed(n.children))
+    return " ".join(parts), starts
+
+
+def token_paths_one_line(a: Alone, prs) -> list[tuple[Node, tuple[int, ...]]]:
+    """Each of `a.leaves` with the path the release gives it: the path of its token in the tree of the one-line text
+    (`one_line`; the release's data is whitespace-joined tokens on one line, and the parser's error recovery weighs
+    the bytes between tokens), the node starting where the token does, else the smallest node holding its span.
+    Java; a snippet one line cannot hold keeps the paths of its own tree."""
+    got = one_line(a)
+    if got is None:
+        return token_paths(a, "java")
+    text, starts = got
+    b = alone(text, "java", prs)
+    paths = {n.id: p for n, p in node_paths(b.root)}
+    first = {b.span(n)[0]: n for n in b.leaves}
+    out = []
+    for n, start in zip(a.leaves, starts):
+        node = first.get(start)
+        if node is None:
+            lo = len(text[:start].encode("utf-8"))
+            node = b.root.descendant_for_byte_range(lo, lo + n.end_byte - n.start_byte)
+        out.append((n, paths[node.id]))
+    return out
+
+
 def path_key(path: tuple[int, ...]) -> str:
     return ",".join(map(str, path))
 
 
-def path_type(snippets, prs: tree_sitter.Parser) -> list[dict]:
+def path_type(snippets, prs: tree_sitter.Parser, one_line_text: bool = False) -> list[dict]:
     """Token path type as the release defines it: one sample per token, its label the release's path
-    (`token_paths`); the class list is `apply_classes` over all of them (generate.py)."""
+    (`token_paths`; with `one_line_text`, Java, the path in the tree of the one-line text, `token_paths_one_line`,
+    as the release parsed its data); the class list is `apply_classes` over all of them (generate.py)."""
     rows = []
     for s in snippets:
         a = alone(s.text, s.language, prs)
-        for i, (n, path) in enumerate(token_paths(a, s.language)):
+        got = token_paths_one_line(a, prs) if one_line_text and s.language == "java" else token_paths(a, s.language)
+        for i, (n, path) in enumerate(got):
             rows.append({"item_id": stable_id("path_type", s.snippet_id, i), "group": s.snippet_id, "text": s.text,
                          "kind": "word", "spans": [a.span(n)], "word": a.word(n), "label": path_key(path),
                          "n_tokens": len(a.leaves)})
