@@ -14,7 +14,6 @@ import os
 import sys
 import tokenize
 from dataclasses import dataclass
-from fnmatch import fnmatchcase
 from functools import partial
 from pathlib import Path, PurePosixPath
 
@@ -142,12 +141,9 @@ def list_files(root: Path) -> list[str]:
 def excluded_by(path: str, patterns: list[str]) -> str | None:
     """The first `manifest.exclude` pattern that matches `path` or any of its tails starting at a
     folder (`testdata/*` matches `testdata/a.py` and `pkg/testdata/a.py`), else None."""
-    parts = path.split("/")
-    tails = ["/".join(parts[i:]) for i in range(len(parts))]
-    for pattern in patterns:
-        if any(fnmatchcase(tail, pattern) for tail in tails):
-            return pattern
-    return None
+    from pipeline.extract.library import glob_match  # the one tail-matching rule (split_policy.scripts too)
+
+    return glob_match(path, patterns)
 
 
 def repository_of(rel: str, mode: str, default: str) -> str:

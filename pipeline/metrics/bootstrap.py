@@ -120,15 +120,20 @@ def bootstrap_mean(values: Iterable, replicates: int = 1000, seed: int = 0, alph
     return BootstrapCI(len(v), float(v.mean()), *_interval(reps, alpha), replicates)
 
 
-def paired_bootstrap(a: Iterable, b: Iterable, replicates: int = 1000, seed: int = 0,
-                     alpha: float = 0.05) -> PairedBootstrap:
-    """Paired bootstrap of mean(a) - mean(b) over the same items (items missing on either side
-    dropped): the difference, its percentile CI and a two-sided p-value."""
+def _paired(a: Iterable, b: Iterable) -> tuple[np.ndarray, np.ndarray]:
+    """The values of the items both sides have (an item missing, NaN, on either side is dropped)."""
     a, b = _values(a), _values(b)
     if a.shape != b.shape:
         raise ValueError("a and b differ in length")
     keep = ~(np.isnan(a) | np.isnan(b))
-    a, b = a[keep], b[keep]
+    return a[keep], b[keep]
+
+
+def paired_bootstrap(a: Iterable, b: Iterable, replicates: int = 1000, seed: int = 0,
+                     alpha: float = 0.05) -> PairedBootstrap:
+    """Paired bootstrap of mean(a) - mean(b) over the same items (items missing on either side
+    dropped): the difference, its percentile CI and a two-sided p-value."""
+    a, b = _paired(a, b)
     if len(a) == 0:
         return PairedBootstrap(0, math.nan, math.nan, math.nan, math.nan, math.nan, 0, math.nan)
     d = a - b
@@ -327,11 +332,7 @@ def paired_mean_test(a: Iterable, b: Iterable, seed: int, replicates: int = HEAD
     dropped). The resample draws counts over the distinct differences (Multinomial(n, their frequencies): the
     same law as drawing n items with replacement), so 0/1 hits cost 3 categories a replicate whatever n; sums
     are numpy's pairwise sums, so the same seed gives the same bits."""
-    a, b = _values(a), _values(b)
-    if a.shape != b.shape:
-        raise ValueError("a and b differ in length")
-    keep = ~(np.isnan(a) | np.isnan(b))
-    a, b = a[keep], b[keep]
+    a, b = _paired(a, b)
     if len(a) == 0:
         return _empty_test()
     d = a - b
