@@ -141,7 +141,7 @@ def readme_clone(e2e_project: Path, root: Path) -> Path:
 # checks run between the blocks (not README commands: they only read), each printed under its own marker
 PROBES = {
     "make run": "dvc status; snakemake -n 2>&1 | tail -3",
-    "dvc exp run": "dvc exp show --only-changed --csv | head -1",
+    "dvc exp run": "dvc exp show --only-changed --csv | sed -n 1p",  # sed reads all: no broken pipe under pipefail
 }
 
 
@@ -160,10 +160,9 @@ def run_readme(project: Path) -> dict[str, str]:
                 "GIT_COMMITTER_EMAIL": "u@u", "GIT_CONFIG_NOSYSTEM": "1", "CORES": "2", "MAKEFLAGS": "", "PAGER": "cat"})
     here = Path(sys.executable).parent  # the test's own venv is not on the user's PATH
     env["PATH"] = os.pathsep.join(p for p in env["PATH"].split(os.pathsep) if Path(p) != here)
-    res = subprocess.run(["bash", "-c", "\n".join(script)], cwd=project, env=env, capture_output=True, text=True,
-                         timeout=1500)
-    out = res.stdout + res.stderr
-    assert res.returncode == 0 and "@@@ end" in res.stdout, out[-10000:]
+    res = subprocess.run(["bash", "-c", "\n".join(script)], cwd=project, env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True, timeout=1500)  # one stream, in the order printed
+    assert res.returncode == 0 and "@@@ end" in res.stdout, f"exit {res.returncode}:\n{res.stdout[-12000:]}"
     return dict(re.findall(r"^@@@ (.+?)\n(.*?)(?=^@@@ )", res.stdout, re.S | re.M))
 
 
@@ -185,7 +184,7 @@ def check(parts: dict[str, str]) -> None:
         if line.startswith("reports/metrics/scores.json"):
             assert line.split()[2] != "-", line
     # `dvc exp show --only-changed`: at most 15 columns (its CSV adds rev and typ)
-    columns = parts["probe dvc exp run"].strip().split(",")
+    columns = next(line for line in parts["probe dvc exp run"].splitlines() if line.startswith("Experiment,")).split(",")
     assert len(columns) - 2 <= 15, columns
 
 
