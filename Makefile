@@ -53,8 +53,12 @@ fidelity-env: $(TS019_ENV)/.installed-0.19.0  ## the release's parser runtime, .
 python:  ## the interpreter .venv is created with: exactly params.yaml python.require
 	@$(FIND_PYTHON)
 
-run: install  ## build everything on the embedded default corpus
+# Then the build is adopted into DVC (python -m pipeline.adopt: `dvc commit -f`, then `snakemake --touch`; runs
+# no job): dvc.lock records every stage, so `dvc status` and `snakemake -n` both have nothing to do and every
+# DVC command of the README works right after (docs/dvc.md, "The flows").
+run: install  ## build everything on the embedded default corpus, and record the build in dvc.lock
 	$(VENV)/bin/snakemake --cores $(CORES)
+	$(PY) -m pipeline.adopt
 
 test: install  ## the test suite CI runs (slow end-to-end tests excluded), on TEST_WORKERS processes
 	$(VENV)/bin/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup

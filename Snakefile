@@ -95,20 +95,13 @@ onstart:
 
 
 onsuccess:
-    # Warnings a stage recorded in its metrics (e.g. an empty test split) reach the console.
-    import json as _json
-
+    # The warnings a user must see (pipeline.run_warnings: unpinned sources, caps that dropped members, splits and
+    # evaluation sets under their floor, idbench languages short of new pairs, models loaded with tensors left
+    # random), as one summary, in a fixed order; the report's corpus page has them too.
+    from pipeline import run_warnings as _run_warnings
     from pipeline.corpus.fetch import failed_sources as _failed_sources
 
-    _metrics = _Path("reports/metrics/manifest.json")
-    if _metrics.exists():
-        for _warning in _json.loads(_metrics.read_text()).get("warnings", []):
-            print(f"WARNING manifest: {_warning}", file=_sys.stderr)
-    _evaluation = _Path("reports/metrics/evaluation.json")  # accepted by allow_small / allow_unevaluated
-    if _evaluation.exists():
-        _read = _json.loads(_evaluation.read_text())
-        for _warning in _read.get("too_small", []) + _read.get("unevaluated_sources", []):
-            print(f"WARNING evaluation: {_warning}", file=_sys.stderr)
+    print(_run_warnings.console(_run_warnings.from_files(_Path("."), config)), end="", file=_sys.stderr)
     # A source that could not be had as pinned was left out (its record and reject row say why):
     # the rest was built, and the run ends loudly and non-zero.
     _failed = _failed_sources([_Path(f"data/sources/{_name}.json") for _name in SOURCES])
@@ -117,3 +110,10 @@ onsuccess:
     if _failed:
         raise WorkflowError(f"{len(_failed)} of {len(SOURCES)} corpus sources could not be fetched and were left "
                             "out (above; reject rows in data/rejects.parquet); everything else was built")
+
+
+onerror:
+    # The same summary over what the failed run did build (the failed job's log is printed above it).
+    from pipeline import run_warnings as _run_warnings
+
+    print(_run_warnings.console(_run_warnings.from_files(_Path("."), config)), end="", file=_sys.stderr)

@@ -218,6 +218,8 @@ SOURCE_PINS = pa.schema(
         _described("pin", pa.string(), "what was verified: sha256, commit, interpreter version, ... (JSON)"),
         _described("license", pa.string(), "SPDX license (PKG-INFO, package.json, params `license:`); unknown when none says"),
         _described("released", pa.date32(), "the pinned release's date (params `released:`; the JDK's JAVA_VERSION_DATE)"),
+        _described("caps", pa.string(), "the corpus.limits caps that left members out: each with its reason, path, "
+                   "members kept and seen (JSON list; [] when none did)"),
     ]
 )
 

@@ -260,11 +260,18 @@ def test_the_report_names_an_unpinned_source_and_one_left_unevaluated(tmp_path):
                ('python', 'ok', 'tests/test_c.py', 'test', 5, false)""")
     con.sql("CREATE TABLE run_params (key VARCHAR, value VARCHAR)")
     con.sql("""INSERT INTO run_params VALUES ('manifest.split', '{"train": 0.8, "valid": 0.1, "test": 0.1}')""")
-    con.sql("CREATE TABLE sources (name VARCHAR, pin VARCHAR)")
-    con.sql("""INSERT INTO sources VALUES ('mine', '{"path": "x.zip", "sha256": "ab", "unpinned": true}'),
-               ('ok', '{"sha256": "cd"}')""")
+    con.sql("CREATE TABLE sources (name VARCHAR, pin VARCHAR, caps VARCHAR)")
+    con.sql("""INSERT INTO sources VALUES ('mine', '{"path": "x.zip", "sha256": "ab", "unpinned": true}', '[]'),
+               ('ok', '{"sha256": "cd"}', '[{"kept": 3, "path": "ok.tar", "reason": "max_members", "seen": 5}]')""")
+    # the run's end summary goes on the corpus page too (issue #47 item 6): a cap that dropped members, a model
+    # loaded with tensors left random
+    con.sql("CREATE TABLE models (name VARCHAR, card VARCHAR)")
+    con.sql("""INSERT INTO models VALUES ('m', '{"allowed_missing": ["lm_head.weight"]}'), ('n', '{}')""")
     section = section_corpus(con)
     assert "source mine is an unpinned local archive" in section.headline
+    assert "source ok: the cap max_members kept 3 of 5 members seen (ok.tar)" in section.headline
+    assert "model m was loaded with 1 tensor(s) randomly initialised" in section.headline
+    assert "model n" not in section.headline
     # the splits per source (library files; a test file is a script): a source with none in test is warned about
     assert "| python | mine | 1 | 0 | 1 | 10.0% |" in section.details
     assert "| python | ok | 1 | 0 | 0 | 0.0% |" in section.details

@@ -19,6 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from pipeline import registry as families
+from pipeline import run_warnings
 from pipeline.core import logs
 from pipeline.io import atomic_path, write_json
 from pipeline.manifest.build import split_order, split_warnings
@@ -82,12 +83,9 @@ def section_corpus(con, evaluation: Path | None = None) -> Section:
     params = run_params(con)
     fractions = params.get("manifest", {}).get("split") or {}
     warnings = split_warnings(by_language, fractions)
-    # a local archive built knowingly unpinned (`unpinned: true`): its content may change between runs
-    for name, pin in con.sql("SELECT name, pin FROM sources ORDER BY name").fetchall():
-        if (json.loads(pin or "null") or {}).get("unpinned"):
-            warnings.append(f"source {name} is an unpinned local archive (`unpinned: true`; sha256 "
-                            f"{json.loads(pin)['sha256']} when built): a rerun may read other bytes; pin it by "
-                            "that `sha256` in params.yaml")
+    # what the run's end summary printed too (pipeline.run_warnings): unpinned sources, caps that dropped members,
+    # idbench languages short of new pairs, models loaded with tensors left random
+    warnings += run_warnings.from_warehouse(con, params)
     order = split_order(fractions)
     splits = [(language, *(by_language[language].get(s, 0) for s in order)) for language in sorted(by_language)]
     composition, unevaluated = source_composition(con, params, order)

@@ -165,7 +165,8 @@ def provenance_rows(spec: dict, root: Path) -> dict[str, list[dict]]:
         sources.append({"name": data.get("name", Path(record).stem), "kind": data.get("kind"),
                         "status": data.get("status"), "files": data.get("files"), "bytes": data.get("bytes"),
                         "pin": json.dumps(data.get("pin"), sort_keys=True), "license": data.get("license"),
-                        "released": _date(data.get("released"))})
+                        "released": _date(data.get("released")),
+                        "caps": json.dumps(data.get("caps") or [], sort_keys=True)})
     datasets = []
     for record in spec.get("datasets", []):
         data = json.loads((root / record).read_text())
