@@ -249,3 +249,29 @@ def test_a_split_gemma3_gguf_is_assembled_pinned_converted_and_scored(tmp_path):
     with pytest.raises(ValueError, match=f"has sha256 {digest}, the zoo pins 0000"):
         main(["--zoo", gemma(parts, "0" * 64), "--name", "gemma", "--out", str(tmp_path / "x")])
     assert not (tmp_path / "x").exists() or not any((tmp_path / "x").iterdir())
+
+
+def test_real_models_overlay_is_the_default_zoo_plus_gemma_and_its_twin():
+    """examples/real-models.yaml (issue 51): its zoo replaces the default's whole list, so it must be the default's
+    entries unchanged plus Gemma-3-270M (split GGUF source, pinned, SmolLM2's caps: the pair scores the same items)
+    and its random twin; valid against the schema and the params checks; its parts pinned in requirements-models.txt."""
+    import copy
+
+    from pipeline.config import _check_consistency, load_yaml, validate
+    from tests.conftest import default_params
+
+    base = default_params()
+    overlay = load_yaml(REPO / "examples" / "real-models.yaml")
+    zoo = overlay["models"]["zoo"]
+    assert [e for e in zoo if not e["name"].startswith("gemma3-270m")] == base["models"]["zoo"]
+    config = copy.deepcopy(base)
+    config["models"]["zoo"] = zoo
+    validate(config)
+    _check_consistency(config)
+    entries = parse_zoo(zoo)
+    gemma, smollm2_ = entries["gemma3-270m"], entries["smollm2"]
+    assert gemma.kind == "gguf" and gemma.sha256 == "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818"
+    assert gemma.max_items == smollm2_.max_items == entries["gemma3-270m-random"].max_items
+    pins = (REPO / "requirements-models.txt").read_text()
+    for part in gemma.value.split("+"):
+        assert f"{part}==1.0.0 --hash=sha256:" in pins
