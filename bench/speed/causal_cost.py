@@ -26,9 +26,9 @@ from pathlib import Path
 OS_PATH = ["join", "exists", "dirname", "basename", "abspath", "isdir", "isfile", "splitext", "normpath", "split",
            "expanduser", "getsize", "realpath", "relpath", "islink", "isabs", "normcase", "getmtime", "commonpath",
            "lexists", "samefile", "expandvars", "splitdrive", "getatime", "getctime", "ismount", "commonprefix"]
-MODULES = ["shutil", "tempfile", "glob", "zipfile", "tarfile", "site", "posixpath", "pydoc", "pathlib", "importlib/util",
-           "logging/handlers", "distutils/util", "sysconfig", "py_compile", "compileall", "mimetypes", "netrc",
-           "trace", "pdb", "cgitb", "platform", "runpy", "webbrowser", "inspect", "linecache", "venv/__init__",
+MODULES = ["shutil", "tempfile", "glob", "zipfile", "tarfile", "site", "posixpath", "pydoc", "pathlib",
+           "importlib/util", "logging/handlers", "distutils/util", "sysconfig", "py_compile", "compileall", "mimetypes",
+           "netrc", "trace", "pdb", "cgitb", "platform", "runpy", "webbrowser", "inspect", "linecache", "venv/__init__",
            "ensurepip/__init__", "filecmp", "uuid", "ctypes/util"]
 
 
