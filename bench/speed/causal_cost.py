@@ -1,4 +1,4 @@
-"""CPU seconds per scored quiz of causal LMs (issue 51): SmolLM2-135M beside Gemma-3-270M, and where the time goes.
+"""CPU seconds per scored quiz of causal LMs: SmolLM2-135M beside Gemma-3-270M, and where the time goes.
 
 `python -m bench.speed.causal_cost --model NAME=FOLDER [--model ...] [--quizzes 20] [--candidates 20] [--threads 1]
 [--full-quizzes 5] [--json out.json]`
