@@ -216,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
         description="Write one family's built benchmark as a Hugging Face dataset folder: Parquet files by config "
                     "and split, a dataset card (README.md) and Croissant metadata (croissant.json). Reads the "
                     "warehouse read-only; the bytes are the same on every rebuild. Build first (`make run`).")
-    parser.add_argument("family", help="a built family: apiquiz, apirec, codesyntax, idbench, probing")
+    parser.add_argument("family", help="a built family (one of params.yaml `families`)")
     parser.add_argument("--out", required=True, type=Path, help="the folder to write (replaced whole)")
     parser.add_argument("--warehouse", type=Path, default=Path("data/warehouse.duckdb"))
     parser.add_argument("--params", type=Path, default=Path("params.yaml"),

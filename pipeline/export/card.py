@@ -25,7 +25,7 @@ def render(summary: dict, family) -> str:
         "license_name": "per-source",
         "license_details": "Each row carries its source's license (column `license`); see Licenses below.",
         "task_categories": ["text-generation"],
-        "tags": ["code", "probing", "benchmark", summary["family"]],
+        "tags": ["code", "code-models", "benchmark", summary["family"]],
         "configs": [{"config_name": cfg["name"],
                      "data_files": [{"split": s["split"], "path": s["file"]} for s in cfg["splits"]]}
                     for cfg in summary["configs"]],

@@ -36,3 +36,31 @@ def configs(config: dict) -> list[ExportConfig]:
                         f"(`context_leak`) are left out of our headline",
             extra={"max_candidates": cap}))
     return out
+
+
+# lm-evaluation-harness (pipeline.export.lm_eval): one multiple_choice task per setting. The context is the quiz's
+# prefix, each choice a ranked candidate followed by the quiz's suffix (the continuation our `rank` protocol scores
+# under `scoring: lm-eval`); the rank orders the choices by rounded log-likelihood, ties by name (rank_of).
+LM_EVAL = {
+    "context": "prefix",
+    "configs": None,  # every exported config
+    "metrics": ("p_at_1", "p_at_5", "p_at_10"),
+    "utils": '''
+def choices(doc):
+    return [c + doc["suffix"] for c in doc["ranked_candidates"]]
+
+
+def target(doc):
+    return int(doc["gold_index"])
+
+
+def results(doc, results):
+    names = list(doc["ranked_candidates"])
+    rank = _rank([r[0] for r in results], names, int(doc["gold_index"]))
+    out = {"gold_rank": rank}
+    for k in (1, 5, 10):
+        # P@k over the quizzes with more than k ranked names (apiquiz_by_setting); None leaves a quiz out
+        out[f"p_at_{k}"] = float(rank <= k) if len(names) > k else None
+    return out
+''',
+}

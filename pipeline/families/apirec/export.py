@@ -30,3 +30,35 @@ def configs(config: dict) -> list[ExportConfig]:
                      description="API recommendation for a natural-language query (a docstring's first sentence or a "
                                  "comment above a call): the answer `api` and BM25's `candidates`"),
     ]
+
+
+# lm-evaluation-harness (pipeline.export.lm_eval): the `code` config as one multiple_choice task: the point's context,
+# each candidate as written followed by `(`; ties broken by FQN; a gold the first stage missed is a miss at every k.
+LM_EVAL = {
+    "context": "context",
+    "configs": ("code",),
+    "splits": ("test",),
+    "metrics": ("sr_at_1", "sr_at_3", "sr_at_5", "sr_at_10"),
+    "utils": '''
+def docs(dataset):
+    """Points whose first stage gave no candidate have nothing to rank (our pipeline scores none of them either)."""
+    return dataset.filter(lambda doc: len(doc["candidates"]) > 0)
+
+
+def choices(doc):
+    return [t + "(" for t in doc["candidate_texts"]]
+
+
+def target(doc):
+    return max(int(doc["gold_index"]), 0)
+
+
+def results(doc, results):
+    gold = int(doc["gold_index"])
+    rank = None if gold < 0 else _rank([r[0] for r in results], list(doc["candidates"]), gold)
+    out = {"gold_rank": rank if rank is not None else -1}
+    for k in (1, 3, 5, 10):
+        out[f"sr_at_{k}"] = float(rank is not None and rank <= k)
+    return out
+''',
+}
