@@ -311,6 +311,21 @@ def is_family_block(name: str) -> bool:
     return _is_family_folder(name)
 
 
+def available() -> list[str]:
+    """Every family in pipeline/families/ (enabled or not), by name: for central code that reads what a build
+    holds (a warehouse, a build folder) without its params' `families` list."""
+    return sorted(p.name for p in FAMILIES_FOLDER.iterdir() if _is_family_folder(p.name))
+
+
+def hook(family: Family, name: str):
+    """The family's optional module `<its package>.<name>` (e.g. `contamination`: its part of the contamination
+    results file; `run_warnings`: its end-of-run warnings), imported; None when the family has none."""
+    import importlib.util
+
+    module = f"{family.module}.{name}"
+    return importlib.import_module(module) if importlib.util.find_spec(module) is not None else None
+
+
 @dataclass(frozen=True)
 class PredictionFile:
     family: str

@@ -9,10 +9,14 @@ lines:
 
 - `from_files(root, config)`: from the build's files under `root` (what exists: a failed run has fewer). The
   Snakefile's `onsuccess` and `onerror` print it (`console`).
-- `from_warehouse(con, config)`: the same checks over the warehouse (the `sources`, `models` and
-  `idbench_new_pairs` tables), for the report's corpus page (pipeline.report.build.section_corpus). The
+- `from_warehouse(con, config)`: the same checks over the warehouse (the `sources` and `models` tables, and
+  the families' own tables), for the report's corpus page (pipeline.report.build.section_corpus). The
   evaluation sets' sizes are not in the warehouse; the report prints each headline cell under `report.min_n`
   as "too few items" instead.
+
+A family's own checks (idbench: a language with fewer new pairs than it asks for) live in its folder, in an
+optional module `run_warnings` with `from_files(root, config)` and `from_warehouse(con, tables, config)`, found
+through the registry (`registry.hook`); they come after the evaluation warnings, family by family (sorted).
 
 `python -m pipeline.run_warnings` prints the summary of the build in the current folder.
 """
@@ -24,7 +28,7 @@ import json
 import sys
 from pathlib import Path
 
-KINDS = ("source", "cap", "split", "evaluation", "idbench", "model")
+KINDS = ("source", "cap", "split", "evaluation", "family", "model")
 
 
 def unpinned(name: str, pin: dict | None) -> list[str]:
@@ -50,17 +54,11 @@ def missing_weights(name: str, card: dict | None) -> list[str]:
             f"`allow_missing` ({shown}): whatever reads them reads noise"]
 
 
-def asked_new_pairs(config: dict) -> int:
-    new = (config.get("idbench") or {}).get("new_pairs") or {}
-    return int(new.get("ranges", 0)) * int(new.get("per_range", 0)) + int(new.get("random_pairs", 0))
+def family_hooks() -> list:
+    """The families' `run_warnings` modules (every family in pipeline/families/ that has one, by name)."""
+    from pipeline import registry
 
-
-def short_new_pairs(counts: dict[str, int], config: dict) -> list[str]:
-    """An idbench language whose new pairs for a rating survey are fewer than idbench.new_pairs asks for."""
-    asked = asked_new_pairs(config)
-    return [f"idbench new pairs: {language} has {n} of the {asked} pairs idbench.new_pairs asks for (too few "
-            "frequent identifiers: lower idbench.new_pairs.min_count, or add code in that language)"
-            for language, n in sorted(counts.items()) if n < asked]
+    return [m for m in (registry.hook(registry.load(name), "run_warnings") for name in registry.available()) if m]
 
 
 def ordered(lines: list[str]) -> list[str]:
@@ -93,21 +91,15 @@ def from_files(root: Path, config: dict) -> list[str]:
     lines += [f"manifest: {w}" for w in manifest.get("warnings", [])]
     evaluation = _json(root / "reports/metrics/evaluation.json")  # accepted by allow_small / allow_unevaluated
     lines += [f"evaluation: {w}" for w in evaluation.get("too_small", []) + evaluation.get("unevaluated_sources", [])]
-    new_pairs = root / "data/families/idbench/new_pairs.parquet"
-    if new_pairs.is_file():
-        import pyarrow.parquet as pq
-
-        counts: dict[str, int] = {}
-        for language in pq.read_table(new_pairs, columns=["language"]).column("language").to_pylist():
-            counts[language] = counts.get(language, 0) + 1
-        lines += short_new_pairs(counts, config)
+    for hook in family_hooks():
+        lines += hook.from_files(root, config)
     for card in sorted((root / "data/models").glob("*/card.json")):
         lines += missing_weights(card.parent.name, _json(card))
     return ordered(lines)
 
 
 def from_warehouse(con, config: dict) -> list[str]:
-    """The same warnings from the warehouse (the report's corpus page): sources, models, idbench's new pairs."""
+    """The same warnings from the warehouse (the report's corpus page): sources, the families' own, models."""
     tables = {r[0] for r in con.sql("SELECT table_name FROM information_schema.tables").fetchall()}
     lines: list[str] = []
     rows = con.sql("SELECT name, pin, caps FROM sources ORDER BY name").fetchall()
@@ -115,9 +107,8 @@ def from_warehouse(con, config: dict) -> list[str]:
         lines += unpinned(name, json.loads(pin or "null"))
     for name, _, caps in rows:
         lines += capped(name, json.loads(caps or "null"))
-    if "idbench_new_pairs" in tables:
-        lines += short_new_pairs(dict(con.sql("SELECT language, count(*) FROM idbench_new_pairs GROUP BY 1").fetchall()),
-                                 config)
+    for hook in family_hooks():
+        lines += hook.from_warehouse(con, tables, config)
     for name, card in con.sql("SELECT name, card FROM models ORDER BY name").fetchall():
         lines += missing_weights(name, json.loads(card or "null"))
     return ordered(lines)

@@ -23,10 +23,17 @@ from pathlib import Path
 
 from pipeline.io import write_json
 
-FAMILIES = ("apiquiz", "apirec", "codesyntax")
-# the twin views' (keys, score, twin score) per family
-TWIN_KEYS = {"apiquiz": ("protocol",), "apirec": ("ranker", "benchmark", "metric"), "codesyntax": ("chosen_on", "language")}
 BLOCK = re.compile(r"(<!-- results:contamination:(?P<name>[a-z_]+) -->\n)(?P<body>.*?)(<!-- /results -->)", re.S)
+
+
+def _registry():
+    """pipeline.registry, imported when the command runs: the contamination package sits below it (the manifest
+    reads contamination.licenses, and the registry reads the models, which read the manifest), so an import
+    statement here would run an arrow back up (tests/house.py); this command only reads the registry to find
+    each family's `contamination` module."""
+    import importlib
+
+    return importlib.import_module("pipeline.registry")
 
 
 def _commit() -> str:
@@ -58,38 +65,26 @@ def collect(con, model: str) -> dict:
         raise SystemExit(f"model {model!r} is not in the warehouse's contamination_models; name a zoo model")
     out = {"model": model, "training_cutoff": cutoff[0][0], "cutoff_kind": cutoff[0][1],
            "training_cutoff_source": cutoff[0][2], "basis": cutoff[0][3], "counts": {}, "vs_twin": {}}
-    for family in FAMILIES:
-        if f"{family}_contamination" not in have:
+    # each family with contamination views says how they are counted in its `contamination` module (registry.hook)
+    registry = _registry()
+    for family in map(registry.load, registry.available()):
+        part = registry.hook(family, "contamination")
+        view = family.view("contamination")
+        if part is None or view not in have:
             continue
-        extra = ", benchmark" if family == "apirec" else ", language" if family == "codesyntax" else ""
-        where = " AND eval_split = 'test'" if family == "codesyntax" else ""
-        rows = con.sql(f"SELECT label, dated_by{extra}, date_basis, count(*) FROM {family}_contamination "
+        by = "".join(f", {c}" for c in part.COUNT_BY)
+        where = f" AND {part.COUNT_WHERE}" if part.COUNT_WHERE else ""
+        rows = con.sql(f"SELECT label, dated_by{by}, date_basis, count(*) FROM {view} "
                        f"WHERE model = ?{where} GROUP BY ALL ORDER BY ALL", params=[model]).fetchall()
-        cols = ["label", "dated_by", *([extra[2:]] if extra else []), "date_basis", "n"]
-        out["counts"][family] = [dict(zip(cols, r)) for r in rows]
-        keys = TWIN_KEYS[family]
+        cols = ["label", "dated_by", *part.COUNT_BY, "date_basis", "n"]
+        out["counts"][family.name] = [dict(zip(cols, r)) for r in rows]
+        keys = part.TWIN_KEYS
         twin = con.sql(f"SELECT {', '.join(keys)}, label, cutoff_kind, dated_by, n, * EXCLUDE (model, twin, "
-                       f"{', '.join(keys)}, label, cutoff_kind, dated_by, n) FROM {family}_contamination_vs_twin "
+                       f"{', '.join(keys)}, label, cutoff_kind, dated_by, n) FROM {family.view('contamination_vs_twin')} "
                        "WHERE model = ? ORDER BY ALL", params=[model])
-        out["vs_twin"][family] = [dict(zip(twin.columns, r)) for r in twin.fetchall()]
-    if "apiquiz_contamination_same_library" in have:
-        same = con.sql("SELECT * EXCLUDE (model) FROM apiquiz_contamination_same_library WHERE model = ? ORDER BY ALL",
-                       params=[model])
-        out["same_library"] = [dict(zip(same.columns, r)) for r in same.fetchall()]
-    if "apiquiz_contamination" in have:
-        rows = con.sql("""
-            SELECT q.api, count(*) AS quizzes, c.label AS label_by_api, c.api_released::VARCHAR, c.api_date_basis,
-                   contamination_label(c.basis, m.training_cutoff, c.context_released, NULL) AS label_by_context,
-                   c.context_released::VARCHAR, c.context_date_basis
-            FROM apiquiz_contamination c
-            JOIN apiquiz_quizzes q USING (quiz_id)
-            JOIN contamination_models m USING (model)
-            WHERE c.model = ? AND c.basis = 'cutoff'
-              AND contamination_label(c.basis, m.training_cutoff, c.context_released, NULL) <> c.label
-            GROUP BY ALL ORDER BY quizzes DESC, q.api""", params=[model]).fetchall()
-        out["relabelled_apis"] = [dict(zip(("api", "quizzes", "label_by_api", "api_released", "api_date_basis",
-                                            "label_by_context", "context_released", "context_date_basis"), r))
-                                  for r in rows]
+        out["vs_twin"][family.name] = [dict(zip(twin.columns, r)) for r in twin.fetchall()]
+        if hasattr(part, "extra"):
+            out.update(part.extra(con, model, have))
     return out
 
 
@@ -118,7 +113,7 @@ def render(results: dict, name: str) -> str:
     if name == "vs_twin":
         lines = [head, "| family | keys | label | n | model | twin | difference [95% CI] |", "|---|---|---|---|---|---|---|"]
         for family, rows in n["vs_twin"].items():
-            keys = TWIN_KEYS[family]
+            keys = _registry().hook(_registry().load(family), "contamination").TWIN_KEYS
             for r in rows:
                 score = r.get("p_at_1", r.get("score"))
                 twin = r.get("twin_p_at_1", r.get("twin_score"))

@@ -420,9 +420,9 @@ def main(argv: list[str] | None = None) -> int:
                          "about as many rows as features)")
     ap.add_argument("--fold-group", default="group", metavar="COLUMN",
                     help="the labels' column the folds (and the inner alpha search's splits) are grouped by: every "
-                         "sample with one value sits in one fold, e.g. file (probing: the source file, so the methods "
-                         "of one file never straddle a split); `group` (the snippet) still orders the paper probe's "
-                         "train split as the release shuffles it")
+                         "sample with one value sits in one fold, e.g. file (the source file, so the methods of one "
+                         "file never straddle a split); `group` (the snippet) still orders the paper probe's train "
+                         "split as the release shuffles it")
     ap.add_argument("--folds", type=int, default=4, help="cross-validation folds K")
     ap.add_argument("--alphas", type=parse_alphas, default=list(ALPHAS), help="regularisation grid (JSON list)")
     ap.add_argument("--seed", type=int, default=0, help="seed of the fold assignment and of sgd")
