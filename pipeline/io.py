@@ -119,3 +119,15 @@ def load_yaml(text: str):
     import yaml
 
     return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+
+
+def code_commit() -> str:
+    """The commit of this checkout's code (`git rev-parse HEAD` run beside this file, so from anywhere); `unknown`
+    outside a git checkout. Results files record it."""
+    import subprocess
+
+    try:
+        return subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True,
+                              cwd=Path(__file__).resolve().parent).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"

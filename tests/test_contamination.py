@@ -660,15 +660,15 @@ def test_dated_by_definition_dates_an_api_by_its_defining_source_never_by_its_ca
 
 def test_every_contamination_figure_in_readme_and_docs_is_the_results_files():
     """README.md's contamination paragraph and docs/contamination.md quote figures only inside results blocks, and
-    every block is what docs/results/contamination.json renders (python -m pipeline.contamination.results)."""
+    every block is what docs/results/contamination.json renders (python -m pipeline.report.contamination_results)."""
     import re
 
-    from pipeline.contamination.results import BLOCK, render
+    from pipeline.report.contamination_results import BLOCK, render
 
     root = Path(__file__).resolve().parents[1]
     results = json.loads((root / "docs/results/contamination.json").read_text())
     assert {"command", "configuration", "commit", "numbers"} <= set(results)
-    assert results["command"].startswith("python -m pipeline.contamination.results ")
+    assert results["command"].startswith("python -m pipeline.report.contamination_results ")
     blocks = 0
     for page in ("README.md", "docs/contamination.md"):
         text = (root / page).read_text()

@@ -22,9 +22,8 @@ from pathlib import Path
 import yaml
 
 from pipeline.contamination.firstseen import Release, first_seen, version_of
-from pipeline.contamination.results import _commit
 from pipeline.corpus.refresh import PYPI_JSON, _read, download
-from pipeline.io import write_json
+from pipeline.io import code_commit, write_json
 
 
 def _release(name: str, pin: dict, index: dict, cache: Path) -> Release:
@@ -76,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     write_json({"command": f"python -m pipeline.corpus.gaps --source {args.source} --cutoff {args.cutoff}",
                 "configuration": {"params": args.params.as_posix(), "source": args.source, "pin": spec["package"],
                                   "cutoff": args.cutoff.isoformat(), "files": "the sdist's src/*.py"},
-                "commit": _commit(), "numbers": numbers}, out)
+                "commit": code_commit(), "numbers": numbers}, out)
     for label, n in numbers.items():
         print(f"{label}: {n['functions']} functions {n['functions_by_first_version']}; after {args.cutoff}: "
               f"{n['functions_after_cutoff']} functions, {n['apis_after_cutoff']} of {n['apis']} APIs")

@@ -1,4 +1,4 @@
-"""apiquiz's part of the contamination results file (`python -m pipeline.contamination.results`, found through the
+"""apiquiz's part of the contamination results file (`python -m pipeline.report.contamination_results`, found through the
 registry): how its `apiquiz_contamination*` views are counted, and its own figures (the libraries whose
 first-seen-dated quizzes gain after the cutoff against before; the APIs whose label differs between their
 definition date and the date of the code calling them)."""

@@ -1,4 +1,4 @@
-"""apirec's part of the contamination results file (`python -m pipeline.contamination.results`, found through the
+"""apirec's part of the contamination results file (`python -m pipeline.report.contamination_results`, found through the
 registry): how its `apirec_contamination*` views are counted."""
 
 from __future__ import annotations

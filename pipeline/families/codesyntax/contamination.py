@@ -1,4 +1,4 @@
-"""codesyntax's part of the contamination results file (`python -m pipeline.contamination.results`, found through
+"""codesyntax's part of the contamination results file (`python -m pipeline.report.contamination_results`, found through
 the registry): how its `codesyntax_contamination*` views are counted (the test split's samples, per language)."""
 
 from __future__ import annotations

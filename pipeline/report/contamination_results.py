@@ -1,8 +1,8 @@
-"""`python -m pipeline.contamination.results`: the contamination figures README.md and docs/contamination.md quote,
+"""`python -m pipeline.report.contamination_results`: the contamination figures README.md and docs/contamination.md quote,
 read from a built warehouse into a committed results file (`docs/results/contamination.json`: the command, the
 configuration, the commit, the numbers), and the Markdown blocks those pages show rendered from that file alone.
 
-    python -m pipeline.contamination.results --warehouse data/warehouse.duckdb --model smollm2 \
+    python -m pipeline.report.contamination_results --warehouse data/warehouse.duckdb --model smollm2 \
         --out docs/results/contamination.json --render README.md docs/contamination.md
 
 A page's block sits between `<!-- results:contamination:NAME -->` and `<!-- /results -->`; `--render` rewrites every
@@ -21,27 +21,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from pipeline.io import write_json
+from pipeline import registry
+from pipeline.io import code_commit, write_json
 
 BLOCK = re.compile(r"(<!-- results:contamination:(?P<name>[a-z_]+) -->\n)(?P<body>.*?)(<!-- /results -->)", re.S)
-
-
-def _registry():
-    """pipeline.registry, imported when the command runs: the contamination package sits below it (the manifest
-    reads contamination.licenses, and the registry reads the models, which read the manifest), so an import
-    statement here would run an arrow back up (tests/house.py); this command only reads the registry to find
-    each family's `contamination` module."""
-    import importlib
-
-    return importlib.import_module("pipeline.registry")
-
-
-def _commit() -> str:
-    try:
-        return subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True,
-                              cwd=Path(__file__).resolve().parent).stdout.strip()  # the code's commit, run from anywhere
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
 
 
 def _params_digest(con) -> str:
@@ -66,7 +49,6 @@ def collect(con, model: str) -> dict:
     out = {"model": model, "training_cutoff": cutoff[0][0], "cutoff_kind": cutoff[0][1],
            "training_cutoff_source": cutoff[0][2], "basis": cutoff[0][3], "counts": {}, "vs_twin": {}}
     # each family with contamination views says how they are counted in its `contamination` module (registry.hook)
-    registry = _registry()
     for family in map(registry.load, registry.available()):
         part = registry.hook(family, "contamination")
         view = family.view("contamination")
@@ -113,7 +95,7 @@ def render(results: dict, name: str) -> str:
     if name == "vs_twin":
         lines = [head, "| family | keys | label | n | model | twin | difference [95% CI] |", "|---|---|---|---|---|---|---|"]
         for family, rows in n["vs_twin"].items():
-            keys = _registry().hook(_registry().load(family), "contamination").TWIN_KEYS
+            keys = registry.hook(registry.load(family), "contamination").TWIN_KEYS
             for r in rows:
                 score = r.get("p_at_1", r.get("score"))
                 twin = r.get("twin_p_at_1", r.get("twin_score"))
@@ -150,7 +132,7 @@ def render_page(text: str, results: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m pipeline.contamination.results", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m pipeline.report.contamination_results", description=__doc__.split("\n\n")[0])
     ap.add_argument("--warehouse", type=Path, help="a built warehouse (data/warehouse.duckdb); without it, --render "
                     "reads --out as it is")
     ap.add_argument("--model", default="smollm2", help="the zoo model whose labels are reported (one with a cutoff)")
@@ -165,11 +147,11 @@ def main(argv: list[str] | None = None) -> int:
         # the warehouse's views read their Parquet relative to the project root: run from there, as the docs say
         con = duckdb.connect(str(args.warehouse), read_only=True)
         results = {"file": args.out.as_posix(),
-                   "command": f"python -m pipeline.contamination.results --warehouse {args.warehouse.as_posix()} "
+                   "command": f"python -m pipeline.report.contamination_results --warehouse {args.warehouse.as_posix()} "
                               f"--model {args.model} --out {args.out.as_posix()}",
                    "configuration": {"warehouse": args.warehouse.as_posix(), "model": args.model, "build": args.build,
                                      "run_params_sha256": _params_digest(con)},
-                   "commit": _commit(), "numbers": collect(con, args.model)}
+                   "commit": code_commit(), "numbers": collect(con, args.model)}
         write_json(results, args.out)
     results = json.loads(args.out.read_text())
     for page in args.render:
