@@ -25,7 +25,6 @@ from pipeline.io import atomic_path, write_json
 from pipeline.manifest.build import split_order, split_warnings
 from pipeline.query import connect
 from pipeline.report import contamination, headlines, html, verdicts
-from pipeline.report import figures as report_figures
 from pipeline.report.common import min_n as report_floor
 from pipeline.report.common import (LANGUAGE_NAMES, Section, language_name, markdown_table,
                                      no_negative_zero)
@@ -330,9 +329,9 @@ def build(db: Path, out: Path, figures: Path, models_metrics: Path | None = None
             module = importlib.import_module(family.report)
             section = with_notes(Section.of(module.section(con, figures, link, config, plots)),
                                  empty_subsets(con, family))
-            if family.name == "probing":  # its figure by task (model, twin, baseline), the report's own
-                section = replace(section, details=section.details.rstrip("\n") + "\n"
-                                  + report_figures.probing_layers(con, figures, link))
+            extra = getattr(module, "extra_figures", None)  # figures after the notes (the family's report module)
+            if extra is not None:
+                section = replace(section, details=section.details.rstrip("\n") + "\n" + extra(con, figures, link))
             own = verdicts.family_table([r for r in rows if r.family == family.name], floor)
             if own:
                 section = replace(section, details=section.details.rstrip("\n") + "\n\n### Verdicts\n\n"
