@@ -103,9 +103,18 @@ def section_corpus(con, evaluation: Path | None = None) -> Section:
         + "\n\nThe splits per source: library files (scripts, which train, left out) and the evaluation split's share "
         f"of the source's library lines ({order[-1] if order else 'test'}):\n\n" + composition
         + ("\n\nWhat each source gives each evaluation set (reports/metrics/evaluation.json `per_source`: its library "
-           "files, those in the test split, and its items per family and set; apiquiz's quizzes by the source whose "
-           "library defines the quizzed API, `-`: the set is not counted per source):\n\n" + table if table else "")
+           "files, those in the test split, and its items per family and set; "
+           + "".join(f"{note}, " for note in per_source_notes(params))
+           + "`-`: the set is not counted per source):\n\n" + table if table else "")
         + "\n\nLeft out, by stage and reason:\n\n" + markdown_table(["stage", "reason", "items"], rejects) + "\n")
+
+
+def per_source_notes(params: dict) -> list[str]:
+    """How each enabled family counts its items per source, where its report module says (`PER_SOURCE`: a set counted
+    through `source_of`, say), in the families' order."""
+    notes = [getattr(importlib.import_module(f.report), "PER_SOURCE", "") if f.report else ""
+             for f in families.enabled(params)]
+    return [n for n in notes if n]
 
 
 def source_composition(con, params: dict, order: list[str]) -> tuple[str, list[str]]:
