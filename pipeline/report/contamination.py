@@ -132,7 +132,8 @@ def section(con, config: dict, fams: list) -> str:
             "read \"before / after the release\". Each item has two dates: its API's (the first pinned release of the "
             f"API's defining source that defines it; {labelled_by(fams, 'api')}: does the model know the API?) and "
             "its code's (the first pinned release holding the item's own code; "
-            f"{labelled_by(fams, 'context')}: could the model have read this code?). Each is the first pinned release holding it (a source's `history`), else a "
+            f"{labelled_by(fams, 'context')}: could the model have read this code?). Each is the first pinned release "
+            "holding it (a source's `history`), else a "
             "release date, which only bounds the age from above: an item after the cutoff dated by a release only "
             "(the counts' last column) may be old (the JDK's sources are dated by the installed build, the stdlib's "
             "APIs by the pinned CPython release). Give such a source `history` to tell new from old.\n"]
