@@ -11,7 +11,8 @@ import pytest
 
 from pipeline.metrics.bootstrap import (HEADLINE_REPLICATES, PairedTest, cell_seed, paired_mean_test,
                                         paired_spearman_test, paired_spearman_tests, p_error)
-from pipeline.report import headlines
+from pipeline.families.apiquiz import headline as apiquiz_headline
+from pipeline.families.probing import headline as probing_headline
 from pipeline.report.build import MAX_LINE, unwrapped, wrap_long_lines
 from pipeline.report.verdicts import (SUMMARY_COLUMNS, Comparison, Row, row_verdict, summary_table, verdict)
 
@@ -108,7 +109,7 @@ def test_apiquiz_rows_pair_model_twin_and_chance_on_the_same_quizzes():
             "       CASE WHEN i % 3 = 0 THEN 1 ELSE 2 END AS gold_rank, 4 AS n_ranked FROM range(120) r(i) "
             "UNION ALL SELECT 'q' || i, 'm-random', 'rank', 'ok', CASE WHEN i % 5 = 0 THEN 1 ELSE 3 END, 4 "
             "FROM range(100) r(i)")  # the twin scored 100 of the 120
-    (row,) = headlines.apiquiz(con, {"seed": 1})
+    (row,) = apiquiz_headline.rows(con, {"seed": 1})
     assert row.model == "m" and row.n == 120 and row.score == pytest.approx(40 / 120)
     assert row.twin.test.n == 100  # only the quizzes both scored
     (chance,) = row.baselines
@@ -152,7 +153,7 @@ def probing_warehouse(regression: bool = False) -> duckdb.DuckDBPyConnection:
 
 
 def test_probing_rows_pair_the_chosen_probe_its_twin_and_the_baseline_on_the_same_samples():
-    (row,) = headlines.probing(probing_warehouse(), {"seed": 0})
+    (row,) = probing_headline.rows(probing_warehouse(), {"seed": 0})
     assert row.model == "m" and row.n == 120 and row.lower_is_better and row.summary  # folds 1..3, 40 each
     assert row.score == pytest.approx(sum(i % 5 == 0 for i in range(160) if i % 4) / 120)
     assert row.twin.test.n == 120 and row.twin.test.b == pytest.approx(sum(i % 3 == 0 for i in range(160) if i % 4) / 120)
@@ -164,13 +165,13 @@ def test_probing_rows_pair_the_chosen_probe_its_twin_and_the_baseline_on_the_sam
 
 
 def test_probing_regression_baseline_is_linreg_on_length():
-    (row,) = headlines.probing(probing_warehouse(regression=True), {"seed": 0})
+    (row,) = probing_headline.rows(probing_warehouse(regression=True), {"seed": 0})
     (base,) = row.baselines
     assert base.name == "linreg on length" and base.test.b == pytest.approx(0.0, abs=1e-9)  # target = 2 x length
 
 
 def test_probing_figure_has_a_panel_per_task_with_model_twin_and_baseline(tmp_path):
-    from pipeline.report import figures
+    from pipeline.families.probing import report
 
     con = probing_warehouse()
     con.sql("CREATE TABLE probing_layers AS SELECT 'python-t' AS task, m AS model, 'linear' AS probe, 'mean' AS pooling, "
@@ -178,5 +179,5 @@ def test_probing_figure_has_a_panel_per_task_with_model_twin_and_baseline(tmp_pa
             "range(3) r(l)")
     con.sql("CREATE TABLE probing_headline AS SELECT 'python-t' AS task, 'majority' AS model, 'majority' AS probe, "
             "NULL::INTEGER AS layer, 'error' AS metric, 0.25 AS mean")
-    text = figures.probing_layers(con, tmp_path, "figures")
+    text = report.layers_by_task(con, tmp_path, "figures")
     assert "probing_layers_by_task.png" in text and (tmp_path / "probing_layers_by_task.png").stat().st_size > 0

@@ -25,7 +25,6 @@ from pipeline.io import atomic_path, write_json
 from pipeline.manifest.build import split_order, split_warnings
 from pipeline.query import connect
 from pipeline.report import contamination, headlines, html, verdicts
-from pipeline.report import figures as report_figures
 from pipeline.report.common import min_n as report_floor
 from pipeline.report.common import (LANGUAGE_NAMES, Section, language_name, markdown_table,
                                      no_negative_zero)
@@ -104,9 +103,18 @@ def section_corpus(con, evaluation: Path | None = None) -> Section:
         + "\n\nThe splits per source: library files (scripts, which train, left out) and the evaluation split's share "
         f"of the source's library lines ({order[-1] if order else 'test'}):\n\n" + composition
         + ("\n\nWhat each source gives each evaluation set (reports/metrics/evaluation.json `per_source`: its library "
-           "files, those in the test split, and its items per family and set; apiquiz's quizzes by the source whose "
-           "library defines the quizzed API, `-`: the set is not counted per source):\n\n" + table if table else "")
+           "files, those in the test split, and its items per family and set; "
+           + "".join(f"{note}, " for note in per_source_notes(params))
+           + "`-`: the set is not counted per source):\n\n" + table if table else "")
         + "\n\nLeft out, by stage and reason:\n\n" + markdown_table(["stage", "reason", "items"], rejects) + "\n")
+
+
+def per_source_notes(params: dict) -> list[str]:
+    """How each enabled family counts its items per source, where its report module says (`PER_SOURCE`: a set counted
+    through `source_of`, say), in the families' order."""
+    notes = [getattr(importlib.import_module(f.report), "PER_SOURCE", "") if f.report else ""
+             for f in families.enabled(params)]
+    return [n for n in notes if n]
 
 
 def source_composition(con, params: dict, order: list[str]) -> tuple[str, list[str]]:
@@ -330,9 +338,9 @@ def build(db: Path, out: Path, figures: Path, models_metrics: Path | None = None
             module = importlib.import_module(family.report)
             section = with_notes(Section.of(module.section(con, figures, link, config, plots)),
                                  empty_subsets(con, family))
-            if family.name == "probing":  # its figure by task (model, twin, baseline), the report's own
-                section = replace(section, details=section.details.rstrip("\n") + "\n"
-                                  + report_figures.probing_layers(con, figures, link))
+            extra = getattr(module, "extra_figures", None)  # figures after the notes (the family's report module)
+            if extra is not None:
+                section = replace(section, details=section.details.rstrip("\n") + "\n" + extra(con, figures, link))
             own = verdicts.family_table([r for r in rows if r.family == family.name], floor)
             if own:
                 section = replace(section, details=section.details.rstrip("\n") + "\n\n### Verdicts\n\n"

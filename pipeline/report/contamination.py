@@ -99,6 +99,17 @@ def label_part(con, floor: int, view: str, intro: str, split: Split | None = Non
     return out
 
 
+def labelled_by(fams: list, kind: str) -> str:
+    """"a and b label by it": the families whose report module declares `DATED_BY = kind` (`api`: an item is dated by
+    its API's date; `context`: by its own code's), in their order."""
+    names = [f.name for f in fams
+             if f.report and getattr(importlib.import_module(f.report), "DATED_BY", "") == kind]
+    if not names:
+        return "no enabled family labels by it"
+    who = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+    return f"{who} label{'s' if len(names) == 1 else ''} by it"
+
+
 def section(con, config: dict, fams: list) -> str:
     floor = min_n(config)
     have = _tables(con)
@@ -119,9 +130,10 @@ def section(con, config: dict, fams: list) -> str:
             markdown_table(["model", "labelled as", "basis", "training cutoff", "cutoff is", "cutoff from"], models),
             "\nA cutoff of kind `release` is the weights' release date, an upper bound on the data cutoff: its labels "
             "read \"before / after the release\". Each item has two dates: its API's (the first pinned release of the "
-            "API's defining source that defines it; apiquiz and apirec label by it: does the model know the API?) and "
-            "its code's (the first pinned release holding the item's own code; codesyntax labels by it: could the "
-            "model have read this code?). Each is the first pinned release holding it (a source's `history`), else a "
+            f"API's defining source that defines it; {labelled_by(fams, 'api')}: does the model know the API?) and "
+            "its code's (the first pinned release holding the item's own code; "
+            f"{labelled_by(fams, 'context')}: could the model have read this code?). Each is the first pinned release "
+            "holding it (a source's `history`), else a "
             "release date, which only bounds the age from above: an item after the cutoff dated by a release only "
             "(the counts' last column) may be old (the JDK's sources are dated by the installed build, the stdlib's "
             "APIs by the pinned CPython release). Give such a source `history` to tell new from old.\n"]

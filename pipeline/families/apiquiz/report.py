@@ -10,6 +10,9 @@ from pipeline.report.common import (FRACTION_DIGITS, MAX_SERIES, TOO_FEW, TWIN_R
                                      detectable, floored, fraction, interval, interval_cell, markdown_table, min_n,
                                      model_size, plt, rounded, save, score_cell, twinned, write_plot)
 
+# pipeline.report.build's per-source table: how this family's items are counted per source (EvaluationSet.source_of)
+PER_SOURCE = "apiquiz's quizzes by the source whose library defines the quizzed API"
+DATED_BY = "api"  # pipeline.report.contamination: an item is dated by its API's (sql/15_contamination_dates.sql)
 DIGITS = FRACTION_DIGITS
 HEADLINE_SETTINGS = ("call", "import")  # the paper's Table III columns
 HEADLINE_PROTOCOLS = ("fill_mask", "rank")  # the paper's protocol, and the candidate ranking every LM family has

@@ -17,6 +17,7 @@ from pipeline.report.common import (MAX_SERIES, TOO_FEW, TWIN_ROWS, Section, bar
                                      detectable, floored, language_name, markdown_table, min_n, plt, run_seed, save,
                                      write_plot)
 
+DATED_BY = "api"  # pipeline.report.contamination: an item is dated by its API's (sql/15_contamination_dates.sql)
 HEADLINE_RANKERS = ("ngram", "ide", "rerank_ngram")  # the baselines and the LM re-ranking by summed log-likelihood
 KS = (1, 3, 5, 10)
 

@@ -12,6 +12,7 @@ from pipeline.report.common import (FRACTION_DIGITS, TWIN_ROWS, Section, clip, d
                                      interval, language_name, markdown_table, min_n, model_size, plt, save, score_cell,
                                      twinned, write_plot)
 
+DATED_BY = "context"  # pipeline.report.contamination: a sample is dated by its own code (its context)
 DIGITS = FRACTION_DIGITS
 
 
