@@ -146,7 +146,7 @@ def export(family_name: str, out: Path, db: Path, params: dict, command: str) ->
                                "bytes": (stage / rel).stat().st_size,
                                "reference_only": sum(part.column("reference_only").to_pylist())})
             if not splits:  # a config with no items (a setting this corpus gives none of) is left out, and said
-                summary.setdefault("empty", []).append(cfg.name)
+                summary["empty"].append(cfg.name)
                 continue
             summary["configs"].append({
                 "name": cfg.name, "description": cfg.description, "key": cfg.key, "splits": splits,
@@ -161,6 +161,7 @@ def export(family_name: str, out: Path, db: Path, params: dict, command: str) ->
         if not summary["configs"]:
             raise SystemExit(f"export: {family.name} has no items in this build (configs: "
                              f"{', '.join(c.name for c in configs) or 'none'}); nothing to export")
+        summary["citation"] = card.citation(family)  # the card's BibTeX and Croissant's citeAs
         (stage / "README.md").write_text(card.render(summary, family))
         (stage / "croissant.json").write_text(croissant.render(summary, stage))
         if out.exists():

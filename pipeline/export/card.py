@@ -33,13 +33,12 @@ def render(summary: dict, family) -> str:
                           "splits": [{"name": s["split"], "num_examples": s["rows"], "num_bytes": s["bytes"]}
                                      for s in cfg["splits"]]} for cfg in summary["configs"]],
     }
-    cite = summary.get("citation") or citation(family)
-    summary["citation"] = cite
+    cite = summary["citation"]
     build = summary["build"]
     lines = ["---", yaml.safe_dump(header, sort_keys=False, allow_unicode=True).rstrip(), "---", "",
              f"# {summary['title']}", "",
              f"Rebuilt from raw, pinned source code by the benchmark factory. Paper: {summary['paper']}.", "",
-             "## What it measures", "", (family.__doc__ or "").strip() if False else describe(summary), "",
+             "## What it measures", "", describe(summary), "",
              "## Configs and splits", "", "| config | split | rows | of them references only |", "|---|---|---|---|"]
     for cfg in summary["configs"]:
         for s in cfg["splits"]:

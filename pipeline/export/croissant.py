@@ -31,8 +31,7 @@ def render(summary: dict, folder: Path) -> str:
         for split in cfg["splits"]:
             fid = split["file"]
             files.append(mlc.FileObject(ctx=ctx, id=fid, name=fid, content_url=fid,
-                                        encoding_formats=[mlc.EncodingFormat.PARQUET] if hasattr(
-                                            mlc.EncodingFormat, "PARQUET") else ["application/x-parquet"],
+                                        encoding_formats=[mlc.EncodingFormat.PARQUET],
                                         sha256=split["sha256"], content_size=f"{split['bytes']} B"))
             rs_id = f"{cfg['name']}/{split['split']}"
             fields = []
