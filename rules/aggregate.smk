@@ -66,6 +66,9 @@ rule report:
         plots=lambda wildcards, output: os.path.dirname(output.plots[0]) if output.plots else "reports/plots",
         # the power floor: headline cells over fewer items print "too few items" (pipeline.report.common)
         min_n=(config.get("report") or {}).get("min_n", 100),
+    # the report's parts (each family's section, the headline rows, the corpus) run side by side: the report is the
+    # build's last job, alone on the machine (137 s on one core of the default's 2 before)
+    threads: 2
     conda:
         CONDA_ENV
     log:
@@ -74,7 +77,7 @@ rule report:
         "python -m pipeline.report.build --db {input.warehouse:q} --models-metrics {input.models:q}"
         " --out {output.index:q} --figures {output.figures:q} --scores {output.scores:q}"
         " --plots {params.plots:q} --html {output.html:q} --min-n {params.min_n}"
-        " --evaluation {input.evaluation:q} 2> {log:q}"
+        " --evaluation {input.evaluation:q} --workers {threads} 2> {log:q}"
 
 
 # `snakemake data/export/<family>` (not in the default target): the family's built benchmark as a Hugging Face dataset

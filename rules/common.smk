@@ -158,7 +158,9 @@ SHARDS = config["inference"]["shards"]
 # pretrained models (SmolLM2's are the build's longest single-thread jobs) start as soon as their inputs exist, not
 # at the end; everything else keeps 0 (evaluation_sizes keeps its own 100: it fails a run early). Priorities never
 # change an output (Snakemake does not rerun a job for them; bench/cost/schedule_sim.py predicts their effect).
-PRIORITY = {"training": 90, "convert": 80, "pretrained_predict": 50}
+# "analysis": a chain no model's predictions feed (the identifier analysis and what trains on it): at 0 it was left
+# for the end, where its last jobs ran alone before the warehouse (the default's tail, docs/benchmarks.md)
+PRIORITY = {"training": 90, "convert": 80, "pretrained_predict": 50, "analysis": 10}
 
 
 def predict_priority(wildcards):

@@ -54,6 +54,7 @@ rule identifiers:
         cache=IDENTIFIERS["cache_dir"],
         merge="--merge" if IDENTIFIER_SHARDS > 1 else "",
     threads: IDENTIFIERS["workers"] if IDENTIFIER_SHARDS == 1 else 1
+    priority: PRIORITY["analysis"]
     resources:
         mem_mb=jobres.stage_mem_mb(IDENTIFIERS["workers"]),
         runtime=lambda wildcards, input: jobres.stage_runtime(input, IDENTIFIERS["workers"]),

@@ -101,8 +101,10 @@ def test_score_split_by_contamination_label_paired_with_the_twin(tmp_path):
     manifest = _write(d / "manifest.parquet", MANIFEST, [
         _row(MANIFEST, file_id="f1", language="python", released=dt.date(2024, 1, 1)),
         _row(MANIFEST, file_id="f2", language="python", released=dt.date(2025, 1, 1))])
+    # h in f2 too (f2's own date, its release, is only an upper bound: after the cutoff alone it would be `unknown`)
     seen = _write(d / "contamination/first_seen_functions.parquet", FUNCTIONS, [
-        _row(FUNCTIONS, file_id="f1", function="g", first_version="2", first_released=dt.date(2025, 2, 1))])
+        _row(FUNCTIONS, file_id="f1", function="g", first_version="2", first_released=dt.date(2025, 2, 1)),
+        _row(FUNCTIONS, file_id="f2", function="h", first_version="2", first_released=dt.date(2025, 1, 1))])
     where = {"s1": ("f1", "f", "test"), "s2": ("f1", "g", "test"), "s3": ("f2", "h", "test"), "s4": ("f1", "k", "dev")}
     samples = [_write(d / f"families/codesyntax/{v}/python/samples.parquet", schemas.SAMPLES, [
         _row(schemas.SAMPLES, sample_id=s, language="python", file_id=f, function=fn, eval_split=split, start_line=i)
@@ -134,7 +136,7 @@ def test_score_split_by_contamination_label_paired_with_the_twin(tmp_path):
     assert run(con, "SELECT sample_id, label, date_basis FROM codesyntax_contamination WHERE model = 'm' "
                     "ORDER BY 1").fetchall() == [
         ("s1", "released_before_cutoff", "release"), ("s2", "released_after_cutoff", "first_seen"),
-        ("s3", "released_after_cutoff", "release"), ("s4", "released_before_cutoff", "release")]
+        ("s3", "released_after_cutoff", "first_seen"), ("s4", "released_before_cutoff", "release")]
     # the summed rows alone make the headline (the per-sample rows repeat them): m on test at its dev head 1
     assert run(con, "SELECT score, edges FROM codesyntax_scores WHERE system = 'm' AND chosen_on = 'dev' "
                     "AND k = 1").fetchall() == [(0.5, 4)]
@@ -151,8 +153,8 @@ def test_score_split_by_contamination_label_paired_with_the_twin(tmp_path):
     assert twins == [("m", "m-random", "released_after_cutoff", 2, 0.5, 0.5, 0.0),
                      ("m", "m-random", "released_before_cutoff", 1, 0.5, 0.0, 0.5)]
     text = "\n".join(contamination(con, 1))
-    # test functions per label, labelled by their code's date (a data cutoff); s3 dated by release only
-    assert "| m | cutoff | data | its code's first release | 0 | 0 | 1 | 2 | 0 | 1 |" in text
+    # test functions per label, labelled by their code's date (a data cutoff); none dated by release after the cutoff
+    assert "| m | cutoff | data | its code's first release | 0 | 0 | 1 | 2 | 0 | 0 |" in text  # s3 now first seen
     assert "| m | python | after the cutoff | 2 | 0.500 |" in text
     assert "| m | m-random | python | before the cutoff | 1 | 0.500 | 0.000 | 0.500 |" in text
     assert "too few items (n = 2)" in "\n".join(contamination(con, 3))

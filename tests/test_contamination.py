@@ -343,14 +343,15 @@ def check_warehouse(root: Path) -> None:
     assert labels <= {"read", "not_read", "released_after_cutoff", "released_before_cutoff", "unknown"}
     # apiquiz and apirec label by the API's definition: the fixture's quizzes and points call the stdlib, which is no
     # source of this corpus, so their APIs have no date (`none`: unknown), whatever the date of the code calling them
-    # (its context's date is carried beside); codesyntax labels by the code: the fixture's (2024) is after minilm's
-    # cutoff (2022, a data cutoff); what a trained model read is exact
+    # (its context's date is carried beside); codesyntax labels by the code: the fixture's only date is its release
+    # (2024, no history: an upper bound), after minilm's cutoff (2022, a data cutoff), so `unknown` (the code may be
+    # older than the release that ships it); what a trained model read is exact
     for family in ("apiquiz", "apirec"):
         assert con.sql(f"SELECT DISTINCT label, dated_by, api_date_basis, context_date_basis, cutoff_kind FROM "
                        f"{family}_contamination WHERE model = 'minilm'").fetchall() == [
             ("unknown", "api", "none", "release", "data")]
     assert con.sql("SELECT DISTINCT label, dated_by, date_basis FROM codesyntax_contamination WHERE model = 'minilm'"
-                   ).fetchall() == [("released_after_cutoff", "context", "release")]
+                   ).fetchall() == [("unknown", "context", "release")]
     assert con.sql("SELECT count(*) FROM apirec_contamination WHERE model LIKE 'tiny%' AND label = 'not_read'"
                    ).fetchall()[0][0] > 0  # apirec's points are test-split code, which no trained model read
     read = dict(con.sql("SELECT label, count(*) FROM codesyntax_contamination WHERE model = 'tiny-mlm' "
@@ -396,7 +397,8 @@ def check_item_dates(root: Path, con) -> None:
         known = [d for d in dates.column("released").to_pylist() if d]
         latest = max(known, default=dt.date.fromisoformat(cutoff))
         for other in (latest - dt.timedelta(days=1), latest):  # both sides of the latest date
-            got = con.sql(f"SELECT contamination_label('cutoff', DATE '{other}', item_released, NULL) FROM "
+            got = con.sql(f"SELECT contamination_label('cutoff', DATE '{other}', item_released, NULL, "
+                          f"date_basis := date_basis) FROM "
                           f"{family}_contamination WHERE model = 'minilm' AND {where} ORDER BY {key}").fetchall()
             assert item_labels(dates, ids, other) == [g[0] for g in got]
 
@@ -440,7 +442,8 @@ def test_dated_by_function_and_labelled_by_line_on_hand_built_tables():
         "WITH d AS (FROM dated_by_function('items')) SELECT model, item_id, label FROM labelled_by_line('d')").fetchall())
     assert got == {("t", "a"): "read", ("t", "b"): "not_read", ("t", "c"): "not_read",
                    ("t-random", "a"): "read", ("t-random", "b"): "not_read", ("t-random", "c"): "not_read",
-                   ("p", "a"): "released_before_cutoff", ("p", "b"): "released_after_cutoff", ("p", "c"): "unknown"}
+                   # b's only date is its file's release (an upper bound) after the cutoff: the code may be older
+                   ("p", "a"): "released_before_cutoff", ("p", "b"): "unknown", ("p", "c"): "unknown"}
 
 
 def test_label_part_counts_scores_and_twins_with_the_floor():
@@ -638,11 +641,22 @@ def test_dated_by_definition_dates_an_api_by_its_defining_source_never_by_its_ca
     con.execute("CREATE TABLE first_seen_apis AS SELECT * FROM (VALUES ('werkzeug', 'werkzeug.utils.old', "
                 "DATE '2024-10-25'), ('werkzeug', 'werkzeug.utils.new', DATE '2024-11-08')) t(source, api, first_released)")
     con.execute("CREATE TABLE first_seen_functions (file_id VARCHAR, function VARCHAR, first_released DATE)")
+    # werkzeug/wrappers/__init__.py: `from .request import Request as Request` (a re-export, followed); a function-scope
+    # import and a star import are not
+    con.execute("CREATE TABLE imports AS SELECT * FROM (VALUES "
+                "('werkzeug.wrappers', 'from', 'Request', 'Request', 'werkzeug.wrappers.request.Request', '', false), "
+                "('werkzeug.utils', 'from', NULL, 'helper', 'werkzeug.other.helper', 'f', false), "
+                "('werkzeug', 'from', NULL, '*', 'werkzeug.utils', '', true)) "
+                "t(module, kind, asname, bound, target, scope, star)")
+    con.execute("INSERT INTO first_seen_apis VALUES ('werkzeug', 'werkzeug.wrappers.request.Request.from_values', "
+                "DATE '2024-10-25'), ('werkzeug', 'werkzeug.other.helper', DATE '2024-10-25')")
     con.execute("CREATE TABLE contamination_models (model VARCHAR, labelled_by VARCHAR, basis VARCHAR, "
                 "training_cutoff DATE, cutoff_kind VARCHAR)")
     con.execute("CREATE TABLE contamination_read_ranges (model VARCHAR, file_id VARCHAR, start_line INT, end_line INT)")
     _core_macros(con)
     con.execute("CREATE TABLE apis AS SELECT * FROM (VALUES "
+                "('werkzeug.wrappers.Request.from_values', 'third_party', 'python', NULL), "
+                "('werkzeug.utils.helper', 'third_party', 'python', NULL), "
                 "('traceback.walk_tb', 'stdlib', 'python', NULL), ('math.floor', 'stdlib', 'python', NULL), "
                 "('itsdangerous.URLSafeTimedSerializer', 'third_party', 'python', NULL), "
                 "('blinker.Namespace', 'third_party', 'python', NULL), ('werkzeug.utils.old', 'third_party', 'python', NULL), "
@@ -655,7 +669,17 @@ def test_dated_by_definition_dates_an_api_by_its_defining_source_never_by_its_ca
                    "blinker.Namespace": (None, "none"),
                    "werkzeug.utils.old": ("2024-10-25", "first_seen"), "werkzeug.utils.new": ("2024-11-08", "first_seen"),
                    "werkzeug.utils.unnamed": ("2024-11-08", "release"),
+                   # a public name dated as its definition, through the package's re-export
+                   "werkzeug.wrappers.Request.from_values": ("2024-10-25", "first_seen"),
+                   # a function-scope import re-exports nothing
+                   "werkzeug.utils.helper": ("2024-11-08", "release"),
                    "java.util.ArrayList.add": ("2026-04-21", "release")}
+    # the labels: a release date after the cutoff is an upper bound, `unknown`; on or before it, before
+    labels = dict(con.sql("SELECT api, contamination_label('cutoff', DATE '2024-11-01', api_released, NULL, "
+                          "date_basis := api_date_basis) FROM dated_by_definition('apis')").fetchall())
+    assert labels["java.util.ArrayList.add"] == "unknown" and labels["werkzeug.utils.unnamed"] == "unknown"
+    assert labels["werkzeug.utils.new"] == "released_after_cutoff"
+    assert labels["werkzeug.wrappers.Request.from_values"] == "released_before_cutoff"
 
 
 def test_every_contamination_figure_in_readme_and_docs_is_the_results_files():

@@ -27,9 +27,11 @@ def test_verdict_every_wording():
     assert verdict("jedi", t(-0.35, -0.45, -0.26, 0.0), floor) == "below jedi"
     assert verdict("the majority class", t(0.0, -0.046, 0.046, 1.0), floor) == "no better than the majority class"
     assert verdict("the n-gram", t(-0.02, -0.1, 0.06, 0.6), floor) == "no better than the n-gram"
-    assert verdict("its twin", t(0.08, -0.01, 0.17, 0.089), floor) == "undecided (n = 200)"  # a gain, CI holds 0
-    assert verdict("its twin", t(0.15, 0.0, 0.33, 0.050), floor) == "undecided (n = 200)"  # p at alpha, MC error
-    assert verdict("its twin", t(0.15, 0.01, 0.33, 0.047), floor) == "undecided (n = 200)"  # within 2 MC errors
+    assert verdict("its twin", t(0.08, -0.01, 0.17, 0.089), floor) == "not shown above its twin (p = 0.089)"  # a gain, CI holds 0
+    assert verdict("its twin", t(0.15, 0.0, 0.33, 0.050), floor) == \
+        "undecided vs its twin (p = 0.050, at 0.05 within its Monte Carlo error)"  # p at alpha, MC error
+    assert verdict("its twin", t(0.15, 0.01, 0.33, 0.047), floor) == \
+        "undecided vs its twin (p = 0.047, at 0.05 within its Monte Carlo error)"  # within 2 MC errors
     assert verdict("its twin", t(0.15, 0.01, 0.33, 0.040), floor) == "above its twin"  # 4.6 MC errors from 0.05
     assert verdict("its twin", t(0.3, 0.2, 0.4, 0.0, n=40), floor) == "undecided (n = 40)"  # under report.min_n
     assert verdict("its twin", None, floor) == "no comparison"
@@ -44,9 +46,9 @@ def test_verdict_every_wording():
 
 
 def test_a_row_reads_the_strongest_baseline_first_then_its_twin():
-    weak, strong = Comparison("the n-gram", t(0.08, -0.01, 0.17, 0.089, b=0.4)), \
-        Comparison("jedi", t(-0.35, -0.45, -0.26, 0.0, b=0.83))
-    row = Row("apirec", "smollm2", "SR@10", 0.48, 100, Comparison("its twin", t(0.19, 0.12, 0.27, 0.0)),
+    weak, strong = Comparison("the n-gram", t(0.08, -0.01, 0.17, 0.089, b=0.4, n=100)), \
+        Comparison("jedi", t(-0.35, -0.45, -0.26, 0.0, b=0.83, n=100))
+    row = Row("apirec", "smollm2", "SR@10", 0.48, 100, Comparison("its twin", t(0.19, 0.12, 0.27, 0.0, n=100)),
               (weak, strong))
     assert row.to_beat() is strong
     assert row_verdict(row, 100) == "below jedi; above its twin"
@@ -58,6 +60,9 @@ def test_a_row_reads_the_strongest_baseline_first_then_its_twin():
     assert cells[5] == "+0.190 [+0.120, +0.270], p < 0.0001"
     assert cells[6] == "jedi: -0.350 [-0.450, -0.260], p < 0.0001"
     assert cells[7] == "below jedi; above its twin"
+    # a reference scored on fewer of the row's items (jedi: the Python points of a row over both languages) names its n
+    mixed = Row("apirec", "m", "SR@10", 0.2, 250, None, (Comparison("jedi", t(-0.5, -0.6, -0.4, 0.0, n=118)),))
+    assert "jedi (n = 118): -0.500" in summary_table([mixed], 100)
     floored = summary_table([Row("apirec", "m", "SR@10", 0.5, 12, None, (weak,))], 100)
     assert "| too few items | 12 |" in floored and "0.500" not in floored and "undecided (n = 12)" in floored
 
@@ -153,8 +158,13 @@ def probing_warehouse(regression: bool = False) -> duckdb.DuckDBPyConnection:
 
 
 def test_probing_rows_pair_the_chosen_probe_its_twin_and_the_baseline_on_the_same_samples():
-    (row,) = probing_headline.rows(probing_warehouse(), {"seed": 0})
+    config = {"seed": 0, "probing": {"languages": ["python"], "tasks": ["t"]}}
+    (row,) = probing_headline.rows(probing_warehouse(), config)
     assert row.model == "m" and row.n == 120 and row.lower_is_better and row.summary  # folds 1..3, 40 each
+    # the summary prints every real model on the first enabled task only (no model or task picked by a test score)
+    (other,) = probing_headline.rows(probing_warehouse(), {"seed": 0, "probing": {"languages": ["python"],
+                                                                                "tasks": ["u", "t"]}})
+    assert not other.summary
     assert row.score == pytest.approx(sum(i % 5 == 0 for i in range(160) if i % 4) / 120)
     assert row.twin.test.n == 120 and row.twin.test.b == pytest.approx(sum(i % 3 == 0 for i in range(160) if i % 4) / 120)
     (base,) = row.baselines
@@ -181,3 +191,29 @@ def test_probing_figure_has_a_panel_per_task_with_model_twin_and_baseline(tmp_pa
             "NULL::INTEGER AS layer, 'error' AS metric, 0.25 AS mean")
     text = report.layers_by_task(con, tmp_path, "figures")
     assert "probing_layers_by_task.png" in text and (tmp_path / "probing_layers_by_task.png").stat().st_size > 0
+
+
+def test_codesyntax_macro_ratio_resamples_functions_with_all_their_edges():
+    """The codesyntax headline's test (macro_ratio_tests): the statistic is the mean over relations of hits / edges
+    summed over functions; the resampling unit is the function; a fixed reference is averaged over the same relations."""
+    from pipeline.metrics.bootstrap import macro_ratio_tests
+
+    rng = np.random.default_rng(0)
+    n, groups = 150, 4
+    edges = rng.integers(0, 6, size=(n, groups)).astype(float)
+    hits = np.minimum(edges, rng.integers(0, 4, size=(n, groups))).astype(float)
+    twin_hits = np.floor(hits / 2)
+    out = macro_ratio_tests(hits, edges, {"twin": (twin_hits, edges), "fixed": np.array([0.1, 0.2, np.nan, 0.4])},
+                            seed=7, replicates=2000)
+    twin, fixed = out["twin"], out["fixed"]
+    expected = np.mean(hits.sum(0) / edges.sum(0))
+    assert twin.n == n and twin.a == pytest.approx(expected)
+    assert twin.b == pytest.approx(np.mean(twin_hits.sum(0) / edges.sum(0)))
+    assert twin.lo < twin.diff < twin.hi and twin.lo > 0 and twin.p_value < 0.05
+    # the fixed reference: the model's rate and the reference's over the three relations the reference has
+    keep = [0, 1, 3]
+    assert fixed.a == pytest.approx(np.mean(hits.sum(0)[keep] / edges.sum(0)[keep]))
+    assert fixed.b == pytest.approx(np.mean([0.1, 0.2, 0.4]))
+    assert fixed.lo <= fixed.diff <= fixed.hi
+    again = macro_ratio_tests(hits, edges, {"twin": (twin_hits, edges)}, seed=7, replicates=2000)["twin"]
+    assert again == twin  # seeded: the same bits

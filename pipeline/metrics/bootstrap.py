@@ -413,3 +413,57 @@ def paired_spearman_test(x: Iterable, y: Iterable, gold: Iterable, seed: int,
                          replicates: int = HEADLINE_REPLICATES, alpha: float = 0.05) -> PairedTest:
     """paired_spearman_tests for one y."""
     return paired_spearman_tests(x, {"y": y}, gold, seed, replicates, alpha)["y"]
+
+
+def _macro_ratio(hits: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """Per row (a resample), the mean over columns (relations) of hits / edges, a column without edges left out."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ratio = np.where(edges > 0, hits / np.where(edges > 0, edges, 1), np.nan)
+    counted = (edges > 0).sum(axis=-1)
+    return np.where(counted > 0, np.nansum(ratio, axis=-1) / np.maximum(counted, 1), np.nan)
+
+
+def macro_ratio_tests(hits: np.ndarray, edges: np.ndarray, others: dict, seed: int,
+                      replicates: int = HEADLINE_REPLICATES, alpha: float = 0.05) -> dict:
+    """A macro-averaged rate over clustered items, paired: `hits` and `edges` are (items x groups) counts (CodeSyntax:
+    test functions x relations, a function's edges of each relation and those the model's head finds); the statistic
+    is the mean over groups of sum(hits) / sum(edges) (the paper's average over relations), and the resampling unit
+    is the item (a function, with all its edges), not the group. `others`: {name: (hits, edges)} of the same shape
+    for a paired reference on the same items (a twin), or {name: rates}, one fixed rate per group (a baseline scored
+    on a population far larger than the items, held fixed: its own sampling noise is left out). Each resample leaves
+    out a group none of its items has an edge of, on both sides. {name: PairedTest}, n = the items."""
+    hits, edges = np.asarray(hits, dtype=np.float64), np.asarray(edges, dtype=np.float64)
+    n = hits.shape[0]
+    if n == 0 or edges.sum() == 0:
+        return {name: _empty_test() for name in others}
+    refs = {}
+    for name, ref in others.items():
+        if isinstance(ref, tuple):
+            refs[name] = (np.asarray(ref[0], dtype=np.float64), np.asarray(ref[1], dtype=np.float64))
+        else:
+            refs[name] = np.asarray(ref, dtype=np.float64)
+
+    def stat(h, e, ref, c=None):
+        """(model, reference) statistics for resample counts c (None: the items once)."""
+        w = (lambda m: m.sum(axis=0)) if c is None else (lambda m: c @ m)
+        if isinstance(ref, tuple):
+            return _macro_ratio(w(h), w(e)), _macro_ratio(w(ref[0]), w(ref[1]))
+        ok = ~np.isnan(ref)  # the groups the fixed reference has a rate for, on both sides
+        he, ee = w(h[:, ok]), w(e[:, ok])
+        counted = ee > 0
+        fixed = np.where(counted, ref[ok], 0.0).sum(axis=-1) / np.maximum(counted.sum(axis=-1), 1)
+        return _macro_ratio(he, ee), np.where(counted.sum(axis=-1) > 0, fixed, np.nan)
+
+    observed = {name: stat(hits, edges, ref) for name, ref in refs.items()}
+    rng = np.random.default_rng(seed)
+    reps: dict = {name: [] for name in refs}
+    for c in _resample_counts(rng, n, replicates):
+        c = c.astype(np.float64)
+        for name, ref in refs.items():
+            a, b = stat(hits, edges, ref, c)
+            reps[name].append(a - b)
+    out = {}
+    for name, (a, b) in observed.items():
+        a, b = float(a), float(b)
+        out[name] = _test(a - b, a, b, np.concatenate(reps[name]), n, alpha)
+    return out

@@ -12,9 +12,12 @@ import argparse
 import importlib
 import json
 import logging
+import multiprocessing
 import os
 import re
 import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 
@@ -314,33 +317,111 @@ def headline_scores(con, fams: list[families.Family]) -> dict:
     return scores
 
 
+def _connection(db):
+    """A part's connection: its own read-only one in a worker process (`db` a path), else the caller's (one process
+    holds one connection to a database file: DuckDB locks its configuration)."""
+    return connect(db) if isinstance(db, (str, Path)) else db
+
+
+def _family_part(db, name: str, figures: Path, link: str, config: dict, plots: Path | None) -> Section:
+    """One family's section (its report module, the notes on its empty subsets, its extra figures), on its own
+    read-only connection: the unit `build` runs side by side (`workers`)."""
+    con = _connection(db)
+    family = families.load(name)
+    module = importlib.import_module(family.report)
+    section = with_notes(Section.of(module.section(con, figures, link, config, plots)), empty_subsets(con, family))
+    extra = getattr(module, "extra_figures", None)  # figures after the notes (the family's report module)
+    if extra is not None:
+        section = replace(section, details=section.details.rstrip("\n") + "\n" + extra(con, figures, link))
+    return section
+
+
+def _headline_part(db, config: dict, name: str) -> tuple[list, dict[str, str]]:
+    """One family's headline rows for the verdicts (and why there are none, when they failed)."""
+    rows = headlines.rows(_connection(db), config, [name])
+    return rows, dict(headlines.FAILED)
+
+
+def _corpus_part(db, config: dict, names: list[str], evaluation: Path | None) -> Section:
+    con = _connection(db)
+    corpus = section_corpus(con, evaluation)
+    return Section(corpus.title, corpus.headline,
+                   corpus.details + "\n" + contamination.section(con, config, [families.load(n) for n in names]))
+
+
+def _worker_setup() -> None:
+    logs.setup()  # a worker's warnings go where the job's do (its log)
+
+
+def _timed(fn, *args):
+    """fn(*args), and the CPU seconds it took in its process (the log names each part's cost)."""
+    start = time.process_time()
+    out = fn(*args)
+    return out, time.process_time() - start
+
+
+def _run_parts(tasks: list[tuple], workers: int) -> list:
+    """Each (function, *args) of `tasks`, in `workers` processes side by side (1: here, one after the other); the
+    results in the tasks' order, so the report's bytes do not depend on `workers`. Workers are spawned, never
+    forked (this process holds a DuckDB connection), and each opens its own read-only connection. Each part's CPU
+    seconds go to the log."""
+    if workers <= 1 or len(tasks) <= 1:
+        done = [_timed(*task) for task in tasks]
+    else:
+        ctx = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(max_workers=min(workers, len(tasks)), mp_context=ctx,
+                                 initializer=_worker_setup) as pool:
+            futures = [pool.submit(_timed, *task) for task in tasks]
+            done = [f.result() for f in futures]
+    for (fn, *args), (_, cpu) in zip(tasks, done):
+        name = args[1] if fn is _family_part else args[2] if fn is _headline_part else "corpus"
+        log.info("report part %s %s: %.1f CPU-s", fn.__name__.strip("_"), name, cpu)
+    return [out for out, _ in done]
+
+
+def section_weight(family: families.Family) -> float:
+    """A family's report section's cost as its report module states it (`SECTION_CPU_S`: CPU-s measured on the
+    default build); the parts run longest first, so the last to start is a short one."""
+    return float(getattr(importlib.import_module(family.report), "SECTION_CPU_S", 0) or 0) if family.report else 0.0
+
+
 def build(db: Path, out: Path, figures: Path, models_metrics: Path | None = None, scores: Path | None = None,
           plots: Path | None = None, html_out: Path | None = None, min_n: int | None = None,
-          evaluation: Path | None = None) -> None:
+          evaluation: Path | None = None, workers: int = 1) -> None:
     con = connect(db)
     config = run_params(con)
     if min_n is not None:  # the rule passes params.yaml's report.min_n (the warehouse may predate the key)
         config.setdefault("report", {})["min_n"] = int(min_n)
     fams = families.enabled(config)
+    names = [f.name for f in fams]
     figures.mkdir(parents=True, exist_ok=True)
     if plots is not None:
         plots.mkdir(parents=True, exist_ok=True)  # a family without plots still leaves the (DVC plots) folder
     link = os.path.relpath(figures, out.parent)  # image links relative to the Markdown files (all in out's folder)
-    corpus = section_corpus(con, evaluation)
-    corpus = Section(corpus.title, corpus.headline, corpus.details + "\n" + contamination.section(con, config, fams))
+    # every part is a query over the warehouse with its own connection: the families' sections, their headline rows
+    # and the corpus section run side by side in `workers` processes, the longest first (PART_ORDER)
+    reported = [f.name for f in fams if f.report]
+    costs = [section_weight(f) for f in fams if f.report]
+    source = db if workers > 1 else con  # in one process, the parts share this connection
+    tasks = ([(_family_part, source, name, figures, link, config, plots) for name in reported]
+             + [(_headline_part, source, config, name) for name in names]
+             + [(_corpus_part, source, config, names, evaluation)])
+    order = sorted(range(len(tasks)), key=lambda i: (i >= len(reported), -costs[i] if i < len(reported) else 0, i))
+    done = dict(zip(order, _run_parts([tasks[i] for i in order], workers)))
+    results = [done[i] for i in range(len(tasks))]
+    family_sections = dict(zip(reported, results[:len(reported)]))
+    rows, failed = [], {}
+    for part_rows, part_failed in results[len(reported):len(reported) + len(names)]:
+        rows += part_rows
+        failed.update(part_failed)
+    corpus = results[-1]
     models = section_models(models_metrics, os.path.relpath(figures.parent / LOSS_FIGURES, out.parent))
     sections = [first_read(corpus, CORPUS_PAGE), first_read(models, MODELS_PAGE)]
     pages = {CORPUS_PAGE: corpus, MODELS_PAGE: models}
     floor = report_floor(config)
-    rows = headlines.rows(con, config, [f.name for f in fams])
     for family in fams:
         if family.report:
-            module = importlib.import_module(family.report)
-            section = with_notes(Section.of(module.section(con, figures, link, config, plots)),
-                                 empty_subsets(con, family))
-            extra = getattr(module, "extra_figures", None)  # figures after the notes (the family's report module)
-            if extra is not None:
-                section = replace(section, details=section.details.rstrip("\n") + "\n" + extra(con, figures, link))
+            section = family_sections[family.name]
             own = verdicts.family_table([r for r in rows if r.family == family.name], floor)
             if own:
                 section = replace(section, details=section.details.rstrip("\n") + "\n\n### Verdicts\n\n"
@@ -360,7 +441,7 @@ def build(db: Path, out: Path, figures: Path, models_metrics: Path | None = None
         "with `python -m pipeline query`. Each family opens with the paper's headline table and ours beside it "
         "(n, 95% CI, how the populations differ); its page has the rest.\n",
         "## Summary\n", verdicts.summary_lead(floor) + "\n", verdicts.summary_table(rows, floor) + "\n",
-        *(f"**No summary rows for {name}:** {why}.\n" for name, why in sorted(headlines.FAILED.items())),
+        *(f"**No summary rows for {name}:** {why}.\n" for name, why in sorted(failed.items())),
         *sections]))
     text = wrap_long_lines(text)
     write_page(text, out, html_out or out.with_suffix(".html"), "Benchmark report")
@@ -385,13 +466,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--plots", type=Path, default=None, help="folder for the DVC plot CSVs (reports/plots)")
     ap.add_argument("--html", type=Path, default=None,
                     help="the report as one HTML page for a browser (default: --out with .html)")
+    ap.add_argument("--workers", type=int, default=1,
+                    help="processes the report's parts (each family's section, headline rows, the corpus section) run "
+                         "in side by side; the bytes written do not depend on it (the rule passes its threads)")
     ap.add_argument("--min-n", type=int, default=None,
                     help="the power floor (params.yaml report.min_n): a headline cell over fewer items prints its n "
                          "and 'too few items' instead of a score (default: the warehouse's params, else 100)")
     args = ap.parse_args(argv)
     logs.setup()
     build(args.db, args.out, args.figures, args.models_metrics, args.scores, args.plots, args.html, args.min_n,
-          evaluation=args.evaluation)
+          evaluation=args.evaluation, workers=args.workers)
     return 0
 
 

@@ -54,10 +54,13 @@ def verdict(name: str, test: PairedTest | None, floor: int, lower_is_better: boo
     """The verdict on one paired comparison, in words, from its CI and p:
 
     - "no comparison": there is none (no such reference, or no shared item);
-    - "undecided (n = N)": n under `report.min_n`, a p within MC_SIGMAS Monte Carlo errors of alpha, or a gain
-      whose CI still holds zero;
+    - "undecided (n = N)": n under `report.min_n` (too few items to read a difference);
+    - "undecided vs NAME (p = P, at 0.05 within its Monte Carlo error)": a p within MC_SIGMAS Monte Carlo errors of
+      alpha (more replicates could tip it either way);
     - "above NAME" / "below NAME": p < alpha (and the CI on that side of zero);
-    - "no better than NAME": not significant and the model no better on these items (difference <= 0)."""
+    - "no better than NAME": not significant and the model no better on these items (difference <= 0);
+    - "not shown above NAME (p = P)": a gain on these items whose CI still holds zero (n at or over the floor:
+      the difference is not resolved at this n, which is not the same as no difference)."""
     if test is None or not test.n or test.diff != test.diff:
         return "no comparison"
     n = int(test.n)
@@ -68,14 +71,14 @@ def verdict(name: str, test: PairedTest | None, floor: int, lower_is_better: boo
     near = test.p_error == test.p_error and abs(p - alpha) <= MC_SIGMAS * test.p_error
     lo, hi = (-test.hi, -test.lo) if lower_is_better else (test.lo, test.hi)
     if near:
-        return f"undecided (n = {n})"
+        return f"undecided vs {name} (p = {p:.3f}, at {alpha:g} within its Monte Carlo error)"
     if p < alpha and gain > 0 and lo > 0:
         return f"above {name}"
     if p < alpha and gain < 0 and hi < 0:
         return f"below {name}"
     if gain <= 0:
         return f"no better than {name}"
-    return f"undecided (n = {n})"
+    return f"not shown above {name} (p = {p:.3f})"
 
 
 def row_verdict(row: Row, floor: int) -> str:
@@ -106,7 +109,7 @@ def p_text(p: float, replicates: int) -> str:
         return ""
     if p == 0:
         return f"p < {1 / max(replicates, 1):g}"
-    return f"p = {p:.3f}"
+    return f"p = {p:.4f}" if p < 0.001 else f"p = {p:.3f}"
 
 
 def difference_cell(c: Comparison | None, floor: int, with_name: bool = False, row_n: int | None = None) -> str:
@@ -115,7 +118,9 @@ def difference_cell(c: Comparison | None, floor: int, with_name: bool = False, r
     if c is None or not c.test.n or c.test.diff != c.test.diff:
         return ""
     t = c.test
-    head = f"{c.name}: " if with_name else ""
+    # a reference scored on fewer of the row's items (jedi: the Python points only) names its own n
+    head = (f"{c.name}" + ("" if row_n is None or t.n == row_n or floored(t.n, floor) else f" (n = {t.n})") + ": "
+            if with_name else "")
     if floored(t.n, floor):
         return f"{head}{TOO_FEW}" + ("" if t.n == row_n else f" (n = {t.n})")
     return f"{head}{signed(t.diff)} [{signed(t.lo)}, {signed(t.hi)}], {p_text(t.p_value, t.replicates)}"
@@ -145,8 +150,9 @@ def summary_table(rows: list[Row], floor: int) -> str:
 def summary_lead(floor: int) -> str:
     return (f"Each real model against its random twin and the strongest baseline it must beat, paired on the same "
             f"items: difference, 95% CI, p ({HEADLINE_REPLICATES:,} bootstrap replicates a cell; for an error, lower "
-            f"is better). Undecided: n under {floor} (`report.min_n`) or p within {MC_SIGMAS:g} Monte Carlo errors "
-            f"of {ALPHA}. Every comparison: the family's page, \"Verdicts\".")
+            f"is better). Undecided: n under {floor} (`report.min_n`), or p within {MC_SIGMAS:g} Monte Carlo errors "
+            f"of {ALPHA}; \"not shown above\": a gain whose CI holds zero. Every comparison: the family's page, "
+            f"\"Verdicts\".")
 
 
 FAMILY_COLUMNS = ["model", "metric", "score", "n", "against", "reference score", "difference [95% CI], p", "verdict"]

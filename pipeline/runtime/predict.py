@@ -134,21 +134,24 @@ ITEM_DATES = pa.schema([
 ])
 
 
-def cutoff_label(released: dt.date | None, cutoff: dt.date) -> str:
+def cutoff_label(released: dt.date | None, cutoff: dt.date, date_basis: str | None = None) -> str:
     """A cutoff model's label of an item of this date, as the warehouse's `contamination_label` macro gives it for
     basis `cutoff` (pipeline/warehouse/sql/30_contamination.sql; tests/test_contamination.py checks the two agree
-    on every item of a build)."""
+    on every item of a build): a `release` date (an upper bound on the code's age) after the cutoff is `unknown`."""
     if released is None:
         return "unknown"
-    return "released_after_cutoff" if released > cutoff else "released_before_cutoff"
+    if released <= cutoff:
+        return "released_before_cutoff"
+    return "unknown" if date_basis == "release" else "released_after_cutoff"
 
 
 def item_labels(dates: pa.Table, ids: Sequence[str], cutoff: dt.date | str) -> list[str | None]:
     """Each id's label for a model with this cutoff, from a family's item dates (ITEM_DATES); None for an id the
     warehouse gives no label (not in the dates: e.g. a context-leaking nl quiz), which no draw by label takes."""
     cutoff = dt.date.fromisoformat(cutoff) if isinstance(cutoff, str) else cutoff
-    released = dict(zip(dates.column("item_id").to_pylist(), dates.column("released").to_pylist()))
-    return [cutoff_label(released[i], cutoff) if i in released else None for i in ids]
+    released = dict(zip(dates.column("item_id").to_pylist(),
+                        zip(dates.column("released").to_pylist(), dates.column("date_basis").to_pylist())))
+    return [cutoff_label(*released[i][:1], cutoff, released[i][1]) if i in released else None for i in ids]
 
 
 STRATUM_CAPS = "stratum_caps"  # the key cap_items adds beside a capped max_items: {stratum value or label: n}

@@ -20,13 +20,15 @@ def extra(con, model: str, have: set[str]) -> dict:
     if "apiquiz_contamination" in have:
         rows = con.sql("""
             SELECT q.api, count(*) AS quizzes, c.label AS label_by_api, c.api_released::VARCHAR, c.api_date_basis,
-                   contamination_label(c.basis, m.training_cutoff, c.context_released, NULL) AS label_by_context,
+                   contamination_label(c.basis, m.training_cutoff, c.context_released, NULL,
+                                       date_basis := c.context_date_basis) AS label_by_context,
                    c.context_released::VARCHAR, c.context_date_basis
             FROM apiquiz_contamination c
             JOIN apiquiz_quizzes q USING (quiz_id)
             JOIN contamination_models m USING (model)
             WHERE c.model = ? AND c.basis = 'cutoff'
-              AND contamination_label(c.basis, m.training_cutoff, c.context_released, NULL) <> c.label
+              AND contamination_label(c.basis, m.training_cutoff, c.context_released, NULL,
+                                      date_basis := c.context_date_basis) <> c.label
             GROUP BY ALL ORDER BY quizzes DESC, q.api""", params=[model]).fetchall()
         out["relabelled_apis"] = [dict(zip(("api", "quizzes", "label_by_api", "api_released", "api_date_basis",
                                             "label_by_context", "context_released", "context_date_basis"), r))

@@ -18,6 +18,11 @@ HEADLINE_SETTINGS = ("call", "import")  # the paper's Table III columns
 HEADLINE_PROTOCOLS = ("fill_mask", "rank")  # the paper's protocol, and the candidate ranking every LM family has
 
 
+# CPU-s of section() on the default build (2026-12-02):
+# the report runs the longest parts first (pipeline.report.build.section_weight)
+SECTION_CPU_S = 5
+
+
 def table(columns: list[str], rows: list[tuple], digits: dict[int, int] | None = None) -> str:
     """markdown_table with every float printed as a fraction (3 decimals), or with `digits[i]` decimals in
     column i (lengths, counts averaged)."""

@@ -115,7 +115,8 @@ FAMILY = Family(
         # each code point's date (its function's first release, else its file's) before inference: a zoo cap on
         # the code points may draw by label
         item_dates=ItemDates("15_contamination_dates.sql", "apirec_point_dates", "item_id",
-                             ("manifest", "first_seen_functions", "first_seen_apis", "inventory", "apirec_points"),
+                             ("manifest", "first_seen_functions", "first_seen_apis", "inventory", "imports",
+                              "apirec_points"),
                              subsets=("code",)),
         per_subset={"query": SubsetTask("pipeline.families.apirec.infer_query", ("encoder-only",))},
     ),

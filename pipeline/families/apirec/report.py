@@ -28,6 +28,11 @@ CHANCE_SQL = ("SELECT {cols}, k, avg(CASE WHEN gold_in_candidates AND n_candidat
               "(SELECT unnest([1, 3, 5, 10]) AS k) WHERE benchmark = 'code' {where} GROUP BY ALL ORDER BY ALL")
 
 
+# CPU-s of section() on the default build (2026-12-02):
+# the report runs the longest parts first (pipeline.report.build.section_weight)
+SECTION_CPU_S = 5
+
+
 def _ci(mean, lo, hi) -> str:
     return "" if mean is None else f"{mean:.2f} [{lo:.2f}, {hi:.2f}]"
 

@@ -16,6 +16,11 @@ DATED_BY = "context"  # pipeline.report.contamination: a sample is dated by its 
 DIGITS = FRACTION_DIGITS
 
 
+# CPU-s of section() on the default build (2026-12-02):
+# the report runs the longest parts first (pipeline.report.build.section_weight)
+SECTION_CPU_S = 27
+
+
 def with_interval(score, lo, hi, n=None, floor: int = 0) -> str:
     """`0.436 [0.401, 0.470]`: a score and its 95% CI in one cell; "too few items (n = N)" when its n (the test
     edges the score is over) is under the power floor."""

@@ -44,6 +44,7 @@ if IDBENCH_EMB["enabled"]:
         params:
             embeddings=as_json(IDBENCH_EMB),
             seed=config["seed"],
+        priority: PRIORITY["analysis"]  # no model's predictions feed it: early, not in the build's tail
         conda:
             CONDA_ENV
         log:
@@ -64,6 +65,7 @@ if IDBENCH_EMB["enabled"]:
             scores=f"{IDBENCH_DIR}/embedding_scores.parquet",
             vocab=f"{IDBENCH_DIR}/embedding_vocab.parquet",
             summary=f"{IDBENCH_DIR}/embedding_models.parquet",
+        priority: PRIORITY["analysis"]  # no model's predictions feed it: early, not in the build's tail
         conda:
             CONDA_ENV
         log:
@@ -86,6 +88,7 @@ if IDBENCH_EMB["enabled"]:
             embeddings=as_json(IDBENCH_EMB),
             seed=config["seed"],
             floor=(config.get("report") or {}).get("min_n", 100),  # a language with fewer pairs: a warning
+        priority: PRIORITY["analysis"]  # no model's predictions feed it: early, not in the build's tail
         conda:
             CONDA_ENV
         log:
@@ -106,6 +109,7 @@ rule idbench_ensemble:
         + ([f"{IDBENCH_DIR}/embedding_scores.parquet"] if IDBENCH_EMB["enabled"] else []),
     output:
         f"{IDBENCH_DIR}/ensemble.parquet",
+    priority: PRIORITY["analysis"]
     conda:
         CONDA_ENV
     log:

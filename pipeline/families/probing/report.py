@@ -20,6 +20,11 @@ PAPER_ORDER = ("path_type", "depth", "declared", "dataflow", "variable_name", "m
 PAPER_PROBES = ("paper", "sgd", "lbfgs", "ridge")  # the release's SGD probe first, then the others
 
 
+# CPU-s of section() on the default build (2026-12-02):
+# the report runs the longest parts first (pipeline.report.build.section_weight)
+SECTION_CPU_S = 6
+
+
 def _interval(metric: str, lo, hi) -> str:
     """A 95% interval within the metric's range (an error within [0, 1], an MAE >= 0): the fit's bootstrap over test
     samples is inside it by construction; a fit written without per-sample errors falls back to a t interval over
@@ -497,12 +502,20 @@ def layers_by_task(con, figures: Path, link: str) -> str:
         "SELECT task, probe, mean FROM probing_headline WHERE layer IS NULL AND model = probe "
         "AND probe IN ('majority', 'linreg') ORDER BY task, probe").fetchall()}
     metrics = dict(con.sql("SELECT task, any_value(metric) FROM probing_headline GROUP BY task").fetchall())
-    tasks = sorted({c[0] for c in chosen})
+    # a panel holds at most (MAX_SERIES - 1) // 2 models (each with its twin, and the baseline): a task with more
+    # real models gets a panel per group of them, in model order
+    per_panel = max(1, (MAX_SERIES - 1) // 2)
+    panels = []
+    for task in sorted({c[0] for c in chosen}):
+        models = [(m, p, pool) for t, m, p, pool in chosen if t == task]
+        parts = math.ceil(len(models) / per_panel)
+        panels += [(task, models[i * per_panel:(i + 1) * per_panel], f" ({i + 1}/{parts})" if parts > 1 else "")
+                   for i in range(parts)]
+    tasks = [p[0] for p in panels]
     cols = min(4, len(tasks))
     rows = math.ceil(len(tasks) / cols)
     fig, axes = plt.subplots(rows, cols, figsize=(3.6 * cols + 1.5, 2.7 * rows), squeeze=False)
-    for ax, task in zip(axes.flat, tasks):
-        models = [(m, p, pool) for t, m, p, pool in chosen if t == task][:MAX_SERIES // 2]
+    for ax, (task, models, part) in zip(axes.flat, panels):
         for i, (model, probe, pooling) in enumerate(models):
             colour = f"C{i % 10}"
             for name, style, label in ((model, "-", model), (twins.get(model), "--", f"{model} twin")):
@@ -514,7 +527,7 @@ def layers_by_task(con, figures: Path, link: str) -> str:
             probe, mean = baselines[task]
             ax.axhline(mean, zorder=1, label=f"baseline: {'majority class' if probe == 'majority' else 'linreg on length'}",
                        **{**CHANCE, "linestyle": ":", "color": "#444444"})
-        ax.set_title(task, fontsize=8)
+        ax.set_title(task + part, fontsize=8)
         ax.set_xlabel("layer")
         ax.set_ylabel("MAE" if metrics.get(task) == "mae" else "error")
         ax.legend(fontsize=5, loc="best")

@@ -21,7 +21,9 @@ LEFT JOIN first_seen_functions f ON f.file_id = i.file_id AND f.function = i.fun
 -- blinker.Namespace, called by flask). Never the date of the code that calls it: a call in new code says nothing
 -- about how old the API is. The defining source of a Python API: the sources whose inventory defines its
 -- top-level module, else (a stdlib module written in C) the stdlib source; of a Java API: the source holding its
--- class's file. Several: the earliest date.
+-- class's file. Several: the earliest date. A Python API's name is looked up as written and as its definition's
+-- name after its package's re-exports (two hops of `imports`): `werkzeug.wrappers.Request.from_values` is first seen
+-- as `werkzeug.wrappers.request.Request.from_values`.
 CREATE MACRO dated_by_definition(apis) AS TABLE
 WITH pinned AS (
     SELECT source, min(released) AS released FROM manifest GROUP BY source
@@ -43,8 +45,42 @@ WITH pinned AS (
     FROM wanted w JOIN manifest m ON m.language = 'java'
      AND (m.path = replace(w.api_class, '.', '/') || '.java' OR m.path LIKE '%/' || replace(w.api_class, '.', '/') || '.java')
     WHERE w.language = 'java'
+), reexports AS (
+    -- `pkg.name` -> what `pkg`'s module-level import binds it to (the rule of pipeline.extract.availability): a
+    -- public name (`werkzeug.wrappers.Request`, bound by `from .request import Request` in the package's
+    -- __init__.py) leads to the module that defines it (`werkzeug.wrappers.request.Request`)
+    SELECT module || '.' || bound AS name, min(target) AS target
+    FROM imports
+    WHERE NOT coalesce(star, false) AND target IS NOT NULL AND scope = '' AND bound IS NOT NULL AND module IS NOT NULL
+      AND (kind = 'from' OR asname IS NOT NULL) AND module || '.' || bound <> target
+    GROUP BY 1
+), hop0 AS (
+    SELECT DISTINCT api, api AS name FROM wanted WHERE language = 'python'
+), prefixes1 AS (
+    SELECT api, name, array_to_string(string_split(name, '.')[1:i], '.') AS prefix, i
+    FROM (SELECT api, name, unnest(range(1, len(string_split(name, '.')) + 1)) AS i FROM hop0)
+), hop1 AS (  -- the longest re-exported prefix replaced by its target
+    SELECT p.api, coalesce(arg_max(x.target || substr(p.name, length(p.prefix) + 1), p.i)
+                               FILTER (WHERE x.target IS NOT NULL), any_value(p.name)) AS name
+    FROM prefixes1 p LEFT JOIN reexports x ON x.name = p.prefix
+    GROUP BY p.api
+), prefixes2 AS (
+    SELECT api, name, array_to_string(string_split(name, '.')[1:i], '.') AS prefix, i
+    FROM (SELECT api, name, unnest(range(1, len(string_split(name, '.')) + 1)) AS i FROM hop1)
+), hop2 AS (  -- and once more (a package re-exporting a subpackage's re-export)
+    SELECT p.api, coalesce(arg_max(x.target || substr(p.name, length(p.prefix) + 1), p.i)
+                               FILTER (WHERE x.target IS NOT NULL), any_value(p.name)) AS name
+    FROM prefixes2 p LEFT JOIN reexports x ON x.name = p.prefix
+    GROUP BY p.api
 ), named AS (
-    SELECT source, api, min(first_released) AS first_released FROM first_seen_apis GROUP BY ALL
+    -- the first pinned release defining the API under its own name or under its definition's (after re-exports)
+    SELECT source, api, min(first_released) AS first_released FROM (
+        SELECT f.source, w.api, f.first_released FROM (SELECT DISTINCT api FROM wanted) w
+        JOIN first_seen_apis f ON f.api = w.api
+        UNION ALL
+        SELECT f.source, h.api, f.first_released FROM hop2 h JOIN first_seen_apis f ON f.api = h.name
+        WHERE h.name <> h.api
+    ) GROUP BY ALL
 ), dated AS (
     SELECT d.api, d.category, d.language, d.api_class, coalesce(n.first_released, p.released) AS released,
            CASE WHEN n.first_released IS NOT NULL THEN 'first_seen' ELSE 'release' END AS basis

@@ -31,10 +31,17 @@ ORDER BY ALL;
 
 -- One item's label for one model: `read` / `not_read` (exact), `released_after_cutoff` (the item's date is after
 -- the cutoff: it cannot have been read) / `released_before_cutoff` (it could have been), else `unknown`.
-CREATE MACRO contamination_label(basis, cutoff, item_date, was_read) AS
+-- `date_basis`: how the date was found. `release` (the pinned release of the item's source, no history: the stdlib's
+-- CPython, the JDK's JAVA_VERSION_DATE, a library without `history`) is only an upper bound on the code's age: on or
+-- before the cutoff it is `released_before_cutoff`, after it `unknown` (the code may be years older than the
+-- release that ships it: the JDK 26 release dates java.util.List to 2026). Only `first_seen` (the first pinned
+-- release holding the code, a history without gaps) can say `released_after_cutoff`.
+CREATE MACRO contamination_label(basis, cutoff, item_date, was_read, date_basis := NULL) AS
     CASE WHEN basis = 'exact' THEN CASE WHEN was_read THEN 'read' ELSE 'not_read' END
          WHEN basis = 'cutoff' AND item_date IS NOT NULL THEN
-              CASE WHEN item_date > cutoff THEN 'released_after_cutoff' ELSE 'released_before_cutoff' END
+              CASE WHEN item_date <= cutoff THEN 'released_before_cutoff'
+                   WHEN date_basis = 'release' THEN 'unknown'
+                   ELSE 'released_after_cutoff' END
          ELSE 'unknown' END;
 
 -- Every model against every dated item of a file (`items`: with file_id, line and released): the model, its basis,
@@ -45,7 +52,8 @@ SELECT c.model, c.basis, c.cutoff_kind, d.*,
        contamination_label(c.basis, c.training_cutoff, d.released,
                            EXISTS (SELECT 1 FROM contamination_read_ranges r
                                    WHERE r.model = c.labelled_by AND r.file_id = d.file_id
-                                     AND d.line BETWEEN r.start_line AND r.end_line)) AS label
+                                     AND d.line BETWEEN r.start_line AND r.end_line),
+                           date_basis := d.date_basis) AS label
 FROM contamination_models c CROSS JOIN query_table(items) d;
 
 -- Every source with its license and release date, and what the manifest kept of it.

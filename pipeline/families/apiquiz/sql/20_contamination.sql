@@ -5,7 +5,7 @@
 -- its model's), the date the label read (item_released, date_basis) and both dates with their basis.
 CREATE TABLE apiquiz_contamination AS
 SELECT c.model, q.quiz_id, q.setting, c.basis, c.cutoff_kind,
-       contamination_label(c.basis, c.training_cutoff, q.released, s.seen = 'seen') AS label,
+       contamination_label(c.basis, c.training_cutoff, q.released, s.seen = 'seen', date_basis := q.date_basis) AS label,
        q.dated_by, q.released AS item_released, q.date_basis, q.api_released, q.api_date_basis,
        q.context_released, q.context_date_basis
 FROM contamination_models c
