@@ -215,7 +215,8 @@ def test_peers_page_is_the_results_file_table_and_prose(tmp_path):
     assert peers.main(["--table-only", "--out", str(page), "--json-out", str(REPO / "docs/results/peers.json")]) == 0
     assert page.read_text() == (REPO / "docs" / "peers.md").read_text()
     text = page.read_text()
-    assert "**Each side's process model.**" in text and "pooled features: both sides in one process" in text
+    # the features bench writes its own process model ("both sides in this one process, ..."), the prose quotes it
+    assert "**Each side's process model.**" in text and "pooled features: both sides in this one process" in text
 
 
 def test_peers_prose_states_the_targets_from_the_results():
