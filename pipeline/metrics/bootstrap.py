@@ -425,8 +425,8 @@ def _macro_ratio(hits: np.ndarray, edges: np.ndarray) -> np.ndarray:
 
 def macro_ratio_tests(hits: np.ndarray, edges: np.ndarray, others: dict, seed: int,
                       replicates: int = HEADLINE_REPLICATES, alpha: float = 0.05) -> dict:
-    """A macro-averaged rate over clustered items, paired: `hits` and `edges` are (items x groups) counts (CodeSyntax:
-    test functions x relations, a function's edges of each relation and those the model's head finds); the statistic
+    """A macro-averaged rate over clustered items, paired: `hits` and `edges` are (items x groups) counts (say,
+    test functions x relations, a function's edges of each relation and those the model finds); the statistic
     is the mean over groups of sum(hits) / sum(edges) (the paper's average over relations), and the resampling unit
     is the item (a function, with all its edges), not the group. `others`: {name: (hits, edges)} of the same shape
     for a paired reference on the same items (a twin), or {name: rates}, one fixed rate per group (a baseline scored

@@ -398,17 +398,14 @@ def build(db: Path, out: Path, figures: Path, models_metrics: Path | None = None
     if plots is not None:
         plots.mkdir(parents=True, exist_ok=True)  # a family without plots still leaves the (DVC plots) folder
     link = os.path.relpath(figures, out.parent)  # image links relative to the Markdown files (all in out's folder)
-    # every part is a query over the warehouse with its own connection: the families' sections, their headline rows
-    # and the corpus section run side by side in `workers` processes, the longest first (PART_ORDER)
-    reported = [f.name for f in fams if f.report]
-    costs = [section_weight(f) for f in fams if f.report]
+    # every part is a query over the warehouse: the families' sections (the longest first: section_weight), their
+    # headline rows and the corpus section run side by side in `workers` processes
+    reported = [f.name for f in sorted((f for f in fams if f.report), key=lambda f: -section_weight(f))]
     source = db if workers > 1 else con  # in one process, the parts share this connection
     tasks = ([(_family_part, source, name, figures, link, config, plots) for name in reported]
              + [(_headline_part, source, config, name) for name in names]
              + [(_corpus_part, source, config, names, evaluation)])
-    order = sorted(range(len(tasks)), key=lambda i: (i >= len(reported), -costs[i] if i < len(reported) else 0, i))
-    done = dict(zip(order, _run_parts([tasks[i] for i in order], workers)))
-    results = [done[i] for i in range(len(tasks))]
+    results = _run_parts(tasks, workers)
     family_sections = dict(zip(reported, results[:len(reported)]))
     rows, failed = [], {}
     for part_rows, part_failed in results[len(reported):len(reported) + len(names)]:

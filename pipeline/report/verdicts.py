@@ -118,7 +118,7 @@ def difference_cell(c: Comparison | None, floor: int, with_name: bool = False, r
     if c is None or not c.test.n or c.test.diff != c.test.diff:
         return ""
     t = c.test
-    # a reference scored on fewer of the row's items (jedi: the Python points only) names its own n
+    # a reference scored on fewer of the row's items (a baseline of one language of two) names its own n
     head = (f"{c.name}" + ("" if row_n is None or t.n == row_n or floored(t.n, floor) else f" (n = {t.n})") + ": "
             if with_name else "")
     if floored(t.n, floor):

@@ -149,9 +149,9 @@ def item_labels(dates: pa.Table, ids: Sequence[str], cutoff: dt.date | str) -> l
     """Each id's label for a model with this cutoff, from a family's item dates (ITEM_DATES); None for an id the
     warehouse gives no label (not in the dates: e.g. a context-leaking nl quiz), which no draw by label takes."""
     cutoff = dt.date.fromisoformat(cutoff) if isinstance(cutoff, str) else cutoff
-    released = dict(zip(dates.column("item_id").to_pylist(),
-                        zip(dates.column("released").to_pylist(), dates.column("date_basis").to_pylist())))
-    return [cutoff_label(*released[i][:1], cutoff, released[i][1]) if i in released else None for i in ids]
+    dated = dict(zip(dates.column("item_id").to_pylist(),
+                     zip(dates.column("released").to_pylist(), dates.column("date_basis").to_pylist())))
+    return [cutoff_label(dated[i][0], cutoff, dated[i][1]) if i in dated else None for i in ids]
 
 
 STRATUM_CAPS = "stratum_caps"  # the key cap_items adds beside a capped max_items: {stratum value or label: n}
