@@ -56,9 +56,13 @@ python:  ## the interpreter .venv is created with: exactly params.yaml python.re
 # Then the build is adopted into DVC (python -m pipeline.adopt: `dvc commit -f`, then `snakemake --touch`; runs
 # no job): dvc.lock records every stage, so `dvc status` and `snakemake -n` both have nothing to do and every
 # DVC command of the README works right after (docs/dvc.md, "The flows").
+# The warnings summary (pipeline.run_warnings) is printed last, after the adoption, on every run: also when
+# Snakemake had nothing to do, where it calls no `onsuccess` (the Snakefile's prints it only without
+# BENCHMARK_FACTORY_WARNINGS=after).
 run: install  ## build everything on the embedded default corpus, and record the build in dvc.lock
-	$(VENV)/bin/snakemake --cores $(CORES)
+	BENCHMARK_FACTORY_WARNINGS=after $(VENV)/bin/snakemake --cores $(CORES)
 	$(PY) -m pipeline.adopt
+	@$(PY) -m pipeline.run_warnings
 
 test: install  ## the test suite CI runs (slow end-to-end tests excluded), on TEST_WORKERS processes
 	$(VENV)/bin/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup

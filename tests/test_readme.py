@@ -172,6 +172,10 @@ def check(parts: dict[str, str]) -> None:
     status = parts["probe make run"]
     assert "Data and pipelines are up to date" in status and "Nothing to be done" in status, status
     found = all_blocks()
+    # ... and its last words are the warnings summary, also on this run, where Snakemake had nothing to do
+    run = parts[next(f"block {i} {b.doc}:{b.line}" for i, b in enumerate(found) if "make run" in b.text)]
+    tail = run.rstrip().splitlines()
+    assert tail and (tail[-1] == "no warnings" or any("warning(s) from this build" in line for line in tail)), run[-3000:]
     i = next(i for i, b in enumerate(found) if "dvc exp run" in b.text)
     exp = parts[f"block {i} {found[i].doc}:{found[i].line}"]
     # the experiment reruns its model's predictions and the aggregates, never the corpus, the scans or the split
@@ -188,6 +192,26 @@ def check(parts: dict[str, str]) -> None:
     assert len(columns) - 2 <= 15, columns
 
 
+def transcript(parts: dict[str, str]) -> dict:
+    """Each block's commands with its exit code (the shell runs under `set -e`, so every block that printed its
+    successor's marker exited 0) and the size of its output: the record of one literal run."""
+    found = all_blocks()
+    out = []
+    for i, b in enumerate(found):
+        text = parts.get(f"block {i} {b.doc}:{b.line}")
+        if text is None:
+            continue
+        out.append({"doc": b.doc, "line": b.line,
+                    "commands": [line for line in b.script().splitlines() if line.strip() and not line.startswith("#")],
+                    "exit": 0, "output_lines": len(text.splitlines()), "output_bytes": len(text.encode())})
+    return {"configuration": ".test (tests/test_readme.py: .test's params as the clone's params.yaml)", "blocks": out}
+
+
 @pytest.mark.slow  # ~180 CPU-s on top of the session's .test build (its 22 jobs rerun); .ci/run runs it after make test
 def test_the_readme_runs_literally(e2e_project, tmp_path):
-    check(run_readme(readme_clone(e2e_project, tmp_path)))
+    parts = run_readme(readme_clone(e2e_project, tmp_path))
+    if os.environ.get("README_TRANSCRIPT"):  # docs/results/readme_transcript_test.json: README_TRANSCRIPT=that path
+        import json
+
+        Path(os.environ["README_TRANSCRIPT"]).write_text(json.dumps(transcript(parts), indent=1) + "\n")
+    check(parts)

@@ -78,3 +78,16 @@ def test_the_warehouse_gives_the_same_lines_for_the_report(tmp_path):
     from_files = [line for line in run_warnings.from_files(tmp_path, CONFIG)
                   if not line.startswith(("manifest:", "evaluation:"))]  # those two are not in the warehouse
     assert run_warnings.from_warehouse(con, CONFIG) == from_files
+
+
+def test_make_run_prints_the_summary_last_on_every_run_and_snakemake_not_twice():
+    """Snakemake calls no `onsuccess` when it has nothing to do, so `make run` prints the summary itself, after the
+    adoption; its Snakemake, told so, leaves it out of `onsuccess` (a bare `snakemake` still prints it there)."""
+    from tests.conftest import REPO
+
+    recipe = REPO.joinpath("Makefile").read_text().split("\nrun:", 1)[1].split("\n\n", 1)[0].splitlines()[1:]
+    assert [line.split()[-1] if "run_warnings" in line or "adopt" in line else line.split()[0] for line in recipe] == [
+        "BENCHMARK_FACTORY_WARNINGS=after", "pipeline.adopt", "pipeline.run_warnings"], recipe
+    onsuccess = REPO.joinpath("Snakefile").read_text().split("\nonsuccess:", 1)[1].split("\nonerror:", 1)[0]
+    guard = 'if _os.environ.get("BENCHMARK_FACTORY_WARNINGS") != "after":'
+    assert guard in onsuccess and "_run_warnings.console" in onsuccess.split(guard, 1)[1].split("\n", 2)[1]

@@ -346,3 +346,42 @@ FROM apiquiz_predictions p JOIN q USING (quiz_id)
 WHERE p.status = 'ok' AND p.protocol NOT LIKE 'fill_mask%'
 GROUP BY ALL
 ORDER BY ALL;
+
+-- The frequency baseline, the guess of a model that knows only how often each name is called: per quiz, each
+-- candidate's calls in the train split at the quiz's masked level, mask position and kind (summed over the quizzed
+-- APIs with that name there, through apiquiz_api_names as apiquiz_seen reads them); the most-called candidate is
+-- its answer, ties shared: `p_at_1` is 1 / (candidates tied at the top) when the gold is among them, else 0 (the
+-- expected P@1 of a random tie-break; a quiz whose candidates no train call names is chance, 1 / candidates).
+-- Only train-split calls count, as a model trained on the split reads them. The headline pairs each model with it.
+CREATE TABLE apiquiz_frequency_baseline AS
+WITH train_calls AS (
+    SELECT n.api, n.api_repository, count(*) AS calls
+    FROM usages u
+    JOIN apiquiz_api_names n ON n.fqn = u.fqn AND n.source = u.source AND n.repository = u.repository
+    WHERE u.split = 'train' AND u.kind IN ('call', 'method')
+    GROUP BY ALL
+), names AS (
+    SELECT DISTINCT api, repository AS api_repository, level, mask_position, level_kind, answer AS name
+    FROM apiquiz_quizzes WHERE setting = 'call'
+), frequency AS (
+    SELECT n.level, n.mask_position, n.level_kind, n.name, sum(coalesce(t.calls, 0))::BIGINT AS calls
+    FROM names n
+    LEFT JOIN train_calls t ON t.api = n.api AND t.api_repository IS NOT DISTINCT FROM n.api_repository
+    GROUP BY ALL
+), candidates AS (
+    SELECT quiz_id, answer, level, mask_position, level_kind, unnest(candidates) AS name FROM apiquiz_quizzes
+), scored AS (
+    SELECT c.quiz_id, c.name = c.answer AS gold, coalesce(f.calls, 0) AS calls,
+           max(coalesce(f.calls, 0)) OVER (PARTITION BY c.quiz_id) AS top
+    FROM candidates c
+    LEFT JOIN frequency f ON f.level = c.level AND f.mask_position = c.mask_position
+     AND f.level_kind = c.level_kind AND f.name = c.name
+)
+SELECT quiz_id,
+       (count(*) FILTER (WHERE gold AND calls = top))::DOUBLE / count(*) FILTER (WHERE calls = top) AS p_at_1,
+       count(*) FILTER (WHERE calls = top)::INTEGER AS tied_at_top,
+       max(calls) FILTER (WHERE gold) AS gold_calls,
+       max(top) AS top_calls
+FROM scored
+GROUP BY quiz_id
+ORDER BY quiz_id;
