@@ -103,7 +103,7 @@ def test_spearman_of_the_whole_sample_is_scipys():
     assert r.a == pytest.approx(spearmanr(x, g)[0]) and r.b == pytest.approx(spearmanr(y, g)[0])
 
 
-def test_apiquiz_rows_pair_model_twin_and_chance_on_the_same_quizzes():
+def test_apiquiz_rows_pair_model_twin_chance_and_frequency_on_the_same_quizzes():
     con = duckdb.connect()
     con.sql("CREATE TABLE models AS SELECT * FROM (VALUES ('m', false), ('m-random', true)) t(name, random)")
     con.sql("CREATE TABLE model_twins AS SELECT 'm' AS model, 'm-random' AS twin")
@@ -114,11 +114,16 @@ def test_apiquiz_rows_pair_model_twin_and_chance_on_the_same_quizzes():
             "       CASE WHEN i % 3 = 0 THEN 1 ELSE 2 END AS gold_rank, 4 AS n_ranked FROM range(120) r(i) "
             "UNION ALL SELECT 'q' || i, 'm-random', 'rank', 'ok', CASE WHEN i % 5 = 0 THEN 1 ELSE 3 END, 4 "
             "FROM range(100) r(i)")  # the twin scored 100 of the 120
+    con.sql("CREATE TABLE apiquiz_frequency_baseline AS SELECT 'q' || i AS quiz_id, "
+            "CASE WHEN i % 2 = 0 THEN 1.0 ELSE 0.0 END AS p_at_1 FROM range(120) r(i)")
     (row,) = apiquiz_headline.rows(con, {"seed": 1})
     assert row.model == "m" and row.n == 120 and row.score == pytest.approx(40 / 120)
     assert row.twin.test.n == 100  # only the quizzes both scored
-    (chance,) = row.baselines
+    chance, frequency = row.baselines
     assert chance.name == "chance" and chance.test.n == 120 and chance.test.b == pytest.approx(0.25)
+    assert frequency.name == "frequency" and frequency.test.n == 120 and frequency.test.b == pytest.approx(0.5)
+    assert row.to_beat() is frequency  # the stronger baseline is the one the verdict reads
+    assert row.items == tuple(sorted(f"q{i}" for i in range(120)))  # each quiz's id, for the pairs of real models
 
 
 def test_index_lines_are_wrapped_to_the_limit_but_table_rows_are_kept():

@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import logging
+from dataclasses import replace
 
 import duckdb
 import numpy as np
@@ -41,16 +42,47 @@ def _col(rows, i) -> np.ndarray:
 
 
 def _mean_row(family: str, model: str, metric: str, seed: int, a: np.ndarray, twin: np.ndarray | None,
-              baselines: dict[str, np.ndarray], lower_is_better: bool = False) -> Row:
+              baselines: dict[str, np.ndarray], lower_is_better: bool = False, keys=None) -> Row:
     """A row from per-item values: a (the model's), its twin's (NaN where the twin has none) and each
-    baseline's on the same items; every comparison a paired mean test seeded by its cell."""
+    baseline's on the same items; every comparison a paired mean test seeded by its cell. `keys` (each item's id,
+    aligned with a) lets `peers` pair the row with another real model's on the items both have."""
     ok = ~np.isnan(a)
     return Row(family, model, metric, float(a[ok].mean()) if ok.any() else None, int(ok.sum()),
                None if twin is None else Comparison(TWIN, paired_mean_test(
                    a, twin, cell_seed(seed, family, model, metric, "twin"))),
                tuple(Comparison(name, paired_mean_test(a, b, cell_seed(seed, family, model, metric, name)))
                      for name, b in baselines.items()),
-               lower_is_better)
+               lower_is_better,
+               items=() if keys is None else tuple(str(k) for k in keys),
+               values=() if keys is None else tuple(float(v) for v in a))
+
+
+def peers(rows: list[Row], seed: int) -> list[Row]:
+    """Real models against each other: each summary row with per-item values (`items`) gets, for every other real
+    model's summary row of its family and metric, a paired mean test on the items both scored (the model's minus the other's,
+    10,000 replicates seeded by cell), in model order. Models drawn on different subsets are compared only where
+    their items coincide; a pair without a shared item is left out."""
+    groups: dict[tuple[str, str], list[int]] = {}
+    for i, r in enumerate(rows):
+        if r.items and r.summary:  # the summary's rows (a family's page would repeat each pair on every task)
+            groups.setdefault((r.family, r.metric), []).append(i)
+    out = list(rows)
+    for (family, metric), members in groups.items():
+        for i in members:
+            mine = rows[i]
+            comparisons = []
+            for j in sorted((j for j in members if j != i), key=lambda j: rows[j].model):
+                other = rows[j]
+                theirs = dict(zip(other.items, other.values))
+                shared = [(v, theirs[k]) for k, v in zip(mine.items, mine.values)
+                          if k in theirs and v == v and theirs[k] == theirs[k]]
+                if not shared:
+                    continue
+                a, b = (np.array(x, dtype=np.float64) for x in zip(*shared))
+                comparisons.append(Comparison(other.model, paired_mean_test(
+                    a, b, cell_seed(seed, family, mine.model, metric, "peer", other.model))))
+            out[i] = replace(mine, peers=tuple(comparisons))
+    return out
 
 
 def family_rows(name: str):
@@ -67,7 +99,7 @@ def rows(con, config, families: list[str]) -> list[Row]:
         module = family_rows(name)
         if module is not None:
             try:
-                out += module.rows(con, config)
+                out += peers(module.rows(con, config), run_seed(config))
             except duckdb.Error as e:  # a warehouse without the family's tables (an older build): said, not hidden
                 log.warning("%s: no headline rows for the summary: %s", name, e)
                 FAILED[name] = str(e).split("\n")[0]

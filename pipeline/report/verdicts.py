@@ -40,6 +40,11 @@ class Row:
     baselines: tuple[Comparison, ...] = field(default=())
     lower_is_better: bool = False  # an error (probing): a negative difference is the model's gain
     summary: bool = True  # printed in the first read's summary table (else on the family's page only)
+    # the other real models on the same metric, each paired on the items both have (pipeline.report.headlines.peers)
+    peers: tuple[Comparison, ...] = field(default=())
+    # the per-item values behind `score`, keyed by item (a row made from per-item values): what `peers` pairs
+    items: tuple[str, ...] = field(default=(), compare=False, repr=False)
+    values: tuple[float, ...] = field(default=(), compare=False, repr=False)
 
     def to_beat(self) -> Comparison | None:
         """The strongest baseline on these items (its own score best), the one the verdict reads first."""
@@ -159,10 +164,11 @@ FAMILY_COLUMNS = ["model", "metric", "score", "n", "against", "reference score",
 
 
 def family_table(rows: list[Row], floor: int) -> str:
-    """A family's page: every comparison of every headline row (twin and each baseline), one line each."""
+    """A family's page: every comparison of every headline row (twin, each baseline, then each other real model
+    on the items both have), one line each."""
     lines = []
     for r in rows:
-        for c in ([r.twin] if r.twin else []) + list(r.baselines):
+        for c in ([r.twin] if r.twin else []) + list(r.baselines) + list(r.peers):
             lines.append((r.model, r.metric, "" if r.score is None or floored(r.n, floor) else fraction(r.score), r.n,
                           c.name, "" if floored(c.test.n, floor) or c.test.b != c.test.b else fraction(c.test.b),
                           difference_cell(c, floor, row_n=r.n), verdict(c.name, c.test, floor, r.lower_is_better)))

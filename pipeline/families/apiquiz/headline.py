@@ -14,7 +14,7 @@ def rows(con, config) -> list[Row]:
     seed, rows = run_seed(config), []
     for model in real_models(con, "apiquiz_predictions"):
         items = con.sql(
-            "SELECT (p.gold_rank = 1)::DOUBLE, 1.0 / p.n_ranked, (t.gold_rank = 1)::DOUBLE, f.p_at_1 "
+            "SELECT (p.gold_rank = 1)::DOUBLE, 1.0 / p.n_ranked, (t.gold_rank = 1)::DOUBLE, f.p_at_1, p.quiz_id "
             "FROM apiquiz_predictions p JOIN apiquiz_quizzes q USING (quiz_id) "
             "JOIN apiquiz_frequency_baseline f USING (quiz_id) "
             "LEFT JOIN model_twins w ON w.model = p.model "
@@ -26,5 +26,6 @@ def rows(con, config) -> list[Row]:
         if items:
             rows.append(_mean_row("apiquiz", model, "P@1 (rank; call + import)", seed, _col(items, 0),
                                   _col(items, 2) if twin_of(con, model) else None, {"chance": _col(items, 1),
-                                                                                      "frequency": _col(items, 3)}))
+                                                                                      "frequency": _col(items, 3)},
+                                  keys=[r[4] for r in items]))
     return rows

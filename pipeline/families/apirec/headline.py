@@ -26,7 +26,7 @@ def rows(con, config) -> list[Row]:
             continue
         twin = twin_of(con, model)
         items = con.sql(
-            "SELECT a.sr_method::DOUBLE, t.sr_method::DOUBLE, g.sr_method::DOUBLE, j.sr_method::DOUBLE "
+            "SELECT a.sr_method::DOUBLE, t.sr_method::DOUBLE, g.sr_method::DOUBLE, j.sr_method::DOUBLE, a.point_id "
             "FROM apirec_point_scores a "
             "LEFT JOIN apirec_point_scores t ON t.model = ? AND t.ranker = a.ranker AND t.benchmark = a.benchmark "
             "  AND t.point_id = a.point_id AND t.k = a.k "
@@ -41,6 +41,6 @@ def rows(con, config) -> list[Row]:
                             _col(items, 1) if twin else None,
                             {name: _col(items, i) for i, name in ((2, BASELINES["ngram"]),
                                                                    (3, BASELINES["jedi"]))
-                             if not np.isnan(_col(items, i)).all()})
+                             if not np.isnan(_col(items, i)).all()}, keys=[r[4] for r in items])
             rows.append(replace(row, summary=ranker == SUMMARY_RANKER))
     return rows

@@ -88,6 +88,6 @@ def rows(con, config) -> list[Row]:
         c = np.array([base.get(i, np.nan) for i in test])
         name_base = "linreg on length" if regression else "the majority class"
         row = _mean_row("probing", model, f"{task} {'MAE' if regression else 'error'}", seed, a,
-                        b if twin else None, {name_base: c} if labels else {}, lower_is_better=True)
+                        b if twin else None, {name_base: c} if labels else {}, lower_is_better=True, keys=test)
         rows.append(replace(row, summary=task == first))
     return rows
