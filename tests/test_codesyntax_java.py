@@ -131,3 +131,63 @@ def test_java_children_follow_jdt_for_throws_switch_case_and_finally():
     assert not {h for h, _ in got} & {"throws", "finally"}
     assert {("switch", "case 1 :"), ("switch", "default :"), ("try", "p ( ) ;"), ("try", "r ( ) ;")} <= got
     assert ("switch", "case 1") not in got and ("try", "finally { p ( ) ;") not in got
+
+
+NEWLINE_SRC = """class A {
+  void f(int a) {
+    if (a > 0)
+      g(a);
+    else
+      h(a);
+    while (a < 9)
+      a++;
+    if (a == 1) {
+      g(a);
+    } else {
+      h(a);
+    }
+  }
+}"""
+
+
+def _spans(sample, relation):
+    t = sample.tokens
+    return {(t[e.head], " ".join(t[e.dep_start:e.dep_end + 1])) for e in sample.edges if e.relation == relation}
+
+
+def test_java_with_newlines_follows_the_release_get_idx():
+    """The release's with-newlines rule (generate_labels_java.py `get_idx` on JDT's character ranges): a dependent
+    ends on the newline token only when that newline directly follows it. A condition is JDT's expression inside the
+    parentheses, so `if (a > 0)` + line break ends on `0`, not on `) \\n`; the `else` keyword followed by a line
+    break is `else \\n`; a one-statement body on the next line ends on its newline. Dropping a closing bracket that
+    leaves a newline token last drops the span, as an opener would: a block closed by `}` with `else` after it on
+    the same line has no `If:if->body` / `If:test->body` edge (the plain variant keeps it)."""
+    (nl,) = label_file(NEWLINE_SRC, 512, True, java_parser())
+    (plain,) = label_file(NEWLINE_SRC, 512, False, java_parser())
+    assert _spans(nl, "If:if->test") == {("if", "a > 0"), ("if", "a == 1")}
+    assert _spans(nl, "While:while->test") == {("while", "a < 9")}
+    assert _spans(nl, "If:if->else") == {("if", "else \n"), ("if", "else")}  # `} else {`: no line break
+    assert _spans(nl, "If:if->body") == {("if", "g ( a ) ; \n")}
+    assert _spans(nl, "If:test->body") == {("a", "g ( a ) ; \n")}
+    assert _spans(nl, "If:test->orelse") == {("a", "h ( a ) ; \n"), ("a", "h ( a ) ; \n } \n")}
+    assert _spans(nl, "While:while->body") == {("while", "a ++ ; \n")}
+    children = _spans(nl, "children:parent->child")
+    assert {("if", "a > 0"), ("while", "a < 9"), ("if", "a == 1")} <= children
+    assert not {dep for head, dep in children if dep.endswith(") \n")}
+    assert ("if", "g ( a ) ; \n") in children and ("if", "g ( a ) ; \n }") not in children
+    # the plain variant: the same conditions, `else` alone, and the block body kept (its `}` dropped)
+    assert _spans(plain, "If:if->test") == {("if", "a > 0"), ("if", "a == 1")}
+    assert [plain.tokens[e.dep_end] for e in plain.edges if e.relation == "If:if->else"] == ["else", "else"]
+    assert [" ".join(plain.tokens[e.dep_start:e.dep_end + 1]) for e in plain.edges if e.relation == "If:if->body"] \
+        == ["g ( a ) ;", "g ( a ) ;"]
+
+
+def test_java_annotation_arguments_are_the_annotation_children():
+    """JDT's SingleMemberAnnotation holds its value and NormalAnnotation its member-value pairs: tree-sitter's
+    annotation_argument_list is flattened, so `@A("x")` + line break ends on the value, not on `) \\n`."""
+    src = 'class A {\n  void f() {\n    @SuppressWarnings("x")\n    int a = 1;\n    @B(k = 1, v = 2) int b;\n  }\n}'
+    for with_newlines in (False, True):
+        (sample,) = label_file(src, 512, with_newlines, java_parser())
+        children = _spans(sample, "children:parent->child")
+        assert {("@", '"x"'), ("@", "k = 1"), ("@", "v = 2")} <= children
+        assert ("k", "v = 2") not in children and ("@", "k = 1 , v = 2") not in children

@@ -53,3 +53,47 @@ def test_categories_name_the_side_and_the_shape():
     assert B.category(("Call:func->args", 3, 5, 7), ours, "JDT") == "Call:func->args | only JDT | other end"
     assert B.category(("Call:func->args", 2, 5, 6), ours, "JDT") == "Call:func->args | only JDT | other head"
     assert B.category(("If:if->test", 2, 5, 6), ours, "JDT") == "If:if->test | only JDT | absent"
+
+
+def test_with_newlines_labels_equal_get_idx_on_jdt_ranges():
+    """Our with-newlines edges against the release's `get_idx` on the character ranges JDT gives (written by hand:
+    a condition without its parentheses, a statement with its `;`, a block with its braces, the `else` keyword):
+    the same edge, or no edge on either side."""
+    code = ("void f(int a) {\n    if (a > 0)\n        g(a);\n    else\n        h(a);\n"
+            "    if (a == 1) {\n        g(a);\n    } else {\n        h(a);\n    }\n}")
+    s = method(code, True)
+    c, ix = s.code, B.Indexer(s, True)
+    ours = {(e.relation, e.head, e.dep_start, e.dep_end) for e in s.edges}
+    if1, if2 = c.index("if ("), c.index("if (a == 1")
+    then2 = c.index("{\n        g")
+    else2 = c.index("else {")
+    ranges = [
+        ("If:if->test", if1, if1 + 2, c.index("a > 0"), c.index("a > 0") + 5),
+        ("If:if->body", if1, if1 + 2, c.index("g(a);"), c.index("g(a);") + 5),
+        ("If:if->else", if1, if1 + 2, c.index("else"), c.index("else") + 4),
+        ("If:test->orelse", c.index("a > 0"), c.index("a > 0") + 5, c.index("h(a);"), c.index("h(a);") + 5),
+        ("If:if->test", if2, if2 + 2, c.index("a == 1"), c.index("a == 1") + 6),
+        ("If:if->body", if2, if2 + 2, then2, c.index("}", then2) + 1),
+        ("If:if->else", if2, if2 + 2, else2, else2 + 4),
+        ("If:body->orelse", then2, c.index("}", then2) + 1, else2 + 5, c.index("}", else2) + 1),
+    ]
+    got = [ix.edge(" ".join(map(str, r))) for r in ranges]
+    assert got[5] is None  # `{ ... \n }` then ` else`: the release drops the span
+    assert all(e in ours for e in got if e is not None)
+    assert not any(e[0] == "If:if->body" and e[1] == got[4][1] for e in ours)  # and so do we
+    assert [s.tokens[e[3]] for e in got if e is not None] == ["0", "\n", "\n", "\n", "1", "else", "\n"]
+
+
+def test_causes_name_the_jdt_shapes_ours_does_not_reproduce():
+    t = "void f ( ) { for ( final T x : xs ) g ( new int [ n ] , a && b == c && d , C < ? super E > , O . this ) ; }"
+    t = t.split()
+    at = t.index
+    assert B.cause(("InfixExpr:left->right", at("a"), at("d"), at("d")), t, True) == "infix chain"
+    assert B.cause(("children:parent->child", at("for"), at("T"), at("x")), t, True) == "enhanced for"
+    assert B.cause(("children:parent->child", at("for"), at("xs"), at("xs")), t, True) == "unexplained"
+    assert B.cause(("children:parent->child", at("new"), at("int"), at("n")), t, True) == "array creation"
+    assert B.cause(("children:parent->child", at("?"), at("super"), at("super")), t, True) == "wildcard"
+    assert B.cause(("children:parent->child", at("O"), at("this"), at("this")), t, True) == "qualified this"
+    assert B.cause(("children:parent->child", at("g"), at("a"), at("d")), t, False) == "jdt problem"
+    assert set(B.CAUSES) >= {"infix chain", "enhanced for", "array creation", "wildcard", "qualified this",
+                             "jdt problem", "unexplained"}

@@ -23,7 +23,7 @@ Methods: the JDK's `src.zip` under --packages, cut and labelled as the codesynta
 Per JLS level and variant (`plain`, `with_newlines`): recall (JDT's edges ours has) and precision (our edges JDT
 has), over the methods JDT parses without a problem (`clean`; a helper of ours asks JDT for the problems) and over
 all; every difference categorised (relation, side, and whether the other side has the edge with another head or
-span).
+span) and given its cause (CAUSES: the JDT tree shapes ours does not reproduce, `unexplained` for the rest).
 
 Set-up (optional, root; Debian/Ubuntu): `python -m bench.fidelity.codesyntax_jdt --setup` runs apt-get update and
 installs the packages in APT_PACKAGES.
@@ -214,6 +214,46 @@ def category(edge: tuple, other: set, side: str) -> str:
     return f"{reln} | only {side} | {shape}"
 
 
+# Why the two sides differ where JDT parses the method without a problem: the tree shapes of JDT's DOM that ours does
+# not reproduce (README "Java against the release's JDT labeller"), named from the tokens around the edge; an edge
+# none of them matches is `unexplained`. In a method JDT flags a problem in, every difference is `jdt problem`.
+CAUSES = {
+    "infix chain": "InfixExpr: JDT nests a same-operator chain whose operand is another operator's expression, or "
+                   "one that starts with string literals; ours always flattens it (extended operands)",
+    "array creation": "ArrayCreation / ArrayType / ArrayInitializer nest their type, dimensions and initializer "
+                      "otherwise than tree-sitter's array_creation_expression",
+    "enhanced for": "EnhancedForStatement holds a SingleVariableDeclaration (`T x`); tree-sitter's enhanced_for_statement "
+                    "holds the type and name directly",
+    "wildcard": "WildcardType's bound (`? super T`): tree-sitter has a `super` node of its own",
+    "qualified this": "ThisExpression's qualifier (`Outer.this`)",
+    "jdt problem": "JDT flags a problem in the method at this level and labels its recovered tree",
+    "unexplained": "none of the above",
+}
+
+
+def cause(edge: tuple, tokens: list[str], clean: bool) -> str:
+    """The named cause of one difference (CAUSES), from the tokens around it."""
+    if not clean:
+        return "jdt problem"
+    reln, head, start, _ = edge
+    t = tokens
+    if reln == "InfixExpr:left->right":
+        return "infix chain"
+    if t[head] == "?":
+        return "wildcard"
+    if t[start] == "this" and t[start - 1] == ".":
+        return "qualified this"
+    if t[head] == "new" or t[head - 1] == "new":
+        return "array creation"
+    k = head
+    while k > 0 and t[k] != "for" and head - k < 6:
+        k -= 1
+    window = t[k:k + 10]
+    if t[k] == "for" and window[1:2] == ["("] and ":" in window and start < k + window.index(":"):
+        return "enhanced for"
+    return "unexplained"
+
+
 def methods(n: int, seed: int, packages) -> list[tuple[str, Sample, Sample]]:
     """A seeded draw of `n` JDK methods with a body and no parse error (the candidates of every file under `packages`
     listed from one parse), then labelled in both variants (a method over 512 tokens is a reject and left out)."""
@@ -263,7 +303,7 @@ def main(argv: list[str] | None = None) -> int:
     drawn = methods(args.methods, args.seed, args.packages)
     print(f"{len(drawn)} JDK methods of {', '.join(args.packages)} (codesyntax's Java labeller: no parse error), "
           f"seed {args.seed}")
-    result = {"bench": "bench.fidelity.codesyntax_jdt", "methods": len(drawn), "seed": args.seed,
+    result = {"bench": "bench.fidelity.codesyntax_jdt", "methods": len(drawn), "seed": args.seed, "causes": CAUSES,
               "packages": args.packages, "jdt": "release jars (3.26)" if args.release_jars else
               "Debian libeclipse-jdt-core-java 3.32", "codesyntax_commit": subprocess.run(
                   ["git", "-C", args.codesyntax_git, "rev-parse", "HEAD"], check=True, capture_output=True,
@@ -281,6 +321,7 @@ def main(argv: list[str] | None = None) -> int:
                 for subset, ids in (("clean", sorted(clean)), ("all", range(len(drawn)))):
                     both = only_jdt = only_ours = 0
                     cats: Counter = Counter()
+                    causes: Counter = Counter()
                     examples: dict[str, list] = {}
                     for i in ids:
                         s = drawn[i][pick]
@@ -294,6 +335,7 @@ def main(argv: list[str] | None = None) -> int:
                             for e in sorted(diff):
                                 c = category(e, other, side)
                                 cats[c] += 1
+                                causes[f"{cause(e, s.tokens, i in clean)} | only {side}"] += 1
                                 if len(examples.setdefault(c, [])) < args.examples:
                                     examples[c].append(f"{s.function}: {e[0]} head {s.tokens[e[1]]!r} dep "
                                                        f"{' '.join(s.tokens[e[2]:e[3] + 1])[:80]!r}")
@@ -302,9 +344,11 @@ def main(argv: list[str] | None = None) -> int:
                     cells[subset] = {"methods": len(ids), "both": both, "only_jdt": only_jdt, "only_ours": only_ours,
                                      "recall": recall, "precision": precision,
                                      "differences": [{"category": c, "edges": k, "examples": examples[c]}
-                                                     for c, k in cats.most_common()]}
+                                                     for c, k in cats.most_common()],
+                                     "causes": dict(sorted(causes.items()))}
                     print(f"- {variant}, {subset} methods ({len(ids)}): recall {recall:.2%} ({both} / "
                           f"{both + only_jdt}), precision {precision:.2%} ({both} / {both + only_ours})")
+                    print("    causes: " + ", ".join(f"{c} {k}" for c, k in sorted(causes.items())))
                     if subset == "clean":
                         for c, k in cats.most_common():
                             print(f"    {k:5d}  {c}   e.g. {examples[c][0]}")

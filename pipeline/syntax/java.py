@@ -30,10 +30,20 @@ def java_parser() -> tree_sitter.Parser:
 
 # Grouping nodes that JDT does not have: their children count as the grandparent's. `throws`: JDT's
 # MethodDeclaration holds its thrown exception types directly; `finally_clause`: JDT's TryStatement holds its
-# finally Block directly (checked against Eclipse JDT's AST on JDK methods: README "Java against JDT").
+# finally Block directly; `annotation_argument_list`: JDT's SingleMemberAnnotation holds its value and its
+# NormalAnnotation its member-value pairs directly (checked against Eclipse JDT's AST on JDK methods: README
+# "Java against JDT").
 FLATTENED = frozenset(("argument_list", "formal_parameters", "type_arguments", "type_parameters", "modifiers",
                        "class_body", "interface_body", "enum_body", "switch_block", "switch_block_statement_group",
-                       "resource_specification", "inferred_parameters", "dimensions", "throws", "finally_clause"))
+                       "resource_specification", "inferred_parameters", "dimensions", "throws", "finally_clause",
+                       "annotation_argument_list"))
+
+
+# Statements whose condition tree-sitter wraps in a parenthesized_expression: JDT's IfStatement, WhileStatement,
+# DoStatement, SwitchStatement and SynchronizedStatement hold the expression inside the parentheses, so its span ends
+# before the `)` (which matters in the with-newlines variant: `if (a)` + line break ends on `a`, not on `) \n`).
+CONDITIONED = frozenset(("if_statement", "while_statement", "do_statement", "switch_expression", "switch_statement",
+                         "synchronized_statement"))
 
 
 def named(node: Node | None) -> list[Node]:
@@ -41,12 +51,26 @@ def named(node: Node | None) -> list[Node]:
     return [] if node is None else [c for c in node.named_children if c.type not in COMMENTS]
 
 
+def unwrapped(parent: Node, child: Node | None) -> Node | None:
+    """A statement's condition as JDT has it: the expression inside tree-sitter's parenthesized_expression."""
+    if child is not None and child.type == "parenthesized_expression" and parent.type in CONDITIONED:
+        inner = named(child)
+        if len(inner) == 1:
+            return inner[0]
+    return child
+
+
 def ast_children(node: Node) -> list[Node]:
-    """Children as JDT would have them: grouping nodes replaced by their own children."""
+    """Children as JDT would have them: grouping nodes replaced by their own children, a statement's condition
+    without its parentheses."""
     out = []
     for child in named(node):
-        out.extend(ast_children(child) if child.type in FLATTENED else [child])
+        out.extend(ast_children(child) if child.type in FLATTENED else [unwrapped(node, child)])
     return out
+
+
+def condition(node: Node) -> Node | None:
+    return unwrapped(node, node.child_by_field_name("condition"))
 
 
 class JavaTokens:
@@ -130,14 +154,21 @@ class JavaTokens:
         i = self.end_at.get(node.end_byte)
         if i is None:
             return None
-        s = self.strings
-        if before_semicolon and s[i] == ";":
+        if before_semicolon and self.strings[i] == ";":
             i -= 1
+        return self.end(i)
+
+    def end(self, i: int) -> int | None:
+        """A dependent span's end given its last token `i`, by the release's `get_idx`: with newlines, the newline
+        token right after it, if there is one; then closing brackets dropped, and no span (none) when that reaches
+        an opener or, with newlines, a newline token (`{ ... \n }` followed by anything but a line break: the
+        release drops such a span in its with-newlines labels)."""
+        s = self.strings
         if self.with_newlines and i + 1 < len(s) and s[i + 1] == NEWLINE:
             return i + 1
         while s[i] in CLOSERS:
             i -= 1
-            if s[i] in OPENERS:
+            if s[i] in self.skip:
                 return None
         return i
 
@@ -177,12 +208,13 @@ class JavaRelations:
     def rel_if_statement(self, node: Node) -> None:
         f = self.t.first
         head = f(node)  # the `if` keyword
-        test, body, orelse = (node.child_by_field_name(n) for n in ("condition", "consequence", "alternative"))
+        test, body, orelse = condition(node), node.child_by_field_name("consequence"), \
+            node.child_by_field_name("alternative")
         if orelse is not None:
             keyword = next((c for c in node.children if c.type == "else"), None)
-            if keyword is not None:
-                self.sink.add("If:if->else", head, self.t.start_at.get(keyword.start_byte),
-                              self.t.start_at.get(keyword.start_byte))
+            at = None if keyword is None else self.t.start_at.get(keyword.start_byte)
+            if at is not None:  # `else`, or `else \n` with newlines
+                self.sink.add("If:if->else", head, at, self.t.end(at))
         self.edge("If:if->test", head, test)
         self.edge("If:if->body", head, body)
         self.edge("If:test->body", f(test), body)
@@ -205,7 +237,7 @@ class JavaRelations:
                   node.child_by_field_name("right"))
 
     def rel_while_statement(self, node: Node) -> None:
-        head, test, body = self.t.first(node), node.child_by_field_name("condition"), node.child_by_field_name("body")
+        head, test, body = self.t.first(node), condition(node), node.child_by_field_name("body")
         self.edge("While:while->test", head, test)
         self.edge("While:while->body", head, body)
         self.edge("While:test->body", self.t.first(test), body)
@@ -254,13 +286,13 @@ class JavaRelations:
         self.edge("IfExp:body->orelse", f(body), orelse)
 
     def rel_do_statement(self, node: Node) -> None:
-        head, body, test = self.t.first(node), node.child_by_field_name("body"), node.child_by_field_name("condition")
+        head, body, test = self.t.first(node), node.child_by_field_name("body"), condition(node)
         self.edge("Do:body->test", self.t.first(body), test)
         self.edge("Do:do->body", head, body)
         self.edge("Do:do->test", head, test)
 
     def rel_switch_expression(self, node: Node) -> None:
-        head, expr = self.t.first(node), node.child_by_field_name("condition")
+        head, expr = self.t.first(node), condition(node)
         groups = named(node.child_by_field_name("body"))
         self.edge("Switch:switch->expr", head, expr)
         if groups:
