@@ -200,7 +200,7 @@ class EvaluationSet:
     # need a docstring or comment that names the call); the per-source table still shows it
     checked_per_source: bool = True
     # a JSON file the family writes whose `why_none` maps a value of `source_of` (or a source) to the reason it gives
-    # no item (apiquiz: why a library's called APIs are all left out); the check's line for that source quotes it
+    # no item (e.g. why a library's called APIs are all left out); the check's line for that source quotes it
     why_none: str = ""
 
 

@@ -122,7 +122,7 @@ EVALUATION_SETS = [
 rule evaluation_metrics:
     input:
         sets=sorted({s["file"] for s in EVALUATION_SETS}),
-        # the families' own reasons a source gives a set no item (EvaluationSet.why_none: apiquiz's metrics)
+        # the families' own reasons a source gives a set no item (EvaluationSet.why_none: a family's metrics)
         why_none=sorted({s["why_none"] for s in EVALUATION_SETS if s["why_none"]}),
         manifest="data/manifest.parquet",
     output:

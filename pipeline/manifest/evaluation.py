@@ -52,7 +52,7 @@ def items(spec: dict, tops: dict[str, str] | None = None) -> tuple[int, dict]:
     by = list(spec.get("by") or ())
     if not path.exists():
         return 0, {}
-    if by:  # a file written before a `by` column existed (probing's samples before their `source`): counted whole
+    if by:  # a file written before one of its `by` columns existed: counted without it
         names = pq.read_schema(path).names
         by = [c for c in by if c in names]
     columns = sorted({c for c, _ in spec.get("where", ())} | ({"path"} if spec.get("suffixes") else set())
@@ -67,7 +67,7 @@ def items(spec: dict, tops: dict[str, str] | None = None) -> tuple[int, dict]:
     if spec.get("suffixes"):
         paths = table.column("path").to_pylist()
         table = table.filter(pa.array([p.endswith(tuple(spec["suffixes"])) for p in paths], pa.bool_()))
-    if spec.get("distinct"):  # distinct values (probing's snippets), per `by` value too (each value's distinct ones)
+    if spec.get("distinct"):  # distinct values (e.g. snippets, not samples), per `by` value too
         keys = table.column(spec["distinct"]).to_pylist()
         composition = {}
         for column in by:
@@ -142,7 +142,7 @@ def unevaluated(spec: dict, n: int, composition: dict, library: dict,
                 reasons: dict[str, list[str]] | None = None) -> list[tuple[str, str]]:
     """(source, line) per source with library code in the set's language but no item in it: sets drawn from a split
     (`every_source`; the split is the items' own, else the spec's `split`, else "evaluation"), and sets counted per
-    source (`by` source, `source_of`: apiquiz's quizzes, codesyntax's samples). `reasons`: `why_none` of the set."""
+    source (`by` source, `source_of`: a column of top-level names). `reasons`: `why_none` of the set."""
     per_source = spec.get("every_source") or (spec.get("checked_per_source", True) and (
         "source" in (spec.get("by") or ()) or spec.get("source_of")))
     if not per_source or not library or not n:  # an empty set is the size check's (allow_small)
