@@ -50,7 +50,7 @@ include: "rules/aggregate.smk"
 # On a cluster (profiles/slurm/), these run where Snakemake runs: the steps that need the network
 # (source and dataset fetches, hub downloads behind external models' cards; `snakemake --until
 # fetch_source fetch_dataset external_model` does them ahead on a login node, docs/cluster.md) and one-line bookkeeping that would cost more to
-# submit than to run (evaluation_sizes counts the evaluation sets' items from one or two of their columns). A family marks its own summary rules local in its rules.smk.
+# submit than to run (evaluation_metrics counts the evaluation sets' items from one or two of their columns; evaluation_sizes checks them). A family marks its own summary rules local in its rules.smk.
 localrules:
     all,
     corpus,
@@ -63,6 +63,7 @@ localrules:
     inference,
     fits,
     warehouse_spec,
+    evaluation_metrics,
     evaluation_sizes,
 
 
@@ -70,6 +71,7 @@ rule all:
     default_target: True
     input:
         rules.manifest.output,
+        rules.evaluation_metrics.output,
         rules.evaluation_sizes.output,
         rules.datasets.input,
         rules.extract.output,

@@ -177,7 +177,8 @@ class Reference:
 class EvaluationSet:
     """Items a family's scores are computed on, in one language: rows of a Parquet file it builds, those
     matching `where` (column -> value) and, when `suffixes` is set, whose `path` column ends with one of
-    them; `distinct` counts distinct values of a column instead of rows (e.g. snippets, not samples).
+    them; `distinct` counts distinct values of a column instead of rows (e.g. snippets, not samples), per `by`
+    value too.
     pipeline.manifest.evaluation checks each holds manifest.evaluation.min_items."""
 
     name: str  # what the items are: "points", "test samples", ...
@@ -198,6 +199,9 @@ class EvaluationSet:
     # counted per source (by source / source_of) but not checked per source: a source may give none (apirec's queries
     # need a docstring or comment that names the call); the per-source table still shows it
     checked_per_source: bool = True
+    # a JSON file the family writes whose `why_none` maps a value of `source_of` (or a source) to the reason it gives
+    # no item (e.g. why a library's called APIs are all left out); the check's line for that source quotes it
+    why_none: str = ""
 
 
 @dataclass(frozen=True)

@@ -90,7 +90,8 @@ def from_files(root: Path, config: dict) -> list[str]:
     manifest = _json(root / "reports/metrics/manifest.json")
     lines += [f"manifest: {w}" for w in manifest.get("warnings", [])]
     evaluation = _json(root / "reports/metrics/evaluation.json")  # accepted by allow_small / allow_unevaluated
-    lines += [f"evaluation: {w}" for w in evaluation.get("too_small", []) + evaluation.get("unevaluated_sources", [])]
+    if evaluation.get("ok", True):  # a failed check's lines are its job's log, printed above (rule evaluation_sizes)
+        lines += [f"evaluation: {w}" for w in evaluation.get("too_small", []) + evaluation.get("unevaluated_sources", [])]
     for hook in family_hooks():
         lines += hook.from_files(root, config)
     for card in sorted((root / "data/models").glob("*/card.json")):

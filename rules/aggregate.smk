@@ -47,7 +47,8 @@ rule report:
     input:
         warehouse=rules.warehouse.output[0],
         models=rules.models.output[0],
-        evaluation="reports/metrics/evaluation.json",  # the corpus page's per-source evaluation table
+        evaluation=rules.evaluation_metrics.output.metrics,  # the corpus page's per-source evaluation table
+        evaluation_passed=rules.evaluation_sizes.output.passed,  # and only after the check passed
     output:
         index="reports/index.md",
         html="reports/index.html",

@@ -106,8 +106,11 @@ rule manifest:
 
 
 # Every enabled family's evaluation set holds manifest.evaluation.min_items items per language, and every source with
-# library code items of each set drawn from a split, or the run fails naming each family and language (and source) (pipeline.manifest.evaluation; docs/splits.md). Run as soon as the benchmarks
-# exist (priority), before the inference they feed.
+# library code items of each set drawn from a split, or the run fails naming each family and language (and source)
+# (pipeline.manifest.evaluation; docs/splits.md). Two jobs, so that a failed check never takes its figures with it
+# (Snakemake removes a failed job's outputs): evaluation_metrics writes reports/metrics/evaluation.json and never
+# fails on the check; evaluation_sizes reads it and fails the run when the check fails (rule all and the report wait
+# for it). Both run as soon as the benchmarks exist (priority), before the inference they feed.
 EVALUATION_SETS = [
     {"family": _f.name, **dataclasses.asdict(_s)}
     for _f in FAMILIES
@@ -116,9 +119,11 @@ EVALUATION_SETS = [
 ]
 
 
-rule evaluation_sizes:
+rule evaluation_metrics:
     input:
         sets=sorted({s["file"] for s in EVALUATION_SETS}),
+        # the families' own reasons a source gives a set no item (EvaluationSet.why_none: a family's metrics)
+        why_none=sorted({s["why_none"] for s in EVALUATION_SETS if s["why_none"]}),
         manifest="data/manifest.parquet",
     output:
         metrics="reports/metrics/evaluation.json",
@@ -135,10 +140,23 @@ rule evaluation_sizes:
     conda:
         CONDA_ENV
     log:
-        log="logs/evaluation_sizes.log",
-        # the same metrics, kept when the check fails (Snakemake removes a failed job's outputs, never its logs)
-        metrics="logs/evaluation_sizes.json",
-    shell:  # a failure's log reaches the console (profiles/default: show-failed-logs); allow_small's warnings: onsuccess
-        "python -m pipeline.manifest.evaluation --sets {params.sets:q} --min-items {params.min_items}"
+        "logs/evaluation_metrics.log",
+    shell:  # the metrics, `ok` in them, whatever the check says: it is evaluation_sizes' to fail
+        "python -m pipeline.manifest.evaluation --measure-only --sets {params.sets:q} --min-items {params.min_items}"
         " {params.allow_small} {params.allow_unevaluated} {params.strict} --manifest {input.manifest:q}"
-        " --scripts {params.scripts:q} --metrics {output.metrics:q} --keep {log.metrics:q} 2> {log.log:q}"
+        " --scripts {params.scripts:q} --metrics {output.metrics:q} 2> {log:q}"
+
+
+rule evaluation_sizes:
+    input:
+        metrics=rules.evaluation_metrics.output.metrics,
+    output:
+        # written only when the check passes: what rule all and the report wait for
+        passed="data/evaluation_check.json",
+    priority: 100
+    conda:
+        CONDA_ENV
+    log:
+        "logs/evaluation_sizes.log",
+    shell:  # a failure's log reaches the console (profiles/default: show-failed-logs); allow_small's warnings: onsuccess
+        "python -m pipeline.manifest.evaluation --check-metrics {input.metrics:q} --passed {output.passed:q} 2> {log:q}"

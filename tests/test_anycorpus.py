@@ -159,8 +159,13 @@ def test_the_fixture_corpus_is_evaluated_by_its_library_code_and_builds(tmp_path
     assert res.returncode == 0, res.stderr[-4000:]
     manifest = pq.read_table(work / "data/manifest.parquet").to_pylist()
     split = {(r["source"], r["path"]): r["split"] for r in manifest}
-    # the bootstrap, the setup scripts and the in-package test suite train; the re-exports are not csss's test unit
+    # the bootstrap, the setup scripts, the in-package test suite and generator script train; the re-exports are not
+    # csss's test unit
     assert split[("xmlt", "ez_setup.py")] == split[("webenc", "webenc/tests.py")] == "train"
+    assert split[("webenc", "webenc/mklabels.py")] == "train"
+    inventory = pq.read_table(work / "data/extract/inventory.parquet", columns=["module", "library_code"]).to_pylist()
+    assert {r["library_code"] for r in inventory if r["module"] == "webenc.mklabels"} == {False}
+    assert {r["library_code"] for r in inventory if r["module"] == "webenc.labels"} == {True}
     assert split[("xmlt", "xmlt.py")] == "test" and split[("csss", "csss/__init__.py")] != "test"
     assert {s for (source, _), s in split.items() if source == "webenc"} >= {"test"}
     metrics = json.loads((work / "reports/metrics/evaluation.json").read_text())
@@ -173,7 +178,7 @@ def test_the_fixture_corpus_is_evaluated_by_its_library_code_and_builds(tmp_path
     assert {(p["source"], p["path"]) for p in points} <= {k for k, s in split.items() if s == "test"}
     assert not any(p["path"] in ("ez_setup.py", "webenc/tests.py", "csss/__init__.py") for p in points)
     quizzes = pq.read_table(work / "data/families/apiquiz/quizzes.parquet", columns=["api"]).column("api").to_pylist()
-    assert not any(q.startswith(("ez_setup", "webenc.tests")) for q in quizzes)
+    assert not any(q.startswith(("ez_setup", "webenc.tests", "webenc.mklabels")) for q in quizzes)
     manifest_metrics = json.loads((work / "reports/metrics/manifest.json").read_text())
     sources = manifest_metrics["split_policy"]["python"]["sources"]
     assert {s: c["library_declared_by"] for s, c in sources.items()} == {
@@ -184,6 +189,21 @@ def test_the_fixture_corpus_is_evaluated_by_its_library_code_and_builds(tmp_path
     assert sources["csss"]["calls_by_split"]["test"] >= build.MIN_CARRY
     print(json.dumps({s: {"split": {p: sp for (src, p), sp in sorted(split.items()) if src == s},
                           "items": metrics["per_source"]["python"][s]["items"]} for s in sources}, indent=1))
+    # a check that fails (strict, a set under min_items with no opt-out) fails the run and keeps evaluation.json: the
+    # job that writes it (evaluation_metrics) never fails on the check; evaluation_sizes does, after it
+    assert (work / "data/evaluation_check.json").exists()
+    write_params(work, make_anycorpus(tmp_path / "src"), families=["apirec", "apiquiz", "codesyntax"],
+                 manifest__languages=["python"], manifest__split={"train": 0.6, "valid": 0.2, "test": 0.2},
+                 manifest__evaluation={"min_items": 100000, "allow_small": False, "strict": True},
+                 codesyntax__languages=["python"], apirec__ide_max_points=5)
+    res = snakemake(work, "evaluation_sizes", check=False)
+    assert res.returncode != 0 and "Traceback" not in res.stderr
+    errors = [line for line in res.stderr.splitlines() if line.startswith("ERROR evaluation: ")]
+    assert len(errors) == 4 and all("fewer than manifest.evaluation.min_items 100000" in e for e in errors), errors
+    kept = json.loads((work / "reports/metrics/evaluation.json").read_text())
+    assert kept["ok"] is False and len(kept["too_small"]) == 4 and kept["per_source"]["python"].keys() == set(sources)
+    assert not (work / "data/evaluation_check.json").exists()
+    assert "WARNING evaluation:" not in res.stderr  # the failed check's lines are printed once, as errors
 
 
 def test_the_corpus_page_has_the_per_source_evaluation_table(tmp_path):
@@ -247,3 +267,82 @@ def test_valid_never_takes_trains_last_calls():
     flipped = {("m", "init"): "test", ("m", "more"): "train", ("m", "recipes"): "valid"}
     assert build.carry_swap(flipped, weights, {**carry, ("m", "recipes"): 0}, 1, FRACTIONS) == ["test"]
     assert flipped[("m", "more")] == "test"
+
+
+def test_a_script_inside_a_package_is_not_library_code_unless_its_source_refers_to_it(tmp_path):
+    """webencodings' `mklabels.py` (a `__main__` guard, imported and named by nothing) is a script whatever its folder;
+    a module with a guard that its package imports, names (a docstring's `python -m`, a quoted codec name), documents
+    (docs/, `__all__`) or declares as an entry point stays library code, and so do a top-level module and an
+    `__init__.py` with one (calendar, tabulate). Read as text, never run."""
+    guard = "\n\nif __name__ == '__main__':\n    main()\n"
+    body = "import sys\n\n\ndef main():\n    print(sys.argv)\n"
+    files = {
+        "pkg.egg-info/top_level.txt": "pkg\nsolo\n",
+        "pkg.egg-info/entry_points.txt": "[console_scripts]\npkg-cli = pkg.cli:main\n",
+        "pkg/__init__.py": '"""pkg. Check a file with `python -m pkg.tool FILE`."""\nfrom . import core\n' + guard,
+        "pkg/core.py": "from .sub import gen as _gen\n" + body + guard,  # imported by __init__
+        "pkg/tool.py": body + guard,  # named by the package's docstring
+        "pkg/api.py": "__all__ = ['main']\n" + body + guard,  # declares its API
+        "pkg/cli.py": body + guard,  # an entry point
+        "pkg/rot_x.py": body + guard,  # found by name: pkg/aliases.py quotes it
+        "pkg/aliases.py": "ALIASES = {'rotx': 'rot_x'}\n",
+        "pkg/demoapp.py": body + guard,  # documented
+        "pkg/helper.py": body + guard,  # its test imports it
+        "pkg/sub/__init__.py": "",
+        "pkg/sub/gen.py": body + guard,  # imported by pkg/core.py, relatively
+        "pkg/mklabels.py": '"""Regenerate pkg.labels."""\n' + body + guard,
+        "pkg/labels.py": "# generated by mklabels.py\nLABELS = {}\n",
+        "tests/test_helper.py": "from pkg.helper import main\n\n\ndef test_main():\n    main()\n",
+        "docs/api.rst": ".. autofunction:: pkg.demoapp.main\n",
+        "solo.py": body + guard,
+    }
+    _write(tmp_path / "s", files)
+    rows = [{"source": "s", "path": p, "language": "python", "location": str(tmp_path / "s" / p)}
+            for p in sorted(files) if p.endswith(".py")]
+    assert library.package_scripts(rows) == {("s", "pkg/mklabels.py")}
+    flags = dict(zip((r["path"] for r in rows), library.library_files(rows, list(SCRIPTS), library.declarations(rows))))
+    assert [p for p, f in flags.items() if not f] == ["pkg/mklabels.py", "tests/test_helper.py"]
+    # only a judged (library) row can be a script; every row may refer to one
+    assert library.package_scripts(rows, [r["path"] != "pkg/mklabels.py" for r in rows]) == set()
+    unread = [{**r, "location": None} for r in rows]  # no text: no guard seen, nothing is a script
+    assert library.package_scripts(unread) == set()
+
+
+def test_probing_snippets_are_counted_per_source(tmp_path):
+    """A set counted by distinct values (probing's snippets: `group`) is counted per `by` value too (each source's
+    snippets), so the per-source table has probing; a samples file without the column is counted whole."""
+    from pipeline.manifest import evaluation
+
+    pa.parquet.write_table(pa.table({"group": ["g1", "g1", "g2", "g3"], "source": ["a", "a", "a", "b"]}),
+                           tmp_path / "s.parquet")
+    spec = {"family": "probing", "name": "snippets", "language": "java", "file": str(tmp_path / "s.parquet"),
+            "distinct": "group", "by": ["source"], "checked_per_source": False}
+    assert evaluation.items(spec) == (3, {"source": {"a": 2, "b": 1}})
+    library_ = {"java": {"a": {"test": [1, 10]}, "b": {"train": [2, 20]}, "c": {"test": [1, 5]}}}
+    metrics, _, missing = evaluation.check([spec], 1, False, library_, strict=True)
+    assert missing == [] and metrics["ok"]  # counted, not checked: a seeded sample of the language's methods
+    assert {s: c["items"] for s, c in metrics["per_source"]["java"].items()} == {
+        "a": {"probing snippets": 2}, "b": {"probing snippets": 1}, "c": {"probing snippets": 0}}
+    pa.parquet.write_table(pa.table({"group": ["g1", "g2"]}), tmp_path / "old.parquet")
+    assert evaluation.items({**spec, "file": str(tmp_path / "old.parquet")}) == (2, {})
+
+
+def test_a_library_none_of_whose_apis_is_quizzed_says_why(tmp_path):
+    """soupsieve 2.6 imports bs4 at the top of its modules but declares no dependency on it: apiquiz leaves out all its
+    APIs (`optional_dependency`), and the evaluation check's line for the source says so (EvaluationSet.why_none)."""
+    from pipeline.manifest import evaluation
+
+    pa.parquet.write_table(pa.table({"library": ["os", "os", "other"]}), tmp_path / "q.parquet")
+    why = "all 136 of its called APIs are left out: 136 because soupsieve imports bs4 ..."
+    (tmp_path / "apiquiz.json").write_text(json.dumps({"why_none": {"soupsieve": why}}))
+    spec = {"family": "apiquiz", "name": "quizzes", "language": "python", "file": str(tmp_path / "q.parquet"),
+            "source_of": "library", "why_none": str(tmp_path / "apiquiz.json")}
+    library_ = {"python": {"stdlib": {"test": [5, 50]}, "soupsieve": {"test": [7, 70]}}}
+    tops = {"os": "stdlib", "soupsieve": "soupsieve"}
+    metrics, _, missing = evaluation.check([spec], 1, False, library_, tops=tops)
+    assert len(missing) == 1 and "source soupsieve has 7 library files but 0 quizzes" in missing[0]
+    assert f"its library gives none: {why}" in missing[0] and metrics["ok"]
+    assert metrics["unevaluated_sources"][0].startswith("source soupsieve (python) is not evaluated by 1 set(s)")
+    # no reason recorded: the generic one
+    _, _, generic = evaluation.check([{**spec, "why_none": str(tmp_path / "none.json")}], 1, False, library_, tops=tops)
+    assert "defines or calls nothing the family makes quizzes of" in generic[0]

@@ -56,7 +56,7 @@ def corpus(tmp_path_factory):
     made = {"path_type": T.path_type(snippets, 8), "depth": T.ast_depth(snippets), "dataflow": T.dataflow(snippets, 0)}
     rows = []
     for task, made_rows in made.items():
-        kept = [{**r, "task": task} for r in capped(made_rows, 160, 0, task)]
+        kept = [{**r, "task": task, "source": "stdlib"} for r in capped(made_rows, 160, 0, task)]
         write_task(kept, out, task, 0, control=False)
         rows += kept
     write_samples(rows, out / "samples.parquet")

@@ -255,6 +255,8 @@ def test_generator_caps_samples_per_task_with_overrides(tmp_path):
 
     capped, small = run(tmp_path / "a")
     assert capped["path_type"]["samples"] == 5 and capped["depth"]["samples"] == 5
+    # every sample carries its snippet's source (the manifest's): the evaluation check counts snippets per source
+    assert set(pq.read_table(tmp_path / "a/samples.parquet").column("source").to_pylist()) == {"s"}
     wide, big = run(tmp_path / "b", "--max-samples-per-task", "path_type=0")
     from pipeline.families.probing import release as R
     snippets = T.snippets_of_file(java, "java", "f1", T.parser("java"))

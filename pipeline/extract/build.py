@@ -473,15 +473,17 @@ def aliases_of(result: FileResult, module: str, is_package: bool) -> list[str] |
 
 def inventory_rows(row: dict, module: str, result: FileResult, own: str = "",
                    own_tops: set[str] | frozenset[str] | None = None, is_package: bool = False,
-                   import_names: set[str] | None = None, available: frozenset[str] = frozenset()) -> list[dict]:
+                   import_names: set[str] | None = None, available: frozenset[str] = frozenset(),
+                   script: bool = False) -> list[dict]:
     """`import_names`: the distribution's importable top-level names (`import_tops`; None: all); `available`:
-    top-level names that are always there when the file is (the stdlib, its declared required dependencies)."""
+    top-level names that are always there when the file is (the stdlib, its declared required dependencies);
+    `script`: a script inside a package (`library.package_scripts`), never library code."""
     out = []
     if not importable(module):
         return out
     own_category = "stdlib" if own == library.STDLIB_DISTRIBUTION else "user_defined"
-    is_library = library.library_code(row["path"], module, row.get("location")) and (import_names is None
-                                                                or module.split(".")[0] in import_names)
+    is_library = not script and library.library_code(row["path"], module, row.get("location")) and (
+        import_names is None or module.split(".")[0] in import_names)
     stdlib = own == library.STDLIB_DISTRIBUTION
     requires = None if stdlib else requires_of(result, module, is_package, available)
     aliases = aliases_of(result, module, is_package)
@@ -582,6 +584,9 @@ def iter_rows(manifest: pa.Table, workers: int, timeout_s: float, max_file_bytes
     rows = manifest.filter(pc.equal(manifest.column("language"), "python")).to_pylist()
     rows.sort(key=_file_key)  # stable: the manifest's own order, made explicit
     everything = rows
+    # scripts inside a package (a `__main__` guard, nothing of the source imports or names them): never library code,
+    # judged over every file (a shard's too)
+    in_package_scripts = library.package_scripts(rows)
     # module names and categories by distribution, never by the `repository:` grouping:
     # `dir:2` once cut `pkg/sub/x.py` from `pkg/__init__.py`, so it was module `sub.x` in one grouping only
     dists = {r["file_id"]: library.distribution(r["source"], r["repository"], r["source"] in per_repository_sources,
@@ -660,7 +665,7 @@ def iter_rows(manifest: pa.Table, workers: int, timeout_s: float, max_file_bytes
         yield from emit("usages", use)
         if not r["duplicate"]:
             for inv in inventory_rows(r, module, result, own, dist_tops[own], is_package, import_names[own],
-                                      available[own]):
+                                      available[own], (r["source"], r["path"]) in in_package_scripts):
                 # unique per repository (two projects' `tests.conftest` are two modules); within one,
                 # the first file in path order wins
                 inventory.setdefault(inv["fqn"], inv)

@@ -16,9 +16,11 @@ corpus's layout, never from how its files are grouped into repositories:
 
 from __future__ import annotations
 
+import itertools
 import re
 import sys
 from pathlib import Path, PurePosixPath
+from typing import Iterator
 
 STDLIB_TOPS = frozenset(sys.stdlib_module_names) | {"builtins"}
 STDLIB_DISTRIBUTION = "stdlib"
@@ -108,7 +110,7 @@ STDLIB_NOT_LIBRARY = frozenset({"turtledemo", "__hello__", "__phello__", "test",
                                 "__hello_only__", "__phello_alias__"})
 # Root modules of an sdist that bootstrap or build it (setuptools' ez_setup.py, versioneer): never its library.
 BOOTSTRAP_MODULES = frozenset({"ez_setup", "distribute_setup", "versioneer", "bootstrap", "setup", "conftest",
-                               "noxfile", "fabfile", "runtests", "run_tests"})
+                               "noxfile", "fabfile", "runtests", "run_tests", "hatch_build"})
 _SKIP_TOPS = SCRIPT_DIRS | {"src", "lib", ""}
 # the package path of a Java file starts after these folders (a JDK module's `java.base/`, Maven's src/main/java/)
 _JAVA_ROOTS = ("src/main/java/", "src/java/", "src/")
@@ -146,6 +148,15 @@ def _pyproject_tops(data: dict) -> list[str]:
     hatch = (((tool.get("hatch") or {}).get("build") or {}).get("targets") or {}).get("wheel") or {}
     out += [PurePosixPath(p).name.removesuffix(".py") for p in hatch.get("packages") or [] if isinstance(p, str)]
     out += [PurePosixPath(p).name.removesuffix(".py") for p in hatch.get("only-include") or [] if isinstance(p, str)]
+    for entry in hatch.get("include") or []:  # `/soupsieve`, `src/pkg/**`: the first folder or module named
+        parts = [q for q in PurePosixPath(entry.lstrip("/")).parts if q not in ("src", "")] if isinstance(entry, str) else []
+        if parts and not any(c in parts[0] for c in "*?[!"):
+            out.append(parts[0].removesuffix(".py"))
+    backend = (data.get("build-system") or {}).get("build-backend", "")
+    if backend == "hatchling.build" and not any(hatch.get(k) for k in ("packages", "only-include", "include")):
+        name = (data.get("project") or {}).get("name")  # hatchling's default: the package named after the project
+        if isinstance(name, str):
+            out.append(re.sub(r"[-.]+", "_", name).lower())
     for p in (tool.get("poetry") or {}).get("packages") or []:
         if isinstance(p, dict) and isinstance(p.get("include"), str) and "*" not in p["include"]:
             out.append(PurePosixPath(p["include"]).name.removesuffix(".py"))
@@ -268,7 +279,8 @@ def library_files(rows: list[dict], scripts: list[str], declarations: dict[str, 
     (`ez_setup.py`), the stdlib's demo / test modules, or (when the source declares its top-level names and some
     file is under them) a file outside them. Java: the script globs are matched on the folders before the package
     path and the file name only (`tools/*` never matches `sun/security/tools/`). JavaScript: inside the paths
-    package.json publishes, when it names some that exist."""
+    package.json publishes, when it names some that exist. Then, whatever the folders are called, a script inside a
+    package (`package_scripts`: a `__main__` guard, and nothing of its source imports or names it)."""
     declarations = declarations or {}
     by_source: dict[str, list[int]] = {}
     for i, r in enumerate(rows):
@@ -291,6 +303,150 @@ def library_files(rows: list[dict], scripts: list[str], declarations: dict[str, 
                 flags[i] = _js_declared(rows[i]["path"], paths)
         for i, flag in flags.items():
             out[i] = flag
+    for source, path in package_scripts(rows, out):
+        for i in by_source[source]:
+            if rows[i]["path"] == path:
+                out[i] = False
+    return out
+
+
+# -- scripts inside a package (webencodings' `mklabels.py`): read as text, never run ------------------------------
+# a module-level `if __name__ == "__main__":` (either order of the comparison)
+_MAIN_GUARD = re.compile(r"""^if[ \t(]+(?:__name__[ \t]*==[ \t]*(['"])__main__\1|(['"])__main__\2[ \t]*==[ \t]*__name__)""",
+                         re.M)
+# `from X import a, b` / `from .X import (a,\n b)`: the module part and the names
+_FROM_IMPORT = re.compile(r"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#;]*)", re.M)
+# metadata that may name a module as a console script or plugin (`name = pkg.mod:main`)
+_ENTRY_POINT_FILES = ("*.egg-info/entry_points.txt", "src/*.egg-info/entry_points.txt", "*.dist-info/entry_points.txt",
+                      "pyproject.toml", "setup.cfg")
+
+
+def _read(location: str | None) -> str | None:
+    if not location:
+        return None
+    try:
+        return Path(location).read_bytes().decode("utf-8", errors="replace")
+    except OSError:
+        return None
+
+
+_DOTTED = re.compile(r"[A-Za-z_][\w.]*")
+_QUOTED = re.compile(r"""(['"])\.?([A-Za-z_]\w*)\1""")
+_ALL = re.compile(r"^__all__[ \t]*(?::[^=\n]*)?[+]?=", re.M)
+# the source's documentation, where it names a module of its API (`.. autofunction:: werkzeug.testapp.test_app`)
+_DOC_SUFFIXES = (".rst", ".md", ".txt")
+_DOC_FOLDERS = ("docs", "doc")
+_MAX_DOC_FILES = 2000
+
+
+def _names_in(text: str) -> set[str]:
+    """Every dotted name of `text` and each of its heads (`json.tool.main` gives json, json.tool, json.tool.main):
+    what `python -m json.tool`, `import pkg.mod`, `pkg.mod:main` and `.. autofunction:: pkg.mod.f` name."""
+    out: set[str] = set()
+    for token in set(_DOTTED.findall(text)):
+        parts = token.strip(".").split(".")
+        out.update(".".join(parts[:i]) for i in range(1, len(parts) + 1))
+    return out
+
+
+def _from_imports(text: str, here: str, is_package: bool) -> set[str]:
+    """The modules and names a module's `from` imports reach, absolute: `from . import mod` in `pkg/__init__.py`
+    gives pkg and pkg.mod; `from .mod import x` in `pkg/a.py` gives pkg.mod and pkg.mod.x."""
+    parts = here.split(".") if is_package else here.split(".")[:-1]
+    out: set[str] = set()
+    for dots, rest, names in _FROM_IMPORT.findall(text):
+        if dots:
+            if len(dots) - 1 > len(parts):
+                continue
+            base = ".".join(parts[: len(parts) - (len(dots) - 1)] + ([rest] if rest else []))
+        else:
+            base = rest
+        out.add(base)
+        for name in names.strip("()").replace("\\", " ").split(","):
+            name = name.split(" as ")[0].strip()
+            if name.isidentifier():
+                out.add(f"{base}.{name}")
+    return out
+
+
+def _doc_texts(root: Path) -> Iterator[str]:
+    """The text of the documentation at a source's root: its top-level README / *.rst / *.md / *.txt files and those
+    under docs/ or doc/ (at most _MAX_DOC_FILES files)."""
+    files = [f for f in sorted(root.iterdir()) if f.is_file() and (f.suffix in _DOC_SUFFIXES or f.name.startswith("README"))]
+    for folder in _DOC_FOLDERS:
+        if (root / folder).is_dir():
+            files += [f for f in sorted((root / folder).rglob("*")) if f.suffix in _DOC_SUFFIXES and f.is_file()]
+    for f in files[:_MAX_DOC_FILES]:
+        text = _read(str(f))
+        if text:
+            yield text
+
+
+def package_scripts(rows: list[dict], library: list[bool] | None = None) -> set[tuple[str, str]]:
+    """(source, path) of the Python modules inside a package that are scripts, not library code, whatever their folder
+    is called (webencodings' `webencodings/mklabels.py`, which regenerates `labels.py` from the web): a module (not
+    `__init__.py`) in a package folder (one with `__init__.py`), with a module-level `if __name__ == "__main__":`
+    guard, that declares no public API (no `__all__`) and that nothing of its source refers to: no other Python file
+    imports it (`from . import mod`, `from .mod import x`, `from pkg import mod`), names its dotted name (`import
+    pkg.mod`, `python -m pkg.mod` in a docstring, `"pkg.mod"`) or quotes its name inside its own top-level package
+    (`"mod"`, `".mod"`: codec registries, plugin loaders), and neither the source's metadata (entry points,
+    pyproject.toml, setup.cfg) nor its documentation (README, docs/) names it. So a module its package imports or
+    names, or that declares or documents an API, stays library code whatever guard it has (json.tool, named by
+    json's docstring; wsgiref.simple_server, its `__all__`; werkzeug.testapp, its docs; flask.cli; requests.certs).
+    Read as text, never run or imported. `rows`: manifest rows (source, path, language, location); every row may
+    refer, only those `library` flags (all when None) are judged."""
+    by_source: dict[str, list[dict]] = {}
+    judged: set[tuple[str, str]] = set()
+    for i, r in enumerate(rows):
+        if r.get("language") == "python":
+            by_source.setdefault(r["source"], []).append(r)
+            if library is None or library[i]:
+                judged.add((r["source"], r["path"]))
+    roots = source_roots(rows)
+    out: set[tuple[str, str]] = set()
+    for source, mine in sorted(by_source.items()):
+        folders = {str(PurePosixPath(r["path"]).parent) for r in mine if PurePosixPath(r["path"]).name == "__init__.py"}
+        candidates = {}
+        for r in mine:
+            path = PurePosixPath(r["path"])
+            if (path.name in ("__init__.py", "__main__.py") or str(path.parent) not in folders
+                    or (source, r["path"]) not in judged):
+                continue
+            text = _read(r.get("location"))
+            if text and "__main__" in text and _MAIN_GUARD.search(text) and not _ALL.search(text):
+                candidates[r["path"]] = _dotted(r["path"])
+        if not candidates:
+            continue
+        referred: set[str] = set()
+        for r in mine:
+            if len(referred) == len(candidates):
+                break
+            text = _read(r.get("location"))
+            if not text:
+                continue
+            here = _dotted(r["path"])
+            left = {p: d for p, d in candidates.items() if p != r["path"] and p not in referred}
+            # what could refer to them at all (plain substring tests first: the stdlib's 700 files are read whole)
+            named = {p for p, d in left.items() if d in text}
+            near = {p for p, d in left.items() if d.split(".")[0] in text or d.split(".")[0] == here.split(".")[0]}
+            if not named and not near:
+                continue
+            names = _names_in(text) if named else set()
+            imported = _from_imports(text, here, PurePosixPath(r["path"]).name == "__init__.py")
+            own = {p for p in near if here.split(".")[0] == left[p].split(".")[0]}
+            quoted = {m[1] for m in _QUOTED.findall(text)} if own else set()
+            for p, dotted in left.items():
+                if dotted in names or dotted in imported or (p in own and dotted.rsplit(".", 1)[-1] in quoted):
+                    referred.add(p)
+        root = roots.get(source)
+        if root is not None and len(referred) < len(candidates):
+            metadata = [_read(str(f)) or "" for pattern in _ENTRY_POINT_FILES for f in sorted(root.glob(pattern))]
+            for text in itertools.chain(metadata, _doc_texts(root)):
+                names = _names_in(text)
+                referred |= {p for p, dotted in candidates.items() if dotted in names}
+                if len(referred) == len(candidates):
+                    break
+        out |= {(source, p) for p in candidates if p not in referred}
     return out
 
 

@@ -8,8 +8,10 @@ per family, language and source (`allow_unevaluated: true` makes those warnings)
 composition (library files and lines per source and split, from the manifest) and each set's (items per
 source and per the set's `by` columns) are written either way.
 
-Runs after the families' benchmarks are built (rule evaluation_sizes, in `rule all`); writes
-reports/metrics/evaluation.json with every set's size either way."""
+Runs after the families' benchmarks are built, as two jobs: rule evaluation_metrics (`--measure-only`) writes
+reports/metrics/evaluation.json with every set's size and never fails on the check, so the file stays whether the
+check passes or not; rule evaluation_sizes (`--check-metrics`, in `rule all`, waited for by the report) reads it,
+prints the check's lines and fails the run when the check fails."""
 
 from __future__ import annotations
 
@@ -50,6 +52,9 @@ def items(spec: dict, tops: dict[str, str] | None = None) -> tuple[int, dict]:
     by = list(spec.get("by") or ())
     if not path.exists():
         return 0, {}
+    if by:  # a file written before one of its `by` columns existed: counted without it
+        names = pq.read_schema(path).names
+        by = [c for c in by if c in names]
     columns = sorted({c for c, _ in spec.get("where", ())} | ({"path"} if spec.get("suffixes") else set())
                      | ({spec["distinct"]} if spec.get("distinct") else set()) | set(by)
                      | ({spec["source_of"]} if spec.get("source_of") else set())
@@ -62,8 +67,13 @@ def items(spec: dict, tops: dict[str, str] | None = None) -> tuple[int, dict]:
     if spec.get("suffixes"):
         paths = table.column("path").to_pylist()
         table = table.filter(pa.array([p.endswith(tuple(spec["suffixes"])) for p in paths], pa.bool_()))
-    if spec.get("distinct"):
-        return len(set(table.column(spec["distinct"]).to_pylist())), {}
+    if spec.get("distinct"):  # distinct values (e.g. snippets, not samples), per `by` value too
+        keys = table.column(spec["distinct"]).to_pylist()
+        composition = {}
+        for column in by:
+            pairs = set(zip(keys, table.column(column).to_pylist()))
+            composition[column] = dict(sorted(Counter(str(value) for _, value in pairs).items()))
+        return len(set(keys)), composition
     composition: dict = {}
     if spec.get("source_of") and "source" not in by:  # per source through the library's top-level names
         composition["source"] = dict(sorted(Counter(
@@ -114,10 +124,25 @@ def library_index(manifest: Path | None, scripts: list[str]) -> tuple[dict, dict
     return out, tops
 
 
-def unevaluated(spec: dict, n: int, composition: dict, library: dict) -> list[tuple[str, str]]:
+def why_none(spec: dict, tops: dict[str, str] | None = None) -> dict[str, list[str]]:
+    """source -> the family's own reasons it gives the set no item (`EvaluationSet.why_none`: a JSON file whose
+    `why_none` maps a `source_of` value, e.g. a top-level library name, or a source to one sentence); {} when the
+    set names none or the file is not there."""
+    path = Path(spec.get("why_none") or "")
+    if not spec.get("why_none") or not path.is_file():
+        return {}
+    out: dict[str, list[str]] = {}
+    for key, sentence in sorted((json.loads(path.read_text()).get("why_none") or {}).items()):
+        source = (tops or {}).get(key, key) if spec.get("source_of") else key
+        out.setdefault(source, []).append(f"{key}: {sentence}" if key != source else sentence)
+    return out
+
+
+def unevaluated(spec: dict, n: int, composition: dict, library: dict,
+                reasons: dict[str, list[str]] | None = None) -> list[tuple[str, str]]:
     """(source, line) per source with library code in the set's language but no item in it: sets drawn from a split
     (`every_source`; the split is the items' own, else the spec's `split`, else "evaluation"), and sets counted per
-    source (`by` source, `source_of`: apiquiz's quizzes, codesyntax's samples)."""
+    source (`by` source, `source_of`: a column of top-level names). `reasons`: `why_none` of the set."""
     per_source = spec.get("every_source") or (spec.get("checked_per_source", True) and (
         "source" in (spec.get("by") or ()) or spec.get("source_of")))
     if not per_source or not library or not n:  # an empty set is the size check's (allow_small)
@@ -130,7 +155,9 @@ def unevaluated(spec: dict, n: int, composition: dict, library: dict) -> list[tu
             continue
         files = sum(f for f, _ in splits.values())
         held = splits.get(split, [0, 0])[0]
-        if not spec.get("every_source"):
+        if not spec.get("every_source") and (reasons or {}).get(source):  # the family's own reason
+            why = "its library gives none: " + "; ".join(reasons[source])
+        elif not spec.get("every_source"):
             why = (f"its library gives none (its code defines or calls nothing the family makes {spec['name']} of)"
                    + (f"; {spec['fix']}" if spec.get("fix") else ""))
         elif not held:
@@ -183,7 +210,7 @@ def check(sets: list[dict], min_items: int, allow_small: bool, library: dict | N
             lines.append(f"{spec['family']} {spec['language']}: {n} {spec['name']} in its evaluation set, fewer than "
                          f"manifest.evaluation.min_items {min_items}: {fix} (or set manifest.evaluation.allow_small: "
                          "true to accept it)")
-        for source, line in unevaluated(spec, n, composition, library):
+        for source, line in unevaluated(spec, n, composition, library, why_none(spec, tops)):
             missing.append(line)
             by_source.setdefault((spec["language"], source), []).append(line)
     sources = [f"source {source} ({language}) is not evaluated by {len(found)} set(s): "
@@ -202,17 +229,65 @@ def check(sets: list[dict], min_items: int, allow_small: bool, library: dict | N
     return metrics, lines, missing
 
 
+def report_lines(metrics: dict) -> bool:
+    """Print the check's lines of a metrics dict (`check`'s) to stderr: one per set under min_items (ERROR, or
+    WARNING under allow_small), one per source left unevaluated (ERROR under strict, else a WARNING). True when the
+    check passes (`metrics["ok"]`)."""
+    allow_small = metrics.get("allow_small", False)
+    for line in metrics.get("too_small", []):
+        print(f"{'WARNING' if allow_small else 'ERROR'} evaluation: {line}", file=sys.stderr)
+    fail = metrics.get("strict", False) and not metrics.get("allow_unevaluated", False)
+    for line in metrics.get("unevaluated_sources", []):  # one line per source, with the reason
+        if fail:
+            print(f"ERROR evaluation: {line}", file=sys.stderr)
+        else:
+            log.warning("evaluation: %s", line)
+    return bool(metrics.get("ok"))
+
+
+def log_sizes(metrics: dict) -> None:
+    """Every set's size and every source's row of the per-source table, at INFO (the job's log)."""
+    for row in metrics["sets"]:
+        log.info("evaluation: %s %s: %d %s", row["family"], row["language"], row["items"], row["set"])
+    for language, sources in metrics["per_source"].items():
+        for source, cell in sources.items():
+            log.info("evaluation: %s %s: %d library files (%d in test); %s", language, source, cell["library_files"],
+                     cell["test_library_files"], ", ".join(f"{k} {v}" for k, v in cell["items"].items()) or "no set")
+
+
+def check_metrics(metrics_path: Path, passed: Path | None) -> int:
+    """The check alone (rule evaluation_sizes), on the metrics a `--measure-only` run wrote (rule
+    evaluation_metrics): its lines printed, `passed` written when it passes (what `rule all` and the report wait
+    for), exit 1 when it fails. The metrics file is never touched: it stays whether the check passes or not."""
+    if not metrics_path.exists():
+        print(f"ERROR evaluation: {metrics_path} does not exist: run the measuring step first "
+              "(python -m pipeline.manifest.evaluation --measure-only ...; rule evaluation_metrics)", file=sys.stderr)
+        return 1
+    metrics = json.loads(metrics_path.read_text())
+    if not report_lines(metrics):
+        print(f"evaluation: the check failed; its metrics stay in {metrics_path}", file=sys.stderr)
+        return 1
+    if passed is not None:
+        write_json({"ok": True, "metrics": str(metrics_path), "sets": len(metrics.get("sets", [])),
+                    "too_small": len(metrics.get("too_small", [])),
+                    "unevaluated_sources": len(metrics.get("unevaluated_sources", []))}, passed)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         prog="python -m pipeline.manifest.evaluation",
         description="Check that every enabled family's evaluation set holds at least min_items items per language, "
         "and every source with library code items in each set of its language; write reports/metrics/evaluation.json "
         "(before failing, so it is there either way) and exit 1 naming each family and language that is too small "
-        "(unless --allow-small) or, under --strict, each source left unevaluated (unless --allow-unevaluated).",
+        "(unless --allow-small) or, under --strict, each source left unevaluated (unless --allow-unevaluated). "
+        "The workflow runs the two halves as two jobs, so a failed check never removes the metrics: "
+        "--measure-only (rule evaluation_metrics: write the metrics, exit 0) and --check-metrics (rule "
+        "evaluation_sizes: read them, print the lines, exit 1 when the check fails).",
     )
-    ap.add_argument("--sets", required=True, help="JSON list of evaluation sets (pipeline.families.EvaluationSet "
-                    "fields plus family)")
-    ap.add_argument("--min-items", required=True, type=int)
+    ap.add_argument("--sets", help="JSON list of evaluation sets (pipeline.families.EvaluationSet "
+                    "fields plus family); required unless --check-metrics")
+    ap.add_argument("--min-items", type=int, help="required unless --check-metrics")
     ap.add_argument("--allow-small", action="store_true", help="report small sets as warnings, exit 0")
     ap.add_argument("--allow-unevaluated", action="store_true",
                     help="report sources with library code but no item in a set as warnings, even under --strict")
@@ -221,36 +296,41 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--manifest", type=Path, help="data/manifest.parquet: each source's library code per split")
     ap.add_argument("--scripts", default="null",
                     help="manifest.split_policy.scripts as JSON (null: the default globs): paths that are not library code")
-    ap.add_argument("--metrics", required=True, type=Path)
+    ap.add_argument("--metrics", type=Path, help="where the metrics go (required unless --check-metrics)")
     ap.add_argument("--keep", type=Path,
                     help="also write the metrics here (a path the workflow keeps when this job fails, e.g. its log "
                          "folder: a failed job's outputs are removed)")
+    ap.add_argument("--measure-only", action="store_true",
+                    help="write the metrics (ok or not, with `ok` in them) and exit 0: the check is --check-metrics")
+    ap.add_argument("--check-metrics", type=Path, metavar="METRICS",
+                    help="check the metrics a --measure-only run wrote: print the lines, exit 1 when the check fails")
+    ap.add_argument("--passed", type=Path, help="with --check-metrics: a small JSON written only when the check passes")
     args = ap.parse_args(argv)
     logs.setup()
+    if args.check_metrics is not None:
+        return check_metrics(args.check_metrics, args.passed)
+    missing_args = [flag for flag, value in (("--sets", args.sets), ("--min-items", args.min_items),
+                                             ("--metrics", args.metrics)) if value is None]
+    if missing_args:
+        ap.error(f"{', '.join(missing_args)} required (unless --check-metrics)")
     scripts = json.loads(args.scripts)
     library, tops = library_index(args.manifest, list(SCRIPTS if scripts is None else scripts))
-    metrics, lines, missing = check(json.loads(args.sets), args.min_items, args.allow_small, library,
-                                    args.allow_unevaluated, args.strict, tops)
+    metrics, _, _ = check(json.loads(args.sets), args.min_items, args.allow_small, library,
+                          args.allow_unevaluated, args.strict, tops)
     write_json(metrics, args.metrics)  # atomically, before any failure
     if args.keep:
         write_json(metrics, args.keep)
-    for line in lines:
-        print(f"{'WARNING' if args.allow_small else 'ERROR'} evaluation: {line}", file=sys.stderr)
-    fail = args.strict and not args.allow_unevaluated
-    for line in metrics["unevaluated_sources"]:  # one line per source, with the reason
-        if fail:
-            print(f"ERROR evaluation: {line}", file=sys.stderr)
-        else:
-            log.warning("evaluation: %s", line)
-    for row in metrics["sets"]:
-        log.info("evaluation: %s %s: %d %s", row["family"], row["language"], row["items"], row["set"])
-    for language, sources in metrics["per_source"].items():
-        for source, cell in sources.items():
-            log.info("evaluation: %s %s: %d library files (%d in test); %s", language, source, cell["library_files"],
-                     cell["test_library_files"], ", ".join(f"{k} {v}" for k, v in cell["items"].items()) or "no set")
-    if not metrics["ok"] and args.keep:
+    if args.measure_only:
+        log_sizes(metrics)
+        log.info("evaluation: the check %s (%d sets under min_items, %d sources unevaluated): %s", "passes"
+                 if metrics["ok"] else "fails", len(metrics["too_small"]), len(metrics["unevaluated_sources"]),
+                 args.metrics)
+        return 0
+    ok = report_lines(metrics)
+    log_sizes(metrics)
+    if not ok and args.keep:
         print(f"evaluation: the check failed; its metrics are kept in {args.keep}", file=sys.stderr)
-    return 0 if metrics["ok"] else 1
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

@@ -39,7 +39,7 @@ from tqdm import tqdm
 from pipeline import schemas as core_schemas
 from pipeline.core import ids, logs, shards as sharding
 from pipeline.extract import library, platforms
-from pipeline.extract.availability import alias_targets, installed_tops, platform_labels
+from pipeline.extract.availability import alias_targets, installed_tops, missing_modules, platform_labels
 from pipeline.extract.stdlib import ABSENT, StdlibNames
 from pipeline.extract.build import absolute
 from pipeline.extract.visitor import private
@@ -832,7 +832,8 @@ def generate(usages: pa.Table, inventory: pa.Table, imports: pa.Table, tokenizer
     flags.sort(key=lambda f: (f["quiz_id"], f["tokenizer"]))
     qt = pa.Table.from_pylist(quizzes, schemas.QUIZZES)
     ft = pa.Table.from_pylist(flags, schemas.QUIZ_TOKENS)
-    return qt, ft, summary(every_api, apis, qt, ft, tokenizers)
+    return qt, ft, {**summary(every_api, apis, qt, ft, tokenizers),
+                    **libraries_left_out(every_api, apis, inventory, include_private, include_optional)}
 
 
 def aggregate_usages(path: Path, memory_limit: str = "1GB") -> tuple[pa.Table, pa.Table]:
@@ -917,7 +918,8 @@ def write_quizzes(usages: Path, inventory: pa.Table, imports: pa.Table, tokenize
     q_path, f_path = tmpdir / "quizzes.unsorted.parquet", tmpdir / "tokens.unsorted.parquet"
     _spill(parts, q_path, f_path)
     return {**api_summary(every_api, apis),
-            **_sorted_out([q_path], [f_path], out_quizzes, out_tokens, tmpdir, memory_limit, tokenizers)}
+            **_sorted_out([q_path], [f_path], out_quizzes, out_tokens, tmpdir, memory_limit, tokenizers),
+            **libraries_left_out(every_api, apis, inventory, include_private, include_optional)}
 
 
 # --- apiquiz.shards > 1: each shard job quizzes its APIs (api_shard), the merge sorts every shard's rows -------
@@ -940,7 +942,8 @@ def write_part(usages: Path, inventory: pa.Table, imports: pa.Table, tokenizers:
                   schemas.API_NAMES)
     n_quizzes, n_flags = _spill(parts, part_path(part, "quizzes"), part_path(part, "tokens"))
     meta = {"shard": shard, "shards": shards, "tokenizers": tokenizers, "quizzes": n_quizzes, "flags": n_flags,
-            "api_metrics": api_summary(every_api, apis)}
+            "api_metrics": api_summary(every_api, apis),
+            "libraries": libraries_left_out(every_api, apis, inventory, include_private, include_optional)}
     write_json(meta, part)
     return meta
 
@@ -960,8 +963,8 @@ def merge_parts(parts: list[Path], out_quizzes: Path, out_tokens: Path, out_name
     if tokenizers is not None and metas[0]["tokenizers"] != tokenizers:
         raise ValueError(f"apiquiz --merge: the parts were built with --tokenizers {metas[0]['tokenizers']}, the merge "
                          f"is given {tokenizers}; rebuild every shard")
-    for key in ("tokenizers", "api_metrics"):
-        if any(m[key] != metas[0][key] for m in metas[1:]):
+    for key in ("tokenizers", "api_metrics", "libraries"):
+        if any(m.get(key) != metas[0].get(key) for m in metas[1:]):
             raise ValueError(f"apiquiz --merge: the parts differ in {key} (built from different inputs or params); "
                              "rebuild every shard")
     names = [r for p in parts for r in read_parquet(part_path(p, "names"), schemas.API_NAMES).to_pylist()]
@@ -969,12 +972,76 @@ def merge_parts(parts: list[Path], out_quizzes: Path, out_tokens: Path, out_name
     write_parquet(pa.Table.from_pylist(names, schemas.API_NAMES), out_names, schemas.API_NAMES)
     return {**metas[0]["api_metrics"],
             **_sorted_out([part_path(p, "quizzes") for p in parts], [part_path(p, "tokens") for p in parts],
-                          out_quizzes, out_tokens, tmpdir, memory_limit, metas[0]["tokenizers"])}
+                          out_quizzes, out_tokens, tmpdir, memory_limit, metas[0]["tokenizers"]),
+            **metas[0].get("libraries", {})}
 
 
 def summary(every_api: list[Api], apis: list[Api], quizzes: pa.Table, flags: pa.Table, tokenizers: list[str]) -> dict:
     """The metrics: the APIs' (`api_summary`), then the quizzes' (`quiz_summary`)."""
     return {**api_summary(every_api, apis), **quiz_summary(quizzes, flags, tokenizers)}
+
+
+def left_out_reason(api: Api, include_private: bool = False, include_optional: bool = False) -> str | None:
+    """Why an API is not quizzed (`quiz_rows`' filter, its first reason; the names of `api_summary`'s counts), or
+    None when it is."""
+    if not api.library_code:
+        return "not_library_code"
+    if api.data_member:
+        return "data_member"
+    if api.platform is not None and not (include_optional and api.platform == platforms.OPTIONAL_DEPENDENCY):
+        return api.platform
+    if api.not_in_stdlib:
+        return "not_in_stdlib"
+    if api.unbound:
+        return "unbound"
+    if api.hidden:
+        return "hidden_module"
+    if api.private and not include_private:
+        return "private"
+    return None
+
+
+_REASONS = {"not_library_code": "defined in test, example, docs or script modules",
+            "data_member": "members of data attributes", "private": "with no public name",
+            "not_in_stdlib": "stdlib names the pinned interpreter does not bind",
+            "unbound": "names the module does not bind once it has run",
+            "hidden_module": "reached only through a module a package attribute hides"}
+
+
+def libraries_left_out(every_api: list[Api], apis: list[Api], inventory: pa.Table, include_private: bool = False,
+                       include_optional: bool = False) -> dict:
+    """Per top-level library of the corpus (the inventory's `library`) whose called APIs are all left out, why:
+    `libraries_without_quizzes` {library: {apis, left_out: {reason: n}, needs: [top-level names its modules import
+    that no distribution of the corpus or its declared dependencies provides]}} and `why_none` {library: one
+    sentence} (what the evaluation check prints for its source, pipeline.manifest.evaluation)."""
+    corpus = set(inventory.column("library").to_pylist())
+    quizzed = {a.definition.split(".", 1)[0] for a in apis}
+    needs: dict[str, set[str]] = defaultdict(set)
+    for module, top in missing_modules(inventory).items():
+        needs[module.split(".", 1)[0]].add(top)
+    left: dict[str, Counter] = defaultdict(Counter)
+    for api in every_api:
+        top = api.definition.split(".", 1)[0]
+        if top in corpus and top not in quizzed:
+            left[top][left_out_reason(api, include_private, include_optional) or "quizzed"] += 1
+    out, why = {}, {}
+    for top, reasons in sorted(left.items()):
+        if set(reasons) == {"not_library_code"}:  # no library (a test suite, an sdist-root script): nothing to explain
+            continue
+        n = sum(reasons.values())
+        out[top] = {"apis": n, "left_out": dict(sorted(reasons.items())), "needs": sorted(needs.get(top, ()))}
+        parts = []
+        for reason, count in sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0])):
+            if reason == platforms.OPTIONAL_DEPENDENCY:
+                missing = ", ".join(sorted(needs.get(top, ()))) or "a distribution"
+                parts.append(f"{count} because {top} imports {missing} at the top level of its modules, a "
+                             "distribution neither in the corpus nor declared as a required dependency of it, so "
+                             f"`import {top}` fails where it is installed without extras (add {missing} to the "
+                             "corpus, or set apiquiz.include_optional_dependencies: true)")
+            else:
+                parts.append(f"{count} {_REASONS.get(reason, 'only on platform ' + reason)}")
+        why[top] = f"all {n} of its called APIs are left out: " + "; ".join(parts)
+    return {"libraries_without_quizzes": out, "why_none": why}
 
 
 def api_summary(every_api: list[Api], apis: list[Api]) -> dict:

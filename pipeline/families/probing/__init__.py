@@ -166,9 +166,12 @@ FAMILY = Family(
         strata=lambda config: CORPUS_TASKS + ("algorithm",),  # a zoo entry's cap per value
         strata_name="task",
     ),
-    # cross-validated over snippets (folds never split one): the snippets are the evaluation set
-    evaluation=lambda config: [EvaluationSet("snippets", lang, samples_file(lang), distinct="group",
-                                             fix="or raise probing.max_snippets") for lang in subsets(config)],
+    # cross-validated over snippets (folds never split one): the snippets are the evaluation set, counted per source
+    # (the per-source table) but not checked per source: they are a seeded sample of the language's methods
+    # (probing.max_snippets), never drawn from a split, so which sources they come from is the sample's
+    evaluation=lambda config: [EvaluationSet("snippets", lang, samples_file(lang), distinct="group", by=("source",),
+                                             checked_per_source=False, fix="or raise probing.max_snippets")
+                               for lang in subsets(config)],
     fit=Fit(tasks=fit_tasks, subset=lambda config, task: split(task)[0],
             labels=labels_file, task_type=task_type,
             # every probe beside the baseline on its own items (majority; linreg on the token count for depth), paired

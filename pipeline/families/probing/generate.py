@@ -22,7 +22,7 @@ from pipeline.core.ids import stable_id, unit_float
 from pipeline.families.probing import CONTROL, RELEASE_PARSER, RELEASE_PARSER_TASKS, VARIANTS, runtime019
 from pipeline.families.probing import release as R
 from pipeline.families.probing import tasks as T
-from pipeline.families.probing.schemas import LABELS, SAMPLES
+from pipeline.families.probing.schemas import ALGORITHM_SOURCE, LABELS, SAMPLES
 from pipeline.fit.probe import control_labels
 from pipeline.io import write_json, write_parquet
 
@@ -80,7 +80,7 @@ def write_samples(rows: list[dict], path: Path) -> int:
     """Every task's samples of one language in one table (the predict subset), by item_id."""
     samples = sorted(({"item_id": r["item_id"], "task": r["task"], "group": r["group"], "text": r["text"],
                        "kind": r["kind"], "starts": [a for a, _ in r["spans"]], "ends": [b for _, b in r["spans"]],
-                       "word": r["word"]} for r in rows), key=lambda r: r["item_id"])
+                       "word": r["word"], "source": r["source"]} for r in rows), key=lambda r: r["item_id"])
     if len({r["item_id"] for r in samples}) != len(samples):
         raise ValueError("two samples share an item_id")
     write_parquet(pa.Table.from_pylist(samples, schema=SAMPLES), path, SAMPLES)
@@ -114,9 +114,9 @@ def cap_snippets(snippet_ids: list[str], args: argparse.Namespace) -> set[str]:
     return set(snippet_ids)
 
 
-def corpus_snippets(args: argparse.Namespace) -> tuple[list[T.Snippet], dict, dict[str, str]]:
-    """The language's snippets (capped, comments stripped unless kept), counts, and each snippet's file id (the
-    fit's folds group by it: every method of one file on one side)."""
+def corpus_snippets(args: argparse.Namespace) -> tuple[list[T.Snippet], dict, dict[str, str], dict[str, str]]:
+    """The language's snippets (capped, comments stripped unless kept), counts, each snippet's file id (the
+    fit's folds group by it: every method of one file on one side) and each file id's source."""
     prs = T.parser(args.language)
     if args.merge:  # the shards' candidates, capped again; only the kept snippets' files are parsed again
         parts = [json.loads(p.read_text()) for p in args.merge]
@@ -124,7 +124,8 @@ def corpus_snippets(args: argparse.Namespace) -> tuple[list[T.Snippet], dict, di
         candidates = {sid: fid for p in parts for sid, fid in p["candidates"]}
         keep = cap_snippets(list(candidates), args)
         wanted = {candidates[sid] for sid in keep}
-        snippets = [s for r in language_files(args) if r["file_id"] in wanted
+        files = language_files(args)
+        snippets = [s for r in files if r["file_id"] in wanted
                     for s in file_snippets(r, args, prs) if s.snippet_id in keep]
         file_of = {sid: candidates[sid] for sid in keep}
     else:
@@ -152,7 +153,7 @@ def corpus_snippets(args: argparse.Namespace) -> tuple[list[T.Snippet], dict, di
     if too_complex:
         log.warning("%s: %d files over probing.max_file_tokens were not parsed", args.language, too_complex)
         counts["files_too_complex"] = too_complex
-    return snippets, counts, file_of
+    return snippets, counts, file_of, {r["file_id"]: r["source"] for r in files}
 
 
 def corpus_part(args: argparse.Namespace) -> dict:
@@ -182,7 +183,7 @@ def corpus(args: argparse.Namespace) -> dict:
     class_rule: dict[str, dict] = {}
     corpus_tasks = [t for t in args.tasks if t != "algorithm"]
     if corpus_tasks:
-        snippets, counts, file_of = corpus_snippets(args)
+        snippets, counts, file_of, source_of = corpus_snippets(args)
         summary.update(counts)
         prs = T.parser(args.language)
         generators = {"path_type": lambda: R.path_type(snippets, prs),
@@ -202,12 +203,13 @@ def corpus(args: argparse.Namespace) -> dict:
                       "path_type_ours": lambda: T.path_type(snippets, args.classes),
                       "misuse_declared": lambda: T.misuse(snippets, args.seed)}
         for task in corpus_tasks:
-            made[task] = [{**r, "file": file_of[r["group"]]} for r in generators[task]()]
+            made[task] = [{**r, "file": file_of[r["group"]], "source": source_of[file_of[r["group"]]]}
+                          for r in generators[task]()]
             if task in RELEASE_CLASS_LISTS:  # the release's make_dict over every sample, before the caps
                 made[task], class_rule[task] = R.apply_classes(made[task], args.classes, args.min_class_samples)
     if "algorithm" in args.tasks:
         subs = json.loads(Path(args.algorithm_dataset).read_text())
-        made["algorithm"] = T.algorithm(subs, args.max_chars)
+        made["algorithm"] = [{**r, "source": ALGORITHM_SOURCE} for r in T.algorithm(subs, args.max_chars)]
         summary["submissions"] = len(subs)
     rows = []
     for task in args.tasks:

@@ -16,6 +16,8 @@ from pipeline.families.probing.paper import TABLE1_CODET5_BASE_DECODER, TABLE1_C
 from pipeline.report.common import (CHANCE, MAX_SERIES, Section, clip, detectable_difference, floored, fraction,
                                     interval, markdown_table, min_n, plt, save, score_cell, write_plot)
 
+PER_SOURCE = ("probing's snippets by the source of their file, over the whole corpus (a seeded sample of its methods, "
+              "cross-validated: not drawn from the test split)")
 PAPER_ORDER = ("path_type", "depth", "declared", "dataflow", "variable_name", "misuse", "algorithm")  # Table 1
 PAPER_PROBES = ("paper", "sgd", "lbfgs", "ridge")  # the release's SGD probe first, then the others
 

@@ -13,7 +13,11 @@ SAMPLES = pa.schema([
     pa.field("starts", pa.list_(pa.int32()), nullable=False),  # character spans in text
     pa.field("ends", pa.list_(pa.int32()), nullable=False),
     pa.field("word", pa.string(), nullable=True),  # the token or name the sample is about
+    # the corpus source of the snippet's file (the manifest's `source`; an algorithm submission: its dataset,
+    # ALGORITHM_SOURCE): what the evaluation check counts snippets per source by
+    pa.field("source", pa.string(), nullable=False),
 ])
+ALGORITHM_SOURCE = "algo-1671A"  # the source of the algorithm task's samples (the dataset, not the corpus)
 
 # PROBE_LABELS plus the token count (depth baseline), the word type (control tasks) and the sample's source file
 # (`file`: the manifest's file_id of its snippet; an algorithm submission is its own file), what the fit's folds are
