@@ -61,6 +61,14 @@ def sentence(results: dict) -> str:
                      f"{n['definitions']:,} definitions dated by a @since tag ({n['definitions_with_tag']:,} by their "
                      f"own), {n['apis_dated']:,} of {n['apis']:,} API names; of those, {after}; "
                      f"{n['tags_unparsable']:,} tags unparsable, {n['tags_odd']:,} odd but read ({forms})")
+    for n in results["numbers"]["item_dates"]:
+        basis = n["by_basis"]
+        sides = "; ".join(
+            f"at {c}: " + ", ".join(f"{n[f'labels_at_{c}'].get(f'since_tag {label}', 0):,} {label}"
+                                    for label in ("released_before_cutoff", "released_after_cutoff"))
+            for c in results["configuration"]["cutoffs"])
+        parts.append(f"`{n['file']}`: {n['items']:,} items, " + ", ".join(f"{v:,} dated by `{k}`" for k, v in basis.items())
+                     + f"; those dated by a since tag, {sides}")
     return ". ".join(parts) + "."
 
 
