@@ -39,36 +39,61 @@ def measure(src_zip: Path, sel: Selection, cutoffs: tuple[dt.date, ...]) -> dict
             **since.summary(defs, tags, rows, cutoffs)}
 
 
-def item_counts(path: Path, cutoffs: tuple[dt.date, ...]) -> dict:
-    """A family's item dates (pipeline.runtime.predict.ITEM_DATES) by basis, and by (basis, label) at each cutoff."""
+def item_counts(path: Path, cutoffs: tuple[dt.date, ...], languages: dict[str, str] | None = None) -> dict:
+    """A family's item dates (pipeline.runtime.predict.ITEM_DATES) by basis, and by (basis, label) at each cutoff;
+    with `languages` (item id -> its file's language) per language too."""
     rows = read_parquet(path, ITEM_DATES).to_pylist()
-    out = {"file": path.as_posix(), "items": len(rows),
-           "by_basis": dict(sorted(Counter(r["date_basis"] or "none" for r in rows).items()))}
-    for cutoff in cutoffs:
-        labels = Counter(f"{r['date_basis'] or 'none'} {cutoff_label(r['released'], cutoff, r['date_basis'])}"
-                         for r in rows)
-        out[f"labels_at_{cutoff.isoformat()}"] = dict(sorted(labels.items()))
+
+    def counts(rows: list[dict]) -> dict:
+        out = {"items": len(rows), "by_basis": dict(sorted(Counter(r["date_basis"] or "none" for r in rows).items()))}
+        for cutoff in cutoffs:
+            labels = Counter(f"{r['date_basis'] or 'none'} {cutoff_label(r['released'], cutoff, r['date_basis'])}"
+                             for r in rows)
+            out[f"labels_at_{cutoff.isoformat()}"] = dict(sorted(labels.items()))
+        return out
+
+    out = {"file": path.as_posix(), **counts(rows)}
+    if languages is not None:
+        out["by_language"] = {lang: counts([r for r in rows if languages.get(r["item_id"]) == lang])
+                              for lang in sorted(set(languages.values()))}
     return out
 
 
+def item_languages(items: str, manifest: Path) -> dict[str, str]:
+    """`PATH:ID_COLUMN` (a family's items table with `file_id`) -> item id -> its file's language (the manifest's)."""
+    import duckdb
+
+    path, _, column = items.rpartition(":")
+    return dict(duckdb.execute(f'SELECT i."{column}"::VARCHAR, m.language FROM read_parquet(?) i '
+                               "JOIN read_parquet(?) m USING (file_id)", [path, str(manifest)]).fetchall())
+
+
 def sentence(results: dict) -> str:
-    """What docs/contamination.md quotes of the file (tests/test_contamination.py checks it is there)."""
+    """What docs/contamination.md quotes of the file (tests/test_jdk_since.py checks it is there)."""
+    cutoffs = results["configuration"]["cutoffs"]
     parts = []
     for n in results["numbers"]["jdks"]:
-        after = "; ".join(f"{n[f'apis_after_{c}']:,} after {c}" for c in results["configuration"]["cutoffs"])
+        after = "; ".join(f"{n[f'apis_after_{c}']:,} after {c}" for c in cutoffs)
         forms = ", ".join(f"`{k}` {v}" for k, v in n["tags_odd_forms"].items()) or "none"
+        releases = ", ".join(f"{k} {n['apis_by_release'][k]:,}" for k in since.RELEASES if k in n["apis_by_release"])
         parts.append(f"JDK {n['java_version']} ({n['files']:,} files): {n['definitions_dated']:,} of "
                      f"{n['definitions']:,} definitions dated by a @since tag ({n['definitions_with_tag']:,} by their "
-                     f"own), {n['apis_dated']:,} of {n['apis']:,} API names; of those, {after}; "
-                     f"{n['tags_unparsable']:,} tags unparsable, {n['tags_odd']:,} odd but read ({forms})")
+                     f"own), {n['apis_dated']:,} of {n['apis']:,} API names (by first release: {releases}); of those, "
+                     f"{after}; {n['tags_unparsable']:,} tags unparsable, {n['tags_odd']:,} odd but read ({forms})")
+
+    def counted(what: str, n: dict) -> str:
+        basis = ", ".join(f"{v:,} `{k}`" for k, v in n["by_basis"].items())
+        sides = "; ".join(f"at {c}: " + ", ".join(f"{n[f'labels_at_{c}'].get(f'{since.BASIS} {label}', 0):,} {label}"
+                                                  for label in ("released_before_cutoff", "released_after_cutoff"))
+                          for c in cutoffs)
+        tagged = f"; those dated by a since tag, {sides}" if n["by_basis"].get(since.BASIS) else ""
+        return f"{what}: {n['items']:,} items, dated by {basis}{tagged}"
+
     for n in results["numbers"]["item_dates"]:
-        basis = n["by_basis"]
-        sides = "; ".join(
-            f"at {c}: " + ", ".join(f"{n[f'labels_at_{c}'].get(f'since_tag {label}', 0):,} {label}"
-                                    for label in ("released_before_cutoff", "released_after_cutoff"))
-            for c in results["configuration"]["cutoffs"])
-        parts.append(f"`{n['file']}`: {n['items']:,} items, " + ", ".join(f"{v:,} dated by `{k}`" for k, v in basis.items())
-                     + f"; those dated by a since tag, {sides}")
+        if "by_language" in n:
+            parts += [counted(f"`{n['file']}`, {lang}", m) for lang, m in n["by_language"].items()]
+        else:
+            parts.append(counted(f"`{n['file']}`", n))
     return ". ".join(parts) + "."
 
 
@@ -81,6 +106,9 @@ def main(argv: list[str] | None = None) -> int:
                     help=f"repeatable; default {', '.join(c.isoformat() for c in CUTOFFS)}")
     ap.add_argument("--item-dates", type=Path, action="append", default=[],
                     help="a family's item dates (data/contamination/item_dates/<family>.parquet) to count")
+    ap.add_argument("--items", default=None, help="PATH:ID_COLUMN, the items the --item-dates ids name (with file_id), "
+                    "to count them per language too (with --manifest)")
+    ap.add_argument("--manifest", type=Path, default=Path("data/manifest.parquet"))
     ap.add_argument("--out", type=Path, default=Path("docs/results/jdk_since.json"))
     args = ap.parse_args(argv)
     spec = next((s for s in yaml.safe_load(args.params.read_text())["corpus"]["sources"] if s.get("builtin") == "jdk"),
@@ -93,10 +121,12 @@ def main(argv: list[str] | None = None) -> int:
     cutoffs = tuple(args.cutoff or CUTOFFS)
     sel = Selection(spec.get("include", []), spec.get("exclude", []))
     numbers = {"jdks": [{"src_zip": z.as_posix(), **measure(z, sel, cutoffs)} for z in zips],
-               "item_dates": [item_counts(p, cutoffs) for p in args.item_dates]}
+               "item_dates": [item_counts(p, cutoffs, item_languages(args.items, args.manifest) if args.items else None)
+                              for p in args.item_dates]}
     command = " ".join(["python -m pipeline.report.jdk_since", *(f"--src-zip {z}" for z in args.src_zip or []),
                         *(f"--cutoff {c}" for c in args.cutoff or []),
-                        *(f"--item-dates {p.as_posix()}" for p in args.item_dates)])
+                        *(f"--item-dates {p.as_posix()}" for p in args.item_dates),
+                        *([f"--items {args.items}"] if args.items else [])])
     results = {"command": command,
                "configuration": {"params": args.params.as_posix(), "source": spec["name"],
                                  "include": spec.get("include", []), "exclude": spec.get("exclude", []),
