@@ -1,6 +1,7 @@
 # Known contamination (docs/contamination.md): each source's older pinned releases (`history`), fetched and
 # verified like the source itself, and every function and API of the current release marked with the first
-# release it appears in. Sources without history: empty tables (their items are dated by the release).
+# release it appears in; a JDK source's APIs with the release its own @since tags name. Sources without either:
+# no rows (their items are dated by the release).
 
 from pipeline.contamination.firstseen import version_of as _version_of
 
@@ -56,13 +57,15 @@ rule first_seen:
                          for h in s["history"]]}
             for s in config["corpus"]["sources"] if s.get("history")
         ]),
+        # the JDK sources: their APIs dated by the JDK's own @since tags (pipeline.contamination.since)
+        since=as_json([s["name"] for s in config["corpus"]["sources"] if s.get("builtin") == "jdk"]),
     conda:
         CONDA_ENV
     log:
         "logs/first_seen.log",
     shell:
         "python -m pipeline.contamination.firstseen --manifest {input.manifest:q} --sources {params.sources:q}"
-        " --functions {output.functions:q} --apis {output.apis:q} --metrics {output.metrics:q} 2> {log:q}"
+        " --since {params.since:q} --functions {output.functions:q} --apis {output.apis:q} --metrics {output.metrics:q} 2> {log:q}"
 
 
 # A family's item dates before inference (pipeline.warehouse.dates: the warehouse's own dating SQL over the

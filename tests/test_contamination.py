@@ -633,13 +633,21 @@ def test_dated_by_definition_dates_an_api_by_its_defining_source_never_by_its_ca
     con.execute("CREATE TABLE manifest AS SELECT * FROM (VALUES ('s1', 'stdlib', 'traceback.py', 'python', DATE '2023-12-04'), "
                 "('i1', 'itsdangerous', 'src/itsdangerous/url_safe.py', 'python', DATE '2024-04-16'), "
                 "('w1', 'werkzeug', 'src/werkzeug/utils.py', 'python', DATE '2024-11-08'), "
-                "('j1', 'jdk', 'java.base/java/util/ArrayList.java', 'java', DATE '2026-04-21')) "
+                "('j1', 'jdk', 'java.base/java/util/ArrayList.java', 'java', DATE '2026-04-21'), "
+                "('j2', 'jdk', 'java.base/java/util/List.java', 'java', DATE '2026-04-21'), "
+                "('j3', 'jdk', 'java.base/java/util/Map.java', 'java', DATE '2026-04-21'), "
+                "('j4', 'jdk', 'java.base/java/util/stream/Gatherers.java', 'java', DATE '2026-04-21')) "
                 "t(file_id, source, path, language, released)")
     con.execute("CREATE TABLE inventory AS SELECT * FROM (VALUES ('traceback', 'stdlib', 'stdlib'), "
                 "('itsdangerous', 'itsdangerous', 'user_defined'), ('werkzeug', 'werkzeug', 'user_defined')) "
                 "t(library, source, category)")
     con.execute("CREATE TABLE first_seen_apis AS SELECT * FROM (VALUES ('werkzeug', 'werkzeug.utils.old', "
-                "DATE '2024-10-25'), ('werkzeug', 'werkzeug.utils.new', DATE '2024-11-08')) t(source, api, first_released)")
+                "DATE '2024-10-25', 'first_seen'), ('werkzeug', 'werkzeug.utils.new', DATE '2024-11-08', 'first_seen'), "
+                # the JDK's own @since tags (pipeline.contamination.since): a first release, like first_seen
+                "('jdk', 'java.util.List.of', DATE '2017-09-21', 'since_tag'), "
+                "('jdk', 'java.util.Map.Entry.getKey', DATE '1998-12-08', 'since_tag'), "
+                "('jdk', 'java.util.stream.Gatherers.fold', DATE '2025-03-18', 'since_tag')) "
+                "t(source, api, first_released, date_basis)")
     con.execute("CREATE TABLE first_seen_functions (file_id VARCHAR, function VARCHAR, first_released DATE)")
     # werkzeug/wrappers/__init__.py: `from .request import Request as Request` (a re-export, followed); a function-scope
     # import and a star import are not
@@ -649,7 +657,7 @@ def test_dated_by_definition_dates_an_api_by_its_defining_source_never_by_its_ca
                 "('werkzeug', 'from', NULL, '*', 'werkzeug.utils', '', true)) "
                 "t(module, kind, asname, bound, target, scope, star)")
     con.execute("INSERT INTO first_seen_apis VALUES ('werkzeug', 'werkzeug.wrappers.request.Request.from_values', "
-                "DATE '2024-10-25'), ('werkzeug', 'werkzeug.other.helper', DATE '2024-10-25')")
+                "DATE '2024-10-25', 'first_seen'), ('werkzeug', 'werkzeug.other.helper', DATE '2024-10-25', 'first_seen')")
     con.execute("CREATE TABLE contamination_models (model VARCHAR, labelled_by VARCHAR, basis VARCHAR, "
                 "training_cutoff DATE, cutoff_kind VARCHAR)")
     con.execute("CREATE TABLE contamination_read_ranges (model VARCHAR, file_id VARCHAR, start_line INT, end_line INT)")
@@ -661,7 +669,12 @@ def test_dated_by_definition_dates_an_api_by_its_defining_source_never_by_its_ca
                 "('itsdangerous.URLSafeTimedSerializer', 'third_party', 'python', NULL), "
                 "('blinker.Namespace', 'third_party', 'python', NULL), ('werkzeug.utils.old', 'third_party', 'python', NULL), "
                 "('werkzeug.utils.new', 'user_defined', 'python', NULL), ('werkzeug.utils.unnamed', 'third_party', 'python', NULL), "
-                "('java.util.ArrayList.add', 'stdlib', 'java', 'java.util.ArrayList')) t(api, category, language, api_class)")
+                "('java.util.ArrayList.add', 'stdlib', 'java', 'java.util.ArrayList'), "
+                "('java.util.List.of', 'stdlib', 'java', 'java.util.List'), "
+                "('java.util.Map.Entry.getKey', 'stdlib', 'java', 'java.util.Map.Entry'), "
+                "('java.util.Map.Entry.untagged', 'stdlib', 'java', 'java.util.Map.Entry'), "
+                "('java.util.stream.Gatherers.fold', 'stdlib', 'java', 'java.util.stream.Gatherers')) "
+                "t(api, category, language, api_class)")
     got = {r[0]: r[1:] for r in con.sql("SELECT api, api_released::VARCHAR, api_date_basis FROM "
                                         "dated_by_definition('apis')").fetchall()}
     assert got == {"traceback.walk_tb": ("2023-12-04", "release"), "math.floor": ("2023-12-04", "release"),
@@ -673,13 +686,26 @@ def test_dated_by_definition_dates_an_api_by_its_defining_source_never_by_its_ca
                    "werkzeug.wrappers.Request.from_values": ("2024-10-25", "first_seen"),
                    # a function-scope import re-exports nothing
                    "werkzeug.utils.helper": ("2024-11-08", "release"),
-                   "java.util.ArrayList.add": ("2026-04-21", "release")}
+                   "java.util.ArrayList.add": ("2026-04-21", "release"),
+                   # the JDK's @since tags: the first JDK release's GA date; a nested class is in its top-level
+                   # class's file (Map.java), tagged or not
+                   "java.util.List.of": ("2017-09-21", "since_tag"),
+                   "java.util.Map.Entry.getKey": ("1998-12-08", "since_tag"),
+                   "java.util.Map.Entry.untagged": ("2026-04-21", "release"),
+                   "java.util.stream.Gatherers.fold": ("2025-03-18", "since_tag")}
     # the labels: a release date after the cutoff is an upper bound, `unknown`; on or before it, before
     labels = dict(con.sql("SELECT api, contamination_label('cutoff', DATE '2024-11-01', api_released, NULL, "
                           "date_basis := api_date_basis) FROM dated_by_definition('apis')").fetchall())
     assert labels["java.util.ArrayList.add"] == "unknown" and labels["werkzeug.utils.unnamed"] == "unknown"
     assert labels["werkzeug.utils.new"] == "released_after_cutoff"
     assert labels["werkzeug.wrappers.Request.from_values"] == "released_before_cutoff"
+    # a since-tag date is a first release, not an upper bound: it labels both sides
+    assert labels["java.util.stream.Gatherers.fold"] == "released_after_cutoff"
+    assert labels["java.util.List.of"] == labels["java.util.Map.Entry.getKey"] == "released_before_cutoff"
+    from pipeline.runtime.predict import cutoff_label
+    for api, (date, basis) in got.items():
+        mine = cutoff_label(dt.date.fromisoformat(date) if date else None, dt.date(2024, 11, 1), basis)
+        assert mine == labels[api], api
 
 
 def test_every_contamination_figure_in_readme_and_docs_is_the_results_files():

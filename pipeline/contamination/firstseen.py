@@ -3,7 +3,10 @@ Python function of its pinned release is marked with the first release, of the h
 the same function (the same normalised AST: positions, comments, formatting and the docstring left out), and
 every API it defines (module.qualname, and the names a package's __init__ re-exports) with the first release
 that defines that name. A function that changed gets the release it changed in; one that was removed is
-counted, never labelled (no item can come from it). Files are parsed with `ast` (data, never imported)."""
+counted, never labelled (no item can come from it). Files are parsed with `ast` (data, never imported).
+
+A JDK source (`builtin: jdk`, `--since`) has no history: its APIs are dated by the JDK's own `@since` Javadoc tags
+instead (pipeline.contamination.since), into the same `first_seen_apis` table with `date_basis = since_tag`."""
 
 from __future__ import annotations
 
@@ -21,6 +24,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from pipeline import schemas
+from pipeline.contamination import since
 from pipeline.core import logs
 from pipeline.io import read_parquet, write_json, write_parquet
 
@@ -39,10 +43,13 @@ FUNCTIONS = pa.schema([
 ])
 
 APIS = pa.schema([
-    pa.field("source", pa.string(), nullable=False),  # the corpus source (one with history)
-    pa.field("api", pa.string(), nullable=False),  # module.qualname (or a package's re-exported name)
-    pa.field("first_version", pa.string(), nullable=False),  # the first pinned release defining this name
-    pa.field("first_released", pa.date32(), nullable=True),  # that release's pinned date
+    pa.field("source", pa.string(), nullable=False),  # the corpus source (one with history, or a JDK)
+    pa.field("api", pa.string(), nullable=False),  # module.qualname (or a package's re-exported name); Java: fqn.member
+    pa.field("first_version", pa.string(), nullable=False),  # the first release defining this name
+    pa.field("first_released", pa.date32(), nullable=True),  # that release's date (pinned; a JDK's: its GA date)
+    # how that release was found: `first_seen` (the pinned releases compared), `since_tag` (a JDK's own @since
+    # Javadoc tags: pipeline.contamination.since); both a first release, not an upper bound
+    pa.field("date_basis", pa.string(), nullable=False),
 ])
 
 
@@ -192,7 +199,8 @@ def first_seen(source: str, history: list[Release], current: Release, file_ids: 
     apis = []
     for api in sorted(current_apis):
         first = next((r for r, (_, _, defined) in zip(history, indexed) if api in defined), current)
-        apis.append({"source": source, "api": api, "first_version": first.version, "first_released": first.released})
+        apis.append({"source": source, "api": api, "first_version": first.version, "first_released": first.released,
+                     "date_basis": "first_seen"})
     removed = sorted({(p, q) for names, _, _ in indexed for p, qs in names.items() for q in qs} - current_funcs_all)
     summary = {"versions": [r.version for r in [*history, current]], "functions": len(rows),
                "functions_by_first_version": dict(sorted(per_version.items())),
@@ -222,6 +230,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--manifest", required=True, type=Path)
     ap.add_argument("--sources", required=True, help="JSON: [{name, package, released, history: [{package, released, "
                     "tree, record}]}] for each source with history")
+    ap.add_argument("--since", default="[]", help="JSON: [name] of the JDK sources (`builtin: jdk`), whose APIs are "
+                    "dated by their own @since tags (pipeline.contamination.since)")
     ap.add_argument("--functions", required=True, type=Path)
     ap.add_argument("--apis", required=True, type=Path)
     ap.add_argument("--metrics", required=True, type=Path)
@@ -246,6 +256,16 @@ def main(argv: list[str] | None = None) -> int:
         apis += defined
         log.info("%s: %d functions, first seen %s; %d removed", spec["name"], len(rows),
                  summary[spec["name"]]["functions_by_first_version"], summary[spec["name"]]["removed_functions"])
+    for name in json.loads(args.since):
+        mine = [r for r in manifest if r["source"] == name and r["language"] == "java"]
+        pinned = min((r["released"] for r in mine if r["released"] is not None), default=None)
+        defs, tags = since.dated_definitions((r["path"], Path(r["location"]).read_bytes()) for r in mine)
+        defined = since.api_rows(name, defs, pinned)
+        apis += defined
+        summary[name] = {"since_tags": since.summary(defs, tags, defined)}
+        log.info("%s: %d of %d definitions dated by @since tags (%d of %d API names); %d tags unparsable",
+                 name, summary[name]["since_tags"]["definitions_dated"], len(defs), len(defined),
+                 summary[name]["since_tags"]["apis"], summary[name]["since_tags"]["tags_unparsable"])
     functions.sort(key=lambda r: (r["source"], r["path"], r["function"]))
     write_parquet(pa.Table.from_pylist(functions, schema=FUNCTIONS), args.functions, FUNCTIONS)
     write_parquet(pa.Table.from_pylist(apis, schema=APIS), args.apis, APIS)

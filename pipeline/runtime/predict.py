@@ -130,7 +130,7 @@ def cap_items(params: dict, cap: int | dict | None) -> dict:
 ITEM_DATES = pa.schema([
     pa.field("item_id", pa.string(), nullable=False),  # the item's id in the family's items (quiz_id, point_id)
     pa.field("released", pa.date32(), nullable=True),  # its date (first pinned release of its code, else its file's)
-    pa.field("date_basis", pa.string(), nullable=True),  # first_seen / release / none
+    pa.field("date_basis", pa.string(), nullable=True),  # first_seen / since_tag / release / none
 ])
 
 

@@ -34,8 +34,9 @@ ORDER BY ALL;
 -- `date_basis`: how the date was found. `release` (the pinned release of the item's source, no history: the stdlib's
 -- CPython, the JDK's JAVA_VERSION_DATE, a library without `history`) is only an upper bound on the code's age: on or
 -- before the cutoff it is `released_before_cutoff`, after it `unknown` (the code may be years older than the
--- release that ships it: the JDK 26 release dates java.util.List to 2026). Only `first_seen` (the first pinned
--- release holding the code, a history without gaps) can say `released_after_cutoff`.
+-- release that ships it: the pinned JDK build of 2026 ships code from 1996). Only a first release can say
+-- `released_after_cutoff`: `first_seen` (the first pinned release holding the code, a history without gaps) or
+-- `since_tag` (a JDK API's first release, as its own @since tag names it).
 CREATE MACRO contamination_label(basis, cutoff, item_date, was_read, date_basis := NULL) AS
     CASE WHEN basis = 'exact' THEN CASE WHEN was_read THEN 'read' ELSE 'not_read' END
          WHEN basis = 'cutoff' AND item_date IS NOT NULL THEN
