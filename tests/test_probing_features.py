@@ -55,6 +55,7 @@ def samples(tmp_path):
         {"item_id": "s2", "task": "depth", "group": "h", "text": "def g(x):\n    return x", "kind": "snippet",
          "starts": [], "ends": [], "word": None},
     ]
+    rows = [{**r, "source": "fixture"} for r in rows]  # the corpus source of the snippet's file
     path = tmp_path / "samples.parquet"
     write_parquet(pa.Table.from_pylist(rows, schema=SAMPLES), path, SAMPLES)
     return path
