@@ -26,6 +26,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--db", type=Path, default=Path("data/warehouse.duckdb"))
     ap.add_argument("--out", type=Path, required=True, help="the Markdown file to write")
     ap.add_argument("--title", default="Headline verdicts", help="its heading")
+    ap.add_argument("--provenance", default="",
+                    help="one line under the heading saying which build this is (commit, params files, date)")
     args = ap.parse_args(argv)
     con = connect(args.db)
     config = run_params(con)
@@ -34,6 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = headlines.rows(con, config, names)
     parts = [f"# {args.title}\n", f"Written by `python -m pipeline.report.summary --db {args.db.name} --out "
              f"{args.out.name}` from a build's warehouse.\n",
+             *([args.provenance.strip() + "\n"] if args.provenance.strip() else []),
              summary_lead(floor) + "\n", summary_table(rows, floor) + "\n"]
     for name in names:
         table = family_table([r for r in rows if r.family == name], floor)

@@ -385,3 +385,7 @@ SELECT quiz_id,
 FROM scored
 GROUP BY quiz_id
 ORDER BY quiz_id;
+COMMENT ON COLUMN apiquiz_frequency_baseline.p_at_1 IS 'the frequency baseline''s expected precision at 1 on the quiz: 1 / tied_at_top when the gold is among the most-called candidates, else 0';
+COMMENT ON COLUMN apiquiz_frequency_baseline.tied_at_top IS 'number of the quiz''s candidates tied at the most train-split calls (the baseline''s guess is one of them at random)';
+COMMENT ON COLUMN apiquiz_frequency_baseline.gold_calls IS 'train-split calls of the gold answer''s name at the quiz''s level, mask position and kind';
+COMMENT ON COLUMN apiquiz_frequency_baseline.top_calls IS 'train-split calls of the most-called candidate name at the quiz''s level, mask position and kind';
