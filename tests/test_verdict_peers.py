@@ -42,3 +42,22 @@ def test_the_family_table_prints_each_pair_with_its_verdict():
     table = family_table(peers([a, b], 7), 100)
     lines = [line for line in table.splitlines() if line.startswith("| a |")]
     assert len(lines) == 1 and "| b |" in lines[0] and lines[0].endswith("| above b |"), table
+
+
+def test_idbench_pairs_real_models_by_their_spearman_on_the_pairs_both_scored():
+    """idbench (a correlation, not a mean): each real model against every other on the summary's gold score, a
+    paired bootstrap of the difference of their rhos over the identifier pairs both scored."""
+    from pipeline.families.idbench.headline import _peers
+    from pipeline.metrics.bootstrap import paired_spearman_tests
+
+    rng = np.random.default_rng(0)
+    gold = rng.random(150)
+    a = {f"p{i}": (g + 0.05 * rng.random(), g) for i, g in enumerate(gold)}  # close to gold
+    b = {f"p{i}": (rng.random(), g) for i, g in enumerate(gold) if i >= 20}  # noise, 130 pairs shared with a
+    out = _peers("a", "rho, relatedness (large)", {"a": a, "b": b, "c": {"z": (1.0, 1.0)}}, 7)
+    assert [c.name for c in out] == ["b"]  # c shares no pair with a
+    shared = sorted(k for k in a if k in b)
+    assert out[0].test == paired_spearman_tests(
+        [a[k][0] for k in shared], {"b": [b[k][0] for k in shared]}, [a[k][1] for k in shared],
+        cell_seed(7, "idbench", "a", "rho, relatedness (large)", "peer", "b"))["b"]
+    assert out[0].test.n == 130 and out[0].test.diff > 0.5 and out[0].test.p_value < 0.001

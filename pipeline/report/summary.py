@@ -5,7 +5,52 @@ verdicts import no report builder."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 from pipeline.report.verdicts import family_table, summary_lead, summary_table
+
+# A page quotes a verdicts results file between `<!-- results:verdicts:FILE:SECTION[:MODEL,MODEL] -->` and
+# `<!-- /results -->`: FILE relative to the repository root, SECTION `summary` (the summary table) or a family
+# (its "every comparison" table), MODELs the rows kept (the table's first column; all rows without).
+# `--render PAGE ...` rewrites every such block from the file; tests/test_verdict_quotes.py checks each page's
+# blocks are what its file holds, so every verdict quoted in README.md and docs/ is the results file's.
+QUOTE = re.compile(r"(<!-- results:verdicts:(?P<file>[^:\s]+):(?P<section>[a-z_]+)(?::(?P<models>[^\s]+))? -->\n)"
+                   r"(?P<body>.*?)(<!-- /results -->)", re.S)
+
+
+def sections(text: str) -> dict[str, list[str]]:
+    """A verdicts file's tables by section name: `summary` (the first table) and each family's comparisons."""
+    out: dict[str, list[str]] = {}
+    name = "summary"
+    for line in text.splitlines():
+        m = re.match(r"## (\w+): every comparison", line)
+        if m:
+            name = m.group(1)
+        elif line.startswith("|"):
+            out.setdefault(name, []).append(line)
+    return out
+
+
+def quote(text: str, section: str, models: list[str] | None = None) -> str:
+    """One section's table from a verdicts file's text, only the rows of `models` (by their model column) if given."""
+    table = sections(text).get(section)
+    if table is None:
+        raise ValueError(f"no section {section!r} in the verdicts file (summary or a family: {sorted(sections(text))})")
+    head, rows = table[:2], table[2:]
+    model_column = [c.strip() for c in head[0].strip("|").split("|")].index("model")
+    if models:
+        rows = [r for r in rows if r.strip("|").split("|")[model_column].strip() in models]
+    return "\n".join(head + rows) + "\n"
+
+
+def render_page(text: str, root: Path) -> str:
+    """The page with every verdicts block rewritten from the file it names (relative to `root`)."""
+    def one(m: re.Match) -> str:
+        source = (root / m.group("file")).read_text(encoding="utf-8")
+        models = m.group("models").split(",") if m.group("models") else None
+        return m.group(1) + quote(source, m.group("section"), models) + m.group(6)
+    return QUOTE.sub(one, text)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -24,11 +69,19 @@ def main(argv: list[str] | None = None) -> int:
 
     ap = argparse.ArgumentParser(prog="python -m pipeline.report.summary", description=main.__doc__.split("\n\n")[0])
     ap.add_argument("--db", type=Path, default=Path("data/warehouse.duckdb"))
-    ap.add_argument("--out", type=Path, required=True, help="the Markdown file to write")
+    ap.add_argument("--out", type=Path, help="the Markdown file to write (omitted: only --render, from the files "
+                    "as they are)")
+    ap.add_argument("--render", nargs="*", type=Path, default=[],
+                    help="pages whose `<!-- results:verdicts:FILE:SECTION -->` blocks are rewritten from FILE")
     ap.add_argument("--title", default="Headline verdicts", help="its heading")
     ap.add_argument("--provenance", default="",
                     help="one line under the heading saying which build this is (commit, params files, date)")
     args = ap.parse_args(argv)
+    root = Path(__file__).resolve().parents[2]
+    if args.out is None:
+        for page in args.render:
+            page.write_text(render_page(page.read_text(encoding="utf-8"), root), encoding="utf-8")
+        return 0
     con = connect(args.db)
     config = run_params(con)
     floor = min_n(config)
@@ -44,6 +97,8 @@ def main(argv: list[str] | None = None) -> int:
             parts += [f"## {name}: every comparison\n", table + "\n"]
     with atomic_path(args.out) as tmp:
         tmp.write_text(no_negative_zero("\n".join(parts)), encoding="utf-8")
+    for page in args.render:
+        page.write_text(render_page(page.read_text(encoding="utf-8"), root), encoding="utf-8")
     return 0
 
 

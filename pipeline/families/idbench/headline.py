@@ -30,13 +30,17 @@ def rows(con, config) -> list[Row]:
     items = con.sql(
         "WITH h AS MATERIALIZED (SELECT model, size, gold, pair_id, x, value FROM idbench_held_out_scores "
         "WHERE size = ?) "
-        f"SELECT m.model, m.gold, w.twin, m.x, m.value, t.x{''.join(f', s{i}.score' for i in range(len(strings)))} "
+        f"SELECT m.model, m.gold, w.twin, m.x, m.value, t.x{''.join(f', s{i}.score' for i in range(len(strings)))}, "
+        "m.pair_id "
         "FROM h m LEFT JOIN model_twins w ON w.model = m.model "
         "LEFT JOIN h t ON t.model = w.twin AND t.gold = m.gold AND t.pair_id = m.pair_id "
         f"{joins}ORDER BY m.model, m.gold, m.pair_id", params=[SIZE]).fetchall()
     groups: dict[tuple, list] = {}
+    summary_x: dict[str, dict] = {}  # real model -> {pair_id: (x, gold value)} on the summary's gold score
     for r in items:
-        groups.setdefault((r[0], r[1], r[2]), []).append(r[3:])
+        groups.setdefault((r[0], r[1], r[2]), []).append(r[3:-1])
+        if r[1] == SUMMARY_GOLD and r[0] in real and r[3] is not None:
+            summary_x.setdefault(r[0], {})[r[-1]] = (r[3], r[4])
     for (model, gold, twin), group in groups.items():
         if model not in real:
             continue
@@ -51,5 +55,22 @@ def rows(con, config) -> list[Row]:
                         0 if first is None else first.n,
                         Comparison(TWIN, tests[TWIN]) if twin else None,
                         tuple(Comparison(name, tests[name]) for name in others if name != TWIN),
-                        summary=gold == SUMMARY_GOLD))
+                        summary=gold == SUMMARY_GOLD,
+                        peers=_peers(model, metric, summary_x, seed) if gold == SUMMARY_GOLD else ()))
     return rows
+
+
+def _peers(model: str, metric: str, summary_x: dict[str, dict], seed: int) -> tuple[Comparison, ...]:
+    """The model against every other real model on the pairs both scored (Spearman rho with the gold, each at its
+    own held-out layer): a paired bootstrap of the difference of the two rhos, seeded per pair of models."""
+    mine, out = summary_x.get(model, {}), []
+    for other in sorted(m for m in summary_x if m != model):
+        theirs = summary_x[other]
+        shared = sorted(k for k in mine if k in theirs)
+        if len(shared) < 3:
+            continue
+        test = paired_spearman_tests([mine[k][0] for k in shared], {other: [theirs[k][0] for k in shared]},
+                                     [mine[k][1] for k in shared],
+                                     cell_seed(seed, "idbench", model, metric, "peer", other))[other]
+        out.append(Comparison(other, test))
+    return tuple(out)
