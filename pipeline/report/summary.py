@@ -16,7 +16,7 @@ from pipeline.report.verdicts import family_table, summary_lead, summary_table
 # `--render PAGE ...` rewrites every such block from the file; tests/test_verdict_quotes.py checks each page's
 # blocks are what its file holds, so every verdict quoted in README.md and docs/ is the results file's.
 QUOTE = re.compile(r"(<!-- results:verdicts:(?P<file>[^:\s]+):(?P<section>[a-z_]+)(?::(?P<models>[^\s]+))? -->\n)"
-                   r"(?P<body>.*?)(<!-- /results -->)", re.S)
+                   r"(?P<body>.*?)(?P<close><!-- /results -->)", re.S)
 
 
 def sections(text: str) -> dict[str, list[str]]:
@@ -49,7 +49,7 @@ def render_page(text: str, root: Path) -> str:
     def one(m: re.Match) -> str:
         source = (root / m.group("file")).read_text(encoding="utf-8")
         models = m.group("models").split(",") if m.group("models") else None
-        return m.group(1) + quote(source, m.group("section"), models) + m.group(6)
+        return m.group(1) + quote(source, m.group("section"), models) + m.group("close")
     return QUOTE.sub(one, text)
 
 
@@ -57,15 +57,6 @@ def main(argv: list[str] | None = None) -> int:
     """Write the headline rows of a warehouse (the summary table, then every family's comparisons) as one
     Markdown file: the results file docs/results/verdicts_<build>.md is this command's output."""
     import argparse
-    import sys
-    from pathlib import Path
-
-    from pipeline import registry as families
-    from pipeline.io import atomic_path
-    from pipeline.query import connect
-    from pipeline.report import headlines
-    from pipeline.report.build import run_params
-    from pipeline.report.common import min_n, no_negative_zero
 
     ap = argparse.ArgumentParser(prog="python -m pipeline.report.summary", description=main.__doc__.split("\n\n")[0])
     ap.add_argument("--db", type=Path, default=Path("data/warehouse.duckdb"))
@@ -77,11 +68,23 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--provenance", default="",
                     help="one line under the heading saying which build this is (commit, params files, date)")
     args = ap.parse_args(argv)
+    if args.out is not None:
+        write_verdicts(args)
     root = Path(__file__).resolve().parents[2]
-    if args.out is None:
-        for page in args.render:
-            page.write_text(render_page(page.read_text(encoding="utf-8"), root), encoding="utf-8")
-        return 0
+    for page in args.render:
+        page.write_text(render_page(page.read_text(encoding="utf-8"), root), encoding="utf-8")
+    return 0
+
+
+def write_verdicts(args) -> None:
+    """The verdicts results file `args.out` from the warehouse `args.db`."""
+    from pipeline import registry as families
+    from pipeline.io import atomic_path
+    from pipeline.query import connect
+    from pipeline.report import headlines
+    from pipeline.report.build import run_params
+    from pipeline.report.common import min_n, no_negative_zero
+
     con = connect(args.db)
     config = run_params(con)
     floor = min_n(config)
@@ -97,9 +100,6 @@ def main(argv: list[str] | None = None) -> int:
             parts += [f"## {name}: every comparison\n", table + "\n"]
     with atomic_path(args.out) as tmp:
         tmp.write_text(no_negative_zero("\n".join(parts)), encoding="utf-8")
-    for page in args.render:
-        page.write_text(render_page(page.read_text(encoding="utf-8"), root), encoding="utf-8")
-    return 0
 
 
 
