@@ -713,7 +713,8 @@ def test_every_contamination_figure_in_readme_and_docs_is_the_results_files():
     every block is what docs/results/contamination.json renders (python -m pipeline.report.contamination_results)."""
     import re
 
-    from pipeline.report.contamination_results import BLOCK, render
+    from pipeline.report import results_blocks
+    from pipeline.report.contamination_results import KIND, render
 
     root = Path(__file__).resolve().parents[1]
     results = json.loads((root / "docs/results/contamination.json").read_text())
@@ -722,13 +723,13 @@ def test_every_contamination_figure_in_readme_and_docs_is_the_results_files():
     blocks = 0
     for page in ("README.md", "docs/contamination.md"):
         text = (root / page).read_text()
-        for m in BLOCK.finditer(text):
-            assert m.group("body") == render(results, m.group("name")), f"{page}: block {m.group('name')} is stale"
+        for m in results_blocks.find(text, KIND):
+            assert m.group("body") == render(results, m.group("args")), f"{page}: block {m.group('args')} is stale"
             blocks += 1
     assert blocks >= 3
     readme = (root / "README.md").read_text()
     paragraph = readme[readme.index("Every item says whether each model could have read it"):]
-    paragraph = BLOCK.sub("", paragraph[:paragraph.index("\n\n")])
+    paragraph = results_blocks.strip(paragraph[:paragraph.index("\n\n")])
     prose = re.sub(r"`[^`]*`", "", paragraph)  # code spans (a cap's example number) are no figures
     assert not re.findall(r"[+-]?\d+\.\d+", prose), "a figure outside the results file in README's contamination paragraph"
     assert "+0.28 [0.19, 0.37]" not in readme and "+0.28 [0.19, 0.37]" not in (root / "docs/contamination.md").read_text()

@@ -16,15 +16,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import subprocess
 import sys
 from pathlib import Path
 
 from pipeline import registry
 from pipeline.io import code_commit, write_json
+from pipeline.report import results_blocks
 
-BLOCK = re.compile(r"(<!-- results:contamination:(?P<name>[a-z_]+) -->\n)(?P<body>.*?)(<!-- /results -->)", re.S)
+KIND = "contamination"  # its pages' blocks: `<!-- results:contamination:NAME -->` (pipeline.report.results_blocks)
 
 
 def _params_digest(con) -> str:
@@ -128,7 +128,7 @@ def render(results: dict, name: str) -> str:
 
 
 def render_page(text: str, results: dict) -> str:
-    return BLOCK.sub(lambda m: m.group(1) + render(results, m.group("name")) + m.group(4), text)
+    return results_blocks.rewrite(text, KIND, lambda name: render(results, name))
 
 
 def main(argv: list[str] | None = None) -> int:

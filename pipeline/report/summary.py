@@ -8,15 +8,24 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from pipeline.report import results_blocks
 from pipeline.report.verdicts import family_table, summary_lead, summary_table
 
-# A page quotes a verdicts results file between `<!-- results:verdicts:FILE:SECTION[:MODEL,MODEL] -->` and
-# `<!-- /results -->`: FILE relative to the repository root, SECTION `summary` (the summary table) or a family
-# (its "every comparison" table), MODELs the rows kept (the table's first column; all rows without).
+# A page quotes a verdicts results file in a `<!-- results:verdicts:FILE:SECTION[:MODEL,MODEL] -->` block
+# (pipeline.report.results_blocks): FILE relative to the repository root, SECTION `summary` (the summary table) or a
+# family (its "every comparison" table), MODELs the rows kept (the table's model column; all rows without; NAME>OTHER:
+# NAME's rows against OTHER, a family table's `against` column).
 # `--render PAGE ...` rewrites every such block from the file; tests/test_verdict_quotes.py checks each page's
 # blocks are what its file holds, so every verdict quoted in README.md and docs/ is the results file's.
-QUOTE = re.compile(r"(<!-- results:verdicts:(?P<file>[^:\s]+):(?P<section>[a-z_]+)(?::(?P<models>[^\s]+))? -->\n)"
-                   r"(?P<body>.*?)(?P<close><!-- /results -->)", re.S)
+KIND = "verdicts"
+
+
+def parse_args(args: str) -> tuple[str, str, list[str] | None]:
+    """A verdicts block's FILE, SECTION and the models kept (None: every row)."""
+    parts = args.split(":")
+    if len(parts) not in (2, 3):
+        raise ValueError(f"a verdicts block names FILE:SECTION[:MODEL,MODEL], not {args!r}")
+    return parts[0], parts[1], parts[2].split(",") if len(parts) == 3 else None
 
 
 def sections(text: str) -> dict[str, list[str]]:
@@ -33,24 +42,37 @@ def sections(text: str) -> dict[str, list[str]]:
 
 
 def quote(text: str, section: str, models: list[str] | None = None) -> str:
-    """One section's table from a verdicts file's text, only the rows of `models` (by their model column) if given."""
+    """One section's table from a verdicts file's text, only the rows of `models` if given: a name keeps the rows
+    of that model (the table's model column); `NAME>OTHER` keeps NAME's rows against OTHER (a family table's
+    `against` column: one model set against another, its twin or a baseline)."""
     table = sections(text).get(section)
     if table is None:
         raise ValueError(f"no section {section!r} in the verdicts file (summary or a family: {sorted(sections(text))})")
     head, rows = table[:2], table[2:]
-    model_column = [c.strip() for c in head[0].strip("|").split("|")].index("model")
+    columns = [c.strip() for c in head[0].strip("|").split("|")]
+
+    def kept(row: str) -> bool:
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        for want in models:
+            name, _, other = want.partition(">")
+            if cells[columns.index("model")] == name and (not other or (
+                    "against" in columns and cells[columns.index("against")] == other)):
+                return True
+        return False
+
     if models:
-        rows = [r for r in rows if r.strip("|").split("|")[model_column].strip() in models]
+        if any(">" in m for m in models) and "against" not in columns:
+            raise ValueError(f"section {section!r} has no `against` column: NAME>OTHER needs a family's table")
+        rows = [r for r in rows if kept(r)]
     return "\n".join(head + rows) + "\n"
 
 
 def render_page(text: str, root: Path) -> str:
     """The page with every verdicts block rewritten from the file it names (relative to `root`)."""
-    def one(m: re.Match) -> str:
-        source = (root / m.group("file")).read_text(encoding="utf-8")
-        models = m.group("models").split(",") if m.group("models") else None
-        return m.group(1) + quote(source, m.group("section"), models) + m.group("close")
-    return QUOTE.sub(one, text)
+    def one(args: str) -> str:
+        file, section, models = parse_args(args)
+        return quote((root / file).read_text(encoding="utf-8"), section, models)
+    return results_blocks.rewrite(text, KIND, one)
 
 
 def main(argv: list[str] | None = None) -> int:
