@@ -50,19 +50,17 @@ def quote(text: str, section: str, models: list[str] | None = None) -> str:
         raise ValueError(f"no section {section!r} in the verdicts file (summary or a family: {sorted(sections(text))})")
     head, rows = table[:2], table[2:]
     columns = [c.strip() for c in head[0].strip("|").split("|")]
-
-    def kept(row: str) -> bool:
-        cells = [c.strip() for c in row.strip("|").split("|")]
-        for want in models:
-            name, _, other = want.partition(">")
-            if cells[columns.index("model")] == name and (not other or (
-                    "against" in columns and cells[columns.index("against")] == other)):
-                return True
-        return False
-
     if models:
-        if any(">" in m for m in models) and "against" not in columns:
+        wanted = [m.partition(">")[::2] for m in models]  # (model, against or "")
+        if any(other for _, other in wanted) and "against" not in columns:
             raise ValueError(f"section {section!r} has no `against` column: NAME>OTHER needs a family's table")
+        model_at = columns.index("model")
+        against_at = columns.index("against") if "against" in columns else None
+
+        def kept(row: str) -> bool:
+            cells = [c.strip() for c in row.strip("|").split("|")]
+            return any(cells[model_at] == name and (not other or cells[against_at] == other) for name, other in wanted)
+
         rows = [r for r in rows if kept(r)]
     return "\n".join(head + rows) + "\n"
 
