@@ -710,11 +710,12 @@ def test_dated_by_definition_dates_an_api_by_its_defining_source_never_by_its_ca
 
 def test_every_contamination_figure_in_readme_and_docs_is_the_results_files():
     """README.md's contamination paragraph and docs/contamination.md quote figures only inside results blocks, and
-    every block is what docs/results/contamination.json renders (python -m pipeline.report.contamination_results)."""
+    every block is what docs/results/contamination.json (or the results file the block names: a refreshed build's)
+    renders (python -m pipeline.report.contamination_results)."""
     import re
 
     from pipeline.report import results_blocks
-    from pipeline.report.contamination_results import KIND, render
+    from pipeline.report.contamination_results import KIND, render_block
 
     root = Path(__file__).resolve().parents[1]
     results = json.loads((root / "docs/results/contamination.json").read_text())
@@ -724,7 +725,8 @@ def test_every_contamination_figure_in_readme_and_docs_is_the_results_files():
     for page in ("README.md", "docs/contamination.md"):
         text = (root / page).read_text()
         for m in results_blocks.find(text, KIND):
-            assert m.group("body") == render(results, m.group("args")), f"{page}: block {m.group('args')} is stale"
+            assert m.group("body") == render_block(m.group("args"), results, root), (
+                f"{page}: block {m.group('args')} is stale")
             blocks += 1
     assert blocks >= 3
     readme = (root / "README.md").read_text()
@@ -768,3 +770,23 @@ def test_same_library_comparison_pairs_each_side_with_the_twin_on_libraries_with
     assert (libraries, n_after, n_before) == (1, 40, 40)
     assert gain_after == 0.5 - 0.2 and gain_before == 0.25  # P@1 20/40 vs the twin's 8/40; 10/40 vs 0
     assert abs(diff - 0.05) < 1e-9 and lo < diff < hi
+
+
+def test_a_block_may_name_another_results_file_of_the_command(tmp_path):
+    """`<!-- results:contamination:FILE:NAME -->` renders FILE (a refreshed build's results beside the default's);
+    a bare NAME renders the command's --out file."""
+    from pipeline.report.contamination_results import render, render_block, render_page
+
+    root = Path(__file__).resolve().parents[1]
+    default = json.loads((root / "docs/results/contamination.json").read_text())
+    other = json.loads(json.dumps(default))
+    other["numbers"]["training_cutoff"] = "2030-01-01"
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs/other.json").write_text(json.dumps(other))
+    assert render_block("counts", default, tmp_path) == render(default, "counts")
+    assert render_block("docs/other.json:counts", default, tmp_path) == render(other, "counts")
+    assert "2030-01-01" in render_block("docs/other.json:counts", default, tmp_path)
+    page = ("a\n<!-- results:contamination:counts -->\nold\n<!-- /results -->\n"
+            "<!-- results:contamination:docs/other.json:counts -->\nold\n<!-- /results -->\nb\n")
+    out = render_page(page, default, tmp_path)
+    assert out.count("2030-01-01") == 1 and "old" not in out and out.startswith("a\n") and out.endswith("b\n")

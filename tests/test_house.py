@@ -23,6 +23,10 @@ TRACKER = re.compile(rb"issue [0-9]", re.IGNORECASE)
 MACHINE_PATH = re.compile(rb"(?<![\w.:/-])(?:(?:/" + b"work/|/" + b"root/|/" + rb"home/)[\w.-]|/tmp/" + b"s3)")
 # a fixed folder under the system temp folder as a default (a fresh one: tempfile.mkdtemp)
 FIXED_TMP = re.compile(r"^/tmp(/|$)")
+# `--configfile` takes every word after it up to the next option, so a target written after the files is read as
+# one more config file (FileNotFoundError: 'fits'): a word after the files that is no YAML file and no option
+SWALLOWED_TARGET = re.compile(rb"--configfile(?:\s+[\w./-]+\.ya?ml)+\s+"
+                              rb"(?!-)[\w.]*[A-Za-z_][\w.]*(?<!\.yaml)(?<!\.yml)(?=[\s`'\")]|$)")
 
 
 def tracked() -> list[str]:
@@ -115,7 +119,22 @@ def test_bench_is_laid_out_by_purpose_and_its_readme_names_every_bench():
         bm.resolve("nothing")
 
 
+def test_no_command_gives_a_target_where_configfile_reads_it_as_a_file():
+    files = [p for p in tracked() if p.endswith((".md", ".yaml", ".py", ".smk", ".sh")) or p == "Makefile"]
+    found = [h for h in hits(files, SWALLOWED_TARGET) if not h.startswith("tests/test_house.py:")]
+    assert not found, ("put the target before --configfile (`snakemake fits --cores 2 --configfile a.yaml b.yaml`): "
+                       "after it, Snakemake reads the target as another config file:\n" + "\n".join(found))
+
+
 def test_the_patterns_find_what_they_should():
+    for line in (b"snakemake --cores 2 --configfile params.yaml examples/paper-probe.yaml probing",
+                 b"`snakemake --configfile examples/anycorpus.yaml evaluation_sizes`"):
+        assert SWALLOWED_TARGET.search(line), line
+    for line in (b"snakemake fits --cores 2 --configfile params.yaml examples/paper-probe.yaml",
+                 b"snakemake --configfile examples/anycorpus.yaml --cores 2 evaluation_sizes",
+                 b"`snakemake --configfile params.yaml examples/real-models.yaml`", b"--configfile BAD.yaml`",
+                 b"(`snakemake fits --cores 2 --configfile a.yaml b.yaml`)"):
+        assert not SWALLOWED_TARGET.search(line), line
     assert TRACKER.search(b"# see Issue 26 item 5") and not TRACKER.search(b"# an issue with no number")
     for path in (b"/" + b"work/venvs/peers", b"x /" + b"root/parts", b"(/" + b"home/me/x)", b"/tmp/" + b"s3/y"):
         assert MACHINE_PATH.search(path), path

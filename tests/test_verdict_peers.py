@@ -11,7 +11,7 @@ import pytest
 
 from pipeline.metrics.bootstrap import cell_seed, paired_mean_test
 from pipeline.report.headlines import _mean_row, peers
-from pipeline.report.verdicts import family_table
+from pipeline.report.verdicts import Row, family_table
 
 
 def row(model, keys, values, family="f", metric="P@1", summary=True):
@@ -44,20 +44,34 @@ def test_the_family_table_prints_each_pair_with_its_verdict():
     assert len(lines) == 1 and "| b |" in lines[0] and lines[0].endswith("| above b |"), table
 
 
-def test_idbench_pairs_real_models_by_their_spearman_on_the_pairs_both_scored():
+def spearman_row(model, pairs):
+    """A row of a correlation (idbench): each pair's model score and gold value, as pipeline.families.idbench
+    .headline makes it."""
+    keys = sorted(pairs)
+    return Row("idbench", model, "rho, relatedness (large)", None, len(keys), items=tuple(keys),
+               values=tuple(pairs[k][0] for k in keys), statistic="spearman", gold=tuple(pairs[k][1] for k in keys))
+
+
+def test_a_correlation_row_is_paired_by_the_difference_of_the_two_rhos_on_the_pairs_both_scored():
     """idbench (a correlation, not a mean): each real model against every other on the summary's gold score, a
-    paired bootstrap of the difference of their rhos over the identifier pairs both scored."""
-    from pipeline.families.idbench.headline import _peers
+    paired bootstrap of the difference of their rhos over the identifier pairs both scored; one `peers` for every
+    family, the statistic named by the row."""
     from pipeline.metrics.bootstrap import paired_spearman_tests
 
     rng = np.random.default_rng(0)
-    gold = rng.random(150)
+    gold = rng.random(70)
     a = {f"p{i}": (g + 0.05 * rng.random(), g) for i, g in enumerate(gold)}  # close to gold
-    b = {f"p{i}": (rng.random(), g) for i, g in enumerate(gold) if i >= 20}  # noise, 130 pairs shared with a
-    out = _peers("a", "rho, relatedness (large)", {"a": a, "b": b, "c": {"z": (1.0, 1.0)}}, 7)
-    assert [c.name for c in out] == ["b"]  # c shares no pair with a
+    b = {f"p{i}": (rng.random(), g) for i, g in enumerate(gold) if i >= 20}  # noise, 50 pairs shared with a
+    c = {"z": (1.0, 1.0)}  # shares no pair with a or b
+    d = {"p1": (0.5, gold[1]), "p2": (0.1, gold[2])}  # two shared pairs: too few for a rho, left out
+    mean = row("m", ["p1"], [1.0], family="idbench", metric="rho, relatedness (large)")  # another statistic
+    out = peers([spearman_row("a", a), spearman_row("b", b), spearman_row("c", c), spearman_row("d", d), mean], 7)
+    assert [p.name for p in out[0].peers] == ["b"] and out[2].peers == () and out[3].peers == ()
+    assert out[4].peers == ()
     shared = sorted(k for k in a if k in b)
-    assert out[0].test == paired_spearman_tests(
+    assert out[0].peers[0].test == paired_spearman_tests(
         [a[k][0] for k in shared], {"b": [b[k][0] for k in shared]}, [a[k][1] for k in shared],
         cell_seed(7, "idbench", "a", "rho, relatedness (large)", "peer", "b"))["b"]
-    assert out[0].test.n == 130 and out[0].test.diff > 0.5 and out[0].test.p_value < 0.001
+    test = out[0].peers[0].test
+    assert test.n == 50 and test.diff > 0.5 and test.p_value < 0.001
+    assert out[1].peers[0].test.diff == pytest.approx(-test.diff)

@@ -2,7 +2,7 @@
 
 Build with the overlay that puts the release's probe on every probing model, then gather:
 
-    snakemake --cores 2 --configfile params.yaml examples/paper-probe.yaml fits
+    snakemake fits --cores 2 --configfile params.yaml examples/paper-probe.yaml
     python -m bench.fidelity.paper_probe_table --fits data/fits/probing --out docs/results/paper_probe_table.json \\
         [--cpu-s N --wall-s N --note TEXT]   (the build's measured cost, recorded with the table)
 

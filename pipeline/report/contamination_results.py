@@ -127,8 +127,17 @@ def render(results: dict, name: str) -> str:
     raise ValueError(f"no results block {name!r} (counts, vs_twin, relabelled, same_library)")
 
 
-def render_page(text: str, results: dict) -> str:
-    return results_blocks.rewrite(text, KIND, lambda name: render(results, name))
+def render_block(args: str, results: dict, root: Path = Path(".")) -> str:
+    """A block's body from its args: `NAME` renders `results` (the --out file), `FILE:NAME` another committed
+    results file of this command (a path from the project root: a refreshed build's, beside the default's)."""
+    if ":" not in args:
+        return render(results, args)
+    file, name = args.rsplit(":", 1)
+    return render(json.loads((root / file).read_text()), name)
+
+
+def render_page(text: str, results: dict, root: Path = Path(".")) -> str:
+    return results_blocks.rewrite(text, KIND, lambda args: render_block(args, results, root))
 
 
 def main(argv: list[str] | None = None) -> int:

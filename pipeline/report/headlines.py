@@ -16,7 +16,7 @@ import duckdb
 import numpy as np
 
 from pipeline import registry
-from pipeline.metrics.bootstrap import cell_seed, paired_mean_test
+from pipeline.metrics.bootstrap import cell_seed, paired_mean_test, paired_spearman_tests
 from pipeline.report.common import run_seed
 from pipeline.report.verdicts import Comparison, Row
 
@@ -57,11 +57,20 @@ def _mean_row(family: str, model: str, metric: str, seed: int, a: np.ndarray, tw
                values=() if keys is None else tuple(float(v) for v in a))
 
 
+# A row's statistic (Row.statistic) -> its paired test of two models' values on the same items (each item's gold
+# value beside them): the difference of the statistic, model minus the other, 10,000 replicates from `seed`.
+PAIRED = {
+    "mean": lambda a, b, gold, seed: paired_mean_test(a, b, seed),
+    "spearman": lambda a, b, gold, seed: paired_spearman_tests(a, {"other": b}, gold, seed)["other"],
+}
+
+
 def peers(rows: list[Row], seed: int) -> list[Row]:
     """Real models against each other: each summary row with per-item values (`items`) gets, for every other real
-    model's summary row of its family and metric, a paired mean test on the items both scored (the model's minus the other's,
-    10,000 replicates seeded by cell), in model order. Models drawn on different subsets are compared only where
-    their items coincide; a pair without a shared item is left out."""
+    model's summary row of its family and metric, a paired test of its statistic (`Row.statistic` in PAIRED: the
+    mean, or Spearman's rho with the items' gold) on the items both scored (the model's minus the other's, 10,000
+    replicates seeded by cell), in model order. Models drawn on different subsets are compared only where their
+    items coincide; a pair without a shared item is left out."""
     groups: dict[tuple[str, str], list[int]] = {}
     for i, r in enumerate(rows):
         if r.items and r.summary:  # the summary's rows (a family's page would repeat each pair on every task)
@@ -70,17 +79,21 @@ def peers(rows: list[Row], seed: int) -> list[Row]:
     for (family, metric), members in groups.items():
         for i in members:
             mine = rows[i]
+            test, gold = PAIRED[mine.statistic], mine.gold or (np.nan,) * len(mine.items)
             comparisons = []
             for j in sorted((j for j in members if j != i), key=lambda j: rows[j].model):
                 other = rows[j]
+                if other.statistic != mine.statistic:
+                    continue
                 theirs = dict(zip(other.items, other.values))
-                shared = [(v, theirs[k]) for k, v in zip(mine.items, mine.values)
+                shared = [(v, theirs[k], g) for k, v, g in zip(mine.items, mine.values, gold)
                           if k in theirs and v == v and theirs[k] == theirs[k]]
                 if not shared:
                     continue
-                a, b = (np.array(x, dtype=np.float64) for x in zip(*shared))
-                comparisons.append(Comparison(other.model, paired_mean_test(
-                    a, b, cell_seed(seed, family, mine.model, metric, "peer", other.model))))
+                a, b, g = (np.array(x, dtype=np.float64) for x in zip(*shared))
+                paired = test(a, b, g, cell_seed(seed, family, mine.model, metric, "peer", other.model))
+                if paired.n:  # rho needs 3 shared items with a gold value
+                    comparisons.append(Comparison(other.model, paired))
             out[i] = replace(mine, peers=tuple(comparisons))
     return out
 

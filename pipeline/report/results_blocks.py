@@ -4,8 +4,8 @@ every figure a page quotes is the file's.
 A block is `<!-- results:KIND:ARGS -->` on a line of its own, the rendered body, then `<!-- /results -->`. KIND
 names the command that renders it and ARGS are that command's (colon-separated):
 
-- `contamination:NAME`: `python -m pipeline.report.contamination_results --render PAGE` (a table of
-  docs/results/contamination.json);
+- `contamination:[FILE:]NAME`: `python -m pipeline.report.contamination_results --render PAGE` (a table of
+  docs/results/contamination.json, or of FILE, another results file of that command);
 - `verdicts:FILE:SECTION[:MODEL,MODEL]`: `python -m pipeline.report.summary --render PAGE` (a table of a
   docs/results/verdicts_*.md file).
 

@@ -45,6 +45,10 @@ class Row:
     # the per-item values behind `score`, keyed by item (a row made from per-item values): what `peers` pairs
     items: tuple[str, ...] = field(default=(), compare=False, repr=False)
     values: tuple[float, ...] = field(default=(), compare=False, repr=False)
+    # how `score` comes from `values`, a name of pipeline.report.headlines.PAIRED: "mean" (the items' mean) or
+    # "spearman" (Spearman's rho of the values with `gold`, each item's gold value aligned with `items`)
+    statistic: str = field(default="mean", compare=False, repr=False)
+    gold: tuple[float, ...] = field(default=(), compare=False, repr=False)
 
     def to_beat(self) -> Comparison | None:
         """The strongest baseline on these items (its own score best), the one the verdict reads first."""

@@ -44,6 +44,7 @@ def rows(con, config) -> list[Row]:
     for (model, gold, twin), group in groups.items():
         if model not in real:
             continue
+        mine = summary_x.get(model, {}) if gold == SUMMARY_GOLD else {}
         others = {BASELINES[name]: _col(group, 3 + i) for i, name in enumerate(strings)}
         if twin:
             others[TWIN] = _col(group, 2)
@@ -56,21 +57,8 @@ def rows(con, config) -> list[Row]:
                         Comparison(TWIN, tests[TWIN]) if twin else None,
                         tuple(Comparison(name, tests[name]) for name in others if name != TWIN),
                         summary=gold == SUMMARY_GOLD,
-                        peers=_peers(model, metric, summary_x, seed) if gold == SUMMARY_GOLD else ()))
+                        # every other real model is paired on the pairs both scored by headlines.peers: the
+                        # difference of the two rhos with the gold, each model at its own held-out layer
+                        items=tuple(sorted(mine)), values=tuple(float(mine[k][0]) for k in sorted(mine)),
+                        statistic="spearman", gold=tuple(float(mine[k][1]) for k in sorted(mine))))
     return rows
-
-
-def _peers(model: str, metric: str, summary_x: dict[str, dict], seed: int) -> tuple[Comparison, ...]:
-    """The model against every other real model on the pairs both scored (Spearman rho with the gold, each at its
-    own held-out layer): a paired bootstrap of the difference of the two rhos, seeded per pair of models."""
-    mine, out = summary_x.get(model, {}), []
-    for other in sorted(m for m in summary_x if m != model):
-        theirs = summary_x[other]
-        shared = sorted(k for k in mine if k in theirs)
-        if len(shared) < 3:
-            continue
-        test = paired_spearman_tests([mine[k][0] for k in shared], {other: [theirs[k][0] for k in shared]},
-                                     [mine[k][1] for k in shared],
-                                     cell_seed(seed, "idbench", model, metric, "peer", other))[other]
-        out.append(Comparison(other, test))
-    return tuple(out)
