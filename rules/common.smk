@@ -89,9 +89,10 @@ def _names(names):
 def zoo_subset(wildcards):
     """The model's own zoo entry (its max_length and batch_size filled in where left out: fill_sizes), plus its
     twin's for a random one: editing one entry reruns only its rules
-    (less the fields that only choose which jobs exist: skip_families; and training_cutoff, but for a model whose
-    cap draws by contamination label: its predict jobs label items by it)."""
-    drop = [k for k in PLANNING_ONLY if k != "training_cutoff" or not draws_by_label(wildcards.model)]
+    (less the fields that only choose which jobs exist: skip_families; and the cutoff, but for a model whose cap
+    draws by contamination label: its predict jobs label items by the date, and the date is valid only with its kind)."""
+    keep = ("training_cutoff", "training_cutoff_kind") if draws_by_label(wildcards.model) else ()
+    drop = [k for k in PLANNING_ONLY if k not in keep]
     entries = {e["name"]: {k: v for k, v in fill_sizes(e, config).items() if k not in drop}
                for e in config["models"]["zoo"]}
     entry = entries[wildcards.model]

@@ -790,3 +790,29 @@ def test_a_block_may_name_another_results_file_of_the_command(tmp_path):
             "<!-- results:contamination:docs/other.json:counts -->\nold\n<!-- /results -->\nb\n")
     out = render_page(page, default, tmp_path)
     assert out.count("2030-01-01") == 1 and "old" not in out and out.startswith("a\n") and out.endswith("b\n")
+
+
+def test_every_predict_job_of_the_refresh_overlays_gets_a_zoo_it_can_parse(tmp_path):
+    """The refreshed build (examples/refresh-after-smollm2.yaml + refresh-smollm2-only.yaml) draws SmolLM2's items by
+    label, so its predict jobs get the cutoff in their `--zoo`: with its kind (a cutoff without one is refused by
+    parse_zoo, which failed the build's first predict job), and nothing else of the planning-only fields."""
+    import shlex
+
+    from pipeline.models.entries import parse_zoo
+    from tests.test_gpu_profile import dry_run
+
+    root = Path(__file__).resolve().parents[1]
+    (tmp_path / "params.yaml").write_text((root / "params.yaml").read_text())
+    res = dry_run(tmp_path, root / "params.yaml", root / "examples/refresh-after-smollm2.yaml",
+                  root / "examples/refresh-smollm2-only.yaml")
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    zoos = []
+    for line in res.stdout.splitlines():
+        if "pipeline.runtime.predict" in line and "--zoo" in line:
+            words = shlex.split(line.split("set -euo pipefail;")[-1])
+            zoos.append(json.loads(words[words.index("--zoo") + 1]))
+    assert len(zoos) == 4  # SmolLM2 and its twin in apiquiz and apirec
+    for zoo in zoos:
+        entries = parse_zoo(zoo)
+        assert entries["smollm2"].training_cutoff is not None
+        assert all("training_cutoff_source" not in e and "skip_families" not in e for e in zoo)
