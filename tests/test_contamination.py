@@ -816,3 +816,74 @@ def test_every_predict_job_of_the_refresh_overlays_gets_a_zoo_it_can_parse(tmp_p
         entries = parse_zoo(zoo)
         assert entries["smollm2"].training_cutoff is not None
         assert all("training_cutoff_source" not in e and "skip_families" not in e for e in zoo)
+
+
+def test_matched_keys_take_the_same_count_per_group_on_each_side_from_first_release_dates_only():
+    from pipeline.runtime.predict import matched_keys
+
+    after, before = "released_after_cutoff", "released_before_cutoff"
+    rows = ([(after, "click", "first_seen")] * 30 + [(before, "click", "first_seen")] * 50
+            + [(after, "jinja2", "first_seen")] * 10 + [(before, "jinja2", "first_seen")] * 400
+            + [(after, "werkzeug", "first_seen")] * 0 + [(before, "werkzeug", "first_seen")] * 90  # one side only
+            + [(before, "stdlib", "release")] * 300  # an upper-bound date: never matched
+            + [(after, "flask", "first_seen")] * 3 + [(before, "flask", "release")] * 20  # before side not first-seen
+            + [(None, "click", "first_seen")] * 5)  # unlabelled
+    labels, groups, bases = (list(x) for x in zip(*rows))
+    caps, keys = matched_keys({after: 20, before: 25}, labels, groups, bases)
+    # n = 20 (the smaller cap) over click and jinja2 in proportion to their smaller sides (30 : 10): 15 and 5
+    assert caps == {f"{after}@click": 15, f"{after}@jinja2": 5, f"{before}@click": 15, f"{before}@jinja2": 5}
+    assert {k for k in keys if k} == set(caps)
+    assert all(k is None for k, g, b in zip(keys, groups, bases) if g in ("werkzeug", "stdlib", "flask"))
+    # fewer items than n: every matched item of the smaller side per group
+    caps, _ = matched_keys({after: 100, before: 100}, labels, groups, bases)
+    assert caps == {f"{after}@click": 30, f"{after}@jinja2": 10, f"{before}@click": 30, f"{before}@jinja2": 10}
+    assert matched_keys({after: 5, before: 5}, [after, before], ["a", "b"], ["first_seen"] * 2)[0] == {}
+
+
+def test_a_matched_draw_scores_the_same_items_per_library_on_each_side_for_the_model_and_its_twin(tmp_path):
+    """`matched_draw: [apiquiz]` beside a draw by both labels: the predict job's draw takes, per library with
+    first-seen quizzes on both sides, the same number on each side; the twin the same quizzes; any shard count."""
+    from pipeline.io import write_parquet
+    from pipeline.models.entries import parse_zoo
+    from pipeline.runtime.predict import ITEM_DATES
+
+    ids = [f"q{k:03d}" for k in range(120)]
+    rows = []
+    for k, q in enumerate(ids):
+        lib = ("click", "jinja2", "werkzeug")[k % 3]
+        late = k % 4 == 0
+        basis = "release" if lib == "werkzeug" and not late else "first_seen"
+        rows.append({"item_id": q, "released": dt.date(2025, 3, 1) if late else dt.date(2023, 6, 1),
+                     "date_basis": basis, "group": lib})
+    dates = tmp_path / "dates.parquet"
+    write_parquet(pa.Table.from_pylist(rows, schema=ITEM_DATES), dates, ITEM_DATES)
+    cap = {"apiquiz": {"released_after_cutoff": 12, "released_before_cutoff": 12}}
+    zoo = parse_zoo([{"name": "p", "source": "hub:x/y", "family": "causal-lm", "max_length": 200, "batch_size": 3,
+                      "max_items": cap, "training_cutoff": CUTOFF, "training_cutoff_kind": "release",
+                      "matched_draw": ["apiquiz"]}, {"name": "p-random", "source": "random:p"}])
+    assert zoo["p-random"].matched_draw == ("apiquiz",)
+    lib = {r["item_id"]: r["group"] for r in rows}
+    late = {r["item_id"] for r in rows if r["released"].year == 2025}
+
+    def drawn(entry, **kw):
+        return {i for i, m in zip(ids, _context(entry, "apiquiz", dates, **kw).select(ids, 1000).to_pylist()) if m}
+
+    one = drawn(zoo["p"])
+    per = {(lib[q], q in late): 0 for q in one}
+    for q in one:
+        per[(lib[q], q in late)] += 1
+    # werkzeug's before side is dated by its release only: not matched; click and jinja2 split 12 evenly
+    assert per == {("click", True): 6, ("click", False): 6, ("jinja2", True): 6, ("jinja2", False): 6}
+    assert drawn(zoo["p-random"]) == one
+    # the family's strata with a floor (apiquiz: setting x mask position, min_per_stratum): the same 24, no floor
+    # per group and side on top
+    strata = [k % 5 for k in range(len(ids))]
+    floored = {i for i, m in zip(ids, _context(zoo["p"], "apiquiz", dates).select(ids, 1000, None, strata, 8)
+                                 .to_pylist()) if m}
+    assert len(floored) == 24
+    parts = [drawn(zoo["p"], shard=s, shards=3) for s in range(3)]
+    assert set().union(*parts) == one and sum(map(len, parts)) == len(one)
+    with pytest.raises(ValueError, match="matched_draw names 'apirec'"):
+        parse_zoo([{"name": "p", "source": "hub:x/y", "family": "causal-lm", "max_length": 200, "batch_size": 3,
+                    "max_items": cap, "training_cutoff": CUTOFF, "training_cutoff_kind": "release",
+                    "matched_draw": ["apirec"]}])

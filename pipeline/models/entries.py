@@ -21,7 +21,7 @@ SCORING_CONVENTIONS = ("pipeline", "lm-eval")
 OBJECTIVES = {"mlm": "masked-lm", "causal": "causal-lm", "seq2seq": "encoder-decoder"}
 # Fields that only inference reads: the model rules get entries without them, so changing a
 # batch size or dtype reruns inference, never training.
-INFERENCE_ONLY = ("batch_size", "batch_size_from", "dtype", "max_items", "scoring", "skip_families")
+INFERENCE_ONLY = ("batch_size", "batch_size_from", "dtype", "max_items", "scoring", "skip_families", "matched_draw")
 # Fields that choose which jobs exist, never what a job computes: a predict job's params leave them out, so
 # leaving a model out of one family never reruns its jobs of the others.
 # training_cutoff and its source only label items in the warehouse (pipeline.contamination): no model or predict
@@ -73,6 +73,9 @@ class ModelEntry:
     # "YYYY-MM-DD": the pretrained model's training cutoff (a random twin: its model's, whose labels it takes); a
     # predict job reads it only to draw by contamination label (rules/common.smk zoo_subset keeps it then)
     training_cutoff: str | None = None
+    # families whose draw by label is matched (docs/contamination.md, "A matched draw"): only items dated by a first
+    # release, only groups (apiquiz: libraries) with items on both sides, the same count per group on each side
+    matched_draw: tuple[str, ...] = ()
     # where max_length and batch_size came from when the entry left them out (`fill_sizes`); None: given
     max_length_from: str | None = None
     batch_size_from: str | None = None
@@ -267,6 +270,14 @@ def parse_zoo(entries: list[dict], config: Mapping | None = None) -> dict[str, M
                              "revisions; give one")
         if kind == "gguf" and not e.get("sha256"):
             raise ValueError(f"models.zoo[{name}]: a gguf: source needs `sha256:` (the file's; `sha256sum` prints it)")
+        for fam in base.get("matched_draw") or ():
+            cap = _items_cap(base.get("max_items"))
+            fcap = _as_dict(dict(cap).get(fam)) if isinstance(cap, tuple) and isinstance(dict(cap).get(fam), tuple) \
+                else None
+            if not fcap or set(fcap) != {"released_after_cutoff", "released_before_cutoff"}:
+                raise ValueError(f"models.zoo[{name}]: matched_draw names {fam!r}, whose max_items is no draw by both "
+                                 "labels ({released_after_cutoff: n, released_before_cutoff: n}, no stratum values): "
+                                 "a matched draw takes the same items per group on each side")
         scoring = base.get("scoring", "pipeline")
         if scoring not in SCORING_CONVENTIONS:
             raise ValueError(f"models.zoo[{name}]: scoring {scoring!r} is not one of {SCORING_CONVENTIONS}")
@@ -279,5 +290,6 @@ def parse_zoo(entries: list[dict], config: Mapping | None = None) -> dict[str, M
                                eval_blocks=int(base["eval_blocks"]) if base.get("eval_blocks") else None,
                                skip_families=tuple(sorted(set(base.get("skip_families") or ()))),
                                training_cutoff=str(base["training_cutoff"]) if base.get("training_cutoff") else None,
+                               matched_draw=tuple(sorted(set(base.get("matched_draw") or ()))),
                                max_length_from=base.get("max_length_from"), batch_size_from=base.get("batch_size_from"))
     return zoo

@@ -59,23 +59,45 @@ class ShardContext:
         (`stratum_caps`), and per contamination label when it names labels (`item_labels`, looked up here only
         then). `strata` and `floor`: the family's own stratified draw (at least `floor` of each stratum)."""
         caps = stratum_caps(self.params)
+        if cap_labels(caps) and self.family.name in getattr(self.loaded.entry, "matched_draw", ()):
+            if self.family.inference.item_dates is None or self.family.inference.item_dates.group is None:
+                raise ValueError(f"{self.description}: {self.family.name}'s item dates have no group to match by; "
+                                 "drop it from the zoo entry's matched_draw")
+            dates = self.item_dates()
+            rows = {i: (d, b, g) for i, d, b, g in zip(*(dates.column(c).to_pylist() for c in
+                                                        ("item_id", "released", "date_basis", "group")))}
+            cutoff = dt.date.fromisoformat(self.loaded.entry.training_cutoff)
+            labels = [cutoff_label(rows[i][0], cutoff, rows[i][1]) if i in rows else None for i in ids]
+            mcaps, mkeys = matched_keys(caps, labels, [rows[i][2] if i in rows else None for i in ids],
+                                        [rows[i][1] if i in rows else None for i in ids])
+            if not mcaps:
+                raise ValueError(f"{self.description}: a matched draw found no group (library) with items dated by a "
+                                 f"first release ({', '.join(MATCHED_BASES)}) on both sides of the cutoff; a source's "
+                                 "history gives first releases (docs/contamination.md), or drop matched_draw")
+            # within each group and side, the family's strata proportionally but no per-stratum floor: a floor
+            # applies per key, and a matched draw has a key per group and side (14 keys x 10 strata x 8 took 600)
+            return pa.array(select_shard(ids, self.shard, self.shards, max_items, self.seed, strata, 0,
+                                         caps=mcaps, keys=mkeys), type=pa.bool_())
         labels = self.item_labels(ids) if cap_labels(caps) else None
         return pa.array(draw(ids, self.shard, self.shards, max_items, self.seed, caps, keys, labels, strata, floor),
                         type=pa.bool_())
+
+    def item_dates(self) -> pa.Table:
+        """The family's item dates (`inputs["item_dates"]`), for a model with a training_cutoff."""
+        from pipeline.io import read_parquet
+
+        if not getattr(self.loaded.entry, "training_cutoff", None):
+            raise ValueError(f"{self.description}: a draw by contamination label needs the model's training_cutoff")
+        if "item_dates" not in self.inputs:
+            raise ValueError(f"{self.description}: a draw by contamination label needs the family's item dates "
+                             "(--inputs item_dates; rules/common.smk gives them to a model whose cap names labels)")
+        return read_parquet(self.inputs["item_dates"], ITEM_DATES)
 
     def item_labels(self, ids: list[str]) -> list[str | None]:
         """Each item's contamination label for this model, known before inference: its date (the family's item
         dates, `inputs["item_dates"]`: the warehouse's own dating SQL, pipeline.warehouse.dates) against the
         model's training_cutoff; None for an item the warehouse gives no label."""
-        from pipeline.io import read_parquet
-
-        entry = self.loaded.entry
-        if not getattr(entry, "training_cutoff", None):
-            raise ValueError(f"{self.description}: a draw by contamination label needs the model's training_cutoff")
-        if "item_dates" not in self.inputs:
-            raise ValueError(f"{self.description}: a draw by contamination label needs the family's item dates "
-                             "(--inputs item_dates; rules/common.smk gives them to a model whose cap names labels)")
-        return item_labels(read_parquet(self.inputs["item_dates"], ITEM_DATES), ids, entry.training_cutoff)
+        return item_labels(self.item_dates(), ids, self.loaded.entry.training_cutoff)
 
 
 def run_shard(family: families.Family, subset: str, inputs: dict[str, Path], params: dict, loaded, shard: int,
@@ -131,7 +153,40 @@ ITEM_DATES = pa.schema([
     pa.field("item_id", pa.string(), nullable=False),  # the item's id in the family's items (quiz_id, point_id)
     pa.field("released", pa.date32(), nullable=True),  # its date (first pinned release of its code, else its file's)
     pa.field("date_basis", pa.string(), nullable=True),  # first_seen / since_tag / release / none
+    # the unit a matched draw balances across the two sides (ItemDates.group: apiquiz's library); null: none
+    pa.field("group", pa.string(), nullable=True),
 ])
+# the date bases a matched draw takes: an item dated by a first release (its code's or its API's), never by a
+# release that may postdate it (`release`: an upper bound) or by nothing
+MATCHED_BASES = ("first_seen", "since_tag")
+
+
+def matched_keys(caps: dict, labels: Sequence[str | None], groups: Sequence[str | None],
+                 bases: Sequence[str | None]) -> tuple[dict, list[str | None]]:
+    """select_shard's caps and keys for a matched draw by label (docs/contamination.md, "A matched draw"): of the
+    items dated by a first release (MATCHED_BASES) in a group (a library) that has such items on both sides, the
+    same number per group on each side, n = the smaller label cap split over the groups in proportion to the
+    smaller side's items in each (largest remainders, ties by group name; a group gives at most what it has).
+    Keys are `label@group`; any other item is not drawn."""
+    sides = sorted(caps)
+    have: dict[str, dict[str, int]] = {label: {} for label in sides}
+    for label, group, basis in zip(labels, groups, bases):
+        if label in have and group is not None and basis in MATCHED_BASES:
+            have[label][group] = have[label].get(group, 0) + 1
+    shared = sorted(set.intersection(*(set(h) for h in have.values()))) if have else []
+    weight = {g: min(have[label][g] for label in sides) for g in shared}
+    n, total = min(caps.values()), sum(weight.values())
+    if total <= n:
+        alloc = dict(weight)
+    else:
+        quota = {g: n * w / total for g, w in weight.items()}
+        alloc = {g: int(q) for g, q in quota.items()}
+        for g in sorted(shared, key=lambda g: (-(quota[g] - alloc[g]), g))[:n - sum(alloc.values())]:
+            alloc[g] += 1
+    out = {f"{label}@{g}": k for label in sides for g, k in alloc.items() if k}
+    keys = [f"{label}@{group}" if label in have and basis in MATCHED_BASES and f"{label}@{group}" in out else None
+            for label, group, basis in zip(labels, groups, bases)]
+    return out, keys
 
 
 def cutoff_label(released: dt.date | None, cutoff: dt.date, date_basis: str | None = None) -> str:

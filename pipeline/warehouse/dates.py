@@ -51,8 +51,9 @@ def item_dates(family: families.Family, tables: dict[str, list[str]]) -> pa.Tabl
         create_table_view(con, known[name], [str(f) for f in tables[name]])
     for sql in sql_files(family):
         con.execute(sql.read_text())
-    table = con.sql(f"SELECT {spec.id}::VARCHAR AS item_id, released::DATE AS released, date_basis "
-                    f"FROM {spec.view} ORDER BY item_id").fetch_arrow_table()
+    group = f"{spec.group}::VARCHAR" if spec.group else "NULL::VARCHAR"
+    table = con.sql(f"SELECT {spec.id}::VARCHAR AS item_id, released::DATE AS released, date_basis, "
+                    f'{group} AS "group" FROM {spec.view} ORDER BY item_id').fetch_arrow_table()
     return table.cast(ITEM_DATES)
 
 

@@ -65,7 +65,8 @@ FAMILY = Family(
         # each quiz's date (its API's definition; its context's beside it) before inference: a zoo cap may draw by label
         item_dates=ItemDates("15_contamination_dates.sql", "apiquiz_quiz_dates", "quiz_id",
                              ("manifest", "usages", "inventory", "imports", "first_seen_functions",
-                              "first_seen_apis", "apiquiz_quizzes", "apiquiz_api_names")),
+                              "first_seen_apis", "apiquiz_quizzes", "apiquiz_api_names"),
+                             group="library"),  # a matched draw balances libraries across the two sides
     ),
     report="pipeline.families.apiquiz.report",
     headline="SELECT model, 'p_at_1_' || protocol || '_' || setting AS metric, p_at_1 AS value, scored AS n "

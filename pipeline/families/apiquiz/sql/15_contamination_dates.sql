@@ -36,7 +36,7 @@ ORDER BY ALL;
 -- reads before inference (pipeline.warehouse.dates writes this view to data/contamination/item_dates/apiquiz.parquet).
 CREATE VIEW apiquiz_quiz_dates AS
 SELECT q.quiz_id, q.setting, q.api, q.repository, d.dated_by, d.released, d.date_basis, d.api_released,
-       d.api_date_basis, d.context_released, d.context_date_basis
+       d.api_date_basis, d.context_released, d.context_date_basis, q.library
 FROM apiquiz_quizzes q
 LEFT JOIN apiquiz_item_dates d ON d.api = q.api AND d.api_repository IS NOT DISTINCT FROM q.repository
 WHERE NOT q.context_leak;
