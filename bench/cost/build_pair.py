@@ -31,11 +31,11 @@ REPO = Path(__file__).resolve().parents[2]
 STAMP = re.compile(r"^\[(\w{3} \w{3}\s+\d+ [\d:]+ \d{4})\]$")
 
 
-def parse_log(text: str) -> dict:
-    """The figures of one `/usr/bin/time -v make run` log (Snakemake's console output with time's report after)."""
-    lines = text.splitlines()
-    ts, rule, start, end, rules = None, None, {}, {}, {}
-    for line in lines:
+def log_jobs(text: str) -> dict[int, dict]:
+    """Every job of one Snakemake log (its console output, or `.snakemake/log/*.snakemake.log`): {jobid: {rule,
+    wildcards (a dict), start, end (None: not finished)}}, times from the log's stamps."""
+    ts, rule, job, out = None, None, None, {}
+    for line in text.splitlines():
         m = STAMP.match(line)
         if m:
             ts = dt.datetime.strptime(m.group(1), "%a %b %d %H:%M:%S %Y")
@@ -46,12 +46,27 @@ def parse_log(text: str) -> dict:
             continue
         m = re.match(r"^\s+jobid: (\d+)", line)
         if m and rule:
-            start[int(m.group(1))], rules[int(m.group(1))] = ts, rule
+            job = int(m.group(1))
+            out[job] = {"rule": rule, "wildcards": {}, "start": ts, "end": None}
             rule = None
             continue
+        m = re.match(r"^\s+wildcards: (.*)", line)
+        if m and job in out and not out[job]["wildcards"]:
+            out[job]["wildcards"] = dict(kv.split("=", 1) for kv in m.group(1).split(", "))
+            continue
         m = re.match(r"^Finished jobid: (\d+)", line)
-        if m:
-            end[int(m.group(1))] = ts
+        if m and int(m.group(1)) in out:
+            out[int(m.group(1))]["end"] = ts
+    return out
+
+
+def parse_log(text: str) -> dict:
+    """The figures of one `/usr/bin/time -v make run` log (Snakemake's console output with time's report after)."""
+    lines = text.splitlines()
+    found = log_jobs(text)
+    start = {j: r["start"] for j, r in found.items()}
+    rules = {j: r["rule"] for j, r in found.items()}
+    end = {j: r["end"] for j, r in found.items() if r["end"] is not None}
 
     def value(pattern: str, cast=float):
         found = [re.search(pattern, ln) for ln in lines]

@@ -18,45 +18,19 @@ Usage:
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import os
-import re
 import shlex
 import sys
 from pathlib import Path
 
-STAMP = re.compile(r"^\[(\w{3} \w{3}\s+\d+ [\d:]+ \d{4})\]$")
+from bench.cost.build_pair import log_jobs
 
 
 def job_walls(text: str, rule: str = "predict") -> dict[tuple, float]:
     """{sorted wildcard items: seconds} of every finished job of `rule` in one Snakemake log."""
-    ts, current, job, start, wildcards, out = None, None, None, {}, {}, {}
-    for line in text.splitlines():
-        m = STAMP.match(line)
-        if m:
-            ts = dt.datetime.strptime(m.group(1), "%a %b %d %H:%M:%S %Y")
-            continue
-        m = re.match(r"^(local)?rule (\w+):", line)
-        if m:
-            current = m.group(2)
-            continue
-        m = re.match(r"^\s+jobid: (\d+)", line)
-        if m and current:
-            job = int(m.group(1))
-            if current == rule:
-                start[job] = ts
-            current = None
-            continue
-        m = re.match(r"^\s+wildcards: (.*)", line)
-        if m and job in start and job not in wildcards:
-            wildcards[job] = tuple(sorted(tuple(kv.split("=", 1)) for kv in m.group(1).split(", ")))
-            continue
-        m = re.match(r"^Finished jobid: (\d+)", line)
-        if m and int(m.group(1)) in start and int(m.group(1)) in wildcards:
-            j = int(m.group(1))
-            out[wildcards[j]] = (ts - start[j]).total_seconds()
-    return out
+    return {tuple(sorted(j["wildcards"].items())): (j["end"] - j["start"]).total_seconds()
+            for j in log_jobs(text).values() if j["rule"] == rule and j["end"] is not None and j["wildcards"]}
 
 
 def items(parquet: Path) -> int:
