@@ -70,7 +70,7 @@ class ItemDates:
     id: str  # the item id column of `view`, as the task's items name it (e.g. quiz_id or item_id)
     tables: tuple[str, ...]  # warehouse tables the SQL reads
     subsets: tuple[str, ...] = ()  # the subsets whose items these are (empty: every subset)
-    # a column of `view` a matched draw balances across the two sides (apiquiz: the quiz's library); None: the
+    # a column of `view` a matched draw balances across the two sides (e.g. an item's library); None: the
     # family's items cannot be drawn matched (docs/contamination.md, "A matched draw")
     group: str | None = None
 

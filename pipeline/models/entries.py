@@ -74,7 +74,7 @@ class ModelEntry:
     # predict job reads it only to draw by contamination label (rules/common.smk zoo_subset keeps it then)
     training_cutoff: str | None = None
     # families whose draw by label is matched (docs/contamination.md, "A matched draw"): only items dated by a first
-    # release, only groups (apiquiz: libraries) with items on both sides, the same count per group on each side
+    # release, only groups (e.g. libraries) with items on both sides, the same count per group on each side
     matched_draw: tuple[str, ...] = ()
     # where max_length and batch_size came from when the entry left them out (`fill_sizes`); None: given
     max_length_from: str | None = None
@@ -270,14 +270,6 @@ def parse_zoo(entries: list[dict], config: Mapping | None = None) -> dict[str, M
                              "revisions; give one")
         if kind == "gguf" and not e.get("sha256"):
             raise ValueError(f"models.zoo[{name}]: a gguf: source needs `sha256:` (the file's; `sha256sum` prints it)")
-        for fam in base.get("matched_draw") or ():
-            cap = _items_cap(base.get("max_items"))
-            fcap = _as_dict(dict(cap).get(fam)) if isinstance(cap, tuple) and isinstance(dict(cap).get(fam), tuple) \
-                else None
-            if not fcap or set(fcap) != {"released_after_cutoff", "released_before_cutoff"}:
-                raise ValueError(f"models.zoo[{name}]: matched_draw names {fam!r}, whose max_items is no draw by both "
-                                 "labels ({released_after_cutoff: n, released_before_cutoff: n}, no stratum values): "
-                                 "a matched draw takes the same items per group on each side")
         scoring = base.get("scoring", "pipeline")
         if scoring not in SCORING_CONVENTIONS:
             raise ValueError(f"models.zoo[{name}]: scoring {scoring!r} is not one of {SCORING_CONVENTIONS}")
@@ -292,4 +284,10 @@ def parse_zoo(entries: list[dict], config: Mapping | None = None) -> dict[str, M
                                training_cutoff=str(base["training_cutoff"]) if base.get("training_cutoff") else None,
                                matched_draw=tuple(sorted(set(base.get("matched_draw") or ()))),
                                max_length_from=base.get("max_length_from"), batch_size_from=base.get("batch_size_from"))
+        for fam in zoo[name].matched_draw:
+            cap = zoo[name].items_cap(fam)
+            if not isinstance(cap, dict) or set(cap) != {"released_after_cutoff", "released_before_cutoff"}:
+                raise ValueError(f"models.zoo[{name}]: matched_draw names {fam!r}, whose max_items is no draw by both "
+                                 "labels ({released_after_cutoff: n, released_before_cutoff: n}, no stratum values): "
+                                 "a matched draw takes the same items per group on each side")
     return zoo

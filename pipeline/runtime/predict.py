@@ -57,33 +57,23 @@ class ShardContext:
         """Which of these rows this shard scores (a boolean mask): `draw` with the model's caps. `keys`: each row's
         stratum value (the family's `Inference.strata`), drawn from per value when the model's cap names values
         (`stratum_caps`), and per contamination label when it names labels (`item_labels`, looked up here only
-        then). `strata` and `floor`: the family's own stratified draw (at least `floor` of each stratum)."""
+        then; matched by group when the entry's `matched_draw` names the family). `strata` and `floor`: the family's own stratified draw (at least `floor` of each stratum)."""
         caps = stratum_caps(self.params)
-        if cap_labels(caps) and self.family.name in getattr(self.loaded.entry, "matched_draw", ()):
-            if self.family.inference.item_dates is None or self.family.inference.item_dates.group is None:
-                raise ValueError(f"{self.description}: {self.family.name}'s item dates have no group to match by; "
-                                 "drop it from the zoo entry's matched_draw")
+        labels = matched = None
+        if cap_labels(caps):
             dates = self.item_dates()
-            rows = {i: (d, b, g) for i, d, b, g in zip(*(dates.column(c).to_pylist() for c in
-                                                        ("item_id", "released", "date_basis", "group")))}
-            cutoff = dt.date.fromisoformat(self.loaded.entry.training_cutoff)
-            labels = [cutoff_label(rows[i][0], cutoff, rows[i][1]) if i in rows else None for i in ids]
-            mcaps, mkeys = matched_keys(caps, labels, [rows[i][2] if i in rows else None for i in ids],
-                                        [rows[i][1] if i in rows else None for i in ids])
-            if not mcaps:
-                raise ValueError(f"{self.description}: a matched draw found no group (library) with items dated by a "
-                                 f"first release ({', '.join(MATCHED_BASES)}) on both sides of the cutoff; a source's "
-                                 "history gives first releases (docs/contamination.md), or drop matched_draw")
-            # within each group and side, the family's strata proportionally but no per-stratum floor: a floor
-            # applies per key, and a matched draw has a key per group and side (14 keys x 10 strata x 8 took 600)
-            return pa.array(select_shard(ids, self.shard, self.shards, max_items, self.seed, strata, 0,
-                                         caps=mcaps, keys=mkeys), type=pa.bool_())
-        labels = self.item_labels(ids) if cap_labels(caps) else None
-        return pa.array(draw(ids, self.shard, self.shards, max_items, self.seed, caps, keys, labels, strata, floor),
-                        type=pa.bool_())
+            labels = item_labels(dates, ids, self.loaded.entry.training_cutoff)
+            if self.family.name in getattr(self.loaded.entry, "matched_draw", ()):
+                if self.family.inference.item_dates.group is None:
+                    raise ValueError(f"{self.description}: {self.family.name}'s item dates have no group to match "
+                                     "by; drop it from the zoo entry's matched_draw")
+                matched = item_columns(dates, ids, "group", "date_basis")
+        return pa.array(draw(ids, self.shard, self.shards, max_items, self.seed, caps, keys, labels, strata, floor,
+                             matched), type=pa.bool_())
 
     def item_dates(self) -> pa.Table:
-        """The family's item dates (`inputs["item_dates"]`), for a model with a training_cutoff."""
+        """The family's item dates (`inputs["item_dates"]`: the warehouse's own dating SQL, pipeline.warehouse.dates),
+        for a model with a training_cutoff: each item's label is its date against that cutoff (item_labels)."""
         from pipeline.io import read_parquet
 
         if not getattr(self.loaded.entry, "training_cutoff", None):
@@ -92,12 +82,6 @@ class ShardContext:
             raise ValueError(f"{self.description}: a draw by contamination label needs the family's item dates "
                              "(--inputs item_dates; rules/common.smk gives them to a model whose cap names labels)")
         return read_parquet(self.inputs["item_dates"], ITEM_DATES)
-
-    def item_labels(self, ids: list[str]) -> list[str | None]:
-        """Each item's contamination label for this model, known before inference: its date (the family's item
-        dates, `inputs["item_dates"]`: the warehouse's own dating SQL, pipeline.warehouse.dates) against the
-        model's training_cutoff; None for an item the warehouse gives no label."""
-        return item_labels(self.item_dates(), ids, self.loaded.entry.training_cutoff)
 
 
 def run_shard(family: families.Family, subset: str, inputs: dict[str, Path], params: dict, loaded, shard: int,
@@ -153,7 +137,7 @@ ITEM_DATES = pa.schema([
     pa.field("item_id", pa.string(), nullable=False),  # the item's id in the family's items (quiz_id, point_id)
     pa.field("released", pa.date32(), nullable=True),  # its date (first pinned release of its code, else its file's)
     pa.field("date_basis", pa.string(), nullable=True),  # first_seen / since_tag / release / none
-    # the unit a matched draw balances across the two sides (ItemDates.group: apiquiz's library); null: none
+    # the unit a matched draw balances across the two sides (ItemDates.group, e.g. a library); null: none
     pa.field("group", pa.string(), nullable=True),
 ])
 # the date bases a matched draw takes: an item dated by a first release (its code's or its API's), never by a
@@ -204,9 +188,15 @@ def item_labels(dates: pa.Table, ids: Sequence[str], cutoff: dt.date | str) -> l
     """Each id's label for a model with this cutoff, from a family's item dates (ITEM_DATES); None for an id the
     warehouse gives no label (not in the dates: e.g. a context-leaking nl quiz), which no draw by label takes."""
     cutoff = dt.date.fromisoformat(cutoff) if isinstance(cutoff, str) else cutoff
-    dated = dict(zip(dates.column("item_id").to_pylist(),
-                     zip(dates.column("released").to_pylist(), dates.column("date_basis").to_pylist())))
-    return [cutoff_label(dated[i][0], cutoff, dated[i][1]) if i in dated else None for i in ids]
+    return [cutoff_label(released, cutoff, basis) if i is not None else None
+            for i, released, basis in zip(*item_columns(dates, ids, "item_id", "released", "date_basis"))]
+
+
+def item_columns(dates: pa.Table, ids: Sequence[str], *columns: str) -> list[list]:
+    """The item dates' `columns` for each id, one list per column (None for an id not in the dates)."""
+    by_id = dict(zip(dates.column("item_id").to_pylist(), zip(*(dates.column(c).to_pylist() for c in columns))))
+    missing = (None,) * len(columns)
+    return [list(col) for col in zip(*(by_id.get(i, missing) for i in ids))] if ids else [[] for _ in columns]
 
 
 STRATUM_CAPS = "stratum_caps"  # the key cap_items adds beside a capped max_items: {stratum value or label: n}
@@ -223,11 +213,22 @@ def stratum_caps(params: dict) -> dict | None:
 
 def draw(ids: Sequence[str], shard: int, shards: int, max_items: int, seed: int, caps: dict | None = None,
          values: Sequence[str | None] | None = None, labels: Sequence[str | None] | None = None,
-         strata: Sequence | None = None, floor: int = 0) -> list[bool]:
+         strata: Sequence | None = None, floor: int = 0,
+         matched: tuple[Sequence[str | None], Sequence[str | None]] | None = None) -> list[bool]:
     """The one draw of every family's items: which rows shard `shard` of `shards` scores. `max_items` rows seeded
     by `seed` (stratified by `strata`, at least `floor` of each, when given); with a zoo cap per stratum value
     and/or contamination label (`caps`, `stratum_caps`) n of each named value (`values`, each row's) and/or label
-    (`labels`, each row's) instead (`capped_keys`). The same rows whatever the shard count."""
+    (`labels`, each row's) instead (`capped_keys`); with `matched` (each row's group and date basis) the label
+    caps matched by group (`matched_keys`). The same rows whatever the shard count."""
+    if matched is not None:
+        mcaps, keys = matched_keys(caps, labels, *matched)
+        if not mcaps:
+            raise ValueError(f"a matched draw found no group (library) with items dated by a first release "
+                             f"({', '.join(MATCHED_BASES)}) on both sides of the cutoff; a source's history gives "
+                             "first releases (docs/contamination.md), or drop matched_draw")
+        # within each group and side the family's strata proportionally but no per-stratum floor: a floor applies
+        # per key, and a matched draw has a key per group and side (14 keys x 10 strata x 8 took 600, not 200)
+        return select_shard(ids, shard, shards, max_items, seed, strata, 0, caps=mcaps, keys=keys)
     by_key = capped_keys(caps, values, labels) if caps and (values is not None or labels is not None) else {}
     return select_shard(ids, shard, shards, max_items, seed, strata, floor, **by_key)
 

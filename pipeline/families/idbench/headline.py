@@ -45,6 +45,7 @@ def rows(con, config) -> list[Row]:
         if model not in real:
             continue
         mine = summary_x.get(model, {}) if gold == SUMMARY_GOLD else {}
+        pairs = sorted(mine)
         others = {BASELINES[name]: _col(group, 3 + i) for i, name in enumerate(strings)}
         if twin:
             others[TWIN] = _col(group, 2)
@@ -59,6 +60,6 @@ def rows(con, config) -> list[Row]:
                         summary=gold == SUMMARY_GOLD,
                         # every other real model is paired on the pairs both scored by headlines.peers: the
                         # difference of the two rhos with the gold, each model at its own held-out layer
-                        items=tuple(sorted(mine)), values=tuple(float(mine[k][0]) for k in sorted(mine)),
-                        statistic="spearman", gold=tuple(float(mine[k][1]) for k in sorted(mine))))
+                        items=tuple(pairs), values=tuple(float(mine[k][0]) for k in pairs),
+                        statistic="spearman", gold=tuple(float(mine[k][1]) for k in pairs)))
     return rows
