@@ -288,6 +288,42 @@ def test_read_run_graded_lists_are_trec_evals_order_with_ties():
     assert np.array_equal(qidx[perm], np.sort(qidx)) and np.array_equal(scores[perm], scores[np.lexsort((-scores, qidx))])
 
 
+@pytest.mark.parametrize("pairs_per_id", [0, 10**9])  # every block by one sort of its ids / by pairs
+def test_tie_blocks_by_pairs_and_by_sort_are_trec_evals_order(monkeypatch, pairs_per_id):
+    """Blocks of equal scores holding two grades are put in document-id order, descending, either by one
+    comparison per pair of a block (short blocks) or by one sort of every id (long ones): both are trec_eval's
+    full order, on short tied runs and on long coarse ones (blocks of hundreds), with non-ASCII ids."""
+    from bench.peers.metrics import make_queries
+
+    from pipeline.metrics import runs as R
+
+    monkeypatch.setattr(R, "_PAIRS_PER_ID", pairs_per_id)
+    short = make_queries(500, 20, seed=9, shuffle=True, ties=0.5)
+    long = _long_tied_run(seed=4, queries=6)
+    accents = ({f"q{i}": {f"d\u00e9{j}" if j % 3 else f"dz{j}": j % 3 for j in range(30)} for i in range(20)},
+               {f"q{i}": {f"d\u00e9{j}" if j % 3 else f"dz{j}": float(j % 2) for j in range(30)} for i in range(20)})
+    for qrels, run in (short, long, accents, _random_run(seed=3)):
+        got = R.read_run(qrels, run)
+        full = {q: sorted(run[q].items(), key=lambda kv: (-kv[1], _desc(kv[0]))) for q in got.qids}
+        assert got.rels() == [[qrels[q].get(d, 0) for d, _ in full[q]] for q in got.qids]
+
+
+@pytest.mark.parametrize("counting_max", [0, 64])  # by a lexsort / by counting
+def test_positive_descending_is_each_querys_positive_grades_sorted(monkeypatch, counting_max):
+    from pipeline.metrics import runs as R
+
+    monkeypatch.setattr(R, "_COUNTING_MAX", counting_max)
+    qrels, run = _random_run(seed=11)
+    runs = R.read_run(qrels, run)
+    off, flat = runs.positive_descending()
+    want = [sorted((g for g in j if g > 0), reverse=True) for j in runs.judged()]
+    assert R._lists(off, flat) == want
+    empty = R.GradedRuns.from_lists([[1], []], [[0, -1], []])
+    assert R._lists(*empty.positive_descending()) == [[], []]
+    table = runs.arrow()
+    assert table.column_names == ["rels", "ideal", "gains"] and table.column("gains").to_pylist() == want
+
+
 def _desc(doc: str) -> list[int]:
     """A sort key ordering document ids descending (trec_eval breaks equal scores by docno, descending)."""
     return [-ord(c) for c in doc] + [1]

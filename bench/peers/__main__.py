@@ -195,8 +195,8 @@ def prose(saved: dict) -> str:
     process = ["**Each side's process model.**",
                "- causal, PLL, BM25 and metrics: one fresh process per side and run (ours in this Python, the peers in "
                "their venv), one thread each; the sides alternate run by run; causal, PLL and BM25 keep the least CPU "
-               "of the runs, metrics the median of the runs (warm: the calls after the process's first; cold: that "
-               "first call, imports and our DuckDB connection apart).",
+               "of the runs, metrics the median of the runs, each round starting one side later (warm: the calls after "
+               "the process's first; cold: that first call, imports and our DuckDB connection apart).",
                "- pooled features: "
                + (features[0].get("process") or "both sides in one process, one torch thread; the peer's batch sweep "
                   "first, then ours and the peer interleaved")

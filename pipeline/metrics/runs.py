@@ -33,13 +33,18 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from itertools import chain, compress, repeat
-from operator import attrgetter
+from operator import attrgetter, lt
 
 import numpy as np
 
 STANDARD = ("success", "rr", "ap", "ndcg")
 _GET = attrgetter("get")
 _ZEROS = repeat(0)  # endless: shared by every query's map
+# Blocks of equal scores put in document-id order by one comparison per pair while their pairs are at most
+# this many per id (short blocks, the common case); longer ones by one sort of their ids.
+_PAIRS_PER_ID = 8
+# Judged grades up to this are sorted by counting (GradedRuns.positive_descending), larger ones by a lexsort.
+_COUNTING_MAX = 64
 
 
 @dataclass(frozen=True)
@@ -64,9 +69,12 @@ class GradedRuns:
         return cls(list(range(len(rels))) if qids is None else list(qids), off, flat, ioff, iflat)
 
     def arrow(self):
-        """A pyarrow Table (rels, ideal: list<int32>; row i is qids[i]) over these arrays, the graded lists the
-        macros take (macros.sql), built from buffers: no per-value Python, and not the pandas import (~0.5 CPU-s)
-        that pyarrow pays on the first `pa.array` of a list or a numpy array."""
+        """A pyarrow Table (rels, ideal, gains: list<int32>; row i is qids[i]) over these arrays, the graded lists
+        the macros take (macros.sql), built from buffers: no per-value Python, and not the pandas import (~0.5
+        CPU-s) that pyarrow pays on the first `pa.array` of a list or a numpy array. `gains` is each query's
+        positive judged grades sorted descending (`positive_descending`): what IDCG reads, and its length the
+        number of judged documents with grade >= 1 (grades are integers), so a query needs no list lambda over
+        every judged grade for either."""
         import pyarrow as pa
 
         def ints(values: np.ndarray):
@@ -76,8 +84,14 @@ class GradedRuns:
         def lists(offsets: np.ndarray, values: np.ndarray):
             return pa.ListArray.from_arrays(ints(offsets), ints(values))
 
-        return pa.Table.from_arrays([lists(self.offsets, self.grades), lists(self.ideal_offsets, self.ideal)],
-                                    names=["rels", "ideal"])
+        return pa.Table.from_arrays([lists(self.offsets, self.grades), lists(self.ideal_offsets, self.ideal),
+                                     lists(*self.positive_descending())], names=["rels", "ideal", "gains"])
+
+    def positive_descending(self) -> tuple[np.ndarray, np.ndarray]:
+        """(offsets, values): each query's positive judged grades, sorted descending, flat. Grades up to
+        `_COUNTING_MAX` by counting (one bincount of (query, grade) and one repeat; while the counts' table is
+        at most 8 entries per grade kept), otherwise by a lexsort."""
+        return _positive_descending(self.ideal_offsets, self.ideal)
 
     def rels(self) -> list[list[int]]:
         """The graded lists back as Python lists (one per query)."""
@@ -86,6 +100,25 @@ class GradedRuns:
     def judged(self) -> list[list[int]]:
         """The judged grades back as Python lists (one per query)."""
         return _lists(self.ideal_offsets, self.ideal)
+
+
+def _positive_descending(offsets: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    nq = len(offsets) - 1
+    keep = values > 0
+    counts = _counts(keep).astype(np.int64)
+    lens = counts[offsets[1:]] - counts[offsets[:-1]]
+    out_offsets = np.zeros(nq + 1, np.int64)
+    np.cumsum(lens, out=out_offsets[1:])
+    values = values[keep]
+    if not len(values):
+        return out_offsets, values
+    rows = np.repeat(np.arange(nq), lens)
+    top = int(values.max())
+    if top <= _COUNTING_MAX and nq * top <= 8 * len(values) + 1024:
+        # per query, how many of each grade, highest first: the sorted list itself
+        per = np.bincount(rows * top + (top - values), minlength=nq * top)
+        return out_offsets, np.repeat(np.tile(np.arange(top, 0, -1, dtype=values.dtype), nq), per)
+    return out_offsets, values[np.lexsort((-values, rows))]
 
 
 def _lists(offsets: np.ndarray, values: np.ndarray) -> list[list[int]]:
@@ -176,26 +209,47 @@ def _rank_order(scores, offsets, lens, runs, grades) -> np.ndarray | None:
 
 def _docs_descending_in_blocks(sub, tie, mixed, offsets, runs) -> np.ndarray:
     """`sub` (run positions, grouped by query, score descending) with every block of equal scores that holds
-    two grades put in document-id order, descending (trec_eval's `comp_sim_docno`), in a few vector operations:
-    the ids of those blocks' documents are ranked by one sort (Python's string order, the code points, is
-    strcmp's byte order of their UTF-8), then one lexsort orders each block by that rank."""
+    two grades put in document-id order, descending (trec_eval's `comp_sim_docno`), without a Python-level
+    sort: the ids of those blocks' documents are read from the queries that hold such a block (one pass over
+    their documents, only those ids kept), then each document's place in its block is the number of the
+    block's ids above its own, from one comparison per pair in a block (Python's string order, the code
+    points, is strcmp's byte order of their UTF-8). Blocks too long for pairs (their pairs over
+    `_PAIRS_PER_ID` per id) rank every id by one sort instead."""
     edge = np.flatnonzero(np.diff(np.concatenate(([0], tie.astype(np.int8), [0]))))
     first, last = edge[::2], edge[1::2] + 1  # block k: sub[first[k]:last[k]]
     seen = _counts(mixed)
     keep = seen[last - 1] > seen[first]
     first, size = first[keep], last[keep] - first[keep]
-    at = np.repeat(first - np.cumsum(size) + size, size) + np.arange(int(size.sum()))  # the blocks' places in sub
+    lead = np.cumsum(size) - size  # each block's first place in `at` / `elems`
+    at = np.repeat(first - lead, size) + np.arange(int(size.sum()))  # the blocks' places in sub
     elems = sub[at]
-    # their document ids, read in run order (one pass of the flat run, only the ids kept), ranked by one sort
+    m = len(elems)
+    # their document ids, read in run order from the queries that hold them: ids[r[k]] is elems[k]'s id
     wanted = np.zeros(int(offsets[-1]), bool)
     wanted[elems] = True
-    ids = list(compress(chain.from_iterable(runs), wanted.tolist()))
-    in_run_order = np.flatnonzero(wanted)
-    rank = np.empty(int(offsets[-1]), np.int64)  # by run position
-    rank[in_run_order[sorted(range(len(ids)), key=ids.__getitem__)]] = np.arange(len(ids))
-    block = np.repeat(np.arange(len(size)), size)
+    qs = np.unique(np.searchsorted(offsets, elems, side="right") - 1)
+    qlens = offsets[qs + 1] - offsets[qs]
+    span = np.repeat(offsets[qs] - np.cumsum(qlens) + qlens, qlens) + np.arange(int(qlens.sum()))
+    ids = list(compress(chain.from_iterable(map(runs.__getitem__, qs.tolist())), wanted[span].tolist()))
+    rank = np.empty(int(offsets[-1]), np.int64)  # by run position: its id's index in `ids`
+    rank[np.flatnonzero(wanted)] = np.arange(m)
+    r = rank[elems]
     out = sub.copy()
-    out[at] = elems[np.lexsort((-rank[elems], block))]
+    pairs = int((size * (size - 1) // 2).sum())
+    if pairs > _PAIRS_PER_ID * m:  # long blocks: one sort of every id, then one lexsort per block
+        order = np.empty(m, np.int64)
+        order[sorted(range(m), key=ids.__getitem__)] = np.arange(m)
+        out[at] = elems[np.lexsort((-order[r], np.repeat(np.arange(len(size)), size)))]
+        return out
+    # every pair (i, j), i < j, of one block: i repeated once per later member of its block
+    later = np.repeat(lead + size, size) - np.arange(m) - 1
+    i = np.repeat(np.arange(m), later)
+    j = i + 1 + np.arange(pairs) - np.repeat(np.cumsum(later) - later, later)
+    below = np.fromiter(map(lt, map(ids.__getitem__, r[i].tolist()), map(ids.__getitem__, r[j].tolist())),
+                        bool, pairs)
+    # descending: a member's place is the number of its block's ids above its own (ids are distinct in a query)
+    place = np.bincount(np.where(below, i, j), minlength=m)
+    out[at[np.repeat(lead, size) + place]] = elems
     return out
 
 
